@@ -1,0 +1,1 @@
+"""Architecture profile data (TOML), installed as the ``csum.arch_profiles`` package."""

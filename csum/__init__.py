@@ -1,0 +1,63 @@
+"""csum: the Internet checksum as the Linux kernel computes it, on every architecture.
+
+Generic functions follow lib/checksum.c and include/net/checksum.h on a
+little-endian CPU; :func:`profile` selects an architecture's own code.
+"""
+
+from .bpf import (
+    BPF_F_HDR_FIELD_MASK,
+    BPF_F_IPV6,
+    BPF_F_MARK_ENFORCE,
+    BPF_F_MARK_MANGLED_0,
+    BPF_F_PSEUDO_HDR,
+    bpf_l3_csum_replace,
+    bpf_l4_csum_replace,
+)
+from .compare import compare
+from .errors import CsumError, CsumTypeError, CsumValueError
+from .ones import (
+    CSUM_MANGLED_0,
+    csum16_add,
+    csum16_sub,
+    csum_add,
+    csum_block_add,
+    csum_block_sub,
+    csum_fold,
+    csum_neg,
+    csum_replace2,
+    csum_replace4,
+    csum_replace16,
+    csum_replace_by_diff,
+    csum_shift,
+    csum_sub,
+    csum_unfold,
+    from32to16,
+    from64to32,
+)
+from .partial import csum_partial, do_csum, internet_checksum, ip_compute_csum, ip_fast_csum, verify_checksum
+from .profile import Profile, profile, profile_names
+from .pseudo import csum_ipv6_magic, csum_tcpudp_magic, csum_tcpudp_nofold
+
+__version__ = "0.1.0"
+
+
+def bpf_csum_diff(frm: object, to: object, seed: int = 0) -> int:
+    """net/core/filter.c ``bpf_csum_diff`` (Linux >= 6.13, homogenized) with generic csum_partial."""
+    return profile("generic").bpf_csum_diff(frm, to, seed)
+
+
+def bpf_csum_diff_legacy(frm: object, to: object, seed: int = 0) -> int:
+    """net/core/filter.c ``bpf_csum_diff`` (Linux <= 6.12, scratch buffer) with generic csum_partial; -22 on bad sizes."""
+    return profile("generic").bpf_csum_diff_legacy(frm, to, seed)
+
+
+__all__ = [
+    "BPF_F_HDR_FIELD_MASK", "BPF_F_IPV6", "BPF_F_MARK_ENFORCE", "BPF_F_MARK_MANGLED_0", "BPF_F_PSEUDO_HDR",
+    "CSUM_MANGLED_0", "CsumError", "CsumTypeError", "CsumValueError", "Profile",
+    "bpf_csum_diff", "bpf_csum_diff_legacy", "bpf_l3_csum_replace", "bpf_l4_csum_replace", "compare",
+    "csum16_add", "csum16_sub", "csum_add", "csum_block_add", "csum_block_sub", "csum_fold",
+    "csum_ipv6_magic", "csum_neg", "csum_partial", "csum_replace16", "csum_replace2", "csum_replace4",
+    "csum_replace_by_diff", "csum_shift", "csum_sub", "csum_tcpudp_magic", "csum_tcpudp_nofold",
+    "csum_unfold", "do_csum", "from32to16", "from64to32", "internet_checksum", "ip_compute_csum",
+    "ip_fast_csum", "profile", "profile_names", "verify_checksum",
+]

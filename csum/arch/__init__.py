@@ -1,0 +1,52 @@
+"""Registry of ``csum_partial`` algorithms, one per kernel implementation.
+
+An algorithm is ``fn(view, seed, align) -> u32``: a validated byte view, the
+32-bit seed as the CPU holds it, and the buffer's offset from an 8-byte
+boundary. A profile TOML names its algorithm; a user adding a new architecture
+drops in a TOML file and, if the algorithm is new, registers one function::
+
+    @csum.arch.register("myarch")
+    def myarch_csum_partial(view, seed, align): ...
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from ..errors import CsumValueError
+
+PartialFn = Callable[[memoryview, int, int], int]
+
+_ALGORITHMS: dict[str, PartialFn] = {}
+
+
+def register(name: str) -> Callable[[PartialFn], PartialFn]:
+    """Decorator: make ``fn`` available to profiles as ``algorithm = "<name>"``."""
+
+    def wrap(fn: PartialFn) -> PartialFn:
+        if name in _ALGORITHMS and _ALGORITHMS[name] is not fn:
+            raise CsumValueError(f"algorithm {name!r} is already registered", code="duplicate")
+        _ALGORITHMS[name] = fn
+        return fn
+
+    return wrap
+
+
+def algorithm(name: str) -> PartialFn:
+    """The registered algorithm called ``name``."""
+    _load_builtin()
+    try:
+        return _ALGORITHMS[name]
+    except KeyError:
+        known = ", ".join(sorted(_ALGORITHMS))
+        raise CsumValueError(f"unknown algorithm {name!r}; registered: {known}", code="unknown-algorithm") from None
+
+
+def algorithm_names() -> list[str]:
+    """Names of every registered algorithm."""
+    _load_builtin()
+    return sorted(_ALGORITHMS)
+
+
+def _load_builtin() -> None:
+    from . import generic, s390, x86  # noqa: F401  (registration side effect)

@@ -1,0 +1,166 @@
+"""The BPF checksum helpers of net/core/filter.c, emulated.
+
+``bpf_csum_diff`` exists in two forms: the legacy one (Linux <= 6.12), which
+copied ``~from`` and ``to`` into a 512-byte per-CPU scratch buffer and returned
+the *arch* ``csum_partial`` of it, and the homogenized one (Linux >= 6.13,
+"bpf: bpf_csum_diff: optimize and homogenize for all archs"), which works on
+the two buffers in place and folds with ``csum_from32to16``. Both are written
+here once, over a ``csum_partial`` implementation, so every profile reuses them.
+
+``bpf_l3_csum_replace`` and ``bpf_l4_csum_replace`` patch a checksum field in a
+mutable packet buffer and return the kernel's return code (0, -EINVAL, -EFAULT).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from ._check import as_view, check_uint
+from .errors import EFAULT, EINVAL, CsumTypeError, CsumValueError
+from .ones import CSUM_MANGLED_0, M16, M32, _add32, _from32to16, csum_replace2, csum_replace4, csum_replace_by_diff
+from .types import Wsum
+
+#: include/uapi/linux/bpf.h flags of the l3/l4 replace helpers.
+BPF_F_HDR_FIELD_MASK = 0xF
+BPF_F_PSEUDO_HDR = 1 << 4
+BPF_F_MARK_MANGLED_0 = 1 << 5
+BPF_F_MARK_ENFORCE = 1 << 6
+BPF_F_IPV6 = 1 << 7
+
+#: include/linux/skbuff.h ``ip_summed`` states of the skb the helper runs on.
+CHECKSUM_NONE, CHECKSUM_UNNECESSARY, CHECKSUM_COMPLETE, CHECKSUM_PARTIAL = 0, 1, 2, 3
+
+#: Size of the legacy helper's scratch buffer (``MAX_BPF_STACK``), in bytes.
+SCRATCH_SIZE = 512
+
+#: A csum_partial implementation: (bytes view, u32 seed, align) -> u32.
+PartialFn = Callable[[memoryview, int, int], int]
+
+
+def csum_diff(partial: PartialFn, frm: object, to: object, seed: Wsum = 0) -> int:
+    """net/core/filter.c ``bpf_csum_diff`` (>= 6.13) over the given ``csum_partial``; a 16-bit result."""
+    f, t = as_view(frm, "frm"), as_view(to, "to")
+    ret = check_uint(seed, 32, "seed")
+    if len(f) and len(t):
+        ret = _add32(partial(t, ret, 0), partial(f, 0, 0) ^ M32)
+    elif len(t):
+        ret = partial(t, ret, 0)
+    elif len(f):
+        ret = partial(f, ret ^ M32, 0) ^ M32
+    return _from32to16(ret)
+
+
+def csum_diff_legacy(partial: PartialFn, frm: object, to: object, seed: Wsum = 0) -> int:
+    """net/core/filter.c ``bpf_csum_diff`` (<= 6.12): ``csum_partial`` of the scratch buffer ``~frm || to``.
+
+    Returns -EINVAL (-22) when a size is not a multiple of 4 or the two exceed 512 bytes.
+    """
+    f, t = as_view(frm, "frm"), as_view(to, "to")
+    seed = check_uint(seed, 32, "seed")
+    if (len(f) | len(t)) & 3 or len(f) + len(t) > SCRATCH_SIZE:
+        return -EINVAL
+    inverted = (int.from_bytes(f, "little") ^ ((1 << (8 * len(f))) - 1)).to_bytes(len(f), "little")
+    return partial(memoryview(inverted + t.tobytes()), seed, 0)
+
+
+def _field_value(value: object, name: str) -> int:
+    """A helper argument: an int as the helper's u64 register holds it, or the field's bytes."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        data = bytes(value)
+        if len(data) not in (2, 4):
+            raise CsumValueError(f"{name} as bytes must be 2 or 4 bytes (the field's contents), got {len(data)}",
+                                 code="bad-width")
+        return int.from_bytes(data, "little")
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise CsumTypeError(f"{name} must be an int (u64 register value) or 2/4 bytes, not {type(value).__name__}",
+                            code="bad-type")
+    return check_uint(value, 64, name)
+
+
+def _sum_field(pkt: object, offset: object) -> tuple[memoryview, int] | int:
+    view = as_view(pkt, "pkt")
+    if view.readonly:
+        raise CsumTypeError("pkt must be a writable buffer (bytearray, memoryview of one, numpy array)",
+                            code="read-only")
+    offset = check_uint(offset, 32, "offset")
+    if offset > 0xFFFF or offset & 1 or offset + 2 > len(view):
+        return -EFAULT
+    return view, offset
+
+
+def bpf_l3_csum_replace(pkt: object, offset: int, frm: object, to: object, flags: int) -> int:
+    """net/core/filter.c ``bpf_l3_csum_replace``: patch the checksum at ``pkt[offset:offset+2]`` in place.
+
+    Field size ``flags & 0xf`` is 0 (``to`` is a diff, e.g. from bpf_csum_diff), 2 or 4.
+    Returns 0, -EINVAL (bad flags or size, non-zero ``frm`` with size 0) or -EFAULT
+    (odd offset, offset > 0xffff, field outside the packet); the buffer is untouched on error.
+    """
+    flags = check_uint(flags, 64, "flags")
+    f, t = _field_value(frm, "frm"), _field_value(to, "to")
+    if flags & ~BPF_F_HDR_FIELD_MASK:
+        return -EINVAL
+    located = _sum_field(pkt, offset)
+    if isinstance(located, int):
+        return located
+    view, off = located
+    old = int.from_bytes(view[off : off + 2], "little")
+    size = flags & BPF_F_HDR_FIELD_MASK
+    if size == 0:
+        if f:
+            return -EINVAL
+        new = csum_replace_by_diff(old, t & M32)
+    elif size == 2:
+        new = csum_replace2(old, f & M16, t & M16)
+    elif size == 4:
+        new = csum_replace4(old, f & M32, t & M32)
+    else:
+        return -EINVAL
+    view[off : off + 2] = new.to_bytes(2, "little")
+    return 0
+
+
+def bpf_l4_csum_replace(pkt: object, offset: int, frm: object, to: object, flags: int, *,
+                        ip_summed: int = CHECKSUM_NONE) -> int:
+    """net/core/filter.c ``bpf_l4_csum_replace`` (+ net/core/utils.c ``inet_proto_csum_replace*``).
+
+    Flags: field size 0/2/4, BPF_F_PSEUDO_HDR, BPF_F_MARK_MANGLED_0 (a stored 0
+    means "no checksum" and is left alone; a result of 0 is stored as 0xffff),
+    BPF_F_MARK_ENFORCE (update a stored 0 too) and BPF_F_IPV6. ``ip_summed`` is
+    the skb's state: NONE/UNNECESSARY/COMPLETE patch the field as shown here (a
+    COMPLETE skb's ``skb->csum`` update is not modelled: it is not in the packet);
+    PARTIAL keeps the field as the pseudo-header seed and only changes it for
+    pseudo-header fields. Return codes and errors as for :func:`bpf_l3_csum_replace`.
+    """
+    flags = check_uint(flags, 64, "flags")
+    f, t = _field_value(frm, "frm"), _field_value(to, "to")
+    if ip_summed not in (CHECKSUM_NONE, CHECKSUM_UNNECESSARY, CHECKSUM_COMPLETE, CHECKSUM_PARTIAL):
+        raise CsumValueError(f"ip_summed must be one of CHECKSUM_NONE..CHECKSUM_PARTIAL (0..3), got {ip_summed!r}",
+                             code="out-of-range")
+    allowed = BPF_F_HDR_FIELD_MASK | BPF_F_PSEUDO_HDR | BPF_F_MARK_MANGLED_0 | BPF_F_MARK_ENFORCE | BPF_F_IPV6
+    if flags & ~allowed:
+        return -EINVAL
+    located = _sum_field(pkt, offset)
+    if isinstance(located, int):
+        return located
+    view, off = located
+    old = int.from_bytes(view[off : off + 2], "little")
+    mangled0 = bool(flags & BPF_F_MARK_MANGLED_0)
+    if mangled0 and not flags & BPF_F_MARK_ENFORCE and old == 0:
+        return 0
+    size = flags & BPF_F_HDR_FIELD_MASK
+    if size not in (0, 2, 4) or (size == 0 and f):
+        return -EINVAL
+    mask = M16 if size == 2 else M32
+    f, t = f & mask, t & mask
+    if ip_summed != CHECKSUM_PARTIAL:
+        new = csum_replace_by_diff(old, t) if size == 0 else csum_replace4(old, f, t)
+    elif not flags & BPF_F_PSEUDO_HDR:
+        new = old
+    elif size == 0:
+        new = _from32to16(_add32(t, old))
+    else:
+        new = _from32to16(_add32(_add32(old, f ^ M32), t))
+    if mangled0 and new == 0:
+        new = CSUM_MANGLED_0
+    view[off : off + 2] = new.to_bytes(2, "little")
+    return 0

@@ -1,0 +1,77 @@
+"""One input through every profile: what each architecture's kernel returns, side by side.
+
+Values are compared two ways. *Bits*: a profile's u32 equals the reference of
+its byte order (``generic`` for little-endian CPUs, ``generic-be`` for big-endian
+ones). *Wire*: folded to 16 bits (``csum_from32to16``) and laid out in memory in
+the CPU's byte order, the two bytes a checksum field would get; that is how
+results from CPUs of different byte orders can be compared.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from ._check import as_view, check_uint
+from .ones import _from32to16
+from .profile import Profile, profile, profile_names
+from .types import Wsum
+
+REFERENCE = {"little": "generic", "big": "generic-be"}
+
+
+def wire16(value: int, endian: str) -> bytes:
+    """The two bytes in memory of ``csum_from32to16(value)`` on a CPU of byte order ``endian``."""
+    return _from32to16(value & 0xFFFFFFFF).to_bytes(2, endian)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class Row:
+    """One profile's results for the compared input (``bpf_csum_diff`` pushes the input as ``to``)."""
+
+    profile: str
+    endian: str
+    csum_partial: int
+    legacy_diff: int
+    homogenized_diff: int
+    same_bits_as_reference: bool
+    same_wire_as_generic: bool
+    legacy_same_as_reference: bool
+    homogenized_same_wire: bool
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def _row(p: Profile, view: memoryview, seed: int, refs: dict[str, Profile], generic_wire: bytes,
+         generic_homog_wire: bytes) -> Row:
+    raw = p.csum_partial(view, seed)
+    legacy = p.bpf_csum_diff_legacy(b"", view, seed)
+    homog = p.bpf_csum_diff(b"", view, seed)
+    ref = refs[p.endian]
+    return Row(
+        profile=p.name,
+        endian=p.endian,
+        csum_partial=raw,
+        legacy_diff=legacy,
+        homogenized_diff=homog,
+        same_bits_as_reference=raw == ref.csum_partial(view, seed),
+        same_wire_as_generic=wire16(raw, p.endian) == generic_wire,
+        legacy_same_as_reference=legacy == ref.bpf_csum_diff_legacy(b"", view, seed),
+        homogenized_same_wire=wire16(homog, p.endian) == generic_homog_wire,
+    )
+
+
+def compare(buf: object, seed: Wsum = 0, profiles: list[str] | None = None) -> list[Row]:
+    """Run ``buf`` through each profile (all by default) and report raw, legacy and homogenized results.
+
+    The seed is given to every profile as the same u32 number; for a byte-order
+    neutral seed use 0 (or a value whose bytes read the same both ways).
+    """
+    view = as_view(buf, "buf")
+    check_uint(seed, 32, "seed")
+    refs = {endian: profile(name) for endian, name in REFERENCE.items()}
+    generic = refs["little"]
+    generic_wire = wire16(generic.csum_partial(view, seed), "little")
+    generic_homog_wire = wire16(generic.bpf_csum_diff(b"", view, seed), "little")
+    chosen = [profile(n) for n in (profiles if profiles is not None else profile_names())]
+    return [_row(p, view, seed, refs, generic_wire, generic_homog_wire) for p in chosen]

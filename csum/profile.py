@@ -1,0 +1,209 @@
+"""Architecture profiles: TOML facts from arch_profiles/ plus a registered algorithm.
+
+A profile is what a user selects by name (``csum.profile("arm64")``): byte
+order, word size, which kernel code computes ``csum_partial`` there, and the
+kernel releases in which each implementation was in force. Each TOML file is
+checked against :data:`SCHEMA`, which rejects unknown keys. Profiles are read
+from the installed package (``csum.arch_profiles``), from the repository's
+``arch_profiles/`` in a source checkout, and from directories listed in the
+``CSUM_PROFILE_PATH`` environment variable (``os.pathsep``-separated).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import tomllib
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any, Iterator
+
+from . import bpf
+from ._check import as_view, check_align, check_uint
+from .arch import PartialFn, algorithm
+from .errors import CsumTypeError, CsumValueError
+from .types import Wsum
+
+_TOP_KEYS = {"name": str, "aliases": list, "endian": str, "word_size": int, "description": str,
+             "implementation": list}
+_IMPL_KEYS = {"algorithm": str, "since": str, "until": str, "csum_partial": str, "result": str,
+              "alignment_sensitive": bool, "sources": list, "notes": str}
+_REQUIRED_TOP = {"name", "endian", "word_size", "implementation"}
+_REQUIRED_IMPL = {"algorithm", "csum_partial", "result", "alignment_sensitive", "sources"}
+_CHOICES = {"endian": {"little", "big"}, "word_size": {32, 64},
+            "csum_partial": {"arch", "lib/checksum.c", "lib/checksum.c+arch do_csum"},
+            "result": {"folded16", "unfolded32"}}
+#: The schema, for documentation: every key a profile TOML may hold and its type.
+SCHEMA = {"profile": _TOP_KEYS, "implementation": _IMPL_KEYS, "choices": _CHOICES}
+
+
+def _release(text: str, name: str) -> tuple[int, ...]:
+    try:
+        parts = tuple(int(p) for p in text.split("-")[0].split(".")[:3])
+    except ValueError:
+        raise CsumValueError(f"{name} must be a kernel release like '5.17' or '6.13.2', got {text!r}",
+                             code="bad-release") from None
+    if len(parts) < 2:
+        raise CsumValueError(f"{name} must be a kernel release like '5.17', got {text!r}", code="bad-release")
+    return parts
+
+
+@dataclass(frozen=True)
+class Implementation:
+    """One kernel implementation of ``csum_partial`` and the releases it was in force."""
+
+    algorithm: str
+    csum_partial: str
+    result: str
+    alignment_sensitive: bool
+    sources: tuple[str, ...]
+    since: str = ""
+    until: str = ""
+    notes: str = ""
+
+    def covers(self, release: tuple[int, ...]) -> bool:
+        """True if this implementation was the one in kernel ``release``."""
+        lo = _release(self.since, "since") if self.since else (0,)
+        hi = _release(self.until, "until") if self.until else None
+        return lo <= release[: len(lo)] and (hi is None or release[: len(hi)] <= hi)
+
+
+@dataclass(frozen=True)
+class Profile:
+    """An architecture's ``csum_partial`` (one implementation of it) and the BPF helpers built on it."""
+
+    name: str
+    aliases: tuple[str, ...]
+    endian: str
+    word_size: int
+    description: str
+    implementation: Implementation
+    implementations: tuple[Implementation, ...]
+    path: str
+
+    @property
+    def _partial(self) -> PartialFn:
+        return algorithm(self.implementation.algorithm)
+
+    def csum_partial(self, buf: object, seed: Wsum = 0, *, align: int = 0) -> Wsum:
+        """The u32 this architecture's kernel ``csum_partial`` returns (as that CPU holds it)."""
+        view = as_view(buf, "buf")
+        return self._partial(view, check_uint(seed, 32, "seed"), check_align(align))
+
+    def bpf_csum_diff(self, frm: object, to: object, seed: Wsum = 0) -> int:
+        """net/core/filter.c ``bpf_csum_diff`` (Linux >= 6.13) on this architecture."""
+        return bpf.csum_diff(self._partial, frm, to, seed)
+
+    def bpf_csum_diff_legacy(self, frm: object, to: object, seed: Wsum = 0) -> int:
+        """net/core/filter.c ``bpf_csum_diff`` (Linux <= 6.12) on this architecture; -22 on bad sizes."""
+        return bpf.csum_diff_legacy(self._partial, frm, to, seed)
+
+    def at(self, kernel: str) -> Profile:
+        """The same architecture as its kernel ``kernel`` (e.g. "5.10") computed it."""
+        release = _release(kernel, "kernel")
+        for impl in self.implementations:
+            if impl.covers(release):
+                return Profile(self.name, self.aliases, self.endian, self.word_size, self.description, impl,
+                               self.implementations, self.path)
+        raise CsumValueError(f"profile {self.name!r} has no implementation for kernel {kernel}", code="bad-release")
+
+
+def _check_keys(table: dict[str, Any], allowed: dict[str, type], required: set[str], where: str) -> None:
+    unknown = set(table) - set(allowed)
+    if unknown:
+        raise CsumValueError(f"{where}: unknown key(s) {sorted(unknown)}; allowed: {sorted(allowed)}",
+                             code="bad-profile")
+    missing = required - set(table)
+    if missing:
+        raise CsumValueError(f"{where}: missing key(s) {sorted(missing)}", code="bad-profile")
+    for key, value in table.items():
+        if not isinstance(value, allowed[key]):
+            raise CsumValueError(f"{where}: {key} must be {allowed[key].__name__}, got {type(value).__name__}",
+                                 code="bad-profile")
+        if key in _CHOICES and value not in _CHOICES[key]:
+            raise CsumValueError(f"{where}: {key} must be one of {sorted(_CHOICES[key])}, got {value!r}",
+                                 code="bad-profile")
+
+
+def parse_profile(text: str, path: str) -> Profile:
+    """Parse and validate one profile TOML document; the newest implementation is selected."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise CsumValueError(f"{path}: not valid TOML: {exc}", code="bad-profile") from None
+    _check_keys(data, _TOP_KEYS, _REQUIRED_TOP, path)
+    impls = []
+    for i, table in enumerate(data["implementation"]):
+        _check_keys(table, _IMPL_KEYS, _REQUIRED_IMPL, f"{path}: implementation[{i}]")
+        for key in ("since", "until"):
+            if table.get(key):
+                _release(table[key], f"{path}: implementation[{i}].{key}")
+        algorithm(table["algorithm"])
+        impls.append(Implementation(**{**table, "sources": tuple(table["sources"])}))
+    if not impls:
+        raise CsumValueError(f"{path}: needs at least one [[implementation]]", code="bad-profile")
+    current = [impl for impl in impls if not impl.until]
+    if len(current) != 1:
+        raise CsumValueError(f"{path}: exactly one implementation must have no 'until' (the current one)",
+                             code="bad-profile")
+    return Profile(data["name"], tuple(data.get("aliases", ())), data["endian"], data["word_size"],
+                   data.get("description", ""), current[0], tuple(impls), path)
+
+
+def _profile_files() -> Iterator[tuple[str, str]]:
+    try:
+        root = resources.files("csum.arch_profiles")
+        entries = [(e.name, e) for e in root.iterdir()]
+    except ModuleNotFoundError:
+        source = Path(__file__).resolve().parent.parent / "arch_profiles"
+        entries = [(p.name, p) for p in source.iterdir()] if source.is_dir() else []
+    for name, entry in sorted(entries):
+        if name.endswith(".toml"):
+            yield str(entry), entry.read_text(encoding="utf-8")
+    for directory in filter(None, os.environ.get("CSUM_PROFILE_PATH", "").split(os.pathsep)):
+        for path in sorted(Path(directory).glob("*.toml")):
+            yield str(path), path.read_text(encoding="utf-8")
+
+
+@functools.cache
+def _registry() -> dict[str, Profile]:
+    by_name: dict[str, Profile] = {}
+    for path, text in _profile_files():
+        prof = parse_profile(text, path)
+        if prof.name in by_name:
+            raise CsumValueError(f"{path}: profile {prof.name!r} is already defined by {by_name[prof.name].path}",
+                                 code="bad-profile")
+        by_name[prof.name] = prof
+    return by_name
+
+
+def _aliases() -> dict[str, str]:
+    table = {}
+    for prof in _registry().values():
+        table[prof.name.lower()] = prof.name
+        for alias in prof.aliases:
+            table[alias.lower()] = prof.name
+    return table
+
+
+def profile_names() -> list[str]:
+    """Names of every known profile."""
+    return sorted(_registry())
+
+
+def profile(name: str, kernel: str | None = None) -> Profile:
+    """The profile called ``name`` (or one of its aliases), optionally as kernel release ``kernel`` had it."""
+    if not isinstance(name, str):
+        raise CsumTypeError(f"name must be a str, not {type(name).__name__}", code="bad-type")
+    canonical_name = _aliases().get(name.lower())
+    if canonical_name is None:
+        raise CsumValueError(f"unknown profile {name!r}; known: {', '.join(profile_names())}",
+                             code="unknown-profile")
+    prof = _registry()[canonical_name]
+    return prof if kernel is None else prof.at(kernel)
+
+
+def reload_profiles() -> None:
+    """Forget the loaded profiles (after changing ``CSUM_PROFILE_PATH`` or registering algorithms)."""
+    _registry.cache_clear()

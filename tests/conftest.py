@@ -1,0 +1,15 @@
+"""Shared test setup: hypothesis settings profiles.
+
+``default`` runs every property with 1,000 examples (what CI runs);
+``thorough`` (CSUM_HYPOTHESIS_PROFILE=thorough) runs 20,000.
+"""
+
+import os
+
+from hypothesis import HealthCheck, settings
+
+settings.register_profile("default", max_examples=1000, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("thorough", max_examples=20000, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("CSUM_HYPOTHESIS_PROFILE", "default"))
