@@ -115,7 +115,10 @@ class SkbRun:
             "<IIIIQQIIIIQQ", self._attr, 0, prog_fd, 0, size_in, size_out, data_in,
             data_out if size_out else 0, 1, 0, SKB_CTX_SIZE, SKB_CTX_SIZE, ctx_in, ctx_out,
         )
-        self._bpf.call(BPF_PROG_TEST_RUN, self._attr)
+        try:
+            self._bpf.call(BPF_PROG_TEST_RUN, self._attr)
+        except OSError as exc:
+            raise BpfError(f"BPF_PROG_TEST_RUN of a {size_in}-byte packet failed", errno=exc.errno or 0) from None
         return struct.unpack_from("<I", self._attr, 4)[0]
 
     def cb_out(self) -> tuple[int, ...]:

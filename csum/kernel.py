@@ -13,8 +13,8 @@ Three tiny BPF_PROG_TYPE_SCHED_CLS programs are assembled in Python
 
 Test-run skbs start as ``CHECKSUM_NONE`` (net/bpf/test_run.c builds them with
 ``build_skb``), so ``bpf_l4_csum_replace`` never updates ``skb->csum`` here.
-``skb->data`` is at ``NET_SKB_PAD + NET_IP_ALIGN`` in a fresh page: 8-byte aligned
-on x86_64, so both ``from`` and ``to`` of ``bpf_csum_diff`` are 8-byte aligned.
+``skb->data`` is at ``NET_SKB_PAD + NET_IP_ALIGN`` in a kmalloc'd buffer: 8-byte
+aligned on x86_64 (NET_IP_ALIGN is 0 there), so ``from`` and ``to`` are too.
 Needs Linux on x86_64 or aarch64 with CAP_BPF and CAP_NET_ADMIN (or root).
 """
 
@@ -39,8 +39,9 @@ __all__ = [
 
 #: Largest ``from`` and largest ``to`` (each) :func:`bpf_csum_diff` accepts.
 MAX_DIFF_SIZE = 1024
-#: Largest packet the l3/l4 helpers accept (a test-run skb is one page, minus head- and tailroom).
-_MAX_PACKET = 4096
+#: Largest packet a test run takes on x86_64: net/bpf/test_run.c bpf_test_init allows PAGE_SIZE (4096)
+#: minus headroom (NET_SKB_PAD 64 + NET_IP_ALIGN 0) minus tailroom (aligned skb_shared_info, 320).
+_MAX_PACKET = 3712
 _ETH_HLEN = 14
 
 # enum bpf_func_id, include/uapi/linux/bpf.h.
@@ -133,10 +134,10 @@ class _Kernel:
             self.fds["csum_diff"] = self.bpf.prog_load(_csum_diff_insns(), "csum_diff")
             self.fds["l3"] = self.bpf.prog_load(_csum_replace_insns(_BPF_FUNC_l3_csum_replace), "l3_csum_replace")
             self.fds["l4"] = self.bpf.prog_load(_csum_replace_insns(_BPF_FUNC_l4_csum_replace), "l4_csum_replace")
+            self.profile = self._probe(machine)
         except BaseException:
             self.close()
             raise
-        self.profile = self._probe(machine)
 
     def close(self) -> None:
         for fd in self.fds.values():
@@ -165,6 +166,7 @@ class _Kernel:
         return (ret - (1 << 32) if ret >> 31 else ret), out
 
     def _probe(self, machine: str) -> RunningProfile:
+        """Legacy helpers refuse a 1-byte ``from`` (-EINVAL); homogenized ones fold every result to 16 bits."""
         odd = self.csum_diff(memoryview(b"\0"), memoryview(b""), 0)
         wide = self.csum_diff(memoryview(b""), memoryview(b"\xff" * 4), 0)
         kind: Literal["homogenized", "legacy"]

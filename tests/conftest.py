@@ -8,6 +8,9 @@ import os
 
 from hypothesis import HealthCheck, settings
 
+#: prints how many cases were checked against the running kernel (tests/test_kernel.py)
+pytest_plugins = ["kernel_count_plugin"]
+
 settings.register_profile("default", max_examples=1000, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("thorough", max_examples=20000, deadline=None,

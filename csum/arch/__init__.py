@@ -11,6 +11,8 @@ drops in a TOML file and, if the algorithm is new, registers one function::
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from typing import Callable
 
 from ..errors import CsumValueError
@@ -49,4 +51,11 @@ def algorithm_names() -> list[str]:
 
 
 def _load_builtin() -> None:
-    from . import generic, s390, x86  # noqa: F401  (registration side effect)
+    """Import every module of this package once: each registers its algorithms."""
+    if not _loaded:
+        for info in pkgutil.iter_modules(__path__):
+            importlib.import_module(f"{__name__}.{info.name}")
+        _loaded.append(True)
+
+
+_loaded: list[bool] = []
