@@ -91,6 +91,19 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_kernel_check(args: argparse.Namespace) -> int:
+    from . import kernel
+    from .kernel_check import kernel_check
+
+    if not kernel.available():
+        raise _UsageError(f"the running kernel's helpers are not reachable: {kernel.why_unavailable()}")
+    if args.n < 1:
+        raise _UsageError(f"--n must be at least 1, got {args.n}")
+    report = kernel_check(args.n, args.seed, progress=sys.stderr)
+    print(report.to_json() if args.json else report.format_text())
+    return 0 if report.ok else 1
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="csum", description="The Internet checksum as each Linux architecture computes it.")
     parser.add_argument("--version", action="version", version=f"csum {__version__} (engine: {ENGINE})")
@@ -102,6 +115,11 @@ def _parser() -> argparse.ArgumentParser:
     cmp_.add_argument("--profiles", help="comma-separated profile names (default: all)")
     cmp_.add_argument("--json", action="store_true", help="machine-readable output")
     cmp_.set_defaults(func=_cmd_compare)
+    kc = sub.add_parser("kernel-check", help="compare the emulation with the running kernel's bpf_csum_diff")
+    kc.add_argument("--n", type=_int, default=2000, help="number of cases (default 2000)")
+    kc.add_argument("--seed", type=_int, default=None, help="random seed, to reproduce a run")
+    kc.add_argument("--json", action="store_true", help="machine-readable output")
+    kc.set_defaults(func=_cmd_kernel_check)
     return parser
 
 

@@ -1,0 +1,114 @@
+"""csum/profile.py and arch_profiles/: loading, schema, aliases, kernel releases, user profiles, wheels."""
+
+import os
+import subprocess
+import sys
+import textwrap
+import venv
+from pathlib import Path
+
+import pytest
+
+import csum
+from csum.arch import register
+from csum.profile import parse_profile, reload_profiles
+
+REPO = Path(__file__).resolve().parent.parent
+REQUIRED = ["generic", "x86_64", "i386", "arm64", "arm", "riscv64", "powerpc64", "powerpc64le", "s390x",
+            "parisc", "loongarch64", "mips"]
+
+
+def test_required_profiles_exist():
+    """design.md: at least these profiles are available by name."""
+    assert set(REQUIRED) <= set(csum.profile_names())
+
+
+@pytest.mark.parametrize("alias,name", [("amd64", "x86_64"), ("AArch64", "arm64"), ("hppa", "parisc"),
+                                        ("ppc64le", "powerpc64le")])
+def test_aliases(alias, name):
+    """Aliases (case-insensitive) resolve to the canonical profile."""
+    assert csum.profile(alias).name == name
+
+
+@pytest.mark.parametrize("kernel,algorithm", [("5.10", "x86_64-kleen"), ("5.16", "x86_64-kleen"),
+                                              ("5.17", "x86_64-5.17"), ("6.6", "x86_64-5.17"),
+                                              ("6.7", "x86_64"), ("6.18.44", "x86_64")])
+def test_x86_64_kernel_selects_implementation(kernel, algorithm):
+    """kernel= picks the implementation in force in that release (x86_64: <=5.16, 5.17..6.6, >=6.7)."""
+    assert csum.profile("x86_64", kernel=kernel).implementation.algorithm == algorithm
+
+
+def test_old_x86_64_folds_at_odd_addresses():
+    """x86_64 before 6.7 folds and byte-swaps at odd addresses; from 6.7 it does not (vector files x86_64*.txt)."""
+    data = b"\xff\xff\xff"
+    assert csum.profile("x86_64", kernel="5.10").csum_partial(data, align=1) == 0xFF
+    assert csum.profile("x86_64", kernel="5.10").csum_partial(data, align=0) == 0x100FE
+    assert csum.profile("x86_64").csum_partial(data, align=1) == 0xFFFFFF
+
+
+def _toml(name: str, extra: str = "", algorithm: str = "lib/checksum.c-le") -> str:
+    return textwrap.dedent(f"""\
+        name = "{name}"
+        endian = "little"
+        word_size = 64
+        {extra}
+        [[implementation]]
+        algorithm = "{algorithm}"
+        csum_partial = "lib/checksum.c"
+        result = "folded16"
+        alignment_sensitive = false
+        sources = ["lib/checksum.c"]
+        """)
+
+
+def test_schema_rejects_unknown_keys():
+    """A typo in a profile is an error, not silently ignored (conventions: schema rejects unknown keys)."""
+    with pytest.raises(ValueError, match="wordsize"):
+        parse_profile(_toml("x", 'wordsize = 64'), "x.toml")
+
+
+def test_schema_rejects_bad_choice():
+    with pytest.raises(ValueError, match="endian"):
+        parse_profile(_toml("x").replace('"little"', '"middle"'), "x.toml")
+
+
+def test_profile_with_no_overrides_behaves_like_generic():
+    """Conventions 4: a profile with no overrides gives exactly generic's bits."""
+    prof = parse_profile(_toml("plain"), "plain.toml")
+    for data in (b"", b"\xff", b"\xff\xff\xff\xff", bytes(range(99))):
+        assert prof.csum_partial(data, 0xFFFFFFFF) == csum.csum_partial(data, 0xFFFFFFFF)
+
+
+def test_user_profile_dropped_in_with_new_algorithm(tmp_path, monkeypatch):
+    """A user adds an arch: a TOML file in CSUM_PROFILE_PATH plus one registered function."""
+
+    @register("test-sum-bytes")
+    def sum_bytes(view, seed, align):
+        return (sum(view) + seed) & 0xFFFFFFFF
+
+    (tmp_path / "toy.toml").write_text(_toml("toy", 'aliases = ["toy64"]', "test-sum-bytes"))
+    monkeypatch.setenv("CSUM_PROFILE_PATH", str(tmp_path))
+    reload_profiles()
+    try:
+        assert csum.profile("toy64").csum_partial(b"\x01\x02", 3) == 6
+    finally:
+        monkeypatch.delenv("CSUM_PROFILE_PATH")
+        reload_profiles()
+
+
+def test_profiles_load_from_an_installed_wheel(tmp_path):
+    """Build a wheel, install it in a fresh venv, load every profile from outside the repository."""
+    subprocess.run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(tmp_path / "dist"),
+                    str(REPO)], check=True, capture_output=True)
+    wheel = next((tmp_path / "dist").glob("*.whl"))
+    env_dir = tmp_path / "venv"
+    venv.create(env_dir, system_site_packages=True, with_pip=True)
+    py = env_dir / "bin" / "python"
+    subprocess.run([str(py), "-m", "pip", "install", "--no-deps", "--no-index", str(wheel)], check=True,
+                   capture_output=True)
+    script = ("import csum, pathlib; names = csum.profile_names(); "
+              "assert not pathlib.Path(csum.__file__).is_relative_to(%r), csum.__file__; "
+              "[csum.profile(n).csum_partial(b'abc') for n in names]; print(len(names))" % str(REPO))
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "CSUM_PROFILE_PATH")}
+    out = subprocess.run([str(py), "-c", script], check=True, capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert int(out.stdout) == len(csum.profile_names())
