@@ -28,12 +28,15 @@ odd-address rotation; modelled literally:
   ``ldmia`` blocks and 4-byte words (all little-endian u32s from 4-aligned
   addresses), then at most one tail halfword and a tail byte at the low end.
 
-Only ``align % 4`` matters (the code tests address bits 0 and 1).
+Only ``align % 4`` matters (the code tests address bits 0 and 1). The bulk of
+4-byte words is summed by the engine (:func:`csum._engine.ones_sum`, width 32):
+its canonical sum is congruent to their integer sum and 0 only when they are,
+so it can stand in for them inside :func:`canonical`.
 """
 
 from __future__ import annotations
 
-from .._engine import canonical
+from .._engine import canonical, ones_sum
 from ..ones import ror32
 from . import register
 
@@ -66,7 +69,7 @@ def arm(view: memoryview, seed: int, align: int) -> int:
         pos += 2
     if n >= 8:
         words = (n - pos) & ~3
-        total += int.from_bytes(view[pos : pos + words], "little")
+        total += ones_sum(view[pos : pos + words], 32, "little")
         pos += words
     total += _short_terms(view, pos)
     result = canonical(total, 32)

@@ -24,13 +24,18 @@ What is added is modelled literally, native byte order for every load:
 * Tail: one ``lwz`` word if 4 or more bytes remain, one ``lhz`` halfword, and a
   last byte, each added at the *low* end of the accumulator (the byte shifted
   left by 8 on big-endian, as is on little-endian).
+
+The doublewords are summed by the engine (:func:`csum._engine.ones_sum`, width
+64), whose canonical value can stand in for their integer sum inside
+:func:`canonical` (congruent mod ``2**64 - 1``, hence mod ``2**32 - 1``, and 0
+only when they are all 0).
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
-from .._engine import canonical
+from .._engine import canonical, ones_sum
 from . import register
 
 
@@ -42,7 +47,7 @@ def _terms(view: memoryview, align: int, order: Literal["big", "little"]) -> int
             total += int.from_bytes(view[pos : pos + 2], order)
             pos += 2
         words = (n - pos) & ~7
-        total += int.from_bytes(view[pos : pos + words], order)
+        total += ones_sum(view[pos : pos + words], 64, order)
         pos += words
     for size in (4, 2):
         if n - pos >= size:

@@ -13,6 +13,10 @@ both 0, i.e. every word was 0), so it is the canonical 64-bit sum.
   and the leading bytes masked, so the buffer sits ``align`` bytes into its
   first word: the sum of ``int.from_bytes(view) << 8 * align``.
 
+Both are the engine's canonical 64-bit little-endian sum
+(:func:`csum._engine.ones_sum`), shifted left by ``8 * align`` bytes for the
+second (a shift is a multiplication, so it keeps congruence and zero-ness).
+
 The Zbb fold (the alternative patched in on CPUs with Zbb): ``rori``/``add``/
 ``srli`` take 64 to 32 bits with end-around carry (canonical: ``2**32 - 1``
 divides ``2**64 - 1``); ``roriw``/``addw`` then add the u32 to itself rotated
@@ -29,7 +33,7 @@ carry (:func:`csum.ones._add32`).
 
 from __future__ import annotations
 
-from .._engine import canonical
+from .._engine import canonical, ones_sum
 from ..ones import M16, M32, _add32, ror32
 from . import register
 
@@ -39,7 +43,7 @@ def _zbb_do_csum(view: memoryview, align: int, fast_unaligned: bool) -> int:
     if not len(view):
         return 0
     offset = 0 if fast_unaligned else align & 7
-    sum32 = canonical(int.from_bytes(view, "little") << (8 * offset), 32)
+    sum32 = canonical(ones_sum(view, 64, "little") << (8 * offset), 32)
     folded = (sum32 + ror32(sum32, 16)) & M32
     sum16 = folded >> 16
     if offset & 1:
