@@ -55,6 +55,7 @@ def _tail(tail: memoryview, order: ByteOrder) -> int:
 
 
 def _mips32(view: memoryview, seed: int, align: int, order: ByteOrder) -> int:
+    """The 32-bit routine on a CPU of byte order ``order``: canonical sum, ``wsbh`` if flagged odd, seed last."""
     n, pos, total, odd = len(view), 0, 0, False
     if n < 8:
         if n & 4:
