@@ -47,17 +47,18 @@ def _mark(ok: bool) -> str:
 
 
 def _compare_text(rows: list[Row], label: str, data: bytes, seed: int) -> str:
+    width = max([len("profile"), *(len(r.profile) for r in rows)])
     lines = [
         f"input: {label}, {len(data)} bytes, seed {seed:#010x}; internet checksum (wire) {internet_checksum(data):#06x}",
         "bpf_csum_diff pushes the input (from = empty, to = input).",
         "",
-        f"{'profile':<12} {'endian':<6}  {'csum_partial':<10} {'bits':<4} {'field':<5}  "
+        f"{'profile':<{width}} {'endian':<6}  {'csum_partial':<10} {'bits':<4} {'field':<5}  "
         f"{'legacy diff':<12} {'bits':<4}  {'homogenized':<11} {'field':<5}",
     ]
     for r in rows:
         legacy = f"{r.legacy_diff:#010x}" if r.legacy_diff >= 0 else f"{r.legacy_diff} EINVAL"
         lines.append(
-            f"{r.profile:<12} {r.endian:<6}  {r.csum_partial:#010x}   {_mark(r.same_bits_as_reference):<4} "
+            f"{r.profile:<{width}} {r.endian:<6}  {r.csum_partial:#010x}   {_mark(r.same_bits_as_reference):<4} "
             f"{_mark(r.same_wire_as_generic):<5}  {legacy:<12} {_mark(r.legacy_same_as_reference):<4}  "
             f"{r.homogenized_diff:#06x}      {_mark(r.homogenized_same_wire)}"
         )
