@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Sequence
@@ -130,6 +131,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(list(sys.argv[1:] if argv is None else argv) or ["compare"])
     try:
         return int(args.func(args))
+    except BrokenPipeError:  # output piped into `head` and the like: stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except (_UsageError, CsumError) as exc:
         print(f"csum: {args.command} failed for {getattr(args, 'file', None) or 'input'}: {exc}", file=sys.stderr)
         return 2
