@@ -62,3 +62,17 @@ def field_changes(width: int) -> st.SearchStrategy[tuple[int, int]]:
     top = (1 << (8 * width)) - 1
     value = st.one_of(st.sampled_from((0, top, 1, top - 1)), st.integers(0, top))
     return st.one_of(value.map(lambda v: (v, v)), st.tuples(value, value))
+
+
+def chunked(
+    data: st.SearchStrategy[bytes] | None = None, max_chunks: int = 20
+) -> st.SearchStrategy[tuple[bytes, list[bytes]]]:
+    """(buffer, chunks): ``buffer`` split into 1..``max_chunks`` consecutive chunks that join back to it.
+
+    Cut points may repeat, so empty chunks appear, also right after odd-length ones.
+    """
+    def split(buf: bytes) -> st.SearchStrategy[tuple[bytes, list[bytes]]]:
+        cuts = st.lists(st.integers(0, len(buf)), max_size=max_chunks - 1).map(sorted)
+        return cuts.map(lambda c: (buf, [buf[i:j] for i, j in zip([0, *c], [*c, len(buf)])]))
+
+    return (buffers() if data is None else data).flatmap(split)
