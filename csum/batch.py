@@ -1,0 +1,240 @@
+"""Many packets at once: Internet checksums and ``csum_partial`` emulations over numpy arrays.
+
+Two layouts:
+
+* a 2-D ``uint8`` array, one packet per row (``packets2d``, shape ``(N, L)``);
+  a non-C-contiguous array (a slice with steps, a transposed view) is copied
+  into a contiguous one first;
+* one bytes-like buffer plus ``offsets`` and ``lengths`` (ragged: e.g. the
+  packets of a pcap, read once); the buffer must be C-contiguous (else
+  ``CsumValueError``, code ``not-contiguous``) and every
+  ``buf[offsets[i] : offsets[i] + lengths[i]]`` must lie inside it.
+
+Every function gives, row by row, the same bits as its scalar counterpart:
+:func:`internet_checksums` as :func:`csum.internet_checksum` (RFC 1071),
+:func:`csum_partials` as ``csum.profile(name).csum_partial``. The sums come
+from the C accelerator when it is the active engine (csum/_engine.py), else
+from numpy byte-position sums; the per-architecture arithmetic on the sums is
+vectorized for the algorithms in :data:`VECTORIZED`, and any other registered
+algorithm falls back to its scalar emulation row by row (correct, not fast).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import _engine
+from ._check import as_view, check_align, check_uint
+from .errors import CsumTypeError, CsumValueError
+from .profile import profile as _profile
+
+M16 = np.uint64(0xFFFF)
+M32 = np.uint64(0xFFFFFFFF)
+
+
+def _as_packets(packets2d: Any) -> np.ndarray:
+    if not isinstance(packets2d, np.ndarray):
+        raise CsumTypeError(f"packets2d must be a numpy uint8 array of shape (N, L), not {type(packets2d).__name__}",
+                            code="not-an-array")
+    if packets2d.dtype != np.uint8 or packets2d.ndim != 2:
+        raise CsumTypeError(f"packets2d must be a uint8 array of shape (N, L), got {packets2d.dtype} "
+                            f"with shape {packets2d.shape}", code="bad-array")
+    return np.ascontiguousarray(packets2d)
+
+
+def _as_index(values: Any, name: str) -> np.ndarray:
+    arr = np.asarray(values)
+    if arr.ndim != 1 or (arr.size and arr.dtype.kind not in "iu"):
+        raise CsumTypeError(f"{name} must be a 1-D array of integers, got dtype {arr.dtype} with shape {arr.shape}",
+                            code="bad-array")
+    if arr.size and (arr.min() < 0 or arr.max() > np.iinfo(np.int64).max):
+        raise CsumValueError(f"{name} must hold integers in 0..2**63-1", code="out-of-range")
+    return np.ascontiguousarray(arr, dtype=np.int64)
+
+
+def _ragged(buf: Any, offsets: Any, lengths: Any) -> tuple[memoryview, np.ndarray, np.ndarray]:
+    view = as_view(buf, "buf")
+    offs, lens = _as_index(offsets, "offsets"), _as_index(lengths, "lengths")
+    if offs.shape != lens.shape:
+        raise CsumValueError(f"offsets and lengths must have the same length, got {len(offs)} and {len(lens)}",
+                             code="bad-shape")
+    outside = np.flatnonzero(offs + lens > len(view)) if len(offs) else offs
+    if len(outside):
+        i = int(outside[0])
+        raise CsumValueError(f"offsets[{i}] + lengths[{i}] = {offs[i]} + {lens[i]} is past the end of buf "
+                             f"({len(view)} bytes)", code="out-of-range")
+    return view, offs, lens
+
+
+def _canonical(total: np.ndarray, nonzero: np.ndarray, width: int) -> np.ndarray:
+    """Vectorized ``_engine.canonical``: ``total`` congruent to the sum, ``nonzero`` whether any byte was."""
+    m = np.uint64((1 << width) - 1)
+    r = total % m
+    return np.where((r == 0) & nonzero, m, r)
+
+
+def _combine(cols: np.ndarray, width: int, byteorder: str) -> np.ndarray:
+    """Canonical sums from per-row sums of the bytes at each position within a word, shape (N, width/8)."""
+    k = width // 8
+    m = np.uint64((1 << width) - 1)
+    total = np.zeros(len(cols), dtype=np.uint64)
+    for j in range(k):
+        shift = 8 * j if byteorder == "little" else 8 * (k - 1 - j)
+        total += (cols[:, j] % m) << np.uint64(shift)  # < 2**(2 * width - 8) per term: no overflow up to 32
+    return _canonical(total, cols.any(axis=1), width)
+
+
+def _numpy_rows(packets: np.ndarray, width: int, byteorder: str) -> np.ndarray:
+    k = width // 8
+    n, length = packets.shape
+    if length % k:
+        packets = np.pad(packets, ((0, 0), (0, k - length % k)))
+    cols = packets.reshape(n, packets.shape[1] // k, k).sum(axis=1, dtype=np.uint64)
+    return _combine(cols, width, byteorder)
+
+
+def _numpy_ragged(view: memoryview, offs: np.ndarray, lens: np.ndarray, width: int, byteorder: str) -> np.ndarray:
+    """Prefix sums of the bytes in each residue class mod width/8 (8 bytes of memory per buffer byte)."""
+    k = width // 8
+    data = np.frombuffer(view, dtype=np.uint8)
+    ends, rows = offs + lens, np.arange(len(offs))
+    cols = np.empty((len(offs), k), dtype=np.uint64)
+    for r in range(k):
+        prefix = np.concatenate(([0], np.cumsum(data[r::k], dtype=np.uint64)))
+        before = lambda i: np.maximum(i - r + k - 1, 0) // k  # noqa: E731  how many t < i have t % k == r
+        # the bytes at residue r sit at position (r - offset) % k of each packet's words
+        cols[rows, (r - offs) % k] = prefix[before(ends)] - prefix[before(offs)]
+    return _combine(cols, width, byteorder)
+
+
+def _sums(view: Any, offs: np.ndarray, lens: np.ndarray, width: int, byteorder: str) -> np.ndarray:
+    out = np.zeros(len(offs), dtype=np.uint64)
+    if _engine.active_engine() == "c" and _engine._speedups is not None:
+        bad = _engine._speedups.ones_sum_many(view, offs, lens, out, width, byteorder)
+        if bad == -1:
+            return out
+    return _numpy_ragged(memoryview(view), offs, lens, width, byteorder)
+
+
+def ones_sums(packets2d: np.ndarray, width: int = 16, byteorder: str = "little") -> np.ndarray:
+    """Per row, what :func:`csum._engine.ones_sum` gives: canonical ``width``-bit sums (16 or 32), uint64 (N,)."""
+    packets = _as_packets(packets2d)
+    _check_word(width, byteorder)
+    n, length = packets.shape
+    if _engine.active_engine() == "c":
+        offs = np.arange(n, dtype=np.int64) * length
+        return _sums(packets.reshape(-1), offs, np.full(n, length, dtype=np.int64), width, byteorder)
+    return _numpy_rows(packets, width, byteorder)
+
+
+def ones_sums_ragged(buf: Any, offsets: Any, lengths: Any, width: int = 16, byteorder: str = "little") -> np.ndarray:
+    """Per packet ``buf[offsets[i] : offsets[i] + lengths[i]]``, the canonical ``width``-bit sum, uint64 (N,)."""
+    view, offs, lens = _ragged(buf, offsets, lengths)
+    _check_word(width, byteorder)
+    return _sums(view, offs, lens, width, byteorder)
+
+
+def _check_word(width: int, byteorder: str) -> None:
+    if width not in (16, 32):
+        raise CsumValueError(f"width must be 16 or 32, got {width!r}", code="bad-width")
+    if byteorder not in ("little", "big"):
+        raise CsumValueError(f"byteorder must be 'little' or 'big', got {byteorder!r}", code="bad-byteorder")
+
+
+def internet_checksums(packets2d: np.ndarray) -> np.ndarray:
+    """RFC 1071 checksum of every row, as transmitted (== ``csum.internet_checksum(row)``): uint16 (N,)."""
+    return (ones_sums(packets2d, 16, "big") ^ M16).astype(np.uint16)
+
+
+def internet_checksums_ragged(buf: Any, offsets: Any, lengths: Any) -> np.ndarray:
+    """RFC 1071 checksum of every ``buf[offsets[i] : offsets[i] + lengths[i]]``: uint16 (N,)."""
+    return (ones_sums_ragged(buf, offsets, lengths, 16, "big") ^ M16).astype(np.uint16)
+
+
+# --- csum_partial emulations, vectorized over rows -------------------------------------------
+
+def _add32(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    r = a + b
+    return (r & M32) + (r >> np.uint64(32))
+
+
+def _from32to16(x: np.ndarray) -> np.ndarray:
+    x = x + (((x >> np.uint64(16)) | (x << np.uint64(16))) & M32)
+    return (x & M32) >> np.uint64(16)
+
+
+def _ror32_8(x: np.ndarray) -> np.ndarray:
+    return ((x >> np.uint64(8)) | (x << np.uint64(24))) & M32
+
+
+def _swab16(x: np.ndarray) -> np.ndarray:
+    return ((x & np.uint64(0xFF)) << np.uint64(8)) | (x >> np.uint64(8))
+
+
+def _kleen(packets: np.ndarray, seeds: np.ndarray) -> np.ndarray:
+    """arch/x86/lib/csum-partial_64.c (<= 5.16) at an 8-byte-aligned start: 64-bit words, then u32/u16/byte tails."""
+    length = packets.shape[1]
+    whole = length & ~7
+    total = ones_sums(packets[:, :whole], 32, "little")
+    pos = whole
+    for size in (4, 2, 1):
+        if length & size:
+            term = np.zeros(len(packets), dtype=np.uint64)
+            for j in range(size):
+                term |= packets[:, pos + j].astype(np.uint64) << np.uint64(8 * j)
+            total = total + term
+            pos += size
+    return _add32(_canonical(total % M32, total != 0, 32), seeds)
+
+
+def _x86_v5_17_odd(packets: np.ndarray, seeds: np.ndarray) -> np.ndarray:
+    """csum-partial_64.c (5.17 .. 6.6) at an odd address: rotated seed, first byte high, fold, swap."""
+    if packets.shape[1] == 0:
+        return seeds
+    rest = ones_sums(packets[:, 1:], 16, "little")
+    total = _ror32_8(seeds) + (packets[:, 0].astype(np.uint64) << np.uint64(8)) + rest
+    return _swab16(_canonical(total % M16, total != 0, 16))
+
+
+#: Algorithms with a vectorized batch form: name -> (rows, seeds, align) -> u32 sums (uint64 array).
+VECTORIZED = {
+    "lib/checksum.c-le": lambda p, s, a: _add32(ones_sums(p, 16, "little"), s),
+    "lib/checksum.c-be": lambda p, s, a: _add32(ones_sums(p, 16, "big"), s),
+    "parisc": lambda p, s, a: _from32to16(_add32(ones_sums(p, 16, "big"), s)),
+    "x86_64": lambda p, s, a: _add32(ones_sums(p, 32, "little"), s),
+    "x86_64-5.17": lambda p, s, a: _x86_v5_17_odd(p, s) if a & 1 else _add32(ones_sums(p, 32, "little"), s),
+    "x86_64-kleen": lambda p, s, a: _kleen(p, s) if a == 0 else None,
+    "s390x": lambda p, s, a: _add32(ones_sums(p, 32, "big"), s),
+}
+
+
+def _seeds(seed: Any, n: int) -> np.ndarray:
+    if isinstance(seed, int) and not isinstance(seed, bool):
+        return np.full(n, check_uint(seed, 32, "seed"), dtype=np.uint64)
+    arr = np.asarray(seed)
+    if arr.shape != (n,) or (n and arr.dtype.kind not in "iu"):
+        raise CsumTypeError(f"seed must be an int or an integer array of shape ({n},), got {arr.dtype} {arr.shape}",
+                            code="bad-array")
+    if n and (arr.min() < 0 or arr.max() > 0xFFFFFFFF):
+        raise CsumValueError("seed values must be in 0..0xffffffff", code="out-of-range")
+    return arr.astype(np.uint64)
+
+
+def csum_partials(packets2d: np.ndarray, seed: Any = 0, *, profile: str = "generic", kernel: str | None = None,
+                  align: int = 0) -> np.ndarray:
+    """Per row, ``csum.profile(profile, kernel).csum_partial(row, seed, align=align)``: uint32 (N,).
+
+    ``seed`` is one u32 for every row or an integer array of N of them.
+    """
+    packets = _as_packets(packets2d)
+    align = check_align(align)
+    prof = _profile(profile, kernel)
+    seeds = _seeds(seed, len(packets))
+    form = VECTORIZED.get(prof.implementation.algorithm)
+    result = form(packets, seeds, align) if form else None
+    if result is None:  # no vectorized form for this algorithm (or this alignment): the scalar emulation
+        result = np.fromiter((prof.csum_partial(row, int(s), align=align) for row, s in zip(packets, seeds)),
+                             dtype=np.uint64, count=len(packets))
+    return result.astype(np.uint32)
