@@ -37,6 +37,8 @@ from .ones import (
 from .partial import csum_partial, do_csum, internet_checksum, ip_compute_csum, ip_fast_csum, verify_checksum
 from .profile import Profile, profile, profile_names
 from .pseudo import csum_ipv6_magic, csum_tcpudp_magic, csum_tcpudp_nofold
+from .stream import Checksum, internet_checksum_iov
+from . import inet  # noqa: E402  (subpackage API: csum.inet.verify / compute)
 
 __version__ = "0.1.0"
 
@@ -53,11 +55,11 @@ def bpf_csum_diff_legacy(frm: object, to: object, seed: int = 0) -> int:
 
 __all__ = [
     "BPF_F_HDR_FIELD_MASK", "BPF_F_IPV6", "BPF_F_MARK_ENFORCE", "BPF_F_MARK_MANGLED_0", "BPF_F_PSEUDO_HDR",
-    "CSUM_MANGLED_0", "CsumError", "CsumTypeError", "CsumValueError", "Profile",
+    "CSUM_MANGLED_0", "Checksum", "CsumError", "CsumTypeError", "CsumValueError", "Profile",
     "bpf_csum_diff", "bpf_csum_diff_legacy", "bpf_l3_csum_replace", "bpf_l4_csum_replace", "compare",
     "csum16_add", "csum16_sub", "csum_add", "csum_block_add", "csum_block_sub", "csum_fold",
     "csum_ipv6_magic", "csum_neg", "csum_partial", "csum_replace16", "csum_replace2", "csum_replace4",
     "csum_replace_by_diff", "csum_shift", "csum_sub", "csum_tcpudp_magic", "csum_tcpudp_nofold",
     "csum_unfold", "do_csum", "from32to16", "from64to32", "internet_checksum", "ip_compute_csum",
-    "ip_fast_csum", "profile", "profile_names", "verify_checksum",
+    "inet", "internet_checksum_iov", "ip_fast_csum", "profile", "profile_names", "verify_checksum",
 ]
