@@ -102,21 +102,29 @@ def _numpy_sum(view: memoryview, width: int, byteorder: str) -> int:
 
 def _python_ones_sum(view: Any, width: int, byteorder: ByteOrder, name: str = "view") -> int:
     """Pure-Python / numpy ``ones_sum``: what the C engine hands over, and the non-C engines themselves."""
-    if type(view) is not bytes:
+    kind = type(view)
+    if kind is memoryview:
+        if not (view.c_contiguous and view.ndim == 1 and view.format == "B"):
+            view = as_view(view, name)
+    elif kind is not bytes and kind is not bytearray:
         view = as_view(view, name)
-    if not isinstance(width, int) or isinstance(width, bool) or width <= 0 or width % 8:
+    if width.__class__ is not int or width <= 0 or width & 7:
         raise CsumValueError(f"width must be a positive multiple of 8, got {width!r}", code="bad-width")
-    if byteorder not in ("little", "big"):
+    if byteorder != "little" and byteorder != "big":
         raise CsumValueError(f"byteorder must be 'little' or 'big', got {byteorder!r}", code="bad-byteorder")
     if len(view) >= _numpy_min and 64 % width == 0:
         return _numpy_sum(memoryview(view), width, byteorder)
     return _int_sum(view, width, byteorder)
 
 
-
 def available_engines() -> list[str]:
-    """Names of the engines this installation can run, fastest first."""
-    return (["c"] if _speedups is not None else []) + ["numpy", "python"]
+    """Names of the engines :func:`use_engine` can switch to, fastest first.
+
+    All three when the extension is built and ``CSUM_ENGINE`` did not exclude it;
+    ``CSUM_ENGINE=numpy`` leaves numpy and python, ``CSUM_ENGINE=python`` only python
+    (then :func:`ones_sum` is the pure-Python function itself, the C part unused).
+    """
+    return _ENGINES[_ENGINES.index(ENGINE):]
 
 
 def use_engine(name: str) -> str:
@@ -130,7 +138,7 @@ def use_engine(name: str) -> str:
         raise CsumValueError(f"engine must be one of {available_engines()}, got {name!r}", code="bad-engine")
     previous, _active = _active, name
     _numpy_min = float("inf") if name == "python" else NUMPY_MIN_BYTES
-    if _speedups is not None:
+    if ENGINE == "c":
         _speedups.set_fallback(_python_ones_sum, name != "c")
     return previous
 
@@ -143,22 +151,23 @@ def active_engine() -> str:
 def _choose() -> str:
     wanted = os.environ.get("CSUM_ENGINE", "auto").strip().lower() or "auto"
     if wanted == "auto":
-        return available_engines()[0]
-    if wanted not in ("c", "numpy", "python"):
+        return "c" if _speedups is not None else "numpy"
+    if wanted not in _ENGINES:
         raise CsumValueError(f"CSUM_ENGINE must be auto, c, numpy or python, got {wanted!r}", code="bad-engine")
-    if wanted not in available_engines():
+    if wanted == "c" and _speedups is None:
         raise CsumValueError("CSUM_ENGINE=c but csum._speedups is not built (reinstall with a C compiler)",
                              code="bad-engine")
     return wanted
 
 
-_active = "python"
+_ENGINES = ["c", "numpy", "python"]
 #: Which engine sums bytes (``c``, ``numpy`` or ``python``), chosen at import; ``csum --version`` prints it.
 ENGINE: str = _choose()
+_active = ENGINE
 use_engine(ENGINE)
 
 #: ``ones_sum(view, width, byteorder, name="view") -> int``: the canonical ``width``-bit sum of
 #: ``view`` read as ``width``-bit words in ``byteorder`` ("little": each word least significant
 #: byte first; a trailing partial word is zero-padded at its high-address end). ``view`` may be
 #: any bytes-like object; one that is not is rejected by csum._check.as_view under ``name``.
-ones_sum: Callable[..., int] = _speedups.ones_sum if _speedups is not None else _python_ones_sum
+ones_sum: Callable[..., int] = _speedups.ones_sum if ENGINE == "c" else _python_ones_sum
