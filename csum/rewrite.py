@@ -36,7 +36,7 @@ from . import bpf
 from ._check import as_view, check_uint
 from ._packet import UDP, UDPLITE, Layout, Link, parse, protocol_name
 from .errors import CsumTypeError, CsumValueError
-from .profile import profile
+from .profile import Profile, profile
 
 Address = Union[str, bytes, ipaddress.IPv4Address, ipaddress.IPv6Address]
 
@@ -125,8 +125,8 @@ def _le(data: bytes) -> int:
 class _Editor:
     """Applies changes to a private copy, recording each helper call."""
 
-    def __init__(self, data: bytearray, layout: Layout) -> None:
-        self.buf, self.layout = data, layout
+    def __init__(self, data: bytearray, layout: Layout, arch: Profile) -> None:
+        self.buf, self.layout, self.arch = data, layout, arch
         self.calls: list[Call] = []
 
     def _replace(self, helper: str, offset: int, frm: int, to: int, flags: int) -> None:
@@ -155,7 +155,7 @@ class _Editor:
         lay = self.layout
         offset = lay.saddr if which == "saddr" else lay.daddr
         old = bytes(self.buf[offset:offset + len(new)])
-        diff = profile("generic").bpf_csum_diff(old, new, 0)
+        diff = self.arch.bpf_csum_diff(old, new, 0)
         self.calls.append(CsumDiffCall(old, new, 0, diff))
         in_pseudo = which == "saddr" or lay.daddr_in_pseudo
         if lay.l4_csum is not None and lay.pseudo and in_pseudo:
@@ -248,7 +248,8 @@ def _scapy_packet(packet: object) -> bool:
 
 def rewrite(packet: Any, *, saddr: Address | None = None, daddr: Address | None = None,
             sport: int | None = None, dport: int | None = None, decrement_ttl: bool = False,
-            fields: Iterable[FieldChange] = (), link: Link = "auto", inplace: bool = False) -> Rewrite:
+            fields: Iterable[FieldChange] = (), link: Link = "auto", inplace: bool = False,
+            arch: str | Profile = "generic") -> Rewrite:
     """Rewrite addresses, ports, TTL/hop limit or any 2/4-byte header field, patching checksums incrementally.
 
     ``packet``: bytes-like (Ethernet or bare IP, see ``link``) or a scapy packet (Ether, IP or
@@ -257,6 +258,10 @@ def rewrite(packet: Any, *, saddr: Address | None = None, daddr: Address | None 
     Changes apply in the order saddr, daddr, sport, dport, TTL, fields. Raises
     CsumValueError (code ``truncated``, ``bad-packet``, ``bad-address``, ``no-ports`` ...)
     naming the problem. Helper semantics: net/core/filter.c; see the module docstring.
+
+    ``arch`` (a csum profile name or :class:`~csum.profile.Profile`) picks whose ``csum_partial``
+    the recorded ``bpf_csum_diff`` results come from (Linux >= 6.13 form). Architectures differ
+    only in how they write a zero diff (0x0000 or 0xffff); the packet bytes are the same.
     """
     rebuild = None
     if _scapy_packet(packet):
@@ -274,7 +279,7 @@ def rewrite(packet: Any, *, saddr: Address | None = None, daddr: Address | None 
                                 code="bad-type")
         data = bytearray(as_view(packet, "packet"))
     lay = parse(memoryview(data), link)
-    editor = _Editor(data, lay)
+    editor = _Editor(data, lay, arch if isinstance(arch, Profile) else profile(arch))
     new_saddr = None if saddr is None else _address(saddr, lay.version, "saddr")
     new_daddr = None if daddr is None else _address(daddr, lay.version, "daddr")
     ports = [(i, check_uint(p, 16, name)) for i, p, name in ((0, sport, "sport"), (2, dport, "dport"))
