@@ -1,0 +1,311 @@
+"""csum/pcap.py (reading pcap/pcapng, patching, atomic writes) and csum/_cli_verify.py (checking captures).
+
+Independent sources: scapy's pcap/pcapng readers and writers, the test writers in
+tests/captures.py (cross-checked here against scapy), the naive RFC 1071 model in
+tests/oracle.py for checksum fields, and csum.inet.verify packet by packet as the
+reference for the vectorized path.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+
+import numpy as np
+import pytest
+from hypothesis import example, given, settings, strategies as st
+from scapy.all import ICMP, IP, TCP, UDP, Ether, ICMPv6EchoRequest, IPv6, PcapNgWriter, Raw, rdpcap, wrpcap
+from scapy.utils import PcapNgReader, RawPcapNgReader
+
+from captures import epb, idb, other, pb, pcap_bytes, shb, spb
+from csum import inet, pcap
+from csum._cli_verify import _fast, _l3_offsets, check
+from csum.errors import CsumValueError
+from csum.testing import buffers, u16s
+from oracle import rfc1071_checksum
+
+
+#: Fixed MAC addresses: scapy would otherwise look the destination up (ARP, routes).
+ETH = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
+
+
+def _scapy_packets():
+    return [
+        ETH / IP(src="192.0.2.1", dst="198.51.100.2") / TCP(sport=1, dport=2) / Raw(b"hello"),
+        ETH / IPv6(src="2001:db8::1", dst="2001:db8::2") / UDP(sport=53, dport=5353) / Raw(b"odd"),
+        ETH / IP(src="192.0.2.1", dst="198.51.100.2") / ICMP() / Raw(b"ping"),
+        ETH / IPv6(src="2001:db8::1", dst="2001:db8::2") / ICMPv6EchoRequest(data=b"x"),
+    ]
+
+
+# --- reading --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("endian", ["<", ">"])
+@pytest.mark.parametrize("nano", [False, True])
+def test_pcap_both_byte_orders_and_nanosecond_magic(endian, nano, tmp_path):
+    """Packets of a pcap file in either byte order, us or ns timestamps: the bytes scapy's rdpcap reads."""
+    pkts = [bytes(p) for p in _scapy_packets()]
+    path = tmp_path / "x.pcap"
+    path.write_bytes(pcap_bytes(pkts, 1, endian=endian, nano=nano))
+    cap = pcap.read(path)
+    assert cap.format == "pcap" and len(cap) == 4
+    assert [bytes(cap.packet(i)) for i in range(4)] == [bytes(p) for p in rdpcap(str(path))]
+    assert cap.linktypes.tolist() == [1] * 4
+
+
+def test_pcap_written_by_scapy(tmp_path):
+    """wrpcap's output (linktype from the first layer) is indexed packet for packet."""
+    path = tmp_path / "s.pcap"
+    wrpcap(str(path), [IP(dst="192.0.2.9") / UDP() / Raw(b"a" * n) for n in range(5)])
+    cap = pcap.read(path)
+    assert cap.linktypes.tolist() == [228] * 5  # scapy 2.6+ writes IPv4 packets as LINKTYPE_IPV4
+    assert [bytes(cap.packet(i)) for i in range(5)] == [bytes(p) for p in rdpcap(str(path))]
+
+
+def test_pcapng_written_by_scapy(tmp_path):
+    """PcapNgWriter output (SHB, IDB, EPB): same packets as scapy reads back."""
+    path = tmp_path / "s.pcapng"
+    with PcapNgWriter(str(path)) as w:
+        for p in _scapy_packets():
+            w.write(p)
+    cap = pcap.read(path)
+    assert cap.format == "pcapng"
+    assert [bytes(cap.packet(i)) for i in range(len(cap))] == [bytes(p) for p in rdpcap(str(path))]
+
+
+@pytest.mark.parametrize("endian", ["<", ">"])
+def test_pcapng_blocks_sections_and_byte_orders(endian, tmp_path):
+    """EPB, SPB (snap length of interface 0), obsolete PB, unknown blocks, a second section in the other byte order.
+
+    Expected packets and link types: what scapy's pcapng reader returns for the same file.
+    """
+    a, b, c = (bytes(p) for p in _scapy_packets()[:3])
+    flip = ">" if endian == "<" else "<"
+    data = (shb(endian) + idb(1, endian, snaplen=40) + idb(101, endian) + epb(a, 0, endian)
+            + other(5, b"\0" * 20, endian) + spb(b[:40], endian, origlen=len(b)) + pb(bytes(IP() / TCP()), 1, endian)
+            + other(0x0BADC0DE, b"custom", endian)
+            + shb(flip) + idb(276, flip) + epb(b"\x08\x00" + b"\0" * 18 + c[14:], 0, flip, origlen=10_000))
+    path = tmp_path / "m.pcapng"
+    path.write_bytes(data)
+    cap = pcap.read(path)
+    theirs = list(RawPcapNgReader(str(path)))
+    assert [bytes(cap.packet(i)) for i in range(len(cap))] == [pkt for pkt, _ in theirs]
+    assert cap.linktypes.tolist() == [1, 1, 101, 276]
+    assert cap.caplens.tolist() == [len(a), 40, 40, 20 + len(c) - 14]
+    assert [cap.is_cut(i) for i in range(4)] == [False, True, False, True]
+
+
+@pytest.mark.parametrize("data,code", [
+    (b"", "not-a-capture"),
+    (b"GET / HTTP/1.1\r\n\r\n", "not-a-capture"),
+    (pcap_bytes([])[:20], "truncated"),
+    (pcap_bytes([b"x" * 60])[:-1], "truncated"),
+    (pcap_bytes([b"x" * 60, b"y" * 60])[: 24 + 76 + 10], "truncated"),
+    (shb() + idb(1) + epb(b"x" * 60)[:-4], "truncated"),
+    (shb() + idb(1) + struct.pack("<II", 6, 13) + b"\0" * 5, "bad-block"),
+    (shb() + idb(1) + epb(b"x" * 60)[:-4] + struct.pack("<I", 99), "bad-block"),
+    (shb() + epb(b"x" * 60), "bad-block"),                       # no interface described
+    (shb()[:8] + b"\0\0\0\0" + shb()[12:], "bad-block"),          # bad byte-order magic
+])
+def test_malformed_files_raise_with_a_code(data, code):
+    """Garbage, truncated headers/records/blocks and inconsistent lengths: CsumValueError with its code."""
+    with pytest.raises(CsumValueError) as info:
+        pcap.parse(data)
+    assert info.value.code == code
+
+
+def test_missing_file_raises_oserror(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        pcap.read(tmp_path / "nope.pcap")
+
+
+# --- patching and writing -------------------------------------------------------------------
+
+def test_patched_changes_only_the_given_bytes():
+    """patched() returns the original bytes except at the patch offsets; the capture is not modified."""
+    cap = pcap.parse(pcap_bytes([b"\x01" * 64, b"\x02" * 64]))
+    before = cap.data
+    out = pcap.patched(cap, [(40, b"\xab\xcd"), (130, b"\x99\x98")])
+    assert cap.data is before
+    diff = [i for i in range(len(out)) if out[i] != before[i]]
+    assert diff == [40, 41, 130, 131]
+    with pytest.raises(CsumValueError):
+        pcap.patched(cap, [(len(before) - 1, b"\0\0")])
+
+
+def test_write_atomic_replaces_and_leaves_no_temp_file(tmp_path):
+    """The target gets exactly the data; a failed write leaves the old file and no temporary behind."""
+    target = tmp_path / "out.pcap"
+    target.write_bytes(b"old")
+    pcap.write_atomic(target, b"new contents")
+    assert target.read_bytes() == b"new contents"
+    with pytest.raises(TypeError):
+        pcap.write_atomic(target, "not bytes")  # type: ignore[arg-type]
+    assert target.read_bytes() == b"new contents"
+    assert sorted(os.listdir(tmp_path)) == ["out.pcap"]
+
+
+# --- checking: the vectorized path against csum.inet ------------------------------------------
+
+def _be(x: int) -> bytes:
+    return x.to_bytes(2, "big")
+
+
+@st.composite
+def _ip_packet(draw) -> bytes:
+    """An IPv4/IPv6 packet with TCP/UDP/ICMP/ICMPv6/GRE, checksums right, wrong or at 0/0xffff, lengths sometimes off."""
+    v6 = draw(st.booleans())
+    proto = draw(st.sampled_from([6, 6, 17, 17, 58 if v6 else 1, 1 if v6 else 58, 47]))
+    payload = draw(buffers(max_size=64))
+    src, dst = draw(st.binary(min_size=16, max_size=16)), draw(st.binary(min_size=16, max_size=16))
+    if not v6:
+        src, dst = src[:4], dst[:4]
+    head = {6: b"\0\x01\0\x02" + b"\0" * 8 + b"\x50\x10\xff\xff" + b"\0" * 4, 17: b"\0\x35\0\x35\0\0\0\0",
+            1: b"\x08\0\0\0", 58: b"\x80\0\0\0", 47: b"\0\0\x08\0"}[proto]
+    seg = bytearray(head + payload)
+    if proto == 17:
+        seg[4:6] = _be(len(seg))
+    field = {6: 16, 17: 6, 1: 2, 58: 2}.get(proto)
+    if field is not None:
+        if proto == 1:
+            pseudo = b""
+        elif v6:
+            pseudo = src + dst + len(seg).to_bytes(4, "big") + b"\0\0\0" + bytes([proto])
+        else:
+            pseudo = src + dst + bytes([0, proto]) + _be(len(seg))
+        right = rfc1071_checksum(pseudo + bytes(seg))
+        if proto == 17:
+            right = right or 0xFFFF
+        seg[field : field + 2] = _be(draw(st.one_of(st.just(right), u16s())))
+    ext = b""
+    if v6:
+        if draw(st.integers(0, 9)) == 0:  # a hop-by-hop header: the inet path
+            ext, nh = bytes([proto, 0, 1, 4, 0, 0, 0, 0]), 0
+        else:
+            nh = proto
+        ip = bytearray(b"\x60\0\0\0" + _be(len(ext) + len(seg)) + bytes([nh, 64]) + src + dst)
+    else:
+        options = draw(st.sampled_from([b""] * 5 + [b"\x01\x01\x01\x00"]))
+        frag = draw(st.sampled_from([0, 0, 0, 0x4000, 0x4000, 0x2000, 0x0010]))
+        ihl = (20 + len(options)) // 4
+        ip = bytearray(bytes([0x40 | ihl, 0]) + _be(4 * ihl + len(seg)) + b"\x12\x34" + _be(frag)
+                       + bytes([64, proto]) + b"\0\0" + src + dst + options)
+        ip[10:12] = _be(draw(st.one_of(st.just(rfc1071_checksum(bytes(ip))), u16s())))
+    pkt = bytearray(ip + ext + seg)
+    damage = draw(st.sampled_from(["none"] * 12 + ["total+", "total-", "udp+", "udp-", "ihl", "pad"]))
+    if damage in ("total+", "total-"):
+        at = 2 if not v6 else 4
+        pkt[at : at + 2] = _be((int.from_bytes(pkt[at : at + 2], "big") + (3 if damage == "total+" else -3)) & 0xFFFF)
+    elif damage in ("udp+", "udp-") and proto == 17:
+        at = len(ip) + len(ext) + 4
+        pkt[at : at + 2] = _be((int.from_bytes(pkt[at : at + 2], "big") + (2 if damage == "udp+" else -2)) & 0xFFFF)
+    elif damage == "ihl" and not v6:
+        pkt[0] = 0x43
+    elif damage == "pad":
+        pkt += b"\0" * 6
+    return bytes(pkt)
+
+
+_LINKS = {1: 14, 101: 0, 113: 16, 276: 20}
+
+
+@st.composite
+def _framed(draw) -> tuple[int, bytes, int]:
+    """(link type, frame, original length): an IP packet framed as Ethernet (maybe VLAN-tagged), raw, SLL or SLL2."""
+    pkt = draw(_ip_packet())
+    link = draw(st.sampled_from(sorted(_LINKS)))
+    etype = draw(st.sampled_from([b"\x86\xdd" if pkt[0] >> 4 == 6 else b"\x08\x00"] * 5 + [b"\x08\x06"]))
+    if link == 1:
+        vlan = draw(st.sampled_from([b""] * 4 + [b"\x81\x00\x00\x05"]))
+        frame = b"\x02" * 6 + b"\x04" * 6 + vlan + etype + pkt
+    elif link == 113:
+        frame = b"\0\0\0\x01\0\x06" + b"\x02" * 6 + b"\0\0" + etype + pkt
+    elif link == 276:
+        frame = etype + b"\0\0" + b"\0\0\0\x02" + b"\0\x01\0\x06" + b"\x02" * 6 + b"\0\0" + pkt
+    else:
+        frame = pkt
+    cut = draw(st.sampled_from([0] * 9 + [7]))
+    return link, frame[: len(frame) - cut], len(frame)
+
+
+def _reference(link: int, frame: bytes) -> list[inet.Result] | str:
+    """inet.verify on the frame (Ethernet handled by inet itself); "not-ip" or "malformed" when it raises."""
+    try:
+        if link == 1:
+            return inet.verify(frame, link="ether")
+        at = _LINKS[link]
+        if at and frame[at - 2 if link == 113 else 0 : at if link == 113 else 2] not in (b"\x08\x00", b"\x86\xdd"):
+            return "not-ip"
+        return [inet.Result(r.layer, r.offset + at, r.stored, r.computed, r.ok, r.reason)
+                for r in inet.verify(frame[at:], link="ip")]
+    except CsumValueError as exc:
+        return "not-ip" if link == 1 and "EtherType" in str(exc) else "malformed"
+
+
+def _capture(frames: list[tuple[int, bytes, int]]) -> pcap.Capture:
+    links = sorted({link for link, _, _ in frames})
+    blocks = shb() + b"".join(idb(link) for link in links)
+    blocks += b"".join(epb(f, links.index(link), origlen=orig) for link, f, orig in frames)
+    return pcap.parse(blocks)
+
+
+#: Ethernet/IPv4/ICMP whose computed checksum is 0, stored as 0xffff (negative zero, RFC 1624 section 3):
+#: 0x0800 + 0xf7ff = 0xffff, so the zeroed sum is all ones and the checksum 0.
+_NEG_ZERO = (b"\x02" * 12 + b"\x08\x00" + bytes.fromhex("450000220000000040017cd97f0000017f000001")
+             + b"\x08\x00\xff\xff\xf7\xff" + b"\0" * 8)
+
+
+@settings(max_examples=300)  # each example builds and checks a capture (~10 ms): 300 keep this under 5 s
+@given(st.lists(_framed(), min_size=1, max_size=6))
+@example([(1, _NEG_ZERO, len(_NEG_ZERO))])
+def test_vectorized_path_gives_inet_verify_results(frames):
+    """Every packet the vectorized path takes gets exactly inet.verify's Results; the whole report matches
+    the one built from inet.verify packet by packet (counts, bad checksums, malformed, cut, not IP)."""
+    cap = _capture(frames)
+    d = np.frombuffer(cap.data, dtype=np.uint8)
+    cut = cap.caplens < cap.origlens
+    fast = _fast(cap, d, _l3_offsets(cap, d), ~cut)
+    for k, i in enumerate(fast.index.tolist()):
+        assert fast.results(k) == _reference(frames[i][0], frames[i][1])
+    report = check(cap)
+    counts = {layer: {"ok": 0, "bad": 0, "n/a": 0} for layer in report.counts}
+    bad, malformed, not_ip = [], [], 0
+    for i, (link, frame, orig) in enumerate(frames):
+        if len(frame) < orig:
+            continue
+        ref = _reference(link, frame)
+        if ref == "not-ip":
+            not_ip += 1
+        elif ref == "malformed":
+            malformed.append(i)
+        else:
+            for r in ref:
+                counts[r.layer]["n/a" if r.ok is None else "ok" if r.ok else "bad"] += 1
+                bad += [(i, r)] if r.ok is False else []
+    assert report.counts == counts and report.bad == bad and report.not_ip == not_ip
+    assert [i for i, _ in report.malformed] == malformed
+    assert report.cut == [i for i, (_, f, o) in enumerate(frames) if len(f) < o]
+
+
+def test_common_packets_take_the_vectorized_path():
+    """Plain Ethernet/IPv4|IPv6 TCP/UDP/ICMP/ICMPv6 (scapy-built, checksums by scapy) are all vectorized and all ok."""
+    cap = pcap.parse(pcap_bytes([bytes(p) for p in _scapy_packets()]))
+    report = check(cap)
+    assert report.fast == 4 and not report.bad and not report.malformed
+    assert {k: v["ok"] for k, v in report.counts.items()} == {"ipv4": 2, "tcp": 1, "udp": 1, "icmp": 1, "icmpv6": 1}
+
+
+def test_negative_zero_and_patches():
+    """ICMP computed 0 stored 0xffff passes as negative zero; a wrong field's patch offset points at the field
+    in the file and carries scapy's checksum."""
+    assert rfc1071_checksum(_NEG_ZERO[14:34]) == 0  # the IPv4 header is right too
+    report = check(pcap.parse(pcap_bytes([_NEG_ZERO])))
+    assert report.fast == 1 and report.counts["icmp"]["ok"] == 1 and report.counts["ipv4"]["ok"] == 1
+    assert inet.verify(_NEG_ZERO, link="ether")[1].reason == inet.NEGATIVE_ZERO
+    wrong = ETH / IP(src="192.0.2.1", dst="192.0.2.7") / TCP(chksum=0x1234)
+    cap = pcap.parse(pcap_bytes([bytes(wrong)]))
+    report = check(cap)
+    fixed = Ether(bytes(wrong))
+    del fixed[TCP].chksum
+    (offset, new), = report.patches
+    assert offset == 24 + 16 + 14 + 20 + 16 and new == bytes(fixed)[14 + 20 + 16 : 14 + 20 + 18]
