@@ -1,12 +1,20 @@
-"""csum/cli.py: exit codes, messages and output, in-process and as real subprocesses."""
+"""csum/cli.py: exit codes, messages and output, in-process and as real subprocesses.
+
+Independent sources: scapy (packets, their checksums, pcap/pcapng writing and
+reading), include/uapi/linux/bpf.h's description of the replace flags, and the
+capture writers of tests/captures.py (checked against scapy in tests/test_pcap.py).
+"""
 
 import json
+import os
 import subprocess
 import sys
 
 import pytest
+from scapy.all import ICMP, IP, TCP, UDP, Ether, ICMPv6EchoRequest, IPv6, PcapNgWriter, Raw, rdpcap
 
 import csum
+from captures import epb, idb, other, pcap_bytes, shb
 from csum.cli import main
 from csum.sample import SAMPLE_PACKET
 
@@ -84,3 +92,297 @@ def test_kernel_check_command(capsys):
         assert code == 0 and "200 cases" in captured.out
     else:
         assert code == 2 and kernel.why_unavailable() in captured.err
+
+
+# --- diff ----------------------------------------------------------------------------------------
+
+ETH = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")  # fixed MACs: no ARP lookups by scapy
+
+
+def _diff(capsys, *argv):
+    assert main(["diff", *argv, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def _field(doc, helper, flags, skb):
+    (row,) = [r for r in doc["replace"] if r["helper"] == helper and r["flag_names"] == flags and r["ip_summed"] == skb]
+    return row
+
+
+def test_diff_nat_rewrite_gives_scapys_new_checksums(capsys):
+    """SNAT 192.0.2.1 -> 198.51.100.9: the l3 row's field is the IPv4 header checksum scapy computes for the
+    rewritten header; the l4 BPF_F_PSEUDO_HDR row (skb not CHECKSUM_PARTIAL) is scapy's new TCP checksum."""
+    before = IP(bytes(IP(src="192.0.2.1", dst="203.0.113.5") / TCP(sport=1234, dport=80) / Raw(b"data")))
+    after = IP(bytes(IP(src="198.51.100.9", dst="203.0.113.5") / TCP(sport=1234, dport=80) / Raw(b"data")))
+    old = "c0000201"
+    new = "c6336409"
+    ip_doc = _diff(capsys, "--from", old, "--to", new, "--sum", f"{before.chksum:04x}")
+    assert ip_doc["homogenized"] == csum.bpf_csum_diff(bytes.fromhex(old), bytes.fromhex(new))
+    assert _field(ip_doc, "l3", "0", "any")["homogenized"] == f"{after.chksum:04x}"
+    assert _field(ip_doc, "l3", "0", "any")["legacy"] == f"{after.chksum:04x}"
+    tcp_doc = _diff(capsys, "--from", old, "--to", new, "--sum", f"{before[TCP].chksum:04x}")
+    row = _field(tcp_doc, "l4", "BPF_F_PSEUDO_HDR", "not PARTIAL")
+    assert row["homogenized"] == row["legacy"] == f"{after[TCP].chksum:04x}"
+
+
+def test_diff_mark_mangled_0(capsys):
+    """include/uapi/linux/bpf.h BPF_F_MARK_MANGLED_0: a stored 0 (UDP: no checksum) is left alone, and an update
+    whose result is 0 stores 0xffff (CSUM_MANGLED_0); without the flag both become ordinary updates.
+    Here the diff of pushing ff ff ff ff is 0xffff, which turns the field ffff into 0000."""
+    doc = _diff(capsys, "--from", "", "--to", "ffffffff", "--sum", "ffff")
+    assert _field(doc, "l4", "0", "not PARTIAL")["homogenized"] == "0000"
+    assert _field(doc, "l4", "BPF_F_MARK_MANGLED_0", "not PARTIAL")["homogenized"] == "ffff"
+    doc = _diff(capsys, "--from", "0a000001", "--to", "0a000002", "--sum", "0000")
+    assert _field(doc, "l4", "BPF_F_MARK_MANGLED_0", "not PARTIAL")["homogenized"] == "0000"
+    assert _field(doc, "l4", "0", "not PARTIAL")["homogenized"] != "0000"
+
+
+def test_diff_text_and_legacy_einval(capsys):
+    """2-byte buffers: the legacy helper returns -EINVAL (sizes must be multiples of 4), shown as such;
+    the homogenized value is csum.profile('x86_64').bpf_csum_diff's."""
+    assert main(["diff", "--from", "0a00", "--to", "c0a8", "--profile", "x86_64", "--sum", "1c46"]) == 0
+    out = capsys.readouterr().out
+    homog = csum.profile("x86_64").bpf_csum_diff(b"\x0a\x00", b"\xc0\xa8")
+    assert f"homogenized (Linux >= 6.13): {homog:#06x}" in out and "-22 (EINVAL" in out
+    assert "BPF_F_PSEUDO_HDR|BPF_F_MARK_MANGLED_0" in out
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["diff", "--from", "zz", "--to", "00"], "not a hex string"),
+    (["diff", "--from", "00", "--to", "00", "--sum", "123456"], "--sum must be 2 bytes"),
+    (["diff", "--from", "00", "--to", "00", "--profile", "vax"], "unknown profile"),
+    (["diff", "--from", "00", "--to", "00", "--profile", "s390x", "--sum", "0000"], "little-endian"),
+    (["diff", "--from", "00", "--to", "00", "--seed", "-1"], "seed"),
+])
+def test_diff_bad_input(argv, needle, capsys):
+    """Bad hex, a --sum that is not 2 bytes, unknown or big-endian profile with --sum, bad seed: exit 2, one line."""
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("csum: diff failed for input: ") and needle in err and err.count("\n") == 1
+
+
+# --- verify and fix ------------------------------------------------------------------------------
+
+def _good_packets():
+    v4 = dict(src="192.0.2.1", dst="198.51.100.2")
+    v6 = dict(src="2001:db8::1", dst="2001:db8::2")
+    return [bytes(p) for p in (
+        ETH / IP(**v4) / TCP(sport=40000, dport=443) / Raw(b"hello"),
+        ETH / IPv6(**v6) / UDP(sport=53, dport=5353) / Raw(b"odd"),
+        ETH / IP(**v4) / ICMP() / Raw(b"ping"),
+        ETH / IPv6(**v6) / ICMPv6EchoRequest(data=b"x"),
+        ETH / IP(**v4) / UDP(sport=1, dport=2) / Raw(b"\0" * 7),
+    )]
+
+
+#: (packet, layer, offset of the header, offset of the field in the packet, wrong value written there)
+CORRUPTIONS = [(0, "tcp", 34, 34 + 16, 0x1234), (2, "ipv4", 14, 14 + 10, 0xBEEF), (4, "udp", 34, 34 + 6, 0x0001)]
+
+
+def _corrupted():
+    """scapy-built packets (checksums by scapy) with three fields overwritten; expected bad rows with scapy's values."""
+    pkts = [bytearray(p) for p in _good_packets()]
+    expected = []
+    for i, layer, offset, at, wrong in CORRUPTIONS:
+        right = int.from_bytes(pkts[i][at : at + 2], "big")
+        pkts[i][at : at + 2] = wrong.to_bytes(2, "big")
+        expected.append({"packet": i, "layer": layer, "offset": offset, "stored": wrong, "computed": right,
+                         "reason": "mismatch"})
+    return [bytes(p) for p in pkts], expected
+
+
+def test_verify_reports_scapys_checksums_for_corrupted_fields(tmp_path, capsys):
+    """verify --json: exactly the overwritten fields are bad, with scapy's checksum as `computed`; exit 1."""
+    pkts, expected = _corrupted()
+    path = tmp_path / "bad.pcap"
+    path.write_bytes(pcap_bytes(pkts))
+    assert main(["verify", str(path), "--json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["bad"] == expected and doc["bad_count"] == 3 and doc["packets"] == 5 and doc["vectorized"] == 5
+    assert doc["counts"]["tcp"] == {"ok": 0, "bad": 1, "n/a": 0}
+    assert doc["counts"]["ipv4"] == {"ok": 2, "bad": 1, "n/a": 0}
+
+
+def test_verify_pcapng_by_scapy_all_good_text(tmp_path, capsys):
+    """A pcapng written by scapy's PcapNgWriter with scapy's checksums: exit 0, the counts table in text."""
+    path = tmp_path / "good.pcapng"
+    with PcapNgWriter(str(path)) as w:
+        for p in _good_packets():
+            w.write(Ether(p))
+    assert main(["verify", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "pcapng, 5 packets" in out and "bad checksums" not in out
+    assert [line.split() for line in out.splitlines() if line.startswith(("tcp ", "icmpv6 "))] == [
+        ["tcp", "1", "0", "0"], ["icmpv6", "1", "0", "0"]]
+
+
+def test_verify_show_limits_the_list(tmp_path, capsys):
+    pkts, _ = _corrupted()
+    path = tmp_path / "bad.pcap"
+    path.write_bytes(pcap_bytes(pkts))
+    assert main(["verify", str(path), "--show", "1"]) == 1
+    out = capsys.readouterr().out
+    assert "bad checksums: 3 (first 1)" in out and "0x1234" in out and "0xbeef" not in out
+
+
+def test_verify_snaplen_cut_packets_are_reported_not_checked(tmp_path, capsys):
+    """A packet cut by the snap length (caplen < origlen) is listed as cut, never as a bad checksum."""
+    pkts, _ = _corrupted()
+    path = tmp_path / "cut.pcap"
+    path.write_bytes(pcap_bytes([pkts[0][:40], *_good_packets()[1:]], origlens=[len(pkts[0])]
+                                + [len(p) for p in _good_packets()[1:]]))
+    assert main(["verify", str(path), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["cut"] == [0] and doc["bad_count"] == 0 and doc["counts"]["tcp"]["bad"] == 0
+
+
+@pytest.mark.parametrize("content,needle", [
+    (None, "cannot read"),
+    (b"\x7fELF\x02\x01\x01" + b"\0" * 60, "not a pcap or pcapng capture"),
+    (pcap_bytes([b"\x45" * 80])[:-10], "record 0 at offset 24"),
+    (shb() + idb(1) + epb(b"x" * 60)[:-4] + b"\x01\0\0\0", "trailing length"),
+])
+def test_verify_bad_files_exit_2_with_one_line(content, needle, tmp_path, capsys):
+    """Missing file, not a capture, truncated record, inconsistent pcapng block: exit 2, one line, no traceback."""
+    path = tmp_path / "in.pcap"
+    if content is not None:
+        path.write_bytes(content)
+    assert main(["verify", str(path)]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.startswith(f"csum: verify failed for {path}: ") and needle in captured.err
+    assert captured.err.count("\n") == 1 and not captured.out
+
+
+def test_verify_bogus_ihl_exits_2_after_the_report(tmp_path, capsys):
+    """A packet whose IPv4 IHL is 3 is malformed: reported in the table and on one stderr line, exit 2."""
+    pkts = _good_packets()
+    bogus = pkts[0][:14] + b"\x43" + pkts[0][15:]
+    path = tmp_path / "ihl.pcap"
+    path.write_bytes(pcap_bytes([pkts[1], bogus]))
+    assert main(["verify", str(path)]) == 2
+    captured = capsys.readouterr()
+    assert "malformed packets: 1" in captured.out
+    assert captured.err == f"csum: verify failed for {path}: 1 malformed packet(s), first #1: packet: IPv4 IHL is 3, " \
+                           "below the minimum of 5\n"
+
+
+def _changed(a: bytes, b: bytes) -> list[int]:
+    assert len(a) == len(b)
+    return [i for i in range(len(a)) if a[i] != b[i]]
+
+
+def test_fix_corrects_only_checksum_bytes(tmp_path, capsys):
+    """fix: OUT differs from IN only in the corrupted checksum bytes, each packet is what scapy rebuilds with
+    recomputed checksums, IN is untouched, OUT verifies clean."""
+    pkts, _ = _corrupted()
+    src, dst = tmp_path / "in.pcap", tmp_path / "out.pcap"
+    original = pcap_bytes(pkts, endian=">", nano=True)
+    src.write_bytes(original)
+    assert main(["fix", str(src), str(dst)]) == 0
+    assert "3 checksums corrected in 3 packets" in capsys.readouterr().out
+    assert src.read_bytes() == original
+    fixed = dst.read_bytes()
+    record_starts = [24]
+    for p in pkts[:-1]:
+        record_starts.append(record_starts[-1] + 16 + len(p))
+    want = sorted(record_starts[i] + 16 + at + k for i, _, _, at, _ in CORRUPTIONS for k in (0, 1))
+    assert _changed(original, fixed) == want
+    assert [bytes(p) for p in rdpcap(str(dst))] == _good_packets()
+    assert main(["verify", str(dst)]) == 0
+
+
+def test_fix_pcapng_keeps_blocks_and_cut_packets(tmp_path, capsys):
+    """Big-endian pcapng with options, an unknown block and a snaplen-cut packet with a wrong TCP checksum:
+    only the whole packets' wrong fields change; the cut packet and every other block stay byte for byte."""
+    pkts, _ = _corrupted()
+    body = [shb(">"), idb(1, ">"), other(0x0BADC0DE, b"custom block", ">")]
+    body += [epb(p, 0, ">") for p in pkts] + [epb(pkts[0][:50], 0, ">", origlen=len(pkts[0]))]
+    original = b"".join(body)
+    src, dst = tmp_path / "in.pcapng", tmp_path / "out.pcapng"
+    src.write_bytes(original)
+    assert main(["fix", str(src), str(dst), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["fixed_checksums"] == 3 and doc["cut"] == [5]
+    fixed = dst.read_bytes()
+    start = sum(map(len, body[:3]))
+    want = []
+    for i, p in enumerate(pkts):
+        want += [start + 28 + at + k for j, _, _, at, _ in CORRUPTIONS if j == i for k in (0, 1)]
+        start += len(body[3 + i])
+    assert _changed(original, fixed) == sorted(want)
+
+
+def test_fix_refuses_out_equal_in_and_bad_outputs(tmp_path, capsys):
+    """OUT naming IN (also through another spelling or a hard link) is refused; nothing is written on bad input."""
+    src = tmp_path / "in.pcap"
+    src.write_bytes(pcap_bytes(_good_packets()))
+    os.link(src, tmp_path / "hard.pcap")
+    for out in (str(src), str(tmp_path / "." / "in.pcap"), str(tmp_path / "hard.pcap")):
+        assert main(["fix", str(src), out]) == 2
+        assert "OUT must differ from IN" in capsys.readouterr().err
+    trunc = tmp_path / "t.pcap"
+    trunc.write_bytes(src.read_bytes()[:-3])
+    assert main(["fix", str(trunc), str(tmp_path / "never.pcap")]) == 2
+    assert not (tmp_path / "never.pcap").exists()
+    assert main(["fix", str(src), str(tmp_path / "no" / "dir.pcap")]) == 2
+    assert "cannot write" in capsys.readouterr().err
+    assert sorted(os.listdir(tmp_path)) == ["hard.pcap", "in.pcap", "t.pcap"]
+
+
+def test_progress_only_on_a_terminal_for_long_files():
+    """The progress line is drawn only when stderr is a terminal and the file has 16 MiB or more."""
+    import io
+
+    from csum.cli import _progress
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    assert _progress(1 << 30, io.StringIO()) is None and _progress(1 << 20, Tty()) is None
+    stream = Tty()
+    _progress(16 << 20, stream)(50, 200)
+    assert stream.getvalue() == "\rcsum:  25% "
+
+
+# --- bench ---------------------------------------------------------------------------------------
+
+def test_bench_runs_python_m_bench_quick(monkeypatch):
+    """bench --quick runs `python -m bench --quick` with this interpreter from the checkout holding bench/."""
+    import csum.cli as cli
+
+    seen = {}
+
+    def fake_run(command, cwd, check):
+        seen.update(command=command, cwd=cwd)
+        return subprocess.CompletedProcess(command, 3)
+
+    monkeypatch.setattr(cli.subprocess, "run", fake_run)
+    assert main(["bench", "--quick"]) == 3
+    assert seen["command"] == [sys.executable, "-m", "bench", "--quick"]
+    assert (seen["cwd"] / "bench" / "__main__.py").exists()
+
+
+def test_bench_without_the_bench_package(monkeypatch, capsys):
+    import csum.cli as cli
+
+    monkeypatch.setattr(cli, "_bench_root", lambda: None)
+    assert main(["bench", "--quick"]) == 2
+    assert "bench package is not here" in capsys.readouterr().err
+
+
+# --- real processes ------------------------------------------------------------------------------
+
+def test_subprocess_verify_fix_and_garbage(tmp_path):
+    """`python -m csum verify/fix` as real processes: exit 1 on bad checksums, fix then verify 0, garbage 2."""
+    pkts, _ = _corrupted()
+    src, dst, junk = tmp_path / "in.pcap", tmp_path / "out.pcap", tmp_path / "junk.pcap"
+    src.write_bytes(pcap_bytes(pkts))
+    junk.write_bytes(os.urandom(100))
+    run = lambda *a: subprocess.run([sys.executable, "-m", "csum", *a], capture_output=True, text=True, timeout=60)  # noqa: E731
+    first = run("verify", str(src))
+    assert first.returncode == 1 and "bad checksums: 3" in first.stdout and not first.stderr
+    assert run("fix", str(src), str(dst)).returncode == 0
+    assert run("verify", str(dst)).returncode == 0
+    bad = run("verify", str(junk))
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr and bad.stderr.count("\n") == 1
