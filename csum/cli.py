@@ -14,15 +14,19 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Sequence, TextIO
+from typing import TYPE_CHECKING, Sequence, TextIO
 
-from . import __version__, bpf, pcap
+from . import __version__, bpf
 from ._engine import ENGINE
 from .compare import Row, compare
 from .errors import CsumError
 from .profile import profile
 from .partial import internet_checksum
 from .sample import SAMPLE_PACKET
+
+if TYPE_CHECKING:  # numpy-backed modules are imported when verify/fix run, keeping other commands' start-up light
+    from . import pcap
+    from ._cli_verify import Report
 
 
 class _UsageError(Exception):
@@ -184,8 +188,8 @@ def _progress(size: int, stream: TextIO) -> pcap.Progress | None:
     return show
 
 
-def _load(name: str) -> tuple[pcap.Capture, object]:
-    from . import _cli_verify
+def _load(name: str) -> tuple[pcap.Capture, Report]:
+    from . import _cli_verify, pcap
 
     path = Path(name)
     try:
@@ -200,8 +204,8 @@ def _load(name: str) -> tuple[pcap.Capture, object]:
     return cap, report
 
 
-def _malformed(args: argparse.Namespace, report: object) -> int:
-    bad = report.malformed  # type: ignore[attr-defined]
+def _malformed(args: argparse.Namespace, report: Report) -> int:
+    bad = report.malformed
     if not bad:
         return 0
     index, why = bad[0]
@@ -210,8 +214,15 @@ def _malformed(args: argparse.Namespace, report: object) -> int:
     return 2
 
 
+def _check_show(args: argparse.Namespace) -> None:
+    if args.show < 0:
+        raise _UsageError(f"--show must be 0 or more, got {args.show}")
+
+
 def _cmd_verify(args: argparse.Namespace) -> int:
     from . import _cli_verify
+
+    _check_show(args)
 
     cap, report = _load(args.file)
     if args.json:
@@ -222,8 +233,9 @@ def _cmd_verify(args: argparse.Namespace) -> int:
 
 
 def _cmd_fix(args: argparse.Namespace) -> int:
-    from . import _cli_verify
+    from . import _cli_verify, pcap
 
+    _check_show(args)
     src, dst = Path(args.file), Path(args.out)
     if src.resolve() == dst.resolve() or (dst.exists() and src.exists() and os.path.samefile(src, dst)):
         raise _UsageError("OUT must differ from IN: the input is never modified")

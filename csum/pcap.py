@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import struct
 import tempfile
+from array import array
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -85,12 +86,12 @@ def _bad(what: str, code: str) -> CsumValueError:
     return CsumValueError(what, code=code)
 
 
-def _columns(data: bytes, fmt: str, offs: list[int], caps: list[int], origs: list[int],
-             links: list[int] | int) -> Capture:
-    n = len(offs)
-    link = np.full(n, links, dtype=np.int64) if isinstance(links, int) else np.array(links, dtype=np.int64)
-    return Capture(data, fmt, np.array(offs, dtype=np.int64), np.array(caps, dtype=np.int64),
-                   np.array(origs, dtype=np.int64), link)
+def _columns(data: bytes, fmt: str, offs: array, caps: array, origs: array, links: array | int) -> Capture:
+    def column(values: array) -> np.ndarray:
+        return np.frombuffer(values, dtype=np.int64) if len(values) else np.zeros(0, dtype=np.int64)
+
+    link = np.full(len(offs), links, dtype=np.int64) if isinstance(links, int) else column(links)
+    return Capture(data, fmt, column(offs), column(caps), column(origs), link)
 
 
 def _parse_pcap(data: bytes, endian: str, progress: Progress | None) -> Capture:
@@ -98,9 +99,7 @@ def _parse_pcap(data: bytes, endian: str, progress: Progress | None) -> Capture:
         raise _bad(f"pcap file header needs 24 bytes, file has {len(data)}", "truncated")
     linktype = struct.unpack_from(endian + "I", data, 20)[0] & 0xFFFF
     record = struct.Struct(endian + "8xII").unpack_from
-    offs: list[int] = []
-    caps: list[int] = []
-    origs: list[int] = []
+    offs, caps, origs = array("q"), array("q"), array("q")
     pos, size, index = 24, len(data), 0
     while pos < size:
         if pos + 16 > size:
@@ -120,10 +119,7 @@ def _parse_pcap(data: bytes, endian: str, progress: Progress | None) -> Capture:
 
 
 def _parse_pcapng(data: bytes, progress: Progress | None) -> Capture:
-    offs: list[int] = []
-    caps: list[int] = []
-    origs: list[int] = []
-    links: list[int] = []
+    offs, caps, origs, links = array("q"), array("q"), array("q"), array("q")
     interfaces: list[tuple[int, int]] = []  # (link type, snap length) of the current section
     endian, pos, size, blocks = "<", 0, len(data), 0
     while pos < size:

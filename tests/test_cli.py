@@ -386,3 +386,17 @@ def test_subprocess_verify_fix_and_garbage(tmp_path):
     assert run("verify", str(dst)).returncode == 0
     bad = run("verify", str(junk))
     assert bad.returncode == 2 and "Traceback" not in bad.stderr and bad.stderr.count("\n") == 1
+
+
+def test_verify_negative_show_is_a_usage_error(tmp_path, capsys):
+    path = tmp_path / "ok.pcap"
+    path.write_bytes(pcap_bytes(_good_packets()))
+    assert main(["verify", str(path), "--show", "-1"]) == 2
+    assert "--show must be 0 or more" in capsys.readouterr().err
+
+
+def test_compare_does_not_import_numpy():
+    """The capture commands load numpy lazily: `csum compare` starts without it."""
+    code = "import sys, csum.cli; csum.cli.main(['compare', '00', '--profiles', 'generic']); print('numpy' in sys.modules)"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert run.stdout.strip().endswith("False")
