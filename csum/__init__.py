@@ -13,6 +13,8 @@ from .bpf import (
     bpf_l3_csum_replace,
     bpf_l4_csum_replace,
 )
+from . import bpf as _bpf
+from .arch.generic import generic_le as _generic_le
 from .compare import compare
 from .errors import CsumError, CsumTypeError, CsumValueError
 from .ones import (
@@ -45,12 +47,12 @@ __version__ = "0.1.0"
 
 def bpf_csum_diff(frm: object, to: object, seed: int = 0) -> int:
     """net/core/filter.c ``bpf_csum_diff`` (Linux >= 6.13, homogenized) with generic csum_partial."""
-    return profile("generic").bpf_csum_diff(frm, to, seed)
+    return _bpf.csum_diff(_generic_le, frm, to, seed)
 
 
 def bpf_csum_diff_legacy(frm: object, to: object, seed: int = 0) -> int:
     """net/core/filter.c ``bpf_csum_diff`` (Linux <= 6.12, scratch buffer) with generic csum_partial; -22 on bad sizes."""
-    return profile("generic").bpf_csum_diff_legacy(frm, to, seed)
+    return _bpf.csum_diff_legacy(_generic_le, frm, to, seed)
 
 
 __all__ = [

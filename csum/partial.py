@@ -13,26 +13,30 @@ from __future__ import annotations
 from ._check import as_view, check_align, check_uint
 from ._engine import ones_sum
 from .errors import CsumValueError
-from .ones import M16, _add32
+from .ones import M16, M32
 from .types import Sum16, WireSum, Wsum
 
 
 def do_csum(buf: object, *, align: int = 0) -> int:
     """lib/checksum.c ``do_csum``: the folded 16-bit sum of ``buf`` (not complemented)."""
     check_align(align)
-    return ones_sum(as_view(buf, "buf"), 16, "little")
+    return ones_sum(buf, 16, "little", "buf")
 
 
 def csum_partial(buf: object, seed: Wsum = 0, *, align: int = 0) -> Wsum:
     """lib/checksum.c ``csum_partial``: ``do_csum(buf)`` plus the 32-bit ``seed``, end-around; a u32."""
-    view = as_view(buf, "buf")
-    check_align(align)
-    return _add32(ones_sum(view, 16, "little"), check_uint(seed, 32, "seed"))
+    # The checks are inlined for the common case (plain ints in range): this is the hot path.
+    if seed.__class__ is not int or not 0 <= seed <= M32:
+        check_uint(seed, 32, "seed")
+    if align.__class__ is not int or not 0 <= align <= 7:
+        check_align(align)
+    r = ones_sum(buf, 16, "little", "buf") + seed
+    return (r & M32) + (r >> 32)
 
 
 def ip_compute_csum(buf: object) -> Sum16:
     """lib/checksum.c ``ip_compute_csum``: the complemented 16-bit checksum as a little-endian CPU holds it."""
-    return ones_sum(as_view(buf, "buf"), 16, "little") ^ M16
+    return ones_sum(buf, 16, "little", "buf") ^ M16
 
 
 def ip_fast_csum(iph: object, ihl: int) -> Sum16:
@@ -51,10 +55,10 @@ def ip_fast_csum(iph: object, ihl: int) -> Sum16:
 
 def internet_checksum(buf: object) -> WireSum:
     """The RFC 1071 checksum of ``buf`` as transmitted, read big-endian (== ``scapy.utils.checksum``)."""
-    return ones_sum(as_view(buf, "buf"), 16, "big") ^ M16
+    return ones_sum(buf, 16, "big", "buf") ^ M16
 
 
 def verify_checksum(buf: object) -> bool:
     """True if ``buf`` (checksum field filled in) sums to all ones, i.e. its checksum is 0 (RFC 1071 section 1)."""
-    return ones_sum(as_view(buf, "buf"), 16, "big") == M16
+    return ones_sum(buf, 16, "big", "buf") == M16
 

@@ -178,6 +178,7 @@ def _registry() -> dict[str, Profile]:
     return by_name
 
 
+@functools.cache
 def _aliases() -> dict[str, str]:
     table = {}
     for prof in _registry().values():
@@ -207,3 +208,4 @@ def profile(name: str, kernel: str | None = None) -> Profile:
 def reload_profiles() -> None:
     """Forget the loaded profiles (after changing ``CSUM_PROFILE_PATH`` or registering algorithms)."""
     _registry.cache_clear()
+    _aliases.cache_clear()

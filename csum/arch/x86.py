@@ -18,7 +18,7 @@ handling (a 16-bit fold plus byte swap, which drops the unfolded sum).
 
 from __future__ import annotations
 
-from .._engine import canonical
+from .._engine import canonical, ones_sum
 from ..ones import _add32, ror32
 from . import register
 
@@ -30,14 +30,14 @@ def _swab16(x: int) -> int:
 @register("x86_64")
 def x86_64(view: memoryview, seed: int, align: int) -> int:
     """arch/x86/lib/csum-partial_64.c ``csum_partial`` (Linux >= 6.7): unfolded, canonical 32-bit."""
-    return canonical(int.from_bytes(view, "little") + seed, 32)
+    return _add32(ones_sum(view, 32, "little"), seed)
 
 
 @register("x86_64-5.17")
 def x86_64_v5_17(view: memoryview, seed: int, align: int) -> int:
     """arch/x86/lib/csum-partial_64.c ``csum_partial`` (Linux 5.17 .. 6.6, Dumazet's rewrite)."""
     if not align & 1:
-        return canonical(int.from_bytes(view, "little") + seed, 32)
+        return _add32(ones_sum(view, 32, "little"), seed)
     if not len(view):
         return seed
     total = ror32(seed, 8) + (view[0] << 8) + int.from_bytes(view[1:], "little")
