@@ -1,0 +1,33 @@
+"""csum/testing.py: the strategies users get are well-formed (checked with scapy, an independent parser)."""
+
+from hypothesis import given, settings
+from scapy.layers.inet import IP
+from scapy.layers.inet6 import IPv6
+
+import csum
+from csum.testing import buffers, chunked, packets
+
+
+@settings(max_examples=300)  # scapy parsing dominates the run time
+@given(packets())
+def test_packets_have_the_checksums_scapy_computes(pkt):
+    """Every generated packet equals scapy's rebuild with checksums recomputed from scratch."""
+    parsed = (IP if pkt[0] >> 4 == 4 else IPv6)(pkt)
+    for layer in parsed.layers():
+        if hasattr(layer, "chksum") or hasattr(layer, "cksum"):
+            for field in ("chksum", "cksum"):
+                if field in parsed[layer].fields:
+                    delattr(parsed[layer], field)
+    assert bytes(parsed) == pkt
+    assert all(r.ok for r in csum.inet.verify(pkt))
+
+
+@given(chunked())
+def test_chunked_joins_back(case):
+    buf, chunks = case
+    assert b"".join(chunks) == buf and 1 <= len(chunks) <= 20
+
+
+@given(buffers(max_size=50))
+def test_buffers_respect_max_size(buf):
+    assert len(buf) <= 50
