@@ -16,7 +16,11 @@ include/net/checksum.h) and never recomputes a checksum from the packet, so:
   (BPF_F_MARK_MANGLED_0); a UDP result of 0 is stored as 0xffff (RFC 768);
   UDP over IPv6 and UDP-Lite add BPF_F_MARK_ENFORCE since 0 is illegal there;
 * a non-first fragment has no L4 header: only the IPv4 header checksum changes.
-  The L4 checksum of the datagram sits in the first fragment; rewrite that one too.
+  The L4 checksum of the datagram sits in the first fragment; rewrite that one too;
+* an address enters the L4 checksum only where it is in the pseudo-header
+  (:mod:`csum._packet`): not the header's destination while a source route or
+  routing header names the final one, not the IPv6 source when a Home Address
+  option replaces it (RFC 6275 section 6.3).
 
 :attr:`Rewrite.calls` lists the helper calls made, in order, with the arguments a
 BPF program passes (offsets from the start of the buffer, as from ``skb->data``).
@@ -157,7 +161,7 @@ class _Editor:
         old = bytes(self.buf[offset:offset + len(new)])
         diff = self.arch.bpf_csum_diff(old, new, 0)
         self.calls.append(CsumDiffCall(old, new, 0, diff))
-        in_pseudo = which == "saddr" or lay.daddr_in_pseudo
+        in_pseudo = lay.saddr_in_pseudo if which == "saddr" else lay.daddr_in_pseudo
         if lay.l4_csum is not None and lay.pseudo and in_pseudo:
             self._replace("bpf_l4_csum_replace", lay.l4_csum, 0, diff, self.l4_flags(0, True))
         if lay.ip_csum is not None:
@@ -256,8 +260,10 @@ def rewrite(packet: Any, *, saddr: Address | None = None, daddr: Address | None 
     IPv6 on top; the result is the same class). Returns new bytes unless ``inplace=True``,
     which needs a bytearray and edits it (all checks run first: on error it is untouched).
     Changes apply in the order saddr, daddr, sport, dport, TTL, fields. Raises
-    CsumValueError (code ``truncated``, ``bad-packet``, ``bad-address``, ``no-ports`` ...)
-    naming the problem. Helper semantics: net/core/filter.c; see the module docstring.
+    CsumValueError naming the problem: a malformed packet with a code of :mod:`csum._packet`
+    (``truncated``, ``not-ip``, ``bad-length``, ``bad-option`` ...), a request it cannot
+    satisfy with ``bad-address``, ``no-ports``, ``bad-offset`` ... Helper semantics:
+    net/core/filter.c; see the module docstring. ``link``: "auto", "ethernet" (alias "ether") or "ip".
 
     ``arch`` (a csum profile name or :class:`~csum.profile.Profile`) picks whose ``csum_partial``
     the recorded ``bpf_csum_diff`` results come from (Linux >= 6.13 form). Architectures differ

@@ -47,14 +47,16 @@ payloads = st.one_of(st.binary(max_size=1500), st.integers(0, 1500).map(bytes),
                      st.integers(0, 1500).map(lambda n: b"\xff" * n))
 tcp_options = st.sampled_from([[], [("MSS", 1460)], [("NOP", None), ("WScale", 7)]])
 
-#: IPv4 options of at most 40 bytes: NOP, router alert, record route, timestamp, loose/strict source route.
+#: IPv4 options of at most 40 bytes: NOP, router alert, record route, timestamp, loose/strict source route
+#: (at most one source route: RFC 791 allows one; rewrite refuses two, see tests/test_packet.py).
 ipv4_options = st.lists(st.one_of(
     st.just(IPOption_NOP()), st.just(IPOption_Router_Alert()),
     st.lists(ipv4s, max_size=2).map(lambda r: IPOption_RR(routers=r)),
     u32.map(lambda t: IPOption_Timestamp(flg=0, timestamp=t)),
     st.lists(ipv4s, min_size=1, max_size=3).map(lambda r: IPOption_LSRR(routers=r)),
     st.lists(ipv4s, min_size=1, max_size=3).map(lambda r: IPOption_SSRR(routers=r)),
-), max_size=3).filter(lambda opts: sum(len(raw(o)) for o in opts) <= 40)
+), max_size=3).filter(lambda opts: sum(len(raw(o)) for o in opts) <= 40
+                        and sum(isinstance(o, (IPOption_LSRR, IPOption_SSRR)) for o in opts) <= 1)
 
 #: IPv6 extension headers before the L4 header: hop-by-hop, destination options, routing (with or without
 #: segments left), first fragment.
