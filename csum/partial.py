@@ -25,11 +25,14 @@ def do_csum(buf: object, *, align: int = 0) -> int:
 
 def csum_partial(buf: object, seed: Wsum = 0, *, align: int = 0) -> Wsum:
     """lib/checksum.c ``csum_partial``: ``do_csum(buf)`` plus the 32-bit ``seed``, end-around; a u32."""
-    # The checks are inlined for the common case (plain ints in range): this is the hot path.
-    if seed.__class__ is not int or not 0 <= seed <= M32:
-        check_uint(seed, 32, "seed")
-    if align.__class__ is not int or not 0 <= align <= 7:
+    # The hot path: argument checks inlined for plain ints in range; with seed 0 the
+    # end-around add cannot carry (do_csum <= 0xffff), so the folded sum is the answer.
+    if not (seed.__class__ is int and 0 <= seed <= M32):
+        seed = check_uint(seed, 32, "seed")
+    if not (align.__class__ is int and 0 <= align <= 7):
         check_align(align)
+    if not seed:
+        return ones_sum(buf, 16, "little", "buf")
     r = ones_sum(buf, 16, "little", "buf") + seed
     return (r & M32) + (r >> 32)
 
