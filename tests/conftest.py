@@ -8,6 +8,8 @@ import os
 
 from hypothesis import HealthCheck, settings
 
+from engines import engine  # noqa: F401  (fixture: runs a test once per summing engine)
+
 #: prints how many cases were checked against the running kernel (tests/test_kernel.py)
 pytest_plugins = ["kernel_count_plugin"]
 

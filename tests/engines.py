@@ -1,8 +1,6 @@
 """The ``engine`` fixture: run a test once per summing engine this installation has (csum/_engine.py).
 
-    from engines import engine  # noqa: F401  (pytest fixture)
-
-    def test_something(engine): ...
+    def test_something(engine): ...   # tests/conftest.py makes the fixture available everywhere
 
 Inside the test every caller of ``csum._engine.ones_sum`` (and csum.batch) runs on
 ``engine`` ("c" when the extension is built, "numpy", "python"); the engine chosen

@@ -17,7 +17,6 @@ import csum
 import csum.batch as batch
 from csum.errors import CsumTypeError, CsumValueError
 from csum.testing import CORNER_SEEDS
-from engines import engine  # noqa: F401  (fixture)
 from oracle import ones_sum16
 
 FIXTURE_OK = settings(suppress_health_check=[HealthCheck.function_scoped_fixture])

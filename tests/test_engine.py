@@ -21,7 +21,6 @@ import csum
 from csum import _engine
 from csum.errors import CsumTypeError, CsumValueError
 from csum.testing import buffers
-from engines import engine  # noqa: F401  (fixture)
 from oracle import ones_sum16
 
 FIXTURE_OK = settings(suppress_health_check=[HealthCheck.function_scoped_fixture])

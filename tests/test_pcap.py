@@ -15,14 +15,13 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, example, given, settings, strategies as st
 from scapy.all import ICMP, IP, TCP, UDP, Ether, ICMPv6EchoRequest, IPv6, PcapNgWriter, Raw, rdpcap, wrpcap
-from scapy.utils import PcapNgReader, RawPcapNgReader
+from scapy.utils import RawPcapNgReader
 
 from captures import epb, idb, other, pb, pcap_bytes, shb, spb
 from csum import inet, pcap
 from csum._cli_verify import _fast, _l3_offsets, check
 from csum.errors import CsumValueError
 from csum.testing import buffers, u16s
-from engines import engine  # noqa: F401  (pytest fixture)
 from oracle import rfc1071_checksum
 
 

@@ -14,7 +14,6 @@ import csum
 from csum.errors import CsumTypeError, CsumValueError
 from csum.stream import Checksum, internet_checksum_iov
 from csum.testing import buffers, chunked, seeds
-from engines import engine  # noqa: F401  (pytest fixture: once per summing engine)
 from oracle import fold16, ones_add32, ones_sum16, rfc1071_checksum
 
 
