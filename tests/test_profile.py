@@ -112,3 +112,13 @@ def test_profiles_load_from_an_installed_wheel(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "CSUM_PROFILE_PATH")}
     out = subprocess.run([str(py), "-c", script], check=True, capture_output=True, text=True, cwd=tmp_path, env=env)
     assert int(out.stdout) == len(csum.profile_names())
+
+
+def test_riscv_zbb_before_6_8_is_lib_checksum():
+    """riscv gained its own do_csum in 6.8 ("riscv: Add checksum library"); 6.7 built lib/checksum.c.
+
+    ff ff: the Zbb fold's sign extension gives 0xffffffff (tests/vectors/csum_partial/riscv64-zbb.txt),
+    lib/checksum.c gives 0xffff (tests/vectors/csum_partial/generic.txt).
+    """
+    assert csum.profile("riscv64-zbb").csum_partial(b"\xff\xff") == 0xFFFFFFFF
+    assert csum.profile("riscv64-zbb", kernel="6.7").csum_partial(b"\xff\xff") == 0xFFFF
