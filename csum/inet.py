@@ -31,10 +31,10 @@ from dataclasses import dataclass
 from ._check import as_view
 from ._packet import ICMP, ICMPV6, TCP, UDP, Layout, Link, parse
 from .errors import CsumValueError
-from .ones import csum_fold
+from .ones import csum_fold, swab16
 from .partial import internet_checksum, verify_checksum
 from .pseudo import csum_ipv6_magic, csum_tcpudp_magic
-from .stream import Checksum, _swab16
+from .stream import Checksum
 from .types import WireSum
 
 __all__ = [
@@ -120,7 +120,7 @@ def _transport(view: memoryview, lay: Layout, udp6_zero_ok: bool) -> Result | No
     else:
         fold = csum_tcpudp_magic(src, dst, length, lay.proto, zeroed)
         check = csum_tcpudp_magic(src, dst, length, lay.proto, as_sent)
-    computed = _swab16(fold)
+    computed = swab16(fold)
     if layer == "udp":
         computed = computed or 0xFFFF  # RFC 768: a computed 0 is transmitted as all ones
         if stored == 0:

@@ -43,6 +43,11 @@ def ror32(x: int, n: int) -> int:
     return ((x >> n) | (x << (32 - n))) & M32
 
 
+def swab16(x: int) -> int:
+    """include/uapi/linux/swab.h ``swab16``: exchange the two bytes of a 16-bit value (unchecked)."""
+    return ((x & 0xFF) << 8) | (x >> 8)
+
+
 def from32to16(x: Wsum) -> int:
     """include/net/checksum.h ``csum_from32to16``: fold a u32 sum to 16 bits, not complemented.
 

@@ -22,15 +22,10 @@ from collections.abc import Iterable
 from ._check import as_view, check_uint
 from .errors import CsumTypeError
 from ._engine import ones_sum
-from .ones import _add16, _add32, _fold, _from32to16
+from .ones import _add16, _add32, _fold, _from32to16, swab16
 from .types import Sum16, WireSum, Wsum
 
 __all__ = ["Checksum", "internet_checksum_iov"]
-
-
-def _swab16(value: int) -> int:
-    """include/uapi/linux/swab.h ``swab16``: exchange the two bytes of a 16-bit value."""
-    return int.from_bytes(value.to_bytes(2, "little"), "big")
 
 
 def _at_odd_offset(sum16: int) -> int:
@@ -127,7 +122,7 @@ class Checksum:
     @property
     def value(self) -> WireSum:
         """The checksum as transmitted, read big-endian; equals ``csum.internet_checksum`` of the bytes."""
-        return _swab16(_fold(self.partial))
+        return swab16(_fold(self.partial))
 
     def digest(self) -> bytes:
         """The two checksum bytes in wire order."""

@@ -19,12 +19,8 @@ handling (a 16-bit fold plus byte swap, which drops the unfolded sum).
 from __future__ import annotations
 
 from .._engine import canonical, ones_sum
-from ..ones import _add32, ror32
+from ..ones import _add32, ror32, swab16
 from . import register
-
-
-def _swab16(x: int) -> int:
-    return ((x & 0xFF) << 8) | (x >> 8)
 
 
 @register("x86_64")
@@ -41,7 +37,7 @@ def x86_64_v5_17(view: memoryview, seed: int, align: int) -> int:
     if not len(view):
         return seed
     total = ror32(seed, 8) + (view[0] << 8) + int.from_bytes(view[1:], "little")
-    return _swab16(canonical(total, 16))
+    return swab16(canonical(total, 16))
 
 
 def _kleen_terms(view: memoryview, align: int) -> tuple[int, bool]:
@@ -76,5 +72,5 @@ def _kleen_terms(view: memoryview, align: int) -> tuple[int, bool]:
 def x86_64_kleen(view: memoryview, seed: int, align: int) -> int:
     """arch/x86/lib/csum-partial_64.c ``do_csum`` + ``csum_partial`` (Linux <= 5.16, Andi Kleen's)."""
     total, odd = _kleen_terms(view, align)
-    do_csum = _swab16(canonical(total, 16)) if odd else canonical(total, 32)
+    do_csum = swab16(canonical(total, 16)) if odd else canonical(total, 32)
     return _add32(do_csum, seed)
