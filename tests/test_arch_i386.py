@@ -16,19 +16,11 @@ from hypothesis import strategies as st
 import csum
 from csum.testing import aligns, buffers, seeds
 from oracle import ones_add32
-from vectors import ROOT, PartialCase, partial_cases
+from vectors import ROOT, PartialCase, partial_cases, partial_line
 
 PPRO = csum.profile("i386")
 NONPPRO = csum.profile("i386-nonppro")
 GENERIC = csum.profile("generic")
-
-
-def _vector(name: str, lineno: int, text: str) -> PartialCase:
-    """Line ``lineno`` of tests/vectors/csum_partial/<name>.txt, checked to read ``text``."""
-    line = (ROOT / "csum_partial" / f"{name}.txt").read_text().splitlines()[lineno - 1]
-    assert line == text, f"{name}.txt:{lineno} is {line!r}"
-    align, seed, result, data = line.split()
-    return PartialCase(int(align), int(seed, 16), int(result, 16), b"" if data == "-" else bytes.fromhex(data))
 
 
 def _emulate(prof: csum.Profile, case: PartialCase) -> int:
@@ -51,7 +43,7 @@ def test_aliases():
 ])
 def test_empty_buffer_at_odd_address_returns_seed_unrotated(prof, name, lineno, text):
     """Zero length at an odd address exits before either rotation: the seed comes back as is (file:line)."""
-    case = _vector(name, lineno, text)
+    case = partial_line(name, lineno, text)
     assert _emulate(prof, case) == case.result == case.seed
 
 
@@ -61,7 +53,7 @@ def test_empty_buffer_at_odd_address_returns_seed_unrotated(prof, name, lineno, 
 ])
 def test_odd_address_rotates_seed_by_16(prof, name, lineno, text):
     """A zero byte at an odd address: the two ``roll $8`` leave the seed rotated by 16 bits (file:line)."""
-    case = _vector(name, lineno, text)
+    case = partial_line(name, lineno, text)
     assert _emulate(prof, case) == case.result == 0xFFFF0000
 
 
@@ -70,7 +62,7 @@ def test_all_ones_at_odd_address_is_not_the_32bit_all_ones():
 
     The odd-address rotation makes the result non-canonical as a 32-bit sum.
     """
-    case = _vector("i386", 691, "3 00000000 00feff01 ffffffff")
+    case = partial_line("i386", 691, "3 00000000 00feff01 ffffffff")
     assert _emulate(PPRO, case) == case.result
     assert case.result % 0xFFFF == 0
 
@@ -79,7 +71,7 @@ def test_all_ones_aligned_stays_minus_zero():
     """i386.txt:3329 / i386-nonppro.txt:3330: 1024 bytes of 0xff at address 0 sum to 0xffffffff, never 0."""
     text = "0 00000000 ffffffff " + "ff" * 1024
     for prof, name, lineno in ((PPRO, "i386", 3329), (NONPPRO, "i386-nonppro", 3330)):
-        case = _vector(name, lineno, text)
+        case = partial_line(name, lineno, text)
         assert _emulate(prof, case) == case.result == 0xFFFFFFFF
 
 
@@ -90,9 +82,9 @@ def test_halfword_head_then_three_byte_tail():
     the other body 0xffff00ff (0x000000ff after the end-around carry). A plain
     32-bit end-around sum of little-endian words would give 0xffffffff.
     """
-    case = _vector("i386", 698, "2 00000000 0100fffe ffffffffff")
+    case = partial_line("i386", 698, "2 00000000 0100fffe ffffffffff")
     assert _emulate(PPRO, case) == case.result
-    case = _vector("i386-nonppro", 699, "2 00000000 000000ff ffffffffff")
+    case = partial_line("i386-nonppro", 699, "2 00000000 000000ff ffffffffff")
     assert _emulate(NONPPRO, case) == case.result
 
 
@@ -103,10 +95,10 @@ def test_three_byte_tail_placement_differs_between_bodies():
     other body adds ``(u16 << 16) | byte``.
     """
     pairs = [
-        (_vector("i386", 680, "0 fffe0001 00fe0001 ffffff"),
-         _vector("i386-nonppro", 681, "0 fffe0001 fffd0101 ffffff")),
-        (_vector("i386", 691, "3 00000000 00feff01 ffffffff"),
-         _vector("i386-nonppro", 692, "3 00000000 ffffffff ffffffff")),
+        (partial_line("i386", 680, "0 fffe0001 00fe0001 ffffff"),
+         partial_line("i386-nonppro", 681, "0 fffe0001 fffd0101 ffffff")),
+        (partial_line("i386", 691, "3 00000000 00feff01 ffffffff"),
+         partial_line("i386-nonppro", 692, "3 00000000 ffffffff ffffffff")),
     ]
     for ppro, nonppro in pairs:
         assert _emulate(PPRO, ppro) == ppro.result
@@ -130,8 +122,8 @@ def test_nonppro_loses_carry_of_seed_plus_first_byte(bug_line, bug_text, ppro_li
     non-PPro result is then exactly 1 less, mod 0xffff, than the true sum
     (generic), while the PPro body (``addl; adcl $0; roll $8``) is congruent.
     """
-    bug = _vector("i386-nonppro", bug_line, bug_text)
-    ppro = _vector("i386", ppro_line, ppro_text)
+    bug = partial_line("i386-nonppro", bug_line, bug_text)
+    ppro = partial_line("i386", ppro_line, ppro_text)
     assert (bug.align, bug.seed, bug.data) == (ppro.align, ppro.seed, ppro.data)
     assert _carry_lost(bug.data, bug.seed, bug.align)
     assert _emulate(NONPPRO, bug) == bug.result

@@ -16,20 +16,12 @@ from hypothesis import given
 import csum
 from csum.testing import aligns, buffers, seeds
 from oracle import ones_add32
-from vectors import ROOT, PartialCase
+from vectors import PartialCase, partial_line
 
 MIPS = csum.profile("mips")
 MIPSEL = csum.profile("mipsel")
 #: each profile with the generic (lib/checksum.c) profile of its byte order
 PAIRS = [(MIPS, csum.profile("generic-be")), (MIPSEL, csum.profile("generic"))]
-
-
-def _vector(name: str, lineno: int, text: str) -> PartialCase:
-    """Line ``lineno`` of tests/vectors/csum_partial/<name>.txt, checked to read ``text``."""
-    line = (ROOT / "csum_partial" / f"{name}.txt").read_text().splitlines()[lineno - 1]
-    assert line == text, f"{name}.txt:{lineno} is {line!r}"
-    align, seed, result, data = line.split()
-    return PartialCase(int(align), int(seed, 16), int(result, 16), b"" if data == "-" else bytes.fromhex(data))
 
 
 def _check(prof: csum.Profile, case: PartialCase) -> None:
@@ -55,9 +47,9 @@ def test_odd_address_short_buffer_is_not_swapped(prof):
     and one 0x33 byte at address 5 sits where an even address would put it.
     """
     name = prof.name
-    _check(prof, _vector(name, 17, "1 0000ffff 0000ffff 00"))
+    _check(prof, partial_line(name, 17, "1 0000ffff 0000ffff 00"))
     want = {"mips": "5 00000000 00003300 33", "mipsel": "5 00000000 00000033 33"}[name]
-    case = _vector(name, 1317, want)
+    case = partial_line(name, 1317, want)
     _check(prof, case)
     assert prof.csum_partial(case.data, 0, align=0) == case.result
 
@@ -72,7 +64,7 @@ def test_odd_address_long_buffer_swaps_halfword_bytes(prof, text):
     The same bytes at address 0 give other bits but the same value mod 0xffff;
     the unswapped sum (the line's result swapped back) would not be congruent.
     """
-    case = _vector(prof.name, 1381, text)
+    case = partial_line(prof.name, 1381, text)
     _check(prof, case)
     even = prof.csum_partial(case.data, 0, align=0)
     unswapped = _wsbh(case.result)
@@ -91,7 +83,7 @@ def test_seed_added_after_the_swap(prof, text):
     The kernel's value is the seedless sum plus the seed (tests/oracle.py's
     end-around add), and differs from adding the seed before the swap.
     """
-    case = _vector(prof.name, 1369, text)
+    case = partial_line(prof.name, 1369, text)
     _check(prof, case)
     unseeded = prof.csum_partial(case.data, 0, align=case.align)
     assert case.result == ones_add32(unseeded, case.seed)
@@ -108,8 +100,8 @@ def test_tail_placement(prof, one_byte, three_bytes):
     Big-endian: a lone byte lands at 0x0000ff00, not at 0xff000000 where a
     zero-padded word would put it; little-endian: three bytes give 0xffff00ff.
     """
-    _check(prof, _vector(prof.name, 670, one_byte))
-    _check(prof, _vector(prof.name, 684, three_bytes))
+    _check(prof, partial_line(prof.name, 670, one_byte))
+    _check(prof, partial_line(prof.name, 684, three_bytes))
 
 
 @pytest.mark.parametrize("prof", [MIPS, MIPSEL], ids=["mips", "mipsel"])
@@ -119,9 +111,9 @@ def test_all_ones(prof):
     127 0xff bytes at an odd address: 0x0100fe00 (BE) / 0x0100fffe (LE), not a
     canonical 32-bit sum, yet congruent mod 0xffff to generic of the same byte order.
     """
-    _check(prof, _vector(prof.name, 3329, "0 00000000 ffffffff " + "ff" * 1024))
+    _check(prof, partial_line(prof.name, 3329, "0 00000000 ffffffff " + "ff" * 1024))
     odd = {"mips": "0100fe00", "mipsel": "0100fffe"}[prof.name]
-    case = _vector(prof.name, 3251, f"1 00000000 {odd} " + "ff" * 127)
+    case = partial_line(prof.name, 3251, f"1 00000000 {odd} " + "ff" * 127)
     _check(prof, case)
     generic = dict(PAIRS)[prof]
     assert (case.result - generic.csum_partial(case.data)) % 0xFFFF == 0
@@ -133,7 +125,7 @@ def test_zero_buffer_with_zero_seed_is_plus_zero(prof):
 
     Checked at every alignment and across the <8 / >=8 byte paths.
     """
-    _check(prof, _vector(prof.name, 72, "0 00000000 00000000 0000000000000000"))
+    _check(prof, partial_line(prof.name, 72, "0 00000000 00000000 0000000000000000"))
     for align in range(8):
         for n in (0, 1, 7, 8, 9, 64, 200):
             assert prof.csum_partial(bytes(n), 0, align=align) == 0

@@ -29,6 +29,14 @@ def partial_cases(path: Path) -> list[PartialCase]:
     return [PartialCase(int(a), int(s, 16), int(r, 16), _hex(d)) for a, s, r, d in _rows(path)]
 
 
+def partial_line(name: str, lineno: int, text: str) -> PartialCase:
+    """Line ``lineno`` of tests/vectors/csum_partial/<name>.txt, checked to read ``text`` (so a test cites it)."""
+    line = (ROOT / "csum_partial" / f"{name}.txt").read_text().splitlines()[lineno - 1]
+    assert line == text, f"{name}.txt:{lineno} is {line!r}"
+    align, seed, result, data = line.split()
+    return PartialCase(int(align), int(seed, 16), int(result, 16), _hex(data))
+
+
 @dataclass(frozen=True)
 class DiffCase:
     seed: int
