@@ -91,9 +91,14 @@ class Profile:
         view = as_view(buf, "buf")
         return self._partial(view, check_uint(seed, 32, "seed"), check_align(align))
 
-    def bpf_csum_diff(self, frm: object, to: object, seed: Wsum = 0) -> int:
-        """net/core/filter.c ``bpf_csum_diff`` (Linux >= 6.13) on this architecture."""
-        return bpf.csum_diff(self._partial, frm, to, seed)
+    def bpf_csum_diff(self, frm: object, to: object, seed: Wsum = 0, *, frm_align: int = 0,
+                      to_align: int = 0) -> int:
+        """net/core/filter.c ``bpf_csum_diff`` (Linux >= 6.13) on this architecture.
+
+        ``frm_align``/``to_align``: where the buffers sit (address mod 8), since this
+        helper reads them in place; see :func:`csum.bpf.csum_diff`.
+        """
+        return bpf.csum_diff(self._partial, frm, to, seed, frm_align=frm_align, to_align=to_align)
 
     def bpf_csum_diff_legacy(self, frm: object, to: object, seed: Wsum = 0) -> int:
         """net/core/filter.c ``bpf_csum_diff`` (Linux <= 6.12) on this architecture; -22 on bad sizes."""
