@@ -11,6 +11,7 @@ from the installed package (``csum.arch_profiles``), from the repository's
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import tomllib
@@ -26,12 +27,12 @@ from .errors import CsumTypeError, CsumValueError
 from .types import Wsum
 
 _TOP_KEYS = {"name": str, "aliases": list, "endian": str, "word_size": int, "description": str,
-             "implementation": list}
+             "net_ip_align": int, "implementation": list}
 _IMPL_KEYS = {"algorithm": str, "since": str, "until": str, "csum_partial": str, "result": str,
               "alignment_sensitive": bool, "sources": list, "notes": str}
 _REQUIRED_TOP = {"name", "endian", "word_size", "implementation"}
 _REQUIRED_IMPL = {"algorithm", "csum_partial", "result", "alignment_sensitive", "sources"}
-_CHOICES = {"endian": {"little", "big"}, "word_size": {32, 64},
+_CHOICES = {"endian": {"little", "big"}, "word_size": {32, 64}, "net_ip_align": {0, 2},
             "csum_partial": {"arch", "lib/checksum.c", "lib/checksum.c+arch do_csum"},
             "result": {"folded16", "unfolded32"}}
 #: The schema, for documentation: every key a profile TOML may hold and its type.
@@ -81,6 +82,10 @@ class Profile:
     implementation: Implementation
     implementations: tuple[Implementation, ...]
     path: str
+    #: ``NET_IP_ALIGN`` (include/linux/skbuff.h default 2; 0 where the arch overrides it): the
+    #: bytes a driver reserves before the Ethernet header, so ``skb->data`` sits at this
+    #: offset mod 8 on most receive paths and in BPF_PROG_TEST_RUN (net/bpf/test_run.c).
+    net_ip_align: int = 2
 
     @property
     def _partial(self) -> PartialFn:
@@ -109,8 +114,7 @@ class Profile:
         release = _release(kernel, "kernel")
         for impl in self.implementations:
             if impl.covers(release):
-                return Profile(self.name, self.aliases, self.endian, self.word_size, self.description, impl,
-                               self.implementations, self.path)
+                return dataclasses.replace(self, implementation=impl)
         raise CsumValueError(f"profile {self.name!r} has no implementation for kernel {kernel}", code="bad-release")
 
 
@@ -153,7 +157,7 @@ def parse_profile(text: str, path: str) -> Profile:
         raise CsumValueError(f"{path}: exactly one implementation must have no 'until' (the current one)",
                              code="bad-profile")
     return Profile(data["name"], tuple(data.get("aliases", ())), data["endian"], data["word_size"],
-                   data.get("description", ""), current[0], tuple(impls), path)
+                   data.get("description", ""), current[0], tuple(impls), path, data.get("net_ip_align", 2))
 
 
 def _profile_files() -> Iterator[tuple[str, str]]:

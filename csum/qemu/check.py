@@ -45,6 +45,9 @@ def cpu_features(log: GuestLog) -> dict[str, str]:
     if log.machine.startswith("riscv"):
         isa = out.get("isa", "")
         out["zbb"] = "yes" if re.search(r"_zbb(_|$)", isa) else "no"
+        # riscv_hwprobe MISALIGNED_SCALAR_PERF (key 9; older kernels: CPUPERF_0, key 5): 3 = fast.
+        perf = log.hwprobe.get(9, log.hwprobe.get(5))
+        out["fast unaligned access"] = "unknown" if perf is None else "yes" if perf & 7 == 3 else "no"
     return out
 
 
@@ -57,11 +60,12 @@ def release_version(release: str) -> str:
 
 
 def detect_profile(log: GuestLog) -> str:
-    """The csum profile name for the guest: uname -m, refined by CPU features (riscv Zbb)."""
+    """The csum profile name for the guest: uname -m, refined by CPU features (riscv Zbb, fast unaligned access)."""
     machine = log.machine
     name = "arm" if machine.startswith("armv") else _PROFILE_NAMES.get(machine, machine)
-    if name == "riscv64" and cpu_features(log).get("zbb") == "yes":
-        name = "riscv64-zbb"
+    features = cpu_features(log)
+    if name == "riscv64" and features.get("zbb") == "yes":
+        name = "riscv64-zbb-fast-unaligned" if features["fast unaligned access"] == "yes" else "riscv64-zbb"
     return name
 
 

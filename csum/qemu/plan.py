@@ -88,6 +88,19 @@ def _diff_cases(rng: random.Random, n: int) -> list[DiffCase]:
             data = _zero_sum_bytes(rng, size) if rng.randrange(2) else rng.randbytes(size)
             add("pkt", data, data, rng.choice(EDGE_SEEDS), fa, ta)
             add("pkt", b"", _zero_sum_bytes(rng, size), 0, fa, ta)
+    # Where the address changes the result: a 32-bit sum that is exactly 0xffffffff at one
+    # alignment and only congruent to it at another (all-ones buffers, "from" alone or with a
+    # seed), so ~csum_partial() is 0x0000 at one and 0xffff at the other.
+    for size in (2, 4, 6, 8, 12, 16, 20, 40):
+        for fa in range(8):
+            ones = b"\xff" * size
+            add("pkt", ones, b"", rng.choice((0, 0xFFFFFFFF)), fa, rng.randrange(8))
+            add("pkt", b"", ones, 0xFFFFFFFF, rng.randrange(8), fa)
+            add("pkt", ones, bytes(size), 0, fa, rng.randrange(8))
+    for sf, st in STACK_SKEWS:
+        where = f"stack_{sf}_{st}"
+        for size in (4, 8, 16, 20):
+            add(where, b"\xff" * size, b"", 0, rng.randrange(8), rng.randrange(8))
     for sf, st in STACK_SKEWS:
         where = f"stack_{sf}_{st}"
         for _ in range(4):
@@ -178,6 +191,7 @@ class GuestLog:
     uname: tuple[str, ...] = ()
     cpuinfo: list[str] = field(default_factory=list)
     jit_initial: str = ""
+    hwprobe: dict[int, int] = field(default_factory=dict)
     jit_set: dict[str, int] = field(default_factory=dict)
     progs: dict[str, int] = field(default_factory=dict)
     verifier_log: list[str] = field(default_factory=list)
@@ -212,6 +226,10 @@ def parse_log(text: str) -> GuestLog:
             log.uname = tuple(line[6:].split("|"))
         elif line.startswith("CPU "):
             log.cpuinfo.append(line[4:])
+        elif line.startswith("HWPROBE "):
+            parts = line.split()
+            if len(parts) == 3 and parts[1].lstrip("-").isdigit():
+                log.hwprobe[int(parts[1])] = int(parts[2])
         elif line.startswith("JIT-SET "):
             parts = line.split()
             if len(parts) == 3:

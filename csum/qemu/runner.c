@@ -17,8 +17,10 @@
  *                                  -> "RES ID RETVAL C0 C1 C2 C3 C4 HEXOUT" or "ERR ID -errno"
  *
  * Before the plan it prints "UNAME" (uname(2)), "CPU" (every line of
- * /proc/cpuinfo) and "JIT" (the current bpf_jit_enable, or -errno); at the
- * end "DONE". As PID 1 it mounts /proc first and powers the machine off last.
+ * /proc/cpuinfo), "JIT" (the current bpf_jit_enable, or -errno) and, on
+ * riscv64, "HWPROBE KEY VALUE" for riscv_hwprobe(2) keys 5 (CPUPERF_0) and 9
+ * (MISALIGNED_SCALAR_PERF): whether the kernel found unaligned access fast,
+ * which selects its csum code path; at the end "DONE". As PID 1 it mounts /proc first and powers the machine off last.
  * Built statically by csum/qemu/runner.py with the Debian cross compiler of
  * the guest's architecture.
  */
@@ -89,6 +91,21 @@ static void print_file(const char *path, const char *tag)
 		printf("%s %s\n", tag, line);
 	}
 	fclose(f);
+}
+
+static void print_hwprobe(void)
+{
+#if defined(__riscv) && __riscv_xlen == 64
+	/* struct riscv_hwprobe { __s64 key; __u64 value; }; __NR_riscv_hwprobe is 258 (asm-generic table). */
+	struct { int64_t key; uint64_t value; } pairs[2] = { { 5, 0 }, { 9, 0 } };
+	int i;
+	if (syscall(258, pairs, 2, 0, NULL, 0) != 0) {
+		printf("HWPROBE - -%d\n", errno);
+		return;
+	}
+	for (i = 0; i < 2; i++)
+		printf("HWPROBE %lld %llu\n", (long long)pairs[i].key, (unsigned long long)pairs[i].value);
+#endif
 }
 
 static void set_jit(const char *value)
@@ -200,6 +217,7 @@ int main(int argc, char **argv)
 		printf("UNAME %s|%s|%s|%s\n", u.sysname, u.release, u.version, u.machine);
 	print_file("/proc/cpuinfo", "CPU");
 	print_file("/proc/sys/net/core/bpf_jit_enable", "JIT");
+	print_hwprobe();
 	f = fopen(plan, "r");
 	if (!f) {
 		printf("PLAN -%d\n", errno);
