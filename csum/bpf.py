@@ -63,8 +63,9 @@ def csum_diff_legacy(partial: PartialFn, frm: object, to: object, seed: Wsum = 0
     """net/core/filter.c ``bpf_csum_diff`` (<= 6.12): ``csum_partial`` of the scratch buffer ``~frm || to``.
 
     The buffers' own addresses never matter: they are copied into the per-CPU
-    scratch buffer, whose start is 8-byte aligned on every kernel booted so far
-    (tests/vectors/qemu). Returns -EINVAL (-22) when a size is not a multiple of 4 or the two exceed 512 bytes.
+    scratch buffer, modelled at address 0 mod 8; the 6.1 kernels booted for
+    tests/vectors/qemu (armhf and ppc64el included, whose csum_partial would show
+    another address) agree. Returns -EINVAL (-22) when a size is not a multiple of 4 or the two exceed 512 bytes.
     """
     f, t = as_view(frm, "frm"), as_view(to, "to")
     seed = check_uint(seed, 32, "seed")
