@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Sequence, TextIO
 
 from . import __version__, bpf
 from ._engine import ENGINE
-from .compare import Row, align_dependence, compare
+from .compare import FUNCTIONS, Row, align_dependence, compare, compare_function
 from .errors import CsumError
 from .profile import profile
 from .partial import internet_checksum
@@ -84,7 +84,8 @@ def _compare_text(rows: list[Row], label: str, data: bytes, seed: int, align: in
         "",
         "bits: same u32 as the generic code of that byte order (generic / generic-be).",
         "field: same two checksum-field bytes as generic little-endian, once folded to 16 bits.",
-        "addr: DEP if the homogenized result would differ with the input at another address mod 8 (--align).",
+        "addr: DEP if the homogenized helper gives another result with the input at another address mod 8,",
+        "      pushed (to) or pulled (from); --align sets the address used above.",
     ]
     return "\n".join(lines)
 
@@ -103,6 +104,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     else:
         data, label = SAMPLE_PACKET, "embedded sample (IPv4/TCP SYN)"
     names = [n.strip() for n in args.profiles.split(",") if n.strip()] if args.profiles else None
+    if args.function != "csum_partial":
+        return _compare_function(args, data, label, names)
     rows = compare(data, args.seed, names, align=args.align)
     if args.json:
         print(json.dumps({"input": data.hex(), "seed": args.seed, "align": args.align,
@@ -123,6 +126,47 @@ def _write_regular(path: Path, text: str, what: str) -> None:
     except OSError as exc:
         tmp.unlink(missing_ok=True)
         raise _UsageError(f"{what}: cannot write {path}: {exc.strerror}") from None
+
+
+def _compare_function(args: argparse.Namespace, data: bytes, label: str, names: list[str] | None) -> int:
+    """``csum compare --function NAME``: one primitive on every profile."""
+    fn = args.function
+    ihl = SAMPLE_PACKET[0] & 0xF
+    if fn == "ip_fast_csum" and args.hex is None and args.file is None:
+        data, label = SAMPLE_PACKET[:4 * ihl], "the embedded sample's IPv4 header"
+    if fn == "ip_fast_csum" and (len(data) < 20 or len(data) % 4 or len(data) > 60):
+        raise _UsageError(f"--function ip_fast_csum needs an IPv4 header of 20..60 bytes (a multiple of 4), "
+                          f"got {len(data)}")
+    saddr = _hex(args.saddr) if args.saddr else SAMPLE_PACKET[12:16]
+    daddr = _hex(args.daddr) if args.daddr else SAMPLE_PACKET[16:20]
+    for name, addr in (("--saddr", saddr), ("--daddr", daddr)):
+        if len(addr) != 4:
+            raise _UsageError(f"{name} must be 4 bytes (hex, network order), got {len(addr)}")
+    length = args.len if args.len is not None else len(SAMPLE_PACKET) - 4 * ihl
+    proto = args.proto if args.proto is not None else SAMPLE_PACKET[9]
+    if not 0 <= length <= 0xFFFFFFFF or not 0 <= proto <= 0xFF:
+        raise _UsageError(f"--len must be a u32 and --proto a u8, got {length} and {proto}")
+    rows = compare_function(fn, data=data, seed=args.seed, saddr=saddr, daddr=daddr, length=length, proto=proto,
+                            profiles=names)
+    if fn.startswith("csum_tcpudp"):
+        what = f"saddr {saddr.hex()} daddr {daddr.hex()} len {length} proto {proto} sum {args.seed:#010x}"
+    elif fn == "ip_fast_csum":
+        what = f"{label}, {len(data)} bytes ({len(data) // 4} words)"
+    else:
+        what = f"sum {args.seed:#010x}"
+    if args.json:
+        print(json.dumps({"function": fn, "input": what, "rows": [r.as_dict() for r in rows]}, indent=2))
+        return 0
+    width = max([len("profile"), *(len(r.profile) for r in rows)])
+    digits = 8 if fn == "csum_tcpudp_nofold" else 4
+    lines = [f"{fn}: {what}", "", f"{'profile':<{width}} {'endian':<6}  {'value':<{digits + 2}} {'bits':<4} field"]
+    lines += [f"{r.profile:<{width}} {r.endian:<6}  {r.value:#0{digits + 2}x} {_mark(r.same_bits_as_reference):<4} "
+              f"{_mark(r.same_field_as_generic)}" for r in rows]
+    lines += ["", "bits: same value as the generic code of that byte order (generic / generic-be).",
+              "field: same two checksum-field bytes as generic little-endian"
+              + (" once folded (csum_from32to16)." if fn == "csum_tcpudp_nofold" else ".")]
+    print("\n".join(lines))
+    return 0
 
 
 def _cmd_kernel_check_qemu(args: argparse.Namespace) -> int:
@@ -362,6 +406,14 @@ def _parser() -> argparse.ArgumentParser:
     cmp_.add_argument("--seed", type=_int, default=0, help="32-bit seed (default 0)")
     cmp_.add_argument("--profiles", help="comma-separated profile names (default: all)")
     cmp_.add_argument("--align", type=_align, default=0, help="the input's address mod 8 (0..7, default 0)")
+    cmp_.add_argument("--function", default="csum_partial", choices=("csum_partial", *FUNCTIONS),
+                      help="the primitive to compare (default csum_partial: the csum_partial/bpf_csum_diff table); "
+                      "csum_tcpudp_* take --saddr/--daddr/--len/--proto and --seed as the sum, ip_fast_csum the "
+                      "input as an IPv4 header, csum_fold folds --seed")
+    cmp_.add_argument("--saddr", metavar="HEX", help="source address, 4 bytes (default: the sample packet's)")
+    cmp_.add_argument("--daddr", metavar="HEX", help="destination address, 4 bytes (default: the sample packet's)")
+    cmp_.add_argument("--len", type=_int, help="pseudo-header length (default: the sample's TCP length)")
+    cmp_.add_argument("--proto", type=_int, help="pseudo-header protocol (default: the sample's, 6)")
     cmp_.add_argument("--json", action="store_true", help="machine-readable output")
     cmp_.set_defaults(func=_cmd_compare)
     kc = sub.add_parser("kernel-check", help="compare the emulation with the running kernel's bpf_csum_diff")

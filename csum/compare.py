@@ -10,7 +10,8 @@ results from CPUs of different byte orders can be compared.
 ``csum_partial`` and the homogenized ``bpf_csum_diff`` (which reads its buffers in
 place) get it; the legacy helper copies the input to its aligned scratch
 buffer first. ``homogenized_align_dependent`` says whether the homogenized
-result would differ at some other address.
+helper would give another result with the input at some other address, pushed
+(``to``) or pulled (``from``, where the 0x0000/0xffff corner lives).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from ._check import as_view, check_align, check_uint
+from .errors import CsumValueError
 from .ones import _from32to16
 from .profile import Profile, profile, profile_names
 from .types import Wsum
@@ -64,7 +66,8 @@ def _row(p: Profile, view: memoryview, seed: int, refs: dict[str, Profile], gene
     raw = p.csum_partial(view, seed, align=align)
     legacy = p.bpf_csum_diff_legacy(b"", view, seed)
     homog = p.bpf_csum_diff(b"", view, seed, to_align=align)
-    others = {p.bpf_csum_diff(b"", view, seed, to_align=a) for a in range(8)}
+    pushed = {p.bpf_csum_diff(b"", view, seed, to_align=a) for a in range(8)}
+    pulled = {p.bpf_csum_diff(view, b"", seed, frm_align=a) for a in range(8)}
     ref = refs[p.endian]
     return Row(
         profile=p.name,
@@ -77,7 +80,7 @@ def _row(p: Profile, view: memoryview, seed: int, refs: dict[str, Profile], gene
         legacy_same_as_reference=legacy == ref.bpf_csum_diff_legacy(b"", view, seed),
         homogenized_same_wire=wire16(homog, p.endian) == generic_homog_wire,
         align=align,
-        homogenized_align_dependent=len(others) > 1,
+        homogenized_align_dependent=len(pushed) > 1 or len(pulled) > 1,
     )
 
 
@@ -98,3 +101,54 @@ def compare(buf: object, seed: Wsum = 0, profiles: list[str] | None = None, *, a
     generic_homog_wire = wire16(generic.bpf_csum_diff(b"", view, seed), "little")
     chosen = [profile(n) for n in (profiles if profiles is not None else profile_names())]
     return [_row(p, view, seed, refs, generic_wire, generic_homog_wire, align) for p in chosen]
+
+
+#: Functions ``csum compare --function`` takes, besides csum_partial (the default table above).
+FUNCTIONS = ("csum_tcpudp_nofold", "csum_tcpudp_magic", "ip_fast_csum", "csum_fold")
+
+
+@dataclass(frozen=True)
+class FunctionRow:
+    """One profile's value of one primitive (as that CPU holds it) and how it compares."""
+
+    profile: str
+    endian: str
+    function: str
+    value: int
+    same_bits_as_reference: bool
+    same_field_as_generic: bool
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def _field(function: str, value: int, endian: str) -> bytes:
+    """The two bytes a checksum field gets from ``value`` on a CPU of byte order ``endian``."""
+    return wire16(value, endian) if function == "csum_tcpudp_nofold" else value.to_bytes(2, endian)  # type: ignore[arg-type]
+
+
+def compare_function(function: str, *, data: object = b"", seed: Wsum = 0, saddr: bytes = bytes(4),
+                     daddr: bytes = bytes(4), length: int = 0, proto: int = 0,
+                     profiles: list[str] | None = None) -> list[FunctionRow]:
+    """``function`` (one of :data:`FUNCTIONS`) on every profile: the pseudo-header functions take
+    ``saddr, daddr, length, proto, seed``; ``ip_fast_csum`` takes ``data`` (``len(data) // 4`` words);
+    ``csum_fold`` folds ``seed``."""
+    if function not in FUNCTIONS:
+        raise CsumValueError(f"function must be one of {', '.join(FUNCTIONS)}, got {function!r}", code="bad-function")
+
+    def value(p: Profile) -> int:
+        if function == "ip_fast_csum":
+            return p.ip_fast_csum(data, len(as_view(data, "data")) // 4)
+        if function == "csum_fold":
+            return p.csum_fold(seed)
+        fn = p.csum_tcpudp_nofold if function == "csum_tcpudp_nofold" else p.csum_tcpudp_magic
+        return fn(saddr, daddr, length, proto, seed)
+
+    refs = {endian: value(profile(name)) for endian, name in REFERENCE.items()}
+    generic_field = _field(function, refs["little"], "little")
+    rows = []
+    for p in (profile(n) for n in (profiles if profiles is not None else profile_names())):
+        v = value(p)
+        rows.append(FunctionRow(p.name, p.endian, function, v, v == refs[p.endian],
+                                _field(function, v, p.endian) == generic_field))
+    return rows
