@@ -195,7 +195,8 @@ def _cmd_kernel_check_qemu(args: argparse.Namespace) -> int:
     try:
         report, obs = check.kernel_check_qemu(arch_name, kernel, n=args.n, n_replace=max(1, args.n // 3), seed=seed,
                                               forced_profile=args.profile, timeout=args.timeout,
-                                              log_path=Path(args.log) if args.log else None, provenance=provenance)
+                                              log_path=Path(args.log) if args.log else None, provenance=provenance,
+                                              append_extra=args.append or "")
     except ValueError as exc:
         raise _UsageError(str(exc)) from None
     if args.save_vectors:
@@ -429,6 +430,7 @@ def _parser() -> argparse.ArgumentParser:
     kc.add_argument("--profile", help="with --qemu: compare with this profile (default: detected from the guest)")
     kc.add_argument("--timeout", type=float, default=1800.0, help="with --qemu: seconds a boot may take")
     kc.add_argument("--log", metavar="FILE", help="with --qemu: keep the guest's console log here")
+    kc.add_argument("--append", metavar="ARGS", help="with --qemu: extra kernel command line arguments")
     kc.add_argument("--save-vectors", metavar="FILE", help="with --qemu: write the kernel's answers as a vector file")
     kc.set_defaults(func=_cmd_kernel_check)
     diff = sub.add_parser("diff", help="bpf_csum_diff of two buffers and what the l3/l4 replace helpers then write")

@@ -104,7 +104,9 @@ def test_detect_profile_from_the_guest():
     assert check.detect_profile(log) == "arm" and check.csum_diff_kind(log) == "homogenized"
     rv = plan.GuestLog(uname=("Linux", "7.2.13+deb14-riscv64", "#1", "riscv64"),
                        cpuinfo=["isa\t\t: rv64imafdch_zicbom_zicboz_zicntr_zba_zbb_zbc_zbs_sstc"])
-    assert check.detect_profile(rv) == "riscv64-zbb"
+    assert check.detect_profile(rv) == "riscv64-zbb-cfold-misaligned"  # no hwprobe answer: not known fast
+    rv.hwprobe[9] = 3  # RISCV_HWPROBE_MISALIGNED_SCALAR_FAST
+    assert check.detect_profile(rv) == "riscv64-zbb-fast-unaligned"
     assert check.detect_profile(plan.GuestLog(uname=("Linux", "6.1.0", "#1", "riscv64"),
                                               cpuinfo=["isa\t\t: rv64imafdc"])) == "riscv64"
     s390 = plan.GuestLog(uname=("Linux", "7.2", "#1", "s390x"), cpuinfo=["features\t: esan3 zarch stfle msa"])

@@ -49,10 +49,12 @@ def _aligned(o: Observation) -> Observation:
     return Observation(o.jit, o.case, o.value)
 
 
-@pytest.mark.parametrize("path", [p for p in VECTORS if p.stem in ("armhf-7.2", "ppc64el-7.2")],
+@pytest.mark.parametrize("path", [p for p in VECTORS if p.stem in ("armhf-7.2", "ppc64el-7.2",
+                                                                     "riscv64-7.2-slow-unaligned")],
                          ids=lambda p: p.stem)
-def test_homogenized_armhf_and_ppc64el_answers_depend_on_the_address(path):
-    """On these kernels some answers are only reproduced at the measured addresses, not assuming alignment."""
+def test_homogenized_answers_depend_on_the_address(path):
+    """On armhf, ppc64el and riscv64 (slow unaligned access) some answers are only reproduced at the measured
+    addresses, not assuming aligned buffers."""
     vf, prof = _load(path)
     assert vf.header["csum_diff"] == "homogenized"
     diffs = [o for o in vf.observations if isinstance(o.case, DiffCase)]
@@ -96,3 +98,13 @@ def test_boot_a_cached_kernel(arch):
     report, obs = check.kernel_check_qemu(arch, kernel, n=40, n_replace=15, seed=3, timeout=600)
     assert report.ok, report.format_text()
     assert len(obs) >= 2 * 40
+
+
+def test_riscv64_slow_unaligned_needs_the_c_folded_misaligned_path():
+    """Debian's 7.2.13 riscv64 kernel with unaligned_scalar_speed=slow: riscv64-zbb (Zbb fold on misaligned
+    buffers too) gets 120 answers wrong; riscv64-zbb-cfold-misaligned gets none (the test above)."""
+    vf = check.read_vectors(Path(__file__).parent / "vectors" / "qemu" / "riscv64-7.2-slow-unaligned.txt")
+    zbb = csum.profile("riscv64-zbb", kernel="7.2")
+    wrong = [o for o in vf.observations if not check.agrees(zbb, "homogenized", o)[0]]
+    assert sum(len(o.jit.split(",")) for o in wrong) == 120
+    assert all(isinstance(o.case, DiffCase) and (o.frm_align % 8 or o.to_align % 8) for o in wrong)

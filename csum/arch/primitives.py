@@ -24,7 +24,7 @@ every addend is 0; otherwise the unique value in 1..2**32-1 of its residue),
 so each model is :func:`csum._engine.canonical` of its integer total.
 ``csum_fold`` (every arch's form gives the bits of include/asm-generic/checksum.h)
 and ``ip_fast_csum`` (an end-around sum of the header's native words, folded and
-complemented) need no per-arch model beyond byte order. Known answers:
+complemented) need no per-arch model beyond byte order (see csum.profile.Profile). Known answers:
 tests/vectors/primitives/ (the kernel's code compiled and run outside the repository).
 """
 
@@ -32,8 +32,8 @@ from __future__ import annotations
 
 from typing import Callable, Literal
 
-from .._engine import canonical, ones_sum
-from ..ones import M16, M32, ror32
+from .._engine import canonical
+from ..ones import M32, ror32
 
 Endian = Literal["little", "big"]
 #: (saddr, daddr as the CPU loads the __be32 fields, len u32, proto u8, sum u32, byte order) -> __wsum.
@@ -59,7 +59,3 @@ def _s390(saddr: int, daddr: int, length: int, proto: int, wsum: int, endian: En
 
 TCPUDP_NOFOLD: dict[str, TcpudpFn] = {"lib/checksum.c": _lib_checksum_c, "arm": _arm, "s390": _s390}
 
-
-def ip_fast_csum(view: memoryview, endian: Endian) -> int:
-    """``ip_fast_csum`` of a validated header view: the complemented 16-bit sum, as the CPU holds it."""
-    return ones_sum(view, 16, endian) ^ M16

@@ -147,14 +147,18 @@ def read_cpio(blob: bytes) -> dict[str, tuple[int, bytes, tuple[int, int]]]:
         out[name] = (f[1], data, (f[9], f[10]))
 
 
-def qemu_command(a: Arch, kernel: Path, initrd: Path) -> list[str]:
-    """The ``qemu-system-*`` command line of one boot (one CPU, no network, console on stdio)."""
-    append = f"console={a.console} rdinit=/init panic=-1 quiet loglevel=1"
+def qemu_command(a: Arch, kernel: Path, initrd: Path, append_extra: str = "") -> list[str]:
+    """The ``qemu-system-*`` command line of one boot (one CPU, no network, console on stdio).
+
+    ``append_extra`` goes on the kernel command line (e.g. ``unaligned_scalar_speed=slow`` on riscv).
+    """
+    append = f"console={a.console} rdinit=/init panic=-1 quiet loglevel=1" + (f" {append_extra}" if append_extra else "")
     return [a.qemu, *a.machine, "-m", a.memory, "-smp", "1", "-nographic", "-no-reboot", "-net", "none",
             "-kernel", str(kernel), "-initrd", str(initrd), "-append", append]
 
 
-def boot(a: Arch, kernel: Path, plan: str, *, timeout: float = 1200.0, log: Path | None = None) -> tuple[str, list[str]]:
+def boot(a: Arch, kernel: Path, plan: str, *, timeout: float = 1200.0, log: Path | None = None,
+         append_extra: str = "") -> tuple[str, list[str]]:
     """Boot ``kernel`` with the runner and ``plan``; returns (console log, qemu command).
 
     The log is also written to ``log`` when given. Raises CsumValueError when
@@ -167,7 +171,7 @@ def boot(a: Arch, kernel: Path, plan: str, *, timeout: float = 1200.0, log: Path
     with tempfile.TemporaryDirectory() as tmp:
         initrd = Path(tmp) / "initramfs.cpio"
         initrd.write_bytes(initramfs(runner, plan))
-        command = qemu_command(a, kernel, initrd)
+        command = qemu_command(a, kernel, initrd, append_extra)
         try:
             done = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
         except subprocess.TimeoutExpired as exc:
