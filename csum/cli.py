@@ -137,18 +137,19 @@ def _compare_function(args: argparse.Namespace, data: bytes, label: str, names: 
     if fn == "ip_fast_csum" and (len(data) < 20 or len(data) % 4 or len(data) > 60):
         raise _UsageError(f"--function ip_fast_csum needs an IPv4 header of 20..60 bytes (a multiple of 4), "
                           f"got {len(data)}")
-    saddr = _hex(args.saddr) if args.saddr else SAMPLE_PACKET[12:16]
-    daddr = _hex(args.daddr) if args.daddr else SAMPLE_PACKET[16:20]
+    size, v6 = (16, True) if fn == "csum_ipv6_magic" else (4, False)
+    saddr = _hex(args.saddr) if args.saddr else bytes.fromhex("20010db8" + "00" * 11 + "01") if v6 else SAMPLE_PACKET[12:16]
+    daddr = _hex(args.daddr) if args.daddr else bytes.fromhex("20010db8" + "00" * 11 + "02") if v6 else SAMPLE_PACKET[16:20]
     for name, addr in (("--saddr", saddr), ("--daddr", daddr)):
-        if len(addr) != 4:
-            raise _UsageError(f"{name} must be 4 bytes (hex, network order), got {len(addr)}")
+        if len(addr) != size:
+            raise _UsageError(f"{name} must be {size} bytes (hex, network order) for {fn}, got {len(addr)}")
     length = args.len if args.len is not None else len(SAMPLE_PACKET) - 4 * ihl
     proto = args.proto if args.proto is not None else SAMPLE_PACKET[9]
     if not 0 <= length <= 0xFFFFFFFF or not 0 <= proto <= 0xFF:
         raise _UsageError(f"--len must be a u32 and --proto a u8, got {length} and {proto}")
     rows = compare_function(fn, data=data, seed=args.seed, saddr=saddr, daddr=daddr, length=length, proto=proto,
                             profiles=names)
-    if fn.startswith("csum_tcpudp"):
+    if fn.startswith(("csum_tcpudp", "csum_ipv6")):
         what = f"saddr {saddr.hex()} daddr {daddr.hex()} len {length} proto {proto} sum {args.seed:#010x}"
     elif fn == "ip_fast_csum":
         what = f"{label}, {len(data)} bytes ({len(data) // 4} words)"
@@ -409,10 +410,11 @@ def _parser() -> argparse.ArgumentParser:
     cmp_.add_argument("--align", type=_align, default=0, help="the input's address mod 8 (0..7, default 0)")
     cmp_.add_argument("--function", default="csum_partial", choices=("csum_partial", *FUNCTIONS),
                       help="the primitive to compare (default csum_partial: the csum_partial/bpf_csum_diff table); "
-                      "csum_tcpudp_* take --saddr/--daddr/--len/--proto and --seed as the sum, ip_fast_csum the "
+                      "csum_tcpudp_* and csum_ipv6_magic take --saddr/--daddr/--len/--proto and --seed as the sum "
+                      "(IPv6 defaults 2001:db8::1 -> ::2), ip_fast_csum the "
                       "input as an IPv4 header, csum_fold folds --seed")
-    cmp_.add_argument("--saddr", metavar="HEX", help="source address, 4 bytes (default: the sample packet's)")
-    cmp_.add_argument("--daddr", metavar="HEX", help="destination address, 4 bytes (default: the sample packet's)")
+    cmp_.add_argument("--saddr", metavar="HEX", help="source address, 4 (or 16) bytes (default: the sample's)")
+    cmp_.add_argument("--daddr", metavar="HEX", help="destination address, 4 (or 16) bytes (default: the sample's)")
     cmp_.add_argument("--len", type=_int, help="pseudo-header length (default: the sample's TCP length)")
     cmp_.add_argument("--proto", type=_int, help="pseudo-header protocol (default: the sample's, 6)")
     cmp_.add_argument("--json", action="store_true", help="machine-readable output")

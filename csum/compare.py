@@ -104,7 +104,7 @@ def compare(buf: object, seed: Wsum = 0, profiles: list[str] | None = None, *, a
 
 
 #: Functions ``csum compare --function`` takes, besides csum_partial (the default table above).
-FUNCTIONS = ("csum_tcpudp_nofold", "csum_tcpudp_magic", "ip_fast_csum", "csum_fold")
+FUNCTIONS = ("csum_tcpudp_nofold", "csum_tcpudp_magic", "csum_ipv6_magic", "ip_fast_csum", "csum_fold")
 
 
 @dataclass(frozen=True)
@@ -131,7 +131,7 @@ def compare_function(function: str, *, data: object = b"", seed: Wsum = 0, saddr
                      daddr: bytes = bytes(4), length: int = 0, proto: int = 0,
                      profiles: list[str] | None = None) -> list[FunctionRow]:
     """``function`` (one of :data:`FUNCTIONS`) on every profile: the pseudo-header functions take
-    ``saddr, daddr, length, proto, seed``; ``ip_fast_csum`` takes ``data`` (``len(data) // 4`` words);
+    ``saddr, daddr, length, proto, seed`` (16-byte addresses for csum_ipv6_magic); ``ip_fast_csum`` takes ``data`` (``len(data) // 4`` words);
     ``csum_fold`` folds ``seed``."""
     if function not in FUNCTIONS:
         raise CsumValueError(f"function must be one of {', '.join(FUNCTIONS)}, got {function!r}", code="bad-function")
@@ -141,7 +141,8 @@ def compare_function(function: str, *, data: object = b"", seed: Wsum = 0, saddr
             return p.ip_fast_csum(data, len(as_view(data, "data")) // 4)
         if function == "csum_fold":
             return p.csum_fold(seed)
-        fn = p.csum_tcpudp_nofold if function == "csum_tcpudp_nofold" else p.csum_tcpudp_magic
+        fn = {"csum_tcpudp_nofold": p.csum_tcpudp_nofold, "csum_tcpudp_magic": p.csum_tcpudp_magic,
+              "csum_ipv6_magic": p.csum_ipv6_magic}[function]
         return fn(saddr, daddr, length, proto, seed)
 
     refs = {endian: value(profile(name)) for endian, name in REFERENCE.items()}

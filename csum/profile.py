@@ -23,7 +23,7 @@ from typing import Any, Iterator
 from . import bpf
 from ._check import as_view, check_align, check_uint
 from .arch import PartialFn, algorithm
-from .arch.primitives import TCPUDP_NOFOLD
+from .arch.primitives import TCPUDP_NOFOLD, ipv6_magic
 from .errors import CsumTypeError, CsumValueError
 from .ones import csum_fold, swab16
 from .partial import ip_fast_csum
@@ -143,6 +143,15 @@ class Profile:
         """
         value = ip_fast_csum(iph, ihl)
         return value if self.endian == "little" else swab16(value)
+
+    def csum_ipv6_magic(self, saddr: Address, daddr: Address, length: int, proto: int, wsum: Wsum = 0) -> Sum16:
+        """This arch's ``csum_ipv6_magic`` (net/ipv6/ip6_checksum.c or the arch's own), as the CPU holds it.
+
+        Every form (x86_64's adcq chain, s390's 64-bit sum, the generic 32-bit one) is a canonical
+        end-around sum folded by csum_fold (csum/arch/primitives.py ``ipv6_magic``).
+        """
+        return ipv6_magic(_addr(saddr, 16, "saddr"), _addr(daddr, 16, "daddr"), check_uint(length, 32, "length"),
+                          check_uint(proto, 8, "proto"), check_uint(wsum, 32, "wsum"), self.endian)  # type: ignore[arg-type]
 
     def at(self, kernel: str) -> Profile:
         """The same architecture as its kernel ``kernel`` (e.g. "5.10") computed it."""

@@ -12,9 +12,9 @@ from __future__ import annotations
 import ipaddress
 
 from ._check import check_field, check_uint
-from .arch.primitives import TCPUDP_NOFOLD
+from .arch.primitives import TCPUDP_NOFOLD, ipv6_magic
 from .errors import CsumTypeError
-from .ones import _add32, _fold
+from .ones import _fold
 from .types import Sum16, Wsum
 
 Address = bytes | bytearray | memoryview | str | ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -51,9 +51,5 @@ def csum_ipv6_magic(saddr: Address, daddr: Address, length: int, proto: int, wsu
 
     ``length`` is the 32-bit upper-layer length (jumbograms included).
     """
-    s = check_uint(wsum, 32, "wsum")
-    words = _addr(saddr, 16, "saddr") + _addr(daddr, 16, "daddr")
-    words += check_uint(length, 32, "length").to_bytes(4, "big") + check_uint(proto, 8, "proto").to_bytes(4, "big")
-    for i in range(0, 40, 4):
-        s = _add32(s, int.from_bytes(words[i : i + 4], "little"))
-    return _fold(s)
+    return ipv6_magic(_addr(saddr, 16, "saddr"), _addr(daddr, 16, "daddr"), check_uint(length, 32, "length"),
+                      check_uint(proto, 8, "proto"), check_uint(wsum, 32, "wsum"), "little")

@@ -25,7 +25,7 @@ def _rows(path: Path) -> list[list[str]]:
 
 @pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
 def test_primitives_match_the_kernels_code(path):
-    """Every csum_tcpudp_nofold / csum_fold / ip_fast_csum value of the compiled kernel code, bit for bit."""
+    """Every csum_tcpudp_nofold / csum_fold / ip_fast_csum / csum_ipv6_magic value of the compiled kernel code."""
     p = csum.profile(path.stem)
     rows = _rows(path)
     assert sum(r[0] == "csum_tcpudp_nofold" for r in rows) >= 3000
@@ -35,6 +35,9 @@ def test_primitives_match_the_kernels_code(path):
             assert got == int(r[6], 16), r
         elif r[0] == "csum_fold":
             assert p.csum_fold(int(r[1], 16)) == int(r[2], 16), r
+        elif r[0] == "csum_ipv6_magic":
+            got = p.csum_ipv6_magic(bytes.fromhex(r[1]), bytes.fromhex(r[2]), int(r[3]), int(r[4]), int(r[5], 16))
+            assert got == int(r[6], 16), r
         else:
             assert p.ip_fast_csum(bytes.fromhex(r[3]), int(r[1])) == int(r[2], 16), r
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 from typing import Callable, Literal
 
 from .._engine import canonical
-from ..ones import M32, ror32
+from ..ones import M32, csum_fold, ror32
 
 Endian = Literal["little", "big"]
 #: (saddr, daddr as the CPU loads the __be32 fields, len u32, proto u8, sum u32, byte order) -> __wsum.
@@ -59,3 +59,15 @@ def _s390(saddr: int, daddr: int, length: int, proto: int, wsum: int, endian: En
 
 TCPUDP_NOFOLD: dict[str, TcpudpFn] = {"lib/checksum.c": _lib_checksum_c, "arm": _arm, "s390": _s390}
 
+
+
+def ipv6_magic(saddr: bytes, daddr: bytes, length: int, proto: int, wsum: int, endian: Endian) -> int:
+    """``csum_ipv6_magic``: ``csum_fold`` of ``wsum`` + the pseudo-header's native u32 words (RFC 8200 8.1).
+
+    net/ipv6/ip6_checksum.c (32-bit end-around adds), x86_64's arch/x86/lib/csum-wrappers_64.c
+    (``adcq`` chain; it adds ``htons(proto)`` where the others add ``htonl(proto)``, the same
+    one's-complement value) and s390's checksum.h (64-bit sum) are all canonical sums: same bits.
+    """
+    words = saddr + daddr + length.to_bytes(4, "big") + proto.to_bytes(4, "big")
+    total = wsum + sum(int.from_bytes(words[i:i + 4], endian) for i in range(0, 40, 4))
+    return csum_fold(canonical(total, 32))
