@@ -421,7 +421,8 @@ def _parser() -> argparse.ArgumentParser:
     cmp_.set_defaults(func=_cmd_compare)
     kc = sub.add_parser("kernel-check", help="compare the emulation with the running kernel's bpf_csum_diff")
     kc.add_argument("--n", type=_int, default=2000, help="number of cases (default 2000; with --qemu, bpf_csum_diff "
-                    "cases per JIT setting, plus a third as many l3/l4 replace cases)")
+                    "cases per JIT setting, at least the 417 fixed corner cases, plus a third as many l3/l4 "
+                    "replace cases)")
     kc.add_argument("--seed", type=_int, default=None, help="random seed, to reproduce a run")
     kc.add_argument("--json", action="store_true", help="machine-readable output")
     kc.add_argument("--qemu", metavar="ARCH", help="boot a kernel of Debian architecture ARCH under qemu-system-* "
