@@ -45,9 +45,13 @@ from . import inet  # noqa: E402  (subpackage API: csum.inet.verify / compute)
 __version__ = "0.1.0"
 
 
-def bpf_csum_diff(frm: object, to: object, seed: int = 0) -> int:
-    """net/core/filter.c ``bpf_csum_diff`` (Linux >= 6.13, homogenized) with generic csum_partial."""
-    return _bpf.csum_diff(_generic_le, frm, to, seed)
+def bpf_csum_diff(frm: object, to: object, seed: int = 0, *, frm_align: int = 0, to_align: int = 0) -> int:
+    """net/core/filter.c ``bpf_csum_diff`` (Linux >= 6.13, homogenized) with generic csum_partial.
+
+    The aligns (address mod 8 of each buffer) are accepted for symmetry with
+    :meth:`Profile.bpf_csum_diff`; generic ``csum_partial`` does not depend on them.
+    """
+    return _bpf.csum_diff(_generic_le, frm, to, seed, frm_align=frm_align, to_align=to_align)
 
 
 def bpf_csum_diff_legacy(frm: object, to: object, seed: int = 0) -> int:

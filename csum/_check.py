@@ -48,12 +48,13 @@ def check_uint(value: Any, bits: int, name: str) -> int:
     return value
 
 
-def check_align(align: Any) -> int:
-    """``align`` is a buffer's byte offset from an 8-byte boundary: 0..7."""
+def check_align(align: Any, name: str = "align") -> int:
+    """``align`` (argument ``name``) is a buffer's byte offset from an 8-byte boundary: 0..7."""
     if isinstance(align, bool) or not isinstance(align, int):
-        raise CsumTypeError(f"align must be an int in 0..7, not {type(align).__name__}", code="bad-type")
+        raise CsumTypeError(f"{name} must be an int in 0..7, not {type(align).__name__}", code="bad-type")
     if not 0 <= align <= 7:
-        raise CsumValueError(f"align must be in 0..7 (offset from an 8-byte boundary), got {align}", code="out-of-range")
+        raise CsumValueError(f"{name} must be in 0..7 (offset from an 8-byte boundary), got {align}",
+                             code="out-of-range")
     return align
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ._check import as_view, check_uint
+from ._check import as_view, check_align, check_uint
 from .errors import EFAULT, EINVAL, CsumTypeError, CsumValueError
 from .ones import CSUM_MANGLED_0, M16, M32, _add32, _from32to16, csum_replace2, csum_replace4, csum_replace_by_diff
 from .types import Wsum
@@ -37,23 +37,35 @@ SCRATCH_SIZE = 512
 PartialFn = Callable[[memoryview, int, int], int]
 
 
-def csum_diff(partial: PartialFn, frm: object, to: object, seed: Wsum = 0) -> int:
-    """net/core/filter.c ``bpf_csum_diff`` (>= 6.13) over the given ``csum_partial``; a 16-bit result."""
+def csum_diff(partial: PartialFn, frm: object, to: object, seed: Wsum = 0, *, frm_align: int = 0,
+              to_align: int = 0) -> int:
+    """net/core/filter.c ``bpf_csum_diff`` (>= 6.13) over the given ``csum_partial``; a 16-bit result.
+
+    This helper reads ``from`` and ``to`` in place: ``frm_align``/``to_align``
+    are their addresses' offsets from an 8-byte boundary (0..7), handed to
+    ``csum_partial`` as the kernel's pointers are. They matter only where the
+    arch's ``csum_partial`` depends on the address (arm, powerpc, riscv-zbb,
+    old x86_64, i386), and there only in the 0x0000-vs-0xffff corner.
+    """
     f, t = as_view(frm, "frm"), as_view(to, "to")
     ret = check_uint(seed, 32, "seed")
+    fa, ta = check_align(frm_align, "frm_align"), check_align(to_align, "to_align")
     if len(f) and len(t):
-        ret = _add32(partial(t, ret, 0), partial(f, 0, 0) ^ M32)
+        ret = _add32(partial(t, ret, ta), partial(f, 0, fa) ^ M32)
     elif len(t):
-        ret = partial(t, ret, 0)
+        ret = partial(t, ret, ta)
     elif len(f):
-        ret = partial(f, ret ^ M32, 0) ^ M32
+        ret = partial(f, ret ^ M32, fa) ^ M32
     return _from32to16(ret)
 
 
 def csum_diff_legacy(partial: PartialFn, frm: object, to: object, seed: Wsum = 0) -> int:
     """net/core/filter.c ``bpf_csum_diff`` (<= 6.12): ``csum_partial`` of the scratch buffer ``~frm || to``.
 
-    Returns -EINVAL (-22) when a size is not a multiple of 4 or the two exceed 512 bytes.
+    The buffers' own addresses never matter: they are copied into the per-CPU
+    scratch buffer, modelled at address 0 mod 8; the 6.1 kernels booted for
+    tests/vectors/qemu (armhf and ppc64el included, whose csum_partial would show
+    another address) agree. Returns -EINVAL (-22) when a size is not a multiple of 4 or the two exceed 512 bytes.
     """
     f, t = as_view(frm, "frm"), as_view(to, "to")
     seed = check_uint(seed, 32, "seed")

@@ -8,6 +8,7 @@ a traceback.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import importlib.util
 import json
 import os
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING, Sequence, TextIO
 
 from . import __version__, bpf
 from ._engine import ENGINE
-from .compare import Row, compare
+from .compare import FUNCTIONS, Row, align_dependence, compare, compare_function
 from .errors import CsumError
 from .profile import profile
 from .partial import internet_checksum
@@ -40,6 +41,13 @@ def _int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not an integer: {text!r} (decimal or 0x-prefixed hex)") from None
 
 
+def _align(text: str) -> int:
+    value = _int(text)
+    if not 0 <= value <= 7:
+        raise argparse.ArgumentTypeError(f"an address mod 8 is 0..7, got {value}")
+    return value
+
+
 def _hex(text: str) -> bytes:
     cleaned = "".join(text.split()).replace(":", "")
     if cleaned.startswith(("0x", "0X")):
@@ -54,26 +62,30 @@ def _mark(ok: bool) -> str:
     return "same" if ok else "DIFF"
 
 
-def _compare_text(rows: list[Row], label: str, data: bytes, seed: int) -> str:
+def _compare_text(rows: list[Row], label: str, data: bytes, seed: int, align: int) -> str:
     width = max([len("profile"), *(len(r.profile) for r in rows)])
     lines = [
-        f"input: {label}, {len(data)} bytes, seed {seed:#010x}; internet checksum (wire) {internet_checksum(data):#06x}",
+        f"input: {label}, {len(data)} bytes at address {align} mod 8, seed {seed:#010x}; "
+        f"internet checksum (wire) {internet_checksum(data):#06x}",
         "bpf_csum_diff pushes the input (from = empty, to = input).",
         "",
         f"{'profile':<{width}} {'endian':<6}  {'csum_partial':<10} {'bits':<4} {'field':<5}  "
-        f"{'legacy diff':<12} {'bits':<4}  {'homogenized':<11} {'field':<5}",
+        f"{'legacy diff':<12} {'bits':<4}  {'homogenized':<11} {'field':<5} {'addr':<4}",
     ]
     for r in rows:
         legacy = f"{r.legacy_diff:#010x}" if r.legacy_diff >= 0 else f"{r.legacy_diff} EINVAL"
         lines.append(
             f"{r.profile:<{width}} {r.endian:<6}  {r.csum_partial:#010x}   {_mark(r.same_bits_as_reference):<4} "
             f"{_mark(r.same_wire_as_generic):<5}  {legacy:<12} {_mark(r.legacy_same_as_reference):<4}  "
-            f"{r.homogenized_diff:#06x}      {_mark(r.homogenized_same_wire)}"
+            f"{r.homogenized_diff:#06x}      {_mark(r.homogenized_same_wire):<5} "
+            f"{'DEP' if r.homogenized_align_dependent else '-'}"
         )
     lines += [
         "",
         "bits: same u32 as the generic code of that byte order (generic / generic-be).",
         "field: same two checksum-field bytes as generic little-endian, once folded to 16 bits.",
+        "addr: DEP if the homogenized helper gives another result with the input at another address mod 8,",
+        "      pushed (to) or pulled (from); --align sets the address used above.",
     ]
     return "\n".join(lines)
 
@@ -92,17 +104,121 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     else:
         data, label = SAMPLE_PACKET, "embedded sample (IPv4/TCP SYN)"
     names = [n.strip() for n in args.profiles.split(",") if n.strip()] if args.profiles else None
-    rows = compare(data, args.seed, names)
+    if args.function != "csum_partial":
+        return _compare_function(args, data, label, names)
+    rows = compare(data, args.seed, names, align=args.align)
     if args.json:
-        print(json.dumps({"input": data.hex(), "seed": args.seed, "rows": [r.as_dict() for r in rows]}, indent=2))
+        print(json.dumps({"input": data.hex(), "seed": args.seed, "align": args.align,
+                          "rows": [r.as_dict() for r in rows]}, indent=2))
     else:
-        print(_compare_text(rows, label, data, args.seed))
+        print(_compare_text(rows, label, data, args.seed, args.align))
     return 0
+
+
+def _write_regular(path: Path, text: str, what: str) -> None:
+    """Write ``text`` to ``path`` atomically (temp file + rename), only as a regular file."""
+    if path.exists() and not path.is_file():
+        raise _UsageError(f"{what}: {path} exists and is not a regular file")
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    try:
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise _UsageError(f"{what}: cannot write {path}: {exc.strerror}") from None
+
+
+def _compare_function(args: argparse.Namespace, data: bytes, label: str, names: list[str] | None) -> int:
+    """``csum compare --function NAME``: one primitive on every profile."""
+    fn = args.function
+    ihl = SAMPLE_PACKET[0] & 0xF
+    if fn == "ip_fast_csum" and args.hex is None and args.file is None:
+        data, label = SAMPLE_PACKET[:4 * ihl], "the embedded sample's IPv4 header"
+    if fn == "ip_fast_csum" and (len(data) < 20 or len(data) % 4 or len(data) > 60):
+        raise _UsageError(f"--function ip_fast_csum needs an IPv4 header of 20..60 bytes (a multiple of 4), "
+                          f"got {len(data)}")
+    size, v6 = (16, True) if fn == "csum_ipv6_magic" else (4, False)
+    saddr = _hex(args.saddr) if args.saddr else bytes.fromhex("20010db8" + "00" * 11 + "01") if v6 else SAMPLE_PACKET[12:16]
+    daddr = _hex(args.daddr) if args.daddr else bytes.fromhex("20010db8" + "00" * 11 + "02") if v6 else SAMPLE_PACKET[16:20]
+    for name, addr in (("--saddr", saddr), ("--daddr", daddr)):
+        if len(addr) != size:
+            raise _UsageError(f"{name} must be {size} bytes (hex, network order) for {fn}, got {len(addr)}")
+    length = args.len if args.len is not None else len(SAMPLE_PACKET) - 4 * ihl
+    proto = args.proto if args.proto is not None else SAMPLE_PACKET[9]
+    if not 0 <= length <= 0xFFFFFFFF or not 0 <= proto <= 0xFF:
+        raise _UsageError(f"--len must be a u32 and --proto a u8, got {length} and {proto}")
+    rows = compare_function(fn, data=data, seed=args.seed, saddr=saddr, daddr=daddr, length=length, proto=proto,
+                            profiles=names)
+    if fn.startswith(("csum_tcpudp", "csum_ipv6")):
+        what = f"saddr {saddr.hex()} daddr {daddr.hex()} len {length} proto {proto} sum {args.seed:#010x}"
+    elif fn == "ip_fast_csum":
+        what = f"{label}, {len(data)} bytes ({len(data) // 4} words)"
+    else:
+        what = f"sum {args.seed:#010x}"
+    if args.json:
+        print(json.dumps({"function": fn, "input": what, "rows": [r.as_dict() for r in rows]}, indent=2))
+        return 0
+    width = max([len("profile"), *(len(r.profile) for r in rows)])
+    digits = 8 if fn == "csum_tcpudp_nofold" else 4
+    lines = [f"{fn}: {what}", "", f"{'profile':<{width}} {'endian':<6}  {'value':<{digits + 2}} {'bits':<4} field"]
+    lines += [f"{r.profile:<{width}} {r.endian:<6}  {r.value:#0{digits + 2}x} {_mark(r.same_bits_as_reference):<4} "
+              f"{_mark(r.same_field_as_generic)}" for r in rows]
+    lines += ["", "bits: same value as the generic code of that byte order (generic / generic-be).",
+              "field: same two checksum-field bytes as generic little-endian"
+              + (" once folded (csum_from32to16)." if fn == "csum_tcpudp_nofold" else ".")]
+    print("\n".join(lines))
+    return 0
+
+
+def _cmd_kernel_check_qemu(args: argparse.Namespace) -> int:
+    from .qemu import check, guest
+
+    if args.debian is not None:
+        suite, arch_name = args.debian
+        if args.qemu is not None and guest.arch(args.qemu) != guest.arch(arch_name):
+            raise _UsageError(f"--qemu {args.qemu} and --debian {suite} {arch_name} name different architectures")
+        if args.kernel is not None:
+            raise _UsageError("give --kernel IMAGE or --debian RELEASE ARCH, not both")
+        fetched = guest.fetch_debian(suite, arch_name)
+        kernel, arch_name = fetched.image, fetched.arch
+        provenance = {"package": f"{fetched.package} {fetched.version} (Debian {fetched.suite}, {fetched.arch})",
+                      "deb sha256": fetched.deb_sha256, "kernel file": str(fetched.image.name)}
+    else:
+        if args.kernel is None:
+            raise _UsageError("--qemu needs --kernel IMAGE or --debian RELEASE ARCH")
+        kernel, arch_name = Path(args.kernel), args.qemu
+        if not kernel.is_file():
+            raise _UsageError(f"--kernel: {kernel} is not a file")
+        provenance = {"kernel file": kernel.name, "kernel sha256": hashlib.sha256(kernel.read_bytes()).hexdigest()}
+    if args.n < 1:
+        raise _UsageError(f"--n must be at least 1, got {args.n}")
+    seed = args.seed if args.seed is not None else 1
+    try:
+        report, obs = check.kernel_check_qemu(arch_name, kernel, n=args.n, n_replace=max(1, args.n // 3), seed=seed,
+                                              forced_profile=args.profile, timeout=args.timeout,
+                                              log_path=Path(args.log) if args.log else None, provenance=provenance,
+                                              append_extra=args.append or "")
+    except ValueError as exc:
+        raise _UsageError(str(exc)) from None
+    if args.save_vectors:
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as tmp:
+            staged = Path(tmp) / "vectors.txt"
+            check.write_vectors(staged, report, obs)
+            _write_regular(Path(args.save_vectors), staged.read_text(), "--save-vectors")
+    print(report.to_json() if args.json else report.format_text())
+    return 0 if report.ok else 1
 
 
 def _cmd_kernel_check(args: argparse.Namespace) -> int:
     from . import kernel
     from .kernel_check import kernel_check
+
+    if args.qemu is not None or args.debian is not None:
+        return _cmd_kernel_check_qemu(args)
+    if args.kernel is not None or args.profile is not None:
+        raise _UsageError("--kernel and --profile apply to --qemu runs")
 
     if not kernel.available():
         raise _UsageError(f"the running kernel's helpers are not reachable: {kernel.why_unavailable()}")
@@ -137,9 +253,13 @@ def _replaced(helper: str, field: bytes, diff: int, flags: int, ip_summed: int) 
 def _cmd_diff(args: argparse.Namespace) -> int:
     frm, to = _hex(args.frm), _hex(args.to)
     prof = profile(args.profile)
-    homog, legacy = prof.bpf_csum_diff(frm, to, args.seed), prof.bpf_csum_diff_legacy(frm, to, args.seed)
+    homog = prof.bpf_csum_diff(frm, to, args.seed, frm_align=args.from_align, to_align=args.to_align)
+    legacy = prof.bpf_csum_diff_legacy(frm, to, args.seed)
+    by_value = align_dependence(prof, frm, to, args.seed)
     out: dict[str, object] = {"profile": prof.name, "endian": prof.endian, "from": frm.hex(), "to": to.hex(),
-                              "seed": args.seed, "homogenized": homog, "legacy": legacy}
+                              "seed": args.seed, "from_align": args.from_align, "to_align": args.to_align,
+                              "homogenized": homog, "legacy": legacy,
+                              "homogenized_by_align": {f"{v:#06x}": pairs for v, pairs in sorted(by_value.items())}}
     rows: list[dict[str, object]] = []
     if args.sum is not None:
         field = _hex(args.sum)
@@ -163,8 +283,13 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     lines = [
         f"bpf_csum_diff on {prof.name} ({prof.endian}-endian): from {frm.hex() or '(empty)'} ({len(frm)} bytes) "
         f"to {to.hex() or '(empty)'} ({len(to)} bytes), seed {args.seed:#010x}",
-        f"  homogenized (Linux >= 6.13): {homog:#06x}",
-        f"  legacy      (Linux <= 6.12): {legacy_text}",
+        f"  homogenized (Linux >= 6.13): {homog:#06x}  (from at address {args.from_align} mod 8, "
+        f"to at {args.to_align} mod 8: read in place)",
+        f"  legacy      (Linux <= 6.12): {legacy_text}  (copied to an aligned scratch buffer: address-independent)",
+        "  homogenized at other addresses: " + ("the same at all 64 (from, to) alignments" if len(by_value) == 1
+                                                else "DEPENDS on them: " + "; ".join(
+            f"{v:#06x} at {len(pairs)} of 64, e.g. from {pairs[0][0]} to {pairs[0][1]}"
+            for v, pairs in sorted(by_value.items()))),
     ]
     if rows:
         lines += ["", f"checksum field {field.hex()} after bpf_l3/l4_csum_replace(skb, off, 0, diff, flags) "
@@ -282,18 +407,42 @@ def _parser() -> argparse.ArgumentParser:
     cmp_.add_argument("--file", help="read the input bytes from a file")
     cmp_.add_argument("--seed", type=_int, default=0, help="32-bit seed (default 0)")
     cmp_.add_argument("--profiles", help="comma-separated profile names (default: all)")
+    cmp_.add_argument("--align", type=_align, default=0, help="the input's address mod 8 (0..7, default 0)")
+    cmp_.add_argument("--function", default="csum_partial", choices=("csum_partial", *FUNCTIONS),
+                      help="the primitive to compare (default csum_partial: the csum_partial/bpf_csum_diff table); "
+                      "csum_tcpudp_* and csum_ipv6_magic take --saddr/--daddr/--len/--proto and --seed as the sum "
+                      "(IPv6 defaults 2001:db8::1 -> ::2), ip_fast_csum the "
+                      "input as an IPv4 header, csum_fold folds --seed")
+    cmp_.add_argument("--saddr", metavar="HEX", help="source address, 4 (or 16) bytes (default: the sample's)")
+    cmp_.add_argument("--daddr", metavar="HEX", help="destination address, 4 (or 16) bytes (default: the sample's)")
+    cmp_.add_argument("--len", type=_int, help="pseudo-header length (default: the sample's TCP length)")
+    cmp_.add_argument("--proto", type=_int, help="pseudo-header protocol (default: the sample's, 6)")
     cmp_.add_argument("--json", action="store_true", help="machine-readable output")
     cmp_.set_defaults(func=_cmd_compare)
     kc = sub.add_parser("kernel-check", help="compare the emulation with the running kernel's bpf_csum_diff")
-    kc.add_argument("--n", type=_int, default=2000, help="number of cases (default 2000)")
+    kc.add_argument("--n", type=_int, default=2000, help="number of cases (default 2000; with --qemu, bpf_csum_diff "
+                    "cases per JIT setting, at least the 417 fixed corner cases, plus a third as many l3/l4 "
+                    "replace cases)")
     kc.add_argument("--seed", type=_int, default=None, help="random seed, to reproduce a run")
     kc.add_argument("--json", action="store_true", help="machine-readable output")
+    kc.add_argument("--qemu", metavar="ARCH", help="boot a kernel of Debian architecture ARCH under qemu-system-* "
+                    "(armhf, arm64, ppc64el, riscv64, s390x, amd64, i386) instead of using the running kernel")
+    kc.add_argument("--kernel", metavar="IMAGE", help="with --qemu: the kernel image to boot")
+    kc.add_argument("--debian", nargs=2, metavar=("RELEASE", "ARCH"),
+                    help="fetch Debian RELEASE's kernel for ARCH with apt-get download (e.g. unstable armhf)")
+    kc.add_argument("--profile", help="with --qemu: compare with this profile (default: detected from the guest)")
+    kc.add_argument("--timeout", type=float, default=1800.0, help="with --qemu: seconds a boot may take")
+    kc.add_argument("--log", metavar="FILE", help="with --qemu: keep the guest's console log here")
+    kc.add_argument("--append", metavar="ARGS", help="with --qemu: extra kernel command line arguments")
+    kc.add_argument("--save-vectors", metavar="FILE", help="with --qemu: write the kernel's answers as a vector file")
     kc.set_defaults(func=_cmd_kernel_check)
     diff = sub.add_parser("diff", help="bpf_csum_diff of two buffers and what the l3/l4 replace helpers then write")
     diff.add_argument("--from", dest="frm", required=True, metavar="HEX", help="bytes taken out (hex; '' for none)")
     diff.add_argument("--to", required=True, metavar="HEX", help="bytes put in (hex; '' for none)")
     diff.add_argument("--seed", type=_int, default=0, help="32-bit seed (default 0)")
     diff.add_argument("--profile", default="generic", help="architecture profile (default generic)")
+    diff.add_argument("--from-align", type=_align, default=0, metavar="N", help="address of from mod 8 (default 0)")
+    diff.add_argument("--to-align", type=_align, default=0, metavar="N", help="address of to mod 8 (default 0)")
     diff.add_argument("--sum", metavar="HEX16", help="current checksum field, 2 bytes as in the packet")
     diff.add_argument("--json", action="store_true", help="machine-readable output")
     diff.set_defaults(func=_cmd_diff)

@@ -11,6 +11,7 @@ from the installed package (``csum.arch_profiles``), from the repository's
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import tomllib
@@ -22,16 +23,21 @@ from typing import Any, Iterator
 from . import bpf
 from ._check import as_view, check_align, check_uint
 from .arch import PartialFn, algorithm
+from .arch.primitives import TCPUDP_NOFOLD, ipv6_magic
 from .errors import CsumTypeError, CsumValueError
-from .types import Wsum
+from .ones import csum_fold, swab16
+from .partial import ip_fast_csum
+from .pseudo import Address, _addr
+from .types import Sum16, Wsum
 
 _TOP_KEYS = {"name": str, "aliases": list, "endian": str, "word_size": int, "description": str,
-             "implementation": list}
+             "net_ip_align": int, "csum_tcpudp_nofold": str, "implementation": list}
 _IMPL_KEYS = {"algorithm": str, "since": str, "until": str, "csum_partial": str, "result": str,
               "alignment_sensitive": bool, "sources": list, "notes": str}
 _REQUIRED_TOP = {"name", "endian", "word_size", "implementation"}
 _REQUIRED_IMPL = {"algorithm", "csum_partial", "result", "alignment_sensitive", "sources"}
-_CHOICES = {"endian": {"little", "big"}, "word_size": {32, 64},
+_CHOICES = {"endian": {"little", "big"}, "word_size": {32, 64}, "net_ip_align": {0, 2},
+            "csum_tcpudp_nofold": set(TCPUDP_NOFOLD),
             "csum_partial": {"arch", "lib/checksum.c", "lib/checksum.c+arch do_csum"},
             "result": {"folded16", "unfolded32"}}
 #: The schema, for documentation: every key a profile TOML may hold and its type.
@@ -81,6 +87,12 @@ class Profile:
     implementation: Implementation
     implementations: tuple[Implementation, ...]
     path: str
+    #: ``NET_IP_ALIGN`` (include/linux/skbuff.h default 2; 0 where the arch overrides it): the
+    #: bytes a driver reserves before the Ethernet header, so ``skb->data`` sits at this
+    #: offset mod 8 on most receive paths and in BPF_PROG_TEST_RUN (net/bpf/test_run.c).
+    net_ip_align: int = 2
+    #: Which model of ``csum_tcpudp_nofold`` this arch's code follows (csum/arch/primitives.py).
+    tcpudp_nofold: str = "lib/checksum.c"
 
     @property
     def _partial(self) -> PartialFn:
@@ -91,21 +103,62 @@ class Profile:
         view = as_view(buf, "buf")
         return self._partial(view, check_uint(seed, 32, "seed"), check_align(align))
 
-    def bpf_csum_diff(self, frm: object, to: object, seed: Wsum = 0) -> int:
-        """net/core/filter.c ``bpf_csum_diff`` (Linux >= 6.13) on this architecture."""
-        return bpf.csum_diff(self._partial, frm, to, seed)
+    def bpf_csum_diff(self, frm: object, to: object, seed: Wsum = 0, *, frm_align: int = 0,
+                      to_align: int = 0) -> int:
+        """net/core/filter.c ``bpf_csum_diff`` (Linux >= 6.13) on this architecture.
+
+        ``frm_align``/``to_align``: where the buffers sit (address mod 8), since this
+        helper reads them in place; see :func:`csum.bpf.csum_diff`.
+        """
+        return bpf.csum_diff(self._partial, frm, to, seed, frm_align=frm_align, to_align=to_align)
 
     def bpf_csum_diff_legacy(self, frm: object, to: object, seed: Wsum = 0) -> int:
         """net/core/filter.c ``bpf_csum_diff`` (Linux <= 6.12) on this architecture; -22 on bad sizes."""
         return bpf.csum_diff_legacy(self._partial, frm, to, seed)
+
+    def csum_tcpudp_nofold(self, saddr: Address, daddr: Address, length: int, proto: int, wsum: Wsum = 0) -> Wsum:
+        """This arch's ``csum_tcpudp_nofold``: the IPv4 pseudo-header added to ``wsum``, unfolded, as the CPU holds it.
+
+        ``saddr``/``daddr``: the 4 address bytes (network order) or an address;
+        ``length`` a u32 and ``proto`` a u8, host order. See csum/arch/primitives.py.
+        """
+        sa = int.from_bytes(_addr(saddr, 4, "saddr"), self.endian)  # type: ignore[arg-type]
+        da = int.from_bytes(_addr(daddr, 4, "daddr"), self.endian)  # type: ignore[arg-type]
+        return TCPUDP_NOFOLD[self.tcpudp_nofold](sa, da, check_uint(length, 32, "length"), check_uint(proto, 8, "proto"),
+                                                check_uint(wsum, 32, "wsum"), self.endian)  # type: ignore[arg-type]
+
+    def csum_tcpudp_magic(self, saddr: Address, daddr: Address, length: int, proto: int, wsum: Wsum = 0) -> Sum16:
+        """``csum_fold(csum_tcpudp_nofold(...))`` on this arch (the complemented 16-bit value as the CPU holds it)."""
+        return csum_fold(self.csum_tcpudp_nofold(saddr, daddr, length, proto, wsum))
+
+    def csum_fold(self, wsum: Wsum) -> Sum16:
+        """This arch's ``csum_fold``: every form gives the bits of include/asm-generic/checksum.h."""
+        return csum_fold(wsum)
+
+    def ip_fast_csum(self, iph: object, ihl: int) -> Sum16:
+        """This arch's ``ip_fast_csum`` of an ``ihl``-word IPv4 header, as the CPU holds the result.
+
+        Every arch's form is an end-around sum of the header's native words, folded and
+        complemented: big-endian CPUs hold the byte-swapped value (tests/vectors/primitives).
+        """
+        value = ip_fast_csum(iph, ihl)
+        return value if self.endian == "little" else swab16(value)
+
+    def csum_ipv6_magic(self, saddr: Address, daddr: Address, length: int, proto: int, wsum: Wsum = 0) -> Sum16:
+        """This arch's ``csum_ipv6_magic`` (net/ipv6/ip6_checksum.c or the arch's own), as the CPU holds it.
+
+        Every form (x86_64's adcq chain, s390's 64-bit sum, the generic 32-bit one) is a canonical
+        end-around sum folded by csum_fold (csum/arch/primitives.py ``ipv6_magic``).
+        """
+        return ipv6_magic(_addr(saddr, 16, "saddr"), _addr(daddr, 16, "daddr"), check_uint(length, 32, "length"),
+                          check_uint(proto, 8, "proto"), check_uint(wsum, 32, "wsum"), self.endian)  # type: ignore[arg-type]
 
     def at(self, kernel: str) -> Profile:
         """The same architecture as its kernel ``kernel`` (e.g. "5.10") computed it."""
         release = _release(kernel, "kernel")
         for impl in self.implementations:
             if impl.covers(release):
-                return Profile(self.name, self.aliases, self.endian, self.word_size, self.description, impl,
-                               self.implementations, self.path)
+                return dataclasses.replace(self, implementation=impl)
         raise CsumValueError(f"profile {self.name!r} has no implementation for kernel {kernel}", code="bad-release")
 
 
@@ -148,7 +201,8 @@ def parse_profile(text: str, path: str) -> Profile:
         raise CsumValueError(f"{path}: exactly one implementation must have no 'until' (the current one)",
                              code="bad-profile")
     return Profile(data["name"], tuple(data.get("aliases", ())), data["endian"], data["word_size"],
-                   data.get("description", ""), current[0], tuple(impls), path)
+                   data.get("description", ""), current[0], tuple(impls), path, data.get("net_ip_align", 2),
+                   data.get("csum_tcpudp_nofold", "lib/checksum.c"))
 
 
 def _profile_files() -> Iterator[tuple[str, str]]:

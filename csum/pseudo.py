@@ -12,8 +12,9 @@ from __future__ import annotations
 import ipaddress
 
 from ._check import check_field, check_uint
+from .arch.primitives import TCPUDP_NOFOLD, ipv6_magic
 from .errors import CsumTypeError
-from .ones import M32, _add32, _fold
+from .ones import _fold
 from .types import Sum16, Wsum
 
 Address = bytes | bytearray | memoryview | str | ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -30,13 +31,14 @@ def _addr(value: Address, size: int, name: str) -> bytes:
 
 
 def csum_tcpudp_nofold(saddr: Address, daddr: Address, length: int, proto: int, wsum: Wsum = 0) -> Wsum:
-    """lib/checksum.c ``csum_tcpudp_nofold``: the IPv4 pseudo-header added to ``wsum``, unfolded (u32)."""
-    s = check_uint(wsum, 32, "wsum")
-    s += int.from_bytes(_addr(saddr, 4, "saddr"), "little")
-    s += int.from_bytes(_addr(daddr, 4, "daddr"), "little")
-    s += (check_uint(proto, 8, "proto") + check_uint(length, 32, "length")) << 8
-    s = (s & M32) + (s >> 32)
-    return ((s & M32) + (s >> 32)) & M32
+    """lib/checksum.c ``csum_tcpudp_nofold``: the IPv4 pseudo-header added to ``wsum``, unfolded (u32).
+
+    Like the kernel, ``(proto + length) << 8`` is computed in 32 bits (lengths of 2**24
+    and more lose their top byte); per-arch forms: :meth:`csum.Profile.csum_tcpudp_nofold`.
+    """
+    return TCPUDP_NOFOLD["lib/checksum.c"](
+        int.from_bytes(_addr(saddr, 4, "saddr"), "little"), int.from_bytes(_addr(daddr, 4, "daddr"), "little"),
+        check_uint(length, 32, "length"), check_uint(proto, 8, "proto"), check_uint(wsum, 32, "wsum"), "little")
 
 
 def csum_tcpudp_magic(saddr: Address, daddr: Address, length: int, proto: int, wsum: Wsum = 0) -> Sum16:
@@ -49,9 +51,5 @@ def csum_ipv6_magic(saddr: Address, daddr: Address, length: int, proto: int, wsu
 
     ``length`` is the 32-bit upper-layer length (jumbograms included).
     """
-    s = check_uint(wsum, 32, "wsum")
-    words = _addr(saddr, 16, "saddr") + _addr(daddr, 16, "daddr")
-    words += check_uint(length, 32, "length").to_bytes(4, "big") + check_uint(proto, 8, "proto").to_bytes(4, "big")
-    for i in range(0, 40, 4):
-        s = _add32(s, int.from_bytes(words[i : i + 4], "little"))
-    return _fold(s)
+    return ipv6_magic(_addr(saddr, 16, "saddr"), _addr(daddr, 16, "daddr"), check_uint(length, 32, "length"),
+                      check_uint(proto, 8, "proto"), check_uint(wsum, 32, "wsum"), "little")

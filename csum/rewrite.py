@@ -59,12 +59,20 @@ class FieldChange:
 
 @dataclass(frozen=True)
 class CsumDiffCall:
-    """``bpf_csum_diff(frm, len(frm), to, len(to), seed)`` and what it returned (Linux >= 6.13 form)."""
+    """``bpf_csum_diff(frm, len(frm), to, len(to), seed)`` and what it returned (Linux >= 6.13 form).
+
+    ``frm_align``/``to_align``: the buffers' addresses mod 8 as the program passes them
+    (``frm`` in place in the packet, at ``skb->data`` = the profile's NET_IP_ALIGN mod 8
+    plus the field's offset; ``to`` from an 8-byte aligned stack slot). The homogenized
+    helper reads both in place, so ``result`` is computed at these alignments.
+    """
 
     frm: bytes
     to: bytes
     seed: int
     result: int
+    frm_align: int = 0
+    to_align: int = 0
 
     def __str__(self) -> str:
         return f"diff = bpf_csum_diff(&from /* {self.frm.hex()} */, {len(self.frm)}, &to /* {self.to.hex()} */, " \
@@ -159,8 +167,9 @@ class _Editor:
         lay = self.layout
         offset = lay.saddr if which == "saddr" else lay.daddr
         old = bytes(self.buf[offset:offset + len(new)])
-        diff = self.arch.bpf_csum_diff(old, new, 0)
-        self.calls.append(CsumDiffCall(old, new, 0, diff))
+        frm_align = (self.arch.net_ip_align + offset) & 7
+        diff = self.arch.bpf_csum_diff(old, new, 0, frm_align=frm_align)
+        self.calls.append(CsumDiffCall(old, new, 0, diff, frm_align, 0))
         in_pseudo = lay.saddr_in_pseudo if which == "saddr" else lay.daddr_in_pseudo
         if lay.l4_csum is not None and lay.pseudo and in_pseudo:
             self._replace("bpf_l4_csum_replace", lay.l4_csum, 0, diff, self.l4_flags(0, True))

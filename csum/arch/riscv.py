@@ -38,8 +38,12 @@ from ..ones import M16, M32, _add32, ror32
 from . import register
 
 
-def _zbb_do_csum(view: memoryview, align: int, fast_unaligned: bool) -> int:
-    """arch/riscv/lib/csum.c ``do_csum`` on rv64 with the Zbb fold patched in."""
+def _zbb_do_csum(view: memoryview, align: int, fast_unaligned: bool, misaligned_zbb: bool = True) -> int:
+    """arch/riscv/lib/csum.c ``do_csum`` on rv64 with the Zbb fold patched in.
+
+    ``misaligned_zbb=False``: ``do_csum_with_alignment`` folds in C (its Zbb block is
+    compiled only with CC_HAS_ASM_GOTO_TIED_OUTPUT): canonical 16 bits, no ``addw`` quirk.
+    """
     if not len(view):
         return 0
     offset = 0 if fast_unaligned else align & 7
@@ -48,7 +52,7 @@ def _zbb_do_csum(view: memoryview, align: int, fast_unaligned: bool) -> int:
     sum16 = folded >> 16
     if offset & 1:
         return ((sum16 & 0xFF) << 8) | (sum16 >> 8)
-    if folded >> 31:
+    if folded >> 31 and (offset == 0 or misaligned_zbb):
         return (M16 << 16) | sum16
     return sum16
 
@@ -63,3 +67,9 @@ def riscv64_zbb(view: memoryview, seed: int, align: int) -> int:
 def riscv64_zbb_fast_unaligned(view: memoryview, seed: int, align: int) -> int:
     """As ``riscv64-zbb`` on a CPU where ``has_fast_unaligned_accesses()`` is true: alignment never matters."""
     return _add32(_zbb_do_csum(view, align, True), seed)
+
+
+@register("riscv64-zbb-cfold-misaligned")
+def riscv64_zbb_cfold_misaligned(view: memoryview, seed: int, align: int) -> int:
+    """As ``riscv64-zbb``, but a misaligned buffer's sum is folded in C (Debian's 7.2.13 kernel, booted)."""
+    return _add32(_zbb_do_csum(view, align, False, misaligned_zbb=False), seed)
