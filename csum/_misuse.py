@@ -29,7 +29,7 @@ class BpfMisuse(UserWarning):
 
 
 def _warn(message: str, code: str, stacklevel: int) -> None:
-    warnings.warn(BpfMisuse(message, code), stacklevel=stacklevel + 1)
+    warnings.warn(BpfMisuse(message, code), stacklevel=stacklevel)
 
 
 def _common(helper: str, frm: int, to: int, flags: int, stacklevel: int) -> None:

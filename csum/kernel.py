@@ -71,8 +71,8 @@ _MAX_OP_BYTES = 16
 # An op record: u32 kind, u32 offset, u64 from, u64 to, u64 flags, u32 use_diff, u32 size_a, u32 size_b,
 # u32 pad, u8 a[16], u8 b[16].
 _OP = struct.Struct("<IIQQQIII4x16s16s")
-_KINDS = {"l3_csum_replace": 1, "l4_csum_replace": 2, "skb_store_bytes": 3, "csum_update": 4, "csum_level": 5,
-          "csum_diff": 6}
+_KINDS = {"bpf_l3_csum_replace": 1, "bpf_l4_csum_replace": 2, "bpf_skb_store_bytes": 3, "bpf_csum_update": 4,
+          "bpf_csum_level": 5, "bpf_csum_diff": 6}
 _RESULTS = MAX_OPS * _OP.size
 _FINAL = _RESULTS + 8 * MAX_OPS
 _VALUE_SIZE = _FINAL + 16

@@ -149,11 +149,11 @@ class Rewrite:
 
 def _as_op(call: Call) -> Op:
     if isinstance(call, CsumDiffCall):
-        return ("csum_diff", call.frm, call.to, call.seed)
+        return ("bpf_csum_diff", call.frm, call.to, call.seed)
     if isinstance(call, CsumReplaceCall):
         to = DIFF if call.flags & bpf.BPF_F_HDR_FIELD_MASK == 0 else call.to
-        return (call.helper.removeprefix("bpf_"), call.offset, call.frm, to, call.flags)
-    return ("skb_store_bytes", call.offset, call.to, call.flags)
+        return (call.helper, call.offset, call.frm, to, call.flags)
+    return ("bpf_skb_store_bytes", call.offset, call.to, call.flags)
 
 
 def _le(data: bytes) -> int:
@@ -170,7 +170,7 @@ class _Editor:
         self.shadow = Skb.checksum_complete(data, network_offset=layout.l3)
 
     def _replace(self, helper: str, offset: int, frm: int, to: int, flags: int) -> None:
-        fn = self.shadow.l3_csum_replace if helper == "bpf_l3_csum_replace" else self.shadow.l4_csum_replace
+        fn = self.shadow.bpf_l3_csum_replace if helper == "bpf_l3_csum_replace" else self.shadow.bpf_l4_csum_replace
         rc = fn(offset, frm, to, flags)
         if rc:
             raise AssertionError(f"csum.rewrite made a bad {helper} call (rc {rc}): offset {offset}, flags {flags:#x}")
@@ -190,12 +190,12 @@ class _Editor:
     def store(self, offset: int, new: bytes) -> None:
         old = bytes(self.buf[offset:offset + len(new)])
         self.buf[offset:offset + len(new)] = new
-        self.shadow.store_bytes(offset, new)
+        self.shadow.bpf_skb_store_bytes(offset, new)
         flags = 0
         if not self.shadow.csum_valid():  # no checksum patch balances this change: let the kernel carry it
             self.shadow.data[offset:offset + len(new)] = old
             flags = BPF_F_RECOMPUTE_CSUM
-            self.shadow.store_bytes(offset, new, flags)
+            self.shadow.bpf_skb_store_bytes(offset, new, flags)
         self.calls.append(StoreBytesCall(offset, old, new, flags))
 
     def address(self, which: str, new: bytes) -> None:

@@ -40,13 +40,13 @@ SKB_MAX_CSUM_LEVEL = 3
 #: errno values the helpers return negated: EACCES (csum_level query off CHECKSUM_UNNECESSARY) and the
 #: kernel-internal ENOTSUPP (include/linux/errno.h, 524: bpf_csum_update off CHECKSUM_COMPLETE).
 EACCES, ENOTSUPP = 13, 524
-#: In an :data:`Op`, ``to=DIFF`` passes what the last ``csum_diff`` op returned (a program's ``diff`` variable).
+#: In an :data:`Op`, ``to=DIFF`` passes what the last ``bpf_csum_diff`` op returned (a program's ``diff`` variable).
 DIFF: Literal["diff"] = "diff"
 
 #: One helper call, as :meth:`Skb.run` and :func:`csum.kernel.skb_run` take it:
-#: ("l3_csum_replace" | "l4_csum_replace", offset, from, to, flags) with ``to`` an int or DIFF,
-#: ("skb_store_bytes", offset, bytes, flags), ("csum_update", csum), ("csum_level", level),
-#: ("csum_diff", from_bytes, to_bytes, seed).
+#: ("bpf_l3_csum_replace" | "bpf_l4_csum_replace", offset, from, to, flags) with ``to`` an int or DIFF,
+#: ("bpf_skb_store_bytes", offset, bytes, flags), ("bpf_csum_update", csum), ("bpf_csum_level", level),
+#: ("bpf_csum_diff", from_bytes, to_bytes, seed). Methods of :class:`Skb` carry the same names.
 Op = tuple[Any, ...]
 Summed = Literal[0, 1, 2, 3]
 _NAMES = {CHECKSUM_NONE: "CHECKSUM_NONE", CHECKSUM_UNNECESSARY: "CHECKSUM_UNNECESSARY",
@@ -108,17 +108,17 @@ class Skb:
         """
         return self.ip_summed != CHECKSUM_COMPLETE or _fold(self.csum) == _fold(self.skb_checksum())
 
-    def l3_csum_replace(self, offset: int, frm: object, to: object, flags: int) -> int:
+    def bpf_l3_csum_replace(self, offset: int, frm: object, to: object, flags: int) -> int:
         """``bpf_l3_csum_replace(skb, offset, from, to, flags)``: patches the field, never ``skb->csum``."""
         return bpf.l3_csum_replace_at(self.data, offset, frm, to, flags, stacklevel=3)
 
-    def l4_csum_replace(self, offset: int, frm: object, to: object, flags: int) -> int:
+    def bpf_l4_csum_replace(self, offset: int, frm: object, to: object, flags: int) -> int:
         """``bpf_l4_csum_replace(skb, offset, from, to, flags)``: the field, and ``skb->csum`` on a pseudo-header change."""
         rc, self.csum = bpf.l4_csum_replace_skb(self.data, offset, frm, to, flags, self.ip_summed, self.csum,
                                                 stacklevel=3)
         return rc
 
-    def store_bytes(self, offset: int, frm: object, flags: int = 0) -> int:
+    def bpf_skb_store_bytes(self, offset: int, frm: object, flags: int = 0) -> int:
         """``bpf_skb_store_bytes(skb, offset, from, len, flags)``; BPF_F_RECOMPUTE_CSUM carries ``skb->csum`` along.
 
         The kernel subtracts the old bytes' ``csum_partial`` and adds the new one's, each rotated by
@@ -143,16 +143,16 @@ class Skb:
             self.csum = csum_block_add(self.csum, self._partial(offset, end), offset)
         return 0
 
-    def csum_update(self, csum: Wsum) -> int:
+    def bpf_csum_update(self, csum: Wsum) -> int:
         """``bpf_csum_update(skb, csum)``: on CHECKSUM_COMPLETE ``skb->csum = csum_add(skb->csum, csum)``, returned;
-        -ENOTSUPP otherwise. ``csum_update(0)`` reads ``skb->csum``."""
+        -ENOTSUPP otherwise. ``bpf_csum_update(0)`` reads ``skb->csum``."""
         csum = check_uint(csum, 32, "csum")
         if self.ip_summed != CHECKSUM_COMPLETE:
             return -ENOTSUPP
         self.csum = _add32(self.csum, csum)
         return self.csum
 
-    def csum_level(self, level: int) -> int:
+    def bpf_csum_level(self, level: int) -> int:
         """``bpf_csum_level(skb, level)``: INC / DEC / RESET move ``csum_level`` and ``ip_summed`` (0); QUERY
         returns ``csum_level`` on CHECKSUM_UNNECESSARY, else -EACCES; other levels -EINVAL."""
         level = check_uint(level, 64, "level")
@@ -176,7 +176,7 @@ class Skb:
             return -EINVAL
         return 0
 
-    def csum_diff(self, frm: object, to: object, seed: Wsum = 0) -> int:
+    def bpf_csum_diff(self, frm: object, to: object, seed: Wsum = 0) -> int:
         """``bpf_csum_diff`` (Linux >= 6.13) with this skb's architecture; the value to pass as a size-0 ``to``."""
         return self.arch.bpf_csum_diff(frm, to, seed)
 
@@ -185,18 +185,18 @@ class Skb:
         results, diff = [], 0
         for op in ops:
             name, args = op[0], list(op[1:])
-            if name in ("l3_csum_replace", "l4_csum_replace") and len(args) == 4 and args[2] == DIFF:
+            if name in ("bpf_l3_csum_replace", "bpf_l4_csum_replace") and len(args) == 4 and args[2] == DIFF:
                 args[2] = diff
             method = _OPS.get(name)
             if method is None:
                 raise CsumValueError(f"ops: unknown helper {name!r} (one of {', '.join(_OPS)})", code="bad-value")
             result = method(self, *args)
-            if name == "csum_diff":
+            if name == "bpf_csum_diff":
                 diff = result
             results.append(result)
         return results
 
 
-_OPS = {"l3_csum_replace": Skb.l3_csum_replace, "l4_csum_replace": Skb.l4_csum_replace,
-        "skb_store_bytes": Skb.store_bytes, "csum_update": Skb.csum_update, "csum_level": Skb.csum_level,
-        "csum_diff": Skb.csum_diff}
+_OPS = {"bpf_l3_csum_replace": Skb.bpf_l3_csum_replace, "bpf_l4_csum_replace": Skb.bpf_l4_csum_replace,
+        "bpf_skb_store_bytes": Skb.bpf_skb_store_bytes, "bpf_csum_update": Skb.bpf_csum_update, "bpf_csum_level": Skb.bpf_csum_level,
+        "bpf_csum_diff": Skb.bpf_csum_diff}
