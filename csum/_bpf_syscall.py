@@ -120,6 +120,31 @@ class Bpf:
             raise BpfError("a BPF map access failed", errno=exc.errno or 0) from None
 
 
+def test_run(bpf: Bpf, prog_fd: int, data: bytes, *, ctx: bytes | None = None, flags: int = 0,
+             headroom: int = 256) -> tuple[int, bytes]:
+    """One BPF_PROG_TEST_RUN of ``prog_fd`` on ``data`` (optionally a context); returns (retval, output packet).
+
+    The output buffer has ``headroom`` bytes beyond the input for programs that grow the packet;
+    the output's length is what the kernel reports (``data_size_out``). Raises :class:`BpfError`
+    with the kernel's errno (EBADMSG: stale skb->csum under :data:`BPF_F_TEST_SKB_CHECKSUM_COMPLETE`).
+    """
+    data_in = ctypes.create_string_buffer(data, len(data))
+    out = ctypes.create_string_buffer(len(data) + headroom)
+    ctx_in = ctypes.create_string_buffer(ctx, len(ctx)) if ctx else None
+    ctx_out = ctypes.create_string_buffer(len(ctx)) if ctx else None
+    attr = ctypes.create_string_buffer(80)
+    struct.pack_into(
+        "<IIIIQQIIIIQQI", attr, 0, prog_fd, 0, len(data), len(out), ctypes.addressof(data_in), ctypes.addressof(out),
+        1, 0, len(ctx) if ctx else 0, len(ctx) if ctx else 0, ctypes.addressof(ctx_in) if ctx_in else 0,
+        ctypes.addressof(ctx_out) if ctx_out else 0, flags)
+    try:
+        bpf.call(BPF_PROG_TEST_RUN, attr)
+    except OSError as exc:
+        raise BpfError(f"BPF_PROG_TEST_RUN of a {len(data)}-byte packet failed", errno=exc.errno or 0) from None
+    retval, size_out = struct.unpack_from("<II", attr, 4)
+    return retval, out.raw[:size_out]
+
+
 class SkbRun:
     """Reusable BPF_PROG_TEST_RUN buffers: packet in/out and a ``struct __sk_buff`` in/out.
 
