@@ -34,7 +34,7 @@ from __future__ import annotations
 import ipaddress
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Union
+from typing import Any, Iterable, Literal, Union
 
 from . import bpf
 from ._check import as_view, check_uint
@@ -127,9 +127,18 @@ class Rewrite:
         """The bpf_csum_diff calls (one per address change)."""
         return tuple(c for c in self.calls if isinstance(c, CsumDiffCall))
 
-    def format(self) -> str:
-        """The calls as C-like lines, one per call."""
-        return "\n".join(str(c) for c in self.calls)
+    def format(self, kind: Literal["calls", "tc", "xdp"] = "calls", *, name: str = "csum_rewrite") -> str:
+        """The calls as C-like lines, one per call; or, for ``kind`` "tc" / "xdp", a complete C program
+        (function ``name``) that makes the same change on the kernel (see :mod:`csum._rewrite_c`)."""
+        if kind == "calls":
+            return "\n".join(str(c) for c in self.calls)
+        if kind not in ("tc", "xdp"):
+            raise CsumValueError(f"kind must be 'calls', 'tc' or 'xdp', not {kind!r}", code="bad-value")
+        if not isinstance(name, str) or not name.isidentifier():
+            raise CsumValueError(f"name must be a C identifier, not {name!r}", code="bad-value")
+        from ._rewrite_c import program
+
+        return program(self, kind, name)
 
     def ops(self) -> list[Op]:
         """The calls as :data:`csum.skb.Op` tuples, for :meth:`csum.skb.Skb.run` or :func:`csum.kernel.skb_run`."""
