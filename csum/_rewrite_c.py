@@ -125,20 +125,25 @@ def _width(replaces: list[CsumReplaceCall], store: StoreBytesCall) -> int:
     return max([len(store.to), *sized])
 
 
-def _tc_group(replaces: list[CsumReplaceCall], store: StoreBytesCall, has_diff: bool) -> list[str]:
+def _group(replaces: list[CsumReplaceCall], store: StoreBytesCall, load: str, fail: str, extra: list[str]) -> list[str]:
+    """A block's opening: comment, old/new byte arrays (``extra`` declarations), the load, the TTL arithmetic."""
     n, off = _width(replaces, store), store.offset
     ttl = len(store.to) == 1
-    lines = [f"\t{{\t/* bytes {off}..{off + len(store.to) - 1}: "
-             + ("TTL / hop limit - 1" if ttl else f"{store.frm.hex()} -> {store.to.hex()} in csum.rewrite's packet")
-             + " */",
-             f"\t\t__u8 old[{n}], new[{n}]" + ("" if ttl else f" = {_bytes(store.to)}") + ";",
-             *(["\t\t__u32 from = 0, to = 0;"] if any(r.flags & BPF_F_HDR_FIELD_MASK for r in replaces) else []),
-             "",
-             f"\t\tif (bpf_skb_load_bytes(skb, {off}, old, {n}))",
-             "\t\t\treturn TC_ACT_SHOT;"]
+    what = "TTL / hop limit - 1" if ttl else f"{store.frm.hex()} -> {store.to.hex()} in csum.rewrite's packet"
+    lines = [f"\t{{\t/* bytes {off}..{off + len(store.to) - 1}: {what} */",
+             f"\t\t__u8 old[{n}], new[{n}]" + ("" if ttl else f" = {_bytes(store.to)}") + ";", *extra, "",
+             *load.format(off=off, n=n).split("\n")]
     if ttl:
-        lines += ["\t\tif (old[0] == 0)", "\t\t\treturn TC_ACT_SHOT;  /* expired */", "\t\t__builtin_memcpy(new, old, "
-                  f"{n});", "\t\tnew[0] = old[0] - 1;"]
+        lines += ["\t\tif (old[0] == 0)", f"\t\t\treturn {fail};  /* expired */",
+                  f"\t\t__builtin_memcpy(new, old, {n});", "\t\tnew[0] = old[0] - 1;"]
+    return lines
+
+
+def _tc_group(replaces: list[CsumReplaceCall], store: StoreBytesCall, has_diff: bool) -> list[str]:
+    n, off = _width(replaces, store), store.offset
+    sized = any(r.flags & BPF_F_HDR_FIELD_MASK for r in replaces)
+    lines = _group(replaces, store, "\t\tif (bpf_skb_load_bytes(skb, {off}, old, {n}))\n\t\t\treturn TC_ACT_SHOT;",
+                   "TC_ACT_SHOT", ["\t\t__u32 from = 0, to = 0;"] if sized else [])
     if has_diff:
         lines += [f"\t\tdiff = bpf_csum_diff((__be32 *)old, {n}, (__be32 *)new, {n}, 0);", "\t\tif (diff < 0)",
                   "\t\t\treturn TC_ACT_SHOT;"]
@@ -156,16 +161,7 @@ def _tc_group(replaces: list[CsumReplaceCall], store: StoreBytesCall, has_diff: 
 
 def _xdp_group(replaces: list[CsumReplaceCall], store: StoreBytesCall) -> list[str]:
     n, off = _width(replaces, store), store.offset
-    ttl = len(store.to) == 1
-    lines = [f"\t{{\t/* bytes {off}..{off + len(store.to) - 1}: "
-             + ("TTL / hop limit - 1" if ttl else f"{store.frm.hex()} -> {store.to.hex()} in csum.rewrite's packet")
-             + " */",
-             f"\t\t__u8 old[{n}], new[{n}]" + ("" if ttl else f" = {_bytes(store.to)}") + ";",
-             "",
-             f"\t\t__builtin_memcpy(old, data + {off}, {n});"]
-    if ttl:
-        lines += ["\t\tif (old[0] == 0)", "\t\t\treturn XDP_DROP;  /* expired */", f"\t\t__builtin_memcpy(new, old, {n});",
-                  "\t\tnew[0] = old[0] - 1;"]
+    lines = _group(replaces, store, "\t\t__builtin_memcpy(old, data + {off}, {n});", "XDP_DROP", [])
     for r in replaces:
         size = r.flags & BPF_F_HDR_FIELD_MASK
         if r.helper == "bpf_l3_csum_replace" and size == 2:

@@ -16,13 +16,13 @@ stack would drop the packet ("hw csum failure").
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Literal, Union
+from typing import Any, Iterable, Literal
 
 from . import bpf
 from ._check import as_view, check_uint
 from .bpf import CHECKSUM_COMPLETE, CHECKSUM_NONE, CHECKSUM_PARTIAL, CHECKSUM_UNNECESSARY
-from .errors import EFAULT, EINVAL, CsumTypeError, CsumValueError
-from .ones import M32, _add32, _fold, csum_block_add, csum_block_sub
+from .errors import EFAULT, EINVAL, CsumValueError
+from .ones import _add32, _fold, csum_block_add, csum_block_sub
 from .profile import Profile, profile
 from .types import Wsum
 
@@ -48,7 +48,6 @@ DIFF: Literal["diff"] = "diff"
 #: ("bpf_skb_store_bytes", offset, bytes, flags), ("bpf_csum_update", csum), ("bpf_csum_level", level),
 #: ("bpf_csum_diff", from_bytes, to_bytes, seed). Methods of :class:`Skb` carry the same names.
 Op = tuple[Any, ...]
-Summed = Literal[0, 1, 2, 3]
 _NAMES = {CHECKSUM_NONE: "CHECKSUM_NONE", CHECKSUM_UNNECESSARY: "CHECKSUM_UNNECESSARY",
           CHECKSUM_COMPLETE: "CHECKSUM_COMPLETE", CHECKSUM_PARTIAL: "CHECKSUM_PARTIAL"}
 _INT_MAX = (1 << 31) - 1
