@@ -1,6 +1,6 @@
 """The running kernel's checksum helpers (net/core/filter.c), called through BPF_PROG_TEST_RUN.
 
-Three tiny BPF_PROG_TYPE_SCHED_CLS programs are assembled in Python
+Four small BPF_PROG_TYPE_SCHED_CLS programs are assembled in Python
 (:mod:`csum._bpf_insn`), loaded once and run with net/bpf/test_run.c:
 
 * ``csum_diff``: ``bpf_csum_diff(data, fs, data + MAX_DIFF_SIZE, ts, seed)`` where
@@ -10,6 +10,8 @@ Three tiny BPF_PROG_TYPE_SCHED_CLS programs are assembled in Python
 * ``l3_csum_replace`` / ``l4_csum_replace``: ``offset, from, to`` in ``cb[0..2]``,
   64-bit ``flags`` in ``cb[3]`` (low) and ``cb[4]`` (high); the helper's int
   result is the program's return value, the rewritten packet is ``data_out``.
+* ``skb_ops``: up to :data:`MAX_OPS` helper calls described in an array map (see
+  :func:`skb_run`), each result and the final ``skb->csum`` written back to it.
 
 Test-run skbs start as ``CHECKSUM_NONE`` (net/bpf/test_run.c builds them with
 ``build_skb``), so ``bpf_l4_csum_replace`` never updates ``skb->csum`` there.
@@ -26,15 +28,13 @@ Needs Linux on x86_64 or aarch64 with CAP_BPF and CAP_NET_ADMIN (or root).
 from __future__ import annotations
 
 import atexit
+import ctypes
 import errno
 import platform
+import struct
 import threading
 from dataclasses import dataclass
-from typing import Any, Literal
-
-import ctypes
-import struct
-from typing import Sequence
+from typing import Any, Literal, Sequence
 
 from . import _bpf_insn as I
 from ._bpf_syscall import (BPF_F_TEST_SKB_CHECKSUM_COMPLETE, SKB_CB, SKB_DATA, SKB_DATA_END, SYSCALL_NR, Bpf,
