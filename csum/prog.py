@@ -16,6 +16,7 @@ Needs Linux, root (or CAP_BPF + CAP_NET_ADMIN) and libbpf.so.1.
 from __future__ import annotations
 
 import errno
+import platform
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
@@ -27,7 +28,7 @@ from .errors import CsumError, CsumValueError
 from .ones import from32to16, swab16
 from .partial import csum_partial
 
-__all__ = ["Check", "Program", "Run", "load", "verify_frame"]
+__all__ = ["SKB_CSUM", "Check", "LibbpfError", "Program", "Run", "ethernet", "load", "verify_frame"]
 
 #: Returned for the CHECKSUM_COMPLETE run's verdict: ``Check.layer``.
 SKB_CSUM = "skb->csum"
@@ -220,8 +221,6 @@ class Program:
 
 
 def _machine() -> str:
-    import platform
-
     return platform.machine()
 
 
@@ -258,5 +257,3 @@ def load(path: str, *, section: str | None = None, prog: str | None = None) -> P
         raise
     return Program(obj, info, fd)
 
-
-__all__ += ["LibbpfError", "SKB_CSUM", "ethernet"]
