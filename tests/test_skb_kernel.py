@@ -24,7 +24,7 @@ from csum.testing import packets, seeds, u32s
 
 pytestmark = [
     pytest.mark.skipif(not kernel.available(), reason=f"csum.kernel: {kernel.why_unavailable()}"),
-    pytest.mark.filterwarnings("ignore::csum._misuse.BpfMisuse"),  # the generated calls misuse flags on purpose
+    pytest.mark.filterwarnings("ignore::csum.bpf.BpfMisuse"),  # the generated calls misuse flags on purpose
 ]
 
 _SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
