@@ -97,8 +97,9 @@ class BpfObject:
             err = ctypes.get_errno()
             log = "\n".join(_log)
         if not ptr:
-            raise LibbpfError(f"libbpf cannot open {path}: {os.strerror(err) if err else 'not a BPF object'}"
-                              + (f"\nlibbpf: {log.strip()}" if log.strip() else ""))
+            lines = [line.strip().removeprefix("libbpf: ") for line in log.splitlines() if line.strip()]
+            why = lines[-1] if lines else (os.strerror(err) if 0 < err < 4000 else "not a BPF ELF object")
+            raise LibbpfError(f"libbpf cannot open {path}: {why}")
         self._obj: int | None = ptr
         self._progs: dict[str, int] = {}
         prog = None
@@ -124,7 +125,8 @@ class BpfObject:
             log = "".join(_log)
         if rc:
             tail = "\n".join(log.strip().splitlines()[-25:])
-            raise LibbpfError(f"libbpf cannot load program {name!r} of {self.path}: {os.strerror(-rc)}"
+            why = "the verifier rejected it" if "PROG LOAD LOG" in log else os.strerror(-rc)
+            raise LibbpfError(f"libbpf cannot load program {name!r} of {self.path}: {why}"
                               + (f"\nlibbpf log (last lines):\n{tail}" if tail else ""))
         return self._lib.bpf_program__fd(self._progs[name])
 

@@ -147,3 +147,17 @@ def test_cli_prog_exit_codes_json_pcap_and_out(objects, tmp_path, capsys):
     assert "input is never modified" in capsys.readouterr().err
     assert cli.main(["prog", str(tmp_path / "missing.o")]) == 2
     assert "csum: prog failed for" in capsys.readouterr().err
+
+
+def test_verifier_rejection_is_reported_with_its_log(tmp_path, capsys):
+    """A program the verifier rejects: exit 2, one line saying so, then the verifier's own log lines."""
+    src = tmp_path / "bad.c"
+    src.write_text('#include <linux/bpf.h>\n#include <bpf/bpf_helpers.h>\n'
+                   'SEC("tc") int bad(struct __sk_buff *s) { return *(int *)(long)s->data; }\n'
+                   'char LICENSE[] SEC("license") = "GPL";\n')
+    obj = compile_bpf(src, tmp_path / "bad.o")
+    assert cli.main(["prog", str(obj), "--count", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"csum: prog failed for {obj}: libbpf cannot load program 'bad' of {obj}: "
+                          "the verifier rejected it\n")
+    assert "invalid access to packet" in err
