@@ -1,8 +1,8 @@
 """A minimal eBPF assembler: ``struct bpf_insn`` encoding, from include/uapi/linux/bpf.h.
 
-Only the instructions :mod:`csum.kernel` needs (64-bit moves and ALU with an
-immediate, 32-bit context loads and stores, conditional jumps, helper calls,
-exit). Each function returns one 8-byte instruction as a little-endian CPU
+Only the instructions :mod:`csum.kernel` needs (64-bit moves and ALU, 32/64-bit
+loads and stores, conditional jumps, helper calls, exit, and the 16-byte load of
+a map fd), plus :class:`Program`, which resolves jump labels. Each function returns one 8-byte instruction as a little-endian CPU
 lays it out: ``u8 code; u8 dst_reg:4, src_reg:4; s16 off; s32 imm``.
 Opcode values are those of include/uapi/linux/bpf_common.h and bpf.h.
 """
@@ -12,15 +12,17 @@ from __future__ import annotations
 import struct
 
 # Instruction classes (bpf_common.h, bpf.h).
-_LDX, _STX, _JMP, _ALU64 = 0x01, 0x03, 0x05, 0x07
+_LD, _LDX, _ST, _STX, _JMP, _ALU64 = 0x00, 0x01, 0x02, 0x03, 0x05, 0x07
 # Sizes and modes of loads and stores.
-_W, _MEM = 0x00, 0x60
+_W, _DW, _IMM, _MEM = 0x00, 0x18, 0x00, 0x60
+#: ``src_reg`` of a 16-byte load whose immediate is a map fd (BPF_PSEUDO_MAP_FD).
+_PSEUDO_MAP_FD = 1
 # Operand source: immediate (K) or register (X).
 _K, _X = 0x00, 0x08
 # ALU operations.
 _ADD, _OR, _LSH, _RSH, _MOV = 0x00, 0x40, 0x60, 0x70, 0xB0
 # Jump operations.
-_JGT, _CALL, _EXIT = 0x20, 0x80, 0x90
+_JA, _JEQ, _JGT, _CALL, _EXIT = 0x00, 0x10, 0x20, 0x80, 0x90
 
 _INSN = struct.Struct("<BBhi")
 
@@ -44,6 +46,11 @@ def add64_imm(dst: int, imm: int) -> bytes:
     return _insn(_ALU64 | _ADD | _K, dst, imm=imm)
 
 
+def add64_reg(dst: int, src: int) -> bytes:
+    """``dst += src``."""
+    return _insn(_ALU64 | _ADD | _X, dst, src)
+
+
 def or64_reg(dst: int, src: int) -> bytes:
     """``dst |= src``."""
     return _insn(_ALU64 | _OR | _X, dst, src)
@@ -64,9 +71,29 @@ def ldx_w(dst: int, src: int, off: int) -> bytes:
     return _insn(_LDX | _MEM | _W, dst, src, off)
 
 
+def ldx_dw(dst: int, src: int, off: int) -> bytes:
+    """``dst = *(u64 *)(src + off)``."""
+    return _insn(_LDX | _MEM | _DW, dst, src, off)
+
+
 def stx_w(dst: int, off: int, src: int) -> bytes:
     """``*(u32 *)(dst + off) = src``."""
     return _insn(_STX | _MEM | _W, dst, src, off)
+
+
+def stx_dw(dst: int, off: int, src: int) -> bytes:
+    """``*(u64 *)(dst + off) = src``."""
+    return _insn(_STX | _MEM | _DW, dst, src, off)
+
+
+def st_w(dst: int, off: int, imm: int) -> bytes:
+    """``*(u32 *)(dst + off) = imm``."""
+    return _insn(_ST | _MEM | _W, dst, off=off, imm=imm)
+
+
+def ld_map_fd(dst: int, fd: int) -> bytes:
+    """``dst = map`` (16 bytes: BPF_LD | BPF_DW | BPF_IMM with src_reg BPF_PSEUDO_MAP_FD)."""
+    return _insn(_LD | _DW | _IMM, dst, _PSEUDO_MAP_FD, imm=fd) + _insn(0)
 
 
 def jgt_reg(dst: int, src: int, off: int) -> bytes:
@@ -79,6 +106,16 @@ def jgt_imm(dst: int, imm: int, off: int) -> bytes:
     return _insn(_JMP | _JGT | _K, dst, off=off, imm=imm)
 
 
+def jeq_imm(dst: int, imm: int, off: int) -> bytes:
+    """``if dst == imm goto pc + 1 + off``."""
+    return _insn(_JMP | _JEQ | _K, dst, off=off, imm=imm)
+
+
+def ja(off: int) -> bytes:
+    """``goto pc + 1 + off``."""
+    return _insn(_JMP | _JA, off=off)
+
+
 def call(helper_id: int) -> bytes:
     """Call helper ``helper_id`` (an ``enum bpf_func_id`` value); arguments in r1..r5, result in r0."""
     return _insn(_JMP | _CALL, imm=helper_id)
@@ -87,3 +124,42 @@ def call(helper_id: int) -> bytes:
 def exit_() -> bytes:
     """Return r0."""
     return _insn(_JMP | _EXIT)
+
+
+class Program:
+    """Instructions with forward and backward jump labels: ``emit`` bytes, ``label`` a place, ``jump`` to one.
+
+    ``jump(make, label)`` takes a function of the jump offset (e.g. ``lambda o: jeq_imm(1, 0, o)``)
+    and fills the offset in :meth:`assemble`, once every label is placed.
+    """
+
+    def __init__(self) -> None:
+        self._code: list[bytes | tuple[object, str]] = []
+        self._labels: dict[str, int] = {}
+        self._slots = 0
+
+    def emit(self, *insns: bytes) -> None:
+        for insn in insns:
+            self._code.append(insn)
+            self._slots += len(insn) // 8
+
+    def jump(self, make: object, label: str) -> None:
+        self._code.append((make, label))
+        self._slots += 1
+
+    def label(self, name: str) -> None:
+        if name in self._labels:
+            raise ValueError(f"label {name!r} placed twice")
+        self._labels[name] = self._slots
+
+    def assemble(self) -> bytes:
+        out, pc = [], 0
+        for item in self._code:
+            if isinstance(item, bytes):
+                out.append(item)
+                pc += len(item) // 8
+            else:
+                make, label = item
+                out.append(make(self._labels[label] - pc - 1))  # type: ignore[operator]
+                pc += 1
+        return b"".join(out)

@@ -1,4 +1,4 @@
-"""bpf(2) through ctypes: BPF_PROG_LOAD and BPF_PROG_TEST_RUN, from kernel/bpf/syscall.c.
+"""bpf(2) through ctypes: BPF_PROG_LOAD, BPF_PROG_TEST_RUN and array maps, from kernel/bpf/syscall.c.
 
 ``union bpf_attr`` (include/uapi/linux/bpf.h) is filled by byte offset; the
 kernel zero-fills what a shorter attr leaves out. Test runs go through
@@ -18,9 +18,14 @@ from .errors import CsumError
 #: bpf(2) syscall numbers (arch/x86/entry/syscalls/syscall_64.tbl, include/uapi/asm-generic/unistd.h).
 SYSCALL_NR = {"x86_64": 321, "aarch64": 280}
 
+BPF_MAP_CREATE, BPF_MAP_LOOKUP_ELEM, BPF_MAP_UPDATE_ELEM = 0, 1, 2
 BPF_PROG_LOAD = 5
 BPF_PROG_TEST_RUN = 10
 BPF_PROG_TYPE_SCHED_CLS = 3
+BPF_MAP_TYPE_ARRAY = 2
+#: BPF_PROG_TEST_RUN flag: the test skb is CHECKSUM_COMPLETE (skb->csum summed from the network header);
+#: after the run net/bpf/test_run.c sums the packet again and fails with EBADMSG when the folded values differ.
+BPF_F_TEST_SKB_CHECKSUM_COMPLETE = 1 << 2
 
 #: ``sizeof(struct __sk_buff)`` and the offsets csum.kernel uses in it.
 SKB_CTX_SIZE = 192
@@ -85,8 +90,59 @@ class Bpf:
                                log=log.value.decode(errors="replace")) from first
 
     def close_fd(self, fd: int) -> None:
-        """close(2) a program fd."""
+        """close(2) a program or map fd."""
         self._close(fd)
+
+    def array_map(self, value_size: int) -> int:
+        """BPF_MAP_CREATE of a one-entry BPF_MAP_TYPE_ARRAY (u32 key 0) with ``value_size``-byte values."""
+        attr = ctypes.create_string_buffer(72)
+        struct.pack_into("<IIII", attr, 0, BPF_MAP_TYPE_ARRAY, 4, value_size, 1)
+        try:
+            return self.call(BPF_MAP_CREATE, attr)
+        except OSError as exc:
+            raise BpfError("BPF_MAP_CREATE of an array map failed", errno=exc.errno or 0) from None
+
+    def map_write(self, fd: int, value: ctypes.Array) -> None:
+        """BPF_MAP_UPDATE_ELEM of key 0 with the whole ``value`` buffer."""
+        self._map_elem(BPF_MAP_UPDATE_ELEM, fd, value)
+
+    def map_read(self, fd: int, value: ctypes.Array) -> None:
+        """BPF_MAP_LOOKUP_ELEM of key 0 into ``value``."""
+        self._map_elem(BPF_MAP_LOOKUP_ELEM, fd, value)
+
+    def _map_elem(self, cmd: int, fd: int, value: ctypes.Array) -> None:
+        key = ctypes.c_uint32(0)
+        attr = ctypes.create_string_buffer(32)
+        struct.pack_into("<IIQQQ", attr, 0, fd, 0, ctypes.addressof(key), ctypes.addressof(value), 0)
+        try:
+            self.call(cmd, attr)
+        except OSError as exc:
+            raise BpfError("a BPF map access failed", errno=exc.errno or 0) from None
+
+
+def test_run(bpf: Bpf, prog_fd: int, data: bytes, *, ctx: bytes | None = None, flags: int = 0,
+             headroom: int = 256) -> tuple[int, bytes]:
+    """One BPF_PROG_TEST_RUN of ``prog_fd`` on ``data`` (optionally a context); returns (retval, output packet).
+
+    The output buffer has ``headroom`` bytes beyond the input for programs that grow the packet;
+    the output's length is what the kernel reports (``data_size_out``). Raises :class:`BpfError`
+    with the kernel's errno (EBADMSG: stale skb->csum under :data:`BPF_F_TEST_SKB_CHECKSUM_COMPLETE`).
+    """
+    data_in = ctypes.create_string_buffer(data, len(data))
+    out = ctypes.create_string_buffer(len(data) + headroom)
+    ctx_in = ctypes.create_string_buffer(ctx, len(ctx)) if ctx else None
+    ctx_out = ctypes.create_string_buffer(len(ctx)) if ctx else None
+    attr = ctypes.create_string_buffer(80)
+    struct.pack_into(
+        "<IIIIQQIIIIQQI", attr, 0, prog_fd, 0, len(data), len(out), ctypes.addressof(data_in), ctypes.addressof(out),
+        1, 0, len(ctx) if ctx else 0, len(ctx) if ctx else 0, ctypes.addressof(ctx_in) if ctx_in else 0,
+        ctypes.addressof(ctx_out) if ctx_out else 0, flags)
+    try:
+        bpf.call(BPF_PROG_TEST_RUN, attr)
+    except OSError as exc:
+        raise BpfError(f"BPF_PROG_TEST_RUN of a {len(data)}-byte packet failed", errno=exc.errno or 0) from None
+    retval, size_out = struct.unpack_from("<II", attr, 4)
+    return retval, out.raw[:size_out]
 
 
 class SkbRun:
@@ -104,10 +160,12 @@ class SkbRun:
         self.data_in, self.data_out, self.ctx_in, self.ctx_out = (memoryview(b).cast("B") for b in buffers)
         self._attr = ctypes.create_string_buffer(80)
 
-    def run(self, prog_fd: int, size_in: int, cb: tuple[int, ...], *, size_out: int = 0) -> int:
+    def run(self, prog_fd: int, size_in: int, cb: tuple[int, ...], *, size_out: int = 0, flags: int = 0) -> int:
         """Run ``prog_fd`` once on ``data_in[:size_in]`` with ``cb``; returns the program's u32 retval.
 
-        ``size_out`` bytes of the resulting packet land in ``data_out`` (0: not copied).
+        ``size_out`` bytes of the resulting packet land in ``data_out`` (0: not copied). ``flags``:
+        BPF_PROG_TEST_RUN flags (:data:`BPF_F_TEST_SKB_CHECKSUM_COMPLETE`). A failed run raises
+        :class:`BpfError` with the kernel's errno (EBADMSG: a stale skb->csum).
         """
         struct.pack_into("<5I", self.ctx_in, SKB_CB, *cb, *(0,) * (5 - len(cb)))
         data_in, data_out, ctx_in, ctx_out = self._ptrs
@@ -115,6 +173,7 @@ class SkbRun:
             "<IIIIQQIIIIQQ", self._attr, 0, prog_fd, 0, size_in, size_out, data_in,
             data_out if size_out else 0, 1, 0, SKB_CTX_SIZE, SKB_CTX_SIZE, ctx_in, ctx_out,
         )
+        struct.pack_into("<I", self._attr, 64, flags)
         try:
             self._bpf.call(BPF_PROG_TEST_RUN, self._attr)
         except OSError as exc:

@@ -8,7 +8,9 @@ the two buffers in place and folds with ``csum_from32to16``. Both are written
 here once, over a ``csum_partial`` implementation, so every profile reuses them.
 
 ``bpf_l3_csum_replace`` and ``bpf_l4_csum_replace`` patch a checksum field in a
-mutable packet buffer and return the kernel's return code (0, -EINVAL, -EFAULT).
+mutable packet buffer and return the kernel's return code (0, -EINVAL, -EFAULT);
+calls the kernel accepts but that are almost surely wrong raise a :class:`BpfMisuse`
+warning (see :mod:`csum._misuse`). :class:`csum.skb.Skb` adds ``skb->csum``.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from ._check import as_view, check_align, check_uint
 from .errors import EFAULT, EINVAL, CsumTypeError, CsumValueError
 from .ones import CSUM_MANGLED_0, M16, M32, _add32, _from32to16, csum_replace2, csum_replace4, csum_replace_by_diff
 from .types import Wsum
+from . import _misuse
+from ._misuse import BpfMisuse  # noqa: F401  (public: csum.bpf.BpfMisuse)
 
 #: include/uapi/linux/bpf.h flags of the l3/l4 replace helpers.
 BPF_F_HDR_FIELD_MASK = 0xF
@@ -107,6 +111,11 @@ def bpf_l3_csum_replace(pkt: object, offset: int, frm: object, to: object, flags
     Returns 0, -EINVAL (bad flags or size, non-zero ``frm`` with size 0) or -EFAULT
     (odd offset, offset > 0xffff, field outside the packet); the buffer is untouched on error.
     """
+    return l3_csum_replace_at(pkt, offset, frm, to, flags)
+
+
+def l3_csum_replace_at(pkt: object, offset: int, frm: object, to: object, flags: int, *, stacklevel: int = 3) -> int:
+    """:func:`bpf_l3_csum_replace`; ``stacklevel`` places :class:`BpfMisuse` warnings at the caller's caller."""
     flags = check_uint(flags, 64, "flags")
     f, t = _field_value(frm, "frm"), _field_value(to, "to")
     if flags & ~BPF_F_HDR_FIELD_MASK:
@@ -115,6 +124,7 @@ def bpf_l3_csum_replace(pkt: object, offset: int, frm: object, to: object, flags
     if isinstance(located, int):
         return located
     view, off = located
+    _misuse.check_l3(f, t, flags, stacklevel + 1)
     old = int.from_bytes(view[off : off + 2], "little")
     size = flags & BPF_F_HDR_FIELD_MASK
     if size == 0:
@@ -138,35 +148,56 @@ def bpf_l4_csum_replace(pkt: object, offset: int, frm: object, to: object, flags
     Flags: field size 0/2/4, BPF_F_PSEUDO_HDR, BPF_F_MARK_MANGLED_0 (a stored 0
     means "no checksum" and is left alone; a result of 0 is stored as 0xffff),
     BPF_F_MARK_ENFORCE (update a stored 0 too) and BPF_F_IPV6. ``ip_summed`` is
-    the skb's state: NONE/UNNECESSARY/COMPLETE patch the field as shown here (a
-    COMPLETE skb's ``skb->csum`` update is not modelled: it is not in the packet);
+    the skb's state: NONE/UNNECESSARY/COMPLETE patch the field as shown here
+    (what a COMPLETE skb's ``skb->csum`` becomes is modelled by :class:`csum.skb.Skb`);
     PARTIAL keeps the field as the pseudo-header seed and only changes it for
     pseudo-header fields. Return codes and errors as for :func:`bpf_l3_csum_replace`.
     """
+    return l4_csum_replace_skb(pkt, offset, frm, to, flags, ip_summed, 0)[0]
+
+
+def l4_csum_replace_skb(pkt: object, offset: int, frm: object, to: object, flags: int, ip_summed: int,
+                        skb_csum: Wsum, *, stacklevel: int = 3) -> tuple[int, Wsum]:
+    """:func:`bpf_l4_csum_replace` on an skb whose ``skb->csum`` is ``skb_csum``: (return code, new skb->csum).
+
+    net/core/utils.c: on a CHECKSUM_COMPLETE skb a pseudo-header change moves ``skb->csum``
+    by minus the change (``inet_proto_csum_replace4``: ``~csum_add(csum_sub(~csum, from), to)``;
+    ``inet_proto_csum_replace_by_diff``: ``~csum_sub(diff, csum)``, skipped with BPF_F_IPV6);
+    a non-pseudo change leaves it alone (the field and its checksum cancel in the sum).
+    """
     flags = check_uint(flags, 64, "flags")
     f, t = _field_value(frm, "frm"), _field_value(to, "to")
+    skb_csum = check_uint(skb_csum, 32, "skb_csum")
     if ip_summed not in (CHECKSUM_NONE, CHECKSUM_UNNECESSARY, CHECKSUM_COMPLETE, CHECKSUM_PARTIAL):
         raise CsumValueError(f"ip_summed must be one of CHECKSUM_NONE..CHECKSUM_PARTIAL (0..3), got {ip_summed!r}",
                              code="out-of-range")
     allowed = BPF_F_HDR_FIELD_MASK | BPF_F_PSEUDO_HDR | BPF_F_MARK_MANGLED_0 | BPF_F_MARK_ENFORCE | BPF_F_IPV6
     if flags & ~allowed:
-        return -EINVAL
+        return -EINVAL, skb_csum
     located = _sum_field(pkt, offset)
     if isinstance(located, int):
-        return located
+        return located, skb_csum
     view, off = located
+    _misuse.check_l4(view, off, f, t, flags, stacklevel + 1)
     old = int.from_bytes(view[off : off + 2], "little")
     mangled0 = bool(flags & BPF_F_MARK_MANGLED_0)
     if mangled0 and not flags & BPF_F_MARK_ENFORCE and old == 0:
-        return 0
+        return 0, skb_csum
     size = flags & BPF_F_HDR_FIELD_MASK
     if size not in (0, 2, 4) or (size == 0 and f):
-        return -EINVAL
+        return -EINVAL, skb_csum
     mask = M16 if size == 2 else M32
     f, t = f & mask, t & mask
+    pseudo = bool(flags & BPF_F_PSEUDO_HDR)
     if ip_summed != CHECKSUM_PARTIAL:
         new = csum_replace_by_diff(old, t) if size == 0 else csum_replace4(old, f, t)
-    elif not flags & BPF_F_PSEUDO_HDR:
+        if ip_summed == CHECKSUM_COMPLETE and pseudo:
+            if size == 0:
+                if not flags & BPF_F_IPV6:
+                    skb_csum = _add32(t, skb_csum ^ M32) ^ M32
+            else:
+                skb_csum = _add32(_add32(skb_csum ^ M32, f ^ M32), t) ^ M32
+    elif not pseudo:
         new = old
     elif size == 0:
         new = _from32to16(_add32(t, old))
@@ -175,4 +206,4 @@ def bpf_l4_csum_replace(pkt: object, offset: int, frm: object, to: object, flags
     if mangled0 and new == 0:
         new = CSUM_MANGLED_0
     view[off : off + 2] = new.to_bytes(2, "little")
-    return 0
+    return 0, skb_csum

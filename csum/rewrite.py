@@ -33,14 +33,15 @@ from __future__ import annotations
 
 import ipaddress
 import sys
-from dataclasses import dataclass
-from typing import Any, Iterable, Union
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Literal, Union
 
 from . import bpf
 from ._check import as_view, check_uint
 from ._packet import UDP, UDPLITE, Layout, Link, parse, protocol_name
 from .errors import CsumTypeError, CsumValueError
 from .profile import Profile, profile
+from .skb import BPF_F_RECOMPUTE_CSUM, DIFF, Op, Skb
 
 Address = Union[str, bytes, ipaddress.IPv4Address, ipaddress.IPv6Address]
 
@@ -99,15 +100,22 @@ class CsumReplaceCall:
 
 @dataclass(frozen=True)
 class StoreBytesCall:
-    """``bpf_skb_store_bytes(skb, offset, &to, len(to), 0)``; ``frm`` is what was there."""
+    """``bpf_skb_store_bytes(skb, offset, &to, len(to), flags)``; ``frm`` is what was there.
+
+    ``flags`` is BPF_F_RECOMPUTE_CSUM where no checksum patch balances the change in the sum of
+    the bytes (an IPv6 hop limit, a field outside every checksum), so that a CHECKSUM_COMPLETE
+    skb's ``skb->csum`` stays right; else 0.
+    """
 
     offset: int
     frm: bytes
     to: bytes
+    flags: int = 0
 
     def __str__(self) -> str:
+        flags = "BPF_F_RECOMPUTE_CSUM" if self.flags & BPF_F_RECOMPUTE_CSUM else str(self.flags)
         return f"bpf_skb_store_bytes(skb, {self.offset}, &to /* {self.to.hex()}, was {self.frm.hex()} */, " \
-               f"{len(self.to)}, 0);"
+               f"{len(self.to)}, {flags});"
 
 
 Call = Union[CsumDiffCall, CsumReplaceCall, StoreBytesCall]
@@ -119,15 +127,50 @@ class Rewrite:
 
     packet: Any
     calls: tuple[Call, ...]
+    #: The packet before the rewrite, as bytes (what :meth:`skb` replays the calls on).
+    original: bytes = field(default=b"", repr=False)
 
     @property
     def csum_diffs(self) -> tuple[CsumDiffCall, ...]:
         """The bpf_csum_diff calls (one per address change)."""
         return tuple(c for c in self.calls if isinstance(c, CsumDiffCall))
 
-    def format(self) -> str:
-        """The calls as C-like lines, one per call."""
-        return "\n".join(str(c) for c in self.calls)
+    def format(self, kind: Literal["calls", "tc", "xdp"] = "calls", *, name: str = "csum_rewrite") -> str:
+        """The calls as C-like lines, one per call; or, for ``kind`` "tc" / "xdp", a complete C program
+        (function ``name``) that makes the same change on the kernel (see :mod:`csum._rewrite_c`)."""
+        if kind == "calls":
+            return "\n".join(str(c) for c in self.calls)
+        if kind not in ("tc", "xdp"):
+            raise CsumValueError(f"kind must be 'calls', 'tc' or 'xdp', not {kind!r}", code="bad-value")
+        if not isinstance(name, str) or not name.isidentifier():
+            raise CsumValueError(f"name must be a C identifier, not {name!r}", code="bad-value")
+        from ._rewrite_c import program
+
+        return program(self, kind, name)
+
+    def ops(self) -> list[Op]:
+        """The calls as :data:`csum.skb.Op` tuples, for :meth:`csum.skb.Skb.run` or :func:`csum.kernel.skb_run`."""
+        return [_as_op(c) for c in self.calls]
+
+    def skb(self, *, arch: str | Profile = "generic") -> Skb:
+        """The CHECKSUM_COMPLETE skb the calls leave: ``skb->csum`` (``.csum``) as ``arch``'s kernel holds it.
+
+        The calls are replayed (:mod:`csum.skb`) on the original packet as a CHECKSUM_COMPLETE skb
+        whose ``skb->csum`` sums it from the network header (as BPF_PROG_TEST_RUN builds one);
+        ``.csum_valid()`` says whether the stack would accept the result.
+        """
+        skb = Skb.checksum_complete(self.original, network_offset=parse(memoryview(self.original)).l3, arch=arch)
+        skb.run(self.ops())
+        return skb
+
+
+def _as_op(call: Call) -> Op:
+    if isinstance(call, CsumDiffCall):
+        return ("bpf_csum_diff", call.frm, call.to, call.seed)
+    if isinstance(call, CsumReplaceCall):
+        to = DIFF if call.flags & bpf.BPF_F_HDR_FIELD_MASK == 0 else call.to
+        return (call.helper, call.offset, call.frm, to, call.flags)
+    return ("bpf_skb_store_bytes", call.offset, call.to, call.flags)
 
 
 def _le(data: bytes) -> int:
@@ -140,12 +183,15 @@ class _Editor:
     def __init__(self, data: bytearray, layout: Layout, arch: Profile) -> None:
         self.buf, self.layout, self.arch = data, layout, arch
         self.calls: list[Call] = []
+        #: A CHECKSUM_COMPLETE copy, edited alongside: it tells which stores need BPF_F_RECOMPUTE_CSUM.
+        self.shadow = Skb.checksum_complete(data, network_offset=layout.l3)
 
     def _replace(self, helper: str, offset: int, frm: int, to: int, flags: int) -> None:
-        fn = bpf.bpf_l3_csum_replace if helper == "bpf_l3_csum_replace" else bpf.bpf_l4_csum_replace
-        rc = fn(self.buf, offset, frm, to, flags)
+        fn = self.shadow.bpf_l3_csum_replace if helper == "bpf_l3_csum_replace" else self.shadow.bpf_l4_csum_replace
+        rc = fn(offset, frm, to, flags)
         if rc:
             raise AssertionError(f"csum.rewrite made a bad {helper} call (rc {rc}): offset {offset}, flags {flags:#x}")
+        self.buf[offset:offset + 2] = self.shadow.data[offset:offset + 2]
         self.calls.append(CsumReplaceCall(helper, offset, frm, to, flags))
 
     def l4_flags(self, size: int, pseudo: bool) -> int:
@@ -161,7 +207,13 @@ class _Editor:
     def store(self, offset: int, new: bytes) -> None:
         old = bytes(self.buf[offset:offset + len(new)])
         self.buf[offset:offset + len(new)] = new
-        self.calls.append(StoreBytesCall(offset, old, new))
+        self.shadow.bpf_skb_store_bytes(offset, new)
+        flags = 0
+        if not self.shadow.csum_valid():  # no checksum patch balances this change: let the kernel carry it
+            self.shadow.data[offset:offset + len(new)] = old
+            flags = BPF_F_RECOMPUTE_CSUM
+            self.shadow.bpf_skb_store_bytes(offset, new, flags)
+        self.calls.append(StoreBytesCall(offset, old, new, flags))
 
     def address(self, which: str, new: bytes) -> None:
         lay = self.layout
@@ -294,6 +346,7 @@ def rewrite(packet: Any, *, saddr: Address | None = None, daddr: Address | None 
                                 code="bad-type")
         data = bytearray(as_view(packet, "packet"))
     lay = parse(memoryview(data), link)
+    original = bytes(data)
     editor = _Editor(data, lay, arch if isinstance(arch, Profile) else profile(arch))
     new_saddr = None if saddr is None else _address(saddr, lay.version, "saddr")
     new_daddr = None if daddr is None else _address(daddr, lay.version, "daddr")
@@ -320,7 +373,7 @@ def rewrite(packet: Any, *, saddr: Address | None = None, daddr: Address | None 
         result: Any = packet
     else:
         result = bytes(data) if rebuild is None else rebuild(bytes(data))
-    return Rewrite(result, tuple(editor.calls))
+    return Rewrite(result, tuple(editor.calls), original)
 
 
 def set_field(packet: Any, offset: int, new: bytes, *, pseudo_header: bool = False, link: Link = "auto",

@@ -11,6 +11,7 @@ Needs hypothesis (``pip install hypothesis``; it is in csum's ``test`` extra).
 
 from __future__ import annotations
 
+from hypothesis import HealthCheck
 from hypothesis import strategies as st
 
 #: Seeds at the one's-complement corners: zero, one, both 16-bit zeros, the 16/32-bit carries.
@@ -119,3 +120,38 @@ def packets(versions: tuple[int, ...] = (4, 6), max_payload: int = 1500) -> st.S
                          st.binary(min_size=20, max_size=20), buffers(max_size=max_payload), st.integers(1, 255))
 
     return st.sampled_from(versions).flatmap(one)
+
+
+def assert_checksums_ok(packet: object, *, link: str = "auto", udp6_zero_ok: bool = False) -> None:
+    """Fail (AssertionError) with a readable message unless every checksum of ``packet`` verifies.
+
+    ``packet``: bytes-like, an Ethernet frame or bare IP ("auto"; or pass ``link="ethernet"``/``"ip"``).
+    Uses :func:`csum.inet.verify`; a stored 0xffff where 0x0000 is computed passes (the same number),
+    checksums that cannot be verified from this packet alone (fragments) are not failures.
+    """
+    from .inet import verify
+
+    results = verify(packet, link=link, udp6_zero_ok=udp6_zero_ok)  # type: ignore[arg-type]
+    bad = [r for r in results if r.ok is False]
+    if bad:
+        lines = [f"  {r.layer} checksum (header at offset {r.offset}): stored "
+                 f"{'none' if r.stored is None else f'{r.stored:#06x}'}, expected "
+                 f"{'unknown' if r.computed is None else f'{r.computed:#06x}'} ({r.reason})" for r in bad]
+        raise AssertionError(f"{len(bad)} of {len(results)} checksums wrong:\n" + "\n".join(lines))
+
+
+def sample_packets(n: int, *, seed: int = 0, max_payload: int = 600) -> list[bytes]:
+    """``n`` packets drawn from :func:`packets`, the same ones for the same ``seed`` (what ``csum prog`` runs)."""
+    from hypothesis import given, settings
+    from hypothesis import seed as fixed_seed
+
+    drawn: list[bytes] = []
+
+    @fixed_seed(seed)
+    @settings(max_examples=n, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(packets(max_payload=max_payload))
+    def draw(packet: bytes) -> None:
+        drawn.append(packet)
+
+    draw()
+    return drawn[:n]

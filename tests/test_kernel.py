@@ -192,6 +192,7 @@ def _replace_case(draw):
     return packet, offset, frm, draw(_u32), flags
 
 
+@pytest.mark.filterwarnings("ignore::csum.bpf.BpfMisuse")  # generated calls misuse flags on purpose
 @pytest.mark.parametrize("which", ["l3", "l4"])
 def test_csum_replace_matches_emulation(which, record_property):
     """Invariant: bpf_l3/l4_csum_replace give the emulation's return code and packet bytes on a
