@@ -22,7 +22,7 @@ from scapy.layers.inet import in4_pseudoheader
 from scapy.layers.inet6 import in6_pseudoheader
 
 from csum import inet
-from csum._packet import parse
+from csum.layers import layout as parse
 from csum.errors import CsumValueError
 from csum.rewrite import CsumReplaceCall, rewrite
 from test_inet import A4, A6, B4, B6, MAC, R1, R2, S1, S2, oracle_l4, pseudo4, pseudo6, scapy_packets
