@@ -87,6 +87,8 @@ class IPLayer:
     frag_id: int = 0
     frag_offset: int = 0
     frag_more: bool = False
+    #: Where the fragmentable part starts (IPv4: past the header; IPv6: past the Fragment header).
+    frag_data: int = 0
 
 
 @dataclass(slots=True)
@@ -409,7 +411,8 @@ class _Walker:
         offset, more = (frag & 0x1FFF) * 8, bool(frag & 0x2000)
         fragment: Fragment = "later" if offset else "first" if more else "none"
         ip = IPLayer(4, at, at + ihl, at + ihl, stop, at + 10, at + 12, at + 16, at + 8, at + 12, final, False,
-                     fragment, b[at + 9], depth, big, frag_id=self.u16(at + 4), frag_offset=offset, frag_more=more)
+                     fragment, b[at + 9], depth, big, frag_id=self.u16(at + 4), frag_offset=offset, frag_more=more,
+                     frag_data=at + ihl)
         self.stack.ips.append(ip)
         if quote and stop > end:  # the quote holds part of the datagram: its transport checksum is out of reach
             self.partial(ip, at + ihl, end, depth, path, Reason.PARTIAL_QUOTE)
@@ -472,7 +475,7 @@ class _Walker:
                        f"{end}")
         src, dst, pos = at + 8, at + 24, at + 40
         fragment: Fragment = "none"
-        frag_id = frag_offset = 0
+        frag_id = frag_offset = frag_data = 0
         frag_more = False
         try:
             while nh in T.IPV6_EXT:
@@ -501,8 +504,8 @@ class _Walker:
                 elif nh == T.FRAGMENT:
                     word = self.u16(pos + 2)
                     fragment = "later" if word >> 3 else "first" if word & 1 else "atomic"
-                    frag_id, frag_offset, frag_more = int.from_bytes(b[pos + 4 : pos + 8], "big"), word & ~7, bool(
-                        word & 1)
+                    frag_id, frag_offset = int.from_bytes(b[pos + 4 : pos + 8], "big"), word & ~7
+                    frag_more, frag_data = bool(word & 1), pos + 8
                 if nh == T.AH:
                     path += "/ah"
                 nh, pos = b[pos], pos + size
@@ -522,7 +525,7 @@ class _Walker:
                 big, stop = True, end
                 self.stack.notes.append(f"{path}: payload length 0: a BIG TCP / GSO super-packet, taken at its length")
         ip = IPLayer(6, at, at + 40, pos, stop, None, at + 8, at + 24, at + 7, src, dst, jumbo, fragment, nh, depth,
-                     big, frag_id=frag_id, frag_offset=frag_offset, frag_more=frag_more)
+                     big, frag_id=frag_id, frag_offset=frag_offset, frag_more=frag_more, frag_data=frag_data)
         self.stack.ips.append(ip)
         if quote and stop > end:
             self.partial(ip, pos, end, depth, path, Reason.PARTIAL_QUOTE)
