@@ -556,7 +556,7 @@ class _Walker:
         if proto == T.VRRP:
             if first >> 4 == 3:
                 return T.VRRP3_ENTRY
-            if stop - at == 36 and at + 5 <= self.n and self.b[at + 4] == 7:  # CARP: 36 bytes, authlen 7
+            if stop - at == 36 and at + 4 <= self.n and self.b[at + 3] == 7:  # CARP: 36 bytes, authlen 7
                 return T.CARP_ENTRY
         if proto == T.OSPF and first == 3:
             return T.OSPF3_ENTRY
@@ -671,6 +671,8 @@ class _Walker:
             if tunnel is not None:
                 self.stack.fields[-1].tunnel = True
                 self.inner(tunnel, at + 8, end, depth + 1, path)
+        elif entry is T.PIM_REGISTER:  # the multicast packet it encapsulates (RFC 7761 4.9.3)
+            self.inner("ip", at + 8, stop, depth + 1, path)
         elif proto in (T.ICMP, T.ICMPV6):
             errors = T.ICMP_ERRORS if proto == T.ICMP else T.ICMPV6_ERRORS
             if self.b[at] in errors:
@@ -694,13 +696,14 @@ class _Walker:
 
     def quote(self, spec: tuple[int, int] | None, at: int, stop: int, depth: int, path: str) -> None:
         """The datagram quoted by an ICMP error at ``at`` (RFC 792, RFC 4443) and an RFC 4884 extension."""
-        start, end, ext = at + 8, stop, None
+        start, end, ext, guessed = at + 8, stop, None, False
         if spec is not None and at + spec[0] < self.n:
             length = self.b[at + spec[0]] * spec[1]
-            if length and start + length + 4 <= stop and length >= T.ICMP_EXT_MIN_QUOTE:
-                end = start + length
-                if end < self.n and self.b[end] >> 4 == 2:
-                    ext = end
+            if not length:  # RFC 4884 5.5: extensions of older senders follow a 128-byte quote, length 0
+                length, guessed = T.ICMP_EXT_MIN_QUOTE, True
+            if start + length + 4 <= min(stop, self.n) and length >= T.ICMP_EXT_MIN_QUOTE \
+                    and self.b[start + length] >> 4 == 2 and (not guessed or self.padded_quote(start, length)):
+                end = ext = start + length
         if start < min(end, self.n):
             version = self.b[start] >> 4
             if version in (4, 6) and depth < _MAX_DEPTH:
@@ -712,8 +715,18 @@ class _Walker:
         if ext is not None:
             entry = T.ICMP_EXT_ENTRY
             na = Reason.NOT_CAPTURED if stop > self.n else None
-            self.emit(Field(entry, f"{path}/{entry.name}", depth, ext, ext + 2 if ext + 4 <= self.n else None,
-                            ((ext, stop),), na=na))
+            self.emit(Field(entry, f"{path}/{entry.name}", depth, ext, ext + 2, ((ext, stop),), na=na))
+
+    def padded_quote(self, start: int, length: int) -> bool:
+        """Whether a quoted IP datagram ends inside ``length`` bytes, zeros after it (RFC 4884 5.5's old senders)."""
+        version = self.b[start] >> 4
+        if version == 4 and start + 4 <= self.n:
+            size = self.u16(start + 2)
+        elif version == 6 and start + 6 <= self.n:
+            size = 40 + self.u16(start + 4)
+        else:
+            return False
+        return size <= length and not any(self.b[start + size : start + length])
 
     # --- tunnels -------------------------------------------------------------------------------
 
