@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import batch
-from .layers import Result, Stack, Status, evaluate, table as T, walk
+from .layers import Result, Status, corrections, evaluate, table as T, walk
 from .layers.reassembly import Done, Reassembler
 from .pcap import Capture
 
@@ -192,21 +192,6 @@ def fast_ok(cap: Capture, d: np.ndarray, todo: np.ndarray) -> tuple[np.ndarray, 
 
 # --- the walk ----------------------------------------------------------------------------------
 
-def _fix(view: memoryview, stack: Stack) -> list[tuple[int, bytes]]:
-    """(offset in the packet, bytes) correcting every bad/offload field, inner first (outer sums cover inner)."""
-    work = bytearray(view)
-    mv = memoryview(work)
-    touched = []
-    for f in sorted(stack.fields, key=lambda f: (-f.depth, -f.header)):
-        if f.na is not None or f.at is None:
-            continue
-        r = evaluate(mv, f)
-        if r.status in (Status.BAD, Status.OFFLOAD) and r.computed is not None:
-            work[f.at : f.at + 2] = r.computed.to_bytes(2, "big")
-            touched.append(f.at)
-    return [(at, bytes(work[at : at + 2])) for at in sorted(touched) if work[at : at + 2] != view[at : at + 2]]
-
-
 class _Checker:
     """Walks packets, holds back results that a pending reassembly may still change, emits in order."""
 
@@ -232,7 +217,7 @@ class _Checker:
         results = [evaluate(view, f) for f in stack.fields]
         base = cap.base + int(cap.offsets[i])
         if any(r.status in (Status.BAD, Status.OFFLOAD) for r in results):
-            report.patches += [(base + at, new) for at, new in _fix(view, stack)]
+            report.patches += [(base + at, new) for at, new in corrections(view, stack.fields)]
         self.rows.append((g, results))
         self.held[g] = results
         outer = stack.ips[0] if stack.ips else None

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scapy.all import (
     AH, ESP, GRE, ICMP, IP, TCP, UDP, CookedLinux, CookedLinuxV2, Dot1AD, Dot1Q, Dot11, Dot11QoS, Ether,
     ICMPv6DestUnreach, ICMPv6EchoRequest, IPerror, IPOption_RR, IPv6, IPv6ExtHdrDestOpt, IPv6ExtHdrFragment,
@@ -38,7 +40,8 @@ from scapy.layers.vxlan import VXLAN
 from captures import epb, idb, pcap_bytes, shb
 from csum import inet, pcap
 from csum._cli_verify import Report, check
-from csum.layers import Reason, Status, walk
+from csum.errors import CsumValueError
+from csum.layers import Reason, Status, evaluate, walk
 from oracle import rfc1071_checksum
 
 A4, B4, C4, D4 = "192.0.2.1", "198.51.100.7", "203.0.113.5", "203.0.113.9"
@@ -425,3 +428,26 @@ def test_tshark_agrees_on_every_case(tmp_path):
             assert len([v for v in verdicts if v in ("0", "1")]) <= len([m for m in mine if m != "n/a"]), (
                 case.name, name, verdicts, mine)
     assert compared > 150
+
+
+@settings(max_examples=1500)  # one walk per example (~50 us): about a second
+@given(st.sampled_from(CASES), st.integers(0, 400), st.lists(st.tuples(st.integers(0, 300), st.integers(0, 255)),
+                                                           max_size=4), st.booleans())
+def test_mangled_cases_never_crash_the_walker(case, cut, edits, strict):
+    """Invariant: any truncation or byte edit of any case gives results (lenient walk, as csum verify does) or
+    CsumValueError (strict, as csum.inet.verify does), never another exception; the wire length given as the
+    original keeps cut packets from being called malformed."""
+    data = bytearray(case.data[:cut])
+    for at, value in edits:
+        if at < len(data):
+            data[at] = value
+    view = memoryview(bytes(data))
+    try:
+        results = inet.verify(view, link=case.linktype) if strict else None
+    except CsumValueError:
+        return
+    stack = walk(view, case.linktype, wire_len=len(case.data))
+    for r in results or [evaluate(view, f) for f in stack.fields]:
+        assert r.status in tuple(Status)
+    if not edits:
+        assert stack.malformed is None

@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from typing import Literal
 
 from . import table
-from .check import Result, evaluate, verify_stack
+from .check import Result, corrections, evaluate, verify_stack
 from .reasons import Reason, Status
 from .walk import Field, Fragment, IPLayer, Link, Stack, walk
 
-__all__ = ["Field", "Fragment", "IPLayer", "Layout", "Link", "Reason", "Result", "Stack", "Status", "evaluate",
+__all__ = ["Field", "Fragment", "IPLayer", "Layout", "Link", "Reason", "Result", "Stack", "Status", "corrections", "evaluate",
            "layout", "protocol_name", "table", "verify_stack", "walk"]
 
 TCP, UDP, UDPLITE, ICMP, ICMPV6 = table.TCP, table.UDP, table.UDPLITE, table.ICMP, table.ICMPV6

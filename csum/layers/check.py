@@ -115,3 +115,22 @@ def evaluate(buf: memoryview, f: Field, udp6_zero_ok: bool = False) -> Result:
 def verify_stack(buf: memoryview, fields: list[Field], udp6_zero_ok: bool = False) -> list[Result]:
     """:func:`evaluate` for every field, in order."""
     return [evaluate(buf, f, udp6_zero_ok) for f in fields]
+
+
+def corrections(buf: memoryview, fields: list[Field], *, every: bool = False) -> list[tuple[int, bytes]]:
+    """(offset, bytes) that set every bad/offload field to its computed value, inner fields first (an outer
+    checksum covering an inner one, GRE's or a tunnel's UDP, is judged after the inner one is set).
+
+    ``every``: set every verifiable field, UDP's absent (0) checksum included (building packets).
+    """
+    work = bytearray(buf)
+    view = memoryview(work)
+    touched = []
+    for f in sorted(fields, key=lambda f: (-f.depth, -f.header)):
+        if f.na is not None or f.at is None:
+            continue
+        r = evaluate(view, f)
+        if (every or r.status in (Status.BAD, Status.OFFLOAD)) and r.computed is not None:
+            work[f.at : f.at + 2] = r.computed.to_bytes(2, "big")
+            touched.append(f.at)
+    return [(at, bytes(work[at : at + 2])) for at in sorted(touched) if work[at : at + 2] != buf[at : at + 2]]
