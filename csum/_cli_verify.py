@@ -2,9 +2,10 @@
 
 Every packet is walked by :func:`csum.layers.walk` on its capture link type, and each checksum
 field judged by :func:`csum.layers.evaluate`, exactly as :func:`csum.inet.verify` does. One
-accelerator sits in front: the plainest packets (Ethernet without tags, Linux SLL/SLL2 or raw
-IP; IPv4 without options or fragmentation, or IPv6 without extension headers; TCP, UDP off the
-tunnel ports with a non-zero checksum, ICMP/ICMPv6 other than errors; captured whole) are
+accelerator sits in front: the plainest packets (Ethernet with at most one VLAN tag, Linux
+SLL/SLL2, IPoIB, Cisco HDLC or raw IP; IPv4 without options or fragmentation, or IPv6 without
+extension headers; TCP, UDP off the tunnel ports with a non-zero checksum, ICMP/ICMPv6 other
+than errors; captured whole) are
 summed for all packets at once with numpy over csum.batch sums, offsets and minimum lengths read
 from :mod:`csum.layers.table`. Those whose every checksum passes are counted as the walker would
 count them (tests/test_pcap.py checks that on generated packets); every other packet, and any
@@ -18,6 +19,7 @@ deeper.
 
 from __future__ import annotations
 
+import heapq
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -124,6 +126,10 @@ def _l3_offsets(cap: Capture, d: np.ndarray) -> np.ndarray:
             at, size = (12, 14) if entry.kind == "ethernet" else (entry.at, entry.header)
             proto = np.where(cap.caplens >= size, _be16(d, cap.offsets + at), -1)
             l3[mine & np.isin(proto, (T.ETH_IPV4, T.ETH_IPV6))] = size
+            if entry.kind == "ethernet":  # one VLAN tag: the EtherType 4 bytes on
+                tagged = mine & np.isin(proto, list(T.VLAN_TPIDS)) & (cap.caplens >= size + 4)
+                inner = _be16(d, cap.offsets + at + 4)
+                l3[tagged & np.isin(inner, (T.ETH_IPV4, T.ETH_IPV6))] = size + 4
     return l3
 
 
@@ -201,6 +207,7 @@ class _Checker:
         self.rows: deque[tuple[int, list[Result]]] = deque()
         self.held: dict[int, list[Result]] = {}  # packet index -> its results, while a reassembly may amend them
         self.waiting: set[int] = set()           # first fragments whose datagram is pending
+        self.order: list[int] = []               # the same, as a heap (lazily pruned)
 
     def packet(self, i: int) -> None:
         cap, report = self.cap, self.report
@@ -224,6 +231,7 @@ class _Checker:
         if outer is not None and outer.depth == 0 and outer.fragment in ("first", "later"):
             if outer.fragment == "first":
                 self.waiting.add(g)
+                heapq.heappush(self.order, g)
             for done in self.frags.add(g, view, outer, wire > len(view)):
                 self.finish(done)
         self.flush()
@@ -253,7 +261,9 @@ class _Checker:
                                     and r.field is not None]
 
     def flush(self, everything: bool = False) -> None:
-        limit = min(self.waiting) if self.waiting and not everything else None
+        while self.order and self.order[0] not in self.waiting:
+            heapq.heappop(self.order)
+        limit = self.order[0] if self.order and not everything else None
         while self.rows and (limit is None or self.rows[0][0] < limit):
             g, results = self.rows.popleft()
             del self.held[g]
@@ -265,6 +275,7 @@ class _Checker:
         for done in self.frags.flush():
             self.finish(done)
         self.waiting.clear()
+        self.order.clear()
         self.flush(everything=True)
 
 

@@ -97,20 +97,23 @@ class Reassembler:
 
     @staticmethod
     def _whole(dgram: _Datagram) -> bytes | None:
+        """The fragmentable part once every byte of it is here; marks the datagram failed on a conflicting overlap."""
         if dgram.total is None or dgram.head is None:
             return None
-        whole = bytearray(dgram.total)
-        have = bytearray(dgram.total)
-        for piece in dgram.pieces:
-            end = min(piece.offset + len(piece.data), dgram.total)
-            part = piece.data[: end - piece.offset]
-            for k in range(piece.offset, end):  # bytes seen twice must agree
-                if have[k] and whole[k] != part[k - piece.offset]:
+        pieces = sorted(dgram.pieces, key=lambda p: p.offset)
+        for k, piece in enumerate(pieces):  # bytes seen twice must agree
+            for other in pieces[:k]:
+                lo, hi = piece.offset, min(piece.offset + len(piece.data), other.offset + len(other.data))
+                if lo < hi and piece.data[: hi - lo] != other.data[lo - other.offset : hi - other.offset]:
                     dgram.failed = "overlap"
                     return None
-            whole[piece.offset:end] = part
-            have[piece.offset:end] = b"\x01" * (end - piece.offset)
-        return bytes(whole) if all(have) else None
+        whole, reach = bytearray(), 0
+        for piece in pieces:
+            if piece.offset > reach:
+                return None  # a hole
+            whole[piece.offset : piece.offset + len(piece.data)] = piece.data
+            reach = max(reach, piece.offset + len(piece.data))
+        return bytes(whole[: dgram.total]) if reach >= dgram.total else None
 
     @staticmethod
     def _finish(dgram: _Datagram, whole: bytes | None) -> Done:

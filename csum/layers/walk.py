@@ -161,7 +161,7 @@ class _Walker:
             self.stack.notes.append(f"{path}: {exc}")
 
     def dispatch(self, kind: str, at: int, end: int, depth: int, path: str) -> None:
-        getattr(self, "h_" + kind.replace("-", "_"))(at, end, depth, path)
+        _HANDLERS[kind](self, at, end, depth, path)
 
     def not_ip(self, what: str) -> None:
         raise _Bad("not-ip", f"packet: {what}")
@@ -778,6 +778,10 @@ class _Walker:
         size = 8 + (self.b[at] & 0x3F) * 4
         self.need(at + size, "Geneve options")
         self.ethertype(self.u16(at + 2), at + 2, at + size, depth, path + "/geneve")
+
+
+#: Layer name (as the table's dispatch values and link kinds spell it) -> its handler.
+_HANDLERS = {name[2:].replace("_", "-"): fn for name, fn in vars(_Walker).items() if name.startswith("h_")}
 
 
 def _fits(buf: memoryview, at: int) -> bool:
