@@ -230,7 +230,12 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         print(json.dumps(_cli_verify.as_json(report, cap, args.file, args.show), indent=2))
     else:
         print(_cli_verify.as_text(report, cap, args.file, args.show))
-    return _malformed(args, report) or (1 if report.bad else 0)
+    return _malformed(args, report) or _verdict(args, report)
+
+
+def _verdict(args: argparse.Namespace, report: Report) -> int:
+    """1 when a checksum is bad (with --strict: or holds transmit offload's pseudo-header sum), else 0."""
+    return 1 if report.bad or (args.strict and report.offload) else 0
 
 
 def _verify_jsonl(args: argparse.Namespace) -> int:
@@ -247,7 +252,7 @@ def _verify_jsonl(args: argparse.Namespace) -> int:
         report = _cli_verify.check(pcap.read(Path(args.file)), sink=sink)
     except OSError as exc:
         raise _UsageError(f"cannot read {args.file}: {exc.strerror}") from None
-    return _malformed(args, report) or (1 if report.bad else 0)
+    return _malformed(args, report) or _verdict(args, report)
 
 
 def _cmd_fix(args: argparse.Namespace) -> int:
@@ -320,6 +325,8 @@ def _parser() -> argparse.ArgumentParser:
     ver.add_argument("file", metavar="FILE")
     ver.add_argument("--format", choices=("text", "json", "jsonl"), default="text",
                      help="text (default), json (the summary, like --json) or jsonl (one object per checksum field)")
+    ver.add_argument("--strict", action="store_true",
+                     help="count transmit-offload checksums (the pseudo-header sum the NIC completes) as bad")
     fix = sub.add_parser("fix", help="copy a capture with every wrong checksum corrected")
     fix.add_argument("file", metavar="IN")
     fix.add_argument("out", metavar="OUT")
