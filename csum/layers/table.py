@@ -104,6 +104,8 @@ TRANSPORTS: dict[int, Protocol] = {
     ICMPV6: ICMPV6_ENTRY, IGMP: IGMP_ENTRY, PIM: PIM_ENTRY, VRRP: VRRP2_ENTRY, EIGRP: EIGRP_ENTRY,
     OSPF: OSPF2_ENTRY,
 }
+#: Protocols whose header starts with 16-bit source and destination ports.
+PORTED = frozenset({TCP, UDP, UDPLITE, DCCP})
 #: Protocols that exist on one IP version only (the other version's number means something else or nothing).
 IPV4_ONLY = frozenset({ICMP, IGMP})
 IPV6_ONLY = frozenset({ICMPV6})

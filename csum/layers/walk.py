@@ -62,7 +62,16 @@ class Field:
 
 @dataclass(slots=True)
 class IPLayer:
-    """One IPv4/IPv6 header of the stack (absolute offsets); what csum.rewrite needs to edit it."""
+    """One IPv4/IPv6 header of the stack (absolute offsets); what csum.rewrite needs to edit it.
+
+    ``l3_header_end``: end of the IPv4 header (options included) or the IPv6 fixed header;
+    ``l4_start``: where the upper layer or fragment data starts; ``end``: end of the datagram;
+    ``ip_csum``: the IPv4 header checksum offset (None for IPv6); ``pseudo_saddr`` /
+    ``pseudo_daddr``: the addresses the pseudo-header uses (``pseudo_daddr`` None when csum cannot
+    read it); ``l4``, ``l4_len`` (the pseudo-header length), ``l4_csum``: the upper layer's
+    header, length and checksum offset, set on the outer IP layer when known; ``pseudo``: whether
+    that checksum covers a pseudo-header; ``depth``: 0 for the outer layer, +1 per encapsulation.
+    """
 
     version: int
     l3: int
@@ -89,6 +98,28 @@ class IPLayer:
     frag_more: bool = False
     #: Where the fragmentable part starts (IPv4: past the header; IPv6: past the Fragment header).
     frag_data: int = 0
+    #: The link layer (set by :func:`csum.layers.layout`): "ethernet", "ip", "sll" ...
+    link: str = ""
+
+    @property
+    def header_len(self) -> int:
+        """The IPv4 header length (IHL * 4) or 40 for IPv6."""
+        return self.l3_header_end - self.l3
+
+    @property
+    def saddr_in_pseudo(self) -> bool:
+        """Whether the header's source address is the pseudo-header's (not with a Home Address option)."""
+        return self.pseudo_saddr == self.saddr
+
+    @property
+    def daddr_in_pseudo(self) -> bool:
+        """Whether the header's destination is the pseudo-header's (not with a live source route / routing header)."""
+        return self.pseudo_daddr == self.daddr
+
+    @property
+    def has_ports(self) -> bool:
+        """Whether the upper layer starts with 16-bit source and destination ports (TCP, UDP, UDP-Lite, DCCP)."""
+        return self.proto in T.PORTED and self.l4 is not None
 
 
 @dataclass(slots=True)
@@ -234,8 +265,9 @@ class _Walker:
             self.not_ip(f"EtherType {value:#06x} at offset {where} but IP version {self.b[at] >> 4}")
         self.dispatch(name, at, self.wire, depth, path)
 
-    def h_vlan(self, at: int, end: int, depth: int, path: str) -> None:  # reached only through ETHERTYPES
-        raise AssertionError("VLAN tags are walked by ethertype()")
+    def h_vlan(self, at: int, end: int, depth: int, path: str) -> None:
+        """A VLAN tag reached through a protocol type (GRE's): TCI, then the EtherType."""
+        self.ethertype(0x8100, at - 2, at, depth, path)
 
     def h_mpls(self, at: int, end: int, depth: int, path: str) -> None:
         """RFC 3032 label stack; after the bottom of stack: IPv4/IPv6 by the first nibble, 0: RFC 4385 control
