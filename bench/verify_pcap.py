@@ -73,9 +73,9 @@ def _templates(kind: str) -> list[bytes]:
         elif shape == 4:
             inner = eth / IP(src="172.16.0.1", dst="172.16.0.2") / tcp / payload
             out.append(raw(eth / v4 / UDP(sport=40000 + k, dport=4789) / VXLAN(vni=k) / inner))
-        else:
-            datagram = IP(src=v4.src, dst=v4.dst, id=k) / UDP(sport=1000 + k) / (payload * 30 + bytes(600))
-            out += [raw(eth / f) for f in fragment(datagram, fragsize=400)[:2]]
+        elif k % 12 == 5:  # a two-fragment datagram every other time: fragments are a sixth of the packets
+            datagram = IP(src=v4.src, dst=v4.dst, id=k) / UDP(sport=1000 + k) / (payload * 10 + bytes(500))
+            out += [raw(eth / f) for f in fragment(datagram, fragsize=400)]
     return out
 
 

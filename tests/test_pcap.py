@@ -21,7 +21,7 @@ from captures import epb, idb, other, pb, pcap_bytes, shb, spb
 from csum import inet, pcap
 from csum._cli_verify import check, fast_ok
 from csum.errors import CsumValueError
-from csum.testing import buffers, u16s
+from csum.testing import buffers, frames, u16s
 from oracle import rfc1071_checksum
 
 
@@ -310,3 +310,26 @@ def test_negative_zero_and_patches():
     del fixed[TCP].chksum
     (offset, new), = report.patches
     assert offset == 24 + 16 + 14 + 20 + 16 and new == bytes(fixed)[14 + 20 + 16 : 14 + 20 + 18]
+
+
+@settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(frames=st.lists(st.one_of(frames(), _framed().map(lambda f: (f[0], f[1]))), min_size=1, max_size=8),
+       corrupt=st.lists(st.tuples(st.integers(0, 7), st.integers(0, 300)), max_size=3),
+       c_walker=st.booleans())
+def test_fast_paths_equal_the_walker(monkeypatch, frames, corrupt, c_walker):
+    """Differential: the report with the fast path (the C walker csum/_cwalk.c where built, else the numpy one)
+    equals the walker-only report on stacks from csum.testing.frames (VLAN/QinQ, MPLS, options, extension
+    headers, IP-in-IP, GRE, VXLAN) and the generated frames above, some bytes flipped."""
+    from csum import _cli_verify
+
+    if not c_walker or _cli_verify._cwalk is None:
+        monkeypatch.setattr(_cli_verify, "_cwalk", None)
+    packets = [bytearray(f) for _, f in frames]
+    for k, at in corrupt:
+        if k < len(packets) and at < len(packets[k]):
+            packets[k][at] ^= 0x40
+    cap = _capture([(link, bytes(p), len(p)) for (link, _), p in zip(frames, packets)])
+    walked = check(cap, sink=lambda i, results: None)
+    report = check(cap)
+    for attr in ("counts", "bad", "offload", "malformed", "cut", "not_ip", "unsupported", "patches"):
+        assert getattr(report, attr) == getattr(walked, attr), attr
