@@ -1,15 +1,15 @@
 """Check (and correct) every checksum in a capture: the engine behind ``csum verify`` and ``csum fix``.
 
 Every packet is walked by :func:`csum.layers.walk` on its capture link type, and each checksum
-field judged by :func:`csum.layers.evaluate`, exactly as :func:`csum.inet.verify` does. One
-accelerator sits in front: the plainest packets (Ethernet with at most one VLAN tag, Linux
-SLL/SLL2, IPoIB, Cisco HDLC or raw IP; IPv4 without options or fragmentation, or IPv6 without
-extension headers; TCP, UDP off the tunnel ports with a non-zero checksum, ICMP/ICMPv6 other
-than errors; captured whole) are
-summed for all packets at once with numpy over csum.batch sums, offsets and minimum lengths read
-from :mod:`csum.layers.table`. Those whose every checksum passes are counted as the walker would
-count them (tests/test_pcap.py checks that on generated packets); every other packet, and any
-that fails, goes through the walker.
+field judged by :func:`csum.layers.evaluate`, exactly as :func:`csum.inet.verify` does. A fast
+path sits in front and only ever says "every checksum of this packet passes": the C walker
+csum/_cwalk.c where it is built (common link types, VLAN tags, IPv4 options, IPv6 extension
+headers, VXLAN; see its header comment), else numpy over csum.batch sums for the plainest
+packets (Ethernet with at most one VLAN tag, SLL/SLL2, IPoIB, Cisco HDLC or raw IP; IPv4
+without options, IPv6 without extension headers; TCP, UDP off the tunnel ports, ICMP/ICMPv6
+other than errors). Both read offsets and minimum lengths from :mod:`csum.layers.table`; every
+other packet, and any that fails, goes through the walker (tests/test_pcap.py checks that the
+report is the same with and without the fast path).
 
 IP fragments are reassembled within the capture (:mod:`csum.layers.reassembly`) and the whole
 datagram's checksums reported on the fragment carrying each field. Counts are kept per protocol
@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import batch
+from ._engine import ENGINE
 from .layers import Result, Status, corrections, evaluate, table as T, walk
 from .layers.reassembly import Done, Reassembler
 from .pcap import Capture
@@ -201,6 +202,8 @@ def fast_ok(cap: Capture, d: np.ndarray, todo: np.ndarray) -> tuple[np.ndarray, 
 try:
     from . import _cwalk
 except ImportError:  # built without a compiler: the numpy path above
+    _cwalk = None
+if ENGINE != "c":  # CSUM_ENGINE=numpy / python keeps C out of the checker too
     _cwalk = None
 
 _C_KINDS = {"ethernet": 1, "ethertype": 2, "ip": 3, "family-host": 4, "family-net": 4}
@@ -396,7 +399,7 @@ def _rows(title: str, items: list[tuple[int, Result]], show: int) -> list[str]:
 def as_text(report: Report, cap: Capture, name: str, show: int) -> str:
     """The report as tables: counts per protocol and depth, then the first ``show`` bad, offload, malformed, cut."""
     walked = report.packets - report.fast
-    lines = [f"{name}: {cap.format}, {report.packets} packets ({report.fast} checked vectorized, {walked} walked "
+    lines = [f"{name}: {cap.format}, {report.packets} packets ({report.fast} on the fast path, {walked} walked "
              f"layer by layer; {report.not_ip} not IP; {len(report.cut)} cut by the snap length, their captured "
              "headers checked)"]
     lines += [f"link type {k} not supported: {v} packets not checked" for k, v in sorted(report.unsupported.items())]
