@@ -1,4 +1,5 @@
-"""csum/_packet.py: the one packet parser behind csum.inet and csum.rewrite.
+"""csum.layers.layout: the outer IP layer as csum.rewrite edits it, from the one walker behind csum.inet too
+(it replaced csum/_packet.py, the parser these regressions were first written against).
 
 Independent sources: scapy 2.8 (layer offsets of the packets it builds, its pseudo-header
 builders ``in4_pseudoheader`` / ``in6_pseudoheader``, its full checksum recomputation), the naive
