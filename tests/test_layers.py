@@ -255,6 +255,12 @@ def test_every_case_verifies_with_scapys_checksums(case):
                 r.reason == Reason.NEGATIVE_ZERO)
 
 
+def test_big_tcp_super_packet_is_named():
+    """IPv4 total length 0 (BIG TCP): the TCP checksum over the captured length passes and says so."""
+    (ip, tcp) = inet.verify(big_tcp(), link=101)
+    assert (ip.reason, tcp.reason, str(tcp.status)) == (Reason.OK, Reason.SUPER_PACKET, "ok")
+
+
 @pytest.mark.parametrize("case", CASES, ids=_ids(CASES))
 def test_every_field_corrupted_is_bad(case):
     """Each verifiable field overwritten with another value fails, naming the value that was there before

@@ -98,7 +98,8 @@ def evaluate(buf: memoryview, f: Field, udp6_zero_ok: bool = False) -> Result:
         reason = Reason.UDP6_ZERO_ALLOWED if udp6_zero_ok else Reason.UDP6_ZERO
         return Result(entry.name, f.header, 0, computed, udp6_zero_ok, reason, at, f.path, f.depth)
     if passes:
-        reason = Reason.NEGATIVE_ZERO if stored == 0xFFFF and computed == 0 else Reason.OK
+        reason = Reason.NEGATIVE_ZERO if stored == 0xFFFF and computed == 0 else \
+            Reason.SUPER_PACKET if f.big else Reason.OK
         return Result(entry.name, f.header, stored, computed, True, reason, at, f.path, f.depth)
     if f.alt_end is not None:  # PIM Register checksummed over the whole message
         whole = dataclasses.replace(f, covers=((f.header, f.alt_end),), alt_end=None)

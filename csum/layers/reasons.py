@@ -29,6 +29,9 @@ class Reason(StrEnum):
     NEGATIVE_ZERO = "negative-zero"
     #: A PIM Register whose checksum covers the whole message (RFC 7761 4.9 says accept it too).
     WHOLE_REGISTER = "whole-register"
+    #: Right, in a BIG TCP / TSO super-packet (IPv4 total length 0 or IPv6 payload length 0 without a Jumbo
+    #: Payload option): taken at its captured length (Linux >= 6.3 BIG TCP, net/ipv4/ip_output.c).
+    SUPER_PACKET = "super-packet"
     OFFLOAD = "offload"
     UDP_NO_CHECKSUM = "udp-no-checksum"            # stored 0 over IPv4: not computed by the sender (RFC 768)
     UDP6_ZERO = "udp6-zero-checksum"               # stored 0 over IPv6: invalid (RFC 8200 section 8.1)

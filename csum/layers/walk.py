@@ -58,6 +58,8 @@ class Field:
     na: Reason | None = None
     tunnel: bool = False
     alt_end: int | None = None
+    #: In a BIG TCP / TSO super-packet (IP length 0, taken at its captured length).
+    big: bool = False
 
 
 @dataclass(slots=True)
@@ -695,7 +697,8 @@ class _Walker:
         if depth == 0 and ip is self.stack.ips[0]:
             ip.l4, ip.l4_len, ip.l4_csum, ip.pseudo = at, length, field_at, entry.pseudo is not T.Pseudo.NEVER
         self.emit(Field(entry, path, depth, at, field_at if field_at + 2 <= self.n else None, covers, pseudo,
-                        ip.version == 6, na, tunnel=False, alt_end=stop if cover is T.Cover.PREFIX else None))
+                        ip.version == 6, na, tunnel=False, alt_end=stop if cover is T.Cover.PREFIX else None,
+                        big=ip.big))
         if na is Reason.NOT_CAPTURED and field_at + 2 > self.n:
             raise _Cut
         if proto == T.UDP:
