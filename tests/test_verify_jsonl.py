@@ -75,3 +75,13 @@ def test_jsonl_exit_code_on_bad(tmp_path, capsys):
     rows = _lines(capsys)
     assert (rows[1]["status"], rows[1]["stored"], rows[1]["computed"]) == (
         "bad", "0x1234", f"0x{int.from_bytes(good[50:52], 'big'):04x}")
+
+
+def test_format_json_is_the_json_summary(tmp_path, capsys):
+    """--format json prints exactly what --json prints (scapy-built packets, all good: exit 0)."""
+    path = tmp_path / "g.pcap"
+    path.write_bytes(pcap_bytes([raw(ETH / IP(src=A4, dst=B4) / UDP() / b"x")]))
+    assert main(["verify", str(path), "--json"]) == 0
+    first = capsys.readouterr().out
+    assert main(["verify", str(path), "--format", "json"]) == 0
+    assert capsys.readouterr().out == first and json.loads(first)["counts"]["udp"]["ok"] == 1
