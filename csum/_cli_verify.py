@@ -271,7 +271,10 @@ class _Checker:
             if outer.fragment == "first":
                 self.waiting.add(g)
                 heapq.heappush(self.order, g)
-            for done in self.frags.add(g, view, outer, wire > len(view)):
+            name = f"ipv{outer.version}"
+            path = next((f.path for f in stack.fields if f.depth == 0 and name in f.path), "")
+            prefix = path[: path.index(name)] if path else ""
+            for done in self.frags.add(g, view, outer, wire > len(view), prefix):
                 self.finish(done)
         self.flush()
 

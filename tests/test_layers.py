@@ -480,3 +480,4 @@ def test_tshark_agrees_on_reassembled_fragments(tmp_path):
     check(pcap.parse(path.read_bytes()), sink=lambda i, results: rows.extend(results))
     ours = ["1" if r.status == "ok" else "0" for r in rows if r.layer == "udp" and r.status in ("ok", "bad")]
     assert theirs == ours == ["0", "1", "1", "1", "0"]
+    assert {r.path for r in rows if r.layer == "udp"} == {"eth/ipv4/udp", "eth/ipv6/udp"}

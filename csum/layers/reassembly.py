@@ -44,6 +44,7 @@ class _Datagram:
     version: int = 4
     total: int | None = None       # end of the last fragment, once seen
     failed: str | None = None
+    prefix: str = ""               # the path of the first fragment's layers in front of IP
 
 
 @dataclass
@@ -61,8 +62,9 @@ class Reassembler:
     def __init__(self) -> None:
         self.pending: OrderedDict[tuple, _Datagram] = OrderedDict()
 
-    def add(self, index: int, buf: memoryview, ip: IPLayer, cut: bool) -> list[Done]:
-        """Add the fragment in packet ``index`` (its outer IP layer ``ip``); return what completes or is evicted."""
+    def add(self, index: int, buf: memoryview, ip: IPLayer, cut: bool, prefix: str = "") -> list[Done]:
+        """Add the fragment in packet ``index`` (its outer IP layer ``ip``; ``prefix``: the path of the layers
+        in front of it, "eth/vlan/"); return what completes or is evicted."""
         key = (ip.version, bytes(buf[ip.saddr : ip.saddr + (4 if ip.version == 4 else 16)]),
                bytes(buf[ip.daddr : ip.daddr + (4 if ip.version == 4 else 16)]), ip.frag_id,
                ip.proto if ip.version == 4 else 0)
@@ -79,6 +81,7 @@ class Reassembler:
             dgram.failed = "cut" if cut else "too long"
         if ip.frag_offset == 0:
             dgram.head, dgram.head_index, dgram.l3 = bytes(buf[ip.l3 : ip.frag_data]), index, ip.l3
+            dgram.prefix = prefix
         if not ip.frag_more:
             dgram.total = ip.frag_offset + len(data)
         dgram.pieces.append(_Piece(index, ip.frag_offset, data, ip.frag_data))
@@ -134,7 +137,7 @@ class Reassembler:
                 continue  # the rebuilt header is csum's, not the sender's
             r = evaluate(packet, f)
             index, shift = _locate(dgram, len(head), r.field if r.field is not None else r.offset)
-            moved = dataclasses.replace(r, offset=r.offset + shift,
+            moved = dataclasses.replace(r, offset=r.offset + shift, path=dgram.prefix + r.path,
                                         field=None if r.field is None else r.field + shift)
             results.setdefault(index, []).append(moved)
         return Done(dgram.head_index, results)
