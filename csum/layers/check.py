@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from .._engine import ones_sum
 from . import table as T
-from .reasons import Reason, Status, status
+from .reasons import R, Reason, Status, status
 from .walk import Field
 
 
@@ -80,26 +80,26 @@ def evaluate(buf: memoryview, f: Field, udp6_zero_ok: bool = False) -> Result:
     at = f.at
     stored = None if at is None else (buf[at] << 8) | buf[at + 1]
     if f.na is not None or at is None:
-        return Result(entry.name, f.header, stored, None, None, f.na or Reason.NOT_CAPTURED, at, f.path, f.depth)
+        return Result(entry.name, f.header, stored, None, None, f.na or R.NOT_CAPTURED, at, f.path, f.depth)
     assert stored is not None
     rest = _covered(buf, f)
     pseudo = 0 if f.pseudo is None else _pseudo(buf, f.pseudo, f.pseudo[3])
     r = _fold(rest + pseudo)
     computed = r ^ 0xFFFF
     zero = entry.zero
-    if zero is not T.Zero.VALUE and computed == 0:
+    if zero is not T.ZERO.VALUE and computed == 0:
         computed = 0xFFFF  # RFC 768, RFC 3828 3.1: a computed 0 is transmitted as all ones
     passes = _fold(r + stored) == 0xFFFF
-    if zero is T.Zero.UDP and stored == 0:
+    if zero is T.ZERO.UDP and stored == 0:
         if not f.v6:
-            return Result(entry.name, f.header, 0, computed, True, Reason.UDP_NO_CHECKSUM, at, f.path, f.depth)
+            return Result(entry.name, f.header, 0, computed, True, R.UDP_NO_CHECKSUM, at, f.path, f.depth)
         if f.tunnel:
-            return Result(entry.name, f.header, 0, computed, True, Reason.UDP6_ZERO_TUNNEL, at, f.path, f.depth)
-        reason = Reason.UDP6_ZERO_ALLOWED if udp6_zero_ok else Reason.UDP6_ZERO
+            return Result(entry.name, f.header, 0, computed, True, R.UDP6_ZERO_TUNNEL, at, f.path, f.depth)
+        reason = R.UDP6_ZERO_ALLOWED if udp6_zero_ok else R.UDP6_ZERO
         return Result(entry.name, f.header, 0, computed, udp6_zero_ok, reason, at, f.path, f.depth)
     if passes:
-        reason = Reason.NEGATIVE_ZERO if stored == 0xFFFF and computed == 0 else \
-            Reason.SUPER_PACKET if f.big else Reason.OK
+        reason = R.NEGATIVE_ZERO if stored == 0xFFFF and computed == 0 else \
+            R.SUPER_PACKET if f.big else R.OK
         return Result(entry.name, f.header, stored, computed, True, reason, at, f.path, f.depth)
     if f.alt_end is not None:  # PIM Register checksummed over the whole message
         whole = dataclasses.replace(f, covers=((f.header, f.alt_end),), alt_end=None)
@@ -107,10 +107,10 @@ def evaluate(buf: memoryview, f: Field, udp6_zero_ok: bool = False) -> Result:
             whole.pseudo = f.pseudo[:3] + (f.alt_end - f.header, f.pseudo[4])
         alt = evaluate(buf, whole, udp6_zero_ok)
         if alt.ok:
-            return dataclasses.replace(alt, computed=computed, reason=Reason.WHOLE_REGISTER)
+            return dataclasses.replace(alt, computed=computed, reason=R.WHOLE_REGISTER)
     if entry.offload and f.pseudo is not None and stored in (_fold(pseudo), _fold(_pseudo(buf, f.pseudo, 0))):
-        return Result(entry.name, f.header, stored, computed, False, Reason.OFFLOAD, at, f.path, f.depth)
-    return Result(entry.name, f.header, stored, computed, False, Reason.MISMATCH, at, f.path, f.depth)
+        return Result(entry.name, f.header, stored, computed, False, R.OFFLOAD, at, f.path, f.depth)
+    return Result(entry.name, f.header, stored, computed, False, R.MISMATCH, at, f.path, f.depth)
 
 
 def verify_stack(buf: memoryview, fields: list[Field], udp6_zero_ok: bool = False) -> list[Result]:

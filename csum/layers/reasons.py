@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from types import SimpleNamespace
 
 
 class Status(StrEnum):
@@ -60,3 +61,8 @@ def status(ok: bool | None, reason: Reason) -> Status:
     if ok:
         return Status.NONE if reason in ABSENT else Status.OK
     return Status.OFFLOAD if reason is Reason.OFFLOAD else Status.BAD
+
+
+#: Reason's members as plain attributes, for the per-packet code (an Enum class attribute costs ~1 us on
+#: CPython 3.11, a namespace attribute ~40 ns).
+R = SimpleNamespace(**Reason.__members__)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from types import SimpleNamespace
 
 # --- what a checksum covers -------------------------------------------------------------------
 
@@ -43,6 +44,12 @@ class Zero(Enum):
     VALUE = "value"            # an ordinary value; 0xffff where 0 is computed is "negative zero" (RFC 1624)
     UDP = "udp"                # computed 0 sent as 0xffff; stored 0 = none over IPv4 (RFC 768), bad over IPv6
     NONZERO = "nonzero"        # computed 0 sent as 0xffff; stored 0 is wrong (UDP-Lite RFC 3828 3.1)
+
+
+#: The members as plain attributes, for the per-packet code (see csum.layers.reasons.R).
+COVER = SimpleNamespace(**Cover.__members__)
+PSEUDO = SimpleNamespace(**Pseudo.__members__)
+ZERO = SimpleNamespace(**Zero.__members__)
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from typing import Literal, Union
 
 from ..errors import CsumValueError
 from . import table as T
-from .reasons import Reason
+from .reasons import R, Reason
 
 Link = Union[Literal["auto", "ethernet", "ether", "ip"], int]
 Fragment = Literal["none", "first", "later", "atomic"]
@@ -414,7 +414,7 @@ class _Walker:
                 return
             if at + 20 <= self.wire:
                 self.emit(Field(T.IPV4_HEADER, path, depth, at, self.stored_or_none(at + 10),
-                                na=Reason.NOT_CAPTURED))
+                                na=R.NOT_CAPTURED))
             self.need(at + 20, "IPv4 header")
         if b[at] >> 4 != 4:
             self.not_ip(f"IP version {b[at] >> 4} at offset {at} is not 4")
@@ -425,7 +425,7 @@ class _Walker:
             if quote:
                 return
             if at + ihl <= self.wire:
-                self.emit(Field(T.IPV4_HEADER, path, depth, at, at + 10, na=Reason.NOT_CAPTURED))
+                self.emit(Field(T.IPV4_HEADER, path, depth, at, at + 10, na=R.NOT_CAPTURED))
             self.need(at + ihl, f"IPv4 header with IHL {ihl // 4}")
         total, big = self.u16(at + 2), False
         if total == 0 and not quote and end - at > ihl:  # BIG TCP / TSO super-packet: the captured length
@@ -449,7 +449,7 @@ class _Walker:
                      frag_data=at + ihl)
         self.stack.ips.append(ip)
         if quote and stop > end:  # the quote holds part of the datagram: its transport checksum is out of reach
-            self.partial(ip, at + ihl, end, depth, path, Reason.PARTIAL_QUOTE)
+            self.partial(ip, at + ihl, end, depth, path, R.PARTIAL_QUOTE)
             return
         self.transport(ip, ip.proto, at + ihl, stop, depth, path)
 
@@ -562,7 +562,7 @@ class _Walker:
                      big, frag_id=frag_id, frag_offset=frag_offset, frag_more=frag_more, frag_data=frag_data)
         self.stack.ips.append(ip)
         if quote and stop > end:
-            self.partial(ip, pos, end, depth, path, Reason.PARTIAL_QUOTE)
+            self.partial(ip, pos, end, depth, path, R.PARTIAL_QUOTE)
             return
         self.transport(ip, nh, pos, stop, depth, path)
 
@@ -598,11 +598,11 @@ class _Walker:
 
     def partial(self, ip: IPLayer, at: int, end: int, depth: int, path: str, reason: Reason) -> None:
         """The transport field of a datagram only partly here (a quote, a fragment): reported, not verified."""
-        entry = self.entry_for(ip, ip.proto, at, end) if reason is not Reason.NON_FIRST_FRAGMENT else \
+        entry = self.entry_for(ip, ip.proto, at, end) if reason is not R.NON_FIRST_FRAGMENT else \
             (None if ip.proto in (T.IPV6_ONLY if ip.version == 4 else T.IPV4_ONLY) else T.TRANSPORTS.get(ip.proto))
         if entry is None:
             return
-        if reason is Reason.NON_FIRST_FRAGMENT:
+        if reason is R.NON_FIRST_FRAGMENT:
             self.emit(Field(entry, f"{path}/{entry.name}", depth, at, None, na=reason))
             return
         field_at = at + entry.field
@@ -611,16 +611,16 @@ class _Walker:
         if depth == 0 and ip is self.stack.ips[0]:
             ip.l4 = at
             ip.l4_csum = field_at if field_at + 2 <= end else None
-            ip.pseudo = entry.pseudo is not T.Pseudo.NEVER
+            ip.pseudo = entry.pseudo is not T.PSEUDO.NEVER
 
     def transport(self, ip: IPLayer, proto: int, at: int, stop: int, depth: int, path: str) -> None:
         if ip.fragment != "later" and ip is self.stack.ips[0]:
             ip.l4 = at
         if ip.fragment == "later":
-            self.partial(ip, at, stop, depth, path, Reason.NON_FIRST_FRAGMENT)
+            self.partial(ip, at, stop, depth, path, R.NON_FIRST_FRAGMENT)
             return
         if ip.fragment == "first":
-            self.partial(ip, at, stop, depth, path, Reason.NEEDS_REASSEMBLY)
+            self.partial(ip, at, stop, depth, path, R.NEEDS_REASSEMBLY)
             return
         if proto == T.IPIP:
             self.inner("ipv4", at, stop, depth + 1, path)
@@ -635,7 +635,7 @@ class _Walker:
             self.transport(ip, self.b[at], at + size, stop, depth, path + "/ah")
         elif proto == T.ESP:
             self.emit(Field(T.ESP_ENTRY, path + "/esp", depth, at, None,
-                            na=Reason.ENCRYPTED))
+                            na=R.ENCRYPTED))
         else:
             entry = self.entry_for(ip, proto, at, stop)
             if entry is not None:
@@ -649,7 +649,7 @@ class _Walker:
         legacy = proto in (T.TCP, T.UDP, T.ICMP, T.ICMPV6)  # malformed: these are what the old checkers refused
         minimum = entry.minimum
         if at + minimum > self.n and at + minimum <= self.wire and available >= minimum:
-            self.emit(Field(entry, path, depth, at, self.stored_or_none(at + entry.field), na=Reason.NOT_CAPTURED))
+            self.emit(Field(entry, path, depth, at, self.stored_or_none(at + entry.field), na=R.NOT_CAPTURED))
             raise _Cut
         if proto == T.TCP and available >= 13 and at + 13 <= self.n:
             minimum = max(minimum, (self.b[at + 12] >> 4) * 4)
@@ -658,12 +658,12 @@ class _Walker:
                 raise _Bad("truncated", f"packet: truncated: the {entry.name.upper()} header at offset {at} needs "
                            f"{at + minimum} bytes, the {entry.name} segment has {available} bytes")
             self.emit(Field(entry, path, depth, at, self.stored_or_none(at + entry.field) if available >= entry.field
-                            + 2 else None, na=Reason.BAD_LENGTH))
+                            + 2 else None, na=R.BAD_LENGTH))
             return
         field_at = at + entry.field
         cover, length, na = entry.cover, available, None
         end = stop
-        if cover is T.Cover.LENGTH_FIELD:
+        if cover is T.COVER.LENGTH_FIELD:
             length = self.u16(at + entry.length_at)
             if proto == T.UDP:
                 if not length and ip.version == 6 and available > 0xFFFF:  # 0 only in a jumbogram (RFC 2675 4)
@@ -671,35 +671,35 @@ class _Walker:
                 elif not 8 <= length <= available:
                     raise _Bad("bad-length", f"packet: UDP length {length} outside 8..{available} (the IP payload)")
             elif not entry.minimum <= length <= available:
-                na = Reason.BAD_LENGTH
+                na = R.BAD_LENGTH
             end = at + length
-        elif cover is T.Cover.COVERAGE:
+        elif cover is T.COVER.COVERAGE:
             end = self.coverage(proto, at, available)
             if end is None:
-                end, na = stop, Reason.BAD_COVERAGE
-        elif cover is T.Cover.PREFIX:
+                end, na = stop, R.BAD_COVERAGE
+        elif cover is T.COVER.PREFIX:
             end, length = at + entry.prefix, entry.prefix
         pseudo = None
-        if entry.pseudo is T.Pseudo.ALWAYS or (entry.pseudo is T.Pseudo.IPV6 and ip.version == 6):
+        if entry.pseudo is T.PSEUDO.ALWAYS or (entry.pseudo is T.PSEUDO.IPV6 and ip.version == 6):
             if ip.pseudo_daddr is None:
-                na = na or Reason.UNKNOWN_DESTINATION
+                na = na or R.UNKNOWN_DESTINATION
             else:
                 pseudo = (ip.pseudo_saddr, ip.pseudo_daddr, 4 if ip.version == 4 else 16, length, proto)
         skip = entry.skip
         if skip is not None and na is None and entry is T.OSPF2_ENTRY:
             if self.u16(at + 14) == 2:  # cryptographic authentication: the checksum is not computed (RFC 2328 D.4.3)
-                na = Reason.CRYPTO_AUTH
+                na = R.CRYPTO_AUTH
             covers = ((at, at + skip[0]), (at + skip[1], end))
         else:
             covers = ((at, end),)
         if na is None and end > self.n:
-            na = Reason.NOT_CAPTURED
+            na = R.NOT_CAPTURED
         if depth == 0 and ip is self.stack.ips[0]:
-            ip.l4, ip.l4_len, ip.l4_csum, ip.pseudo = at, length, field_at, entry.pseudo is not T.Pseudo.NEVER
+            ip.l4, ip.l4_len, ip.l4_csum, ip.pseudo = at, length, field_at, entry.pseudo is not T.PSEUDO.NEVER
         self.emit(Field(entry, path, depth, at, field_at if field_at + 2 <= self.n else None, covers, pseudo,
-                        ip.version == 6, na, tunnel=False, alt_end=stop if cover is T.Cover.PREFIX else None,
+                        ip.version == 6, na, tunnel=False, alt_end=stop if cover is T.COVER.PREFIX else None,
                         big=ip.big))
-        if na is Reason.NOT_CAPTURED and field_at + 2 > self.n:
+        if na is R.NOT_CAPTURED and field_at + 2 > self.n:
             raise _Cut
         if proto == T.UDP:
             tunnel = T.UDP_TUNNELS.get(self.u16(at + 2))
@@ -749,7 +749,7 @@ class _Walker:
                     self.stack.notes.append(f"{path}: quoted datagram: {exc}")
         if ext is not None:
             entry = T.ICMP_EXT_ENTRY
-            na = Reason.NOT_CAPTURED if stop > self.n else None
+            na = R.NOT_CAPTURED if stop > self.n else None
             self.emit(Field(entry, f"{path}/{entry.name}", depth, ext, ext + 2, ((ext, stop),), na=na))
 
     def padded_quote(self, start: int, length: int) -> bool:
@@ -779,7 +779,7 @@ class _Walker:
         if version == 1:
             size += 4 if self.b[at + 1] & 0x80 else 0  # PPTP acknowledgment number
         if checksum:
-            na = Reason.NOT_CAPTURED if stop > self.n else None
+            na = R.NOT_CAPTURED if stop > self.n else None
             self.emit(Field(T.GRE_ENTRY, path, depth, at, at + 4 if at + 6 <= self.n else None, ((at, stop),), na=na))
         self.need(at + size, "GRE header")
         payload = at + size
