@@ -481,3 +481,25 @@ def test_tshark_agrees_on_reassembled_fragments(tmp_path):
     ours = ["1" if r.status == "ok" else "0" for r in rows if r.layer == "udp" and r.status in ("ok", "bad")]
     assert theirs == ours == ["0", "1", "1", "1", "0"]
     assert {r.path for r in rows if r.layer == "udp"} == {"eth/ipv4/udp", "eth/ipv6/udp"}
+
+
+@pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark is not installed (apt-get install tshark)")
+def test_tshark_agrees_on_a_headers_only_capture(tmp_path):
+    """tcpdump -s 64 style: every packet cut after its headers, every third IPv4 header checksum wrong. tshark
+    verifies each captured IPv4 header; csum verify gives the same verdicts (and exits 1), the TCP/UDP
+    checksums n/a (their bytes were not captured)."""
+    frames, cut = [], []
+    for k in range(12):
+        full = bytearray(raw(ETH / IP(src=A4, dst=B4, id=k) / (TCP() if k % 2 else UDP()) / (bytes([k]) * 400)))
+        if k % 3 == 0:
+            full[24:26] = (int.from_bytes(full[24:26], "big") ^ 0x0100).to_bytes(2, "big")
+        frames.append(bytes(full[:64]))
+        cut.append(len(full))
+    path = tmp_path / "cut.pcap"
+    path.write_bytes(pcap_bytes(frames, origlens=cut, snaplen=64))
+    out = subprocess.run(["tshark", "-r", str(path), "-o", "ip.check_checksum:TRUE", "-T", "fields", "-e",
+                          "ip.checksum.status"], capture_output=True, text=True, check=True, timeout=120).stdout
+    report = check(pcap.parse(path.read_bytes()))
+    bad = {i for i, r in report.bad if r.layer == "ipv4"}
+    assert ["0" if i in bad else "1" for i in range(12)] == out.split()
+    assert bad == {0, 3, 6, 9} and report.counts["tcp"]["n/a"] + report.counts["udp"]["n/a"] == 12
