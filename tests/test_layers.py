@@ -26,7 +26,8 @@ from scapy.all import (
     IPv6ExtHdrHopByHop, LLC, PPP, PPPoE, RadioTap, Raw, SNAP, UDPerror, fragment, fragment6, raw,
 )
 from scapy.contrib.eigrp import EIGRP
-from scapy.contrib.erspan import ERSPAN_II
+from scapy.layers.l2 import GRE_PPTP
+from scapy.contrib.erspan import ERSPAN_II, ERSPAN_III
 from scapy.contrib.geneve import GENEVE
 from scapy.layers.inet import ICMPExtension_Header, ICMPExtension_InterfaceInformation
 from scapy.contrib.igmp import IGMP
@@ -166,6 +167,10 @@ CASES = [
     Case("ipoib", b"\x08\x00\x00\x00" + raw(IP(src=A4, dst=B4) / TCP()), 242, ["ipv4", "tcp"]),
     Case("frame-relay", b"\x18\x41\x03\xcc" + raw(IP(src=A4, dst=B4) / UDP()), 107, ["ipv4", "udp"]),
     Case("ppi", struct.pack("<BBHI", 0, 0, 8, 1) + raw(ETH / IP(src=A4, dst=B4) / TCP()), 192, ["ipv4", "tcp"]),
+    Case("pktap", struct.pack("<III", 108, 1, 1) + bytes(96) + raw(ETH / IP(src=A4, dst=B4) / TCP()), 258,
+         ["ipv4", "tcp"]),
+    Case("pptp-gre", raw(IP(src=A4, dst=B4) / GRE_PPTP(seqnum_present=1, seqence_number=1) / PPP(proto=0x21)
+                         / IP(src=C4, dst=D4) / UDP() / b"pptp"), 101, ["ipv4", "ipv4@1", "udp@1"]),
     Case("mpls", raw(Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02", type=0x8847) / MPLS(label=16, s=0)
                      / MPLS(label=17, s=1) / IP(src=A4, dst=B4) / UDP() / b"m"), 1, ["ipv4", "udp"]),
     Case("ipv4-options", raw(ETH / IP(src=A4, dst=B4, options=[IPOption_RR()]) / TCP()), 1, ["ipv4", "tcp"]),
@@ -185,6 +190,10 @@ CASES = [
                         / TCP()), 101, ["ipv4", "ipv4@1", "tcp@1"]),
     Case("erspan", raw(IP(src=A4, dst=B4) / GRE(proto=0x88BE, seqnum_present=1) / ERSPAN_II() / ETH
                        / IP(src=C4, dst=D4) / UDP()), 101, ["ipv4", "ipv4@1", "udp@1"]),
+    Case("erspan3", raw(IP(src=A4, dst=B4) / GRE(proto=0x22EB, seqnum_present=1) / ERSPAN_III() / ETH
+                        / IP(src=C4, dst=D4) / UDP()), 101, ["ipv4", "ipv4@1", "udp@1"]),
+    Case("erspan1", raw(IP(src=A4, dst=B4) / GRE(proto=0x88BE) / ETH / IP(src=C4, dst=D4) / TCP()), 101,
+         ["ipv4", "ipv4@1", "tcp@1"]),
     Case("vxlan", raw(ETH / IP(src=A4, dst=B4) / UDP(sport=5000, dport=4789) / VXLAN(vni=42) / ETH
                       / IP(src=C4, dst=D4) / TCP() / b"inner"), 1, ["ipv4", "udp", "ipv4@1", "tcp@1"]),
     Case("vxlan-ipv6", raw(IPv6(src=A6, dst=B6) / UDP(sport=5000, dport=4789) / VXLAN(vni=42) / ETH
