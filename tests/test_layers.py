@@ -212,6 +212,10 @@ CASES = [
                                                    / ICMPExtension_InterfaceInformation(has_ifindex=1, ifindex=3))
                          / IPerror(src=B4, dst=A4) / UDPerror(sport=4000, dport=33434) / (b"\0" * 12)), 101,
          ["ipv4", "icmp", "ipv4@1", "udp@1", "icmp-ext"]),
+    Case("icmp-ext-length", raw(IP(src=A4, dst=B4) / ICMP(type=11, length=32)
+                                / Raw(raw(IP(src=B4, dst=A4, ttl=1) / UDP(sport=4000, dport=33434)).ljust(128, b"\0"))
+                                / ICMPExtension_Header() / ICMPExtension_InterfaceInformation(has_ifindex=1, ifindex=9)),
+         101, ["ipv4", "icmp", "ipv4@1", "udp@1", "icmp-ext"]),
     Case("icmpv6-quote", raw(IPv6(src=A6, dst=B6) / ICMPv6DestUnreach()
                              / Raw(raw(IPv6(src=B6, dst=A6) / TCP(sport=80, dport=9))[:48])), 101,
          ["icmpv6", "tcp@1"], ["ok", "n/a"]),
