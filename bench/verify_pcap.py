@@ -1,16 +1,22 @@
-"""``python -m bench.verify_pcap [--packets N] [--quick]``: checking every checksum of a capture, csum vs scapy.
+"""``python -m bench.verify_pcap [--packets N] [--quick]``: checking every checksum of a capture, csum vs scapy and tshark.
 
-Workload: a pcap of N small Ethernet packets (IPv4 and IPv6, TCP and UDP, 0-39
-byte payloads, 1 % with a wrong TCP checksum), written once to a temporary
-directory. Timed, each from the file on disk to the counts:
+Two workloads, each a pcap of N Ethernet packets written once to a temporary directory, 1 % of
+them with a wrong TCP checksum (so every implementation finds the same bad packets):
 
-* ``csum verify``: csum.pcap.read + the vectorized check behind the CLI;
-* ``csum.inet.verify`` packet by packet (the scalar path), on a slice;
-* scapy: ``rdpcap`` + for each packet, delete the IP/TCP/UDP checksums of a copy
-  and rebuild it to recompute them (what a scapy user writes), on a slice.
+* ``plain``: IPv4 and IPv6, TCP and UDP, 0-39 byte payloads (the vectorized path's case);
+* ``mixed``: a sixth each of plain IPv4/TCP, IPv4 with options, IPv6 with extension headers,
+  VLAN-tagged, VXLAN-encapsulated and IPv4 fragments (the issue's mix).
 
-The slices' rates are per packet, so the ratios compare like with like; all
-three must find the same bad checksums in the slice. Results go to
+Timed, each from the file on disk to the counts:
+
+* ``csum verify``: csum.pcap.read + the check behind the CLI (vectorized path + walker);
+* ``csum.inet.verify`` packet by packet, on a slice;
+* scapy: ``rdpcap`` + for each packet, delete the IP/TCP/UDP checksums of a copy and rebuild
+  it to recompute them (what a scapy user writes), on a slice;
+* tshark (where installed): ``tshark -r`` with IP/TCP/UDP checksum validation on, printing each
+  packet's checksum statuses, on the slice (process start-up included).
+
+The slices' rates are per packet, so the ratios compare like with like. Results go to
 bench/results/verify_pcap.json with the machine description.
 """
 
@@ -19,7 +25,9 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import shutil
 import struct
+import subprocess
 import sys
 import tempfile
 import time
@@ -34,22 +42,51 @@ from .run import machine
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
-def write_workload(path: Path, n: int) -> None:
-    """N packets from 64 scapy-built templates; every 100th packet's last byte flipped (TCP ones become bad)."""
-    from scapy.all import IP, TCP, UDP, Ether, IPv6, raw
+def _templates(kind: str) -> list[bytes]:
+    """64 scapy-built frames of the workload's kinds, checksums by scapy."""
+    from scapy.all import (IP, TCP, UDP, Dot1Q, Ether, IPOption_NOP, IPOption_Router_Alert, IPv6,
+                           IPv6ExtHdrDestOpt, IPv6ExtHdrHopByHop, fragment, raw)
+    from scapy.layers.vxlan import VXLAN
 
     rng = random.Random(1)
     eth = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
-    templates = []
+    out: list[bytes] = []
     for k in range(64):
         payload = bytes(rng.randrange(256) for _ in range(rng.randrange(0, 40)))
-        l3 = IP(src=f"10.0.{k}.1", dst="10.1.0.2") if k % 4 else IPv6(src=f"2001:db8::{k + 1:x}", dst="2001:db8::2")
-        l4 = TCP(sport=1000 + k, dport=80) if k % 2 else UDP(sport=1000 + k, dport=53)
-        templates.append(raw(eth / l3 / l4 / payload))
+        v4 = IP(src=f"10.0.{k}.1", dst="10.1.0.2")
+        v6 = IPv6(src=f"2001:db8::{k + 1:x}", dst="2001:db8::2")
+        if kind == "plain":
+            l3 = v4 if k % 4 else v6
+            out.append(raw(eth / l3 / (TCP(sport=1000 + k, dport=80) if k % 2 else UDP(sport=1000 + k)) / payload))
+            continue
+        tcp = TCP(sport=1000 + k, dport=80)
+        shape = k % 6
+        if shape == 0:
+            out.append(raw(eth / v4 / tcp / payload))
+        elif shape == 1:
+            opts = IP(src=v4.src, dst=v4.dst, options=[IPOption_Router_Alert(), IPOption_NOP()] * 2)
+            out.append(raw(eth / opts / UDP(sport=1000 + k) / payload))
+        elif shape == 2:
+            out.append(raw(eth / v6 / IPv6ExtHdrHopByHop() / IPv6ExtHdrDestOpt() / tcp / payload))
+        elif shape == 3:
+            out.append(raw(eth / Dot1Q(vlan=k) / v4 / UDP(sport=1000 + k) / payload))
+        elif shape == 4:
+            inner = eth / IP(src="172.16.0.1", dst="172.16.0.2") / tcp / payload
+            out.append(raw(eth / v4 / UDP(sport=40000 + k, dport=4789) / VXLAN(vni=k) / inner))
+        elif k % 12 == 5:  # a two-fragment datagram every other time: fragments are a sixth of the packets
+            datagram = IP(src=v4.src, dst=v4.dst, id=k) / UDP(sport=1000 + k) / (payload * 10 + bytes(500))
+            out += [raw(eth / f) for f in fragment(datagram, fragsize=400)]
+    return out
+
+
+def write_workload(path: Path, n: int, kind: str = "plain") -> None:
+    """N packets from the templates, in order; every 100th plain TCP packet gets a wrong checksum (last byte)."""
+    templates = _templates(kind)
     parts = [struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1)]
     for i in range(n):
-        p = templates[i % 64]
-        if i % 100 == 7 and len(p) > 60:
+        p = templates[i % len(templates)]
+        if i % 100 == 7 and p[12:14] == b"\x08\x00" and p[14] == 0x45 and p[23] == 6 and len(p) > 60 and \
+                p[20:22] == b"\0\0":
             p = p[:-1] + bytes([p[-1] ^ 1])
         parts.append(struct.pack("<IIII", i // 1000, i % 1000, len(p), len(p)) + p)
     path.write_bytes(b"".join(parts))
@@ -58,14 +95,14 @@ def write_workload(path: Path, n: int) -> None:
 def time_csum(path: Path) -> tuple[float, int, int]:
     start = time.perf_counter()
     report = check(pcap.read(path))
-    return time.perf_counter() - start, report.packets, len(report.bad)
+    return time.perf_counter() - start, report.packets, len({i for i, _ in report.bad})
 
 
 def time_inet(path: Path, limit: int) -> tuple[float, int, int]:
     start = time.perf_counter()
     cap = pcap.read(path)
     count = min(limit, len(cap))
-    bad = sum(1 for i in range(count) for r in inet.verify(cap.packet(i), link="ether") if r.ok is False)
+    bad = sum(1 for i in range(count) if any(r.ok is False for r in inet.verify(cap.packet(i), link=1)))
     return time.perf_counter() - start, count, bad
 
 
@@ -81,37 +118,64 @@ def time_scapy(path: Path, limit: int) -> tuple[float, int, int]:
             if layer in fresh:
                 del fresh[layer].chksum
         rebuilt = Ether(bytes(fresh))
-        for layer in (IP, TCP, UDP):
-            if layer in pkt and (layer is not IP or IPv6 not in pkt):
-                bad += pkt[layer].chksum != rebuilt[layer].chksum
+        bad += any(pkt[layer].chksum != rebuilt[layer].chksum for layer in (IP, TCP)
+                   if layer in pkt and (layer is not IP or IPv6 not in pkt) and IP in pkt and pkt[IP].frag == 0
+                   and not pkt[IP].flags.MF)
     return time.perf_counter() - start, len(packets), bad
 
 
+def time_tshark(path: Path, limit: int) -> tuple[float, int, int] | None:
+    tshark = shutil.which("tshark")
+    if tshark is None:
+        return None
+    cmd = [tshark, "-r", str(path), "-c", str(limit), "-T", "fields", "-e", "ip.checksum.status", "-e",
+           "tcp.checksum.status", "-e", "udp.checksum.status", "-o", "ip.check_checksum:TRUE", "-o",
+           "tcp.check_checksum:TRUE", "-o", "udp.check_checksum:TRUE"]
+    start = time.perf_counter()
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.splitlines()
+    seconds = time.perf_counter() - start
+    return seconds, len(out), sum(1 for line in out if "0" in line.replace("\t", ",").split(","))
+
+
 def run(n: int, slice_n: int) -> dict[str, Any]:
+    rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        full, part = Path(tmp) / "full.pcap", Path(tmp) / "slice.pcap"
-        write_workload(full, n)
-        write_workload(part, slice_n)
-        rows = []
-        for name, (seconds, packets, bad) in (("csum verify (vectorized)", time_csum(full)),
-                                             ("csum verify (vectorized), slice", time_csum(part)),
-                                             ("csum.inet.verify per packet, slice", time_inet(part, slice_n)),
-                                             ("scapy rdpcap + recompute, slice", time_scapy(part, slice_n))):
-            rows.append({"impl": name, "packets": packets, "seconds": round(seconds, 3),
-                         "packets_per_s": round(packets / seconds), "bad_found": bad})
-    slice_bad = {r["bad_found"] for r in rows[1:]}
-    if len(slice_bad) != 1:
-        raise SystemExit(f"bench.verify_pcap: implementations disagree on the slice's bad checksums: {rows}")
-    return {"machine": machine(), "packets": n, "slice": slice_n, "rows": rows}
+        for kind in ("plain", "mixed"):
+            full, part = Path(tmp) / f"{kind}.pcap", Path(tmp) / f"{kind}-slice.pcap"
+            write_workload(full, n, kind)
+            write_workload(part, slice_n, kind)
+            timed = [(f"csum verify, {kind}", time_csum(full)),
+                     (f"csum verify, {kind} slice", time_csum(part)),
+                     (f"csum.inet.verify per packet, {kind} slice", time_inet(part, slice_n)),
+                     (f"scapy rdpcap + recompute, {kind} slice", time_scapy(part, slice_n)),
+                     (f"tshark -r (checksums on), {kind} slice", time_tshark(part, slice_n))]
+            for name, measured in timed:
+                if measured is None:
+                    continue
+                seconds, packets, bad = measured
+                rows.append({"impl": name, "workload": kind, "packets": packets, "seconds": round(seconds, 3),
+                             "packets_per_s": round(packets / seconds), "bad_found": bad})
+    for kind in ("plain", "mixed"):
+        found = {r["bad_found"] for r in rows if r["workload"] == kind and "slice" in r["impl"]}
+        if len(found) != 1:
+            raise SystemExit(f"bench.verify_pcap: implementations disagree on the {kind} slice's bad packets: {rows}")
+    return {"machine": machine(), "packets": n, "slice": slice_n, "tshark": _tshark_version(), "rows": rows}
+
+
+def _tshark_version() -> str | None:
+    tshark = shutil.which("tshark")
+    if tshark is None:
+        return None
+    return subprocess.run([tshark, "--version"], capture_output=True, text=True).stdout.splitlines()[0]
 
 
 def table(results: dict[str, Any]) -> str:
-    scapy_rate = results["rows"][-1]["packets_per_s"]
+    scapy = {r["workload"]: r["packets_per_s"] for r in results["rows"] if r["impl"].startswith("scapy")}
     lines = ["| implementation | packets | seconds | packets/s | × scapy | bad found |",
              "| --- | ---: | ---: | ---: | ---: | ---: |"]
     for r in results["rows"]:
         lines.append(f"| {r['impl']} | {r['packets']:,} | {r['seconds']} | {r['packets_per_s']:,} | "
-                     f"{r['packets_per_s'] / scapy_rate:.0f} | {r['bad_found']} |")
+                     f"{r['packets_per_s'] / scapy[r['workload']]:.1f} | {r['bad_found']} |")
     return "\n".join(lines)
 
 
@@ -119,10 +183,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.verify_pcap", description=__doc__.split("\n\n")[0])
     parser.add_argument("--packets", type=int, default=1_000_000, help="packets in the full capture (default 1e6)")
     parser.add_argument("--slice", type=int, default=20_000, help="packets for the slow implementations")
-    parser.add_argument("--quick", action="store_true", help="100,000 packets and a 2,000-packet slice")
+    parser.add_argument("--quick", action="store_true", help="20,000 packets and a 2,000-packet slice")
     parser.add_argument("--out", type=Path, default=RESULTS / "verify_pcap.json", help="where to write the JSON")
     args = parser.parse_args(argv)
-    n, slice_n = (100_000, 2_000) if args.quick else (args.packets, args.slice)
+    n, slice_n = (20_000, 2_000) if args.quick else (args.packets, args.slice)
     results = run(n, slice_n)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")

@@ -1,56 +1,74 @@
 """Check (and correct) every checksum in a capture: the engine behind ``csum verify`` and ``csum fix``.
 
-Each packet's checksums are those :func:`csum.inet.verify` reports. The common
-case (Ethernet without VLAN tags, Linux cooked SLL/SLL2 or raw IP; IPv4 without
-options or IPv6 without extension headers; TCP, UDP, ICMP or ICMPv6; not a
-fragment; fully captured, lengths consistent) is done for all packets at once
-with numpy over csum.batch sums, by the RFC 1071 receiver test: the
-one's-complement sum over pseudo-header and segment, stored field included, is
-all ones. Every other packet goes through :func:`csum.inet.verify` itself, so
-both paths give the same :class:`~csum.inet.Result` (tests/test_pcap.py checks
-that on generated packets).
+Every packet is walked by :func:`csum.layers.walk` on its capture link type, and each checksum
+field judged by :func:`csum.layers.evaluate`, exactly as :func:`csum.inet.verify` does. A fast
+path sits in front and only ever says "every checksum of this packet passes": the C walker
+csum/_cwalk.c where it is built (common link types, VLAN tags, IPv4 options, IPv6 extension
+headers, VXLAN; see its header comment), else numpy over csum.batch sums for the plainest
+packets (Ethernet with at most one VLAN tag, SLL/SLL2, IPoIB, Cisco HDLC or raw IP; IPv4
+without options, IPv6 without extension headers; TCP, UDP off the tunnel ports, ICMP/ICMPv6
+other than errors). Both read offsets and minimum lengths from :mod:`csum.layers.table`; every
+other packet, and any that fails, goes through the walker (tests/test_pcap.py checks that the
+report is the same with and without the fast path).
+
+IP fragments are reassembled within the capture (:mod:`csum.layers.reassembly`) and the whole
+datagram's checksums reported on the fragment carrying each field. Counts are kept per protocol
+and depth: ``"tcp"`` is TCP over the outer IP layer, ``"tcp@1"`` TCP one tunnel (or ICMP quote)
+deeper.
 """
 
 from __future__ import annotations
 
-import dataclasses
+import heapq
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import batch, inet
-from .errors import CsumValueError
-from .pcap import (LINKTYPE_ETHERNET, LINKTYPE_IPV4, LINKTYPE_IPV6, LINKTYPE_LINUX_SLL, LINKTYPE_LINUX_SLL2,
-                   LINKTYPE_RAW, Capture)
+from . import batch
+from ._engine import ENGINE
+from .layers import Result, Status, corrections, evaluate, table as T, walk
+from .layers.reassembly import Done, Reassembler
+from .pcap import Capture
 
+#: The counters of every ``Report.counts`` entry, in the order the outputs show them.
+STATUSES = tuple(s.value for s in Status)
+#: Protocols always present in ``Report.counts`` (others appear once seen).
 LAYERS = ("ipv4", "tcp", "udp", "icmp", "icmpv6")
-#: Where each layer's checksum field sits in its header.
-FIELD = {"ipv4": 10, "tcp": 16, "udp": 6, "icmp": 2, "icmpv6": 2}
-_L4 = {6: "tcp", 17: "udp", 1: "icmp", 58: "icmpv6"}
-_L4_MIN = {6: 20, 17: 8, 1: 4, 58: 4}
-_REASONS = (inet.OK, inet.MISMATCH, inet.NEGATIVE_ZERO, inet.UDP_NO_CHECKSUM, inet.UDP6_ZERO)
-_VLAN_TPIDS = (0x8100, 0x88A8, 0x9100)
-_IP_TYPES = (0x0800, 0x86DD)
-_NOT_IP, _UNSUPPORTED, _WALK = -1, -2, -3  # l3 offset codes
 U64 = np.uint64
+
+#: (packet index, every Result of that packet) for each packet, in order: the ``sink`` of :func:`check`.
+Sink = Callable[[int, list[Result]], None]
+
+
+def _zero_counts() -> dict[str, int]:
+    return dict.fromkeys(STATUSES, 0)
+
+
+def count_key(r: Result) -> str:
+    """The ``Report.counts`` key of a result: the protocol, with ``@depth`` below the outer IP layer."""
+    return r.layer if not r.depth else f"{r.layer}@{r.depth}"
 
 
 @dataclass
 class Report:
-    """What checking a capture found.
+    """What checking a capture (or a chunk of one) found; packet numbers are global (``first_index`` + i).
 
-    ``counts[layer]`` = {"ok", "bad", "n/a"}; ``bad``: (packet index, Result) of
-    every wrong checksum, in packet order; ``malformed``: (index, reason) of
-    packets whose headers are inconsistent; ``cut``: packets captured only in
-    part (not checked); ``not_ip``: packets carrying neither IPv4 nor IPv6;
-    ``unsupported``: link type -> packets; ``fast``: packets checked vectorized;
-    ``patches``: (file offset, new field bytes) that correct every bad checksum.
+    ``counts[key]`` = {"ok", "bad", "offload", "none", "n/a"} with ``key`` from :func:`count_key`;
+    ``bad``: (packet index, Result) of every wrong checksum, in packet order; ``offload``: the same
+    for fields holding transmit offload's pseudo-header sum (not in ``bad``); ``malformed``:
+    (index, reason) of packets whose outer headers are inconsistent; ``cut``: packets captured
+    only in part (their captured headers are still checked); ``not_ip``: packets carrying neither
+    IPv4 nor IPv6; ``unsupported``: link type -> packets; ``fast``: packets counted by the
+    vectorized path; ``patches``: (file offset, new field bytes) that correct every bad and
+    offload checksum (and the outer checksums covering a corrected inner one).
     """
 
     packets: int
-    counts: dict[str, dict[str, int]] = field(default_factory=lambda: {k: {"ok": 0, "bad": 0, "n/a": 0} for k in LAYERS})
-    bad: list[tuple[int, inet.Result]] = field(default_factory=list)
+    counts: dict[str, dict[str, int]] = field(default_factory=lambda: {k: _zero_counts() for k in LAYERS})
+    bad: list[tuple[int, Result]] = field(default_factory=list)
+    offload: list[tuple[int, Result]] = field(default_factory=list)
     malformed: list[tuple[int, str]] = field(default_factory=list)
     cut: list[int] = field(default_factory=list)
     not_ip: int = 0
@@ -58,10 +76,37 @@ class Report:
     fast: int = 0
     patches: list[tuple[int, bytes]] = field(default_factory=list)
 
+    def merge(self, other: Report) -> Report:
+        """This report followed by ``other``'s (the next chunk of the same capture): counts added, lists joined."""
+        counts = {k: dict(v) for k, v in self.counts.items()}
+        for key, row in other.counts.items():
+            mine = counts.setdefault(key, _zero_counts())
+            for status, n in row.items():
+                mine[status] = mine.get(status, 0) + n
+        unsupported = dict(self.unsupported)
+        for link, n in other.unsupported.items():
+            unsupported[link] = unsupported.get(link, 0) + n
+        return Report(self.packets + other.packets, counts, self.bad + other.bad, self.offload + other.offload,
+                      self.malformed + other.malformed, self.cut + other.cut, self.not_ip + other.not_ip,
+                      unsupported, self.fast + other.fast, self.patches + other.patches)
+
+    def tally(self, index: int, results: list[Result]) -> None:
+        for r in results:
+            row = self.counts.get(count_key(r))
+            if row is None:
+                row = self.counts[count_key(r)] = _zero_counts()
+            s = r.status
+            row[s.value] += 1
+            if s is Status.BAD:
+                self.bad.append((index, r))
+            elif s is Status.OFFLOAD:
+                self.offload.append((index, r))
+
+
+# --- the vectorized accelerator ---------------------------------------------------------------
 
 def _be16(d: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    top = len(d) - 2
-    idx = np.clip(idx, 0, top)
+    idx = np.clip(idx, 0, len(d) - 2)
     return (d[idx].astype(np.int64) << 8) | d[idx + 1]
 
 
@@ -70,29 +115,32 @@ def _byte(d: np.ndarray, idx: np.ndarray) -> np.ndarray:
 
 
 def _l3_offsets(cap: Capture, d: np.ndarray) -> np.ndarray:
-    """Per packet, the IP header's offset in the packet, or _NOT_IP / _UNSUPPORTED / _WALK (VLAN tags)."""
-    off, cap_len, link = cap.offsets, cap.caplens, cap.linktypes
-    l3 = np.full(len(off), _UNSUPPORTED, dtype=np.int64)
-    l3[np.isin(link, (LINKTYPE_RAW, LINKTYPE_IPV4, LINKTYPE_IPV6))] = 0
-    for kind, at, size in ((LINKTYPE_ETHERNET, 12, 14), (LINKTYPE_LINUX_SLL, 14, 16), (LINKTYPE_LINUX_SLL2, 0, 20)):
-        mine = link == kind
-        proto = np.where(cap_len >= at + 2, _be16(d, off + at), -1)
-        l3[mine] = np.where(np.isin(proto, _IP_TYPES), size, _NOT_IP)[mine]
-        if kind == LINKTYPE_ETHERNET:
-            l3[mine & np.isin(proto, _VLAN_TPIDS)] = _WALK
+    """Per packet, the IP header's offset when the link header is fixed and names IPv4/IPv6 directly, else -1."""
+    l3 = np.full(len(cap), -1, dtype=np.int64)
+    for linktype, entry in T.LINKTYPES.items():
+        mine = cap.linktypes == linktype
+        if not mine.any():
+            continue
+        if entry.kind == "ip":
+            l3[mine] = 0
+        elif entry.kind in ("ethernet", "ethertype"):
+            at, size = (12, 14) if entry.kind == "ethernet" else (entry.at, entry.header)
+            proto = np.where(cap.caplens >= size, _be16(d, cap.offsets + at), -1)
+            l3[mine & np.isin(proto, (T.ETH_IPV4, T.ETH_IPV6))] = size
+            if entry.kind == "ethernet":  # one VLAN tag: the EtherType 4 bytes on
+                tagged = mine & np.isin(proto, list(T.VLAN_TPIDS)) & (cap.caplens >= size + 4)
+                inner = _be16(d, cap.offsets + at + 4)
+                l3[tagged & np.isin(inner, (T.ETH_IPV4, T.ETH_IPV6))] = size + 4
     return l3
 
 
-def _walk_vlans(pkt: memoryview) -> int:
-    at = 12
-    while len(pkt) >= at + 2 and int.from_bytes(pkt[at : at + 2], "big") in _VLAN_TPIDS:
-        at += 4
-    if len(pkt) >= at + 2 and int.from_bytes(pkt[at : at + 2], "big") in _IP_TYPES:
-        return at + 2
-    return _NOT_IP
+def _words(d: np.ndarray, start: np.ndarray, count: int) -> np.ndarray:
+    """Sum of ``count`` big-endian 16-bit words at each start offset (uint64)."""
+    idx = start[:, None] + 2 * np.arange(count)
+    return ((d[idx].astype(U64) << U64(8)) | d[idx + 1]).sum(axis=1, dtype=U64)
 
 
-def _fold_ok(r: np.ndarray, stored: np.ndarray) -> np.ndarray:
+def _passes(r: np.ndarray, stored: np.ndarray) -> np.ndarray:
     """Receiver test: canonical sum ``r`` without the field, plus the stored field, is all ones."""
     x = r + stored
     return ((x & 0xFFFF) + (x >> 16)) == 0xFFFF
@@ -103,167 +151,229 @@ def _canonical(total: np.ndarray) -> np.ndarray:
     return np.where((r == 0) & (total != 0), U64(0xFFFF), r)
 
 
-def _words(d: np.ndarray, start: np.ndarray, count: int) -> np.ndarray:
-    """Sum of ``count`` big-endian 16-bit words at each start offset (uint64)."""
-    idx = start[:, None] + 2 * np.arange(count)
-    return ((d[idx].astype(U64) << U64(8)) | d[idx + 1]).sum(axis=1, dtype=U64)
-
-
-@dataclass
-class _Fast:
-    index: np.ndarray      # packet indices
-    l3: np.ndarray         # IP header offset in the packet
-    v4: np.ndarray         # bool
-    proto: np.ndarray
-    l4_len: np.ndarray
-    ip_stored: np.ndarray
-    ip_computed: np.ndarray
-    ip_reason: np.ndarray  # index into _REASONS
-    stored: np.ndarray
-    computed: np.ndarray
-    reason: np.ndarray
-
-    def results(self, k: int) -> list[inet.Result]:
-        """The Results of fast packet number ``k``, as inet.verify gives them."""
-        l3 = int(self.l3[k])
-        out = []
-        if self.v4[k]:
-            r = int(self.ip_reason[k])
-            out.append(inet.Result("ipv4", l3, int(self.ip_stored[k]), int(self.ip_computed[k]),
-                                   r in (0, 2), _REASONS[r]))
-        r = int(self.reason[k])
-        ok = r not in (1, 4)
-        out.append(inet.Result(_L4[int(self.proto[k])], l3 + (20 if self.v4[k] else 40), int(self.stored[k]),
-                               int(self.computed[k]), ok, _REASONS[r]))
-        return out
-
-
-def _fast(cap: Capture, d: np.ndarray, l3: np.ndarray, todo: np.ndarray) -> _Fast:
-    """Vectorized check of the packets of the common case among ``todo``; the others are left for inet."""
-    cand = np.flatnonzero(todo & (l3 >= 0))
+def fast_ok(cap: Capture, d: np.ndarray, todo: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(packet indices, IPv4?, L4 protocol) of the plain packets among ``todo`` whose every checksum passes."""
+    l3 = _l3_offsets(cap, d)
+    cand = np.flatnonzero(todo & (l3 >= 0) & (cap.caplens == cap.origlens))
     base = cap.offsets[cand] + l3[cand]
     room = cap.caplens[cand] - l3[cand]
     first = _byte(d, base)
-    version = first >> 4
-    v4 = (version == 4) & (first == 0x45) & (room >= 20)
-    v6 = (version == 6) & (room >= 40)
+    v4 = (first == 0x45) & (room >= 20)
+    v6 = (first >> 4 == 6) & (room >= 40)
     total4 = _be16(d, base + 2)
-    frag = _be16(d, base + 6) & 0x3FFF
     proto = np.where(v4, _byte(d, base + 9), _byte(d, base + 6))
     l4_len = np.where(v4, total4 - 20, _be16(d, base + 4))
-    end_ok = np.where(v4, total4, 40 + l4_len) <= room
-    known = np.where(v4, np.isin(proto, (1, 6, 17)), np.isin(proto, (6, 17, 58)))
-    minimum = np.select([proto == 6, proto == 17], [20, 8], 4)
+    fits = np.where(v4, (total4 >= 20) & (total4 <= room), 40 + l4_len <= room)
+    known = np.where(v4, np.isin(proto, (T.ICMP, T.TCP, T.UDP)), np.isin(proto, (T.TCP, T.UDP, T.ICMPV6)))
     l4 = base + np.where(v4, 20, 40)
-    udp_len_ok = (proto != 17) | (_be16(d, l4 + 4) == l4_len)
-    keep = (v4 & (frag == 0) | v6) & known & end_ok & (l4_len >= minimum) & udp_len_ok
+    minimum = np.select([proto == T.TCP, proto == T.UDP], [T.TCP_ENTRY.minimum, T.UDP_ENTRY.minimum],
+                        T.ICMP_ENTRY.minimum)
+    minimum = np.where(proto == T.TCP, np.maximum(minimum, (_byte(d, l4 + 12) >> 4) * 4), minimum)
+    udp = proto == T.UDP
+    icmp = (proto == T.ICMP) | (proto == T.ICMPV6)
+    errors = np.where(proto == T.ICMP, np.isin(_byte(d, l4), list(T.ICMP_ERRORS)),
+                      np.isin(_byte(d, l4), list(T.ICMPV6_ERRORS)))
+    field_off = np.select([proto == T.TCP, udp], [T.TCP_ENTRY.field, T.UDP_ENTRY.field], T.ICMP_ENTRY.field)
+    plain_udp = ~udp | ((_be16(d, l4 + T.UDP_ENTRY.length_at) == l4_len) & ~np.isin(_be16(d, l4 + 2), list(
+        T.UDP_TUNNELS)) & (_be16(d, l4 + field_off) != 0))
+    keep = ((v4 & ((_be16(d, base + 6) & 0x3FFF) == 0) & (total4 > 0)) | (v6 & (l4_len > 0))) & known & fits & \
+        (l4_len >= minimum) & plain_udp & ~(icmp & errors)
     cand, base, v4, proto, l4_len, l4 = cand[keep], base[keep], v4[keep], proto[keep], l4_len[keep], l4[keep]
-    fld = l4 + np.select([proto == 6, proto == 17], [16, 6], 2)
-
+    fld = l4 + field_off[keep]
     z = d.copy()
-    for at in (fld, fld + 1, base[v4] + 10, base[v4] + 11):
-        z[at] = 0
-    ip_stored = np.zeros(len(cand), dtype=U64)
-    ip_computed = np.zeros(len(cand), dtype=U64)
-    ip_reason = np.zeros(len(cand), dtype=np.int8)
+    z[fld] = 0
+    z[fld + 1] = 0
+    ok = np.ones(len(cand), dtype=bool)
     b4 = base[v4]
-    ip_stored[v4] = _be16(d, b4 + 10).astype(U64)
-    ip_computed[v4] = batch.internet_checksums_ragged(z, b4, np.full(len(b4), 20)).astype(U64)
-    ip_ok = _fold_ok(ip_computed ^ U64(0xFFFF), ip_stored)
-    ip_reason[~ip_ok] = 1
-    ip_reason[ip_ok & (ip_stored == 0xFFFF) & (ip_computed == 0)] = 2
-
+    ip_r = batch.ones_sums_ragged(d, b4, np.full(len(b4), 20), 16, "big")
+    ok[v4] = ip_r == 0xFFFF
     total = batch.ones_sums_ragged(z, l4, l4_len, 16, "big")
-    pseudo = (proto != 1)
+    pseudo = proto != T.ICMP
     lens = l4_len.astype(U64)
     extra = proto.astype(U64) + (lens >> U64(16)) + (lens & U64(0xFFFF))
-    src4, src6 = base[v4 & pseudo] + 12, base[~v4] + 8
-    total[v4 & pseudo] += _words(d, src4, 4) + extra[v4 & pseudo]
-    total[~v4] += _words(d, src6, 16) + extra[~v4]
-    r = _canonical(total)
-    computed = r ^ U64(0xFFFF)
-    udp = proto == 17
-    computed[udp & (computed == 0)] = 0xFFFF
-    stored = _be16(d, fld).astype(U64)
-    ok = _fold_ok(r, stored)
-    reason = np.where(ok, 0, 1).astype(np.int8)
-    reason[~udp & ok & (stored == 0xFFFF) & (computed == 0)] = 2
-    reason[udp & (stored == 0)] = np.where(v4[udp & (stored == 0)], 3, 4)
-    return _Fast(cand, l3[cand], v4, proto, l4_len, ip_stored, ip_computed, ip_reason, stored, computed, reason)
+    total[v4 & pseudo] += _words(d, base[v4 & pseudo] + 12, 4) + extra[v4 & pseudo]
+    total[~v4] += _words(d, base[~v4] + 8, 16) + extra[~v4]
+    ok &= _passes(_canonical(total), _be16(d, fld).astype(U64))
+    return cand[ok], v4[ok], proto[ok]
 
 
-def _slow(cap: Capture, index: int, l3: int) -> list[inet.Result]:
-    pkt = cap.packet(index)
-    found = inet.verify(pkt[l3:], link="ip")
-    return [dataclasses.replace(r, offset=r.offset + l3) for r in found]
+# --- the C fast walker (csum/_cwalk.c), driven by the same table -------------------------------
+
+try:
+    from . import _cwalk
+except ImportError:  # built without a compiler: the numpy path above
+    _cwalk = None
+if ENGINE != "c":  # CSUM_ENGINE=numpy / python keeps C out of the checker too
+    _cwalk = None
+
+_C_KINDS = {"ethernet": 1, "ethertype": 2, "ip": 3, "family-host": 4, "family-net": 4}
+_C_LINKS = np.array([(number, _C_KINDS[e.kind], e.header, e.at) for number, e in T.LINKTYPES.items()
+                     if e.kind in _C_KINDS], dtype=np.int64)
+_C_FACTS = np.array([T.TCP_ENTRY.field, T.TCP_ENTRY.minimum, T.UDP_ENTRY.field, T.UDP_ENTRY.minimum,
+                     T.ICMP_ENTRY.field, T.ICMP_ENTRY.minimum, T.VXLAN_PORT, T.GENEVE_PORT, T.MPLS_UDP_PORT,
+                     sum(1 << t for t in T.ICMP_ERRORS), sum(1 << t for t in T.ICMPV6_ERRORS),
+                     *sorted(T.VLAN_TPIDS)], dtype=np.int64)
+#: csum/_cwalk.c's protocol codes (code + 8 * depth in its output).
+_C_CODES = {1: T.IPV4_HEADER.name, 2: T.TCP_ENTRY.name, 3: T.UDP_ENTRY.name, 4: T.ICMP_ENTRY.name,
+            5: T.ICMPV6_ENTRY.name}
+_C_SLOTS = 6
 
 
-def _tally(report: Report, index: int, results: list[inet.Result], file_offset: int) -> None:
-    for r in results:
-        report.counts[r.layer]["n/a" if r.ok is None else "ok" if r.ok else "bad"] += 1
-        if r.ok is False:
-            report.bad.append((index, r))
-            if r.computed is not None:
-                report.patches.append((file_offset + r.offset + FIELD[r.layer], r.computed.to_bytes(2, "big")))
+def c_fast(cap: Capture, todo: np.ndarray, report: Report) -> np.ndarray:
+    """Packets among ``todo`` whose every checksum the C walker found passing (counted in ``report``)."""
+    out = np.zeros((len(cap), _C_SLOTS), dtype=np.int8)
+    _cwalk.fast_check(cap.data, np.ascontiguousarray(cap.offsets, dtype=np.int64),
+                      np.ascontiguousarray(cap.caplens, dtype=np.int64),
+                      np.ascontiguousarray(cap.linktypes, dtype=np.int64), _C_LINKS, _C_FACTS, out)
+    done = todo & (out[:, 0] > 0)
+    codes = out[done].ravel()
+    for code, n in enumerate(np.bincount(codes[codes > 0], minlength=64).tolist()):
+        if n:
+            name, depth = _C_CODES[code % 8], code // 8
+            key = name if not depth else f"{name}@{depth}"
+            report.counts.setdefault(key, _zero_counts())["ok"] += n
+    return done
 
 
-def check(cap: Capture, progress: Callable[[int, int], None] | None = None) -> Report:
-    """Check every packet of ``cap``; see :class:`Report`."""
-    d = np.frombuffer(cap.data, dtype=np.uint8)
+# --- the walk ----------------------------------------------------------------------------------
+
+class _Checker:
+    """Walks packets, holds back results that a pending reassembly may still change, emits in order."""
+
+    def __init__(self, cap: Capture, report: Report, sink: Sink | None) -> None:
+        self.cap, self.report, self.sink = cap, report, sink
+        self.frags = Reassembler()
+        self.rows: deque[tuple[int, list[Result]]] = deque()
+        self.held: dict[int, list[Result]] = {}  # packet index -> its results, while a reassembly may amend them
+        self.waiting: set[int] = set()           # first fragments whose datagram is pending
+        self.order: list[int] = []               # the same, as a heap (lazily pruned)
+
+    def packet(self, i: int) -> None:
+        cap, report = self.cap, self.report
+        view = cap.packet(i)
+        wire = int(cap.origlens[i])
+        stack = walk(view, int(cap.linktypes[i]), wire_len=wire)
+        g = cap.first_index + i
+        if stack.unsupported is not None:
+            report.unsupported[stack.unsupported] = report.unsupported.get(stack.unsupported, 0) + 1
+        elif stack.not_ip:
+            report.not_ip += 1
+        if stack.malformed is not None:
+            report.malformed.append((g, stack.malformed[1]))
+        results = [evaluate(view, f) for f in stack.fields]
+        base = cap.base + int(cap.offsets[i])
+        if any(r.status in (Status.BAD, Status.OFFLOAD) for r in results):
+            report.patches += [(base + at, new) for at, new in corrections(view, stack.fields)]
+        self.rows.append((g, results))
+        self.held[g] = results
+        outer = stack.ips[0] if stack.ips else None
+        if outer is not None and outer.depth == 0 and outer.fragment in ("first", "later"):
+            if outer.fragment == "first":
+                self.waiting.add(g)
+                heapq.heappush(self.order, g)
+            name = f"ipv{outer.version}"
+            path = next((f.path for f in stack.fields if f.depth == 0 and name in f.path), "")
+            prefix = path[: path.index(name)] if path else ""
+            for done in self.frags.add(g, view, outer, wire > len(view), prefix):
+                self.finish(done)
+        self.flush()
+
+    def finish(self, done: Done) -> None:
+        """Put a reassembled datagram's results in place of the first fragment's "needs reassembly"."""
+        self.waiting.discard(done.first)
+        head = self.held.get(done.first)
+        if head is None:
+            return
+        if done.failed is not None:
+            head[:] = [Result(r.layer, r.offset, r.stored, None, None, done.failed, r.field, r.path, r.depth)
+                       if r.reason == "needs-reassembly" else r for r in head]
+            return
+        if done.results:
+            head[:] = [r for r in head if r.reason != "needs-reassembly"]
+        for index, found in done.results.items():
+            rows = self.held.get(index)
+            if rows is None:
+                continue
+            rows.extend(found)
+            rows.sort(key=lambda r: r.offset if r.field is None else r.field)
+            local = index - self.cap.first_index
+            base = self.cap.base + int(self.cap.offsets[local])
+            self.report.patches += [(base + r.field, r.computed.to_bytes(2, "big")) for r in found
+                                    if r.status in (Status.BAD, Status.OFFLOAD) and r.computed is not None
+                                    and r.field is not None]
+
+    def flush(self, everything: bool = False) -> None:
+        while self.order and self.order[0] not in self.waiting:
+            heapq.heappop(self.order)
+        limit = self.order[0] if self.order and not everything else None
+        while self.rows and (limit is None or self.rows[0][0] < limit):
+            g, results = self.rows.popleft()
+            del self.held[g]
+            self.report.tally(g, results)
+            if self.sink is not None:
+                self.sink(g, results)
+
+    def close(self) -> None:
+        for done in self.frags.flush():
+            self.finish(done)
+        self.waiting.clear()
+        self.order.clear()
+        self.flush(everything=True)
+
+
+def check(cap: Capture, progress: Callable[[int, int], None] | None = None, sink: Sink | None = None) -> Report:
+    """Check every packet of ``cap``; see :class:`Report`.
+
+    ``sink``, when given, receives (global packet index, results) for every packet in order
+    (``csum verify --format jsonl``); the vectorized path is then off, so every field is seen.
+    """
     report = Report(len(cap))
     if not len(cap):
         return report
     cut = cap.caplens < cap.origlens
-    report.cut = np.flatnonzero(cut).tolist()
-    l3 = _l3_offsets(cap, d)
-    report.not_ip = int(np.count_nonzero(~cut & (l3 == _NOT_IP)))
-    for link in np.unique(cap.linktypes[~cut & (l3 == _UNSUPPORTED)]):
-        report.unsupported[int(link)] = int(np.count_nonzero(~cut & (cap.linktypes == link)))
-    fast = _fast(cap, d, l3, ~cut)
-    report.fast = len(fast.index)
-    _tally_fast(report, cap, fast)
-    done = np.zeros(len(cap), dtype=bool)
-    done[fast.index] = True
-    rest = np.flatnonzero(~cut & ~done & ((l3 >= 0) | (l3 == _WALK)))
-    for n, i in enumerate(rest.tolist()):
-        at = int(l3[i]) if l3[i] >= 0 else _walk_vlans(cap.packet(i))
-        if at == _NOT_IP:
-            report.not_ip += 1
-            continue
-        try:
-            _tally(report, i, _slow(cap, i, at), int(cap.offsets[i]))
-        except CsumValueError as exc:
-            report.malformed.append((i, str(exc)))
+    report.cut = (np.flatnonzero(cut) + cap.first_index).tolist()
+    walk_all = np.ones(len(cap), dtype=bool)
+    if sink is None and _cwalk is not None:
+        done = c_fast(cap, ~cut, report)
+        report.fast = int(np.count_nonzero(done))
+        walk_all[done] = False
+    elif sink is None:
+        d = np.frombuffer(cap.data, dtype=np.uint8)
+        index, v4, proto = fast_ok(cap, d, ~cut)
+        report.fast = len(index)
+        report.counts["ipv4"]["ok"] += int(np.count_nonzero(v4))
+        for number, entry in ((T.TCP, T.TCP_ENTRY), (T.UDP, T.UDP_ENTRY), (T.ICMP, T.ICMP_ENTRY),
+                              (T.ICMPV6, T.ICMPV6_ENTRY)):
+            report.counts[entry.name]["ok"] += int(np.count_nonzero(proto == number))
+        walk_all[index] = False
+    checker = _Checker(cap, report, sink)
+    rest = np.flatnonzero(walk_all).tolist()
+    for n, i in enumerate(rest):
+        checker.packet(i)
         if progress is not None and not n & 0xFFF:
             progress(n, len(rest))
+    checker.close()
     report.bad.sort(key=lambda item: item[0])
+    report.offload.sort(key=lambda item: item[0])
+    report.patches.sort()
     return report
-
-
-def _tally_fast(report: Report, cap: Capture, fast: _Fast) -> None:
-    layers = np.array([LAYERS.index(_L4[p]) for p in (1, 6, 17, 58)])
-    proto_layer = layers[np.searchsorted((1, 6, 17, 58), fast.proto)] if len(fast.proto) else fast.proto
-    ip_bad = fast.v4 & (fast.ip_reason == 1)
-    l4_bad = (fast.reason == 1) | (fast.reason == 4)
-    report.counts["ipv4"]["ok"] += int(np.count_nonzero(fast.v4 & ~ip_bad))
-    report.counts["ipv4"]["bad"] += int(np.count_nonzero(ip_bad))
-    for k, layer in enumerate(LAYERS[1:], start=1):
-        mine = proto_layer == k
-        report.counts[layer]["ok"] += int(np.count_nonzero(mine & ~l4_bad))
-        report.counts[layer]["bad"] += int(np.count_nonzero(mine & l4_bad))
-    for k in np.flatnonzero(ip_bad | l4_bad).tolist():
-        i = int(fast.index[k])
-        for r in fast.results(k):
-            if r.ok is False:
-                report.bad.append((i, r))
-                report.patches.append((int(cap.offsets[i]) + r.offset + FIELD[r.layer], r.computed.to_bytes(2, "big")))
 
 
 # --- the two commands' output ----------------------------------------------------------------
 
-def _bad_row(index: int, r: inet.Result) -> dict[str, object]:
+def _bad_row(index: int, r: Result) -> dict[str, object]:
     return {"packet": index, "layer": r.layer, "offset": r.offset, "stored": r.stored, "computed": r.computed,
-            "reason": r.reason}
+            "reason": str(r.reason)}
+
+
+def _hex16(value: int | None) -> str | None:
+    return None if value is None else f"{value:#06x}"
+
+
+def jsonl_row(index: int, r: Result) -> dict[str, object]:
+    """One ``--format jsonl`` object: frame (1-based), protocol, path, field offset, stored, computed, status, reason."""
+    return {"frame": index + 1, "protocol": r.layer, "path": r.path, "offset": r.field, "stored": _hex16(r.stored),
+            "computed": _hex16(r.computed), "status": str(r.status), "reason": str(r.reason)}
 
 
 def as_json(report: Report, cap: Capture, name: str, show: int) -> dict[str, object]:
@@ -273,29 +383,33 @@ def as_json(report: Report, cap: Capture, name: str, show: int) -> dict[str, obj
         "not_ip": report.not_ip, "unsupported_linktypes": {str(k): v for k, v in report.unsupported.items()},
         "counts": report.counts,
         "bad_count": len(report.bad), "bad": [_bad_row(i, r) for i, r in report.bad[:show]],
+        "offload_count": len(report.offload), "offload": [_bad_row(i, r) for i, r in report.offload[:show]],
         "malformed_count": len(report.malformed),
         "malformed": [{"packet": i, "reason": why} for i, why in report.malformed[:show]],
         "cut_count": len(report.cut), "cut": report.cut[:show],
     }
 
 
-def _hex16(value: int | None) -> str:
-    return "-" if value is None else f"{value:#06x}"
+def _rows(title: str, items: list[tuple[int, Result]], show: int) -> list[str]:
+    if not items:
+        return []
+    lines = ["", f"{title}: {len(items)}" + (f" (first {show})" if len(items) > show else ""),
+             f"{'packet':>8}  {'layer':<10} {'offset':>6}  {'stored':<7} {'computed':<8}  reason"]
+    return lines + [f"{i:>8}  {count_key(r):<10} {r.offset:>6}  {_hex16(r.stored) or '-':<7} "
+                    f"{_hex16(r.computed) or '-':<8}  {r.reason}" for i, r in items[:show]]
 
 
 def as_text(report: Report, cap: Capture, name: str, show: int) -> str:
-    """The report as tables: counts per layer, then the first ``show`` bad, malformed and cut packets."""
-    slow = report.packets - report.fast - len(report.cut) - report.not_ip - sum(report.unsupported.values())
-    lines = [f"{name}: {cap.format}, {report.packets} packets ({report.fast} checked vectorized, {slow} one by one "
-             f"with csum.inet; {report.not_ip} not IP; {len(report.cut)} cut by the snap length, not checked)"]
+    """The report as tables: counts per protocol and depth, then the first ``show`` bad, offload, malformed, cut."""
+    walked = report.packets - report.fast
+    lines = [f"{name}: {cap.format}, {report.packets} packets ({report.fast} on the fast path, {walked} walked "
+             f"layer by layer; {report.not_ip} not IP; {len(report.cut)} cut by the snap length, their captured "
+             "headers checked)"]
     lines += [f"link type {k} not supported: {v} packets not checked" for k, v in sorted(report.unsupported.items())]
-    lines += ["", f"{'layer':<7} {'ok':>9} {'bad':>9} {'n/a':>9}"]
-    lines += [f"{layer:<7} {c['ok']:>9} {c['bad']:>9} {c['n/a']:>9}" for layer, c in report.counts.items()]
-    if report.bad:
-        lines += ["", f"bad checksums: {len(report.bad)}" + (f" (first {show})" if len(report.bad) > show else ""),
-                  f"{'packet':>8}  {'layer':<7} {'offset':>6}  {'stored':<7} {'computed':<8}  reason"]
-        lines += [f"{i:>8}  {r.layer:<7} {r.offset:>6}  {_hex16(r.stored):<7} {_hex16(r.computed):<8}  {r.reason}"
-                  for i, r in report.bad[:show]]
+    lines += ["", f"{'layer':<10} " + " ".join(f"{s:>9}" for s in STATUSES)]
+    lines += [f"{key:<10} " + " ".join(f"{c.get(s, 0):>9}" for s in STATUSES) for key, c in report.counts.items()]
+    lines += _rows("bad checksums", report.bad, show)
+    lines += _rows("transmit offload (the field holds the pseudo-header sum; the NIC fills it in)", report.offload, show)
     if report.malformed:
         lines += ["", f"malformed packets: {len(report.malformed)}"]
         lines += [f"{i:>8}  {why}" for i, why in report.malformed[:show]]

@@ -348,13 +348,36 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     from . import _cli_verify
 
     _check_show(args)
-
+    if args.format == "jsonl":
+        return _verify_jsonl(args)
     cap, report = _load(args.file)
-    if args.json:
+    if args.json or args.format == "json":
         print(json.dumps(_cli_verify.as_json(report, cap, args.file, args.show), indent=2))
     else:
         print(_cli_verify.as_text(report, cap, args.file, args.show))
-    return _malformed(args, report) or (1 if report.bad else 0)
+    return _malformed(args, report) or _verdict(args, report)
+
+
+def _verdict(args: argparse.Namespace, report: Report) -> int:
+    """1 when a checksum is bad (with --strict: or holds transmit offload's pseudo-header sum), else 0."""
+    return 1 if report.bad or (args.strict and report.offload) else 0
+
+
+def _verify_jsonl(args: argparse.Namespace) -> int:
+    """``verify --format jsonl``: one JSON object per checksum field, in packet order, then the usual exit code."""
+    from . import _cli_verify, pcap
+
+    write = sys.stdout.write
+
+    def sink(index: int, results: list) -> None:
+        for r in results:
+            write(json.dumps(_cli_verify.jsonl_row(index, r)) + "\n")
+
+    try:
+        report = _cli_verify.check(pcap.read(Path(args.file)), sink=sink)
+    except OSError as exc:
+        raise _UsageError(f"cannot read {args.file}: {exc.strerror}") from None
+    return _malformed(args, report) or _verdict(args, report)
 
 
 def _cmd_fix(args: argparse.Namespace) -> int:
@@ -548,8 +571,13 @@ def _parser() -> argparse.ArgumentParser:
     diff.add_argument("--sum", metavar="HEX16", help="current checksum field, 2 bytes as in the packet")
     diff.add_argument("--json", action="store_true", help="machine-readable output")
     diff.set_defaults(func=_cmd_diff)
-    ver = sub.add_parser("verify", help="check every IPv4/TCP/UDP/ICMP/ICMPv6 checksum in a pcap or pcapng file")
+    ver = sub.add_parser("verify", help="check every Internet checksum (IPv4, TCP, UDP, ICMP, tunnels ...) in a pcap "
+                         "or pcapng file")
     ver.add_argument("file", metavar="FILE")
+    ver.add_argument("--format", choices=("text", "json", "jsonl"), default="text",
+                     help="text (default), json (the summary, like --json) or jsonl (one object per checksum field)")
+    ver.add_argument("--strict", action="store_true",
+                     help="count transmit-offload checksums (the pseudo-header sum the NIC completes) as bad")
     fix = sub.add_parser("fix", help="copy a capture with every wrong checksum corrected")
     fix.add_argument("file", metavar="IN")
     fix.add_argument("out", metavar="OUT")

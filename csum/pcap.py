@@ -68,6 +68,8 @@ class Capture:
     caplens: np.ndarray
     origlens: np.ndarray
     linktypes: np.ndarray
+    first_index: int = 0  # the global 0-based number of this Capture's packet 0 (chunks of a stream)
+    base: int = 0  # the file offset of data[0]
 
     def __len__(self) -> int:
         return len(self.offsets)

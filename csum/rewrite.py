@@ -18,7 +18,7 @@ include/net/checksum.h) and never recomputes a checksum from the packet, so:
 * a non-first fragment has no L4 header: only the IPv4 header checksum changes.
   The L4 checksum of the datagram sits in the first fragment; rewrite that one too;
 * an address enters the L4 checksum only where it is in the pseudo-header
-  (:mod:`csum._packet`): not the header's destination while a source route or
+  (:mod:`csum.layers.walk`): not the header's destination while a source route or
   routing header names the final one, not the IPv6 source when a Home Address
   option replaces it (RFC 6275 section 6.3).
 
@@ -38,7 +38,7 @@ from typing import Any, Iterable, Literal, Union
 
 from . import bpf
 from ._check import as_view, check_uint
-from ._packet import UDP, UDPLITE, Layout, Link, parse, protocol_name
+from .layers import UDP, UDPLITE, Layout, Link, layout as parse, protocol_name
 from .errors import CsumTypeError, CsumValueError
 from .profile import Profile, profile
 from .skb import BPF_F_RECOMPUTE_CSUM, DIFF, Op, Skb
@@ -321,7 +321,7 @@ def rewrite(packet: Any, *, saddr: Address | None = None, daddr: Address | None 
     IPv6 on top; the result is the same class). Returns new bytes unless ``inplace=True``,
     which needs a bytearray and edits it (all checks run first: on error it is untouched).
     Changes apply in the order saddr, daddr, sport, dport, TTL, fields. Raises
-    CsumValueError naming the problem: a malformed packet with a code of :mod:`csum._packet`
+    CsumValueError naming the problem: a malformed packet with a code of :mod:`csum.layers.walk`
     (``truncated``, ``not-ip``, ``bad-length``, ``bad-option`` ...), a request it cannot
     satisfy with ``bad-address``, ``no-ports``, ``bad-offset`` ... Helper semantics:
     net/core/filter.c; see the module docstring. ``link``: "auto", "ethernet" (alias "ether") or "ip".

@@ -79,44 +79,66 @@ def chunked(
     return (buffers() if data is None else data).flatmap(split)
 
 
-_L4 = {"tcp": (6, 20, 16), "udp": (17, 8, 6), "icmp": (1, 8, 2), "icmpv6": (58, 8, 2)}
+def _fill(frame: bytes, linktype: int) -> bytes:
+    """``frame`` with every checksum csum.layers finds set to what a sender stores (inner ones first)."""
+    from .layers import corrections, walk
+
+    view = memoryview(frame)
+    out = bytearray(frame)
+    for at, new in corrections(view, walk(view, linktype).fields, every=True):
+        out[at : at + 2] = new
+    return bytes(out)
+
+
+#: name -> (IP protocol, header without checksum; the checksum field is left 0 for :func:`_fill`).
+_L4 = {"tcp": (6, bytes.fromhex("00010002" "00000000" "00000000" "5010ffff" "00000000")),
+       "udp": (17, bytes.fromhex("00350035" "00000000")), "udplite": (136, bytes.fromhex("13881389" "00000000")),
+       "icmp": (1, bytes.fromhex("08000000" "00010001")), "icmpv6": (58, bytes.fromhex("80000000" "00010001"))}
+
+
+def _l4(layer: str, payload: bytes) -> tuple[int, bytes]:
+    proto, head = _L4[layer]
+    seg = bytearray(head + payload)
+    if layer == "udp":
+        seg[4:6] = len(seg).to_bytes(2, "big")
+    return proto, bytes(seg)
+
+
+def _ip(version: int, proto: int, payload: bytes, src: bytes, dst: bytes, ttl: int, options: bytes = b"",
+        ext: bytes = b"") -> bytes:
+    if version == 4:
+        ihl = (20 + len(options)) // 4
+        head = bytes([0x40 | ihl, 0]) + (4 * ihl + len(payload)).to_bytes(2, "big") + b"\0\0\0\0"
+        return head + bytes([ttl, proto]) + b"\0\0" + src + dst + options + payload
+    if ext:  # a destination options header (PadN) in front of the upper layer
+        payload, proto = bytes([proto]) + ext[1:] + payload, 60
+    return b"\x60\0\0\0" + len(payload).to_bytes(2, "big") + bytes([proto, ttl]) + src + dst + payload
 
 
 def _build_packet(version: int, layer: str, src: bytes, dst: bytes, head: bytes, payload: bytes, ttl: int) -> bytes:
-    from .inet import compute  # the strategy fills checksums with csum's own verified code
+    proto, seg = _l4(layer, payload)
+    if layer in ("tcp", "icmp", "icmpv6"):  # random ports / ids / sequence numbers, the checksum field left 0
+        keep = {"tcp": (0, 12), "icmp": (4, 8), "icmpv6": (4, 8)}[layer]
+        seg = seg[: keep[0]] + head[keep[0] : keep[1]] + seg[keep[1] :]
+    return _fill(_ip(version, proto, seg, src, dst, ttl), 101)
 
-    proto, size, csum_at = _L4[layer]
-    l4 = bytearray(head[:size].ljust(size, b"\0") + payload)
-    if layer == "tcp":
-        l4[12] = 5 << 4  # data offset: 20-byte header, no options
-    if layer == "udp":
-        l4[4:6] = len(l4).to_bytes(2, "big")
-    l4[csum_at : csum_at + 2] = b"\0\0"
-    if version == 4:
-        ip = bytearray(b"\x45\x00" + (20 + len(l4)).to_bytes(2, "big") + b"\0\0\0\0" + bytes([ttl, proto]) + b"\0\0")
-        ip += src + dst
-        ip[10:12] = compute(bytes(ip + l4), "ipv4").to_bytes(2, "big")
-        offset = 20
-    else:
-        ip = bytearray(b"\x60\0\0\0" + len(l4).to_bytes(2, "big") + bytes([proto, ttl]) + src + dst)
-        offset = 40
-    packet = bytearray(ip + l4)
-    packet[offset + csum_at : offset + csum_at + 2] = compute(bytes(packet), layer).to_bytes(2, "big")
-    return bytes(packet)
+
+def _addr(size: int) -> st.SearchStrategy[bytes]:
+    return st.one_of(st.binary(min_size=size, max_size=size), st.sampled_from((bytes(size), b"\xff" * size)))
 
 
 def packets(versions: tuple[int, ...] = (4, 6), max_payload: int = 1500) -> st.SearchStrategy[bytes]:
     """Bare IPv4/IPv6 packets (TCP, UDP, ICMP / ICMPv6) with every checksum filled in correctly.
 
     Payloads use :func:`buffers` (all-zero and all-0xff runs, odd lengths), so checksums
-    land on the 0x0000 / 0xffff corners too. Feed them to your parser or rewriter and
-    check the result with :func:`csum.inet.verify`.
+    land on the 0x0000 / 0xffff corners too. Checksums are set by csum.layers (the walker
+    csum verify uses); tests/test_testing.py checks them with scapy. Feed them to your parser
+    or rewriter and check the result with :func:`csum.inet.verify`.
     """
     def one(version: int) -> st.SearchStrategy[bytes]:
         size = 4 if version == 4 else 16
         layers = ("tcp", "udp", "icmp") if version == 4 else ("tcp", "udp", "icmpv6")
-        addr = st.one_of(st.binary(min_size=size, max_size=size), st.sampled_from((bytes(size), b"\xff" * size)))
-        return st.builds(_build_packet, st.just(version), st.sampled_from(layers), addr, addr,
+        return st.builds(_build_packet, st.just(version), st.sampled_from(layers), _addr(size), _addr(size),
                          st.binary(min_size=20, max_size=20), buffers(max_size=max_payload), st.integers(1, 255))
 
     return st.sampled_from(versions).flatmap(one)
@@ -155,3 +177,50 @@ def sample_packets(n: int, *, seed: int = 0, max_payload: int = 600) -> list[byt
 
     draw()
     return drawn[:n]
+
+
+_MAC = b"\x02\0\0\0\0\x01\x02\0\0\0\0\x02"
+_ETHERTYPE = {4: b"\x08\x00", 6: b"\x86\xdd"}
+
+
+@st.composite
+def frames(draw: st.DrawFn, max_payload: int = 200) -> tuple[int, bytes]:
+    """(link type, frame): stacks as real traffic carries them, every checksum filled in by csum.layers.
+
+    Ethernet with 0-2 VLAN tags (0x8100 / 0x88a8), an MPLS label, or bare IP (link type 101);
+    IPv4 with or without options, IPv6 with or without a destination options header; optionally
+    a tunnel (IP-in-IP / 6in4, GRE with its checksum, VXLAN) around an inner IPv4/IPv6 packet;
+    TCP, UDP, UDP-Lite or ICMP/ICMPv6 innermost, payloads from :func:`buffers`.
+    """
+    def ip_packet(version: int, proto: int, payload: bytes) -> bytes:
+        size = 4 if version == 4 else 16
+        options = draw(st.sampled_from((b"", b"\x01\x01\x01\x00", b"\x94\x04\x00\x00")))  # NOP, Router Alert
+        ext = draw(st.sampled_from((b"", bytes([0, 0, 1, 4, 0, 0, 0, 0]))))
+        return _ip(version, proto, payload, draw(_addr(size)), draw(_addr(size)), draw(st.integers(1, 255)),
+                   options if version == 4 else b"", ext if version == 6 else b"")
+
+    inner_v = draw(st.sampled_from((4, 6)))
+    layer = draw(st.sampled_from(("tcp", "udp", "udplite", "icmp" if inner_v == 4 else "icmpv6")))
+    packet = ip_packet(inner_v, *_l4(layer, draw(buffers(max_size=max_payload))))
+    version = inner_v
+    tunnel = draw(st.sampled_from(("none", "none", "ip", "gre", "vxlan")))
+    if tunnel != "none":
+        version = draw(st.sampled_from((4, 6)))
+        if tunnel == "ip":
+            packet = ip_packet(version, 4 if inner_v == 4 else 41, packet)
+        elif tunnel == "gre":
+            packet = ip_packet(version, 47, b"\x80\x00" + _ETHERTYPE[inner_v] + b"\0\0\0\0" + packet)
+        else:
+            vxlan = b"\x08\0\0\0\0\0\x2a\0" + _MAC + _ETHERTYPE[inner_v] + packet
+            packet = ip_packet(version, *_l4("udp", vxlan))
+            at = (40 if version == 6 else packet[0] % 16 * 4) + (8 if packet[6 if version == 6 else 9] == 60 else 0)
+            packet = packet[: at + 2] + (4789).to_bytes(2, "big") + packet[at + 4 :]
+    link = draw(st.sampled_from(("eth", "vlan", "qinq", "mpls", "raw")))
+    if link == "raw":
+        return 101, _fill(packet, 101)
+    tags = {"eth": b"", "vlan": b"\x81\x00\x00\x07", "qinq": b"\x88\xa8\x00\x05\x81\x00\x00\x07"}.get(link)
+    if tags is None:
+        frame = _MAC + b"\x88\x47" + b"\x00\x01\x01\x40" + packet
+    else:
+        frame = _MAC + tags + _ETHERTYPE[version] + packet
+    return 1, _fill(frame, 1)

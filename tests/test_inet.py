@@ -369,13 +369,14 @@ def test_mangled_packets_raise_only_csum_errors(case, cut, edits):
 
 def test_unreadable_final_destination_and_unknown_transports():
     """A routing header type csum cannot read (type 3, RPL, compressed addresses) with Segments
-    Left > 0 hides the final destination: unverifiable, not an error. ESP (IPv6) and protocols
-    without a known checksum give no transport result; compute("ipv4") is the header checksum
+    Left > 0 hides the final destination: unverifiable, not an error. ESP (IPv6) gives one result
+    that is not verifiable (encrypted); protocols without a known checksum give none; compute("ipv4") is the header checksum
     (expected: scapy's)."""
     rpl = raw(IPv6(src=A6, dst=B6) / IPv6ExtHdrRouting(type=3, segleft=1, addresses=[S1]) / UDP() / b"x")
     (res,) = inet.verify(rpl)
     assert (res.layer, res.ok, res.computed, res.reason) == ("udp", None, None, inet.UNKNOWN_DESTINATION)
-    assert inet.verify(raw(IPv6(src=A6, dst=B6, nh=50) / bytes(16))) == []
+    (esp,) = inet.verify(raw(IPv6(src=A6, dst=B6, nh=50) / bytes(16)))
+    assert (esp.layer, esp.ok, esp.reason, esp.status, esp.path) == ("esp", None, inet.Reason.ENCRYPTED, "n/a", "ipv6/esp")
     gre = raw(IP(src=A4, dst=B4, proto=47) / bytes(8))
     assert [r.layer for r in inet.verify(gre)] == ["ipv4"]
     assert inet.compute(gre, "ipv4") == IP(gre).chksum

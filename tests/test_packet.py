@@ -1,4 +1,5 @@
-"""csum/_packet.py: the one packet parser behind csum.inet and csum.rewrite.
+"""csum.layers.layout: the outer IP layer as csum.rewrite edits it, from the one walker behind csum.inet too
+(it replaced csum/_packet.py, the parser these regressions were first written against).
 
 Independent sources: scapy 2.8 (layer offsets of the packets it builds, its pseudo-header
 builders ``in4_pseudoheader`` / ``in6_pseudoheader``, its full checksum recomputation), the naive
@@ -22,7 +23,7 @@ from scapy.layers.inet import in4_pseudoheader
 from scapy.layers.inet6 import in6_pseudoheader
 
 from csum import inet
-from csum._packet import parse
+from csum.layers import layout as parse
 from csum.errors import CsumValueError
 from csum.rewrite import CsumReplaceCall, rewrite
 from test_inet import A4, A6, B4, B6, MAC, R1, R2, S1, S2, oracle_l4, pseudo4, pseudo6, scapy_packets

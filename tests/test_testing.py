@@ -5,7 +5,7 @@ from scapy.layers.inet import IP
 from scapy.layers.inet6 import IPv6
 
 import csum
-from csum.testing import buffers, chunked, packets
+from csum.testing import buffers, chunked, frames, packets
 
 
 @settings(max_examples=300)  # scapy parsing dominates the run time
@@ -20,6 +20,32 @@ def test_packets_have_the_checksums_scapy_computes(pkt):
                     delattr(parsed[layer], field)
     assert bytes(parsed) == pkt
     assert all(r.ok for r in csum.inet.verify(pkt))
+
+
+def _rebuilt_by_scapy(parsed):
+    """The packet scapy builds after forgetting every checksum it knows (it recomputes them)."""
+    for layer in parsed.layers():
+        for name in ("chksum", "cksum"):
+            if name in parsed[layer].fields:
+                delattr(parsed[layer], name)
+    return bytes(parsed)
+
+
+@settings(max_examples=300)  # scapy dissection dominates
+@given(frames())
+def test_frames_have_the_checksums_scapy_computes(case):
+    """frames(): Ethernet/VLAN/QinQ/MPLS or raw, IPv4 options / IPv6 destination options, IP-in-IP, GRE with
+    checksum and VXLAN tunnels: scapy dissects each frame and, recomputing every checksum it knows (IPv4,
+    TCP, UDP, ICMP, ICMPv6, GRE; not UDP-Lite), builds the same bytes; csum verifies them all."""
+    from scapy.contrib.mpls import MPLS  # noqa: F401  (binds EtherType 0x8847)
+    from scapy.layers.inet import GRE  # noqa: F401
+    from scapy.layers.l2 import Ether
+    from scapy.layers.vxlan import VXLAN  # noqa: F401
+
+    link, frame = case
+    parsed = Ether(frame) if link == 1 else (IP if frame[0] >> 4 == 4 else IPv6)(frame)
+    assert _rebuilt_by_scapy(parsed) == frame
+    assert all(r.status in ("ok", "none") for r in csum.inet.verify(frame, link=link))
 
 
 @given(chunked())

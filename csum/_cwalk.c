@@ -1,0 +1,275 @@
+/*
+ * csum._cwalk: the capture checker's fast walker (optional; csum/_cli_verify.py uses it when built).
+ *
+ * For each packet of a capture it walks the common stacks and answers one question: do all of
+ * this packet's checksums pass? If yes it lists them (protocol code + 8 * depth, in packet
+ * order); if the packet holds anything else (an unusual layer, a fragment, an option that moves
+ * the pseudo-header, a wrong or absent checksum) it answers "ask the Python walker" (-1). It
+ * never gives a verdict of its own on a failing checksum: every failure, and every layer it does
+ * not know, is judged by csum/layers (the reference), so the two cannot disagree on a verdict;
+ * tests/test_pcap.py checks that the reports with and without this file are equal.
+ *
+ * Protocol facts come from csum/layers/table.py through the `links` and `facts` arrays (link
+ * types with their header layout; TCP/UDP/ICMP checksum offsets and minimum lengths, VLAN TPIDs,
+ * UDP tunnel ports, ICMP error types). Walked: link types of kind ethernet (with up to two VLAN
+ * tags), ethertype (fixed header, EtherType at an offset), ip and BSD family words; IPv4 with
+ * options other than source routes; IPv6 with hop-by-hop / destination options (no Jumbo
+ * Payload, no Home Address) and used-up routing headers; TCP, UDP (VXLAN inside, one level),
+ * ICMP and ICMPv6 other than errors.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+enum { K_ETHERNET = 1, K_ETHERTYPE = 2, K_IP = 3, K_FAMILY = 4 };
+enum { C_IPV4 = 1, C_TCP = 2, C_UDP = 3, C_ICMP = 4, C_ICMPV6 = 5 };
+/* facts[]: indices */
+enum { F_TCP_FIELD, F_TCP_MIN, F_UDP_FIELD, F_UDP_MIN, F_ICMP_FIELD, F_ICMP_MIN, F_VXLAN, F_TUN1, F_TUN2,
+       F_ICMP_ERRORS, F_ICMPV6_ERRORS, F_TPID1, F_TPID2, F_TPID3, F_COUNT };
+#define SLOTS 6
+
+typedef struct {
+    const uint8_t *b;
+    const int64_t *f;
+    int8_t *codes;
+    int n;
+} walk_t;
+
+static inline unsigned be16(const uint8_t *p) { return ((unsigned)p[0] << 8) | p[1]; }
+
+static uint64_t sum16(const uint8_t *p, Py_ssize_t n)
+{
+    uint64_t s = 0;
+    Py_ssize_t i = 0;
+    for (; i + 1 < n; i += 2)
+        s += ((uint64_t)p[i] << 8) | p[i + 1];
+    if (i < n)
+        s += (uint64_t)p[i] << 8;
+    return s;
+}
+
+static inline unsigned fold(uint64_t s)
+{
+    while (s >> 16)
+        s = (s & 0xffff) + (s >> 16);
+    return (unsigned)s;
+}
+
+static int emit(walk_t *w, int code, int depth)
+{
+    if (w->n >= SLOTS)
+        return 0;
+    w->codes[w->n++] = (int8_t)(code + 8 * depth);
+    return 1;
+}
+
+static int ip_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, unsigned ethertype);
+
+static int transport(walk_t *w, unsigned proto, Py_ssize_t at, Py_ssize_t stop, int v4, Py_ssize_t src,
+                     Py_ssize_t dst, int depth)
+{
+    const uint8_t *b = w->b;
+    const int64_t *f = w->f;
+    Py_ssize_t len = stop - at, covered = len;
+    int code, pseudo = 1;
+    if (proto == 6) {
+        if (len < f[F_TCP_MIN] || len < 13 || (b[at + 12] >> 4) * 4 < 20 || (b[at + 12] >> 4) * 4 > len)
+            return 0;
+        code = C_TCP;
+    } else if (proto == 17) {
+        if (len < f[F_UDP_MIN] || be16(b + at + 4) != len || be16(b + at + f[F_UDP_FIELD]) == 0)
+            return 0;
+        unsigned port = be16(b + at + 2);
+        if (port == f[F_TUN1] || port == f[F_TUN2] || (port == f[F_VXLAN] && depth > 0))
+            return 0;
+        code = C_UDP;
+    } else if ((proto == 1 && v4) || (proto == 58 && !v4)) {
+        int64_t errors = proto == 1 ? f[F_ICMP_ERRORS] : f[F_ICMPV6_ERRORS];
+        if (len < f[F_ICMP_MIN] || (b[at] < 63 && (errors >> b[at]) & 1))
+            return 0;
+        code = proto == 1 ? C_ICMP : C_ICMPV6;
+        pseudo = proto == 58;
+    } else {
+        return 0;
+    }
+    uint64_t s = sum16(b + at, covered);
+    if (pseudo) {
+        Py_ssize_t size = v4 ? 4 : 16;
+        s += sum16(b + src, size) + sum16(b + dst, size) + ((uint64_t)len >> 16) + (len & 0xffff) + proto;
+    }
+    if (fold(s) != 0xffff || !emit(w, code, depth))
+        return 0;
+    if (proto == 17 && be16(b + at + 2) == f[F_VXLAN]) {  /* VXLAN: 8 bytes, then Ethernet */
+        Py_ssize_t eth = at + 16;
+        if (eth + 14 > stop)
+            return 0;
+        return ip_layer(w, eth + 14, stop, depth + 1, be16(b + eth + 12));
+    }
+    return 1;
+}
+
+static int options_ok(const uint8_t *b, Py_ssize_t at, Py_ssize_t end, int v6)
+{
+    while (at < end) {
+        unsigned kind = b[at];
+        if (kind == 0 && !v6)
+            return 1;
+        if ((kind == 0 && v6) || (kind == 1 && !v6)) {
+            at++;
+            continue;
+        }
+        if (at + 2 > end)
+            return 0;
+        Py_ssize_t size = v6 ? b[at + 1] + 2 : b[at + 1];
+        if (size < 2 || at + size > end)
+            return 0;
+        if (v6 ? (kind == 0xc2 || kind == 0xc9) : (kind == 0x83 || kind == 0x89))
+            return 0;  /* Jumbo Payload, Home Address, source routes: the Python walker */
+        at += size;
+    }
+    return 1;
+}
+
+static int ip_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, unsigned ethertype)
+{
+    const uint8_t *b = w->b;
+    if (at >= end)
+        return 0;
+    unsigned version = b[at] >> 4;
+    if ((ethertype == 0x0800 && version != 4) || (ethertype == 0x86dd && version != 6) ||
+        (ethertype != 0x0800 && ethertype != 0x86dd && ethertype != 0))
+        return 0;
+    if (version == 4) {
+        if (end - at < 20)
+            return 0;
+        Py_ssize_t ihl = (b[at] & 15) * 4, total = be16(b + at + 2);
+        if (ihl < 20 || total < ihl || total > end - at || (be16(b + at + 6) & 0x3fff))
+            return 0;
+        if (fold(sum16(b + at, ihl)) != 0xffff || !options_ok(b, at + 20, at + ihl, 0) || !emit(w, C_IPV4, depth))
+            return 0;
+        return transport(w, b[at + 9], at + ihl, at + total, 1, at + 12, at + 16, depth);
+    }
+    if (version != 6 || end - at < 40)
+        return 0;
+    Py_ssize_t plen = be16(b + at + 4), stop = at + 40 + plen, pos = at + 40;
+    unsigned nh = b[at + 6];
+    if (plen == 0 || stop > end)
+        return 0;
+    while (nh == 0 || nh == 60 || nh == 43) {
+        if (pos + 8 > stop)
+            return 0;
+        Py_ssize_t size = ((Py_ssize_t)b[pos + 1] + 1) * 8;
+        if (pos + size > stop)
+            return 0;
+        if (nh == 43 ? b[pos + 3] != 0 : !options_ok(b, pos + 2, pos + size, 1))
+            return 0;  /* a live routing header names the final destination: the Python walker */
+        nh = b[pos];
+        pos += size;
+    }
+    return transport(w, nh, pos, stop, 0, at + 8, at + 24, depth);
+}
+
+static int link_layer(walk_t *w, Py_ssize_t len, const int64_t *row)
+{
+    const uint8_t *b = w->b;
+    const int64_t *f = w->f;
+    int64_t kind = row[1], header = row[2], at = row[3];
+    if (kind == K_IP)
+        return ip_layer(w, 0, len, 0, 0);
+    if (kind == K_FAMILY) {
+        if (len < 4)
+            return 0;
+        uint32_t le = b[0] | (b[1] << 8) | (b[2] << 16) | ((uint32_t)b[3] << 24);
+        uint32_t be = ((uint32_t)b[0] << 24) | (b[1] << 16) | (b[2] << 8) | b[3];
+        uint32_t fam = (le == 2 || le == 24 || le == 28 || le == 30) ? le : be;
+        if (fam == 2)
+            return ip_layer(w, 4, len, 0, 0x0800);
+        if (fam == 24 || fam == 28 || fam == 30)
+            return ip_layer(w, 4, len, 0, 0x86dd);
+        return 0;
+    }
+    if (kind == K_ETHERTYPE) {
+        if (len < header)
+            return 0;
+        return ip_layer(w, header, len, 0, be16(b + at));
+    }
+    if (kind != K_ETHERNET || len < 14)
+        return 0;
+    Py_ssize_t pos = 12;
+    for (int tags = 0; tags < 2; tags++) {
+        unsigned t = be16(b + pos);
+        if (t != f[F_TPID1] && t != f[F_TPID2] && t != f[F_TPID3])
+            break;
+        pos += 4;
+        if (pos + 2 > len)
+            return 0;
+    }
+    return ip_layer(w, pos + 2, len, 0, be16(b + pos));
+}
+
+static int get(PyObject *o, Py_buffer *v, int writable, Py_ssize_t itemsize)
+{
+    if (PyObject_GetBuffer(o, v, PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0)) < 0)
+        return -1;
+    if (itemsize == 8 && (v->itemsize != 8 || v->len % 8)) {
+        PyBuffer_Release(v);
+        PyErr_SetString(PyExc_TypeError, "fast_check: wrong item size");
+        return -1;
+    }
+    return 0;
+}
+
+/* fast_check(data, offsets, caplens, linktypes, links, facts, out): out is int8 (n, SLOTS). */
+static PyObject *fast_check(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 7) {
+        PyErr_SetString(PyExc_TypeError, "fast_check takes 7 arguments");
+        return NULL;
+    }
+    Py_buffer v[7];
+    const Py_ssize_t sizes[7] = {1, 8, 8, 8, 8, 8, 1};
+    int got = 0;
+    for (; got < 7; got++)
+        if (get(args[got], &v[got], got == 6, sizes[got]) < 0)
+            break;
+    PyObject *result = NULL;
+    if (got == 7) {
+        const uint8_t *data = v[0].buf;
+        const int64_t *off = v[1].buf, *cap = v[2].buf, *link = v[3].buf, *links = v[4].buf;
+        Py_ssize_t n = v[1].len / 8, nlinks = v[4].len / 32;
+        int8_t *out = v[6].buf;
+        if (v[5].len / 8 < F_COUNT || v[2].len / 8 != n || v[3].len / 8 != n || v[6].len != n * SLOTS) {
+            PyErr_SetString(PyExc_ValueError, "fast_check: inconsistent array sizes");
+        } else {
+            for (Py_ssize_t i = 0; i < n; i++) {
+                int8_t *codes = out + i * SLOTS;
+                memset(codes, 0, SLOTS);
+                const int64_t *row = NULL;
+                for (Py_ssize_t k = 0; k < nlinks; k++)
+                    if (links[4 * k] == link[i]) {
+                        row = links + 4 * k;
+                        break;
+                    }
+                walk_t w = {data + off[i], v[5].buf, codes, 0};
+                if (off[i] < 0 || off[i] + cap[i] > v[0].len || row == NULL || !link_layer(&w, cap[i], row))
+                    codes[0] = -1;
+            }
+            result = Py_None;
+            Py_INCREF(result);
+        }
+    }
+    for (int k = 0; k < got; k++)
+        PyBuffer_Release(&v[k]);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"fast_check", (PyCFunction)(void (*)(void))fast_check, METH_FASTCALL,
+     "fast_check(data, offsets, caplens, linktypes, links, facts, out) -> None (see csum/_cwalk.c)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_cwalk", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit__cwalk(void) { return PyModule_Create(&module); }

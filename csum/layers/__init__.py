@@ -1,0 +1,44 @@
+"""csum's one protocol model: a declarative table (:mod:`.table`), one walker (:mod:`.walk`) and the
+verdict on each checksum field (:mod:`.check`). csum.inet, the capture checker behind ``csum
+verify``/``csum fix`` and csum.rewrite all consume the same :class:`Stack`.
+
+Adding a protocol is one entry in :mod:`.table` (plus, where its layout varies with a type or
+version field, a line in ``_Walker.entry_for``) and its tests.
+"""
+
+from __future__ import annotations
+
+from . import table
+from .check import Result, corrections, evaluate, verify_stack
+from .reasons import Reason, Status
+from .walk import Field, Fragment, IPLayer, Link, Stack, walk
+
+__all__ = ["Field", "Fragment", "IPLayer", "Layout", "Link", "Reason", "Result", "Stack", "Status", "corrections",
+           "evaluate", "layout", "protocol_name", "table", "verify_stack", "walk"]
+
+TCP, UDP, UDPLITE, ICMP, ICMPV6 = table.TCP, table.UDP, table.UDPLITE, table.ICMP, table.ICMPV6
+
+
+def protocol_name(proto: int) -> str:
+    """A readable name for an IP protocol number ("TCP", "UDP-Lite", ... or "protocol 47")."""
+    entry = table.TRANSPORTS.get(proto)
+    names = {TCP: "TCP", UDP: "UDP", UDPLITE: "UDP-Lite", ICMP: "ICMP", ICMPV6: "ICMPv6"}
+    return names.get(proto) or (entry.name.upper() if entry else f"protocol {proto}")
+
+
+#: The outer IP layer of a packet as csum.rewrite edits it: :class:`IPLayer` with ``link`` set.
+Layout = IPLayer
+
+
+_LINK_NAMES = {"eth": "ethernet", "raw": "ip"}
+
+
+def layout(buf: memoryview, link: Link = "auto") -> Layout:
+    """The outer IP layer of ``buf`` (see :class:`IPLayer`); raise CsumValueError if malformed or not IP.
+
+    ``link`` on the result is "ethernet", "ip" or the link layer's name ("sll", "ppp" ...).
+    """
+    stack = walk(buf, link, strict=True)
+    ip = stack.ips[0]
+    ip.link = _LINK_NAMES.get(stack.link, stack.link)
+    return ip

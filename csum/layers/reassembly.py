@@ -1,0 +1,154 @@
+"""IP fragment reassembly inside a capture, bounded, to verify the checksum of the whole datagram.
+
+Fragments are keyed as receivers key them (RFC 791: source, destination, protocol,
+identification; RFC 8200 4.5: source, destination, identification). When every byte from 0 to
+the last fragment's end is present the datagram is rebuilt from the first fragment's headers
+(IPv4: total length set, fragment field cleared; IPv6: the Fragment header turned into an atomic
+fragment, RFC 6946, payload length set) and walked like any packet; each checksum found in the
+fragmentable part is reported on the fragment that carries its field, at that fragment's offsets.
+Overlapping fragments whose bytes differ (RFC 5722 forbids overlaps for IPv6; Linux drops both
+cases, net/ipv4/ip_fragment.c, net/ipv6/reassembly.c) make the datagram unverifiable
+(``reassembly-failed``). Memory is bounded by :data:`MAX_DATAGRAMS` pending datagrams of at most
+65535 bytes each; the oldest is given up first.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+from .check import Result, evaluate
+from .reasons import Reason
+from .walk import IPLayer, walk
+
+#: Datagrams being reassembled at once; beyond this the oldest is given up (left "needs-reassembly").
+MAX_DATAGRAMS = 1024
+_MAX_DATAGRAM = 65535
+
+
+@dataclass
+class _Piece:
+    index: int        # packet index
+    offset: int       # fragment offset in the datagram's fragmentable part
+    data: bytes
+    start: int        # where ``data`` starts in its packet
+
+
+@dataclass
+class _Datagram:
+    pieces: list[_Piece] = field(default_factory=list)
+    head: bytes | None = None      # the first fragment's bytes from the IP header to its data
+    head_index: int = -1
+    l3: int = 0
+    version: int = 4
+    total: int | None = None       # end of the last fragment, once seen
+    failed: str | None = None
+    prefix: str = ""               # the path of the first fragment's layers in front of IP
+
+
+@dataclass
+class Done:
+    """A datagram whose fate is known: its results by packet index (reassembled), or why it failed."""
+
+    first: int
+    results: dict[int, list[Result]]
+    failed: Reason | None = None
+
+
+class Reassembler:
+    """Collects the fragments of one capture; :meth:`add` returns the datagrams it completes."""
+
+    def __init__(self) -> None:
+        self.pending: OrderedDict[tuple, _Datagram] = OrderedDict()
+
+    def add(self, index: int, buf: memoryview, ip: IPLayer, cut: bool, prefix: str = "") -> list[Done]:
+        """Add the fragment in packet ``index`` (its outer IP layer ``ip``; ``prefix``: the path of the layers
+        in front of it, "eth/vlan/"); return what completes or is evicted."""
+        key = (ip.version, bytes(buf[ip.saddr : ip.saddr + (4 if ip.version == 4 else 16)]),
+               bytes(buf[ip.daddr : ip.daddr + (4 if ip.version == 4 else 16)]), ip.frag_id,
+               ip.proto if ip.version == 4 else 0)
+        out: list[Done] = []
+        dgram = self.pending.get(key)
+        if dgram is None:
+            dgram = self.pending[key] = _Datagram(version=ip.version)
+            if len(self.pending) > MAX_DATAGRAMS:
+                _, old = self.pending.popitem(last=False)
+                if old.head_index >= 0:
+                    out.append(Done(old.head_index, {}))
+        data = bytes(buf[ip.frag_data : ip.end])
+        if cut or ip.frag_offset + len(data) > _MAX_DATAGRAM:
+            dgram.failed = "cut" if cut else "too long"
+        if ip.frag_offset == 0:
+            dgram.head, dgram.head_index, dgram.l3 = bytes(buf[ip.l3 : ip.frag_data]), index, ip.l3
+            dgram.prefix = prefix
+        if not ip.frag_more:
+            dgram.total = ip.frag_offset + len(data)
+        dgram.pieces.append(_Piece(index, ip.frag_offset, data, ip.frag_data))
+        whole = self._whole(dgram)
+        if whole is not None or dgram.failed == "overlap":
+            del self.pending[key]
+            if dgram.head_index >= 0:
+                out.append(self._finish(dgram, whole))
+        return out
+
+    def flush(self) -> list[Done]:
+        """Every datagram still pending (the capture ended): left unverified."""
+        out = [Done(d.head_index, {}) for d in self.pending.values() if d.head_index >= 0]
+        self.pending.clear()
+        return out
+
+    @staticmethod
+    def _whole(dgram: _Datagram) -> bytes | None:
+        """The fragmentable part once every byte of it is here; marks the datagram failed on a conflicting overlap."""
+        if dgram.total is None or dgram.head is None:
+            return None
+        pieces = sorted(dgram.pieces, key=lambda p: p.offset)
+        for k, piece in enumerate(pieces):  # bytes seen twice must agree
+            for other in pieces[:k]:
+                lo, hi = piece.offset, min(piece.offset + len(piece.data), other.offset + len(other.data))
+                if lo < hi and piece.data[: hi - lo] != other.data[lo - other.offset : hi - other.offset]:
+                    dgram.failed = "overlap"
+                    return None
+        whole, reach = bytearray(), 0
+        for piece in pieces:
+            if piece.offset > reach:
+                return None  # a hole
+            whole[piece.offset : piece.offset + len(piece.data)] = piece.data
+            reach = max(reach, piece.offset + len(piece.data))
+        return bytes(whole[: dgram.total]) if reach >= dgram.total else None
+
+    @staticmethod
+    def _finish(dgram: _Datagram, whole: bytes | None) -> Done:
+        if whole is None or dgram.failed:
+            return Done(dgram.head_index, {}, Reason.REASSEMBLY_FAILED if dgram.failed == "overlap" else None)
+        head = bytearray(dgram.head or b"")
+        if dgram.version == 4:
+            head[2:4] = (len(head) + len(whole)).to_bytes(2, "big")
+            head[6:8] = bytes([head[6] & 0x40, 0])  # keep DF, clear MF and the offset
+        else:
+            head[4:6] = (len(head) - 40 + len(whole)).to_bytes(2, "big")
+            head[-6:-4] = b"\0\0"  # the Fragment header ends the head: offset 0, M = 0 (an atomic fragment)
+        packet = memoryview(bytes(head) + whole)
+        stack = walk(packet, "ip")
+        results: dict[int, list[Result]] = {}
+        for f in stack.fields:
+            if f.depth == 0 and f.entry.name == "ipv4" and f.header == 0:
+                continue  # the rebuilt header is csum's, not the sender's
+            r = evaluate(packet, f)
+            index, shift = _locate(dgram, len(head), r.field if r.field is not None else r.offset)
+            moved = dataclasses.replace(r, offset=r.offset + shift, path=dgram.prefix + r.path,
+                                        field=None if r.field is None else r.field + shift)
+            results.setdefault(index, []).append(moved)
+        return Done(dgram.head_index, results)
+
+
+def _locate(dgram: _Datagram, head_len: int, at: int) -> tuple[int, int]:
+    """(packet index, shift) for an offset ``at`` in the rebuilt datagram: the fragment holding that byte."""
+    if at < head_len:
+        return dgram.head_index, dgram.l3
+    data_at = at - head_len
+    for piece in dgram.pieces:
+        if piece.offset <= data_at < piece.offset + len(piece.data):
+            return piece.index, piece.start - head_len - piece.offset
+    return dgram.head_index, dgram.l3

@@ -1,0 +1,209 @@
+"""The protocol facts: one table entry per link type, EtherType and IP protocol csum walks.
+
+Nothing else in csum restates an offset, a minimum length, a pseudo-header rule or a zero rule:
+the walker (:mod:`csum.layers.walk`) reads these entries, the checker
+(:mod:`csum.layers.check`) applies the zero rules, the vectorized capture path
+(:mod:`csum._cli_verify`) takes its field offsets and minimum lengths from here.
+
+Sources: the link types are tcpdump.org's LINKTYPE_ list (pcap-linktype(7)); EtherTypes and IP
+protocol numbers are IANA's registries; each :class:`Protocol` names the RFC that defines its
+checksum. Linux counterparts (where Linux checks the field on receive) are cited by file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from types import SimpleNamespace
+
+# --- what a checksum covers -------------------------------------------------------------------
+
+
+class Cover(Enum):
+    """What bytes a checksum covers, from its header start."""
+
+    HEADER = "header"          # the header only (IPv4: IHL * 4)
+    PAYLOAD = "payload"        # the whole IP payload (TCP, ICMP, IGMP, EIGRP ...)
+    LENGTH_FIELD = "length"    # a 16-bit length field of the header itself (UDP at 4, OSPF at 2)
+    COVERAGE = "coverage"      # a coverage field (UDP-Lite RFC 3828, DCCP CsCov RFC 4340)
+    PREFIX = "prefix"          # a fixed number of bytes (PIM Register: the first 8, RFC 7761 4.9)
+    REST = "rest"              # from the field's structure start to the end of its message (RFC 4884)
+
+
+class Pseudo(Enum):
+    """Whether an IP pseudo-header enters the sum (RFC 9293 3.1, RFC 768, RFC 8200 8.1)."""
+
+    NEVER = "never"
+    ALWAYS = "always"
+    IPV6 = "ipv6"              # over IPv6 only (PIM, RFC 7761 4.9)
+
+
+class Zero(Enum):
+    """What a stored or computed 0x0000 means."""
+
+    VALUE = "value"            # an ordinary value; 0xffff where 0 is computed is "negative zero" (RFC 1624)
+    UDP = "udp"                # computed 0 sent as 0xffff; stored 0 = none over IPv4 (RFC 768), bad over IPv6
+    NONZERO = "nonzero"        # computed 0 sent as 0xffff; stored 0 is wrong (UDP-Lite RFC 3828 3.1)
+
+
+#: The members as plain attributes, for the per-packet code (see csum.layers.reasons.R).
+COVER = SimpleNamespace(**Cover.__members__)
+PSEUDO = SimpleNamespace(**Pseudo.__members__)
+ZERO = SimpleNamespace(**Zero.__members__)
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """One protocol that carries the Internet checksum.
+
+    ``field``: the checksum's offset from the header start; ``minimum``: the bytes that must be
+    there to read the header; ``length_at``: offset of the 16-bit length (Cover.LENGTH_FIELD) or of
+    the coverage field (Cover.COVERAGE); ``prefix``: bytes covered with Cover.PREFIX; ``skip``:
+    (start, end) offsets left out of the sum (OSPFv2 authentication, RFC 2328 D.4.3);
+    ``offload``: whether transmit checksum offload (CHECKSUM_PARTIAL) leaves the pseudo-header sum
+    in the field (TCP, UDP: include/linux/skbuff.h).
+    """
+
+    name: str
+    field: int
+    minimum: int
+    cover: Cover
+    pseudo: Pseudo = Pseudo.NEVER
+    zero: Zero = Zero.VALUE
+    length_at: int = 0
+    prefix: int = 0
+    skip: tuple[int, int] | None = None
+    offload: bool = False
+    rfc: str = ""
+
+
+# IP protocol numbers (IANA)
+ICMP, IGMP, IPIP, TCP, UDP, DCCP, IPV6_IN, GRE, ESP, AH = 1, 2, 4, 6, 17, 33, 41, 47, 50, 51
+ICMPV6, EIGRP, OSPF, PIM, VRRP, UDPLITE = 58, 88, 89, 103, 112, 136
+
+IPV4_HEADER = Protocol("ipv4", 10, 20, Cover.HEADER, rfc="RFC 791")
+TCP_ENTRY = Protocol("tcp", 16, 20, Cover.PAYLOAD, Pseudo.ALWAYS, offload=True, rfc="RFC 9293 3.1")
+UDP_ENTRY = Protocol("udp", 6, 8, Cover.LENGTH_FIELD, Pseudo.ALWAYS, Zero.UDP, length_at=4, offload=True,
+                     rfc="RFC 768, RFC 8200 8.1")
+UDPLITE_ENTRY = Protocol("udplite", 6, 8, Cover.COVERAGE, Pseudo.ALWAYS, Zero.NONZERO, length_at=4, offload=True,
+                         rfc="RFC 3828")
+DCCP_ENTRY = Protocol("dccp", 6, 12, Cover.COVERAGE, Pseudo.ALWAYS, length_at=5, rfc="RFC 4340 9")
+ICMP_ENTRY = Protocol("icmp", 2, 4, Cover.PAYLOAD, rfc="RFC 792")
+ICMPV6_ENTRY = Protocol("icmpv6", 2, 4, Cover.PAYLOAD, Pseudo.ALWAYS, rfc="RFC 4443 2.3")
+IGMP_ENTRY = Protocol("igmp", 2, 4, Cover.PAYLOAD, rfc="RFC 1112, RFC 2236, RFC 9776")
+PIM_ENTRY = Protocol("pim", 2, 4, Cover.PAYLOAD, Pseudo.IPV6, rfc="RFC 7761 4.9")
+PIM_REGISTER = Protocol("pim", 2, 8, Cover.PREFIX, Pseudo.IPV6, prefix=8, rfc="RFC 7761 4.9 (Register)")
+VRRP2_ENTRY = Protocol("vrrp", 6, 8, Cover.PAYLOAD, rfc="RFC 3768 5.3.8")
+VRRP3_ENTRY = Protocol("vrrp", 6, 8, Cover.PAYLOAD, Pseudo.ALWAYS, rfc="RFC 5798 5.2.8")
+CARP_ENTRY = Protocol("carp", 6, 36, Cover.PAYLOAD, rfc="OpenBSD carp(4)")
+EIGRP_ENTRY = Protocol("eigrp", 2, 20, Cover.PAYLOAD, rfc="RFC 7868 6.3")
+OSPF2_ENTRY = Protocol("ospf", 12, 24, Cover.LENGTH_FIELD, length_at=2, skip=(16, 24), rfc="RFC 2328 D.4")
+OSPF3_ENTRY = Protocol("ospf", 12, 16, Cover.LENGTH_FIELD, Pseudo.ALWAYS, length_at=2, rfc="RFC 5340 A.3.1")
+GRE_ENTRY = Protocol("gre", 4, 8, Cover.PAYLOAD, rfc="RFC 2784 2.5")
+ICMP_EXT_ENTRY = Protocol("icmp-ext", 2, 4, Cover.REST, rfc="RFC 4884 7")
+#: ESP has no checksum of its own and hides what it carries: reported as not verifiable.
+ESP_ENTRY = Protocol("esp", 0, 8, Cover.PAYLOAD, rfc="RFC 4303")
+
+#: IP protocol -> entry, for the protocols whose entry does not depend on the message's contents
+#: (the walker picks PIM Register, VRRP v2/v3/CARP and OSPFv2/v3 by version and type).
+TRANSPORTS: dict[int, Protocol] = {
+    TCP: TCP_ENTRY, UDP: UDP_ENTRY, UDPLITE: UDPLITE_ENTRY, DCCP: DCCP_ENTRY, ICMP: ICMP_ENTRY,
+    ICMPV6: ICMPV6_ENTRY, IGMP: IGMP_ENTRY, PIM: PIM_ENTRY, VRRP: VRRP2_ENTRY, EIGRP: EIGRP_ENTRY,
+    OSPF: OSPF2_ENTRY,
+}
+#: Protocols whose header starts with 16-bit source and destination ports.
+PORTED = frozenset({TCP, UDP, UDPLITE, DCCP})
+#: Protocols that exist on one IP version only (the other version's number means something else or nothing).
+IPV4_ONLY = frozenset({ICMP, IGMP})
+IPV6_ONLY = frozenset({ICMPV6})
+
+#: ICMP error types whose body quotes the offending datagram (RFC 792, RFC 4443 2.1), and for the RFC 4884
+#: ones, the byte holding the quote's length and its unit: type -> (length offset, unit) or None.
+ICMP_ERRORS: dict[int, tuple[int, int] | None] = {3: (5, 4), 4: None, 5: None, 11: (5, 4), 12: (5, 4)}
+ICMPV6_ERRORS: dict[int, tuple[int, int] | None] = {1: (4, 8), 2: None, 3: (4, 8), 4: None}
+#: RFC 4884 section 5.1: with an extension the quoted datagram field is at least 128 bytes.
+ICMP_EXT_MIN_QUOTE = 128
+
+# --- IP: options and extension headers ---------------------------------------------------------
+
+#: IPv4 loose and strict source route options (RFC 791).
+IPV4_SOURCE_ROUTES = (0x83, 0x89)
+HOP_BY_HOP, ROUTING, FRAGMENT, DEST_OPTS, NO_NEXT = 0, 43, 44, 60, 59
+#: IPv6 extension headers walked to reach the upper layer: RFC 8200 4 and RFC 7045 (Mobility, HIP, Shim6).
+IPV6_EXT = frozenset({HOP_BY_HOP, ROUTING, FRAGMENT, AH, DEST_OPTS, 135, 139, 140})
+JUMBO_OPTION, HOME_ADDRESS_OPTION = 0xC2, 0xC9
+
+# --- above UDP ---------------------------------------------------------------------------------
+
+VXLAN_PORT, GENEVE_PORT, MPLS_UDP_PORT = 4789, 6081, 6635
+#: UDP destination port -> encapsulation (RFC 7348 VXLAN, RFC 8926 Geneve, RFC 7510 MPLS-in-UDP).
+UDP_TUNNELS = {VXLAN_PORT: "vxlan", GENEVE_PORT: "geneve", MPLS_UDP_PORT: "mpls"}
+
+# --- link layers -------------------------------------------------------------------------------
+
+ETH_IPV4, ETH_IPV6, ETH_TEB, ETH_MPLS, ETH_MPLS_MC = 0x0800, 0x86DD, 0x6558, 0x8847, 0x8848
+ETH_PPPOE_SESSION, ETH_ERSPAN2, ETH_ERSPAN3, ETH_PPP = 0x8864, 0x88BE, 0x22EB, 0x880B
+#: 802.1Q C-tag, 802.1ad S-tag, and 0x9100 (pre-802.1ad QinQ, Linux ETH_P_QINQ1).
+VLAN_TPIDS = frozenset({0x8100, 0x88A8, 0x9100})
+#: EtherType -> next layer name (the walker's dispatch keys).
+ETHERTYPES = {ETH_IPV4: "ipv4", ETH_IPV6: "ipv6", ETH_TEB: "eth", ETH_MPLS: "mpls", ETH_MPLS_MC: "mpls",
+              ETH_PPPOE_SESSION: "pppoe", ETH_ERSPAN2: "erspan", ETH_ERSPAN3: "erspan3", ETH_PPP: "ppp"}
+ETHERTYPES.update({tpid: "vlan" for tpid in VLAN_TPIDS})
+#: PPP protocol field (RFC 1661; IANA PPP DLL protocol numbers) -> next layer.
+PPP_PROTOCOLS = {0x0021: "ipv4", 0x0057: "ipv6", 0x0281: "mpls", 0x0283: "mpls"}
+#: BSD address families in DLT_NULL / DLT_LOOP headers: AF_INET 2; AF_INET6 24 (NetBSD, OpenBSD), 28 (FreeBSD),
+#: 30 (macOS, iOS); AF_INET6 10 (Linux) appears in NFLOG.
+BSD_FAMILIES = {2: "ipv4", 24: "ipv6", 28: "ipv6", 30: "ipv6"}
+LINUX_FAMILIES = {2: "ipv4", 10: "ipv6"}
+#: Solaris IPNET families (IPH_AF_INET, IPH_AF_INET6).
+IPNET_FAMILIES = {2: "ipv4", 26: "ipv6"}
+#: Frame Relay NLPIDs (RFC 2427): IPv4, IPv6; 0x80 is SNAP.
+NLPIDS = {0xCC: "ipv4", 0x8E: "ipv6"}
+#: ARCNET protocol ids (RFC 1201 with split flag and sequence, RFC 1051 without) -> (next layer, header extra).
+ARCNET_PROTOCOLS = {0xD4: ("ipv4", 3), 0xC4: ("ipv6", 3), 0xF0: ("ipv4", 0)}
+#: NFLOG TLV type of the packet payload (NFULA_PAYLOAD, include/uapi/linux/netfilter/nfnetlink_log.h).
+NFULA_PAYLOAD = 9
+
+
+@dataclass(frozen=True)
+class LinkType:
+    """How a capture link type's header is laid out.
+
+    ``kind`` names the walker's handler; ``header``: fixed header length; ``at``: offset of the
+    protocol word (EtherType, PPP protocol, family ...) where the handler reads one.
+    """
+
+    name: str
+    kind: str
+    header: int = 0
+    at: int = 0
+
+
+#: tcpdump.org link type number -> layout.
+LINKTYPES: dict[int, LinkType] = {
+    0: LinkType("null", "family-host", 4),
+    1: LinkType("eth", "ethernet"),
+    7: LinkType("arcnet", "arcnet", 3, 2),
+    9: LinkType("ppp", "ppp"),
+    12: LinkType("raw", "ip"),
+    14: LinkType("raw", "ip"),
+    50: LinkType("ppp", "ppp-hdlc"),
+    101: LinkType("raw", "ip"),
+    104: LinkType("chdlc", "ethertype", 4, 2),
+    105: LinkType("wlan", "wlan"),
+    107: LinkType("fr", "frame-relay"),
+    108: LinkType("loop", "family-net", 4),
+    113: LinkType("sll", "ethertype", 16, 14),
+    127: LinkType("radiotap", "radiotap"),
+    129: LinkType("arcnet", "arcnet", 5, 4),
+    192: LinkType("ppi", "ppi"),
+    226: LinkType("ipnet", "ipnet", 24, 1),
+    228: LinkType("raw", "ip"),
+    229: LinkType("raw", "ip"),
+    239: LinkType("nflog", "nflog"),
+    242: LinkType("ipoib", "ethertype", 4, 0),
+    258: LinkType("pktap", "pktap"),
+    276: LinkType("sll2", "ethertype", 20, 0),
+}
+#: The names csum.inet.verify / csum.rewrite accept for ``link`` besides "auto" and a link type number.
+LINK_NAMES = {"ethernet": 1, "ether": 1, "ip": 101}

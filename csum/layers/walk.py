@@ -1,0 +1,891 @@
+"""One walker: a packet -> its whole stack, outer to inner, with every checksum field it carries.
+
+The walker reads :mod:`csum.layers.table` and nothing else for protocol facts. It follows link
+layers (by capture link type), VLAN/QinQ tags, MPLS label stacks, PPPoE, LLC/SNAP, IPv4 options
+and IPv6 extension headers, AH, tunnels (IP-in-IP, 6in4, GRE, VXLAN, Geneve, MPLS-in-UDP,
+ERSPAN) and the datagram quoted in ICMP/ICMPv6 errors, and emits one :class:`Field` per checksum:
+where it is, what bytes it covers, which pseudo-header enters it, or why it cannot be verified
+from this packet (:class:`~csum.layers.reasons.Reason`).
+
+The L4 pseudo-header (RFC 9293 3.1, RFC 768, RFC 8200 8.1) holds the source (the Home Address
+option's address when a destination options header carries one, RFC 6275 6.3; Linux swaps it in,
+net/ipv6/exthdrs.c ``ipv6_dest_hao``), the final destination (the last address of a live IPv4
+source route; with an IPv6 routing header whose Segments Left is non-zero, its last address for
+types 0 and 2 or Segment List[0] for type 4, RFC 8754; other types name an address csum does not
+read) and the upper-layer length (32 bits in a jumbogram, RFC 2675).
+
+Truncation: ``wire_len`` is the packet's length on the wire (a capture's original length). Bytes
+past the captured ones but within ``wire_len`` were cut by the snap length: fields there are
+reported not captured and the walk stops, no error. Lengths that run past ``wire_len`` make the
+packet malformed. Malformed outer headers (IPv4/IPv6 and their TCP/UDP/ICMP header) raise
+:class:`CsumValueError` in strict mode and are recorded in :attr:`Stack.malformed` otherwise,
+with codes ``truncated``, ``not-ip``, ``bad-ihl``, ``bad-length``, ``bad-option`` (and
+``bad-value`` for the ``link`` argument). Inside a tunnel or quote, a malformed layer ends that
+branch of the walk and is noted in :attr:`Stack.notes`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, Union
+
+from ..errors import CsumValueError
+from . import table as T
+from .reasons import R, Reason
+
+Link = Union[Literal["auto", "ethernet", "ether", "ip"], int]
+Fragment = Literal["none", "first", "later", "atomic"]
+
+
+@dataclass(slots=True)
+class Field:
+    """One checksum field found by the walker (absolute offsets into the packet).
+
+    ``covers``: byte ranges summed (the field itself inside the first), ``pseudo``: (source
+    offset, destination offset, address size, upper-layer length, protocol) or None; ``alt_end``:
+    another coverage end a receiver also accepts (PIM Register over the whole message, RFC 7761
+    4.9); ``na``: why it is not verifiable here (None: verify it).
+    """
+
+    entry: T.Protocol
+    path: str
+    depth: int
+    header: int
+    at: int | None
+    covers: tuple[tuple[int, int], ...] = ()
+    pseudo: tuple[int, int, int, int, int] | None = None
+    v6: bool = False
+    na: Reason | None = None
+    tunnel: bool = False
+    alt_end: int | None = None
+    #: In a BIG TCP / TSO super-packet (IP length 0, taken at its captured length).
+    big: bool = False
+
+
+@dataclass(slots=True)
+class IPLayer:
+    """One IPv4/IPv6 header of the stack (absolute offsets); what csum.rewrite needs to edit it.
+
+    ``l3_header_end``: end of the IPv4 header (options included) or the IPv6 fixed header;
+    ``l4_start``: where the upper layer or fragment data starts; ``end``: end of the datagram;
+    ``ip_csum``: the IPv4 header checksum offset (None for IPv6); ``pseudo_saddr`` /
+    ``pseudo_daddr``: the addresses the pseudo-header uses (``pseudo_daddr`` None when csum cannot
+    read it); ``l4``, ``l4_len`` (the pseudo-header length), ``l4_csum``: the upper layer's
+    header, length and checksum offset, set on the outer IP layer when known; ``pseudo``: whether
+    that checksum covers a pseudo-header; ``depth``: 0 for the outer layer, +1 per encapsulation.
+    """
+
+    version: int
+    l3: int
+    l3_header_end: int
+    l4_start: int
+    end: int
+    ip_csum: int | None
+    saddr: int
+    daddr: int
+    ttl: int
+    pseudo_saddr: int
+    pseudo_daddr: int | None
+    jumbo: bool
+    fragment: Fragment
+    proto: int
+    depth: int
+    big: bool = False
+    l4: int | None = None
+    l4_len: int | None = None
+    l4_csum: int | None = None
+    pseudo: bool = False
+    frag_id: int = 0
+    frag_offset: int = 0
+    frag_more: bool = False
+    #: Where the fragmentable part starts (IPv4: past the header; IPv6: past the Fragment header).
+    frag_data: int = 0
+    #: The link layer (set by :func:`csum.layers.layout`): "ethernet", "ip", "sll" ...
+    link: str = ""
+
+    @property
+    def header_len(self) -> int:
+        """The IPv4 header length (IHL * 4) or 40 for IPv6."""
+        return self.l3_header_end - self.l3
+
+    @property
+    def saddr_in_pseudo(self) -> bool:
+        """Whether the header's source address is the pseudo-header's (not with a Home Address option)."""
+        return self.pseudo_saddr == self.saddr
+
+    @property
+    def daddr_in_pseudo(self) -> bool:
+        """Whether the header's destination is the pseudo-header's (not with a live source route / routing header)."""
+        return self.pseudo_daddr == self.daddr
+
+    @property
+    def has_ports(self) -> bool:
+        """Whether the upper layer starts with 16-bit source and destination ports (TCP, UDP, UDP-Lite, DCCP)."""
+        return self.proto in T.PORTED and self.l4 is not None
+
+
+@dataclass(slots=True)
+class Stack:
+    """A packet's layers and checksum fields, outer to inner.
+
+    ``link``: the outermost layer's name ("eth", "raw", "sll" ...); ``fields`` in the order they
+    appear in the packet; ``ips``: every IP header; ``not_ip``: no IPv4/IPv6 found (ARP ...);
+    ``unsupported``: a link type csum does not know; ``malformed``: (code, message) of a bad
+    outer header; ``cut``: the walk stopped at the snap length; ``notes``: why inner layers
+    were not walked.
+    """
+
+    link: str = ""
+    fields: list[Field] = field(default_factory=list)
+    ips: list[IPLayer] = field(default_factory=list)
+    not_ip: bool = False
+    unsupported: int | None = None
+    malformed: tuple[str, str] | None = None
+    cut: bool = False
+    notes: list[str] = field(default_factory=list)
+
+
+class _Bad(Exception):
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class _Cut(Exception):
+    """The captured bytes end here (the snap length)."""
+
+
+_MAX_DEPTH = 8  # encapsulations walked into (each IP-in-something, tunnel or quote counts one)
+
+
+class _Walker:
+    __slots__ = ("b", "n", "wire", "stack", "strict")
+
+    def __init__(self, buf: memoryview, wire: int, strict: bool) -> None:
+        self.b, self.n, self.wire, self.strict = buf, len(buf), wire, strict
+        self.stack = Stack()
+
+    # --- helpers -------------------------------------------------------------------------------
+
+    def u16(self, at: int) -> int:
+        b = self.b
+        return (b[at] << 8) | b[at + 1]
+
+    def need(self, end: int, what: str) -> None:
+        if end > self.n:
+            if end <= self.wire:
+                raise _Cut
+            raise _Bad("truncated", f"packet: truncated: {what} needs {end} bytes, packet has {self.wire}")
+
+    def emit(self, f: Field) -> None:
+        self.stack.fields.append(f)
+
+    def stored_or_none(self, at: int) -> int | None:
+        return at if at + 2 <= self.n else None
+
+    def inner(self, kind: str, at: int, end: int, depth: int, path: str) -> None:
+        """Walk an encapsulated layer: its problems end this branch only."""
+        if depth > _MAX_DEPTH:
+            self.stack.notes.append(f"{path}: more than {_MAX_DEPTH} encapsulations, not walked further")
+            return
+        try:
+            self.dispatch(kind, at, end, depth, path)
+        except _Bad as exc:
+            self.stack.notes.append(f"{path}: {exc}")
+
+    def dispatch(self, kind: str, at: int, end: int, depth: int, path: str) -> None:
+        _HANDLERS[kind](self, at, end, depth, path)
+
+    def not_ip(self, what: str) -> None:
+        raise _Bad("not-ip", f"packet: {what}")
+
+    # --- link layers ---------------------------------------------------------------------------
+
+    def link(self, linktype: int, at: int, depth: int = 0, path: str = "") -> None:
+        entry = T.LINKTYPES.get(linktype)
+        if entry is None:
+            if not path:
+                self.stack.unsupported = linktype
+                return
+            self.not_ip(f"link type {linktype} inside {path} is not walked")
+        if entry.kind != "ip":  # a raw IP capture has no link layer in the path
+            path = f"{path}/{entry.name}" if path else entry.name
+        if not self.stack.link:
+            self.stack.link = entry.name
+        kind = entry.kind
+        if kind == "ethertype":
+            self.need(at + entry.header, f"{entry.name} header")
+            self.ethertype(self.u16(at + entry.at), at + entry.at, at + entry.header, depth, path)
+        elif kind in ("family-host", "family-net"):
+            self.need(at + 4, f"{entry.name} header")
+            word = self.b[at : at + 4]
+            family = int.from_bytes(word, "little")
+            name = T.BSD_FAMILIES.get(family) or T.BSD_FAMILIES.get(int.from_bytes(word, "big"))
+            if name is None:
+                self.not_ip(f"address family {family} in the {entry.name} header")
+            self.dispatch(name, at + 4, self.wire, depth, path)
+        elif kind == "arcnet":
+            self.need(at + entry.header, "ARCNET header")
+            proto = T.ARCNET_PROTOCOLS.get(self.b[at + entry.at])
+            if proto is None:
+                self.not_ip(f"ARCNET protocol {self.b[at + entry.at]:#04x}")
+            self.dispatch(proto[0], at + entry.header + proto[1], self.wire, depth, path)
+        elif kind == "ipnet":
+            self.need(at + entry.header, "IPNET header")
+            name = T.IPNET_FAMILIES.get(self.b[at + entry.at])
+            if name is None:
+                self.not_ip(f"IPNET family {self.b[at + entry.at]}")
+            self.dispatch(name, at + entry.header, self.wire, depth, path)
+        else:
+            self.dispatch(kind, at, self.wire, depth, path)
+
+    def h_ethernet(self, at: int, end: int, depth: int, path: str) -> None:
+        self.need(at + 14, "Ethernet header")
+        self.ethertype(self.u16(at + 12), at + 12, at + 14, depth, path)
+
+    def h_eth(self, at: int, end: int, depth: int, path: str) -> None:
+        self.h_ethernet(at, end, depth, f"{path}/eth")
+
+    def ethertype(self, value: int, where: int, at: int, depth: int, path: str) -> None:
+        """Dispatch on an EtherType read at ``where``; the payload starts at ``at``."""
+        while value in T.VLAN_TPIDS:
+            self.need(at + 4, "802.1Q tag")
+            path += "/vlan"
+            where, value, at = at + 2, self.u16(at + 2), at + 4
+        if value < 0x0600:  # an 802.3 length: LLC, maybe SNAP with an EtherType (RFC 1042)
+            self.need(at + 3, "LLC header")
+            if self.b[at : at + 3] != b"\xaa\xaa\x03":
+                self.not_ip(f"802.3 frame with LLC {bytes(self.b[at:at + 3]).hex()} at offset {at}")
+            self.need(at + 8, "SNAP header")
+            path += "/llc"
+            where, value, at = at + 6, self.u16(at + 6), at + 8
+        name = T.ETHERTYPES.get(value)
+        if name is None:
+            self.not_ip(f"EtherType {value:#06x} at offset {where} is neither IPv4 (ethertype 0x0800) nor IPv6 "
+                        "(0x86dd)")
+        if name in ("ipv4", "ipv6") and at < self.n and self.b[at] >> 4 != (4 if name == "ipv4" else 6):
+            self.not_ip(f"EtherType {value:#06x} at offset {where} but IP version {self.b[at] >> 4}")
+        self.dispatch(name, at, self.wire, depth, path)
+
+    def h_vlan(self, at: int, end: int, depth: int, path: str) -> None:
+        """A VLAN tag reached through a protocol type (GRE's): TCI, then the EtherType."""
+        self.ethertype(0x8100, at - 2, at, depth, path)
+
+    def h_mpls(self, at: int, end: int, depth: int, path: str) -> None:
+        """RFC 3032 label stack; after the bottom of stack: IPv4/IPv6 by the first nibble, 0: RFC 4385 control
+        word + Ethernet (RFC 4448 pseudowire)."""
+        path += "/mpls"
+        while True:
+            self.need(at + 4, "MPLS label")
+            bottom = self.b[at + 2] & 1
+            at += 4
+            if bottom:
+                break
+        self.need(at + 1, "MPLS payload")
+        nibble = self.b[at] >> 4
+        if nibble in (4, 6):
+            self.dispatch("ipv4" if nibble == 4 else "ipv6", at, end, depth, path)
+        elif nibble == 0:
+            self.h_eth(at + 4, end, depth, path)
+        else:
+            self.not_ip(f"MPLS payload starting with {self.b[at]:#04x} at offset {at}")
+
+    def h_pppoe(self, at: int, end: int, depth: int, path: str) -> None:
+        self.need(at + 8, "PPPoE session header")
+        self.ppp_protocol(self.u16(at + 6), at + 8, end, depth, f"{path}/pppoe")
+
+    def ppp_protocol(self, proto: int, at: int, end: int, depth: int, path: str) -> None:
+        name = T.PPP_PROTOCOLS.get(proto)
+        if name is None:
+            self.not_ip(f"PPP protocol {proto:#06x} at offset {at - 2}")
+        self.dispatch(name, at, end, depth, f"{path}/ppp" if not path.endswith("ppp") else path)
+
+    def h_ppp(self, at: int, end: int, depth: int, path: str) -> None:
+        """RFC 1661 (address/control 0xff 0x03 optional, RFC 1662; protocol field compression)."""
+        self.need(at + 2, "PPP header")
+        if self.b[at] == 0xFF and self.b[at + 1] == 0x03:
+            at += 2
+            self.need(at + 2, "PPP header")
+        if self.b[at] & 1:  # a compressed 1-byte protocol
+            self.ppp_protocol(self.b[at], at + 1, end, depth, path)
+        else:
+            self.ppp_protocol(self.u16(at), at + 2, end, depth, path)
+
+    def h_ppp_hdlc(self, at: int, end: int, depth: int, path: str) -> None:
+        self.need(at + 4, "PPP-in-HDLC header")
+        if self.b[at] in (0x0F, 0x8F):  # Cisco HDLC framing in a PPP_SERIAL capture
+            self.ethertype(self.u16(at + 2), at + 2, at + 4, depth, path)
+        else:
+            self.h_ppp(at, end, depth, path)
+
+    def h_wlan(self, at: int, end: int, depth: int, path: str) -> None:
+        """IEEE 802.11 data frames: 24-byte header, 30 with four addresses, +2 QoS, +4 HT control; LLC/SNAP."""
+        self.need(at + 24, "802.11 header")
+        fc, flags = self.b[at], self.b[at + 1]
+        kind, subtype = (fc >> 2) & 3, fc >> 4
+        if kind != 2 or subtype & 4:
+            self.not_ip(f"802.11 frame of type {kind} subtype {subtype} (no data)")
+        if flags & 0x40:
+            self.not_ip("protected (encrypted) 802.11 data frame")
+        size = 24 + (6 if flags & 3 == 3 else 0)
+        if subtype & 8:
+            size += 2 + (4 if flags & 0x80 else 0)
+        self.need(at + size + 8, "802.11 LLC/SNAP header")
+        snap = at + size
+        if self.b[snap : snap + 3] != b"\xaa\xaa\x03":
+            self.not_ip(f"802.11 payload without LLC/SNAP at offset {snap}")
+        self.ethertype(self.u16(snap + 6), snap + 6, snap + 8, depth, path + "/llc")
+
+    def h_radiotap(self, at: int, end: int, depth: int, path: str) -> None:
+        self.need(at + 4, "radiotap header")
+        size = int.from_bytes(self.b[at + 2 : at + 4], "little")
+        self.h_wlan(at + size, end, depth, path + "/wlan")
+
+    def h_ppi(self, at: int, end: int, depth: int, path: str) -> None:
+        self.need(at + 8, "PPI header")
+        size = int.from_bytes(self.b[at + 2 : at + 4], "little")
+        self.link(int.from_bytes(self.b[at + 4 : at + 8], "little"), at + size, depth, path)
+
+    def h_pktap(self, at: int, end: int, depth: int, path: str) -> None:
+        self.need(at + 12, "PKTAP header")
+        size = int.from_bytes(self.b[at : at + 4], "little")
+        self.link(int.from_bytes(self.b[at + 8 : at + 12], "little"), at + size, depth, path)
+
+    def h_nflog(self, at: int, end: int, depth: int, path: str) -> None:
+        """Linux NFLOG: family, version, resource id; then TLVs (length, type in host order, 4-byte aligned)."""
+        self.need(at + 4, "NFLOG header")
+        name = T.LINUX_FAMILIES.get(self.b[at])
+        if name is None:
+            self.not_ip(f"NFLOG address family {self.b[at]}")
+        pos = at + 4
+        while pos + 4 <= self.n:
+            size = int.from_bytes(self.b[pos : pos + 2], "little")
+            kind = int.from_bytes(self.b[pos + 2 : pos + 4], "little") & 0x7FFF
+            if size < 4:
+                break
+            if kind == T.NFULA_PAYLOAD:
+                self.dispatch(name, pos + 4, min(pos + size, self.wire), depth, path)
+                return
+            pos += (size + 3) & ~3
+        self.need(pos + 4, "NFLOG payload TLV")
+        self.not_ip("NFLOG record without a payload TLV")
+
+    def h_frame_relay(self, at: int, end: int, depth: int, path: str) -> None:
+        """Q.922 address (EA bit ends it), control 0x03, optional pad, NLPID (RFC 2427); SNAP with an EtherType."""
+        pos = at
+        while True:
+            self.need(pos + 1, "Frame Relay address")
+            pos += 1
+            if self.b[pos - 1] & 1 and pos - at >= 2:
+                break
+        self.need(pos + 2, "Frame Relay control and NLPID")
+        if self.b[pos] != 0x03:
+            self.not_ip(f"Frame Relay control {self.b[pos]:#04x}")
+        pos += 1
+        if self.b[pos] == 0 and pos + 1 < self.n:
+            pos += 1
+        nlpid = self.b[pos]
+        if nlpid == 0x80:
+            self.need(pos + 6, "SNAP header")
+            self.ethertype(self.u16(pos + 4), pos + 4, pos + 6, depth, path)
+            return
+        name = T.NLPIDS.get(nlpid)
+        if name is None:
+            self.not_ip(f"Frame Relay NLPID {nlpid:#04x}")
+        self.dispatch(name, pos + 1, end, depth, path)
+
+    def h_ip(self, at: int, end: int, depth: int, path: str) -> None:
+        self.need(at + 1, "IP header")
+        version = self.b[at] >> 4
+        if version == 4:
+            self.h_ipv4(at, end, depth, path)
+        elif version == 6:
+            self.h_ipv6(at, end, depth, path)
+        else:
+            self.not_ip(f"IP version {version} at offset {at} is neither 4 nor 6")
+
+    # --- IP ------------------------------------------------------------------------------------
+
+    def h_ipv4(self, at: int, end: int, depth: int, path: str, quote: bool = False) -> None:
+        path += "/ipv4" if path else "ipv4"
+        b = self.b
+        if at + 20 > self.n:
+            if quote:
+                return
+            if at + 20 <= self.wire:
+                self.emit(Field(T.IPV4_HEADER, path, depth, at, self.stored_or_none(at + 10),
+                                na=R.NOT_CAPTURED))
+            self.need(at + 20, "IPv4 header")
+        if b[at] >> 4 != 4:
+            self.not_ip(f"IP version {b[at] >> 4} at offset {at} is not 4")
+        ihl = (b[at] & 0x0F) * 4
+        if ihl < 20:
+            raise _Bad("bad-ihl", f"packet: IPv4 IHL is {ihl // 4}, below the minimum of 5")
+        if at + ihl > self.n:
+            if quote:
+                return
+            if at + ihl <= self.wire:
+                self.emit(Field(T.IPV4_HEADER, path, depth, at, at + 10, na=R.NOT_CAPTURED))
+            self.need(at + ihl, f"IPv4 header with IHL {ihl // 4}")
+        total, big = self.u16(at + 2), False
+        if total == 0 and not quote and end - at > ihl:  # BIG TCP / TSO super-packet: the captured length
+            big, stop = True, end
+            self.stack.notes.append(f"{path}: total length 0: a BIG TCP / TSO super-packet, taken at its length")
+        else:
+            if total < ihl:
+                raise _Bad("bad-length", f"packet: IPv4 total length {total} is shorter than its {ihl}-byte header")
+            stop = at + total
+            if stop > end:
+                if not quote:
+                    raise _Bad("truncated", f"packet: truncated: IPv4 total length {total} needs {stop} bytes, "
+                               f"packet has {end}")
+        self.emit(Field(T.IPV4_HEADER, path, depth, at, at + 10, ((at, at + ihl),)))
+        final = self.ipv4_final_destination(at + 20, at + ihl, at + 16)
+        frag = self.u16(at + 6)
+        offset, more = (frag & 0x1FFF) * 8, bool(frag & 0x2000)
+        fragment: Fragment = "later" if offset else "first" if more else "none"
+        ip = IPLayer(4, at, at + ihl, at + ihl, stop, at + 10, at + 12, at + 16, at + 8, at + 12, final, False,
+                     fragment, b[at + 9], depth, big, frag_id=self.u16(at + 4), frag_offset=offset, frag_more=more,
+                     frag_data=at + ihl)
+        self.stack.ips.append(ip)
+        if quote and stop > end:  # the quote holds part of the datagram: its transport checksum is out of reach
+            self.partial(ip, at + ihl, end, depth, path, R.PARTIAL_QUOTE)
+            return
+        self.transport(ip, ip.proto, at + ihl, stop, depth, path)
+
+    def ipv4_final_destination(self, start: int, end: int, daddr: int) -> int:
+        """Walk the IPv4 options; the offset of the final destination (RFC 791 source routes)."""
+        b, at, final, routes = self.b, start, daddr, 0
+        while at < end:
+            kind = b[at]
+            if kind == 0:
+                break
+            if kind == 1:
+                at += 1
+                continue
+            if at + 2 > end or not 2 <= b[at + 1] <= end - at:
+                raise _Bad("bad-option", f"packet: IPv4 option {kind} at offset {at} has a bad length")
+            size = b[at + 1]
+            if kind in T.IPV4_SOURCE_ROUTES:
+                routes += 1
+                pointer = b[at + 2] if size > 2 else 0
+                if size < 3 or (size - 3) % 4 or pointer < 4:
+                    raise _Bad("bad-option", f"packet: source route option at offset {at} is malformed")
+                if routes > 1:
+                    raise _Bad("bad-option", "packet: more than one IPv4 source route option (RFC 791)")
+                if size >= 7 and pointer <= size:  # route not used up: its last address is the final destination
+                    final = at + size - 4
+            at += size
+        return final
+
+    def ipv6_option(self, start: int, end: int, wanted: int) -> tuple[int, int] | None:
+        """(offset, length) of the data of the first option ``wanted`` in a hop-by-hop/destination header."""
+        b, at = self.b, start
+        while at < end:
+            kind = b[at]
+            if kind == 0:  # Pad1
+                at += 1
+                continue
+            if at + 2 > end or at + 2 + b[at + 1] > end:
+                raise _Bad("bad-option", f"packet: IPv6 option {kind:#04x} at offset {at} overruns its header")
+            if kind == wanted:
+                return at + 2, b[at + 1]
+            at += 2 + b[at + 1]
+        return None
+
+    def h_ipv6(self, at: int, end: int, depth: int, path: str, quote: bool = False) -> None:
+        path += "/ipv6" if path else "ipv6"
+        b = self.b
+        if at + 40 > self.n:
+            if quote:
+                return
+            self.need(at + 40, "IPv6 header")
+        if b[at] >> 4 != 6:
+            self.not_ip(f"IP version {b[at] >> 4} at offset {at} is not 6")
+        plen, nh = self.u16(at + 4), b[at + 6]
+        stop, jumbo, big = at + 40 + plen, False, False
+        if plen and stop > end and not quote:
+            raise _Bad("truncated", f"packet: truncated: IPv6 payload length {plen} needs {stop} bytes, packet has "
+                       f"{end}")
+        src, dst, pos = at + 8, at + 24, at + 40
+        fragment: Fragment = "none"
+        frag_id = frag_offset = frag_data = 0
+        frag_more = False
+        try:
+            while nh in T.IPV6_EXT:
+                self.need(pos + 8, "IPv6 extension header")
+                size = 8 if nh == T.FRAGMENT else (b[pos + 1] + 2) * 4 if nh == T.AH else (b[pos + 1] + 1) * 8
+                self.need(pos + size, "IPv6 extension header")
+                if nh == T.HOP_BY_HOP and pos == at + 40:
+                    option = self.ipv6_option(pos + 2, pos + size, T.JUMBO_OPTION)
+                    if option is not None:
+                        length = int.from_bytes(b[option[0] : option[0] + option[1]], "big")
+                        if plen or option[1] != 4 or length <= 0xFFFF:
+                            raise _Bad("bad-length", "packet: Jumbo Payload option needs payload length 0, 4 bytes "
+                                       "and a length above 65535 (RFC 2675)")
+                        stop, jumbo = at + 40 + length, True
+                        if stop > end and not quote:
+                            raise _Bad("truncated", f"packet: truncated: jumbo payload length {length} needs "
+                                       f"{stop} bytes, packet has {end}")
+                elif nh == T.ROUTING and b[pos + 3]:
+                    dst = self.routing_destination(pos, size)
+                elif nh == T.DEST_OPTS:
+                    option = self.ipv6_option(pos + 2, pos + size, T.HOME_ADDRESS_OPTION)
+                    if option is not None:
+                        if option[1] != 16:
+                            raise _Bad("bad-option", "packet: Home Address option must hold 16 bytes")
+                        src = option[0]
+                elif nh == T.FRAGMENT:
+                    word = self.u16(pos + 2)
+                    fragment = "later" if word >> 3 else "first" if word & 1 else "atomic"
+                    frag_id, frag_offset = int.from_bytes(b[pos + 4 : pos + 8], "big"), word & ~7
+                    frag_more, frag_data = bool(word & 1), pos + 8
+                if nh == T.AH:
+                    path += "/ah"
+                nh, pos = b[pos], pos + size
+                if pos > stop and (plen or jumbo):
+                    raise _Bad("bad-length", f"packet: IPv6 extension headers run past the payload end ({stop})")
+                if fragment == "later":  # fragment data follows, not headers (RFC 8200 section 4.5)
+                    break
+        except _Cut:
+            if quote:
+                return
+            raise
+        if not plen and not jumbo and not quote:
+            if nh == T.NO_NEXT or pos >= end:
+                if nh != T.NO_NEXT:
+                    raise _Bad("bad-length", "packet: IPv6 payload length 0 without a Jumbo Payload option")
+            else:  # BIG TCP (Linux >= 5.19 without the hop-by-hop header) / GSO super-packet: the captured length
+                big, stop = True, end
+                self.stack.notes.append(f"{path}: payload length 0: a BIG TCP / GSO super-packet, taken at its length")
+        ip = IPLayer(6, at, at + 40, pos, stop, None, at + 8, at + 24, at + 7, src, dst, jumbo, fragment, nh, depth,
+                     big, frag_id=frag_id, frag_offset=frag_offset, frag_more=frag_more, frag_data=frag_data)
+        self.stack.ips.append(ip)
+        if quote and stop > end:
+            self.partial(ip, pos, end, depth, path, R.PARTIAL_QUOTE)
+            return
+        self.transport(ip, nh, pos, stop, depth, path)
+
+    def routing_destination(self, at: int, size: int) -> int | None:
+        """Offset of the final destination named by a routing header with Segments Left > 0 (RFC 8200 8.1)."""
+        kind = self.b[at + 2]
+        if kind in (0, 2) and size >= 24:  # type 0 (RFC 2460) and type 2 (RFC 6275): the last address
+            return at + size - 16
+        if kind == 4 and size >= 24:  # segment routing (RFC 8754): Segment List[0] is the final segment
+            return at + 8
+        return None
+
+    # --- above IP ------------------------------------------------------------------------------
+
+    def entry_for(self, ip: IPLayer, proto: int, at: int, stop: int) -> T.Protocol | None:
+        """The table entry for ``proto`` here: by version and type where one number has several layouts."""
+        if proto in (T.IPV6_ONLY if ip.version == 4 else T.IPV4_ONLY):
+            return None
+        entry = T.TRANSPORTS.get(proto)
+        if entry is None or at >= self.n:
+            return entry
+        first = self.b[at]
+        if proto == T.PIM and first == 0x21:  # version 2, type 1: Register
+            return T.PIM_REGISTER
+        if proto == T.VRRP:
+            if first >> 4 == 3:
+                return T.VRRP3_ENTRY
+            if stop - at == 36 and at + 4 <= self.n and self.b[at + 3] == 7:  # CARP: 36 bytes, authlen 7
+                return T.CARP_ENTRY
+        if proto == T.OSPF and first == 3:
+            return T.OSPF3_ENTRY
+        return entry
+
+    def partial(self, ip: IPLayer, at: int, end: int, depth: int, path: str, reason: Reason) -> None:
+        """The transport field of a datagram only partly here (a quote, a fragment): reported, not verified."""
+        entry = self.entry_for(ip, ip.proto, at, end) if reason is not R.NON_FIRST_FRAGMENT else \
+            (None if ip.proto in (T.IPV6_ONLY if ip.version == 4 else T.IPV4_ONLY) else T.TRANSPORTS.get(ip.proto))
+        if entry is None:
+            return
+        if reason is R.NON_FIRST_FRAGMENT:
+            self.emit(Field(entry, f"{path}/{entry.name}", depth, at, None, na=reason))
+            return
+        field_at = at + entry.field
+        self.emit(Field(entry, f"{path}/{entry.name}", depth, at, field_at if field_at + 2 <= min(end, self.n) else None,
+                        na=reason))
+        if depth == 0 and ip is self.stack.ips[0]:
+            ip.l4 = at
+            ip.l4_csum = field_at if field_at + 2 <= end else None
+            ip.pseudo = entry.pseudo is not T.PSEUDO.NEVER
+
+    def transport(self, ip: IPLayer, proto: int, at: int, stop: int, depth: int, path: str) -> None:
+        if ip.fragment != "later" and ip is self.stack.ips[0]:
+            ip.l4 = at
+        if ip.fragment == "later":
+            self.partial(ip, at, stop, depth, path, R.NON_FIRST_FRAGMENT)
+            return
+        if ip.fragment == "first":
+            self.partial(ip, at, stop, depth, path, R.NEEDS_REASSEMBLY)
+            return
+        if proto == T.IPIP:
+            self.inner("ipv4", at, stop, depth + 1, path)
+        elif proto == T.IPV6_IN:
+            self.inner("ipv6", at, stop, depth + 1, path)
+        elif proto == T.GRE:
+            self.gre(ip, at, stop, depth, path)
+        elif proto == T.AH and ip.version == 4:
+            self.need(at + 2, "AH header")
+            size = (self.b[at + 1] + 2) * 4
+            self.need(at + size, "AH header")
+            self.transport(ip, self.b[at], at + size, stop, depth, path + "/ah")
+        elif proto == T.ESP:
+            self.emit(Field(T.ESP_ENTRY, path + "/esp", depth, at, None,
+                            na=R.ENCRYPTED))
+        else:
+            entry = self.entry_for(ip, proto, at, stop)
+            if entry is not None:
+                self.checksummed(ip, entry, proto, at, stop, depth, path)
+
+    def checksummed(self, ip: IPLayer, entry: T.Protocol, proto: int, at: int, stop: int, depth: int,
+                    path: str) -> None:
+        """A protocol with the Internet checksum (table entry ``entry``) at ``at``, its datagram ending at ``stop``."""
+        path = f"{path}/{entry.name}"
+        available = stop - at
+        legacy = proto in (T.TCP, T.UDP, T.ICMP, T.ICMPV6)  # malformed: these are what the old checkers refused
+        minimum = entry.minimum
+        if at + minimum > self.n and at + minimum <= self.wire and available >= minimum:
+            self.emit(Field(entry, path, depth, at, self.stored_or_none(at + entry.field), na=R.NOT_CAPTURED))
+            raise _Cut
+        if proto == T.TCP and available >= 13 and at + 13 <= self.n:
+            minimum = max(minimum, (self.b[at + 12] >> 4) * 4)
+        if available < minimum:
+            if legacy:
+                raise _Bad("truncated", f"packet: truncated: the {entry.name.upper()} header at offset {at} needs "
+                           f"{at + minimum} bytes, the {entry.name} segment has {available} bytes")
+            self.emit(Field(entry, path, depth, at, self.stored_or_none(at + entry.field) if available >= entry.field
+                            + 2 else None, na=R.BAD_LENGTH))
+            return
+        field_at = at + entry.field
+        cover, length, na = entry.cover, available, None
+        end = stop
+        if cover is T.COVER.LENGTH_FIELD:
+            length = self.u16(at + entry.length_at)
+            if proto == T.UDP:
+                if not length and ip.version == 6 and available > 0xFFFF:  # 0 only in a jumbogram (RFC 2675 4)
+                    length = available
+                elif not 8 <= length <= available:
+                    raise _Bad("bad-length", f"packet: UDP length {length} outside 8..{available} (the IP payload)")
+            elif not entry.minimum <= length <= available:
+                na = R.BAD_LENGTH
+            end = at + length
+        elif cover is T.COVER.COVERAGE:
+            end = self.coverage(proto, at, available)
+            if end is None:
+                end, na = stop, R.BAD_COVERAGE
+        elif cover is T.COVER.PREFIX:
+            end, length = at + entry.prefix, entry.prefix
+        pseudo = None
+        if entry.pseudo is T.PSEUDO.ALWAYS or (entry.pseudo is T.PSEUDO.IPV6 and ip.version == 6):
+            if ip.pseudo_daddr is None:
+                na = na or R.UNKNOWN_DESTINATION
+            else:
+                pseudo = (ip.pseudo_saddr, ip.pseudo_daddr, 4 if ip.version == 4 else 16, length, proto)
+        skip = entry.skip
+        if skip is not None and na is None and entry is T.OSPF2_ENTRY:
+            if self.u16(at + 14) == 2:  # cryptographic authentication: the checksum is not computed (RFC 2328 D.4.3)
+                na = R.CRYPTO_AUTH
+            covers = ((at, at + skip[0]), (at + skip[1], end))
+        else:
+            covers = ((at, end),)
+        if na is None and end > self.n:
+            na = R.NOT_CAPTURED
+        if depth == 0 and ip is self.stack.ips[0]:
+            ip.l4, ip.l4_len, ip.l4_csum, ip.pseudo = at, length, field_at, entry.pseudo is not T.PSEUDO.NEVER
+        self.emit(Field(entry, path, depth, at, field_at if field_at + 2 <= self.n else None, covers, pseudo,
+                        ip.version == 6, na, tunnel=False, alt_end=stop if cover is T.COVER.PREFIX else None,
+                        big=ip.big))
+        if na is R.NOT_CAPTURED and field_at + 2 > self.n:
+            raise _Cut
+        if proto == T.UDP:
+            tunnel = T.UDP_TUNNELS.get(self.u16(at + 2))
+            if tunnel is not None:
+                self.stack.fields[-1].tunnel = True
+                self.inner(tunnel, at + 8, end, depth + 1, path)
+        elif entry is T.PIM_REGISTER:  # the multicast packet it encapsulates (RFC 7761 4.9.3)
+            self.inner("ip", at + 8, stop, depth + 1, path)
+        elif proto in (T.ICMP, T.ICMPV6):
+            errors = T.ICMP_ERRORS if proto == T.ICMP else T.ICMPV6_ERRORS
+            if self.b[at] in errors:
+                self.quote(errors[self.b[at]], at, stop, depth, path)
+
+    def coverage(self, proto: int, at: int, available: int) -> int | None:
+        """End of the bytes a UDP-Lite (RFC 3828 3.1) or DCCP (RFC 4340 9.2) checksum covers; None if invalid."""
+        if proto == T.UDPLITE:
+            cov = self.u16(at + 4)
+            if cov == 0:
+                return at + available
+            return at + cov if 8 <= cov <= available else None
+        offset = self.b[at + 4] * 4
+        cscov = self.b[at + 5] & 0x0F
+        if not 12 <= offset <= available:
+            return None
+        if cscov == 0:
+            return at + available
+        cov = offset + (cscov - 1) * 4
+        return at + min(cov, available)
+
+    def quote(self, spec: tuple[int, int] | None, at: int, stop: int, depth: int, path: str) -> None:
+        """The datagram quoted by an ICMP error at ``at`` (RFC 792, RFC 4443) and an RFC 4884 extension."""
+        start, end, ext, guessed = at + 8, stop, None, False
+        if spec is not None and at + spec[0] < self.n:
+            length = self.b[at + spec[0]] * spec[1]
+            if not length:  # RFC 4884 5.5: extensions of older senders follow a 128-byte quote, length 0
+                length, guessed = T.ICMP_EXT_MIN_QUOTE, True
+            if start + length + 4 <= min(stop, self.n) and length >= T.ICMP_EXT_MIN_QUOTE \
+                    and self.b[start + length] >> 4 == 2 and (not guessed or self.padded_quote(start, length)):
+                end = ext = start + length
+        if start < min(end, self.n):
+            version = self.b[start] >> 4
+            if version in (4, 6) and depth < _MAX_DEPTH:
+                try:
+                    (self.h_ipv4 if version == 4 else self.h_ipv6)(start, min(end, self.wire), depth + 1, path,
+                                                                    quote=True)
+                except _Bad as exc:
+                    self.stack.notes.append(f"{path}: quoted datagram: {exc}")
+        if ext is not None:
+            entry = T.ICMP_EXT_ENTRY
+            na = R.NOT_CAPTURED if stop > self.n else None
+            self.emit(Field(entry, f"{path}/{entry.name}", depth, ext, ext + 2, ((ext, stop),), na=na))
+
+    def padded_quote(self, start: int, length: int) -> bool:
+        """Whether a quoted IP datagram ends inside ``length`` bytes, zeros after it (RFC 4884 5.5's old senders)."""
+        version = self.b[start] >> 4
+        if version == 4 and start + 4 <= self.n:
+            size = self.u16(start + 2)
+        elif version == 6 and start + 6 <= self.n:
+            size = 40 + self.u16(start + 4)
+        else:
+            return False
+        return size <= length and not any(self.b[start + size : start + length])
+
+    # --- tunnels -------------------------------------------------------------------------------
+
+    def gre(self, ip: IPLayer, at: int, stop: int, depth: int, path: str) -> None:
+        """GRE (RFC 2784, RFC 2890 key and sequence; version 1 is PPTP's, RFC 2637): its optional checksum, then
+        the payload by protocol type."""
+        path += "/gre"
+        self.need(at + 4, "GRE header")
+        flags, version, proto = self.b[at], self.b[at + 1] & 7, self.u16(at + 2)
+        checksum, key, seq = flags & 0x80, flags & 0x20, flags & 0x10
+        if flags & 0x40:
+            self.stack.notes.append(f"{path}: GRE with routing present (RFC 1701) is not walked")
+            return
+        size = 4 + (4 if checksum else 0) + (4 if key else 0) + (4 if seq else 0)
+        if version == 1:
+            size += 4 if self.b[at + 1] & 0x80 else 0  # PPTP acknowledgment number
+        if checksum:
+            na = R.NOT_CAPTURED if stop > self.n else None
+            self.emit(Field(T.GRE_ENTRY, path, depth, at, at + 4 if at + 6 <= self.n else None, ((at, stop),), na=na))
+        self.need(at + size, "GRE header")
+        payload = at + size
+        if version == 1:
+            self.inner("ppp", payload, stop, depth + 1, path)
+        elif proto == T.ETH_ERSPAN2 and not seq:  # ERSPAN type I: Ethernet right after the GRE header
+            self.inner("eth", payload, stop, depth + 1, path)
+        else:
+            name = T.ETHERTYPES.get(proto)
+            if name is None:
+                self.stack.notes.append(f"{path}: GRE protocol {proto:#06x} is not walked")
+                return
+            self.inner(name, payload, stop, depth + 1, path)
+
+    def h_erspan(self, at: int, end: int, depth: int, path: str) -> None:
+        """ERSPAN type II: an 8-byte header, then the mirrored Ethernet frame."""
+        self.h_eth(at + 8, end, depth, path + "/erspan")
+
+    def h_erspan3(self, at: int, end: int, depth: int, path: str) -> None:
+        """ERSPAN type III: 12 bytes, 8 more with the platform sub-header (O bit), then Ethernet."""
+        self.need(at + 12, "ERSPAN type III header")
+        self.h_eth(at + 12 + (8 if self.b[at + 11] & 1 else 0), end, depth, path + "/erspan")
+
+    def h_vxlan(self, at: int, end: int, depth: int, path: str) -> None:
+        self.need(at + 8, "VXLAN header")
+        self.h_eth(at + 8, end, depth, path + "/vxlan")
+
+    def h_geneve(self, at: int, end: int, depth: int, path: str) -> None:
+        """RFC 8926: 8 bytes + options (length in 4-byte words), protocol type an EtherType."""
+        self.need(at + 8, "Geneve header")
+        size = 8 + (self.b[at] & 0x3F) * 4
+        self.need(at + size, "Geneve options")
+        self.ethertype(self.u16(at + 2), at + 2, at + size, depth, path + "/geneve")
+
+
+#: Layer name (as the table's dispatch values and link kinds spell it) -> its handler.
+_HANDLERS = {name[2:].replace("_", "-"): fn for name, fn in vars(_Walker).items() if name.startswith("h_")}
+
+
+def _fits(buf: memoryview, at: int) -> bool:
+    """Whether an IP header at ``at`` has version 4 or 6 and lengths that fit the buffer."""
+    if len(buf) <= at:
+        return False
+    version, ihl = buf[at] >> 4, (buf[at] & 0xF) * 4
+    if version == 4:
+        return len(buf) >= at + 20 and 20 <= ihl <= int.from_bytes(buf[at + 2 : at + 4], "big") <= len(buf) - at
+    return version == 6 and len(buf) >= at + 40 and at + 40 + int.from_bytes(buf[at + 4 : at + 6], "big") <= len(buf)
+
+
+def _auto(buf: memoryview) -> int:
+    """link="auto": Ethernet when bytes 12..13 (past VLAN tags) are the IPv4/IPv6 EtherType, the version nibble
+    agrees and, if the buffer also reads as a bare IP datagram, the frame's IP lengths fit; else bare IP."""
+    at = 12
+    while len(buf) >= at + 2 and int.from_bytes(buf[at : at + 2], "big") in T.VLAN_TPIDS:
+        at += 4
+    if len(buf) >= at + 3:
+        ethertype, version = int.from_bytes(buf[at : at + 2], "big"), buf[at + 2] >> 4
+        if (ethertype, version) in ((T.ETH_IPV4, 4), (T.ETH_IPV6, 6)) and (_fits(buf, at + 2) or not _fits(buf, 0)):
+            return 1
+        if T.ETHERTYPES.get(ethertype) in ("mpls", "pppoe") and not _fits(buf, 0):
+            return 1
+    return 101
+
+
+def resolve_link(buf: memoryview, link: Link) -> int:
+    """The capture link type number for ``link`` ("auto", "ethernet"/"ether", "ip" or a number)."""
+    if isinstance(link, int) and not isinstance(link, bool):
+        return link
+    if link == "auto":
+        return _auto(buf)
+    number = T.LINK_NAMES.get(link) if isinstance(link, str) else None
+    if number is None:
+        raise CsumValueError(f"link must be 'auto', 'ethernet' (or 'ether'), 'ip' or a link type number, got {link!r}",
+                             code="bad-value")
+    return number
+
+
+def walk(buf: memoryview, link: Link = "auto", *, wire_len: int | None = None, strict: bool = False) -> Stack:
+    """The whole stack of one packet: its layers and every checksum field, outer to inner.
+
+    ``link``: "auto", "ethernet" (alias "ether"), "ip" or a capture link type number (see
+    :data:`csum.layers.table.LINKTYPES`). ``wire_len``: the packet's length on the wire when only
+    part was captured. ``strict``: raise :class:`CsumValueError` for a packet that is not IP or
+    has a malformed outer header instead of recording it in the stack.
+    """
+    linktype = resolve_link(buf, link)
+    walker = _Walker(buf, len(buf) if wire_len is None else max(wire_len, len(buf)), strict)
+    stack = walker.stack
+    try:
+        walker.link(linktype, 0)
+        if stack.unsupported is not None and strict:
+            raise CsumValueError(f"link type {linktype} is not supported", code="unsupported-link")
+    except _Cut:
+        stack.cut = True
+    except _Bad as exc:
+        if exc.code == "not-ip" and not stack.ips:
+            if strict:
+                raise CsumValueError(str(exc), code="not-ip") from None
+            stack.not_ip = True
+        elif strict:
+            raise CsumValueError(str(exc), code=exc.code) from None
+        else:
+            stack.malformed = (exc.code, str(exc))
+    stack.fields.sort(key=_position)
+    return stack
+
+
+def _position(f: Field) -> int:
+    return f.header if f.at is None else f.at
