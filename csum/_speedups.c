@@ -4,10 +4,12 @@
  * It only sums bytes: the canonical one's-complement sum of a buffer read as
  * 8/16/32/64-bit words in a given byte order (RFC 1071 section 2, the
  * primitive under every kernel csum_partial that csum models). There is no
- * profile logic and there are no messages here: whatever this file does not
- * handle (an object that is not a C-contiguous buffer, another width, another
- * byte order) is handed to the pure-Python engine registered with
- * set_fallback(), which validates, raises csum's errors and computes.
+ * profile logic, no call back into Python and no module state. Arguments it
+ * does not take (an object that is not a C-contiguous buffer, another width,
+ * another byte order, a row outside the buffer) raise Python's own TypeError,
+ * BufferError or ValueError; csum/_engine.py turns those into csum's errors.
+ * csum/_native.py holds the pure-Python twins of both functions, and
+ * csum/_speedups.pyi their signatures.
  *
  * Arithmetic. A buffer is read as 64-bit words w (little-endian: the bytes as
  * stored; big-endian: byte-reversed), the last one zero-padded at its
@@ -128,11 +130,9 @@ static inline uint64_t reduce(uint64_t s, int width)
     return (s - 1) % m + 1;
 }
 
-static PyObject *fallback;     /* pure-Python ones_sum(view, width, byteorder, name) */
-static int forced;             /* 1: hand every call to the fallback (engine selection, tests) */
 static PyObject *str_little, *str_big;
 
-/* 0 little, 1 big, -1 anything else. */
+/* 0 little, 1 big; -1 with ValueError set for anything else. */
 static int parse_order(PyObject *o)
 {
     if (o == str_little)
@@ -145,77 +145,73 @@ static int parse_order(PyObject *o)
         if (PyUnicode_CompareWithASCIIString(o, "big") == 0)
             return 1;
     }
+    PyErr_SetString(PyExc_ValueError, "byteorder");
     return -1;
 }
 
-/* 8, 16, 32 or 64; -1 for anything else (no error set). */
+/* 8, 16, 32 or 64; -1 with ValueError set for anything else. */
 static int parse_width(PyObject *o)
 {
-    if (!PyLong_CheckExact(o))
-        return -1;
-    int overflow;
-    long v = PyLong_AsLongAndOverflow(o, &overflow);
-    if (overflow || (v != 8 && v != 16 && v != 32 && v != 64))
-        return -1;
-    return (int)v;
-}
-
-static PyObject *delegate(PyObject *const *args, Py_ssize_t nargs)
-{
-    if (fallback == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "csum._speedups: no fallback registered");
-        return NULL;
+    if (PyLong_CheckExact(o)) {
+        int overflow;
+        long v = PyLong_AsLongAndOverflow(o, &overflow);
+        if (!overflow && (v == 8 || v == 16 || v == 32 || v == 64))
+            return (int)v;
     }
-    return PyObject_Vectorcall(fallback, args, (size_t)nargs, NULL);
+    PyErr_SetString(PyExc_ValueError, "width");
+    return -1;
 }
 
-/* ones_sum(buf, width, byteorder[, name]) -> int */
-static PyObject *ones_sum(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+/* Canonical sum of buf (a C-contiguous buffer) in words of args[1] bits, byte order args[2]. */
+static PyObject *sum_buffer(PyObject *const *args, uint64_t block)
 {
-    if (forced || nargs < 3 || nargs > 4)
-        return delegate(args, nargs);
     int width = parse_width(args[1]);
+    if (width < 0)
+        return NULL;
     int big = parse_order(args[2]);
-    if (width < 0 || big < 0)
-        return delegate(args, nargs);
+    if (big < 0)
+        return NULL;
     Py_buffer view;
-    if (PyObject_GetBuffer(args[0], &view, PyBUF_C_CONTIGUOUS) < 0) {
-        PyErr_Clear();
-        return delegate(args, nargs);
-    }
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_C_CONTIGUOUS) < 0)
+        return NULL;  /* TypeError (no buffer) or BufferError/ValueError (not contiguous) */
     uint64_t s;
     if (view.len >= NOGIL_BYTES) {
         Py_BEGIN_ALLOW_THREADS
-        s = sum64(view.buf, (uint64_t)view.len, big, BLOCK_BYTES);
+        s = sum64(view.buf, (uint64_t)view.len, big, block);
         Py_END_ALLOW_THREADS
     } else {
-        s = sum64(view.buf, (uint64_t)view.len, big, BLOCK_BYTES);
+        s = sum64(view.buf, (uint64_t)view.len, big, block);
     }
     PyBuffer_Release(&view);
     return PyLong_FromUnsignedLongLong(reduce(s, width));
+}
+
+/* ones_sum(buf, width, byteorder) -> int */
+static PyObject *ones_sum(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "ones_sum(buf, width, byteorder)");
+        return NULL;
+    }
+    return sum_buffer(args, BLOCK_BYTES);
 }
 
 /* ones_sum_blocked(buf, width, byteorder, block) -> int: as ones_sum with a smaller block (a
  * multiple of 8), so tests can exercise the block-combining step on small inputs. */
 static PyObject *ones_sum_blocked(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 4)
-        return delegate(args, nargs < 3 ? nargs : 3);
-    int width = parse_width(args[1]);
-    int big = parse_order(args[2]);
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "ones_sum_blocked(buf, width, byteorder, block)");
+        return NULL;
+    }
     unsigned long long block = PyLong_AsUnsignedLongLong(args[3]);
     if (block == (unsigned long long)-1 && PyErr_Occurred())
         return NULL;
-    if (width < 0 || big < 0 || block == 0 || block % 8 || block > BLOCK_BYTES)
-        return delegate(args, 3);
-    Py_buffer view;
-    if (PyObject_GetBuffer(args[0], &view, PyBUF_C_CONTIGUOUS) < 0) {
-        PyErr_Clear();
-        return delegate(args, 3);
+    if (block == 0 || block % 8 || block > BLOCK_BYTES) {
+        PyErr_SetString(PyExc_ValueError, "block");
+        return NULL;
     }
-    uint64_t s = sum64(view.buf, (uint64_t)view.len, big, block);
-    PyBuffer_Release(&view);
-    return PyLong_FromUnsignedLongLong(reduce(s, width));
+    return sum_buffer(args, block);
 }
 
 static int get_int64s(PyObject *o, Py_buffer *v, int writable)
@@ -224,57 +220,44 @@ static int get_int64s(PyObject *o, Py_buffer *v, int writable)
         return -1;
     if (v->itemsize != 8) {
         PyBuffer_Release(v);
+        PyErr_SetString(PyExc_TypeError, "offsets, lengths and out must hold 8-byte integers");
         return -1;
     }
     return 0;
 }
 
-/* ones_sum_many(buf, offsets, lengths, out, width, byteorder) -> int
+/* ones_sum_many(buf, offsets, lengths, out, width, byteorder) -> None
  *
  * out[i] = canonical sum of buf[offsets[i] : offsets[i] + lengths[i]]. offsets and lengths are
  * contiguous 8-byte integer buffers (int64), out a writable one (uint64) of the same count.
- * Returns -1 when every row was summed, else the index of the first row outside the buffer
- * (rows before it are filled); returns None, with nothing written, when the arguments are not of
- * that form. The caller (csum/batch.py) validates first and words any error.
+ * A row outside the buffer raises ValueError (rows before it are filled); the caller
+ * (csum/batch.py) validates first and words any error.
  */
 static PyObject *ones_sum_many(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 6)
-        Py_RETURN_NONE;
+    if (nargs != 6) {
+        PyErr_SetString(PyExc_TypeError, "ones_sum_many(buf, offsets, lengths, out, width, byteorder)");
+        return NULL;
+    }
     int width = parse_width(args[4]);
+    if (width < 0)
+        return NULL;
     int big = parse_order(args[5]);
-    if (width < 0 || big < 0)
-        Py_RETURN_NONE;
+    if (big < 0)
+        return NULL;
     Py_buffer buf, offs, lens, out;
-    if (PyObject_GetBuffer(args[0], &buf, PyBUF_C_CONTIGUOUS) < 0) {
-        PyErr_Clear();
-        Py_RETURN_NONE;
-    }
-    if (get_int64s(args[1], &offs, 0) < 0) {
-        PyErr_Clear();
-        PyBuffer_Release(&buf);
-        Py_RETURN_NONE;
-    }
-    if (get_int64s(args[2], &lens, 0) < 0) {
-        PyErr_Clear();
-        PyBuffer_Release(&offs);
-        PyBuffer_Release(&buf);
-        Py_RETURN_NONE;
-    }
-    if (get_int64s(args[3], &out, 1) < 0) {
-        PyErr_Clear();
-        PyBuffer_Release(&lens);
-        PyBuffer_Release(&offs);
-        PyBuffer_Release(&buf);
-        Py_RETURN_NONE;
-    }
+    if (PyObject_GetBuffer(args[0], &buf, PyBUF_C_CONTIGUOUS) < 0)
+        return NULL;
+    if (get_int64s(args[1], &offs, 0) < 0)
+        goto no_offs;
+    if (get_int64s(args[2], &lens, 0) < 0)
+        goto no_lens;
+    if (get_int64s(args[3], &out, 1) < 0)
+        goto no_out;
     Py_ssize_t count = offs.len / 8, bad = -1;
     if (lens.len / 8 != count || out.len / 8 != count) {
-        PyBuffer_Release(&out);
-        PyBuffer_Release(&lens);
-        PyBuffer_Release(&offs);
-        PyBuffer_Release(&buf);
-        Py_RETURN_NONE;
+        PyErr_SetString(PyExc_ValueError, "offsets, lengths and out must have the same length");
+        goto fail;
     }
     const unsigned char *base = buf.buf;
     const int64_t *o = offs.buf, *l = lens.buf;
@@ -288,38 +271,28 @@ static PyObject *ones_sum_many(PyObject *self, PyObject *const *args, Py_ssize_t
         r[i] = reduce(sum64(base + o[i], (uint64_t)l[i], big, BLOCK_BYTES), width);
     }
     Py_END_ALLOW_THREADS
+    if (bad >= 0)
+        PyErr_Format(PyExc_ValueError, "row %zd lies outside buf", bad);
+fail:
     PyBuffer_Release(&out);
+no_out:
     PyBuffer_Release(&lens);
+no_lens:
     PyBuffer_Release(&offs);
+no_offs:
     PyBuffer_Release(&buf);
-    return PyLong_FromSsize_t(bad);
-}
-
-/* set_fallback(fn, forced) -> None: register the pure-Python engine; forced=True sends every call to it. */
-static PyObject *set_fallback(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
-{
-    if (nargs != 2 || !PyCallable_Check(args[0])) {
-        PyErr_SetString(PyExc_TypeError, "set_fallback(fn, forced)");
+    if (PyErr_Occurred())
         return NULL;
-    }
-    int f = PyObject_IsTrue(args[1]);
-    if (f < 0)
-        return NULL;
-    Py_INCREF(args[0]);
-    Py_XSETREF(fallback, args[0]);
-    forced = f;
     Py_RETURN_NONE;
 }
 
 static PyMethodDef methods[] = {
     {"ones_sum", (PyCFunction)(void (*)(void))ones_sum, METH_FASTCALL,
-     "ones_sum(buf, width, byteorder[, name]) -> canonical one's-complement sum (see csum._engine)."},
+     "ones_sum(buf, width, byteorder) -> canonical one's-complement sum (see csum._engine)."},
     {"ones_sum_blocked", (PyCFunction)(void (*)(void))ones_sum_blocked, METH_FASTCALL,
      "ones_sum_blocked(buf, width, byteorder, block) -> ones_sum with a smaller block size (tests)."},
     {"ones_sum_many", (PyCFunction)(void (*)(void))ones_sum_many, METH_FASTCALL,
-     "ones_sum_many(buf, offsets, lengths, out, width, byteorder) -> -1 or first bad row; None if unusable."},
-    {"set_fallback", (PyCFunction)(void (*)(void))set_fallback, METH_FASTCALL,
-     "set_fallback(fn, forced) -> None: the pure-Python engine for what C does not handle."},
+     "ones_sum_many(buf, offsets, lengths, out, width, byteorder) -> None: each row's sum into out."},
     {NULL, NULL, 0, NULL},
 };
 

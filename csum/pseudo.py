@@ -12,7 +12,7 @@ from __future__ import annotations
 import ipaddress
 
 from ._check import check_field, check_uint
-from .errors import CsumTypeError
+from .errors import Code, CsumTypeError
 from .ones import M32, _add32, _fold
 from .types import Sum16, Wsum
 
@@ -24,7 +24,7 @@ def _addr(value: Address, size: int, name: str) -> bytes:
         try:
             packed = ipaddress.ip_address(value).packed
         except ValueError as exc:
-            raise CsumTypeError(f"{name}: {exc}", code="bad-address") from None
+            raise CsumTypeError(f"{name}: {exc}", code=Code.BAD_ADDRESS) from None
         return check_field(packed, (size,), name)
     return check_field(value, (size,), name)
 

@@ -13,7 +13,7 @@ import struct
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, example, given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 from scapy.all import ICMP, IP, TCP, UDP, Ether, ICMPv6EchoRequest, IPv6, PcapNgWriter, Raw, rdpcap, wrpcap
 from scapy.utils import RawPcapNgReader
 
@@ -255,15 +255,15 @@ _NEG_ZERO = (b"\x02" * 12 + b"\x08\x00" + bytes.fromhex("450000220000000040017cd
              + b"\x08\x00\xff\xff\xf7\xff" + b"\0" * 8)
 
 
-# each example builds and checks a capture (~10 ms), once per engine: 200 keep this near 6 s in all;
-# the engine fixture is set once for all examples, which is what the health check warns about
-@settings(max_examples=200, suppress_health_check=[HealthCheck.function_scoped_fixture])
+# each example builds and checks a capture (~10 ms), on every engine: 200 keep this near 2 s per engine
+@pytest.mark.every_engine
+@settings(max_examples=200)
 @given(frames=st.lists(_framed(), min_size=1, max_size=6))
 @example(frames=[(1, _NEG_ZERO, len(_NEG_ZERO))])
-def test_vectorized_path_gives_inet_verify_results(engine, frames):
+def test_vectorized_path_gives_inet_verify_results(frames):
     """Every packet the vectorized path takes gets exactly inet.verify's Results; the whole report matches
     the one built from inet.verify packet by packet (counts, bad checksums, malformed, cut, not IP).
-    Run once per summing engine (C, numpy, pure Python: csum.batch sums through the active one)."""
+    Runs under every summing engine (tests/test_engine.py): csum.batch sums through the bound one."""
     cap = _capture(frames)
     d = np.frombuffer(cap.data, dtype=np.uint8)
     cut = cap.caplens < cap.origlens
