@@ -28,9 +28,10 @@ Python's own exceptions; :func:`ones_sum` turns those into csum's errors
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, TypeVar
 
 from . import _native
 from ._check import as_view
@@ -52,13 +53,15 @@ class Engine(NamedTuple):
     ones_sum_many: Callable[[Any, Any, Any, Any, int, str], None]
 
 
+try:
+    from . import _speedups
+except ImportError:  # built without a compiler: numpy / pure Python only
+    _speedups = None  # type: ignore[assignment]
+
+
 def _engines() -> dict[str, Engine]:
     found = {}
-    try:
-        from . import _speedups
-    except ImportError:  # built without a compiler: numpy / pure Python only
-        pass
-    else:
+    if _speedups is not None:
         found["c"] = Engine("c", _speedups.ones_sum, _speedups.ones_sum_many)
     found["numpy"] = Engine("numpy", _native.numpy_ones_sum, _native.numpy_ones_sum_many)
     found["python"] = Engine("python", _native.ones_sum, _native.ones_sum_many)
@@ -102,6 +105,26 @@ def ones_sum(buf: Any, width: int, byteorder: ByteOrder, name: str = "view") -> 
         check_word(width, byteorder)
         as_view(buf, name)
         raise
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def fast_path(name: str) -> Callable[[F], F]:
+    """Decorator: with the C engine bound, the C function ``name`` answers first (csum/_speedups.c).
+
+    The result is a ``_speedups.FastPath``: it returns the C function's result unless
+    that is NotImplemented (an argument it does not take, whatever the reason), then
+    calls the decorated, checked Python function, which gives the same bits and
+    raises csum's errors. No Python frame runs on the fast path; with another engine
+    the function is returned unchanged. tests/test_partial.py checks the two agree.
+    """
+    def bind(slow: F) -> F:
+        if ENGINE != "c":
+            return slow
+        return functools.update_wrapper(_speedups.FastPath(getattr(_speedups, name), slow), slow)  # type: ignore
+
+    return bind
 
 
 def check_word(width: object, byteorder: object) -> None:

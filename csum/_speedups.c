@@ -35,6 +35,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -286,6 +287,171 @@ no_offs:
     Py_RETURN_NONE;
 }
 
+/* partial16le(buf, seed=0, *, align=0) -> int, or NotImplemented
+ *
+ * lib/checksum.c csum_partial on a little-endian CPU, for the arguments that cannot fail a
+ * check: buf a C-contiguous buffer, seed an int in 0..0xffffffff, align an int in 0..7 (which
+ * cannot change the generic sum). The canonical 16-bit little-endian sum plus seed, end-around
+ * in 32 bits. Anything else returns NotImplemented (no error, no message): the caller
+ * (a FastPath, below) then runs the checked Python function.
+ */
+static PyObject *partial16le(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    if (nargs < 1 || nargs > 2 || nkw > 1)
+        Py_RETURN_NOTIMPLEMENTED;
+    uint64_t seed = 0;
+    if (nargs == 2) {
+        if (!PyLong_CheckExact(args[1]))
+            Py_RETURN_NOTIMPLEMENTED;
+        int overflow;
+        long long v = PyLong_AsLongLongAndOverflow(args[1], &overflow);
+        if (overflow || v < 0 || v > 0xffffffffLL)
+            Py_RETURN_NOTIMPLEMENTED;
+        seed = (uint64_t)v;
+    }
+    if (nkw == 1) {
+        PyObject *name = PyTuple_GET_ITEM(kwnames, 0), *align = args[nargs];
+        if (!PyUnicode_Check(name) || PyUnicode_CompareWithASCIIString(name, "align") != 0 ||
+            !PyLong_CheckExact(align))
+            Py_RETURN_NOTIMPLEMENTED;
+        int overflow;
+        long a = PyLong_AsLongAndOverflow(align, &overflow);
+        if (overflow || a < 0 || a > 7)
+            Py_RETURN_NOTIMPLEMENTED;
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_C_CONTIGUOUS) < 0) {
+        PyErr_Clear();
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    uint64_t s;
+    if (view.len >= NOGIL_BYTES) {
+        Py_BEGIN_ALLOW_THREADS
+        s = sum64(view.buf, (uint64_t)view.len, 0, BLOCK_BYTES);
+        Py_END_ALLOW_THREADS
+    } else {
+        s = sum64(view.buf, (uint64_t)view.len, 0, BLOCK_BYTES);
+    }
+    PyBuffer_Release(&view);
+    uint64_t r = reduce(s, 16) + seed;
+    return PyLong_FromUnsignedLongLong((r & 0xffffffffu) + (r >> 32));
+}
+
+/* FastPath(fast, slow): a callable that returns fast(*args, **kwargs) unless that is
+ * NotImplemented, else slow(*args, **kwargs). Composed once at import (csum/partial.py), never
+ * changed; it keeps a Python frame off the call floor. Attributes (functools.update_wrapper)
+ * live in its __dict__, so inspect.signature and help() show the slow function's. */
+typedef struct {
+    PyObject_HEAD
+    PyObject *fast, *slow, *dict;
+    vectorcallfunc vectorcall;
+} FastPath;
+
+static PyObject *fastpath_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    FastPath *f = (FastPath *)self;
+    PyObject *r = PyObject_Vectorcall(f->fast, args, nargsf, kwnames);
+    if (r != Py_NotImplemented)
+        return r;
+    Py_DECREF(r);
+    return PyObject_Vectorcall(f->slow, args, nargsf, kwnames);
+}
+
+static PyObject *fastpath_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    PyObject *fast, *slow;
+    if (kwargs != NULL && PyDict_GET_SIZE(kwargs)) {
+        PyErr_SetString(PyExc_TypeError, "FastPath(fast, slow)");
+        return NULL;
+    }
+    if (!PyArg_UnpackTuple(args, "FastPath", 2, 2, &fast, &slow))
+        return NULL;
+    if (!PyCallable_Check(fast) || !PyCallable_Check(slow)) {
+        PyErr_SetString(PyExc_TypeError, "FastPath(fast, slow): both must be callable");
+        return NULL;
+    }
+    FastPath *f = (FastPath *)type->tp_alloc(type, 0);
+    if (f == NULL)
+        return NULL;
+    Py_INCREF(fast);
+    Py_INCREF(slow);
+    f->fast = fast;
+    f->slow = slow;
+    f->vectorcall = fastpath_vectorcall;
+    return (PyObject *)f;
+}
+
+static int fastpath_traverse(FastPath *f, visitproc visit, void *arg)
+{
+    Py_VISIT(f->fast);
+    Py_VISIT(f->slow);
+    Py_VISIT(f->dict);
+    return 0;
+}
+
+static int fastpath_clear(FastPath *f)
+{
+    Py_CLEAR(f->fast);
+    Py_CLEAR(f->slow);
+    Py_CLEAR(f->dict);
+    return 0;
+}
+
+static void fastpath_dealloc(FastPath *f)
+{
+    PyObject_GC_UnTrack(f);
+    fastpath_clear(f);
+    Py_TYPE(f)->tp_free((PyObject *)f);
+}
+
+static PyObject *fastpath_get(PyObject *self, PyObject *obj, PyObject *type)
+{
+    Py_INCREF(self);  /* like a builtin function: no binding when stored on a class */
+    return self;
+}
+
+static PyMemberDef fastpath_members[] = {
+    {"fast", T_OBJECT, offsetof(FastPath, fast), READONLY, "the C function tried first"},
+    {"slow", T_OBJECT, offsetof(FastPath, slow), READONLY, "the checked function run when fast declines"},
+    {NULL},
+};
+
+/* Pickled by reference, like the function it stands for (its __module__ and __qualname__). */
+static PyObject *fastpath_reduce(PyObject *self, PyObject *unused)
+{
+    return PyObject_GetAttrString(self, "__qualname__");
+}
+
+static PyMethodDef fastpath_methods[] = {
+    {"__reduce__", fastpath_reduce, METH_NOARGS, NULL},
+    {NULL},
+};
+
+static PyGetSetDef fastpath_getset[] = {
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict},
+    {NULL},
+};
+
+static PyTypeObject FastPathType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "csum._speedups.FastPath",
+    .tp_basicsize = sizeof(FastPath),
+    .tp_dealloc = (destructor)fastpath_dealloc,
+    .tp_vectorcall_offset = offsetof(FastPath, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "FastPath(fast, slow): fast(*args, **kwargs) unless NotImplemented, else slow(*args, **kwargs).",
+    .tp_traverse = (traverseproc)fastpath_traverse,
+    .tp_clear = (inquiry)fastpath_clear,
+    .tp_members = fastpath_members,
+    .tp_getset = fastpath_getset,
+    .tp_methods = fastpath_methods,
+    .tp_descr_get = fastpath_get,
+    .tp_dictoffset = offsetof(FastPath, dict),
+    .tp_new = fastpath_new,
+};
+
 static PyMethodDef methods[] = {
     {"ones_sum", (PyCFunction)(void (*)(void))ones_sum, METH_FASTCALL,
      "ones_sum(buf, width, byteorder) -> canonical one's-complement sum (see csum._engine)."},
@@ -293,6 +459,8 @@ static PyMethodDef methods[] = {
      "ones_sum_blocked(buf, width, byteorder, block) -> ones_sum with a smaller block size (tests)."},
     {"ones_sum_many", (PyCFunction)(void (*)(void))ones_sum_many, METH_FASTCALL,
      "ones_sum_many(buf, offsets, lengths, out, width, byteorder) -> None: each row's sum into out."},
+    {"partial16le", (PyCFunction)(void (*)(void))partial16le, METH_FASTCALL | METH_KEYWORDS,
+     "partial16le(buf, seed=0, *, align=0) -> generic csum_partial (little-endian), or NotImplemented."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -310,7 +478,8 @@ PyMODINIT_FUNC PyInit__speedups(void)
     PyObject *m = PyModule_Create(&module);
     if (m == NULL)
         return NULL;
-    if (PyModule_AddIntConstant(m, "BLOCK_BYTES_LOG2", 34) < 0) {
+    if (PyType_Ready(&FastPathType) < 0 || PyModule_AddObjectRef(m, "FastPath", (PyObject *)&FastPathType) < 0 ||
+        PyModule_AddIntConstant(m, "BLOCK_BYTES_LOG2", 34) < 0) {
         Py_DECREF(m);
         return NULL;
     }
