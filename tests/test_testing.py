@@ -31,3 +31,25 @@ def test_chunked_joins_back(case):
 @given(buffers(max_size=50))
 def test_buffers_respect_max_size(buf):
     assert len(buf) <= 50
+
+
+def test_import_without_hypothesis_names_the_extra():
+    """Without hypothesis, ``import csum.testing`` says which extra to install (hypothesis hidden by a finder)."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "class Hide:\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            "        if name == 'hypothesis' or name.startswith('hypothesis.'):\n"
+            "            raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n"
+            "sys.meta_path.insert(0, Hide())\n"
+            "import csum\n"
+            "try:\n"
+            "    import csum.testing\n"
+            "except ModuleNotFoundError as exc:\n"
+            "    print(exc.name, '|', exc)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == ("hypothesis | csum.testing needs hypothesis: pip install 'linux-csum[testing]' "
+                                  "(or pip install 'hypothesis>=6.80')")
