@@ -1,0 +1,70 @@
+/*
+ * csum's own shims for compiling one kernel checksum file as a user-space object
+ * (tools/vectors/make_vectors.py force-includes this header; the kernel's own headers
+ * are never used). Only what the compiled files need: fixed-width types, the sparse
+ * annotations as no-ops, the byte-order macro, and the few helpers they call, each
+ * written here from its documented behaviour (include/net/checksum.h,
+ * include/asm-generic/checksum.h, include/linux/bitops.h, asm/word-at-a-time.h).
+ */
+#ifndef CSUM_SHIM_H
+#define CSUM_SHIM_H
+
+#include <stdint.h>
+#include <string.h>
+
+typedef uint8_t u8;
+typedef uint16_t u16;
+typedef uint32_t u32;
+typedef uint64_t u64;
+typedef uint8_t __u8;
+typedef uint16_t __u16;
+typedef uint32_t __u32;
+typedef uint64_t __u64;
+typedef u32 __wsum;
+typedef u16 __sum16;
+typedef u32 __be32;
+typedef u16 __be16;
+
+#define __force
+#define __user
+#define EXPORT_SYMBOL(sym)
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define __BIG_ENDIAN 4321
+#else
+#define __LITTLE_ENDIAN 1234
+#endif
+
+static inline u32 ror32(u32 word, unsigned int shift)
+{
+	return (word >> (shift & 31)) | (word << ((-shift) & 31));
+}
+
+static inline u64 ror64(u64 word, unsigned int shift)
+{
+	return (word >> (shift & 63)) | (word << ((-shift) & 63));
+}
+
+/* Fold a 32-bit sum to 16 bits, end-around (the value include/net/checksum.h's returns). */
+static inline u16 csum_from32to16(u32 sum)
+{
+	u32 folded = (sum & 0xffff) + (sum >> 16);
+	return (u16)((folded & 0xffff) + (folded >> 16));
+}
+
+static inline __sum16 csum_fold(__wsum sum)
+{
+	return (__sum16)~csum_from32to16(sum);
+}
+
+/* The 8 bytes at addr as one native word; the harness keeps 64 readable bytes after every buffer. */
+static inline unsigned long load_unaligned_zeropad(const void *addr)
+{
+	unsigned long word;
+	memcpy(&word, addr, sizeof(word));
+	return word;
+}
+
+#endif
