@@ -38,8 +38,8 @@ COLUMNS = ("# columns: align seed result data -- align = byte offset of data fro
 class Target:
     """One kernel csum_partial: the file that defines it, how to build it, what its header says."""
 
-    source: str                 # path inside the kernel tree
-    provenance: str             # where that file was read (repository path@commit, release)
+    sources: tuple[str, ...]    # paths inside the kernel tree
+    provenance: str             # where those files were read (repository path@commit, release)
     cc: str                     # default compiler
     cflags: tuple[str, ...]
     qemu: str | None = None     # qemu-user binary for a cross-compiled target
@@ -51,24 +51,31 @@ SNAPSHOT = ("mainline with the v6.13 homogenized bpf_csum_diff; the index does n
             "the commit")
 TARGETS = {
     "generic": Target(
-        "lib/checksum.c",
+        ("lib/checksum.c",),
         f"{MIRROR} lib/checksum.c@0291023e7330da28f2f7453c87c2ab7082d8360f ({SNAPSHOT}); do_csum/csum_partial "
         "arithmetic unchanged since torvalds/linux lib/checksum.c@02b5a6031ba7a8cbfde5d65ff9e13ecdbc4a92ca "
         "(from32to16 instead of csum_from32to16, same bits)",
         "gcc", ("-O2", "-fno-strict-aliasing", "-fno-strict-overflow")),
     "x86_64": Target(
-        "arch/x86/lib/csum-partial_64.c",
+        ("arch/x86/lib/csum-partial_64.c",),
         f"{MIRROR} arch/x86/lib/csum-partial_64.c@0291023e7330da28f2f7453c87c2ab7082d8360f ({SNAPSHOT}; the "
         "content of torvalds/linux a476aae3f1dc78a162a0d2e7945feea7d2b29401 \"x86/csum: clean up `csum_partial' "
         "further\", released in v6.7)",
         "gcc", ("-O2", "-fno-strict-aliasing", "-fno-strict-overflow")),
     "generic-be": Target(
-        "lib/checksum.c",
+        ("lib/checksum.c",),
         f"{MIRROR} lib/checksum.c@0291023e7330da28f2f7453c87c2ab7082d8360f ({SNAPSHOT}), compiled big-endian "
         "(__BIG_ENDIAN)",
         "s390x-linux-gnu-gcc", ("-O2", "-fno-strict-aliasing", "-fno-builtin", "-static"), qemu="qemu-s390x",
         note="lib/checksum.c do_csum/csum_partial on a big-endian CPU; result = end-around add of the 16-bit "
              "do_csum and the seed"),
+    "arm64": Target(
+        ("arch/arm64/lib/csum.c", "lib/checksum.c"),
+        "torvalds/linux arch/arm64/lib/csum.c@0cfa80d3c398c747f9d502f5812465b082ad675a (do_csum) with "
+        f"{MIRROR} lib/checksum.c@0291023e7330da28f2f7453c87c2ab7082d8360f ({SNAPSHOT}; csum_partial around "
+        "the arch do_csum)",
+        "gcc", ("-O2", "-fno-strict-aliasing", "-fno-strict-overflow", "-DCSUM_ARCH_DO_CSUM"),
+        note="C code, built for and run on x86_64 (little-endian, 64-bit like arm64)"),
 }
 
 
@@ -90,12 +97,13 @@ def read_inputs(path: Path) -> list[str]:
 
 def build(target: Target, ksrc: Path, cc: str, workdir: Path) -> Path:
     """Compile the kernel file and the harness into one executable under ``workdir``."""
-    source = ksrc / target.source
-    if not source.is_file():
-        raise SystemExit(f"make_vectors: {source} not found (give --ksrc a kernel source tree)")
+    sources = [ksrc / path for path in target.sources]
+    for source in sources:
+        if not source.is_file():
+            raise SystemExit(f"make_vectors: {source} not found (give --ksrc a kernel source tree)")
     exe = workdir / "harness"
     cmd = [cc, *target.cflags, "-I", str(HERE / "shim"), "-include", "csum_shim.h", "-o", str(exe),
-           str(HERE / "harness.c"), str(source)]
+           str(HERE / "harness.c"), *map(str, sources)]
     subprocess.run(cmd, check=True)
     return exe
 

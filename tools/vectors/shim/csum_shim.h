@@ -59,6 +59,31 @@ static inline __sum16 csum_fold(__wsum sum)
 	return (__sum16)~csum_from32to16(sum);
 }
 
+static inline u32 swab32(u32 x)
+{
+	return __builtin_bswap32(x);
+}
+
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define htonl(x) ((u32)(x))
+#else
+#define htonl(x) __builtin_bswap32(x)
+#endif
+
+struct in6_addr {
+	unsigned char s6_addr[16];
+};
+
+/* Instrumentation hooks: nothing to check outside the kernel. */
+#define __no_sanitize_address
+#define kasan_check_read(p, size) ((void)(p), (void)(size))
+
+/* An arch file that defines do_csum (CSUM_ARCH_DO_CSUM): lib/checksum.c calls it instead of its own. */
+#ifdef CSUM_ARCH_DO_CSUM
+#define do_csum do_csum
+unsigned int do_csum(const unsigned char *buff, int len);
+#endif
+
 /* The 8 bytes at addr as one native word; the harness keeps 64 readable bytes after every buffer. */
 static inline unsigned long load_unaligned_zeropad(const void *addr)
 {
