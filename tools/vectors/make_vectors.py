@@ -69,6 +69,12 @@ TARGETS = {
         "s390x-linux-gnu-gcc", ("-O2", "-fno-strict-aliasing", "-fno-builtin", "-static"), qemu="qemu-s390x",
         note="lib/checksum.c do_csum/csum_partial on a big-endian CPU; result = end-around add of the 16-bit "
              "do_csum and the seed"),
+    "x86_64@5.16": Target(
+        ("arch/x86/lib/csum-partial_64.c",),
+        "torvalds/linux arch/x86/lib/csum-partial_64.c@16217dc79dbc599b110dda26d0421df47904bba4 (Andi Kleen's "
+        "do_csum + add32_with_carry, used up to v5.16, replaced in v5.17 by 3411506550b1)",
+        "gcc", ("-O2", "-fno-strict-aliasing", "-fno-strict-overflow"),
+        note="--ksrc must hold the v5.16-era file at its kernel path"),
     "arm64": Target(
         ("arch/arm64/lib/csum.c", "lib/checksum.c"),
         "torvalds/linux arch/arm64/lib/csum.c@0cfa80d3c398c747f9d502f5812465b082ad675a (do_csum) with "

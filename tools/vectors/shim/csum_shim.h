@@ -74,6 +74,13 @@ struct in6_addr {
 	unsigned char s6_addr[16];
 };
 
+/* x86's add32_with_carry (asm/checksum_64.h): a 32-bit add whose carry is added back in. */
+static inline unsigned add32_with_carry(unsigned a, unsigned b)
+{
+	u64 r = (u64)a + b;
+	return (u32)(r + (r >> 32));
+}
+
 /* Instrumentation hooks: nothing to check outside the kernel. */
 #define __no_sanitize_address
 #define kasan_check_read(p, size) ((void)(p), (void)(size))
