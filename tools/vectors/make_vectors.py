@@ -82,6 +82,12 @@ TARGETS = {
         "the arch do_csum)",
         "gcc", ("-O2", "-fno-strict-aliasing", "-fno-strict-overflow", "-DCSUM_ARCH_DO_CSUM"),
         note="C code, built for and run on x86_64 (little-endian, 64-bit like arm64)"),
+    "loongarch64": Target(
+        ("arch/loongarch/lib/csum.c", "lib/checksum.c"),
+        f"{MIRROR} arch/loongarch/lib/csum.c@0291023e7330da28f2f7453c87c2ab7082d8360f (do_csum) with lib/checksum.c "
+        f"of the same commit ({SNAPSHOT}; csum_partial around the arch do_csum)",
+        "gcc", ("-O2", "-fno-strict-aliasing", "-fno-strict-overflow", "-DCSUM_ARCH_DO_CSUM"),
+        note="C code, built for and run on x86_64 (little-endian, 64-bit like loongarch64)"),
 }
 
 
