@@ -1,7 +1,7 @@
 """tools/vectors/make_vectors.py: the committed csum_partial vectors regenerate bit for bit from kernel code.
 
 Needs a kernel source tree outside the repository (CSUM_KSRC, e.g. /tmp/ksrc holding
-lib/checksum.c, arch/x86/lib/csum-partial_64.c, arch/arm64/lib/csum.c, arch/loongarch/lib/csum.c;
+lib/checksum.c, arch/x86/lib/csum-partial_64.c, arch/arm64/lib/csum.c, arch/loongarch/lib/csum.c, arch/alpha/lib/checksum.c;
 CSUM_KSRC_5_16 one with
 the v5.16-era arch/x86/lib/csum-partial_64.c) and, for generic-be,
 s390x-linux-gnu-gcc and qemu-s390x; skipped with the reason otherwise. The expected values are
@@ -18,7 +18,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 TOOL = REPO / "tools" / "vectors" / "make_vectors.py"
-TOOLS = {"generic": ["gcc"], "x86_64": ["gcc"], "arm64": ["gcc"], "loongarch64": ["gcc"], "generic-be": ["s390x-linux-gnu-gcc", "qemu-s390x"],
+TOOLS = {"generic": ["gcc"], "x86_64": ["gcc"], "arm64": ["gcc"], "loongarch64": ["gcc"], "alpha": ["gcc"], "generic-be": ["s390x-linux-gnu-gcc", "qemu-s390x"],
          "x86_64@5.16": ["gcc"]}
 #: x86_64@5.16 needs that release's csum-partial_64.c: its own tree (CSUM_KSRC_5_16).
 KSRC = {name: os.environ.get("CSUM_KSRC_5_16" if name.endswith("@5.16") else "CSUM_KSRC") for name in TOOLS}

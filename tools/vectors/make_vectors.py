@@ -82,6 +82,12 @@ TARGETS = {
         "the arch do_csum)",
         "gcc", ("-O2", "-fno-strict-aliasing", "-fno-strict-overflow", "-DCSUM_ARCH_DO_CSUM"),
         note="C code, built for and run on x86_64 (little-endian, 64-bit like arm64)"),
+    "alpha": Target(
+        ("arch/alpha/lib/checksum.c",),
+        f"{MIRROR} arch/alpha/lib/checksum.c@9b44fff655e2c6f4cc53cb499dd2c038e99cb013 (do_csum + csum_partial; "
+        "mainline with the v6.13 homogenized bpf_csum_diff, tag not recorded in the index)",
+        "gcc", ("-O2", "-fno-strict-aliasing", "-fno-strict-overflow"),
+        note="C code, built for and run on x86_64 (little-endian, 64-bit like alpha)"),
     "loongarch64": Target(
         ("arch/loongarch/lib/csum.c", "lib/checksum.c"),
         f"{MIRROR} arch/loongarch/lib/csum.c@0291023e7330da28f2f7453c87c2ab7082d8360f (do_csum) with lib/checksum.c "
