@@ -1,15 +1,17 @@
-"""Regenerate (or extend) tests/vectors/csum_partial/<target>.txt from the kernel's own checksum code.
+"""Regenerate (or extend) tests/vectors/{csum_partial,bpf_csum_diff}/<target>.txt from the kernel's own code.
 
     python tools/vectors/make_vectors.py TARGET --ksrc KERNEL_TREE [--cc CC] [--qemu QEMU]
                                          [--inputs FILE] [--out FILE | --check]
 
-Compiles the kernel file TARGET names (taken from KERNEL_TREE, a kernel source tree outside
+Compiles the kernel files TARGET names (taken from KERNEL_TREE, a kernel source tree outside
 this repository; nothing of it is copied here) with csum's shims (tools/vectors/shim/) and
-harness (tools/vectors/harness.c), runs the harness natively or under qemu-user, and writes
-the vector file: a header naming the kernel file, the compiler, the runner and this command,
-then one ``align seed result data`` line per input. The build lives in a temporary directory.
+harness (tools/vectors/harness.c for csum_partial, harness_bpf.c for bpf_csum_diff, whose
+function is cut out of net/core/filter.c into the build directory), runs the harness natively
+or under qemu-user, and writes the vector file: a header naming the kernel files, the compiler,
+the runner and this command, then one line per input (``align seed result data`` or ``seed
+result from to``). The build lives in a temporary directory.
 
-Inputs are the ``align seed data`` columns of ``--inputs`` (default: the target's committed
+Inputs are the input columns of ``--inputs`` (default: the target's committed
 file, so a run regenerates it bit for bit: ``--check`` compares instead of writing). The
 inputs of the committed files came from generators that are not in this repository (their
 headers say which PRNG); new inputs are any file of ``align seed data`` lines.
@@ -29,6 +31,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 VECTORS = REPO / "tests" / "vectors" / "csum_partial"
+BPF_COLUMNS = ("# columns: seed result from to -- seed = u32 (8 hex); result = helper return value: 8 hex digits "
+               "of the low 32 bits when >= 0, else negative decimal (-22 = -EINVAL); from/to = bytes in memory order "
+               "(hex, \"-\" if empty), each at a 64-byte aligned address")
 COLUMNS = ("# columns: align seed result data -- align = byte offset of data from an 8-byte (64-byte) aligned "
            "address; seed = u32 csum_partial() sum argument (8 hex); result = u32 returned, as held in a register "
            "(8 hex); data = bytes in memory order (hex, \"-\" if empty)")
@@ -44,6 +49,11 @@ class Target:
     cflags: tuple[str, ...]
     qemu: str | None = None     # qemu-user binary for a cross-compiled target
     note: str = ""
+    excerpt: str | None = None  # bpf_csum_diff targets: the kernel file the helper is cut out of
+
+    @property
+    def family(self) -> str:
+        return "bpf_csum_diff" if self.excerpt else "csum_partial"
 
 
 MIRROR = "Kingxukai/linux (a mirror of torvalds/linux)"
@@ -96,6 +106,39 @@ TARGETS = {
         note="C code, built for and run on x86_64 (little-endian, 64-bit like loongarch64)"),
 }
 
+#: bpf_csum_diff (net/core/filter.c) on top of each csum_partial target: the v6.13 form needs a tree with the
+#: homogenized filter.c, the legacy one (scratch buffer, through v6.12) a tree with the old filter.c.
+FILTER = {
+    "homogenized": f"{MIRROR} net/core/filter.c@0291023e7330da28f2f7453c87c2ab7082d8360f (bpf_csum_diff after "
+                   "\"bpf: bpf_csum_diff: optimize and homogenize for all archs\", v6.13 and later)",
+    "legacy": "torvalds/linux net/core/filter.c@0076cad30135f95bf9a144269906f9b7a4eb542c (bpf_csum_diff legacy form "
+              "with the 512-byte scratch buffer, used through v6.12)",
+}
+for _name in ("generic", "x86_64"):
+    for _form, _where in FILTER.items():
+        _base = TARGETS[_name]
+        TARGETS[f"{_name}-{_form}"] = Target(
+            _base.sources, f"{_where}\n# source: {_base.provenance}", _base.cc, _base.cflags, _base.qemu,
+            note=f"--ksrc must hold the {_form} net/core/filter.c; the scratch buffer is 64-byte aligned"
+            if _form == "legacy" else f"--ksrc must hold the {_form} net/core/filter.c",
+            excerpt="net/core/filter.c")
+
+
+def _excerpt(path: Path, workdir: Path) -> Path:
+    """Cut bpf_csum_diff (and the legacy scratch pad it uses) out of net/core/filter.c into the build directory."""
+    text = path.read_text(encoding="utf-8")
+    parts = []
+    for start, end in (("struct bpf_scratchpad {", "\n};\n"), ("static DEFINE_PER_CPU(struct bpf_scratchpad", ";\n"),
+                       ("BPF_CALL_5(bpf_csum_diff,", "\n}\n")):
+        at = text.find(start)
+        if at >= 0:
+            parts.append(text[at : text.index(end, at) + len(end)])
+    if not parts or not parts[-1].startswith("BPF_CALL_5"):
+        raise SystemExit(f"make_vectors: no bpf_csum_diff in {path}")
+    out = workdir / "bpf_csum_diff.c"
+    out.write_text("\n".join(parts), encoding="utf-8")
+    return out
+
 
 def _first_line(cmd: list[str]) -> str:
     out = subprocess.run(cmd, capture_output=True, text=True, check=True)
@@ -103,13 +146,20 @@ def _first_line(cmd: list[str]) -> str:
 
 
 def read_inputs(path: Path) -> list[str]:
-    """The ``align seed data`` of every case line of a vector file (or of a plain inputs file)."""
+    """The inputs of every case line of a vector file (or a plain inputs file): all but the result column.
+
+    csum_partial lines are ``align seed result data`` (result third), bpf_csum_diff lines
+    ``seed result from to`` (result second); inputs files leave the result out.
+    """
+    bpf = path.parent.name == "bpf_csum_diff"
     cases = []
     for line in path.read_text(encoding="utf-8").splitlines():
         if not line or line.startswith("#"):
             continue
         fields = line.split()
-        cases.append(" ".join(fields) if len(fields) == 3 else f"{fields[0]} {fields[1]} {fields[3]}")
+        if len(fields) == 4:
+            del fields[1 if bpf else 2]
+        cases.append(" ".join(fields))
     return cases
 
 
@@ -119,9 +169,12 @@ def build(target: Target, ksrc: Path, cc: str, workdir: Path) -> Path:
     for source in sources:
         if not source.is_file():
             raise SystemExit(f"make_vectors: {source} not found (give --ksrc a kernel source tree)")
+    if target.excerpt:
+        sources.append(_excerpt(ksrc / target.excerpt, workdir))
     exe = workdir / "harness"
+    harness = HERE / ("harness_bpf.c" if target.excerpt else "harness.c")
     cmd = [cc, *target.cflags, "-I", str(HERE / "shim"), "-include", "csum_shim.h", "-o", str(exe),
-           str(HERE / "harness.c"), *map(str, sources)]
+           str(harness), *map(str, sources)]
     subprocess.run(cmd, check=True)
     return exe
 
@@ -143,13 +196,14 @@ def header(name: str, target: Target, cc: str, qemu: str | None, ksrc: Path, inp
         command += f" --qemu {qemu}"
     lines = [f"# source: {target.provenance}",
              f"# built: {_first_line([cc, '--version'])} {' '.join(target.cflags)}, with csum's harness and shims "
-             f"(tools/vectors/harness.c, tools/vectors/shim/: types, annotations, csum_from32to16/csum_fold, "
-             f"ror64, load_unaligned_zeropad); {runner} (outside this repository)",
+             f"(tools/vectors/{'harness_bpf.c' if target.excerpt else 'harness.c'}, tools/vectors/shim/: types, "
+             f"annotations, csum_from32to16/csum_fold{', csum_add/csum_sub' if target.excerpt else ''}, ror64, "
+             f"load_unaligned_zeropad); {runner} (outside this repository)",
              f"# command: {command}"]
     if target.note:
         lines.append(f"# note: {target.note}")
-    lines += [f"# inputs: {_origin(inputs)}; each case run twice, with the bytes around the buffer 0x5a then "
-              "0xa5, results identical", COLUMNS]
+    lines += [f"# inputs: {_origin(inputs)}; each case run twice, with the bytes around the buffers 0x5a then "
+              "0xa5, results identical", BPF_COLUMNS if target.excerpt else COLUMNS]
     return lines
 
 
@@ -158,11 +212,11 @@ def _origin(inputs: Path) -> str:
     where = inputs.relative_to(REPO) if inputs.is_relative_to(REPO) else inputs
     said = [line for line in inputs.read_text(encoding="utf-8").splitlines() if line.startswith("# inputs: ")]
     if not said:
-        return f"the align/seed/data lines of {where}"
+        return f"the input lines of {where}"
     first = said[0][len("# inputs: "):].split(";")[0]
-    if first.startswith("the align/seed/data columns of "):
+    if first.startswith("the input columns of "):
         return first
-    return (f"the align/seed/data columns of {where}, first drawn by a generator that is not in this "
+    return (f"the input columns of {where}, first drawn by a generator that is not in this "
             f"repository (its header said: {first})")
 
 
@@ -181,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.ksrc.resolve().is_relative_to(REPO):
         raise SystemExit("make_vectors: the kernel tree must live outside this repository")
     cc, qemu = args.cc or target.cc, args.qemu or target.qemu
-    committed = VECTORS / f"{args.target}.txt"
+    committed = VECTORS.parent / target.family / f"{args.target}.txt"
     inputs = args.inputs or committed
     cases = read_inputs(inputs)
     workdir = Path(tempfile.mkdtemp(prefix="csum-vectors-"))

@@ -81,6 +81,26 @@ static inline unsigned add32_with_carry(unsigned a, unsigned b)
 	return (u32)(r + (r >> 32));
 }
 
+/* What net/core/filter.c's bpf_csum_diff needs (tools/vectors/harness_bpf.c). */
+#define EINVAL 22
+#define MAX_BPF_STACK 512
+#define BPF_CALL_5(name, t1, a1, t2, a2, t3, a3, t4, a4, t5, a5) u64 name(t1 a1, t2 a2, t3 a3, t4 a4, t5 a5)
+#define DEFINE_PER_CPU(type, name) type name __attribute__((aligned(64)))
+#define this_cpu_ptr(ptr) (ptr)
+__wsum csum_partial(const void *buff, int len, __wsum sum);
+
+/* include/net/checksum.h csum_add / csum_sub: 32-bit add with end-around carry, and of the complement. */
+static inline __wsum csum_add(__wsum csum, __wsum addend)
+{
+	u32 res = csum + addend;
+	return res + (res < addend);
+}
+
+static inline __wsum csum_sub(__wsum csum, __wsum addend)
+{
+	return csum_add(csum, ~addend);
+}
+
 /* Instrumentation hooks: nothing to check outside the kernel. */
 #define __no_sanitize_address
 #define kasan_check_read(p, size) ((void)(p), (void)(size))
