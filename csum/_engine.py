@@ -21,9 +21,10 @@ One of them is bound here once, at import (MarkupSafe's shape): ``CSUM_ENGINE``
 = ``c``, ``numpy`` or ``python`` forces one, unset or ``auto`` takes the best
 available, and :data:`ENGINE` names it (``csum --version`` prints it). Nothing
 switches it later; tests and benchmarks call the :data:`ENGINES` objects
-directly. The engines take checked arguments only and report others with
-Python's own exceptions; :func:`ones_sum` turns those into csum's errors
-(csum/_check.py), naming the caller's argument.
+directly. An engine's ``ones_sum`` returns NotImplemented for arguments it does
+not sum; :func:`ones_sum` then raises csum's error (csum/_check.py) naming the
+caller's argument. With the C engine, :func:`ones_sum` is a ``_speedups.FastPath``
+(see :func:`fast_path`): no Python frame runs for arguments C takes.
 """
 
 from __future__ import annotations
@@ -47,8 +48,9 @@ class Engine(NamedTuple):
     """One way of summing bytes: the two functions of csum/_speedups.pyi."""
 
     name: str
-    #: ``(buf, width, byteorder) -> int``: the canonical ``width``-bit sum of ``buf``.
-    ones_sum: Callable[[Any, int, str], int]
+    #: ``(buf, width, byteorder[, name]) -> int``: the canonical ``width``-bit sum of ``buf``, or
+    #: NotImplemented for arguments the engine does not sum.
+    ones_sum: Callable[..., Any]
     #: ``(buf, offsets, lengths, out, width, byteorder) -> None``: each row's sum into ``out``.
     ones_sum_many: Callable[[Any, Any, Any, Any, int, str], None]
 
@@ -86,25 +88,9 @@ def _choose(wanted: str) -> str:
 
 #: Which engine sums bytes (``c``, ``numpy`` or ``python``), chosen at import; ``csum --version`` prints it.
 ENGINE: str = _choose(os.environ.get("CSUM_ENGINE", "auto"))
-_sum: Callable[[Any, int, str], int] = ENGINES[ENGINE].ones_sum
+_sum: Callable[..., Any] = ENGINES[ENGINE].ones_sum
 #: The bound engine's row sums (csum/batch.py): arguments checked by the caller.
 ones_sum_many: Callable[[Any, Any, Any, Any, int, str], None] = ENGINES[ENGINE].ones_sum_many
-
-
-def ones_sum(buf: Any, width: int, byteorder: ByteOrder, name: str = "view") -> int:
-    """The canonical ``width``-bit one's-complement sum of ``buf`` on the bound engine.
-
-    ``buf`` is any C-contiguous bytes-like object, read as ``width``-bit words
-    (8, 16, 32 or 64) in ``byteorder`` ("little": each word least significant
-    byte first); a trailing partial word is zero-padded at its high-address end.
-    Anything else raises csum's error naming the argument ``name``.
-    """
-    try:
-        return _sum(buf, width, byteorder)
-    except (TypeError, ValueError, BufferError):
-        check_word(width, byteorder)
-        as_view(buf, name)
-        raise
 
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -125,6 +111,22 @@ def fast_path(name: str) -> Callable[[F], F]:
         return functools.update_wrapper(_speedups.FastPath(getattr(_speedups, name), slow), slow)  # type: ignore
 
     return bind
+
+
+@fast_path("ones_sum")
+def ones_sum(buf: Any, width: int, byteorder: ByteOrder, name: str = "view") -> int:
+    """The canonical ``width``-bit one's-complement sum of ``buf`` on the bound engine.
+
+    ``buf`` is any C-contiguous bytes-like object, read as ``width``-bit words
+    (8, 16, 32 or 64) in ``byteorder`` ("little": each word least significant
+    byte first); a trailing partial word is zero-padded at its high-address end.
+    Anything else raises csum's error naming the argument ``name``.
+    """
+    total = _sum(buf, width, byteorder)
+    if total is NotImplemented:  # the checks raise; an exporter that only refused a C-contiguous view is summed
+        check_word(width, byteorder)
+        return _native.ones_sum(as_view(buf, name), width, byteorder)
+    return total
 
 
 def check_word(width: object, byteorder: object) -> None:

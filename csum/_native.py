@@ -8,10 +8,10 @@ same bits for every input (tests/test_engine.py runs each against a naive loop):
 * ``ones_sum_many(buf, offsets, lengths, out, width, byteorder) -> None``: the
   same for every ``buf[offsets[i] : offsets[i] + lengths[i]]`` into ``out[i]``.
 
-Like the C functions they take checked arguments only and say what is wrong
-with Python's own exception types (``TypeError`` not a buffer, ``BufferError``
-not C-contiguous, ``ValueError`` a width, byte order or row out of range);
-csum/_engine.py turns those into csum's errors, naming the caller's argument.
+Like the C functions, ``ones_sum`` returns NotImplemented for arguments it does
+not sum (not a C-contiguous buffer, another width or byte order; csum/_engine.py
+then raises csum's error naming the caller's argument), and ``ones_sum_many``,
+whose caller checks first, raises ``TypeError``/``BufferError``/``ValueError``.
 
 ``python`` is ``int.from_bytes`` plus one ``%`` (both linear in CPython), the
 reference; ``numpy`` is the same below :data:`NUMPY_MIN_BYTES` and a numpy
@@ -63,9 +63,18 @@ def _int_sum(view: Any, width: int, byteorder: str) -> int:
     return canonical(n, width)
 
 
-def ones_sum(buf: Any, width: int, byteorder: str) -> int:
-    """The ``python`` engine: ``int.from_bytes`` and one reduction."""
-    return _int_sum(_bytes_view(buf, width, byteorder), width, byteorder)
+def _refused(buf: Any, width: Any, byteorder: Any) -> memoryview | None:
+    """:func:`_bytes_view`, or None where it raises: the NotImplemented cases of ``ones_sum``."""
+    try:
+        return _bytes_view(buf, width, byteorder)
+    except (TypeError, BufferError, ValueError):
+        return None
+
+
+def ones_sum(buf: Any, width: int, byteorder: str, name: str = "view") -> Any:
+    """The ``python`` engine: ``int.from_bytes`` and one reduction (``name`` unused, as in C)."""
+    view = _refused(buf, width, byteorder)
+    return NotImplemented if view is None else _int_sum(view, width, byteorder)
 
 
 def _numpy_sum(view: memoryview, width: int, byteorder: str) -> int:
@@ -97,9 +106,11 @@ def _numpy_sum(view: memoryview, width: int, byteorder: str) -> int:
     return canonical(total, width)
 
 
-def numpy_ones_sum(buf: Any, width: int, byteorder: str) -> int:
+def numpy_ones_sum(buf: Any, width: int, byteorder: str, name: str = "view") -> Any:
     """The ``numpy`` engine: Python ints for short buffers, numpy reductions from :data:`NUMPY_MIN_BYTES` on."""
-    view = _bytes_view(buf, width, byteorder)
+    view = _refused(buf, width, byteorder)
+    if view is None:
+        return NotImplemented
     if len(view) >= NUMPY_MIN_BYTES:
         return _numpy_sum(view, width, byteorder)
     return _int_sum(view, width, byteorder)

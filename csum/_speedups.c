@@ -4,10 +4,11 @@
  * It only sums bytes: the canonical one's-complement sum of a buffer read as
  * 8/16/32/64-bit words in a given byte order (RFC 1071 section 2, the
  * primitive under every kernel csum_partial that csum models). There is no
- * profile logic, no call back into Python and no module state. Arguments it
- * does not take (an object that is not a C-contiguous buffer, another width,
- * another byte order, a row outside the buffer) raise Python's own TypeError,
- * BufferError or ValueError; csum/_engine.py turns those into csum's errors.
+ * profile logic, no call back into Python and no module state. ones_sum returns
+ * NotImplemented for arguments it does not take (an object that is not a
+ * C-contiguous buffer, another width, another byte order): csum/_engine.py then
+ * runs its checks, which raise csum's errors. ones_sum_many, whose caller checks
+ * first, raises Python's own TypeError/ValueError instead.
  * csum/_native.py holds the pure-Python twins of both functions, and
  * csum/_speedups.pyi their signatures.
  *
@@ -163,18 +164,17 @@ static int parse_width(PyObject *o)
     return -1;
 }
 
-/* Canonical sum of buf (a C-contiguous buffer) in words of args[1] bits, byte order args[2]. */
+/* Canonical sum of args[0] (a C-contiguous buffer) in words of args[1] bits, byte order args[2];
+ * NotImplemented, with no error set, for arguments of any other kind. */
 static PyObject *sum_buffer(PyObject *const *args, uint64_t block)
 {
     int width = parse_width(args[1]);
-    if (width < 0)
-        return NULL;
-    int big = parse_order(args[2]);
-    if (big < 0)
-        return NULL;
+    int big = width < 0 ? -1 : parse_order(args[2]);
     Py_buffer view;
-    if (PyObject_GetBuffer(args[0], &view, PyBUF_C_CONTIGUOUS) < 0)
-        return NULL;  /* TypeError (no buffer) or BufferError/ValueError (not contiguous) */
+    if (big < 0 || PyObject_GetBuffer(args[0], &view, PyBUF_C_CONTIGUOUS) < 0) {
+        PyErr_Clear();  /* not a buffer, not contiguous, another width or byte order */
+        Py_RETURN_NOTIMPLEMENTED;
+    }
     uint64_t s;
     if (view.len >= NOGIL_BYTES) {
         Py_BEGIN_ALLOW_THREADS
@@ -187,13 +187,12 @@ static PyObject *sum_buffer(PyObject *const *args, uint64_t block)
     return PyLong_FromUnsignedLongLong(reduce(s, width));
 }
 
-/* ones_sum(buf, width, byteorder) -> int */
+/* ones_sum(buf, width, byteorder[, name]) -> int, or NotImplemented for arguments it does not sum
+ * (name, the caller's argument name, is for the checked function csum._engine pairs this with). */
 static PyObject *ones_sum(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 3) {
-        PyErr_SetString(PyExc_TypeError, "ones_sum(buf, width, byteorder)");
-        return NULL;
-    }
+    if (nargs < 3 || nargs > 4)
+        Py_RETURN_NOTIMPLEMENTED;
     return sum_buffer(args, BLOCK_BYTES);
 }
 
@@ -454,7 +453,7 @@ static PyTypeObject FastPathType = {
 
 static PyMethodDef methods[] = {
     {"ones_sum", (PyCFunction)(void (*)(void))ones_sum, METH_FASTCALL,
-     "ones_sum(buf, width, byteorder) -> canonical one's-complement sum (see csum._engine)."},
+     "ones_sum(buf, width, byteorder[, name]) -> canonical one's-complement sum, or NotImplemented."},
     {"ones_sum_blocked", (PyCFunction)(void (*)(void))ones_sum_blocked, METH_FASTCALL,
      "ones_sum_blocked(buf, width, byteorder, block) -> ones_sum with a smaller block size (tests)."},
     {"ones_sum_many", (PyCFunction)(void (*)(void))ones_sum_many, METH_FASTCALL,

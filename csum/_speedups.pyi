@@ -2,15 +2,17 @@
 
 from typing_extensions import Buffer
 from collections.abc import Callable
+from types import NotImplementedType
 from typing import Any, Literal
 
 BLOCK_BYTES_LOG2: int
 
-def ones_sum(buf: Buffer, width: Literal[8, 16, 32, 64], byteorder: Literal["little", "big"], /) -> int:
-    """The canonical ``width``-bit one's-complement sum of ``buf``; TypeError/BufferError/ValueError otherwise."""
+def ones_sum(buf: object, width: object, byteorder: object, name: str = ..., /) -> int | NotImplementedType:
+    """The canonical ``width``-bit sum of ``buf`` (a C-contiguous buffer; width 8/16/32/64, byte order
+    little/big), or NotImplemented for anything else; ``name`` is ignored."""
 
 def ones_sum_blocked(buf: Buffer, width: Literal[8, 16, 32, 64], byteorder: Literal["little", "big"],
-                     block: int, /) -> int:
+                     block: int, /) -> int | NotImplementedType:
     """:func:`ones_sum` summing ``block`` bytes (a multiple of 8) per accumulator block (tests)."""
 
 def ones_sum_many(buf: Buffer, offsets: Buffer, lengths: Buffer, out: Buffer,
