@@ -1,8 +1,9 @@
 """csum/testing.py: the strategies users get are well-formed (checked with scapy, an independent parser)."""
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from scapy.layers.inet import IP
 from scapy.layers.inet6 import IPv6
+from scapy.packet import Padding
 
 import csum
 from csum.testing import buffers, chunked, packets
@@ -10,15 +11,21 @@ from csum.testing import buffers, chunked, packets
 
 @settings(max_examples=300)  # scapy parsing dominates the run time
 @given(packets())
+# hypothesis: scapy 2.8 dissects this 9-byte ICMPv6 MRD Solicitation (type 152) with its last byte as
+# Padding and leaves that byte out of the checksum it recomputes; RFC 4443 section 2.3 sums the whole
+# message, as csum.inet.verify checks. Packets scapy pads are compared with csum.inet.verify only.
+@example(bytes.fromhex("6000000000093a01" + "00" * 32 + "980067bc0000000000"))
 def test_packets_have_the_checksums_scapy_computes(pkt):
-    """Every generated packet equals scapy's rebuild with checksums recomputed from scratch."""
+    """Every generated packet equals scapy's rebuild with checksums recomputed from scratch (unless scapy
+    dissects part of the packet as Padding), and passes csum.inet.verify."""
     parsed = (IP if pkt[0] >> 4 == 4 else IPv6)(pkt)
     for layer in parsed.layers():
         if hasattr(layer, "chksum") or hasattr(layer, "cksum"):
             for field in ("chksum", "cksum"):
                 if field in parsed[layer].fields:
                     delattr(parsed[layer], field)
-    assert bytes(parsed) == pkt
+    if not parsed.haslayer(Padding):
+        assert bytes(parsed) == pkt
     assert all(r.ok for r in csum.inet.verify(pkt))
 
 
