@@ -1,8 +1,10 @@
 """The measurements: every workload, every implementation, side by side in one run.
 
 Each number is the median of ``repeats`` timings (each timing ``number`` calls,
-calibrated to a time slice), with the min-max spread; ratios against scapy and
-dpkt are taken from the same run. Workloads are named after conventions.md: 20,
+calibrated to a time slice), with the min-max spread; ratios against scapy,
+dpkt and a bare ``zlib.crc32`` call are taken from the same run. The public
+functions run on the engine bound at import (``CSUM_ENGINE``); every engine
+this installation has is timed directly through its :class:`csum._engine.Engine`. Workloads are named after conventions.md: 20,
 40, 64, 1500 B, 64 KiB, 4 MiB and the odd sizes 1499 and 65535.
 """
 
@@ -15,6 +17,7 @@ import subprocess
 import sys
 import time
 import timeit
+import zlib
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Callable
@@ -66,56 +69,85 @@ def _peers() -> dict[str, Callable[[bytes], int]]:
 
 
 def single_buffer(quick: bool) -> list[dict[str, Any]]:
-    """csum's public functions (on every engine) and the engine itself, against scapy and dpkt, per size."""
+    """csum's public functions, every engine's ones_sum, zlib.crc32, scapy and dpkt, per size."""
     rows = []
     peers = _peers()
     rng = np.random.default_rng(2024)
+    bound = _engine.ENGINE
     for size in SIZES:
         data = rng.integers(0, 256, size, dtype=np.uint8).tobytes()
-        impls: dict[str, tuple[str | None, Callable[..., int], tuple[Any, ...]]] = {}
-        for engine in _engine.available_engines():
-            impls[f"csum.internet_checksum [{engine}]"] = (engine, csum.internet_checksum, (data,))
-            impls[f"csum.csum_partial [{engine}]"] = (engine, csum.csum_partial, (data,))
-        impls["csum._engine.ones_sum [c]" if "c" in _engine.available_engines() else "csum._engine.ones_sum"] = (
-            _engine.available_engines()[0], _engine.ones_sum, (data, 16, "big"))
+        impls: dict[str, tuple[Callable[..., int], tuple[Any, ...]]] = {
+            f"csum.internet_checksum [{bound}]": (csum.internet_checksum, (data,)),
+            f"csum.csum_partial [{bound}]": (csum.csum_partial, (data,)),
+        }
+        for name, engine in _engine.ENGINES.items():
+            impls[f"engine {name}: ones_sum"] = (engine.ones_sum, (data, 16, "big"))
+        impls["zlib.crc32 (not a checksum: the call floor)"] = (zlib.crc32, (data,))
         for name, fn in peers.items():
-            impls[name] = (None, fn, (data,))
-        timings = {}
-        for name, (engine, fn, args) in impls.items():
-            if engine is not None:
-                _engine.use_engine(engine)
-            timings[name] = measure(fn, *args, quick=quick)
-        _engine.use_engine(_engine.ENGINE)
+            impls[name] = (fn, (data,))
+        timings = {name: measure(fn, *args, quick=quick) for name, (fn, args) in impls.items()}
+        crc = timings["zlib.crc32 (not a checksum: the call floor)"].median
         for name, t in timings.items():
             rows.append({"size": size, "impl": name, **t.as_dict(), "gb_per_s": size / t.median / 1e9,
                          "x_scapy": timings["scapy.utils.checksum"].median / t.median,
-                         "x_dpkt": timings["dpkt.in_cksum"].median / t.median})
+                         "x_dpkt": timings["dpkt.in_cksum"].median / t.median, "per_crc32": t.median / crc})
+    return rows
+
+
+def call_floor(quick: bool) -> list[dict[str, Any]]:
+    """20-byte calls against a bare ``zlib.crc32`` call on the same bytes, timed in interleaved pairs.
+
+    One round times ``number`` crc32 calls, then ``number`` calls of the function; the ratio of each
+    round is taken, and the median over the rounds reported: a load that changes during the run
+    changes both halves of a round alike (the machine is shared; separate medians drift apart).
+    """
+    data = np.random.default_rng(20).integers(0, 256, 20, dtype=np.uint8).tobytes()
+    number, rounds = (20_000, 15) if quick else (100_000, 41)
+    crc = timeit.Timer("f(d)", globals={"f": zlib.crc32, "d": data})
+    rows = []
+    for name, fn in ((f"csum.csum_partial [{_engine.ENGINE}]", csum.csum_partial),
+                     (f"csum.internet_checksum [{_engine.ENGINE}]", csum.internet_checksum),
+                     ("csum.profile('x86_64').csum_partial", csum.profile("x86_64").csum_partial)):
+        timer = timeit.Timer("f(d)", globals={"f": fn, "d": data})
+        ratios, crcs, fns = [], [], []
+        for _ in range(rounds):
+            base, spent = crc.timeit(number) / number, timer.timeit(number) / number
+            ratios.append(spent / base)
+            crcs.append(base)
+            fns.append(spent)
+        rows.append({"impl": name, "size": 20, "ratio_median": statistics.median(ratios),
+                     "ratio_min": min(ratios), "ratio_max": max(ratios), "median_s": statistics.median(fns),
+                     "crc32_median_s": statistics.median(crcs)})
     return rows
 
 
 def batch(quick: bool) -> list[dict[str, Any]]:
-    """internet_checksums (2-D) and internet_checksums_ragged on 1,000,000 packets of 64 B, per engine."""
+    """internet_checksums (2-D), internet_checksums_ragged and csum_partials on 1,000,000 packets of 64 B
+    (bound engine), and each non-Python engine's ones_sum_many on the same rows."""
     rows = []
     packets = np.random.default_rng(7).integers(0, 256, (BATCH_ROWS, BATCH_LEN), dtype=np.uint8)
     flat = packets.reshape(-1)
     offsets = np.arange(BATCH_ROWS, dtype=np.int64) * BATCH_LEN
     lengths = np.full(BATCH_ROWS, BATCH_LEN, dtype=np.int64)
-    for engine in _engine.available_engines():
-        if engine == "python" or (quick and engine != _engine.available_engines()[0]):
-            continue  # the non-C batch code is numpy whatever the engine: measured once, as "numpy"
-        _engine.use_engine(engine)
-        for name, fn, args in (("csum.batch.internet_checksums", csum.batch.internet_checksums, (packets,)),
-                               ("csum.batch.internet_checksums_ragged", csum.batch.internet_checksums_ragged,
-                                (flat, offsets, lengths)),
-                               ("csum.batch.csum_partials x86_64", csum.batch.csum_partials, (packets,))):
-            runs = []
-            for _ in range(3 if quick else 5):
-                start = time.perf_counter()
-                fn(*args, **({"profile": "x86_64"} if "partials" in name else {}))
-                runs.append(time.perf_counter() - start)
-            rows.append({"impl": f"{name} [{engine}]", "rows": BATCH_ROWS, "length": BATCH_LEN,
-                         "median_s": statistics.median(runs), "min_s": min(runs), "max_s": max(runs)})
-    _engine.use_engine(_engine.ENGINE)
+    out = np.zeros(BATCH_ROWS, dtype=np.uint64)
+    jobs: list[tuple[str, Callable[..., Any], tuple[Any, ...], dict[str, Any]]] = [
+        (f"csum.batch.internet_checksums [{_engine.ENGINE}]", csum.batch.internet_checksums, (packets,), {}),
+        (f"csum.batch.internet_checksums_ragged [{_engine.ENGINE}]", csum.batch.internet_checksums_ragged,
+         (flat, offsets, lengths), {}),
+        (f"csum.batch.csum_partials x86_64 [{_engine.ENGINE}]", csum.batch.csum_partials, (packets,),
+         {"profile": "x86_64"})]
+    for name, engine in _engine.ENGINES.items():
+        if name != "python" and not (quick and name != _engine.ENGINE):  # python: a row loop, not a batch
+            jobs.append((f"engine {name}: ones_sum_many", engine.ones_sum_many,
+                         (flat, offsets, lengths, out, 16, "big"), {}))
+    for name, fn, args, kwargs in jobs:
+        runs = []
+        for _ in range(3 if quick else 5):
+            start = time.perf_counter()
+            fn(*args, **kwargs)
+            runs.append(time.perf_counter() - start)
+        rows.append({"impl": name, "rows": BATCH_ROWS, "length": BATCH_LEN,
+                     "median_s": statistics.median(runs), "min_s": min(runs), "max_s": max(runs)})
     return rows
 
 
@@ -179,12 +211,13 @@ def machine() -> dict[str, Any]:
         pass
     return {"date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "python": sys.version.split()[0],
             "platform": platform.platform(), "cpu": cpu, "cpus": os.cpu_count(), "csum": csum.__version__,
-            "engine": _engine.ENGINE, "engines": _engine.available_engines(), "numpy": np.__version__,
+            "engine": _engine.ENGINE, "engines": list(_engine.ENGINES), "numpy": np.__version__,
             "scapy": scapy.VERSION, "dpkt": dpkt.__version__}
 
 
 def run_all(quick: bool) -> dict[str, Any]:
     """Every section, in one process, one after the other."""
-    return {"machine": machine(), "quick": quick, "single": single_buffer(quick), "batch": batch(quick),
+    return {"machine": machine(), "quick": quick, "single": single_buffer(quick), "call_floor": call_floor(quick),
+            "batch": batch(quick),
             "bpf_csum_diff": bpf_csum_diff(quick), "profiles_1mib": profiles_1mib(quick),
             "import": import_time(quick)}

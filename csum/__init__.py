@@ -40,7 +40,7 @@ from .partial import csum_partial, do_csum, internet_checksum, ip_compute_csum, 
 from .profile import Profile, profile, profile_names
 from .pseudo import csum_ipv6_magic, csum_tcpudp_magic, csum_tcpudp_nofold
 from .stream import Checksum, internet_checksum_iov
-from . import inet  # noqa: E402  (subpackage API: csum.inet.verify / compute)
+from . import inet  # the module API: csum.inet.verify / compute
 
 __version__ = "0.1.0"
 

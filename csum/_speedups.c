@@ -4,10 +4,13 @@
  * It only sums bytes: the canonical one's-complement sum of a buffer read as
  * 8/16/32/64-bit words in a given byte order (RFC 1071 section 2, the
  * primitive under every kernel csum_partial that csum models). There is no
- * profile logic and there are no messages here: whatever this file does not
- * handle (an object that is not a C-contiguous buffer, another width, another
- * byte order) is handed to the pure-Python engine registered with
- * set_fallback(), which validates, raises csum's errors and computes.
+ * profile logic, no call back into Python and no module state. ones_sum returns
+ * NotImplemented for arguments it does not take (an object that is not a
+ * C-contiguous buffer, another width, another byte order): csum/_engine.py then
+ * runs its checks, which raise csum's errors. ones_sum_many, whose caller checks
+ * first, raises Python's own TypeError/ValueError instead.
+ * csum/_native.py holds the pure-Python twins of both functions, and
+ * csum/_speedups.pyi their signatures.
  *
  * Arithmetic. A buffer is read as 64-bit words w (little-endian: the bytes as
  * stored; big-endian: byte-reversed), the last one zero-padded at its
@@ -33,6 +36,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -128,11 +132,9 @@ static inline uint64_t reduce(uint64_t s, int width)
     return (s - 1) % m + 1;
 }
 
-static PyObject *fallback;     /* pure-Python ones_sum(view, width, byteorder, name) */
-static int forced;             /* 1: hand every call to the fallback (engine selection, tests) */
 static PyObject *str_little, *str_big;
 
-/* 0 little, 1 big, -1 anything else. */
+/* 0 little, 1 big; -1 with ValueError set for anything else. */
 static int parse_order(PyObject *o)
 {
     if (o == str_little)
@@ -145,77 +147,71 @@ static int parse_order(PyObject *o)
         if (PyUnicode_CompareWithASCIIString(o, "big") == 0)
             return 1;
     }
+    PyErr_SetString(PyExc_ValueError, "byteorder");
     return -1;
 }
 
-/* 8, 16, 32 or 64; -1 for anything else (no error set). */
+/* 8, 16, 32 or 64; -1 with ValueError set for anything else. */
 static int parse_width(PyObject *o)
 {
-    if (!PyLong_CheckExact(o))
-        return -1;
-    int overflow;
-    long v = PyLong_AsLongAndOverflow(o, &overflow);
-    if (overflow || (v != 8 && v != 16 && v != 32 && v != 64))
-        return -1;
-    return (int)v;
-}
-
-static PyObject *delegate(PyObject *const *args, Py_ssize_t nargs)
-{
-    if (fallback == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "csum._speedups: no fallback registered");
-        return NULL;
+    if (PyLong_CheckExact(o)) {
+        int overflow;
+        long v = PyLong_AsLongAndOverflow(o, &overflow);
+        if (!overflow && (v == 8 || v == 16 || v == 32 || v == 64))
+            return (int)v;
     }
-    return PyObject_Vectorcall(fallback, args, (size_t)nargs, NULL);
+    PyErr_SetString(PyExc_ValueError, "width");
+    return -1;
 }
 
-/* ones_sum(buf, width, byteorder[, name]) -> int */
-static PyObject *ones_sum(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+/* Canonical sum of args[0] (a C-contiguous buffer) in words of args[1] bits, byte order args[2];
+ * NotImplemented, with no error set, for arguments of any other kind. */
+static PyObject *sum_buffer(PyObject *const *args, uint64_t block)
 {
-    if (forced || nargs < 3 || nargs > 4)
-        return delegate(args, nargs);
     int width = parse_width(args[1]);
-    int big = parse_order(args[2]);
-    if (width < 0 || big < 0)
-        return delegate(args, nargs);
+    int big = width < 0 ? -1 : parse_order(args[2]);
     Py_buffer view;
-    if (PyObject_GetBuffer(args[0], &view, PyBUF_C_CONTIGUOUS) < 0) {
-        PyErr_Clear();
-        return delegate(args, nargs);
+    if (big < 0 || PyObject_GetBuffer(args[0], &view, PyBUF_C_CONTIGUOUS) < 0) {
+        PyErr_Clear();  /* not a buffer, not contiguous, another width or byte order */
+        Py_RETURN_NOTIMPLEMENTED;
     }
     uint64_t s;
     if (view.len >= NOGIL_BYTES) {
         Py_BEGIN_ALLOW_THREADS
-        s = sum64(view.buf, (uint64_t)view.len, big, BLOCK_BYTES);
+        s = sum64(view.buf, (uint64_t)view.len, big, block);
         Py_END_ALLOW_THREADS
     } else {
-        s = sum64(view.buf, (uint64_t)view.len, big, BLOCK_BYTES);
+        s = sum64(view.buf, (uint64_t)view.len, big, block);
     }
     PyBuffer_Release(&view);
     return PyLong_FromUnsignedLongLong(reduce(s, width));
+}
+
+/* ones_sum(buf, width, byteorder[, name]) -> int, or NotImplemented for arguments it does not sum
+ * (name, the caller's argument name, is for the checked function csum._engine pairs this with). */
+static PyObject *ones_sum(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs < 3 || nargs > 4)
+        Py_RETURN_NOTIMPLEMENTED;
+    return sum_buffer(args, BLOCK_BYTES);
 }
 
 /* ones_sum_blocked(buf, width, byteorder, block) -> int: as ones_sum with a smaller block (a
  * multiple of 8), so tests can exercise the block-combining step on small inputs. */
 static PyObject *ones_sum_blocked(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 4)
-        return delegate(args, nargs < 3 ? nargs : 3);
-    int width = parse_width(args[1]);
-    int big = parse_order(args[2]);
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "ones_sum_blocked(buf, width, byteorder, block)");
+        return NULL;
+    }
     unsigned long long block = PyLong_AsUnsignedLongLong(args[3]);
     if (block == (unsigned long long)-1 && PyErr_Occurred())
         return NULL;
-    if (width < 0 || big < 0 || block == 0 || block % 8 || block > BLOCK_BYTES)
-        return delegate(args, 3);
-    Py_buffer view;
-    if (PyObject_GetBuffer(args[0], &view, PyBUF_C_CONTIGUOUS) < 0) {
-        PyErr_Clear();
-        return delegate(args, 3);
+    if (block == 0 || block % 8 || block > BLOCK_BYTES) {
+        PyErr_SetString(PyExc_ValueError, "block");
+        return NULL;
     }
-    uint64_t s = sum64(view.buf, (uint64_t)view.len, big, block);
-    PyBuffer_Release(&view);
-    return PyLong_FromUnsignedLongLong(reduce(s, width));
+    return sum_buffer(args, block);
 }
 
 static int get_int64s(PyObject *o, Py_buffer *v, int writable)
@@ -224,57 +220,44 @@ static int get_int64s(PyObject *o, Py_buffer *v, int writable)
         return -1;
     if (v->itemsize != 8) {
         PyBuffer_Release(v);
+        PyErr_SetString(PyExc_TypeError, "offsets, lengths and out must hold 8-byte integers");
         return -1;
     }
     return 0;
 }
 
-/* ones_sum_many(buf, offsets, lengths, out, width, byteorder) -> int
+/* ones_sum_many(buf, offsets, lengths, out, width, byteorder) -> None
  *
  * out[i] = canonical sum of buf[offsets[i] : offsets[i] + lengths[i]]. offsets and lengths are
  * contiguous 8-byte integer buffers (int64), out a writable one (uint64) of the same count.
- * Returns -1 when every row was summed, else the index of the first row outside the buffer
- * (rows before it are filled); returns None, with nothing written, when the arguments are not of
- * that form. The caller (csum/batch.py) validates first and words any error.
+ * A row outside the buffer raises ValueError (rows before it are filled); the caller
+ * (csum/batch.py) validates first and words any error.
  */
 static PyObject *ones_sum_many(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 6)
-        Py_RETURN_NONE;
+    if (nargs != 6) {
+        PyErr_SetString(PyExc_TypeError, "ones_sum_many(buf, offsets, lengths, out, width, byteorder)");
+        return NULL;
+    }
     int width = parse_width(args[4]);
+    if (width < 0)
+        return NULL;
     int big = parse_order(args[5]);
-    if (width < 0 || big < 0)
-        Py_RETURN_NONE;
+    if (big < 0)
+        return NULL;
     Py_buffer buf, offs, lens, out;
-    if (PyObject_GetBuffer(args[0], &buf, PyBUF_C_CONTIGUOUS) < 0) {
-        PyErr_Clear();
-        Py_RETURN_NONE;
-    }
-    if (get_int64s(args[1], &offs, 0) < 0) {
-        PyErr_Clear();
-        PyBuffer_Release(&buf);
-        Py_RETURN_NONE;
-    }
-    if (get_int64s(args[2], &lens, 0) < 0) {
-        PyErr_Clear();
-        PyBuffer_Release(&offs);
-        PyBuffer_Release(&buf);
-        Py_RETURN_NONE;
-    }
-    if (get_int64s(args[3], &out, 1) < 0) {
-        PyErr_Clear();
-        PyBuffer_Release(&lens);
-        PyBuffer_Release(&offs);
-        PyBuffer_Release(&buf);
-        Py_RETURN_NONE;
-    }
+    if (PyObject_GetBuffer(args[0], &buf, PyBUF_C_CONTIGUOUS) < 0)
+        return NULL;
+    if (get_int64s(args[1], &offs, 0) < 0)
+        goto no_offs;
+    if (get_int64s(args[2], &lens, 0) < 0)
+        goto no_lens;
+    if (get_int64s(args[3], &out, 1) < 0)
+        goto no_out;
     Py_ssize_t count = offs.len / 8, bad = -1;
     if (lens.len / 8 != count || out.len / 8 != count) {
-        PyBuffer_Release(&out);
-        PyBuffer_Release(&lens);
-        PyBuffer_Release(&offs);
-        PyBuffer_Release(&buf);
-        Py_RETURN_NONE;
+        PyErr_SetString(PyExc_ValueError, "offsets, lengths and out must have the same length");
+        goto fail;
     }
     const unsigned char *base = buf.buf;
     const int64_t *o = offs.buf, *l = lens.buf;
@@ -288,38 +271,195 @@ static PyObject *ones_sum_many(PyObject *self, PyObject *const *args, Py_ssize_t
         r[i] = reduce(sum64(base + o[i], (uint64_t)l[i], big, BLOCK_BYTES), width);
     }
     Py_END_ALLOW_THREADS
+    if (bad >= 0)
+        PyErr_Format(PyExc_ValueError, "row %zd lies outside buf", bad);
+fail:
     PyBuffer_Release(&out);
+no_out:
     PyBuffer_Release(&lens);
+no_lens:
     PyBuffer_Release(&offs);
+no_offs:
     PyBuffer_Release(&buf);
-    return PyLong_FromSsize_t(bad);
-}
-
-/* set_fallback(fn, forced) -> None: register the pure-Python engine; forced=True sends every call to it. */
-static PyObject *set_fallback(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
-{
-    if (nargs != 2 || !PyCallable_Check(args[0])) {
-        PyErr_SetString(PyExc_TypeError, "set_fallback(fn, forced)");
+    if (PyErr_Occurred())
         return NULL;
-    }
-    int f = PyObject_IsTrue(args[1]);
-    if (f < 0)
-        return NULL;
-    Py_INCREF(args[0]);
-    Py_XSETREF(fallback, args[0]);
-    forced = f;
     Py_RETURN_NONE;
 }
 
+/* partial16le(buf, seed=0, *, align=0) -> int, or NotImplemented
+ *
+ * lib/checksum.c csum_partial on a little-endian CPU, for the arguments that cannot fail a
+ * check: buf a C-contiguous buffer, seed an int in 0..0xffffffff, align an int in 0..7 (which
+ * cannot change the generic sum). The canonical 16-bit little-endian sum plus seed, end-around
+ * in 32 bits. Anything else returns NotImplemented (no error, no message): the caller
+ * (a FastPath, below) then runs the checked Python function.
+ */
+static PyObject *partial16le(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    if (nargs < 1 || nargs > 2 || nkw > 1)
+        Py_RETURN_NOTIMPLEMENTED;
+    uint64_t seed = 0;
+    if (nargs == 2) {
+        if (!PyLong_CheckExact(args[1]))
+            Py_RETURN_NOTIMPLEMENTED;
+        int overflow;
+        long long v = PyLong_AsLongLongAndOverflow(args[1], &overflow);
+        if (overflow || v < 0 || v > 0xffffffffLL)
+            Py_RETURN_NOTIMPLEMENTED;
+        seed = (uint64_t)v;
+    }
+    if (nkw == 1) {
+        PyObject *name = PyTuple_GET_ITEM(kwnames, 0), *align = args[nargs];
+        if (!PyUnicode_Check(name) || PyUnicode_CompareWithASCIIString(name, "align") != 0 ||
+            !PyLong_CheckExact(align))
+            Py_RETURN_NOTIMPLEMENTED;
+        int overflow;
+        long a = PyLong_AsLongAndOverflow(align, &overflow);
+        if (overflow || a < 0 || a > 7)
+            Py_RETURN_NOTIMPLEMENTED;
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_C_CONTIGUOUS) < 0) {
+        PyErr_Clear();
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    uint64_t s;
+    if (view.len >= NOGIL_BYTES) {
+        Py_BEGIN_ALLOW_THREADS
+        s = sum64(view.buf, (uint64_t)view.len, 0, BLOCK_BYTES);
+        Py_END_ALLOW_THREADS
+    } else {
+        s = sum64(view.buf, (uint64_t)view.len, 0, BLOCK_BYTES);
+    }
+    PyBuffer_Release(&view);
+    uint64_t r = reduce(s, 16) + seed;
+    return PyLong_FromUnsignedLongLong((r & 0xffffffffu) + (r >> 32));
+}
+
+/* FastPath(fast, slow): a callable that returns fast(*args, **kwargs) unless that is
+ * NotImplemented, else slow(*args, **kwargs). Composed once at import (csum/partial.py), never
+ * changed; it keeps a Python frame off the call floor. Attributes (functools.update_wrapper)
+ * live in its __dict__, so inspect.signature and help() show the slow function's. */
+typedef struct {
+    PyObject_HEAD
+    PyObject *fast, *slow, *dict;
+    vectorcallfunc vectorcall;
+} FastPath;
+
+static PyObject *fastpath_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    FastPath *f = (FastPath *)self;
+    PyObject *r = PyObject_Vectorcall(f->fast, args, nargsf, kwnames);
+    if (r != Py_NotImplemented)
+        return r;
+    Py_DECREF(r);
+    return PyObject_Vectorcall(f->slow, args, nargsf, kwnames);
+}
+
+static PyObject *fastpath_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    PyObject *fast, *slow;
+    if (kwargs != NULL && PyDict_GET_SIZE(kwargs)) {
+        PyErr_SetString(PyExc_TypeError, "FastPath(fast, slow)");
+        return NULL;
+    }
+    if (!PyArg_UnpackTuple(args, "FastPath", 2, 2, &fast, &slow))
+        return NULL;
+    if (!PyCallable_Check(fast) || !PyCallable_Check(slow)) {
+        PyErr_SetString(PyExc_TypeError, "FastPath(fast, slow): both must be callable");
+        return NULL;
+    }
+    FastPath *f = (FastPath *)type->tp_alloc(type, 0);
+    if (f == NULL)
+        return NULL;
+    Py_INCREF(fast);
+    Py_INCREF(slow);
+    f->fast = fast;
+    f->slow = slow;
+    f->vectorcall = fastpath_vectorcall;
+    return (PyObject *)f;
+}
+
+static int fastpath_traverse(FastPath *f, visitproc visit, void *arg)
+{
+    Py_VISIT(f->fast);
+    Py_VISIT(f->slow);
+    Py_VISIT(f->dict);
+    return 0;
+}
+
+static int fastpath_clear(FastPath *f)
+{
+    Py_CLEAR(f->fast);
+    Py_CLEAR(f->slow);
+    Py_CLEAR(f->dict);
+    return 0;
+}
+
+static void fastpath_dealloc(FastPath *f)
+{
+    PyObject_GC_UnTrack(f);
+    fastpath_clear(f);
+    Py_TYPE(f)->tp_free((PyObject *)f);
+}
+
+static PyObject *fastpath_get(PyObject *self, PyObject *obj, PyObject *type)
+{
+    Py_INCREF(self);  /* like a builtin function: no binding when stored on a class */
+    return self;
+}
+
+static PyMemberDef fastpath_members[] = {
+    {"fast", T_OBJECT, offsetof(FastPath, fast), READONLY, "the C function tried first"},
+    {"slow", T_OBJECT, offsetof(FastPath, slow), READONLY, "the checked function run when fast declines"},
+    {NULL},
+};
+
+/* Pickled by reference, like the function it stands for (its __module__ and __qualname__). */
+static PyObject *fastpath_reduce(PyObject *self, PyObject *unused)
+{
+    return PyObject_GetAttrString(self, "__qualname__");
+}
+
+static PyMethodDef fastpath_methods[] = {
+    {"__reduce__", fastpath_reduce, METH_NOARGS, NULL},
+    {NULL},
+};
+
+static PyGetSetDef fastpath_getset[] = {
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict},
+    {NULL},
+};
+
+static PyTypeObject FastPathType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "csum._speedups.FastPath",
+    .tp_basicsize = sizeof(FastPath),
+    .tp_dealloc = (destructor)fastpath_dealloc,
+    .tp_vectorcall_offset = offsetof(FastPath, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "FastPath(fast, slow): fast(*args, **kwargs) unless NotImplemented, else slow(*args, **kwargs).",
+    .tp_traverse = (traverseproc)fastpath_traverse,
+    .tp_clear = (inquiry)fastpath_clear,
+    .tp_members = fastpath_members,
+    .tp_getset = fastpath_getset,
+    .tp_methods = fastpath_methods,
+    .tp_descr_get = fastpath_get,
+    .tp_dictoffset = offsetof(FastPath, dict),
+    .tp_new = fastpath_new,
+};
+
 static PyMethodDef methods[] = {
     {"ones_sum", (PyCFunction)(void (*)(void))ones_sum, METH_FASTCALL,
-     "ones_sum(buf, width, byteorder[, name]) -> canonical one's-complement sum (see csum._engine)."},
+     "ones_sum(buf, width, byteorder[, name]) -> canonical one's-complement sum, or NotImplemented."},
     {"ones_sum_blocked", (PyCFunction)(void (*)(void))ones_sum_blocked, METH_FASTCALL,
      "ones_sum_blocked(buf, width, byteorder, block) -> ones_sum with a smaller block size (tests)."},
     {"ones_sum_many", (PyCFunction)(void (*)(void))ones_sum_many, METH_FASTCALL,
-     "ones_sum_many(buf, offsets, lengths, out, width, byteorder) -> -1 or first bad row; None if unusable."},
-    {"set_fallback", (PyCFunction)(void (*)(void))set_fallback, METH_FASTCALL,
-     "set_fallback(fn, forced) -> None: the pure-Python engine for what C does not handle."},
+     "ones_sum_many(buf, offsets, lengths, out, width, byteorder) -> None: each row's sum into out."},
+    {"partial16le", (PyCFunction)(void (*)(void))partial16le, METH_FASTCALL | METH_KEYWORDS,
+     "partial16le(buf, seed=0, *, align=0) -> generic csum_partial (little-endian), or NotImplemented."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -337,7 +477,8 @@ PyMODINIT_FUNC PyInit__speedups(void)
     PyObject *m = PyModule_Create(&module);
     if (m == NULL)
         return NULL;
-    if (PyModule_AddIntConstant(m, "BLOCK_BYTES_LOG2", 34) < 0) {
+    if (PyType_Ready(&FastPathType) < 0 || PyModule_AddObjectRef(m, "FastPath", (PyObject *)&FastPathType) < 0 ||
+        PyModule_AddIntConstant(m, "BLOCK_BYTES_LOG2", 34) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -13,8 +13,8 @@ Two layouts:
 Every function gives, row by row, the same bits as its scalar counterpart:
 :func:`internet_checksums` as :func:`csum.internet_checksum` (RFC 1071),
 :func:`csum_partials` as ``csum.profile(name).csum_partial``. The sums come
-from the C accelerator when it is the active engine (csum/_engine.py), else
-from numpy byte-position sums; the per-architecture arithmetic on the sums is
+from the bound engine's ``ones_sum_many`` (csum/_engine.py: C, or numpy
+byte-position sums); the per-architecture arithmetic on the sums is
 vectorized for the algorithms in :data:`VECTORIZED`, and any other registered
 algorithm falls back to its scalar emulation row by row (correct, not fast).
 """
@@ -27,7 +27,7 @@ import numpy as np
 
 from . import _engine
 from ._check import as_view, check_align, check_uint
-from .errors import CsumTypeError, CsumValueError
+from .errors import Code, CsumTypeError, CsumValueError
 from .profile import profile as _profile
 
 M16 = np.uint64(0xFFFF)
@@ -37,10 +37,10 @@ M32 = np.uint64(0xFFFFFFFF)
 def _as_packets(packets2d: Any) -> np.ndarray:
     if not isinstance(packets2d, np.ndarray):
         raise CsumTypeError(f"packets2d must be a numpy uint8 array of shape (N, L), not {type(packets2d).__name__}",
-                            code="not-an-array")
+                            code=Code.NOT_AN_ARRAY)
     if packets2d.dtype != np.uint8 or packets2d.ndim != 2:
         raise CsumTypeError(f"packets2d must be a uint8 array of shape (N, L), got {packets2d.dtype} "
-                            f"with shape {packets2d.shape}", code="bad-array")
+                            f"with shape {packets2d.shape}", code=Code.BAD_ARRAY)
     return np.ascontiguousarray(packets2d)
 
 
@@ -48,9 +48,9 @@ def _as_index(values: Any, name: str) -> np.ndarray:
     arr = np.asarray(values)
     if arr.ndim != 1 or (arr.size and arr.dtype.kind not in "iu"):
         raise CsumTypeError(f"{name} must be a 1-D array of integers, got dtype {arr.dtype} with shape {arr.shape}",
-                            code="bad-array")
+                            code=Code.BAD_ARRAY)
     if arr.size and (arr.min() < 0 or arr.max() > np.iinfo(np.int64).max):
-        raise CsumValueError(f"{name} must hold integers in 0..2**63-1", code="out-of-range")
+        raise CsumValueError(f"{name} must hold integers in 0..2**63-1", code=Code.OUT_OF_RANGE)
     return np.ascontiguousarray(arr, dtype=np.int64)
 
 
@@ -59,12 +59,12 @@ def _ragged(buf: Any, offsets: Any, lengths: Any) -> tuple[memoryview, np.ndarra
     offs, lens = _as_index(offsets, "offsets"), _as_index(lengths, "lengths")
     if offs.shape != lens.shape:
         raise CsumValueError(f"offsets and lengths must have the same length, got {len(offs)} and {len(lens)}",
-                             code="bad-shape")
+                             code=Code.BAD_SHAPE)
     outside = np.flatnonzero(offs + lens > len(view)) if len(offs) else offs
     if len(outside):
         i = int(outside[0])
         raise CsumValueError(f"offsets[{i}] + lengths[{i}] = {offs[i]} + {lens[i]} is past the end of buf "
-                             f"({len(view)} bytes)", code="out-of-range")
+                             f"({len(view)} bytes)", code=Code.OUT_OF_RANGE)
     return view, offs, lens
 
 
@@ -75,47 +75,10 @@ def _canonical(total: np.ndarray, nonzero: np.ndarray, width: int) -> np.ndarray
     return np.where((r == 0) & nonzero, m, r)
 
 
-def _combine(cols: np.ndarray, width: int, byteorder: str) -> np.ndarray:
-    """Canonical sums from per-row sums of the bytes at each position within a word, shape (N, width/8)."""
-    k = width // 8
-    m = np.uint64((1 << width) - 1)
-    total = np.zeros(len(cols), dtype=np.uint64)
-    for j in range(k):
-        shift = 8 * j if byteorder == "little" else 8 * (k - 1 - j)
-        total += (cols[:, j] % m) << np.uint64(shift)  # < 2**(2 * width - 8) per term: no overflow up to 32
-    return _canonical(total, cols.any(axis=1), width)
-
-
-def _numpy_rows(packets: np.ndarray, width: int, byteorder: str) -> np.ndarray:
-    k = width // 8
-    n, length = packets.shape
-    if length % k:
-        packets = np.pad(packets, ((0, 0), (0, k - length % k)))
-    cols = packets.reshape(n, packets.shape[1] // k, k).sum(axis=1, dtype=np.uint64)
-    return _combine(cols, width, byteorder)
-
-
-def _numpy_ragged(view: memoryview, offs: np.ndarray, lens: np.ndarray, width: int, byteorder: str) -> np.ndarray:
-    """Prefix sums of the bytes in each residue class mod width/8 (8 bytes of memory per buffer byte)."""
-    k = width // 8
-    data = np.frombuffer(view, dtype=np.uint8)
-    ends, rows = offs + lens, np.arange(len(offs))
-    cols = np.empty((len(offs), k), dtype=np.uint64)
-    for r in range(k):
-        prefix = np.concatenate(([0], np.cumsum(data[r::k], dtype=np.uint64)))
-        before = lambda i: np.maximum(i - r + k - 1, 0) // k  # noqa: E731  how many t < i have t % k == r
-        # the bytes at residue r sit at position (r - offset) % k of each packet's words
-        cols[rows, (r - offs) % k] = prefix[before(ends)] - prefix[before(offs)]
-    return _combine(cols, width, byteorder)
-
-
 def _sums(view: Any, offs: np.ndarray, lens: np.ndarray, width: int, byteorder: str) -> np.ndarray:
     out = np.zeros(len(offs), dtype=np.uint64)
-    if _engine.active_engine() == "c" and _engine._speedups is not None:
-        bad = _engine._speedups.ones_sum_many(view, offs, lens, out, width, byteorder)
-        if bad == -1:
-            return out
-    return _numpy_ragged(memoryview(view), offs, lens, width, byteorder)
+    _engine.ones_sum_many(view, offs, lens, out, width, byteorder)
+    return out
 
 
 def ones_sums(packets2d: np.ndarray, width: int = 16, byteorder: str = "little") -> np.ndarray:
@@ -123,10 +86,8 @@ def ones_sums(packets2d: np.ndarray, width: int = 16, byteorder: str = "little")
     packets = _as_packets(packets2d)
     _check_word(width, byteorder)
     n, length = packets.shape
-    if _engine.active_engine() == "c":
-        offs = np.arange(n, dtype=np.int64) * length
-        return _sums(packets.reshape(-1), offs, np.full(n, length, dtype=np.int64), width, byteorder)
-    return _numpy_rows(packets, width, byteorder)
+    offs = np.arange(n, dtype=np.int64) * length
+    return _sums(packets.reshape(-1), offs, np.full(n, length, dtype=np.int64), width, byteorder)
 
 
 def ones_sums_ragged(buf: Any, offsets: Any, lengths: Any, width: int = 16, byteorder: str = "little") -> np.ndarray:
@@ -138,9 +99,9 @@ def ones_sums_ragged(buf: Any, offsets: Any, lengths: Any, width: int = 16, byte
 
 def _check_word(width: int, byteorder: str) -> None:
     if width not in (16, 32):
-        raise CsumValueError(f"width must be 16 or 32, got {width!r}", code="bad-width")
+        raise CsumValueError(f"width must be 16 or 32, got {width!r}", code=Code.BAD_WIDTH)
     if byteorder not in ("little", "big"):
-        raise CsumValueError(f"byteorder must be 'little' or 'big', got {byteorder!r}", code="bad-byteorder")
+        raise CsumValueError(f"byteorder must be 'little' or 'big', got {byteorder!r}", code=Code.BAD_BYTEORDER)
 
 
 def internet_checksums(packets2d: np.ndarray) -> np.ndarray:
@@ -216,9 +177,9 @@ def _seeds(seed: Any, n: int) -> np.ndarray:
     arr = np.asarray(seed)
     if arr.shape != (n,) or (n and arr.dtype.kind not in "iu"):
         raise CsumTypeError(f"seed must be an int or an integer array of shape ({n},), got {arr.dtype} {arr.shape}",
-                            code="bad-array")
+                            code=Code.BAD_ARRAY)
     if n and (arr.min() < 0 or arr.max() > 0xFFFFFFFF):
-        raise CsumValueError("seed values must be in 0..0xffffffff", code="out-of-range")
+        raise CsumValueError("seed values must be in 0..0xffffffff", code=Code.OUT_OF_RANGE)
     return arr.astype(np.uint64)
 
 

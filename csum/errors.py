@@ -1,14 +1,82 @@
-"""One exception family for csum; every member carries a stable ``code``.
+"""One exception family for csum; every member carries a stable ``code`` from :class:`Code`.
 
 Kernel-modelled BPF helpers do not raise for conditions the kernel reports by
 value: they return the kernel's negative errno (see :data:`EINVAL`, :data:`EFAULT`).
+
+Each code belongs to exactly one exception class (the second field of its
+:class:`Code` entry); tests/test_errors.py triggers every code and checks the
+class, and fails on a ``code="..."`` in csum/ that is not listed here. A new
+code is one new line in :class:`Code` (plus its trigger in that test).
 """
 
 from __future__ import annotations
 
+from enum import StrEnum
+
 #: errno values returned (negated) by the emulated BPF helpers, as on Linux.
 EINVAL = 22
 EFAULT = 14
+
+
+class Code(StrEnum):
+    """Every error code csum raises: the code, the name of the one class that raises it, its meaning.
+
+    A ``StrEnum``: ``Code.BAD_WIDTH == "bad-width"``, so ``err.code == "bad-width"``
+    and ``code="bad-width"`` keep working.
+    """
+
+    def __new__(cls, value: str, kind: str, meaning: str) -> Code:
+        member = str.__new__(cls, value)
+        member._value_ = value
+        member.kind = kind
+        member.meaning = meaning
+        return member
+
+    #: The name of the one exception class that raises this code.
+    kind: str
+    #: What the code means, as the README's error table says it (tools/readme_errors.py).
+    meaning: str
+
+    # arguments (csum/_check.py and every public function)
+    BAD_TYPE = "bad-type", "CsumTypeError", "an int/bytes argument of another type"
+    BAD_VALUE = "bad-value", "CsumValueError", "a value outside the allowed set"
+    NOT_A_BUFFER = "not-a-buffer", "CsumTypeError", "not bytes-like (str, int, list ...)"
+    NOT_CONTIGUOUS = "not-contiguous", "CsumValueError", "a bytes-like object with gaps"
+    OUT_OF_RANGE = "out-of-range", "CsumValueError", "an int outside its range, an offset past the end"
+    BAD_WIDTH = "bad-width", "CsumValueError", "a field or word of the wrong size"
+    BAD_BYTEORDER = "bad-byteorder", "CsumValueError", "not 'little' or 'big'"
+    BAD_ADDRESS = "bad-address", "CsumValueError", "not an IPv4/IPv6 address of the needed family"
+    READ_ONLY = "read-only", "CsumTypeError", "a packet to edit in place is immutable"
+    # numpy batches (csum/batch.py)
+    NOT_AN_ARRAY = "not-an-array", "CsumTypeError", "packets2d is not a numpy array"
+    BAD_ARRAY = "bad-array", "CsumTypeError", "wrong dtype or number of dimensions"
+    BAD_SHAPE = "bad-shape", "CsumValueError", "offsets and lengths differ in length"
+    # profiles and kernels (csum/profile.py, csum/arch/, csum/kernel.py)
+    UNKNOWN_PROFILE = "unknown-profile", "CsumValueError", "no profile or alias of that name"
+    BAD_PROFILE = "bad-profile", "CsumValueError", "a profile TOML file breaks the schema"
+    BAD_RELEASE = "bad-release", "CsumValueError", "not a kernel release like 5.10"
+    UNKNOWN_ALGORITHM = "unknown-algorithm", "CsumValueError", "a profile names an unregistered algorithm"
+    DUPLICATE = "duplicate", "CsumValueError", "an algorithm registered twice"
+    BAD_ENGINE = "bad-engine", "CsumEngineError", "CSUM_ENGINE names no available engine"
+    KERNEL_UNAVAILABLE = "kernel-unavailable", "KernelUnavailable", "the running kernel's BPF helpers cannot be called here"
+    BPF_FAILED = "bpf-failed", "BpfError", "bpf(2) failed or the verifier said no"
+    TOO_LARGE = "too-large", "CsumValueError", "more than the kernel helper takes"
+    BAD_LENGTH = "bad-length", "CsumValueError", "a length field or size the kernel would reject"
+    # packets (csum/_packet.py, csum/inet.py, csum/rewrite.py)
+    TRUNCATED = "truncated", "CsumValueError", "fewer bytes than a header or record needs"
+    NOT_IP = "not-ip", "CsumValueError", "the link layer does not carry IPv4/IPv6"
+    BAD_IHL = "bad-ihl", "CsumValueError", "IPv4 IHL below 5"
+    BAD_OPTION = "bad-option", "CsumValueError", "a malformed IPv4 option or IPv6 TLV"
+    BAD_PACKET = "bad-packet", "CsumValueError", "a packet a rewrite cannot apply to"
+    BAD_OFFSET = "bad-offset", "CsumValueError", "a field offset outside the packet"
+    NO_LAYER = "no-layer", "CsumValueError", "the packet has no such checksum layer"
+    NOT_APPLICABLE = "not-applicable", "CsumValueError", "the layer's checksum does not apply here"
+    NO_L4_CHECKSUM = "no-l4-checksum", "CsumValueError", "a rewrite needs a TCP/UDP/ICMP checksum"
+    NO_PORTS = "no-ports", "CsumValueError", "a port rewrite on a protocol without ports"
+    TTL_EXPIRED = "ttl-expired", "CsumValueError", "decrementing a TTL / hop limit of 0"
+    # captures (csum/pcap.py)
+    NOT_A_CAPTURE = "not-a-capture", "CsumValueError", "neither pcap nor pcapng"
+    BAD_BLOCK = "bad-block", "CsumValueError", "a pcapng block that contradicts itself"
 
 
 class CsumError(Exception):
@@ -19,16 +87,32 @@ class CsumError(Exception):
     def __init__(self, message: str, *, code: str | None = None) -> None:
         super().__init__(message)
         if code is not None:
-            self.code = code
+            self.code = Code(code) if code in Code._value2member_map_ else code
 
 
 class CsumTypeError(CsumError, TypeError):
     """An argument has the wrong type (a str where bytes are needed, a float ...)."""
 
-    code = "bad-type"
+    code = Code.BAD_TYPE
 
 
 class CsumValueError(CsumError, ValueError):
     """An argument has the right type but an invalid value (out of range, wrong width ...)."""
 
-    code = "bad-value"
+    code = Code.BAD_VALUE
+
+
+class CsumEngineError(CsumValueError, ImportError):
+    """``CSUM_ENGINE`` names no engine this installation has: raised by ``import csum`` (csum/_engine.py).
+
+    A ValueError like every other bad setting, and an ImportError of package
+    ``csum``: ``python -m csum`` then reports it in one line without a traceback
+    (runpy's handling of a package that fails to import), as the ``csum``
+    console script does (_csum_cli.py).
+    """
+
+    code = Code.BAD_ENGINE
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, code=Code.BAD_ENGINE)
+        self.name = "csum"

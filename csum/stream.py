@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ._check import as_view, check_uint
-from .errors import CsumTypeError
+from .errors import Code, CsumTypeError
 from ._engine import ones_sum
 from .ones import _add16, _add32, _fold, _from32to16, swab16
 from .types import Sum16, WireSum, Wsum
@@ -143,7 +143,7 @@ def internet_checksum_iov(buffers: Iterable[object]) -> WireSum:
     ``in_cksum(const vec_t *vec, int veclen)``; buffers may have any length.
     """
     if isinstance(buffers, (bytes, bytearray, memoryview, str)):
-        raise CsumTypeError("buffers must be an iterable of bytes-like objects, not one buffer", code="not-a-buffer")
+        raise CsumTypeError("buffers must be an iterable of bytes-like objects, not one buffer", code=Code.NOT_A_BUFFER)
     running = Checksum()
     for i, buf in enumerate(buffers):
         running._feed(buf, f"buffers[{i}]")

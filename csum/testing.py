@@ -6,13 +6,19 @@
     @given(buffers(), seeds())
     def test_my_checksum(buf, seed): ...
 
-Needs hypothesis (``pip install hypothesis``; it is in csum's ``test`` extra).
+Needs hypothesis: ``pip install 'linux-csum[testing]'`` (also in the ``test`` extra).
 """
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck
-from hypothesis import strategies as st
+try:
+    from hypothesis import HealthCheck
+    from hypothesis import strategies as st
+except ModuleNotFoundError as exc:
+    if exc.name != "hypothesis":
+        raise
+    raise ModuleNotFoundError("csum.testing needs hypothesis: pip install 'linux-csum[testing]' "
+                              "(or pip install 'hypothesis>=6.80')", name="hypothesis") from None
 
 #: Seeds at the one's-complement corners: zero, one, both 16-bit zeros, the 16/32-bit carries.
 CORNER_SEEDS = (0, 1, 0xFFFF, 0x10000, 0xFFFE0001, 0xFFFF0000, 0xFFFFFFFE, 0xFFFFFFFF)

@@ -1,7 +1,8 @@
 """Shared test setup: hypothesis settings profiles.
 
 ``default`` runs every property with 1,000 examples (what CI runs);
-``thorough`` (CSUM_HYPOTHESIS_PROFILE=thorough) runs 20,000.
+``thorough`` (CSUM_HYPOTHESIS_PROFILE=thorough) runs 20,000; ``engines`` (200) is what
+tests/test_engine.py uses when it re-runs the ``every_engine`` tests under another engine.
 """
 
 import os
@@ -15,6 +16,18 @@ pytest_plugins = ["kernel_count_plugin"]
 
 settings.register_profile("default", max_examples=1000, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("engines", max_examples=200, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("thorough", max_examples=20000, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("CSUM_HYPOTHESIS_PROFILE", "default"))
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "every_engine: also run under each other CSUM_ENGINE (tests/test_engine.py)")
+
+
+def pytest_report_header(config):
+    from csum import _engine
+
+    return f"csum engine: {_engine.ENGINE} (of {', '.join(_engine.ENGINES)})"

@@ -1,10 +1,12 @@
-"""The ``engine`` fixture: run a test once per summing engine this installation has (csum/_engine.py).
+"""The ``engine`` fixture: one :class:`csum._engine.Engine` object per summing engine this installation has.
 
-    def test_something(engine): ...   # tests/conftest.py makes the fixture available everywhere
+    def test_something(engine):      # tests/conftest.py makes the fixture available everywhere
+        engine.ones_sum(buf, 16, "little")
 
-Inside the test every caller of ``csum._engine.ones_sum`` (and csum.batch) runs on
-``engine`` ("c" when the extension is built, "numpy", "python"); the engine chosen
-by CSUM_ENGINE is restored afterwards.
+Tests call the engine's functions directly (MarkupSafe's shape: nothing is
+switched at run time); the rest of csum runs on the engine bound at import
+(``CSUM_ENGINE``), and tests/test_engine.py runs the public functions under
+each ``CSUM_ENGINE`` value in a subprocess.
 """
 
 import pytest
@@ -12,10 +14,6 @@ import pytest
 from csum import _engine
 
 
-@pytest.fixture(params=_engine.available_engines())
-def engine(request: pytest.FixtureRequest):
-    previous = _engine.use_engine(request.param)
-    try:
-        yield request.param
-    finally:
-        _engine.use_engine(previous)
+@pytest.fixture(params=list(_engine.ENGINES.values()), ids=list(_engine.ENGINES))
+def engine(request: pytest.FixtureRequest) -> _engine.Engine:
+    return request.param

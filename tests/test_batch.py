@@ -2,25 +2,23 @@
 
 Independent sources: scapy.utils.checksum per packet, tests/oracle.py (naive
 RFC 1071 loop); the batch emulations are checked bit for bit against the scalar
-emulations (csum.profile(...).csum_partial) they claim to vectorize. Every test
-that sums runs once per available engine (tests/engines.py).
+emulations (csum.profile(...).csum_partial) they claim to vectorize. Tests marked
+``every_engine`` also run under each other CSUM_ENGINE (tests/test_engine.py).
 """
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import example, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from scapy.utils import checksum as scapy_checksum
 
 import csum
+import csum._engine
 import csum.batch as batch
 from csum.errors import CsumTypeError, CsumValueError
 from csum.testing import CORNER_SEEDS
 from oracle import ones_sum16
-
-FIXTURE_OK = settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
-
 
 def packet_arrays(max_rows: int = 12, max_len: int = 80) -> st.SearchStrategy[np.ndarray]:
     """uint8 (N, L) arrays: random bytes, or rows of all 0xff / all zero mixed in."""
@@ -36,19 +34,19 @@ def packet_arrays(max_rows: int = 12, max_len: int = 80) -> st.SearchStrategy[np
     return st.builds(build, shapes.flatmap(lambda s: hnp.arrays(np.uint8, s)), fill, st.integers(1, 3))
 
 
-@FIXTURE_OK
+@pytest.mark.every_engine
 @given(packet_arrays())
 @example(np.zeros((0, 3), np.uint8))  # found by hypothesis: no rows, odd length broke the numpy reshape
-def test_internet_checksums_equal_scapy(engine, packets):
+def test_internet_checksums_equal_scapy(packets):
     """internet_checksums(rows)[i] == scapy.utils.checksum(row i), including empty and all-0xff rows."""
     got = batch.internet_checksums(packets)
     assert got.dtype == np.uint16 and got.shape == (len(packets),)
     assert got.tolist() == [scapy_checksum(row.tobytes()) for row in packets]
 
 
-@FIXTURE_OK
+@pytest.mark.every_engine
 @given(st.binary(max_size=300), st.lists(st.tuples(st.integers(0, 300), st.integers(0, 300)), max_size=20))
-def test_ragged_equals_oracle_per_slice(engine, buf, spans):
+def test_ragged_equals_oracle_per_slice(buf, spans):
     """Ragged packets at any offset (odd ones, overlapping, empty) == tests/oracle.py on each slice."""
     spans = [(min(o, len(buf)), min(n, len(buf) - min(o, len(buf)))) for o, n in spans]
     offsets = np.array([o for o, _ in spans], dtype=np.int64)
@@ -59,11 +57,10 @@ def test_ragged_equals_oracle_per_slice(engine, buf, spans):
     assert le.tolist() == [ones_sum16(buf[o : o + n], "little") for o, n in spans]
 
 
-@FIXTURE_OK
 @given(packet_arrays(max_rows=6, max_len=70), st.sampled_from(sorted(csum.profile_names())),
        st.one_of(st.sampled_from(CORNER_SEEDS), st.integers(0, 0xFFFFFFFF)), st.integers(0, 7),
        st.booleans())
-def test_csum_partials_bit_exact_with_scalar_emulation(engine, packets, name, seed, align, per_row_seed):
+def test_csum_partials_bit_exact_with_scalar_emulation(packets, name, seed, align, per_row_seed):
     """csum_partials(rows, profile=p)[i] == csum.profile(p).csum_partial(row i, seed, align) for every profile."""
     prof = csum.profile(name)
     seeds = (np.arange(len(packets), dtype=np.uint64) * 0x01010101 + seed) % (1 << 32) if per_row_seed \
@@ -73,24 +70,24 @@ def test_csum_partials_bit_exact_with_scalar_emulation(engine, packets, name, se
     assert got.dtype == np.uint32 and got.tolist() == want
 
 
-@FIXTURE_OK
 @given(packet_arrays(max_rows=6, max_len=70), st.sampled_from(["5.10", "5.17", "6.6", "6.8"]),
        st.integers(0, 0xFFFFFFFF), st.integers(0, 7))
-def test_x86_64_kernel_releases_bit_exact(engine, packets, kernel, seed, align):
+def test_x86_64_kernel_releases_bit_exact(packets, kernel, seed, align):
     """x86_64 as each release computed it (Kleen's, Dumazet's, current): batch == scalar per row."""
     prof = csum.profile("x86_64", kernel=kernel)
     want = [prof.csum_partial(row.tobytes(), seed, align=align) for row in packets]
     assert batch.csum_partials(packets, seed, profile="x86_64", kernel=kernel, align=align).tolist() == want
 
 
-def test_million_packets_all_little_endian_profiles_agree_mod_0xffff(engine):
+@pytest.mark.every_engine
+def test_million_packets_all_little_endian_profiles_agree_mod_0xffff():
     """One million 64-byte rows: every vectorized little-endian form folds to generic's 16-bit sum.
 
     All kernel csum_partial implementations agree modulo 0xffff (shared/kernel-csum.md); folding with
     from32to16 makes that an equality. Seconds, not minutes, because the forms are vectorized.
     """
-    if engine == "python":
-        pytest.skip("same numpy code as the numpy engine; once is enough for a million rows")
+    if csum._engine.ENGINE == "python":
+        pytest.skip("pure-Python row loop: a million rows is the numpy engine's job")
     rows = np.random.default_rng(7).integers(0, 256, (1_000_000, 64), dtype=np.uint8)
     rows[::1000] = 0xFF
     generic = batch.csum_partials(rows, profile="generic").astype(np.uint64)
@@ -99,7 +96,8 @@ def test_million_packets_all_little_endian_profiles_agree_mod_0xffff(engine):
         assert (batch._from32to16(wide) == generic).all()
 
 
-def test_non_contiguous_rows_are_copied(engine):
+@pytest.mark.every_engine
+def test_non_contiguous_rows_are_copied():
     """A strided (N, L) view is copied, not rejected: same checksums as its contiguous copy."""
     base = np.random.default_rng(1).integers(0, 256, (20, 64), dtype=np.uint8)
     view = base[::2, 1::3]

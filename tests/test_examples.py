@@ -49,6 +49,9 @@ def test_property_tests_example():
     assert run.returncode == 0, run.stdout + run.stderr
     assert run.stdout.count("passed: ") == 5
     assert "caught: my_buggy_checksum disagrees" in run.stdout
+    caught = re.search(r"falsifying example: data=[0-9a-f]+(?:\.\.\.)? \((\d+) bytes\), mine (0x[0-9a-f]{4}), "
+                       r"csum (0x[0-9a-f]{4})", run.stdout)
+    assert caught and caught.group(2) != caught.group(3), run.stdout  # the example is printed and really fails
 
 
 @pytest.mark.skipif(not (EXAMPLES / "nat_rewrite.py").exists(), reason="examples/nat_rewrite.py not present")

@@ -383,7 +383,18 @@ def test_unreadable_final_destination_and_unknown_transports():
 
 
 def test_result_is_frozen():
-    """Results are immutable value objects."""
-    (ipv4, _) = inet.verify(raw(IP(src=A4, dst=B4) / TCP()))
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        ipv4.ok = False
+    """Results are immutable value objects: no field can be set or deleted, nothing can be added, and two
+    verifications of the same packet give equal, equally hashed Results (usable as dict keys)."""
+    packet = raw(IP(src=A4, dst=B4) / TCP())
+    (ipv4, tcp) = inet.verify(packet)
+    before = dataclasses.astuple(ipv4)
+    for field in dataclasses.fields(ipv4):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(ipv4, field.name, None)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            delattr(ipv4, field.name)
+    with pytest.raises((dataclasses.FrozenInstanceError, AttributeError, TypeError)):
+        ipv4.extra = 1
+    assert dataclasses.astuple(ipv4) == before and ipv4.ok is True
+    again = inet.verify(packet)
+    assert again == [ipv4, tcp] and {ipv4: 1}[again[0]] == 1 and again[0] is not ipv4

@@ -129,3 +129,63 @@ def test_ip_fast_csum_rejects_short_header(header):
     """A header shorter than ihl*4 bytes is an error naming iph, not a sum of fewer bytes."""
     with pytest.raises(ValueError, match="iph"):
         csum.ip_fast_csum(header, 5)
+
+
+def _kinds(data: bytes) -> list:
+    """The same bytes as every buffer kind a caller passes: bytes, bytearray, memoryview, numpy uint8 and uint16."""
+    kinds = [data, bytearray(data), memoryview(data), np.frombuffer(data, dtype=np.uint8)]
+    if len(data) % 2 == 0:
+        kinds.append(np.frombuffer(data, dtype=np.uint16))
+    return kinds
+
+
+@pytest.mark.every_engine
+@given(buffers(max_size=300), seeds(), aligns())
+def test_csum_partial_fast_path_equals_oracle_for_every_buffer_kind(data, seed, align):
+    """The C fast path (csum._engine.fast_path, taken when the C engine is bound) and the checked Python
+    function both give the oracle's value, for every buffer kind and argument spelling."""
+    want = ones_add32(ones_sum16(data, "little"), seed)
+    checked = getattr(csum.csum_partial, "slow", csum.csum_partial)
+    for buf in _kinds(data):
+        assert csum.csum_partial(buf) == checked(buf) == ones_sum16(data, "little")
+        assert csum.csum_partial(buf, seed) == csum.csum_partial(buf, seed, align=align) == want
+        assert csum.csum_partial(buf, seed=seed, align=align) == checked(buf, seed, align=align) == want
+
+
+@pytest.mark.every_engine
+@pytest.mark.parametrize("args, kwargs, error, message", [
+    ((b"ab", -1), {}, csum.CsumValueError, "^seed must be an int in 0..0xffffffff, got -0x1"),
+    ((b"ab", 1 << 32), {}, csum.CsumValueError, "^seed must be an int in 0..0xffffffff"),
+    ((b"ab", 1.0), {}, csum.CsumTypeError, "^seed must be an int in 0..0xffffffff, not float"),
+    ((b"ab", True), {}, csum.CsumTypeError, "^seed must be an int in 0..0xffffffff, not bool"),
+    ((b"ab",), {"align": 8}, csum.CsumValueError, "^align must be in 0..7"),
+    ((b"ab",), {"align": False}, csum.CsumTypeError, "^align must be an int in 0..7, not bool"),
+    (("ab",), {}, csum.CsumTypeError, "^buf must be bytes-like, not str"),
+    ((memoryview(b"abcd")[::2],), {}, csum.CsumValueError, "^buf must be C-contiguous"),
+    ((b"ab", 0, 1), {}, TypeError, "positional argument"),
+    ((b"ab",), {"salt": 1}, TypeError, "unexpected keyword argument 'salt'"),
+])
+def test_csum_partial_arguments_the_fast_path_declines_get_the_checked_errors(args, kwargs, error, message):
+    """Whatever the C fast path does not take reaches the checked function: csum's error naming the argument."""
+    with pytest.raises(error, match=message):
+        csum.csum_partial(*args, **kwargs)
+
+
+def test_csum_partial_looks_like_a_function():
+    """Signature, name, docstring and pickling are the checked function's, with or without the fast path."""
+    import inspect
+    import pickle
+
+    assert str(inspect.signature(csum.csum_partial)) == \
+        "(buf: 'object', seed: 'Wsum' = 0, *, align: 'int' = 0) -> 'Wsum'"
+    assert csum.csum_partial.__name__ == "csum_partial"
+    assert csum.csum_partial.__doc__.startswith("lib/checksum.c ``csum_partial``")
+    assert pickle.loads(pickle.dumps(csum.csum_partial)) is csum.csum_partial
+
+
+def test_do_csum_align_is_deprecated():
+    """lib/checksum.c's do_csum takes no alignment: align= warns (and is still checked)."""
+    with pytest.warns(DeprecationWarning, match="has no effect"):
+        assert csum.do_csum(b"\x01\x02\x03", align=3) == csum.do_csum(b"\x01\x02\x03") == 0x0204
+    with pytest.raises(csum.CsumValueError, match="^align must be in 0..7"):
+        csum.do_csum(b"", align=9)

@@ -13,7 +13,7 @@ import struct
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, example, given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 from scapy.all import ICMP, IP, TCP, UDP, Ether, ICMPv6EchoRequest, IPv6, PcapNgWriter, Raw, rdpcap, wrpcap
 from scapy.utils import RawPcapNgReader
 
@@ -249,17 +249,17 @@ _NEG_ZERO = (b"\x02" * 12 + b"\x08\x00" + bytes.fromhex("450000220000000040017cd
              + b"\x08\x00\xff\xff\xf7\xff" + b"\0" * 8)
 
 
-# each example builds and checks a capture twice (~10 ms), once per engine: 200 keep this near 6 s in all;
-# the engine fixture is set once for all examples, which is what the health check warns about
-@settings(max_examples=200, suppress_health_check=[HealthCheck.function_scoped_fixture])
+# each example builds and checks a capture twice (~10 ms), on every engine: 200 keep this near 4 s per engine
+@pytest.mark.every_engine
+@settings(max_examples=200)
 @given(frames=st.lists(_framed(), min_size=1, max_size=6))
 @example(frames=[(1, _NEG_ZERO, len(_NEG_ZERO))])
-def test_vectorized_path_gives_inet_verify_results(engine, frames):
+def test_vectorized_path_gives_inet_verify_results(frames):
     """Differential: every packet the vectorized path counts gets only passing results from inet.verify, with
     the protocols it counted; the report with the vectorized path equals the one from the walker alone
     (counts, bad, offload, malformed, cut, not IP, patches); whole, well-formed packets get exactly
     inet.verify's results. Checksums in the frames come from the RFC 1071 oracle (tests/oracle.py).
-    Run once per summing engine (C, numpy, pure Python: csum.batch sums through the active one)."""
+    Runs under every summing engine (tests/test_engine.py): csum.batch sums through the bound one."""
     cap = _capture(frames)
     d = np.frombuffer(cap.data, dtype=np.uint8)
     index, v4, proto = fast_ok(cap, d, cap.caplens == cap.origlens)

@@ -106,3 +106,36 @@ def test_bad_pseudo_header_arguments_are_named(kwargs, name):
     args = {"saddr": "192.0.2.1", "daddr": "192.0.2.2", "length": 8, "proto": 17, "wsum": 0} | kwargs
     with pytest.raises((TypeError, ValueError), match=name):
         csum.csum_tcpudp_nofold(**args)
+
+
+def test_csum_tcpudp_nofold_takes_be32_ints_like_the_kernel():
+    """The kernel's saddr/daddr are __be32: the 4 address bytes loaded as a little-endian u32 here.
+
+    Expected values: the lib/checksum.c cases of helpers/generic.txt (compiled outside the repo),
+    whose header says the addresses are those bytes in memory order; each passed as that int, as
+    a string and as an ipaddress object gives the kernel's result.
+    """
+    import ipaddress
+
+    for _, saddr, daddr, length, proto, wsum, result in TCPUDP[:100]:
+        s, d = bytes.fromhex(saddr), bytes.fromhex(daddr)
+        for form in (lambda b: int.from_bytes(b, "little"), lambda b: str(ipaddress.IPv4Address(b)),
+                     ipaddress.IPv4Address):
+            got = csum.csum_tcpudp_nofold(form(s), form(d), int(length), int(proto), int(wsum, 16))
+            assert got == int(result, 16), (saddr, daddr)
+    assert csum.csum_tcpudp_magic(0x010200C0, "192.0.2.2", 8, 17) == csum.csum_tcpudp_magic("192.0.2.1",
+                                                                                             "192.0.2.2", 8, 17)
+
+
+@pytest.mark.parametrize("value, error, message", [
+    ("nonsense", csum.CsumValueError, r"^saddr must be an IPv4 address \(a string like 192.0.2.1, an ipaddress "
+                                      r"object or its 4 bytes\), got 'nonsense'"),
+    ("2001:db8::1", csum.CsumValueError, "^saddr must be an IPv4 address, got '2001:db8::1'"),
+    (1.5, csum.CsumTypeError, "^saddr must be an IPv4 address: a string, an ipaddress object, its 4 bytes or a "
+                              "__be32 int; not float"),
+    (1 << 32, csum.CsumValueError, "^saddr must be an int in 0..0xffffffff"),
+])
+def test_bad_ipv4_addresses_say_what_works(value, error, message):
+    """A bad address names the argument and the accepted forms (strings and ipaddress objects included)."""
+    with pytest.raises(error, match=message):
+        csum.csum_tcpudp_nofold(value, "192.0.2.2", 8, 17)

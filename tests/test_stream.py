@@ -2,7 +2,7 @@
 
 Oracle: tests/oracle.py (naive RFC 1071 loops over the joined bytes); peers' behaviour
 (dpkt, scapy, NuttX) is described in the docstrings of the tests that guard against it.
-Tests taking the ``engine`` fixture run once per summing engine (c, numpy, python).
+Tests marked ``every_engine`` also run under each other CSUM_ENGINE (tests/test_engine.py).
 """
 
 import numpy as np
@@ -40,7 +40,8 @@ def test_every_split_gives_the_one_shot_value(split, seed):
         assert c.value == rfc1071_checksum(data) == csum.internet_checksum(data)
 
 
-def test_empty_chunk_after_odd_chunk_nuttx_20010(engine):
+@pytest.mark.every_engine
+def test_empty_chunk_after_odd_chunk_nuttx_20010():
     """Regression, apache/nuttx#20010: NuttX's chained ``checksum()`` keeps an ``odd`` flag between
     fragments; a zero-length fragment after an odd-length one read ``data[0]`` of the empty buffer and
     cleared the flag, corrupting the sum (fixed by returning early for len == 0, nuttx PR #20058).
@@ -64,7 +65,8 @@ def test_odd_chunk_then_more_data_dpkt_in_cksum_add():
     assert c.value != rfc1071_checksum(b"\x01\x00\x02\x03")  # what per-chunk padding computes
 
 
-def test_split_at_every_point(engine):
+@pytest.mark.every_engine
+def test_split_at_every_point():
     """Invariant: a 61-byte buffer split at every single point, and at every pair of points, gives the
     one-shot value. Expected: oracle."""
     data = bytes((i * 37 + 11) & 0xFF for i in range(61))
@@ -77,7 +79,8 @@ def test_split_at_every_point(engine):
             assert internet_checksum_iov([data[:i], data[i:j], data[j:]]) == want, (i, j)
 
 
-def test_more_than_two_folds_large_buffer_scapy_checksum(engine):
+@pytest.mark.every_engine
+def test_more_than_two_folds_large_buffer_scapy_checksum():
     """Invariant: buffers whose word sum needs more than two folds. scapy.utils.checksum folds twice
     and masks (``s = (s >> 16) + (s & 0xffff); s += s >> 16``): 65538 words of 0xffff plus a word
     of 1 (131078 bytes) sum to 0x10000ffff, whose second fold leaves a carry that the mask drops, so
@@ -95,8 +98,9 @@ def test_more_than_two_folds_large_buffer_scapy_checksum(engine):
     assert scapy_checksum(data) == 0xFFFF  # scapy's two-fold result for this input: the case shown
 
 
+@pytest.mark.every_engine
 @pytest.mark.parametrize("size", [1 << 17, (1 << 20) + 1, 3 * (1 << 20) + 3])
-def test_large_buffer_in_odd_chunks(size, engine):
+def test_large_buffer_in_odd_chunks(size):
     """Invariant: large buffers (up to 3 MiB) streamed in 1499-byte chunks equal the oracle."""
     data = np.random.default_rng(size).integers(0, 256, size, dtype=np.uint8).tobytes()
     c = Checksum()

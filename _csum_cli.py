@@ -1,0 +1,26 @@
+"""The ``csum`` console script: :func:`csum.cli.main`, with a bad ``CSUM_ENGINE`` reported in one line.
+
+csum binds its summing engine when the package is imported (csum/_engine.py), so
+a ``CSUM_ENGINE`` it cannot honour fails the import itself, before any code
+inside the package could catch it: this module sits outside the package to do so.
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def main() -> int:
+    """Run the csum command line; exit 2 with ``csum: <reason>`` if csum cannot be imported as configured."""
+    try:
+        from csum.cli import main as cli_main
+    except ImportError as exc:
+        if getattr(exc, "code", None) != "bad-engine":
+            raise
+        print(f"csum: {exc}", file=sys.stderr)
+        return 2
+    return cli_main()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
