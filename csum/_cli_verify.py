@@ -292,13 +292,47 @@ def as_text(report: Report, cap: Capture, name: str, show: int) -> str:
     lines += ["", f"{'layer':<7} {'ok':>9} {'bad':>9} {'n/a':>9}"]
     lines += [f"{layer:<7} {c['ok']:>9} {c['bad']:>9} {c['n/a']:>9}" for layer, c in report.counts.items()]
     if report.bad:
-        lines += ["", f"bad checksums: {len(report.bad)}" + (f" (first {show})" if len(report.bad) > show else ""),
-                  f"{'packet':>8}  {'layer':<7} {'offset':>6}  {'stored':<7} {'computed':<8}  reason"]
+        lines += ["", f"bad checksums: {len(report.bad)}" + (f" (first {show})" if len(report.bad) > show else "")]
+        lines += [f"{'packet':>8}  {'layer':<7} {'offset':>6}  {'stored':<7} {'computed':<8}  reason"] * (show > 0)
         lines += [f"{i:>8}  {r.layer:<7} {r.offset:>6}  {_hex16(r.stored):<7} {_hex16(r.computed):<8}  {r.reason}"
                   for i, r in report.bad[:show]]
     if report.malformed:
         lines += ["", f"malformed packets: {len(report.malformed)}"]
         lines += [f"{i:>8}  {why}" for i, why in report.malformed[:show]]
     if report.cut:
-        lines += ["", f"cut by the snap length: {len(report.cut)} (first: {', '.join(map(str, report.cut[:show]))})"]
+        first = f" (first: {', '.join(map(str, report.cut[:show]))})" if show else ""
+        lines += ["", f"cut by the snap length: {len(report.cut)}{first}"]
     return "\n".join(lines)
+
+
+# --- capture branch shim (issue 11), to be reconciled with proto's Report: chunk positions and merging ----
+
+_check_whole = check
+
+
+def check(cap: Capture, progress: Callable[[int, int], None] | None = None) -> Report:  # noqa: F811
+    """Check every packet of ``cap``; packet numbers count from ``cap.first_index``, patch offsets from
+    ``cap.base`` (the file offset of ``cap.data[0]``)."""
+    report = _check_whole(cap, progress)
+    first, base = cap.first_index, cap.base
+    if first:
+        report.bad = [(i + first, r) for i, r in report.bad]
+        report.malformed = [(i + first, why) for i, why in report.malformed]
+        report.cut = [i + first for i in report.cut]
+    if base:
+        report.patches = [(at + base, new) for at, new in report.patches]
+    return report
+
+
+def _merge(self: Report, other: Report) -> Report:
+    """The report of this chunk followed by ``other`` (the next one)."""
+    counts = {layer: {k: n + other.counts[layer][k] for k, n in c.items()} for layer, c in self.counts.items()}
+    unsupported = dict(self.unsupported)
+    for link, n in other.unsupported.items():
+        unsupported[link] = unsupported.get(link, 0) + n
+    return Report(self.packets + other.packets, counts, self.bad + other.bad, self.malformed + other.malformed,
+                  self.cut + other.cut, self.not_ip + other.not_ip, unsupported, self.fast + other.fast,
+                  self.patches + other.patches)
+
+
+Report.merge = _merge  # type: ignore[attr-defined]

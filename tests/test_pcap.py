@@ -1,4 +1,4 @@
-"""csum/pcap.py (reading pcap/pcapng, patching, atomic writes) and csum/_cli_verify.py (checking captures).
+"""csum/pcap.py (reading pcap/pcapng whole or in chunks, patching) and csum/_cli_verify.py (checking captures).
 
 Independent sources: scapy's pcap/pcapng readers and writers, the test writers in
 tests/captures.py (cross-checked here against scapy), the naive RFC 1071 model in
@@ -131,18 +131,6 @@ def test_patched_changes_only_the_given_bytes():
     assert diff == [40, 41, 130, 131]
     with pytest.raises(CsumValueError):
         pcap.patched(cap, [(len(before) - 1, b"\0\0")])
-
-
-def test_write_atomic_replaces_and_leaves_no_temp_file(tmp_path):
-    """The target gets exactly the data; a failed write leaves the old file and no temporary behind."""
-    target = tmp_path / "out.pcap"
-    target.write_bytes(b"old")
-    pcap.write_atomic(target, b"new contents")
-    assert target.read_bytes() == b"new contents"
-    with pytest.raises(TypeError):
-        pcap.write_atomic(target, "not bytes")  # type: ignore[arg-type]
-    assert target.read_bytes() == b"new contents"
-    assert sorted(os.listdir(tmp_path)) == ["out.pcap"]
 
 
 # --- checking: the vectorized path against csum.inet ------------------------------------------
