@@ -178,7 +178,7 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     return 0
 
 
-def _jobs(text: str) -> int:
+def _positive(text: str) -> int:
     n = _int(text)
     if n < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
@@ -205,12 +205,14 @@ class _Sink:
 
 def _scan(args: argparse.Namespace, name: str, bar: _progress.Bar, sink: _Sink | None = None) -> Scan:
     """One input through csum.scan, with OSError turned into a one-line usage error."""
+    from . import pcap
     from .scan import scan
 
     args.current = name
     bar.phase(f"checking {name}" if sink is None else f"checking {name} and writing {args.out}")
     try:
-        return scan(name, jobs=args.jobs, sink=sink, progress=bar.update)  # type: ignore[arg-type]
+        return scan(name, jobs=args.jobs, chunk_bytes=args.chunk_bytes or pcap.CHUNK_BYTES, sink=sink,
+                    progress=bar.update)
     except OSError as exc:
         raise _UsageError(f"cannot read {name}: {exc.strerror or exc}") from None
 
@@ -305,7 +307,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
 
             args.current = f"{len(args.files)} file(s) on {args.dask}"
             try:
-                scans = verify_cli(args.dask, args.files, args.jobs)
+                scans = verify_cli(args.dask, args.files, args.jobs, args.chunk_bytes)
             except (OSError, TimeoutError) as exc:
                 raise _UsageError(f"cannot reach the dask scheduler {args.dask}: {exc}") from None
         else:
@@ -404,8 +406,10 @@ def _parser() -> argparse.ArgumentParser:
     fix.add_argument("--follow-symlinks", action="store_true", help="OUT may be a symbolic link: replace its target")
     for cmd, func in ((ver, _cmd_verify), (fix, _cmd_fix)):
         cmd.add_argument("--show", type=_int, default=10, help="list at most this many bad packets (default 10)")
-        cmd.add_argument("--jobs", type=_jobs, default=None, metavar="N",
+        cmd.add_argument("--jobs", type=_positive, default=None, metavar="N",
                          help="check in N processes (default: every core)")
+        cmd.add_argument("--chunk-bytes", type=_positive, default=None, metavar="B",
+                         help="read and check B bytes of records at a time (default 8 MiB)")
         cmd.add_argument("--skip-unsupported", action="store_true",
                          help="packets on link types csum cannot look into do not make the exit code 2")
         cmd.set_defaults(func=func)

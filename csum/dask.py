@@ -59,7 +59,7 @@ def verify_files(files: Sequence[str], client: object, *, chunk_bytes: int = CHU
     return Archive(scans, merged(scans).report)
 
 
-def verify_cli(scheduler: str, files: Sequence[str], jobs: int) -> list[Scan]:
+def verify_cli(scheduler: str, files: Sequence[str], jobs: int, chunk_bytes: int | None = None) -> list[Scan]:
     """``csum verify --dask SCHEDULER FILES...``: the scans, on the scheduler's cluster or a local one."""
     try:
         from dask.distributed import Client, LocalCluster
@@ -68,6 +68,6 @@ def verify_cli(scheduler: str, files: Sequence[str], jobs: int) -> list[Scan]:
     if scheduler == "local":
         with LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
                 Client(cluster) as client:
-            return verify_files(files, client).files
+            return verify_files(files, client, chunk_bytes=chunk_bytes or CHUNK_BYTES).files
     with Client(scheduler, timeout="10s") as client:
-        return verify_files(files, client).files
+        return verify_files(files, client, chunk_bytes=chunk_bytes or CHUNK_BYTES).files

@@ -68,7 +68,7 @@ class _Decompressed(io.RawIOBase):
         if self.ended_early:
             return 0
         try:
-            data = self._inner.read(len(buffer))
+            data = self._inner.read1(len(buffer))  # read() would drop what it has when the data stops early
         except EOFError:
             self.ended_early = True
             return 0
