@@ -322,8 +322,9 @@ def test_reader_chunks_are_the_file_and_its_packets(chunk_bytes, tmp_path):
     """Chunks laid end to end are the file; their packets (numbered across chunks, file offsets) are parse()'s and
     scapy's, for pcap in both byte orders and a two-section pcapng, at any chunk size."""
     a, b, c, d = (bytes(p) for p in _scapy_packets())
+    # interface 0 gets a snap length: scapy reads a Simple Packet Block as empty under snaplen 0 ("no limit")
     files = [pcap_bytes([a, b, c, d] * 3, endian=">", nano=True), pcap_bytes([a, b, c, d] * 3),
-             shb() + idb(1, snaplen=65535) + idb(101) + epb(a) + other(5, b"\0" * 20) + epb(b[14:], 1) + spb(d)  # (scapy reads an SPB as empty under snaplen 0)
+             shb() + idb(1, snaplen=65535) + idb(101) + epb(a) + other(5, b"\0" * 20) + epb(b[14:], 1) + spb(d)
              + shb(">") + idb(1, ">") + epb(c, 0, ">")]
     for data in files:
         chunks, reader = _chunks(data, chunk_bytes)
