@@ -409,7 +409,7 @@ def _parser() -> argparse.ArgumentParser:
         cmd.add_argument("--jobs", type=_positive, default=None, metavar="N",
                          help="check in N processes (default: every core)")
         cmd.add_argument("--chunk-bytes", type=_positive, default=None, metavar="B",
-                         help="read and check B bytes of records at a time (default 8 MiB)")
+                         help="read and check B bytes of records at a time (default 2 MiB)")
         cmd.add_argument("--skip-unsupported", action="store_true",
                          help="packets on link types csum cannot look into do not make the exit code 2")
         cmd.set_defaults(func=func)

@@ -52,7 +52,7 @@ LINKTYPE_IPV6 = 229
 LINKTYPE_LINUX_SLL2 = 276
 
 #: Bytes of records a :class:`Reader` chunk holds (one record larger than this gets a chunk of its own).
-CHUNK_BYTES = 8 << 20
+CHUNK_BYTES = 2 << 20
 #: The largest record or block read; a header announcing more is taken as damage (Wireshark caps packets
 #: at 256 KiB, pcapng blocks at 16 MiB).
 MAX_RECORD = 64 << 20
@@ -144,30 +144,31 @@ class _PcapWalker:
         self._u32 = struct.Struct(endian + "I").unpack_from
 
     def walk(self, data: bytes, pos: int) -> _Walked:
-        u32, size, starts, lens = self._u32, len(data), array("q"), array("q")
-        add, add_len = starts.append, lens.append
-        problem, short = None, True
-        while pos < size:
-            if pos + 16 > size:
-                problem = f"header truncated ({size - pos} of 16 bytes)"
-                break
+        u32, size, heads, most = self._u32, len(data), [], MAX_RECORD
+        add, limit = heads.append, size - 16
+        while pos <= limit:  # the hot loop: one unpack per record, the checks folded into one test
             incl = u32(data, pos + 8)[0]
-            if incl > MAX_RECORD:
-                problem, short = f"{incl} captured bytes announced, more than the {MAX_RECORD >> 20} MiB csum reads", False
+            end = pos + 16 + incl
+            if end > size or incl > most:
                 break
-            if pos + 16 + incl > size:
-                problem = f"{incl} captured bytes announced, {size - pos - 16} left in the file"
-                break
-            add(pos + 16)
-            add_len(incl)
-            pos += 16 + incl
-        offs = _column(starts)
+            add(pos)
+            pos = end
+        problem, short = None, True
+        if pos + 16 > size:
+            if pos < size:
+                problem = f"header truncated ({size - pos} of 16 bytes)"
+        elif (incl := u32(data, pos + 8)[0]) > most:
+            problem, short = f"{incl} captured bytes announced, more than the {most >> 20} MiB csum reads", False
+        else:
+            problem = f"{incl} captured bytes announced, {size - pos - 16} left in the file"
+        offs = np.array(heads, dtype=np.int64) + 16
         d = np.frombuffer(data, dtype=np.uint8)
         shifts = (0, 8, 16, 24) if self._endian == "<" else (24, 16, 8, 0)
-        origs = np.zeros(len(offs), dtype=np.int64)
+        caps, origs = np.zeros(len(offs), dtype=np.int64), np.zeros(len(offs), dtype=np.int64)
         for k, shift in enumerate(shifts):
+            caps |= d[offs - 8 + k].astype(np.int64) << shift
             origs |= d[offs - 4 + k].astype(np.int64) << shift
-        return _Walked(offs, _column(lens), origs, self._linktype, pos, problem, short)
+        return _Walked(offs, caps, origs, self._linktype, pos, problem, short)
 
 
 class _PcapngWalker:
