@@ -416,3 +416,51 @@ def test_compare_does_not_import_numpy():
     code = "import sys, csum.cli; csum.cli.main(['compare', '00', '--profiles', 'generic']); print('numpy' in sys.modules)"
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert run.stdout.strip().endswith("False")
+
+
+def test_bench_json_passes_through_and_prints_json(monkeypatch, tmp_path):
+    """`csum bench --json` runs `python -m bench --json`, which prints the results as JSON (here regenerated
+    from the committed results with --table-only, measuring nothing)."""
+    import csum.cli as cli
+
+    seen = {}
+    monkeypatch.setattr(cli.subprocess, "run", lambda command, cwd, check: seen.update(command=command)
+                        or subprocess.CompletedProcess(command, 0))
+    assert main(["bench", "--quick", "--json"]) == 0
+    assert seen["command"][-2:] == ["--quick", "--json"]
+    monkeypatch.undo()
+    root = cli._bench_root()
+    run = subprocess.run([sys.executable, "-m", "bench", "--json", "--table-only",
+                          str(root / "bench" / "results" / "results.json"), "--out", str(tmp_path)],
+                         cwd=root, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert "single" in json.loads(run.stdout)
+
+
+def test_ctrl_c_and_memory_error_are_one_line(monkeypatch, capsys):
+    """KeyboardInterrupt in any command (here kernel-check and compare) -> `csum: interrupted`, 130;
+    MemoryError -> one `failed ... out of memory` line, 2."""
+    import csum.cli as cli
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "_cmd_kernel_check", interrupted)
+    parser = cli._parser
+    monkeypatch.setattr(cli, "_parser", lambda: _with(parser(), "kernel-check", interrupted))
+    assert main(["kernel-check"]) == 130
+    assert capsys.readouterr().err == "csum: interrupted\n"
+
+    def hungry(args):
+        raise MemoryError
+
+    monkeypatch.setattr(cli, "_parser", lambda: _with(parser(), "compare", hungry))
+    assert main(["compare", "00"]) == 2
+    assert capsys.readouterr().err == "csum: compare failed for input: out of memory\n"
+
+
+def _with(parser, command, func):
+    """``parser`` with ``command`` running ``func``."""
+    sub = next(a for a in parser._actions if a.dest == "command")
+    sub.choices[command].set_defaults(func=func)
+    return parser
