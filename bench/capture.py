@@ -9,8 +9,9 @@ Two measurements, both from the shell (``python -m csum`` as a real process):
   ways: the kernel's ``ru_maxrss`` from ``wait4`` (the largest single process of
   the tree) and the sum of the RSS of csum and its workers, sampled every 20 ms.
 * **--jobs scaling**: ``csum verify`` of an N-packet capture (default 1,000,000)
-  with ``--jobs 1, 2, 4``, interleaved, ``R`` repeats; the median wall time and
-  its ratio to ``--jobs 1`` of the same run.
+  with ``--jobs 1, 2, 4``, interleaved, ``R`` repeats; the median wall time, its
+  ratio to ``--jobs 1`` of the same run, and the CPU seconds of all processes
+  (with the load average: on a shared machine, other work takes cores too).
 
 Results go to bench/results/capture.json with the machine description.
 """
@@ -89,6 +90,7 @@ def measure(args: list[str]) -> dict[str, Any]:
     proc.returncode = os.waitstatus_to_exitcode(status)
     err = proc.stderr.read().decode()
     return {"args": args, "exit": proc.returncode, "seconds": round(seconds, 2),
+            "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
             "maxrss_mib": round(usage.ru_maxrss / 1024, 1), "tree_peak_mib": round(peak[0] / 2**20, 1),
             "stderr": err[-300:]}
 
@@ -109,15 +111,20 @@ def scaling(packets: int, repeats: int, root: Path) -> dict[str, Any]:
     write_workload(path, packets)
     jobs = ("1", "2", "4")
     times: dict[str, list[float]] = {j: [] for j in jobs}
+    cpu: dict[str, list[float]] = {j: [] for j in jobs}
+    load = [os.getloadavg()[0]]
     for _ in range(repeats):
         for j in jobs:
             row = measure(["verify", str(path), "--jobs", j])
             if row["exit"] != 1:
                 raise SystemExit(f"bench.capture: verify --jobs {j} exited {row['exit']}: {row['stderr']}")
             times[j].append(row["seconds"])
+            cpu[j].append(row["cpu_s"])
+    load.append(os.getloadavg()[0])
     serial = statistics.median(times["1"])
-    return {"packets": packets, "bytes": path.stat().st_size, "repeats": repeats,
+    return {"packets": packets, "bytes": path.stat().st_size, "repeats": repeats, "loadavg_1min": load,
             "rows": [{"jobs": int(j), "median_s": round(statistics.median(t), 3), "min_s": min(t), "max_s": max(t),
+                      "cpu_s": round(statistics.median(cpu[j]), 2),
                       "speedup": round(serial / statistics.median(t), 2)} for j, t in times.items()]}
 
 
@@ -133,25 +140,30 @@ def table(results: dict[str, Any]) -> str:
                          f"{r['maxrss_mib']} MiB | {r['tree_peak_mib']} MiB |")
         lines.append("")
     sc = results["scaling"]
+    before, after = sc["loadavg_1min"]
     lines += [f"`csum verify` of a {sc['packets']:,}-packet pcap ({sc['bytes'] / 1e6:.0f} MB), median of "
-              f"{sc['repeats']} runs from the shell:", "",
-              "| --jobs | median s | min-max s | speedup vs --jobs 1 |", "| ---: | ---: | ---: | ---: |"]
-    lines += [f"| {r['jobs']} | {r['median_s']} | {r['min_s']}-{r['max_s']} | {r['speedup']}x |" for r in sc["rows"]]
+              f"{sc['repeats']} runs from the shell (1-minute load average {before:.1f} before, {after:.1f} after):",
+              "", "| --jobs | median s | min-max s | CPU s (all processes) | speedup vs --jobs 1 |",
+              "| ---: | ---: | ---: | ---: | ---: |"]
+    lines += [f"| {r['jobs']} | {r['median_s']} | {r['min_s']}-{r['max_s']} | {r['cpu_s']} | {r['speedup']}x |"
+              for r in sc["rows"]]
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.capture", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--gib", type=float, default=4.0, help="size of the memory workload (default 4 GiB; 0: skip)")
+    parser.add_argument("--gib", type=float, default=4.0,
+                        help="size of the memory workload (default 4 GiB; 0: skip it, keeping the saved results)")
     parser.add_argument("--packets", type=int, default=1_000_000, help="packets of the scaling workload")
     parser.add_argument("--repeats", type=int, default=5, help="runs per --jobs value")
     parser.add_argument("--quick", action="store_true", help="0.05 GiB, 100,000 packets, 2 repeats")
     parser.add_argument("--out", type=Path, default=RESULTS / "capture.json", help="where to write the JSON")
     args = parser.parse_args(argv)
     gib, packets, repeats = (0.05, 100_000, 2) if args.quick else (args.gib, args.packets, args.repeats)
+    saved = json.loads(args.out.read_text(encoding="utf-8")) if args.out.exists() else {}
     with tempfile.TemporaryDirectory() as tmp:
         results = {"machine": machine(), "cpus_usable": len(os.sched_getaffinity(0)),
-                   "memory": memory(gib, Path(tmp)) if gib else None,
+                   "memory": memory(gib, Path(tmp)) if gib else saved.get("memory"),
                    "scaling": scaling(packets, repeats, Path(tmp))}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")

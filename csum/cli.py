@@ -305,6 +305,8 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         if args.dask is not None:
             from .dask import verify_cli
 
+            if "-" in args.files:
+                raise _UsageError("--dask: standard input cannot be sent to a cluster; give file names or URLs")
             args.current = f"{len(args.files)} file(s) on {args.dask}"
             try:
                 scans = verify_cli(args.dask, args.files, args.jobs, args.chunk_bytes)
@@ -344,7 +346,8 @@ def _cmd_fix(args: argparse.Namespace) -> int:
         bar.close()
     if args.json:
         doc = _scan_json(scan, args.show)
-        doc.update(out=args.out if code != 2 else None, fixed_checksums=scan.patched, fixed_packets=scan.patched_packets)
+        doc.update(out=args.out if code != 2 else None, fixed_checksums=scan.patched,
+                   fixed_packets=scan.patched_packets)
         print(json.dumps(doc, indent=2))
     else:
         print(_scan_text(scan, args.show))

@@ -64,7 +64,8 @@ def verify_cli(scheduler: str, files: Sequence[str], jobs: int, chunk_bytes: int
     try:
         from dask.distributed import Client, LocalCluster
     except ImportError:
-        raise CsumValueError("--dask needs dask.distributed: pip install 'linux-csum[dask]'", code="missing-dask") from None
+        raise CsumValueError("--dask needs dask.distributed: pip install 'linux-csum[dask]'",
+                             code="missing-dask") from None
     if scheduler == "local":
         with LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
                 Client(cluster) as client:

@@ -8,8 +8,8 @@ back in chunk order, so merging them gives the serial report.
 
 Chunks travel through shared anonymous memory (one slot per chunk in flight,
 mapped before the fork; a chunk too big for a slot is checked by the caller)
-and the pipes carry only small messages, all from the main thread: a pool with feeder threads (concurrent.futures, multiprocessing.Pool)
-makes the reading thread fight them for the GIL and ran slower than one process.
+and the pipes carry only small messages, all from the main thread: a pool
+with feeder threads (concurrent.futures, multiprocessing.Pool) makes the reading thread fight them for the GIL and ran slower than one process.
 Workers ignore SIGINT; Ctrl-C reaches the parent alone, which ends them and
 re-raises.
 """

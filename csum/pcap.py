@@ -194,7 +194,8 @@ class _PcapngWalker:
             if is_shb:
                 endian = _BYTE_ORDERS.get(bytes(data[pos + 8 : pos + 12]), "")
                 if not endian:
-                    return self._damaged(walked, f"section header: bad byte-order magic {data[pos + 8 : pos + 12].hex()}")
+                    magic = data[pos + 8 : pos + 12].hex()
+                    return self._damaged(walked, f"section header: bad byte-order magic {magic}")
             kind, length = struct.unpack_from(endian + "II", data, pos)
             if length < 12 or length % 4 or length > MAX_RECORD:
                 return self._damaged(walked, f"block total length {length} is not a multiple of 4 "

@@ -112,8 +112,8 @@ class Source:
         buffered = io.BufferedReader(self._counted, _BUFFER)
         #: Compression found by magic bytes, or None.
         self.compression = next((kind for magic, kind in COMPRESSIONS.items() if head.startswith(magic)), None)
-        self.stream: BinaryIO = (io.BufferedReader(_decompressor(self.compression, buffered), _BUFFER)  # type: ignore[assignment]
-                                 if self.compression else buffered)
+        stream = io.BufferedReader(_decompressor(self.compression, buffered), _BUFFER) if self.compression else buffered
+        self.stream: BinaryIO = stream  # type: ignore[assignment]
 
     def consumed(self) -> int:
         """Bytes of the stored file read so far."""

@@ -45,8 +45,8 @@ def archive(tmp_path_factory):
 def test_local_cluster_equals_the_serial_run(archive):
     """verify_files on a 2-process LocalCluster: per-file scans and the total equal scanning here; a file:// URL
     (fsspec) reads like the path."""
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as client:
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+    with cluster, distributed.Client(cluster) as client:
         got = csum.dask.verify_files([*archive, "file://" + archive[0]], client)
     serial = [scan(name) for name in [*archive, "file://" + archive[0]]]
     assert [dataclasses.asdict(s.report) for s in got.files] == [dataclasses.asdict(s.report) for s in serial]

@@ -8,7 +8,6 @@ reference for the vectorized path.
 
 from __future__ import annotations
 
-import os
 import struct
 
 import numpy as np
