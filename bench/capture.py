@@ -122,10 +122,36 @@ def scaling(packets: int, repeats: int, root: Path) -> dict[str, Any]:
             cpu[j].append(row["cpu_s"])
     load.append(os.getloadavg()[0])
     serial = statistics.median(times["1"])
+    cpu_split = split(path, repeats)
     return {"packets": packets, "bytes": path.stat().st_size, "repeats": repeats, "loadavg_1min": load,
+            "split": cpu_split,
             "rows": [{"jobs": int(j), "median_s": round(statistics.median(t), 3), "min_s": min(t), "max_s": max(t),
                       "cpu_s": round(statistics.median(cpu[j]), 2),
                       "speedup": round(serial / statistics.median(t), 2)} for j, t in times.items()]}
+
+
+def split(packets_path: Path, repeats: int) -> dict[str, Any]:
+    """``--jobs 2`` in this process: CPU seconds of the reading process (the critical path: it reads, finds the
+    records and checks what the worker has no room for) and of the worker, and the wall time they would take on two
+    idle cores (the larger of the two), against ``--jobs 1``'s CPU seconds."""
+    from csum import parallel, pcap
+    from csum.source import open_source
+
+    def once(jobs: int) -> tuple[float, float]:
+        before = os.times()
+        with open_source(str(packets_path)) as source:
+            for _ in parallel.checked(pcap.Reader(source.stream), jobs):
+                pass
+        after = os.times()
+        return (after.user + after.system - before.user - before.system,
+                after.children_user + after.children_system - before.children_user - before.children_system)
+
+    serial = statistics.median(sum(once(1)) for _ in range(repeats))
+    runs = [once(2) for _ in range(repeats)]
+    main_s, worker_s = statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
+    return {"serial_cpu_s": round(serial, 3), "reader_cpu_s": round(main_s, 3), "worker_cpu_s": round(worker_s, 3),
+            "two_idle_cores_s": round(max(main_s, worker_s), 3),
+            "speedup_on_two_idle_cores": round(serial / max(main_s, worker_s), 2)}
 
 
 def table(results: dict[str, Any]) -> str:
@@ -147,6 +173,10 @@ def table(results: dict[str, Any]) -> str:
               "| ---: | ---: | ---: | ---: | ---: |"]
     lines += [f"| {r['jobs']} | {r['median_s']} | {r['min_s']}-{r['max_s']} | {r['cpu_s']} | {r['speedup']}x |"
               for r in sc["rows"]]
+    sp = sc["split"]
+    lines += ["", f"CPU split of `--jobs 2` (in one process, median of {sc['repeats']}): reading process "
+              f"{sp['reader_cpu_s']} s, worker {sp['worker_cpu_s']} s, against {sp['serial_cpu_s']} s for `--jobs 1`: "
+              f"on two idle cores {sp['two_idle_cores_s']} s, {sp['speedup_on_two_idle_cores']}x."]
     return "\n".join(lines)
 
 
@@ -154,7 +184,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.capture", description=__doc__.split("\n\n")[0])
     parser.add_argument("--gib", type=float, default=4.0,
                         help="size of the memory workload (default 4 GiB; 0: skip it, keeping the saved results)")
-    parser.add_argument("--packets", type=int, default=1_000_000, help="packets of the scaling workload")
+    parser.add_argument("--packets", type=int, default=1_000_000,
+                        help="packets of the scaling workload (0: skip it, keeping the saved results)")
     parser.add_argument("--repeats", type=int, default=5, help="runs per --jobs value")
     parser.add_argument("--quick", action="store_true", help="0.05 GiB, 100,000 packets, 2 repeats")
     parser.add_argument("--out", type=Path, default=RESULTS / "capture.json", help="where to write the JSON")
@@ -164,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         results = {"machine": machine(), "cpus_usable": len(os.sched_getaffinity(0)),
                    "memory": memory(gib, Path(tmp)) if gib else saved.get("memory"),
-                   "scaling": scaling(packets, repeats, Path(tmp))}
+                   "scaling": scaling(packets, repeats, Path(tmp)) if packets else saved["scaling"]}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     print(table(results))

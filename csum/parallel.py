@@ -2,9 +2,10 @@
 
 :func:`checked` pairs each :class:`csum.pcap.Capture` chunk with its
 :func:`csum._cli_verify.check` report, computed in ``jobs`` forked processes
-while the caller reads the next chunks. At most ``2 * jobs`` chunks are in
-flight, so memory stays bounded whatever the capture's size, and reports come
-back in chunk order, so merging them gives the serial report.
+while the caller reads the next chunks. At most ``4 * jobs`` chunks are held
+(``DEPTH`` queued per worker, the rest checked and waiting for their turn), so
+memory stays bounded whatever the capture's size, and reports come back in
+chunk order, so merging them gives the serial report.
 
 Chunks travel through shared anonymous memory (one slot per chunk in flight,
 mapped before the fork; a chunk too big for a slot is checked by the caller)
@@ -33,6 +34,8 @@ from .pcap import Capture
 __all__ = ["checked", "default_jobs"]
 
 _COLUMNS = ("offsets", "caplens", "origlens", "linktypes")
+#: Chunks queued per worker; the reading process checks a chunk itself when every worker has this many.
+DEPTH = 3
 
 
 def default_jobs() -> int:
@@ -76,7 +79,7 @@ def _serve(conn: Connection, slots: list[mmap.mmap]) -> None:
 class _Pool:
     def __init__(self, jobs: int, slot_bytes: int) -> None:
         ctx = multiprocessing.get_context("fork")
-        self.slots = [mmap.mmap(-1, slot_bytes) for _ in range(2 * jobs)]
+        self.slots = [mmap.mmap(-1, slot_bytes) for _ in range(DEPTH * jobs)]
         self.conns: list[Connection] = []
         self.procs = []
         for _ in range(jobs):
@@ -114,8 +117,8 @@ def checked(chunks: Iterable[Capture], jobs: int = 1, slot_bytes: int | None = N
     """(chunk, report) for each chunk, in order, using ``jobs`` processes when there are two chunks or more.
 
     The calling process reads the chunks and is one of the ``jobs``: it hands
-    a chunk to the ``jobs - 1`` workers when one has room (two chunks each) and
-    checks it itself when none has. ``slot_bytes``: shared memory per chunk in
+    a chunk to the ``jobs - 1`` workers when one has room and
+    checks it itself when none has (``DEPTH`` chunks each). ``slot_bytes``: shared memory per chunk in
     flight (default: 3x the larger of the first two chunks, which holds its
     bytes and its four int64 columns); a larger chunk goes through the pipe.
     """
@@ -149,7 +152,7 @@ def checked(chunks: Iterable[Capture], jobs: int = 1, slot_bytes: int | None = N
             while len(window) >= 4 * jobs:
                 yield oldest()
             w = min(range(workers), key=busy.__getitem__)
-            message = _put(pool.slots[free[-1]], chunk) if busy[w] < 2 and free else None
+            message = _put(pool.slots[free[-1]], chunk) if busy[w] < DEPTH and free else None
             if message is not None:
                 slot = free.pop()
                 pool.conns[w].send((slot, message))
