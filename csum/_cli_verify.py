@@ -393,8 +393,9 @@ def as_json(report: Report, cap: Capture, name: str, show: int) -> dict[str, obj
 def _rows(title: str, items: list[tuple[int, Result]], show: int) -> list[str]:
     if not items:
         return []
-    lines = ["", f"{title}: {len(items)}" + (f" (first {show})" if len(items) > show else ""),
-             f"{'packet':>8}  {'layer':<10} {'offset':>6}  {'stored':<7} {'computed':<8}  reason"]
+    lines = ["", f"{title}: {len(items)}" + (f" (first {show})" if len(items) > show else "")]
+    if show > 0:
+        lines.append(f"{'packet':>8}  {'layer':<10} {'offset':>6}  {'stored':<7} {'computed':<8}  reason")
     return lines + [f"{i:>8}  {count_key(r):<10} {r.offset:>6}  {_hex16(r.stored) or '-':<7} "
                     f"{_hex16(r.computed) or '-':<8}  {r.reason}" for i, r in items[:show]]
 
@@ -414,5 +415,6 @@ def as_text(report: Report, cap: Capture, name: str, show: int) -> str:
         lines += ["", f"malformed packets: {len(report.malformed)}"]
         lines += [f"{i:>8}  {why}" for i, why in report.malformed[:show]]
     if report.cut:
-        lines += ["", f"cut by the snap length: {len(report.cut)} (first: {', '.join(map(str, report.cut[:show]))})"]
+        first = f" (first: {', '.join(map(str, report.cut[:show]))})" if show else ""
+        lines += ["", f"cut by the snap length: {len(report.cut)}{first}"]
     return "\n".join(lines)

@@ -5,7 +5,7 @@ with the field size missing from the low flag bits returns -EINVAL that many
 programs never look at; a 32-bit value passed with size 2 is cut to its low 16
 bits; BPF_F_PSEUDO_HDR on a port moves ``skb->csum`` of a CHECKSUM_COMPLETE skb
 by a change that is not in the pseudo-header, and so on (cilium#28768, the
-BPF_F_IPV6 fix of Linux 6.16). Where the packet parses (:func:`csum._packet.parse`),
+BPF_F_IPV6 fix of Linux 6.16). Where the packet parses (:func:`csum.layers.layout`),
 the checks also use what the checksum field belongs to. Each warning is a
 :class:`BpfMisuse` whose ``code`` names the case.
 """
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import warnings
 
-from ._packet import TCP, Layout, parse
+from .layers import TCP, Layout, layout as parse
 from .errors import CsumError
 
 _SIZE_MASK, _PSEUDO, _MANGLED_0, _IPV6 = 0xF, 1 << 4, 1 << 5, 1 << 7

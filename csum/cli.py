@@ -15,9 +15,9 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence, TextIO
+from typing import TYPE_CHECKING, Sequence
 
-from . import __version__, bpf
+from . import __version__, _progress, bpf
 from ._engine import ENGINE
 from .compare import FUNCTIONS, Row, align_dependence, compare, compare_function
 from .errors import CsumError
@@ -26,8 +26,9 @@ from .partial import internet_checksum
 from .sample import SAMPLE_PACKET
 
 if TYPE_CHECKING:  # numpy-backed modules are imported when verify/fix run, keeping other commands' start-up light
-    from . import pcap
-    from ._cli_verify import Report
+    from ._cli_verify import Sink as ResultSink
+    from .output import AtomicFile
+    from .scan import Scan
 
 
 class _UsageError(Exception):
@@ -52,10 +53,12 @@ def _hex(text: str) -> bytes:
     cleaned = "".join(text.split()).replace(":", "")
     if cleaned.startswith(("0x", "0X")):
         cleaned = cleaned[2:]
-    try:
-        return bytes.fromhex(cleaned)
-    except ValueError:
-        raise _UsageError(f"not a hex string: {text[:40]!r}") from None
+    bad = next((c for c in cleaned if c not in "0123456789abcdefABCDEF"), None)
+    if bad is not None:
+        raise _UsageError(f"not a hex string: {text[:40]!r} ({bad!r} is not a hex digit)")
+    if len(cleaned) % 2:
+        raise _UsageError(f"odd number of digits in {text[:40]!r}: {len(cleaned)} hex digits, bytes need pairs")
+    return bytes.fromhex(cleaned)
 
 
 def _mark(ok: bool) -> str:
@@ -224,7 +227,7 @@ def _cmd_kernel_check(args: argparse.Namespace) -> int:
         raise _UsageError(f"the running kernel's helpers are not reachable: {kernel.why_unavailable()}")
     if args.n < 1:
         raise _UsageError(f"--n must be at least 1, got {args.n}")
-    report = kernel_check(args.n, args.seed, progress=sys.stderr)
+    report = kernel_check(args.n, args.seed, progress=sys.stderr if sys.stderr.isatty() else None)
     print(report.to_json() if args.json else report.format_text())
     return 0 if report.ok else 1
 
@@ -301,42 +304,11 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     return 0
 
 
-def _progress(size: int, stream: TextIO) -> pcap.Progress | None:
-    """A progress line on ``stream`` for files of 16 MiB and more, only when it is a terminal."""
-    if size < 16 << 20 or not stream.isatty():
-        return None
-
-    def show(done: int, total: int) -> None:
-        stream.write(f"\rcsum: {100 * done // max(total, 1):3d}% ")
-        stream.flush()
-
-    return show
-
-
-def _load(name: str) -> tuple[pcap.Capture, Report]:
-    from . import _cli_verify, pcap
-
-    path = Path(name)
-    try:
-        size = path.stat().st_size
-        bar = _progress(size, sys.stderr)
-        cap = pcap.read(path, bar)
-        report = _cli_verify.check(cap, bar)
-    except OSError as exc:
-        raise _UsageError(f"cannot read {name}: {exc.strerror}") from None
-    if bar is not None:
-        sys.stderr.write("\r" + " " * 12 + "\r")
-    return cap, report
-
-
-def _malformed(args: argparse.Namespace, report: Report) -> int:
-    bad = report.malformed
-    if not bad:
-        return 0
-    index, why = bad[0]
-    print(f"csum: {args.command} failed for {args.file}: {len(bad)} malformed packet(s), first #{index}: {why}",
-          file=sys.stderr)
-    return 2
+def _positive(text: str) -> int:
+    n = _int(text)
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
+    return n
 
 
 def _check_show(args: argparse.Namespace) -> None:
@@ -344,28 +316,121 @@ def _check_show(args: argparse.Namespace) -> None:
         raise _UsageError(f"--show must be 0 or more, got {args.show}")
 
 
-def _cmd_verify(args: argparse.Namespace) -> int:
+class _Sink:
+    """fix's output, with write errors named as such (reading errors say "cannot read")."""
+
+    def __init__(self, out: AtomicFile, name: str) -> None:
+        self._out, self._name = out, name
+
+    def write(self, data: bytes) -> None:
+        try:
+            self._out.write(data)
+        except OSError as exc:
+            raise _UsageError(f"cannot write {self._name}: {exc.strerror or exc}") from None
+
+
+def _scan(args: argparse.Namespace, name: str, bar: _progress.Bar, sink: _Sink | None = None,
+          each: ResultSink | None = None) -> Scan:
+    """One input through csum.scan, with OSError turned into a one-line usage error."""
+    from . import pcap
+    from .scan import scan
+
+    args.current = name
+    bar.phase(f"checking {name}" if sink is None else f"checking {name} and writing {args.out}")
+    try:
+        return scan(name, jobs=args.jobs, chunk_bytes=args.chunk_bytes or pcap.CHUNK_BYTES, sink=sink,
+                    progress=bar.update, each=each)
+    except OSError as exc:
+        raise _UsageError(f"cannot read {name}: {exc.strerror or exc}") from None
+
+
+def _exit_code(scans: Sequence[Scan], args: argparse.Namespace) -> int:
+    """The exit-code table (README, CLI): 1 a bad checksum anywhere; else 2 for records csum could not read
+    or link types it cannot look into (unless --skip-unsupported); else 0."""
+    strict = getattr(args, "strict", False)  # verify --strict: transmit offload's pseudo-header sums are bad too
+    if any(s.report.bad or (strict and s.report.offload) for s in scans):
+        return 1
+    if any(s.stop is not None and not s.stop.truncated for s in scans):
+        return 2
+    if not args.skip_unsupported and any(s.report.unsupported for s in scans):
+        return 2
+    return 0
+
+
+def _problems(scan: Scan, args: argparse.Namespace) -> list[str]:
+    """What to say on stderr about a scan: why it gets exit code 2 (or would, were there no bad checksum),
+    and a truncated last record."""
+    found = []
+    if scan.stop is not None:
+        found.append(f"{scan.stop}; nothing after it was read" if not scan.stop.truncated else
+                     f"the file ends inside {scan.stop}; every record before it was checked")
+    if scan.report.unsupported and not args.skip_unsupported:
+        links = ", ".join(f"{n} on link type {k}" for k, n in sorted(scan.report.unsupported.items()))
+        found.append(f"packets csum cannot look into ({links}); --skip-unsupported accepts them unchecked")
+    return found
+
+
+def _stop_line(scan: Scan) -> str | None:
+    if scan.stop is None:
+        return None
+    what = "truncated" if scan.stop.truncated else "damaged"
+    return f"{what}: {scan.stop}; every record before it was checked"
+
+
+def _scan_json(scan: Scan, show: int) -> dict[str, object]:
     from . import _cli_verify
 
-    _check_show(args)
-    if args.format == "jsonl":
-        return _verify_jsonl(args)
-    cap, report = _load(args.file)
-    if args.json or args.format == "json":
-        print(json.dumps(_cli_verify.as_json(report, cap, args.file, args.show), indent=2))
+    doc = _cli_verify.as_json(scan.report, scan, scan.name, show)  # type: ignore[arg-type]
+    doc["compression"] = scan.compression
+    doc["stopped"] = None if scan.stop is None else {
+        "offset": scan.stop.offset, "packet": scan.stop.index, "truncated": scan.stop.truncated,
+        "reason": scan.stop.reason}
+    return doc
+
+
+def _scan_text(scan: Scan, show: int) -> str:
+    from . import _cli_verify
+
+    text = _cli_verify.as_text(scan.report, scan, scan.name, show)  # type: ignore[arg-type]
+    line = _stop_line(scan)
+    return text if line is None else f"{text}\n\n{line}"
+
+
+def _print_scans(scans: Sequence[Scan], args: argparse.Namespace) -> None:
+    if args.format == "jsonl":  # the rows went to stdout while the files were read
+        return
+    if args.json and len(scans) == 1:
+        print(json.dumps(_scan_json(scans[0], args.show), indent=2))
+    elif args.json:
+        total = _total(scans)
+        print(json.dumps({"files": [_scan_json(s, args.show) for s in scans],
+                          "total": _scan_json(total, args.show)}, indent=2))
     else:
-        print(_cli_verify.as_text(report, cap, args.file, args.show))
-    return _malformed(args, report) or _verdict(args, report)
+        print("\n\n".join(_scan_text(s, args.show) for s in scans))
+        if len(scans) > 1:
+            t = _total(scans).report
+            print(f"\ntotal: {len(scans)} files, {t.packets} packets, {len(t.bad)} bad checksums, "
+                  f"{len(t.malformed)} malformed, {len(t.cut)} cut")
 
 
-def _verdict(args: argparse.Namespace, report: Report) -> int:
-    """1 when a checksum is bad (with --strict: or holds transmit offload's pseudo-header sum), else 0."""
-    return 1 if report.bad or (args.strict and report.offload) else 0
+def _total(scans: Sequence[Scan]) -> Scan:
+    from .scan import merged
+
+    return merged(scans)
 
 
-def _verify_jsonl(args: argparse.Namespace) -> int:
-    """``verify --format jsonl``: one JSON object per checksum field, in packet order, then the usual exit code."""
-    from . import _cli_verify, pcap
+def _report_problems(scans: Sequence[Scan], args: argparse.Namespace, code: int, tail: str = "") -> None:
+    """One stderr line per input with problems: ``failed`` when they decide exit 2, else a warning."""
+    for scan in scans:
+        found = _problems(scan, args)
+        if found:
+            verb = "failed for" if code == 2 else "warning for"
+            print(f"csum: {args.command} {verb} {scan.name}: {'; '.join(found)}{tail}", file=sys.stderr)
+
+
+def _jsonl_rows() -> ResultSink:
+    """``verify --format jsonl``: one JSON object per checksum field, written as each packet is checked."""
+    from . import _cli_verify
 
     write = sys.stdout.write
 
@@ -373,35 +438,71 @@ def _verify_jsonl(args: argparse.Namespace) -> int:
         for r in results:
             write(json.dumps(_cli_verify.jsonl_row(index, r)) + "\n")
 
+    return sink
+
+
+def _cmd_verify(args: argparse.Namespace) -> int:
+    _check_show(args)
+    args.json = args.json or args.format == "json"
+    bar = _progress.Bar(sys.stderr, "verify")
     try:
-        report = _cli_verify.check(pcap.read(Path(args.file)), sink=sink)
-    except OSError as exc:
-        raise _UsageError(f"cannot read {args.file}: {exc.strerror}") from None
-    return _malformed(args, report) or _verdict(args, report)
+        if args.dask is not None:
+            from .dask import verify_cli
+
+            if args.format == "jsonl":
+                raise _UsageError("--dask: --format jsonl streams rows from one process; use the json summary")
+            if "-" in args.files:
+                raise _UsageError("--dask: standard input cannot be sent to a cluster; give file names or URLs")
+            args.current = f"{len(args.files)} file(s) on {args.dask}"
+            try:
+                scans = verify_cli(args.dask, args.files, args.jobs, args.chunk_bytes)
+            except (OSError, TimeoutError) as exc:
+                raise _UsageError(f"cannot reach the dask scheduler {args.dask}: {exc}") from None
+        else:
+            scans = [_scan(args, name, bar, each=_jsonl_rows() if args.format == "jsonl" else None)
+                     for name in args.files]
+    finally:
+        bar.close()
+    _print_scans(scans, args)
+    code = _exit_code(scans, args)
+    _report_problems(scans, args, code)
+    return code
 
 
 def _cmd_fix(args: argparse.Namespace) -> int:
-    from . import _cli_verify, pcap
+    from .output import AtomicFile, target
 
     _check_show(args)
-    src, dst = Path(args.file), Path(args.out)
-    if src.resolve() == dst.resolve() or (dst.exists() and src.exists() and os.path.samefile(src, dst)):
-        raise _UsageError("OUT must differ from IN: the input is never modified")
-    cap, report = _load(args.file)
+    if args.out == "-":
+        raise _UsageError("OUT must be a file name: csum fix writes regular files only")
+    path = target(args.out, [] if args.file == "-" else [args.file], follow_symlinks=args.follow_symlinks)
+    bar = _progress.Bar(sys.stderr, "fix")
     try:
-        pcap.write_atomic(dst, pcap.patched(cap, report.patches))
-    except OSError as exc:
-        raise _UsageError(f"cannot write {args.out}: {exc.strerror}") from None
-    fixed = sorted({i for i, _ in report.bad})
+        with AtomicFile(path) as out:
+            scan = _scan(args, args.file, bar, sink=_Sink(out, args.out))
+            code = _exit_code([scan], args)
+            if code != 2:
+                bar.show(f"syncing {args.out}")
+                try:
+                    out.commit()
+                except OSError as exc:
+                    raise _UsageError(f"cannot write {args.out}: {exc.strerror or exc}") from None
+    except OSError as exc:  # the temporary file could not be made or written
+        raise _UsageError(f"cannot write {args.out}: {exc.strerror or exc}") from None
+    finally:
+        bar.close()
     if args.json:
-        doc = _cli_verify.as_json(report, cap, args.file, args.show)
-        doc.update(out=args.out, fixed_checksums=len(report.patches), fixed_packets=len(fixed))
+        doc = _scan_json(scan, args.show)
+        doc.update(out=args.out if code != 2 else None, fixed_checksums=scan.patched,
+                   fixed_packets=scan.patched_packets)
         print(json.dumps(doc, indent=2))
     else:
-        print(_cli_verify.as_text(report, cap, args.file, args.show))
-        print(f"\nwrote {args.out}: {len(report.patches)} checksums corrected in {len(fixed)} packets; "
-              f"every other byte copied unchanged (cut and malformed packets included)")
-    return _malformed(args, report)
+        print(_scan_text(scan, args.show))
+        if code != 2:
+            print(f"\nwrote {args.out}: {scan.patched} checksums corrected in {scan.patched_packets} packets; "
+                  f"every other byte copied unchanged (cut, malformed and unchecked packets included)")
+    _report_problems([scan], args, code, f"; {args.out} not written" if code == 2 else "")
+    return code
 
 
 def _bench_root() -> Path | None:
@@ -417,7 +518,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     root = _bench_root()
     if root is None:
         raise _UsageError("the bench package is not here: run from a source checkout of csum (bench/ is not installed)")
-    command = [sys.executable, "-m", "bench"] + (["--quick"] if args.quick else [])
+    command = [sys.executable, "-m", "bench"] + (["--quick"] if args.quick else []) + (["--json"] if args.json else [])
     return subprocess.run(command, cwd=root, check=False).returncode
 
 
@@ -525,7 +626,9 @@ def _cmd_prog(args: argparse.Namespace) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="csum", description="The Internet checksum as each Linux architecture computes it.")
-    parser.add_argument("--version", action="version", version=f"csum {__version__} (engine: {ENGINE})")
+    parser.add_argument("--version", action="store_true", help="show the version and the summing engine, then exit")
+    parser.add_argument("--json", dest="json_top", action="store_true", help="machine-readable output (also after "
+                        "the command)")
     sub = parser.add_subparsers(dest="command")
     cmp_ = sub.add_parser("compare", help="csum_partial and bpf_csum_diff of one input on every architecture")
     cmp_.add_argument("hex", nargs="?", help="input bytes as hex (default: the embedded sample packet)")
@@ -569,21 +672,29 @@ def _parser() -> argparse.ArgumentParser:
     diff.add_argument("--from-align", type=_align, default=0, metavar="N", help="address of from mod 8 (default 0)")
     diff.add_argument("--to-align", type=_align, default=0, metavar="N", help="address of to mod 8 (default 0)")
     diff.add_argument("--sum", metavar="HEX16", help="current checksum field, 2 bytes as in the packet")
-    diff.add_argument("--json", action="store_true", help="machine-readable output")
     diff.set_defaults(func=_cmd_diff)
-    ver = sub.add_parser("verify", help="check every Internet checksum (IPv4, TCP, UDP, ICMP, tunnels ...) in a pcap "
-                         "or pcapng file")
-    ver.add_argument("file", metavar="FILE")
+    ver = sub.add_parser("verify", help="check every Internet checksum (IPv4, TCP, UDP, ICMP, tunnels ...) in pcap "
+                         "or pcapng files")
+    ver.add_argument("files", nargs="+", metavar="FILE", help="a capture (pcap or pcapng, maybe gzip/bzip2/xz/zstd "
+                     "compressed), - for standard input, or with --dask any fsspec URL")
+    ver.add_argument("--dask", metavar="SCHEDULER", help="check the files on a dask.distributed cluster (its "
+                     "scheduler's address, or 'local' for a LocalCluster on this machine)")
     ver.add_argument("--format", choices=("text", "json", "jsonl"), default="text",
                      help="text (default), json (the summary, like --json) or jsonl (one object per checksum field)")
     ver.add_argument("--strict", action="store_true",
                      help="count transmit-offload checksums (the pseudo-header sum the NIC completes) as bad")
     fix = sub.add_parser("fix", help="copy a capture with every wrong checksum corrected")
-    fix.add_argument("file", metavar="IN")
-    fix.add_argument("out", metavar="OUT")
+    fix.add_argument("file", metavar="IN", help="the capture (as for verify; - for standard input)")
+    fix.add_argument("out", metavar="OUT", help="a regular file to write (gzip-compressed when it ends in .gz)")
+    fix.add_argument("--follow-symlinks", action="store_true", help="OUT may be a symbolic link: replace its target")
     for cmd, func in ((ver, _cmd_verify), (fix, _cmd_fix)):
         cmd.add_argument("--show", type=_int, default=10, help="list at most this many bad packets (default 10)")
-        cmd.add_argument("--json", action="store_true", help="machine-readable output")
+        cmd.add_argument("--jobs", type=_positive, default=None, metavar="N",
+                         help="check in N processes (default: every core)")
+        cmd.add_argument("--chunk-bytes", type=_positive, default=None, metavar="B",
+                         help="read and check B bytes of records at a time (default 2 MiB)")
+        cmd.add_argument("--skip-unsupported", action="store_true",
+                         help="packets on link types csum cannot look into do not make the exit code 2")
         cmd.set_defaults(func=func)
     prg = sub.add_parser("prog", help="run a compiled tc/XDP program on packets (running kernel) and check its checksums")
     prg.add_argument("file", metavar="OBJ.o", help="BPF ELF object (clang -target bpf)")
@@ -600,18 +711,52 @@ def _parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="run the benchmarks (python -m bench, from a source checkout)")
     bench.add_argument("--quick", action="store_true", help="the short run CI uses")
     bench.set_defaults(func=_cmd_bench)
+    for cmd in (cmp_, kc, diff, ver, fix, bench):
+        cmd.add_argument("--json", action="store_true", help="machine-readable output")
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; returns the exit code."""
+def _version(as_json: bool) -> int:
+    if as_json:
+        print(json.dumps({"version": __version__, "engine": ENGINE, "python": sys.version.split()[0]}))
+    else:
+        print(f"csum {__version__} (engine: {ENGINE})")
+    return 0
+
+
+def _run(argv: list[str]) -> int:
     parser = _parser()
-    args = parser.parse_args(list(sys.argv[1:] if argv is None else argv) or ["compare"])
+    args = parser.parse_args(argv)
+    if args.version:
+        return _version(args.json_top)
+    if args.command is None:
+        args = parser.parse_args([*argv, "compare"])
+    args.json = args.json or args.json_top
+    if getattr(args, "jobs", 1) is None:
+        from .parallel import default_jobs
+
+        args.jobs = default_jobs()
     try:
         return int(args.func(args))
+    except (_UsageError, CsumError) as exc:
+        print(f"csum: {args.command} failed for {_input(args)}: {exc}", file=sys.stderr)
+        return 2
+    except MemoryError:
+        print(f"csum: {args.command} failed for {_input(args)}: out of memory", file=sys.stderr)
+        return 2
+
+
+def _input(args: argparse.Namespace) -> str:
+    return getattr(args, "current", None) or getattr(args, "file", None) or "input"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the exit code (130 after Ctrl-C)."""
+    try:
+        return _run(list(sys.argv[1:] if argv is None else argv))
+    except KeyboardInterrupt:
+        print("csum: interrupted", file=sys.stderr)
+        return 130
     except BrokenPipeError:  # output piped into `head` and the like: stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    except (_UsageError, CsumError) as exc:
-        print(f"csum: {args.command} failed for {getattr(args, 'file', None) or 'input'}: {exc}", file=sys.stderr)
-        return 2

@@ -1,4 +1,4 @@
-"""Read pcap and pcapng captures far enough to find every packet; write patched copies atomically.
+"""Read pcap and pcapng captures far enough to find every packet, in bounded chunks.
 
 Formats (draft-ietf-opsawg-pcap, draft-ietf-opsawg-pcapng):
 
@@ -9,31 +9,38 @@ Formats (draft-ietf-opsawg-pcap, draft-ietf-opsawg-pcapng):
   come from Enhanced (6), Simple (3) and the obsolete Packet (2) blocks; every
   other block is skipped here and kept byte for byte by :func:`patched`.
 
-A :class:`Capture` keeps the whole file and, per packet, where its captured
-bytes start in the file, how many were captured, the original length and the
-link type. Nothing is decoded or re-encoded: a copy with some bytes changed
-(:func:`patched`, e.g. corrected checksums) differs from the original in those
-bytes only, so timestamps, options and unknown blocks survive untouched.
-Malformed files raise :class:`CsumValueError` whose message says where.
+:class:`Reader` validates the file header before reading anything else, then
+yields :class:`Capture` chunks of about ``chunk_bytes`` each, split at record
+boundaries: a chunk holds the file's bytes from ``base`` on (headers and
+non-packet blocks included, so the chunks laid end to end are the file) and,
+per packet, where its captured bytes start in ``data``, how many were captured,
+the original length and the link type. A record the file ends inside, or whose
+header makes no sense, stops the reading; :attr:`Reader.stop` says where and
+why, every record before it has been yielded, and :meth:`Reader.rest` gives the
+bytes not read as records. Nothing is decoded or re-encoded: a copy with some
+bytes changed (:func:`patched`) differs from the original in those bytes only.
+
+:func:`parse` and :func:`read` index a whole capture held in memory, and raise
+:class:`CsumValueError` at the first problem.
 """
 
 from __future__ import annotations
 
 import os
 import struct
-import tempfile
 from array import array
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 
 from .errors import CsumValueError
 
 __all__ = [
-    "LINKTYPE_ETHERNET", "LINKTYPE_IPV4", "LINKTYPE_IPV6", "LINKTYPE_LINUX_SLL", "LINKTYPE_LINUX_SLL2",
-    "LINKTYPE_RAW", "Capture", "parse", "patched", "read", "write_atomic",
+    "CHUNK_BYTES", "LINKTYPE_ETHERNET", "LINKTYPE_IPV4", "LINKTYPE_IPV6", "LINKTYPE_LINUX_SLL",
+    "LINKTYPE_LINUX_SLL2", "LINKTYPE_RAW", "MAX_RECORD", "Capture", "Reader", "Stop", "parse", "patched", "read",
 ]
 
 #: Link types (tcpdump.org/linktypes.html) whose packets csum can find IP in.
@@ -44,9 +51,15 @@ LINKTYPE_IPV4 = 228
 LINKTYPE_IPV6 = 229
 LINKTYPE_LINUX_SLL2 = 276
 
+#: Bytes of records a :class:`Reader` chunk holds (one record larger than this gets a chunk of its own).
+CHUNK_BYTES = 2 << 20
+#: The largest record or block read; a header announcing more is taken as damage (Wireshark caps packets
+#: at 256 KiB, pcapng blocks at 16 MiB).
+MAX_RECORD = 64 << 20
+
 _PCAP_MAGICS = {0xA1B2C3D4: "us", 0xA1B23C4D: "ns"}
 _SHB, _IDB, _PB, _SPB, _EPB = 0x0A0D0D0A, 1, 2, 3, 6
-_BYTE_ORDER_MAGIC = 0x1A2B3C4D
+_BYTE_ORDERS = {b"\x4d\x3c\x2b\x1a": "<", b"\x1a\x2b\x3c\x4d": ">"}
 
 #: Called now and then while reading: (bytes read so far, file size).
 Progress = Callable[[int, int], None]
@@ -54,12 +67,14 @@ Progress = Callable[[int, int], None]
 
 @dataclass(frozen=True, eq=False)
 class Capture:
-    """A capture file's bytes and, per packet, where it lies in them.
+    """A capture's bytes (or one chunk of them) and, per packet, where it lies in them.
 
-    ``offsets[i]``: file offset of packet i's first captured byte;
+    ``offsets[i]``: offset in ``data`` of packet i's first captured byte;
     ``caplens[i]`` / ``origlens[i]``: captured and original length (the packet
     was cut by the snap length when ``caplens[i] < origlens[i]``);
     ``linktypes[i]``: its link type. ``format`` is "pcap" or "pcapng".
+    ``first_index``: the capture-wide number of packet 0; ``base``: the file
+    offset of ``data[0]`` (both 0 for a whole file).
     """
 
     data: bytes
@@ -75,7 +90,7 @@ class Capture:
         return len(self.offsets)
 
     def packet(self, index: int) -> memoryview:
-        """The captured bytes of packet ``index``."""
+        """The captured bytes of packet ``index`` (counted in this chunk)."""
         start = int(self.offsets[index])
         return memoryview(self.data)[start : start + int(self.caplens[index])]
 
@@ -84,111 +99,278 @@ class Capture:
         return bool(self.caplens[index] < self.origlens[index])
 
 
+@dataclass(frozen=True)
+class Stop:
+    """Where a :class:`Reader` stopped before the end of the file.
+
+    ``offset``: file offset of the first byte not read as a record; ``index``:
+    the number the packet there would have had; ``truncated``: the file ends
+    inside that record (otherwise its header makes no sense); ``reason``: why.
+    """
+
+    offset: int
+    index: int
+    truncated: bool
+    reason: str
+
+    def __str__(self) -> str:
+        return f"record {self.index} at offset {self.offset}: {self.reason}"
+
+
 def _bad(what: str, code: str) -> CsumValueError:
     return CsumValueError(what, code=code)
 
 
-def _columns(data: bytes, fmt: str, offs: array, caps: array, origs: array, links: array | int) -> Capture:
-    def column(values: array) -> np.ndarray:
-        return np.frombuffer(values, dtype=np.int64) if len(values) else np.zeros(0, dtype=np.int64)
+@dataclass
+class _Walked:
+    """Records found in a buffer from some position on, and why the walk ended before the buffer did."""
 
-    link = np.full(len(offs), links, dtype=np.int64) if isinstance(links, int) else column(links)
-    return Capture(data, fmt, column(offs), column(caps), column(origs), link)
+    offs: array | np.ndarray
+    caps: array | np.ndarray
+    origs: array | np.ndarray
+    links: array | int
+    end: int
+    problem: str | None = None  # the record at ``end`` cannot be read ...
+    short: bool = True           # ... because the buffer ends inside it (else: its header is nonsense)
 
 
-def _parse_pcap(data: bytes, endian: str, progress: Progress | None) -> Capture:
-    if len(data) < 24:
-        raise _bad(f"pcap file header needs 24 bytes, file has {len(data)}", "truncated")
-    linktype = struct.unpack_from(endian + "I", data, 20)[0] & 0xFFFF
-    record = struct.Struct(endian + "8xII").unpack_from
-    offs, caps, origs = array("q"), array("q"), array("q")
-    pos, size, index = 24, len(data), 0
-    while pos < size:
+class _PcapWalker:
+    """Record headers of a pcap file (16 bytes: seconds, fraction, captured and original length)."""
+
+    format = "pcap"
+
+    def __init__(self, endian: str, linktype: int) -> None:
+        self._endian, self._linktype = endian, linktype
+        self._u32 = struct.Struct(endian + "I").unpack_from
+
+    def walk(self, data: bytes, pos: int) -> _Walked:
+        u32, size, heads, most = self._u32, len(data), [], MAX_RECORD
+        add, limit = heads.append, size - 16
+        while pos <= limit:  # the hot loop: one unpack per record, the checks folded into one test
+            incl = u32(data, pos + 8)[0]
+            end = pos + 16 + incl
+            if end > size or incl > most:
+                break
+            add(pos)
+            pos = end
+        problem, short = None, True
         if pos + 16 > size:
-            raise _bad(f"record {index} at offset {pos}: header truncated ({size - pos} of 16 bytes)", "truncated")
-        incl, orig = record(data, pos)
-        if pos + 16 + incl > size:
-            raise _bad(f"record {index} at offset {pos}: {incl} captured bytes announced, "
-                       f"{size - pos - 16} left in the file", "truncated")
-        offs.append(pos + 16)
-        caps.append(incl)
-        origs.append(orig)
-        pos += 16 + incl
-        index += 1
-        if progress is not None and not index & 0xFFFF:
-            progress(pos, size)
-    return _columns(data, "pcap", offs, caps, origs, linktype)
+            if pos < size:
+                problem = f"header truncated ({size - pos} of 16 bytes)"
+        elif (incl := u32(data, pos + 8)[0]) > most:
+            problem, short = f"{incl} captured bytes announced, more than the {most >> 20} MiB csum reads", False
+        else:
+            problem = f"{incl} captured bytes announced, {size - pos - 16} left in the file"
+        offs = np.array(heads, dtype=np.int64) + 16
+        d = np.frombuffer(data, dtype=np.uint8)
+        shifts = (0, 8, 16, 24) if self._endian == "<" else (24, 16, 8, 0)
+        caps, origs = np.zeros(len(offs), dtype=np.int64), np.zeros(len(offs), dtype=np.int64)
+        for k, shift in enumerate(shifts):
+            caps |= d[offs - 8 + k].astype(np.int64) << shift
+            origs |= d[offs - 4 + k].astype(np.int64) << shift
+        return _Walked(offs, caps, origs, self._linktype, pos, problem, short)
 
 
-def _parse_pcapng(data: bytes, progress: Progress | None) -> Capture:
-    offs, caps, origs, links = array("q"), array("q"), array("q"), array("q")
-    interfaces: list[tuple[int, int]] = []  # (link type, snap length) of the current section
-    endian, pos, size, blocks = "<", 0, len(data), 0
-    while pos < size:
-        if pos + 12 > size:
-            raise _bad(f"block at offset {pos}: truncated ({size - pos} bytes left, a block needs 12)", "truncated")
-        if int.from_bytes(data[pos : pos + 4], "little") == _SHB:
-            magic = data[pos + 8 : pos + 12]
-            if magic not in (b"\x4d\x3c\x2b\x1a", b"\x1a\x2b\x3c\x4d"):
-                raise _bad(f"section header at offset {pos}: bad byte-order magic {magic.hex()}", "bad-block")
-            endian, interfaces = ("<" if magic[0] == 0x4D else ">"), []
-        kind, length = struct.unpack_from(endian + "II", data, pos)
-        if length < 12 or length % 4:
-            raise _bad(f"block at offset {pos}: total length {length} is not a multiple of 4 of at least 12",
-                       "bad-block")
-        if pos + length > size:
-            raise _bad(f"block at offset {pos}: {length} bytes announced, {size - pos} left in the file", "truncated")
-        if struct.unpack_from(endian + "I", data, pos + length - 4)[0] != length:
-            raise _bad(f"block at offset {pos}: trailing length differs from leading length {length}", "bad-block")
-        if kind == _IDB:
-            if length < 20:
-                raise _bad(f"interface description block at offset {pos} is too short", "bad-block")
-            link, snap = struct.unpack_from(endian + "H2xI", data, pos + 8)
-            interfaces.append((link, snap))
-        elif kind in (_EPB, _PB, _SPB):
-            head = 16 if kind == _SPB else 32
-            if length < head:
-                raise _bad(f"packet block at offset {pos} is too short ({length} bytes)", "bad-block")
-            if kind == _SPB:
-                iface, orig = 0, struct.unpack_from(endian + "I", data, pos + 8)[0]
-                snap = interfaces[0][1] if interfaces else 0
-                cap = min(orig, snap or orig, length - 16)
-                start = pos + 12
-            else:
-                fmt = endian + ("I8xII" if kind == _EPB else "H10xII")
-                iface, cap, orig = struct.unpack_from(fmt, data, pos + 8)
-                start = pos + 28
-                if start + cap > pos + length - 4:
-                    raise _bad(f"packet block at offset {pos}: {cap} captured bytes overrun the block", "bad-block")
-            if iface >= len(interfaces):
-                raise _bad(f"packet block at offset {pos} names interface {iface}, "
-                           f"the section has {len(interfaces)}", "bad-block")
-            offs.append(start)
-            caps.append(cap)
-            origs.append(orig)
-            links.append(interfaces[iface][0])
-        pos += length
-        blocks += 1
-        if progress is not None and not blocks & 0xFFFF:
-            progress(pos, size)
-    return _columns(data, "pcapng", offs, caps, origs, links)
+class _PcapngWalker:
+    """Blocks of a pcapng file; the current section's byte order and interfaces carry over between chunks."""
+
+    format = "pcapng"
+
+    def __init__(self) -> None:
+        self._endian = "<"
+        self._interfaces: list[tuple[int, int]] = []  # (link type, snap length) of the current section
+
+    def walk(self, data: bytes, pos: int) -> _Walked:
+        offs, caps, origs, links = array("q"), array("q"), array("q"), array("q")
+        walked = _Walked(offs, caps, origs, links, pos)
+        size = len(data)
+        while pos < size:
+            walked.end = pos
+            if pos + 12 > size:
+                walked.problem = f"block truncated ({size - pos} bytes left, a block needs 12)"
+                return walked
+            endian = self._endian
+            is_shb = int.from_bytes(data[pos : pos + 4], "little") == _SHB
+            if is_shb:
+                endian = _BYTE_ORDERS.get(bytes(data[pos + 8 : pos + 12]), "")
+                if not endian:
+                    magic = data[pos + 8 : pos + 12].hex()
+                    return self._damaged(walked, f"section header: bad byte-order magic {magic}")
+            kind, length = struct.unpack_from(endian + "II", data, pos)
+            if length < 12 or length % 4 or length > MAX_RECORD:
+                return self._damaged(walked, f"block total length {length} is not a multiple of 4 "
+                                             f"between 12 and {MAX_RECORD}")
+            if pos + length > size:
+                walked.problem = f"block of {length} bytes announced, {size - pos} left in the file"
+                return walked
+            if struct.unpack_from(endian + "I", data, pos + length - 4)[0] != length:
+                return self._damaged(walked, f"block's trailing length differs from leading length {length}")
+            if is_shb:
+                self._endian, self._interfaces = endian, []
+            elif kind == _IDB:
+                if length < 20:
+                    return self._damaged(walked, "interface description block is too short")
+                self._interfaces.append(struct.unpack_from(endian + "H2xI", data, pos + 8))
+            elif kind in (_EPB, _PB, _SPB):
+                why = self._packet(data, pos, kind, length, walked)
+                if why:
+                    return self._damaged(walked, why)
+            pos += length
+        walked.end = pos
+        return walked
+
+    def _packet(self, data: bytes, pos: int, kind: int, length: int, walked: _Walked) -> str | None:
+        endian, interfaces = self._endian, self._interfaces
+        if length < (16 if kind == _SPB else 32):
+            return f"packet block is too short ({length} bytes)"
+        if kind == _SPB:
+            iface, orig = 0, struct.unpack_from(endian + "I", data, pos + 8)[0]
+            snap = interfaces[0][1] if interfaces else 0
+            cap, start = min(orig, snap or orig, length - 16), pos + 12
+        else:
+            fmt = endian + ("I8xII" if kind == _EPB else "H10xII")
+            iface, cap, orig = struct.unpack_from(fmt, data, pos + 8)
+            start = pos + 28
+            if start + cap > pos + length - 4:
+                return f"packet block: {cap} captured bytes overrun the block"
+        if iface >= len(interfaces):
+            return f"packet block names interface {iface}, the section has {len(interfaces)}"
+        walked.offs.append(start)  # type: ignore[union-attr]
+        walked.caps.append(cap)  # type: ignore[union-attr]
+        walked.origs.append(orig)  # type: ignore[union-attr]
+        walked.links.append(interfaces[iface][0])  # type: ignore[union-attr]
+        return None
+
+    @staticmethod
+    def _damaged(walked: _Walked, why: str) -> _Walked:
+        walked.problem, walked.short = why, False
+        return walked
+
+
+def _column(values: array | np.ndarray) -> np.ndarray:
+    if isinstance(values, np.ndarray):
+        return values
+    return np.frombuffer(values, dtype=np.int64) if len(values) else np.zeros(0, dtype=np.int64)
+
+
+def _capture(data: bytes, fmt: str, walked: _Walked, first_index: int, base: int) -> Capture:
+    offs = _column(walked.offs)
+    links = walked.links
+    link = np.full(len(offs), links, dtype=np.int64) if isinstance(links, int) else _column(links)
+    return Capture(data, fmt, offs, _column(walked.caps), _column(walked.origs), link, first_index, base)
+
+
+def _read_full(stream: BinaryIO, n: int) -> bytes:
+    """Up to ``n`` bytes; fewer only at the end of the stream."""
+    parts, got = [], 0
+    while got < n:
+        block = stream.read(n - got)
+        if not block:
+            break
+        parts.append(block)
+        got += len(block)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+def _walker(head: bytes, more: Callable[[int], bytes]) -> tuple[_PcapWalker | _PcapngWalker, bytes, int]:
+    """Validate the file header; returns the walker, the header bytes read and where records start."""
+    if len(head) < 4:
+        raise _bad(f"not a pcap or pcapng capture: {len(head)} bytes", "not-a-capture")
+    if int.from_bytes(head[:4], "little") == _SHB:
+        head += more(28 - len(head))
+        if len(head) < 28:
+            raise _bad(f"pcapng section header needs 28 bytes, the file has {len(head)}", "truncated")
+        endian = _BYTE_ORDERS.get(head[8:12])
+        if endian is None:
+            raise _bad(f"block at offset 0: section header: bad byte-order magic {head[8:12].hex()}", "bad-block")
+        major = struct.unpack_from(endian + "H", head, 12)[0]
+        if major != 1:
+            raise _bad(f"pcapng version {major} is not supported (only 1.x)", "not-a-capture")
+        return _PcapngWalker(), head, 0
+    for endian, order in (("<", "little"), (">", "big")):
+        if int.from_bytes(head[:4], order) in _PCAP_MAGICS:
+            head += more(24 - len(head))
+            if len(head) < 24:
+                raise _bad(f"pcap file header needs 24 bytes, file has {len(head)}", "truncated")
+            major, _minor, _zone, _sig, _snap, link = struct.unpack_from(endian + "HHiIII", head, 4)
+            if major != 2:
+                raise _bad(f"pcap version {major} is not supported (only 2.x)", "not-a-capture")
+            return _PcapWalker(endian, link & 0xFFFF), head, 24
+    raise _bad(f"not a pcap or pcapng capture (starts with {head[:4].hex()})", "not-a-capture")
+
+
+class Reader:
+    """Read a capture from a binary stream in chunks of about ``chunk_bytes`` (see the module docstring).
+
+    The header is read and validated on construction (:class:`CsumValueError`
+    with code ``not-a-capture``, ``truncated`` or ``bad-block``). Iterating
+    yields :class:`Capture` chunks; afterwards :attr:`stop` is None when every
+    byte was read as records, else the :class:`Stop` that ended the reading.
+    """
+
+    def __init__(self, stream: BinaryIO, chunk_bytes: int = CHUNK_BYTES) -> None:
+        if chunk_bytes < 1:
+            raise CsumValueError(f"chunk_bytes must be positive, got {chunk_bytes}", code="out-of-range")
+        self._stream, self.chunk_bytes = stream, chunk_bytes
+        self._walker, self._buf, self._pos = _walker(_read_full(stream, 4), lambda n: _read_full(stream, n))
+        self.format: str = self._walker.format
+        self.stop: Stop | None = None
+        self.packets = 0
+        self._base = 0
+
+    def __iter__(self) -> Iterator[Capture]:
+        buf, pos, eof = self._buf, self._pos, False
+        while True:
+            if not eof:
+                more = _read_full(self._stream, self.chunk_bytes)
+                eof = len(more) < self.chunk_bytes or getattr(self._stream, "ended_early", False)
+                buf = buf + more if buf else more
+            walked = self._walker.walk(buf, pos)
+            end = walked.end
+            if end:
+                data = buf if end == len(buf) else buf[:end]
+                chunk = _capture(data, self.format, walked, self.packets, self._base)
+                self.packets += len(chunk)
+                self._base += end
+                buf, pos = buf[end:], 0
+                yield chunk
+            if walked.problem is not None and not walked.short:
+                self.stop = Stop(self._base, self.packets, False, walked.problem)
+                break
+            if eof:
+                if buf:
+                    self.stop = Stop(self._base, self.packets, True, walked.problem or "truncated")
+                elif getattr(self._stream, "ended_early", False):
+                    self.stop = Stop(self._base, self.packets, True,
+                                     "the compressed data ends before its end-of-stream marker")
+                break
+        self._buf = buf
+
+    def rest(self) -> Iterator[bytes]:
+        """After iterating: the bytes from :attr:`stop` to the end of the stream, in blocks."""
+        if self._buf:
+            yield self._buf
+            self._buf = b""
+        while block := self._stream.read(self.chunk_bytes):
+            yield block
 
 
 def parse(data: bytes, progress: Progress | None = None) -> Capture:
-    """Index the packets of a pcap or pcapng file held in ``data``.
+    """Index the packets of a pcap or pcapng file held in ``data``, as one :class:`Capture`.
 
     Raises :class:`CsumValueError` (code ``not-a-capture``, ``truncated`` or
-    ``bad-block``) naming the offset of the first problem.
+    ``bad-block``) naming the offset of the first problem. ``progress`` is
+    called once, at the end.
     """
     data = bytes(data)
-    if len(data) < 4:
-        raise _bad(f"not a pcap or pcapng capture: {len(data)} bytes", "not-a-capture")
-    if int.from_bytes(data[:4], "little") == _SHB:
-        return _parse_pcapng(data, progress)
-    for endian, order in (("<", "little"), (">", "big")):
-        if int.from_bytes(data[:4], order) in _PCAP_MAGICS:
-            return _parse_pcap(data, endian, progress)
-    raise _bad(f"not a pcap or pcapng capture (starts with {data[:4].hex()})", "not-a-capture")
+    walker, _head, start = _walker(data[:4], lambda n: data[4 : 4 + n])
+    walked = walker.walk(data, start)
+    if walked.problem is not None:
+        where = f"record {len(walked.offs)}" if walker.format == "pcap" else "block"
+        raise _bad(f"{where} at offset {walked.end}: {walked.problem}", "truncated" if walked.short else "bad-block")
+    if progress is not None:
+        progress(len(data), len(data))
+    return _capture(data, walker.format, walked, 0, 0)
 
 
 def read(path: str | os.PathLike[str], progress: Progress | None = None) -> Capture:
@@ -197,34 +379,13 @@ def read(path: str | os.PathLike[str], progress: Progress | None = None) -> Capt
 
 
 def patched(capture: Capture, patches: Iterable[tuple[int, bytes]]) -> bytes:
-    """The capture's bytes with ``data[offset : offset + len(new)] = new`` for each (offset, new)."""
+    """The capture's bytes with ``new`` at each file offset of ``patches`` (offsets count from the file's start,
+    so a chunk takes the patches that fall inside it, ``capture.base`` on)."""
     out = bytearray(capture.data)
     for offset, new in patches:
-        if offset < 0 or offset + len(new) > len(out):
-            raise CsumValueError(f"patches: offset {offset} is outside the {len(out)}-byte capture", code="out-of-range")
-        out[offset : offset + len(new)] = new
+        at = offset - capture.base
+        if at < 0 or at + len(new) > len(out):
+            raise CsumValueError(f"patches: offset {offset} is outside the {len(out)} bytes from offset "
+                                 f"{capture.base}", code="out-of-range")
+        out[at : at + len(new)] = new
     return bytes(out)
-
-
-def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same directory and ``os.replace``.
-
-    Readers see either the old file or the complete new one, never a partial write.
-    """
-    target = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise

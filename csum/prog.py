@@ -23,7 +23,7 @@ from typing import NamedTuple
 from . import inet
 from ._bpf_syscall import BPF_F_TEST_SKB_CHECKSUM_COMPLETE, SYSCALL_NR, Bpf, BpfError, test_run
 from ._libbpf import BpfObject, LibbpfError, ProgramInfo
-from ._packet import parse
+from .layers import layout as parse
 from .errors import CsumError, CsumValueError
 from .ones import from32to16, swab16
 from .partial import csum_partial

@@ -61,3 +61,12 @@ def test_nat_rewrite_example():
     assert run.returncode == 0 and not run.stderr
     assert run.stdout.count("verifies: yes") == 4 and "verifies: no" not in run.stdout
     assert "bpf_l4_csum_replace(" in run.stdout and "bpf_l3_csum_replace(" in run.stdout
+
+
+def test_dask_archive():
+    """The LocalCluster example: 3 files of 200 scapy packets, every 10th UDP checksum overwritten -> 20 bad each."""
+    pytest.importorskip("dask.distributed")
+    run = _run("dask_archive.py")
+    assert run.returncode == 1, run.stderr
+    assert "total: 600 packets, 60 bad checksums, 0 malformed" in run.stdout
+    assert run.stdout.count(": 200 packets, 20 bad checksums") == 3 and "(gzip)" in run.stdout

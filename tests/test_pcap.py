@@ -1,4 +1,4 @@
-"""csum/pcap.py (reading pcap/pcapng, patching, atomic writes) and csum/_cli_verify.py (checking captures).
+"""csum/pcap.py (reading pcap/pcapng whole or in chunks, patching) and csum/_cli_verify.py (checking captures).
 
 Independent sources: scapy's pcap/pcapng readers and writers, the test writers in
 tests/captures.py (cross-checked here against scapy), the naive RFC 1071 model in
@@ -8,14 +8,13 @@ reference for the vectorized path.
 
 from __future__ import annotations
 
-import os
 import struct
 
 import numpy as np
 import pytest
 from hypothesis import example, given, settings, strategies as st
 from scapy.all import ICMP, IP, TCP, UDP, Ether, ICMPv6EchoRequest, IPv6, PcapNgWriter, Raw, rdpcap, wrpcap
-from scapy.utils import RawPcapNgReader
+from scapy.utils import RawPcapNgReader, RawPcapReader
 
 from captures import epb, idb, other, pb, pcap_bytes, shb, spb
 from csum import inet, pcap
@@ -131,18 +130,6 @@ def test_patched_changes_only_the_given_bytes():
     assert diff == [40, 41, 130, 131]
     with pytest.raises(CsumValueError):
         pcap.patched(cap, [(len(before) - 1, b"\0\0")])
-
-
-def test_write_atomic_replaces_and_leaves_no_temp_file(tmp_path):
-    """The target gets exactly the data; a failed write leaves the old file and no temporary behind."""
-    target = tmp_path / "out.pcap"
-    target.write_bytes(b"old")
-    pcap.write_atomic(target, b"new contents")
-    assert target.read_bytes() == b"new contents"
-    with pytest.raises(TypeError):
-        pcap.write_atomic(target, "not bytes")  # type: ignore[arg-type]
-    assert target.read_bytes() == b"new contents"
-    assert sorted(os.listdir(tmp_path)) == ["out.pcap"]
 
 
 # --- checking: the vectorized path against csum.inet ------------------------------------------
@@ -333,3 +320,73 @@ def test_fast_paths_equal_the_walker(monkeypatch, frames, corrupt, c_walker):
     report = check(cap)
     for attr in ("counts", "bad", "offload", "malformed", "cut", "not_ip", "unsupported", "patches"):
         assert getattr(report, attr) == getattr(walked, attr), attr
+
+
+# --- reading in chunks ----------------------------------------------------------------------
+
+def _chunks(data: bytes, chunk_bytes: int) -> tuple[list[pcap.Capture], pcap.Reader]:
+    import io
+
+    reader = pcap.Reader(io.BytesIO(data), chunk_bytes)
+    return list(reader), reader
+
+
+def _flat(chunks: list[pcap.Capture]) -> list[tuple[int, bytes, int, int, int]]:
+    """(capture-wide number, captured bytes, file offset, original length, link type) of every packet."""
+    return [(c.first_index + i, bytes(c.packet(i)), c.base + int(c.offsets[i]), int(c.origlens[i]),
+             int(c.linktypes[i])) for c in chunks for i in range(len(c))]
+
+
+@pytest.mark.parametrize("chunk_bytes", [1, 7, 100, 1000, 1 << 20])
+def test_reader_chunks_are_the_file_and_its_packets(chunk_bytes, tmp_path):
+    """Chunks laid end to end are the file; their packets (numbered across chunks, file offsets) are parse()'s and
+    scapy's, for pcap in both byte orders and a two-section pcapng, at any chunk size."""
+    a, b, c, d = (bytes(p) for p in _scapy_packets())
+    # interface 0 gets a snap length: scapy reads a Simple Packet Block as empty under snaplen 0 ("no limit")
+    files = [pcap_bytes([a, b, c, d] * 3, endian=">", nano=True), pcap_bytes([a, b, c, d] * 3),
+             shb() + idb(1, snaplen=65535) + idb(101) + epb(a) + other(5, b"\0" * 20) + epb(b[14:], 1) + spb(d)
+             + shb(">") + idb(1, ">") + epb(c, 0, ">")]
+    for data in files:
+        chunks, reader = _chunks(data, chunk_bytes)
+        assert b"".join(ch.data for ch in chunks) == data and reader.stop is None
+        whole = pcap.parse(data)
+        assert _flat(chunks) == _flat([whole])
+        path = tmp_path / "x"
+        path.write_bytes(data)
+        theirs = RawPcapNgReader(str(path)) if data[:4] == shb()[:4] else RawPcapReader(str(path))
+        assert [p for _, p, _, _, _ in _flat(chunks)] == [pkt for pkt, _ in theirs]
+
+
+def test_reader_stops_at_a_truncated_or_damaged_record():
+    """A file ending inside its last record, or a record announcing more than MAX_RECORD: every record before is
+    yielded, stop says where, rest() gives the remaining bytes unchanged."""
+    pkts = [bytes(p) for p in _scapy_packets()]
+    data = pcap_bytes(pkts)
+    chunks, reader = _chunks(data[:-3], 50)
+    assert len(_flat(chunks)) == 3 and reader.stop.truncated and reader.stop.index == 3
+    assert reader.stop.offset == len(data) - 16 - len(pkts[3])
+    assert b"".join(ch.data for ch in chunks) + b"".join(reader.rest()) == data[:-3]
+    bogus = data[:24] + struct.pack("<IIII", 0, 0, pcap.MAX_RECORD + 1, 0) + b"tail"
+    chunks, reader = _chunks(bogus, 1 << 20)
+    assert _flat(chunks) == [] and not reader.stop.truncated and "more than the 64 MiB" in reader.stop.reason
+    assert b"".join(reader.rest()) == bogus[24:]
+
+
+def test_reader_validates_the_header_before_reading_on():
+    """Construction reads only the header: a non-capture stream is refused after its first 4 bytes."""
+    import io
+
+    class Endless(io.RawIOBase):
+        served = 0
+
+        def readable(self):
+            return True
+
+        def readinto(self, b):
+            b[:] = bytes(len(b))
+            Endless.served += len(b)
+            return len(b)
+
+    with pytest.raises(CsumValueError) as info:
+        pcap.Reader(Endless())
+    assert info.value.code == "not-a-capture" and Endless.served == 4

@@ -1,0 +1,206 @@
+"""``python -m bench.capture [--gib G] [--packets N] [--repeats R] [--quick]``: capture checking at scale.
+
+Two measurements, both from the shell (``python -m csum`` as a real process):
+
+* **Peak memory**: a G GiB pcap (default 4) of small Ethernet packets (the
+  bench.verify_pcap workload's 64 scapy-built templates, 1 % with a wrong TCP
+  checksum), written on the fly to a temporary directory; ``csum verify`` and
+  ``csum fix`` run on it with ``--jobs 1`` and ``--jobs 2``. Peak RSS is read two
+  ways: the kernel's ``ru_maxrss`` from ``wait4`` (the largest single process of
+  the tree) and the sum of the RSS of csum and its workers, sampled every 20 ms.
+* **--jobs scaling**: ``csum verify`` of an N-packet capture (default 1,000,000)
+  with ``--jobs 1, 2, 4``, interleaved, ``R`` repeats; the median wall time, its
+  ratio to ``--jobs 1`` of the same run, and the CPU seconds of all processes
+  (with the load average: on a shared machine, other work takes cores too).
+
+Results go to bench/results/capture.json with the machine description.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from .run import machine
+from .verify_pcap import write_workload
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def write_big(path: Path, size: int) -> int:
+    """A pcap of at least ``size`` bytes: the verify_pcap workload's records repeated; returns its packet count."""
+    block_path = path.with_suffix(".block")
+    write_workload(block_path, 100_000)
+    block = block_path.read_bytes()
+    block_path.unlink()
+    header, records = block[:24], block[24:]
+    written, copies = len(header), 0
+    with open(path, "wb") as out:
+        out.write(header)
+        while written < size:
+            out.write(records)
+            written += len(records)
+            copies += 1
+    return copies * 100_000
+
+
+def _tree_rss(pid: int) -> int:
+    """Resident bytes of ``pid`` and its descendants now (0 once gone)."""
+    total, todo = 0, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            with open(f"/proc/{p}/status", encoding="ascii") as status:
+                total += next((int(line.split()[1]) << 10 for line in status if line.startswith("VmRSS:")), 0)
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children", encoding="ascii") as children:
+                    todo += [int(c) for c in children.read().split()]
+        except (OSError, ValueError):
+            continue
+    return total
+
+
+def measure(args: list[str]) -> dict[str, Any]:
+    """Run ``python -m csum ARGS``; wall time, exit code, ru_maxrss and the sampled peak of the process tree."""
+    start = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "csum", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    peak = [0]
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.is_set():
+            peak[0] = max(peak[0], _tree_rss(proc.pid))
+            time.sleep(0.02)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - start
+    done.set()
+    sampler.join()
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    err = proc.stderr.read().decode()
+    return {"args": args, "exit": proc.returncode, "seconds": round(seconds, 2),
+            "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
+            "maxrss_mib": round(usage.ru_maxrss / 1024, 1), "tree_peak_mib": round(peak[0] / 2**20, 1),
+            "stderr": err[-300:]}
+
+
+def memory(gib: float, root: Path) -> dict[str, Any]:
+    path, out = root / "big.pcap", root / "fixed.pcap"
+    packets = write_big(path, int(gib * 2**30))
+    rows = []
+    for jobs in ("1", "2"):
+        rows.append(measure(["verify", str(path), "--jobs", jobs]))
+        rows.append(measure(["fix", str(path), str(out), "--jobs", jobs]))
+        out.unlink(missing_ok=True)
+    return {"bytes": path.stat().st_size, "packets": packets, "rows": rows}
+
+
+def scaling(packets: int, repeats: int, root: Path) -> dict[str, Any]:
+    path = root / "scaling.pcap"
+    write_workload(path, packets)
+    jobs = ("1", "2", "4")
+    times: dict[str, list[float]] = {j: [] for j in jobs}
+    cpu: dict[str, list[float]] = {j: [] for j in jobs}
+    load = [os.getloadavg()[0]]
+    for _ in range(repeats):
+        for j in jobs:
+            row = measure(["verify", str(path), "--jobs", j])
+            if row["exit"] != 1:
+                raise SystemExit(f"bench.capture: verify --jobs {j} exited {row['exit']}: {row['stderr']}")
+            times[j].append(row["seconds"])
+            cpu[j].append(row["cpu_s"])
+    load.append(os.getloadavg()[0])
+    serial = statistics.median(times["1"])
+    cpu_split = split(path, repeats)
+    return {"packets": packets, "bytes": path.stat().st_size, "repeats": repeats, "loadavg_1min": load,
+            "split": cpu_split,
+            "rows": [{"jobs": int(j), "median_s": round(statistics.median(t), 3), "min_s": min(t), "max_s": max(t),
+                      "cpu_s": round(statistics.median(cpu[j]), 2),
+                      "speedup": round(serial / statistics.median(t), 2)} for j, t in times.items()]}
+
+
+def split(packets_path: Path, repeats: int) -> dict[str, Any]:
+    """``--jobs 2`` in this process: CPU seconds of the reading process (the critical path: it reads, finds the
+    records and checks what the worker has no room for) and of the worker, and the wall time they would take on two
+    idle cores (the larger of the two), against ``--jobs 1``'s CPU seconds."""
+    from csum import parallel, pcap
+    from csum.source import open_source
+
+    def once(jobs: int) -> tuple[float, float]:
+        before = os.times()
+        with open_source(str(packets_path)) as source:
+            for _ in parallel.checked(pcap.Reader(source.stream), jobs):
+                pass
+        after = os.times()
+        return (after.user + after.system - before.user - before.system,
+                after.children_user + after.children_system - before.children_user - before.children_system)
+
+    serial = statistics.median(sum(once(1)) for _ in range(repeats))
+    runs = [once(2) for _ in range(repeats)]
+    main_s, worker_s = statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
+    return {"serial_cpu_s": round(serial, 3), "reader_cpu_s": round(main_s, 3), "worker_cpu_s": round(worker_s, 3),
+            "two_idle_cores_s": round(max(main_s, worker_s), 3),
+            "speedup_on_two_idle_cores": round(serial / max(main_s, worker_s), 2)}
+
+
+def table(results: dict[str, Any]) -> str:
+    lines = []
+    mem = results.get("memory")
+    if mem:
+        lines += [f"Peak memory on a {mem['bytes'] / 2**30:.2f} GiB pcap ({mem['packets']:,} packets):", "",
+                  "| command | jobs | seconds | exit | largest process (ru_maxrss) | csum + workers (sampled) |",
+                  "| --- | ---: | ---: | ---: | ---: | ---: |"]
+        for r in mem["rows"]:
+            lines.append(f"| csum {r['args'][0]} | {r['args'][-1]} | {r['seconds']} | {r['exit']} | "
+                         f"{r['maxrss_mib']} MiB | {r['tree_peak_mib']} MiB |")
+        lines.append("")
+    sc = results["scaling"]
+    before, after = sc["loadavg_1min"]
+    lines += [f"`csum verify` of a {sc['packets']:,}-packet pcap ({sc['bytes'] / 1e6:.0f} MB), median of "
+              f"{sc['repeats']} runs from the shell (1-minute load average {before:.1f} before, {after:.1f} after):",
+              "", "| --jobs | median s | min-max s | CPU s (all processes) | speedup vs --jobs 1 |",
+              "| ---: | ---: | ---: | ---: | ---: |"]
+    lines += [f"| {r['jobs']} | {r['median_s']} | {r['min_s']}-{r['max_s']} | {r['cpu_s']} | {r['speedup']}x |"
+              for r in sc["rows"]]
+    sp = sc["split"]
+    lines += ["", f"CPU split of `--jobs 2` (in one process, median of {sc['repeats']}): reading process "
+              f"{sp['reader_cpu_s']} s, worker {sp['worker_cpu_s']} s, against {sp['serial_cpu_s']} s for `--jobs 1`: "
+              f"on two idle cores {sp['two_idle_cores_s']} s, {sp['speedup_on_two_idle_cores']}x."]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.capture", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--gib", type=float, default=4.0,
+                        help="size of the memory workload (default 4 GiB; 0: skip it, keeping the saved results)")
+    parser.add_argument("--packets", type=int, default=1_000_000,
+                        help="packets of the scaling workload (0: skip it, keeping the saved results)")
+    parser.add_argument("--repeats", type=int, default=5, help="runs per --jobs value")
+    parser.add_argument("--quick", action="store_true", help="0.05 GiB, 100,000 packets, 2 repeats")
+    parser.add_argument("--out", type=Path, default=RESULTS / "capture.json", help="where to write the JSON")
+    args = parser.parse_args(argv)
+    gib, packets, repeats = (0.05, 100_000, 2) if args.quick else (args.gib, args.packets, args.repeats)
+    saved = json.loads(args.out.read_text(encoding="utf-8")) if args.out.exists() else {}
+    with tempfile.TemporaryDirectory() as tmp:
+        results = {"machine": machine(), "cpus_usable": len(os.sched_getaffinity(0)),
+                   "memory": memory(gib, Path(tmp)) if gib else saved.get("memory"),
+                   "scaling": scaling(packets, repeats, Path(tmp)) if packets else saved["scaling"]}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    print(table(results))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,91 @@
+"""One capture file through the checker: open, read in chunks, check (in parallel), merge, and copy patched.
+
+:func:`scan` is what ``csum verify`` and ``csum fix`` run for each input and
+what :mod:`csum.dask` runs on each worker. It opens the capture
+(:func:`csum.source.open_source`: a path, ``-``, compressed or not), reads it
+with :class:`csum.pcap.Reader`, checks the chunks (:func:`csum.parallel.checked`)
+and merges their reports in order. Given a ``sink`` (a writable such as
+:class:`csum.output.AtomicFile`), it writes each chunk with its bad checksums
+corrected, then the bytes after a truncated or damaged record unchanged: the
+copy differs from the input in checksum bytes only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from . import pcap
+from ._cli_verify import Report
+from ._cli_verify import Sink as ResultSink
+from ._cli_verify import check
+from .parallel import checked
+from .source import open_source
+
+__all__ = ["Scan", "merged", "scan"]
+
+
+class Sink(Protocol):
+    def write(self, data: bytes) -> None: ...
+
+
+@dataclass
+class Scan:
+    """The outcome for one capture: its report and how reading it went.
+
+    ``stop``: where reading stopped before the end (a truncated or damaged
+    record), else None; ``patched``/``patched_packets``: checksums corrected and
+    packets they are in (what a sink received).
+    """
+
+    name: str
+    format: str
+    compression: str | None
+    report: Report
+    stop: pcap.Stop | None
+    patched: int = 0
+    patched_packets: int = 0
+
+
+def scan(name: str, *, jobs: int = 1, chunk_bytes: int = pcap.CHUNK_BYTES, sink: Sink | None = None,
+         keep_patches: bool = False, progress: Callable[[int, int | None], None] | None = None,
+         each: ResultSink | None = None) -> Scan:
+    """Check the capture ``name`` (a path or ``-``); see the module docstring.
+
+    ``keep_patches`` keeps ``report.patches`` (file offset, new bytes) in the
+    result; otherwise they are dropped chunk by chunk, keeping memory bounded.
+    ``progress(bytes read, file size or None)`` is called after each chunk.
+    ``each(packet index, results)``, when given, receives every packet's results in order
+    (``verify --format jsonl``); chunks are then checked in this process, one after another.
+    Raises OSError (unreadable) and CsumValueError (not a capture, corrupt compression).
+    """
+    with open_source(name) as source:
+        reader = pcap.Reader(source.stream, chunk_bytes)
+        report = Report(0)
+        patched = packets = 0
+        parts = checked(reader, jobs) if each is None else ((c, check(c, sink=each)) for c in reader)
+        for chunk, part in parts:
+            if sink is not None:
+                sink.write(pcap.patched(chunk, part.patches) if part.patches else chunk.data)
+                patched += len(part.patches)
+                packets += len({i for i, r in part.bad if r.computed is not None})
+            if not keep_patches:
+                part.patches = []
+            report = report.merge(part)  # type: ignore[attr-defined]
+            if progress is not None:
+                progress(source.consumed(), source.size)
+        if sink is not None:
+            for block in reader.rest():
+                sink.write(block)
+        return Scan(source.name, reader.format, source.compression, report, reader.stop, patched, packets)
+
+
+def merged(scans: Sequence[Scan], name: str = "total") -> Scan:
+    """All ``scans`` as one: reports merged in order (packet numbers stay those of each file)."""
+    report = Report(0)
+    for s in scans:
+        report = report.merge(s.report)  # type: ignore[attr-defined]
+    formats = sorted({s.format for s in scans})
+    return Scan(name, "+".join(formats), None, report, None, sum(s.patched for s in scans),
+                sum(s.patched_packets for s in scans))
