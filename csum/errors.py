@@ -78,6 +78,30 @@ class Code(StrEnum):
     # captures (csum/pcap.py)
     NOT_A_CAPTURE = "not-a-capture", "CsumValueError", "neither pcap nor pcapng"
     BAD_BLOCK = "bad-block", "CsumValueError", "a pcapng block that contradicts itself"
+    UNSUPPORTED_LINK = "unsupported-link", "CsumValueError", "a link type csum does not walk (strict walk)"
+    # capture input and output (csum/source.py, csum/output.py, csum/dask.py)
+    BAD_COMPRESSION = "bad-compression", "CsumValueError", "corrupt gzip/bzip2/xz/zstd data"
+    MISSING_ZSTD = "missing-zstd", "CsumValueError", "zstd input without the zstandard package (the [zstd] extra)"
+    MISSING_FSSPEC = "missing-fsspec", "CsumValueError", "a URL input without fsspec (the [dask] extra)"
+    MISSING_DASK = "missing-dask", "CsumValueError", "--dask without dask.distributed (the [dask] extra)"
+    UNREADABLE = "unreadable", "CsumValueError", "a Dask worker cannot read an input file"
+    UNSAFE_OUTPUT = "unsafe-output", "CsumValueError", "OUT is a symbolic link, not a regular file, or an input"
+    # kernel models and comparisons (csum/skb.py, csum/compare.py)
+    NOT_MODELLED = "not-modelled", "CsumValueError", "a helper case whose kernel outcome csum does not model"
+    BAD_FUNCTION = "bad-function", "CsumValueError", "not one of the functions csum compare knows"
+    # BPF objects (csum/_libbpf.py, csum/prog.py)
+    LIBBPF_FAILED = "libbpf-failed", "LibbpfError", "libbpf is missing or cannot open/load the BPF object"
+    NO_PROGRAM = "no-program", "CsumValueError", "the BPF object has no program matching the choice"
+    AMBIGUOUS = "ambiguous", "CsumValueError", "several programs match: pick one by name or section"
+    # kernels booted under QEMU (csum/qemu/guest.py)
+    UNKNOWN_ARCH = "unknown-arch", "CsumValueError", "no QEMU architecture of that name"
+    NO_COMPILER = "no-compiler", "CsumValueError", "the architecture's cross compiler is not on PATH"
+    BUILD_FAILED = "build-failed", "CsumValueError", "the cross compiler failed to build the runner"
+    BAD_CPIO = "bad-cpio", "CsumValueError", "not a newc cpio archive"
+    NO_QEMU = "no-qemu", "CsumValueError", "the architecture's qemu-system-* is not on PATH"
+    TIMEOUT = "timeout", "CsumValueError", "the guest did not finish within the timeout"
+    BOOT_FAILED = "boot-failed", "CsumValueError", "the guest exited without starting the runner"
+    APT_FAILED = "apt-failed", "CsumValueError", "apt could not find or fetch the Debian kernel package"
 
 
 class CsumError(Exception):

@@ -22,6 +22,7 @@ import os
 import re
 import stat
 import sys
+import zlib
 from typing import BinaryIO
 
 from .errors import CsumValueError
@@ -80,7 +81,7 @@ class _Decompressed(io.RawIOBase):
 
 def _decompressor(kind: str, raw: BinaryIO) -> _Decompressed:
     if kind == "gzip":
-        return _Decompressed(gzip.GzipFile(fileobj=raw, mode="rb"), kind, (OSError, gzip.BadGzipFile))
+        return _Decompressed(gzip.GzipFile(fileobj=raw, mode="rb"), kind, (OSError, zlib.error))
     if kind == "bzip2":
         return _Decompressed(bz2.BZ2File(raw), kind, (OSError, ValueError))
     if kind == "xz":

@@ -3,14 +3,20 @@
 The expected code and class of each trigger come from csum.errors.Code (the one list the README
 prints); the triggers are inputs chosen by hand to be wrong in one way each. A code used in
 csum/ but missing from Code, or a Code entry nobody triggers here, fails this module loudly:
-adding a code is one line in Code plus one trigger below.
+adding a code is one line in Code plus one trigger below. Environment failures run their real code
+path with the environment taken away: an empty PATH (no compiler, no qemu), a None entry in sys.modules
+(zstandard, fsspec, dask absent), a libbpf path that does not exist, a guest spinning past a 0.5 s
+timeout, apt-cache on an empty private state; they skip, saying why, where the tool they use is missing.
 """
 
 from __future__ import annotations
 
+import ctypes.util
 import importlib
 import re
+import shutil
 import struct
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -19,14 +25,22 @@ from scapy.layers.inet import ICMP, IP, TCP, UDP
 
 import csum
 import csum.batch
+import csum.dask
 import csum.inet
 import csum.kernel
+import csum.layers
+import csum.output
 import csum.pcap
+import csum.prog
 import csum.rewrite
+import csum.skb
+import csum.source
 
 profile_module = importlib.import_module("csum.profile")  # csum.profile the attribute is the function
-from csum import _engine, arch
+compare_module = importlib.import_module("csum.compare")  # so is csum.compare
+from csum import _engine, _libbpf, arch, bpf
 from csum.errors import Code, CsumError
+from csum.qemu import guest
 
 SRC = Path(csum.__file__).resolve().parent
 UDP4 = bytes(IP(src="192.0.2.1", dst="192.0.2.2", ttl=9) / UDP(sport=1, dport=2) / b"data")
@@ -56,6 +70,154 @@ def _rejected_program(monkeypatch):
     import platform
 
     Bpf(SYSCALL_NR[platform.machine()]).prog_load(bytes([0x95]) + bytes(7), "bad")
+
+
+@pytest.fixture(scope="module")
+def scratch(tmp_path_factory):
+    """One directory for the triggers' files; ``scratch / "cache"`` is a CSUM_CACHE shared by the QEMU triggers."""
+    return tmp_path_factory.mktemp("errors")
+
+
+def _no_libbpf(monkeypatch, tmp):
+    """libbpf not installed: the library found is not there (ctypes really tries to load it and fails)."""
+    monkeypatch.setattr(_libbpf, "_lib", None)
+    monkeypatch.setattr(ctypes.util, "find_library", lambda name: str(tmp / "absent" / "libbpf.so.1"))
+    csum.prog.load(str(tmp / "any.o"))
+
+
+def _need_libbpf():
+    try:
+        _libbpf.library()
+    except CsumError as exc:
+        pytest.skip(str(exc))
+
+
+def _not_bpf_object(monkeypatch, tmp):
+    """The system libbpf refuses a file that is not an ELF object."""
+    _need_libbpf()
+    path = tmp / "not-bpf.o"
+    path.write_bytes(b"this is not an ELF object\n")
+    csum.prog.load(str(path))
+
+
+#: Two XDP programs (never loaded: the choice fails first, so no BPF privilege is needed).
+TWO_PROGRAMS = """#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+SEC("xdp") int pass_one(struct xdp_md *ctx) { return XDP_PASS; }
+SEC("xdp") int pass_two(struct xdp_md *ctx) { return XDP_PASS; }
+char LICENSE[] SEC("license") = "MIT";
+"""
+
+
+def _two_programs(tmp) -> str:
+    """TWO_PROGRAMS compiled by clang (once per module run); skips without clang, libbpf headers or libbpf."""
+    if shutil.which("clang") is None or not Path("/usr/include/bpf/bpf_helpers.h").exists():
+        pytest.skip("clang or the libbpf headers are not installed (apt-get install clang libbpf-dev)")
+    _need_libbpf()
+    from bpf_build import compile_bpf
+
+    out = tmp / "two.o"
+    if not out.exists():
+        (tmp / "two.c").write_text(TWO_PROGRAMS)
+        compile_bpf(tmp / "two.c", out)
+    return str(out)
+
+
+def _bad_gzip(tmp, name: str = "bad.pcap.gz", method: int = 8) -> str:
+    """A gzip header (RFC 1952; compression ``method``, 8 = deflate) followed by bytes that are not deflate data."""
+    path = tmp / name
+    path.write_bytes(bytes([0x1F, 0x8B, method]) + bytes(7) + b"\xff" * 32)
+    return str(path)
+
+
+def _write(path: Path, data: bytes) -> Path:
+    path.write_bytes(data)
+    return path
+
+
+def _read(name: str) -> bytes:
+    with csum.source.open_source(name) as source:
+        return source.stream.read()
+
+
+def _zstd_without_zstandard(monkeypatch, tmp):
+    """zstandard absent (a None entry in sys.modules makes ``import zstandard`` raise ImportError)."""
+    monkeypatch.setitem(sys.modules, "zstandard", None)
+    path = tmp / "capture.pcap.zst"
+    path.write_bytes(bytes.fromhex("28b52ffd") + bytes(16))
+    _read(str(path))
+
+
+def _url_without_fsspec(monkeypatch, tmp):
+    monkeypatch.setitem(sys.modules, "fsspec", None)
+    _read("s3://bucket/capture.pcap")
+
+
+def _dask_without_dask(monkeypatch, tmp):
+    monkeypatch.setitem(sys.modules, "dask", None)
+    monkeypatch.setitem(sys.modules, "dask.distributed", None)
+    csum.dask.verify_cli("local", [str(tmp / "capture.pcap")], 1)
+
+
+def _arm64(*tools: str) -> guest.Arch:
+    """arm64's Arch; skips where its cross compiler or qemu (as named in ``tools``) is missing."""
+    a = guest.arch("arm64")
+    for tool in tools:
+        if shutil.which(getattr(a, tool)) is None:
+            pytest.skip(f"{getattr(a, tool)} is not installed")
+    return a
+
+
+def _empty_path(monkeypatch, tmp):
+    """PATH holding only an empty directory, so shutil.which finds no compiler and no qemu."""
+    (tmp / "empty-bin").mkdir(exist_ok=True)
+    monkeypatch.setenv("PATH", str(tmp / "empty-bin"))
+
+
+def _no_compiler(monkeypatch, tmp):
+    monkeypatch.setenv("CSUM_CACHE", str(tmp / "uncached"))  # no runner built yet
+    _empty_path(monkeypatch, tmp)
+    guest.build_runner(guest.arch("arm64"))
+
+
+def _build_fails(monkeypatch, tmp):
+    """The real cross compiler given a runner source that does not compile."""
+    a = _arm64("cc")
+    monkeypatch.setenv("CSUM_CACHE", str(tmp / "broken-source"))
+    monkeypatch.setattr(guest, "runner_source", lambda: b"#error this runner does not compile\n")
+    guest.build_runner(a)
+
+
+def _no_qemu(monkeypatch, tmp):
+    _empty_path(monkeypatch, tmp)
+    guest.boot(guest.arch("arm64"), tmp / "Image", "")
+
+
+def _boot(monkeypatch, tmp, kernel: Path, timeout: float):
+    """A real qemu-system-aarch64 boot of ``kernel`` with the real runner (built once into scratch/cache)."""
+    a = _arm64("cc", "qemu")
+    monkeypatch.setenv("CSUM_CACHE", str(tmp / "cache"))
+    guest.boot(a, kernel, "", timeout=timeout)
+
+
+def _guest_spins(monkeypatch, tmp):
+    """A raw arm64 image of one instruction, ``b .`` (0x14000000): the guest loops until the timeout."""
+    kernel = tmp / "spin.img"
+    kernel.write_bytes((0x14000000).to_bytes(4, "little"))
+    _boot(monkeypatch, tmp, kernel, timeout=0.5)
+
+
+def _no_kernel_image(monkeypatch, tmp):
+    """qemu exits at once ("could not load kernel"): the runner never starts."""
+    _boot(monkeypatch, tmp, tmp / "no-such-Image", timeout=60)
+
+
+def _apt_finds_nothing(monkeypatch, tmp):
+    """The real apt-cache on a fresh private state (no package lists, no network) finds no package."""
+    if shutil.which("apt-cache") is None:
+        pytest.skip("apt-cache is not installed")
+    monkeypatch.setenv("CSUM_CACHE", str(tmp / "apt-cache"))
+    guest._apt("bookworm", "arm64", "apt-cache", "show", "--no-all-versions", "linux-image-arm64")
 
 
 #: Code -> the calls that must raise it (every raise site of a code shared by modules, where cheap).
@@ -105,20 +267,49 @@ TRIGGERS = {
     Code.TTL_EXPIRED: [lambda: csum.rewrite.rewrite(bytes(IP(ttl=0) / UDP()), decrement_ttl=True)],
     Code.NOT_A_CAPTURE: [lambda: csum.pcap.parse(b"this is not a capture")],
     Code.BAD_BLOCK: [lambda: csum.pcap.parse(BAD_SHB + bytes(4))],
+    Code.UNSUPPORTED_LINK: [lambda: csum.layers.layout(memoryview(UDP4), 147)],
+    Code.BAD_COMPRESSION: [lambda m, tmp: _read(_bad_gzip(tmp)), lambda m, tmp: _read(_bad_gzip(tmp, "m7.gz", 7)),
+                           lambda m, tmp: _read(str(_write(tmp / "bad.bz2", b"BZh9" + b"\x00" * 32))),
+                           lambda m, tmp: _read(str(_write(tmp / "bad.xz", bytes.fromhex("fd377a585a00") + bytes(32))))],
+    Code.MISSING_ZSTD: [_zstd_without_zstandard],
+    Code.MISSING_FSSPEC: [_url_without_fsspec],
+    Code.MISSING_DASK: [_dask_without_dask],
+    Code.UNREADABLE: [lambda m, tmp: csum.dask._verify_one(str(tmp / "no-such.pcap"), csum.pcap.CHUNK_BYTES)],
+    Code.UNSAFE_OUTPUT: [lambda m, tmp: csum.output.target(tmp),
+                         lambda m, tmp: csum.output.target(_bad_gzip(tmp), [_bad_gzip(tmp)])],
+    Code.NOT_MODELLED: [lambda: csum.skb.Skb(bytes(64), ip_summed=bpf.CHECKSUM_PARTIAL)
+                        .bpf_skb_store_bytes(20, b"ab", csum.skb.BPF_F_RECOMPUTE_CSUM)],
+    Code.BAD_FUNCTION: [lambda: compare_module.compare_function("csum_nope")],
+    Code.LIBBPF_FAILED: [_no_libbpf, _not_bpf_object],
+    Code.NO_PROGRAM: [lambda m, tmp: csum.prog.load(_two_programs(tmp), prog="pass_three"),
+                      lambda m, tmp: csum.prog.load(_two_programs(tmp), section="tc")],
+    Code.AMBIGUOUS: [lambda m, tmp: csum.prog.load(_two_programs(tmp))],
+    Code.UNKNOWN_ARCH: [lambda: guest.arch("vax")],
+    Code.NO_COMPILER: [_no_compiler],
+    Code.BUILD_FAILED: [_build_fails],
+    Code.BAD_CPIO: [lambda: guest.read_cpio(b"not a cpio archive")],
+    Code.NO_QEMU: [_no_qemu],
+    Code.TIMEOUT: [_guest_spins],
+    Code.BOOT_FAILED: [_no_kernel_image],
+    Code.APT_FAILED: [_apt_finds_nothing],
 }
 
 CASES = [(code, i) for code, calls in TRIGGERS.items() for i in range(len(calls))]
 
 
 @pytest.mark.parametrize("code, i", CASES, ids=[f"{c.value}-{i}" for c, i in CASES])
-def test_every_code_is_raised_by_its_one_class(code, i, monkeypatch):
-    """Each trigger raises a CsumError whose code is ``code`` and whose class is the one Code names."""
+def test_every_code_is_raised_by_its_one_class(code, i, monkeypatch, scratch):
+    """Each trigger raises a CsumError whose code is ``code`` and whose class is the one Code names.
+
+    A trigger takes no argument, ``monkeypatch``, or ``monkeypatch`` and a scratch directory."""
     call = TRIGGERS[code][i]
     with pytest.raises(CsumError) as err:
-        call(monkeypatch) if call.__code__.co_argcount else call()
+        call(*(monkeypatch, scratch)[:call.__code__.co_argcount])
     assert err.value.code == code and err.value.code == code.value
     assert type(err.value).__name__ == code.kind, (code, type(err.value))
-    assert "\n" not in str(err.value) or code is Code.BPF_FAILED  # one line (the verifier log follows)
+    # one line, but for the logs that follow it: the verifier's, the guest console's, the compiler's, apt's
+    assert "\n" not in str(err.value) or code in (Code.BPF_FAILED, Code.BOOT_FAILED, Code.BUILD_FAILED,
+                                                  Code.APT_FAILED)
 
 
 def test_every_registered_code_has_a_trigger():
