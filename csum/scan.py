@@ -69,7 +69,7 @@ def scan(name: str, *, jobs: int = 1, chunk_bytes: int = pcap.CHUNK_BYTES, sink:
             if sink is not None:
                 sink.write(pcap.patched(chunk, part.patches) if part.patches else chunk.data)
                 patched += len(part.patches)
-                packets += len({i for i, r in part.bad if r.computed is not None})
+                packets += len({i for i, r in part.bad + part.offload if r.computed is not None})
             if not keep_patches:
                 part.patches = []
             report = report.merge(part)  # type: ignore[attr-defined]
