@@ -645,14 +645,12 @@ def _parser() -> argparse.ArgumentParser:
     cmp_.add_argument("--daddr", metavar="HEX", help="destination address, 4 (or 16) bytes (default: the sample's)")
     cmp_.add_argument("--len", type=_int, help="pseudo-header length (default: the sample's TCP length)")
     cmp_.add_argument("--proto", type=_int, help="pseudo-header protocol (default: the sample's, 6)")
-    cmp_.add_argument("--json", action="store_true", help="machine-readable output")
     cmp_.set_defaults(func=_cmd_compare)
     kc = sub.add_parser("kernel-check", help="compare the emulation with the running kernel's bpf_csum_diff")
     kc.add_argument("--n", type=_int, default=2000, help="number of cases (default 2000; with --qemu, bpf_csum_diff "
                     "cases per JIT setting, at least the 417 fixed corner cases, plus a third as many l3/l4 "
                     "replace cases)")
     kc.add_argument("--seed", type=_int, default=None, help="random seed, to reproduce a run")
-    kc.add_argument("--json", action="store_true", help="machine-readable output")
     kc.add_argument("--qemu", metavar="ARCH", help="boot a kernel of Debian architecture ARCH under qemu-system-* "
                     "(armhf, arm64, ppc64el, riscv64, s390x, amd64, i386) instead of using the running kernel")
     kc.add_argument("--kernel", metavar="IMAGE", help="with --qemu: the kernel image to boot")
