@@ -28,7 +28,6 @@ from .ones import (
     csum_neg,
     csum_replace2,
     csum_replace4,
-    csum_replace16,
     csum_replace_by_diff,
     csum_shift,
     csum_sub,
@@ -43,6 +42,24 @@ from .stream import Checksum, internet_checksum_iov
 from . import inet  # the module API: csum.inet.verify / compute
 
 __version__ = "0.1.0"
+
+
+def inet_proto_csum_replace16(sum16: int, frm: object, to: object) -> int:
+    """net/core/utils.c ``inet_proto_csum_replace16`` (non-CHECKSUM_PARTIAL) with generic csum_partial.
+
+    ``sum16``: the checksum field as a little-endian CPU holds it; ``frm``/``to``: the old and new
+    16 bytes. :meth:`Profile.inet_proto_csum_replace16` uses another architecture's ``csum_partial``.
+    """
+    return _bpf.inet_proto_csum_replace16(_generic_le, sum16, frm, to)
+
+
+def csum_replace16(sum16: int, frm: object, to: object) -> int:
+    """Deprecated alias of :func:`inet_proto_csum_replace16` (the kernel has no ``csum_replace16``)."""
+    import warnings
+
+    warnings.warn("csum.csum_replace16 is deprecated: use csum.inet_proto_csum_replace16 (net/core/utils.c)",
+                  DeprecationWarning, stacklevel=2)
+    return inet_proto_csum_replace16(sum16, frm, to)
 
 
 def bpf_csum_diff(frm: object, to: object, seed: int = 0, *, frm_align: int = 0, to_align: int = 0) -> int:
@@ -64,8 +81,8 @@ __all__ = [
     "CSUM_MANGLED_0", "Checksum", "CsumError", "CsumTypeError", "CsumValueError", "Profile",
     "bpf_csum_diff", "bpf_csum_diff_legacy", "bpf_l3_csum_replace", "bpf_l4_csum_replace", "compare",
     "csum16_add", "csum16_sub", "csum_add", "csum_block_add", "csum_block_sub", "csum_fold",
-    "csum_ipv6_magic", "csum_neg", "csum_partial", "csum_replace16", "csum_replace2", "csum_replace4",
+    "csum_ipv6_magic", "csum_neg", "csum_partial", "csum_replace2", "csum_replace4",
     "csum_replace_by_diff", "csum_shift", "csum_sub", "csum_tcpudp_magic", "csum_tcpudp_nofold",
     "csum_unfold", "do_csum", "from32to16", "from64to32", "internet_checksum", "ip_compute_csum",
-    "inet", "internet_checksum_iov", "ip_fast_csum", "profile", "profile_names", "verify_checksum",
+    "inet", "inet_proto_csum_replace16", "internet_checksum_iov", "ip_fast_csum", "profile", "profile_names", "verify_checksum",
 ]

@@ -25,7 +25,8 @@ from ._check import as_view, check_align, check_uint
 from .arch import PartialFn, algorithm
 from .arch.primitives import TCPUDP_NOFOLD, ipv6_magic
 from .errors import CsumTypeError, CsumValueError
-from .ones import csum_fold, swab16
+from ._arith import swab16
+from .ones import csum_fold
 from .partial import ip_fast_csum
 from .pseudo import Address, _addr
 from .types import Sum16, Wsum
@@ -115,6 +116,13 @@ class Profile:
     def bpf_csum_diff_legacy(self, frm: object, to: object, seed: Wsum = 0) -> int:
         """net/core/filter.c ``bpf_csum_diff`` (Linux <= 6.12) on this architecture; -22 on bad sizes."""
         return bpf.csum_diff_legacy(self._partial, frm, to, seed)
+
+    def inet_proto_csum_replace16(self, sum16: Sum16, frm: object, to: object) -> Sum16:
+        """net/core/utils.c ``inet_proto_csum_replace16`` (non-CHECKSUM_PARTIAL) with this arch's ``csum_partial``.
+
+        ``sum16``: the checksum field as this CPU holds it; ``frm``/``to``: the old and new 16 bytes.
+        """
+        return bpf.inet_proto_csum_replace16(self._partial, sum16, frm, to)
 
     def csum_tcpudp_nofold(self, saddr: Address, daddr: Address, length: int, proto: int, wsum: Wsum = 0) -> Wsum:
         """This arch's ``csum_tcpudp_nofold``: the IPv4 pseudo-header added to ``wsum``, unfolded, as the CPU holds it.
