@@ -4,7 +4,7 @@ Oracle: tests/oracle.py (naive RFC 1071 loops); known answers from RFC 1624.
 """
 
 import pytest
-from hypothesis import example, given
+from hypothesis import settings, example, given
 from hypothesis import strategies as st
 
 import csum
@@ -156,6 +156,21 @@ def test_inet_proto_csum_replace16_equals_recompute(data, draw):
     offset = draw.draw(st.integers(0, (len(data) - 16) // 4)) * 4
     new = draw.draw(st.binary(min_size=16, max_size=16) | st.sampled_from([b"\0" * 16, b"\xff" * 16]))
     replace = lambda hc, old, new_: _be(csum.inet_proto_csum_replace16(_be(hc), old, new_))
+    _update_vs_recompute(data, offset, new, replace)
+
+
+@pytest.mark.parametrize("name", csum.profile_names())
+@settings(max_examples=30)
+@given(buffers(min_size=16, max_size=48), st.data())
+def test_profile_inet_proto_csum_replace16_equals_recompute(name, data, draw):
+    """Every profile's inet_proto_csum_replace16 (its own csum_partial) equals recomputing with the
+    naive RFC 1071 oracle, the field read as that CPU holds it (little- or big-endian)."""
+    prof = csum.profile(name)
+    swap = _be if prof.endian == "little" else (lambda v: v)
+    data = data + b"\0" * (-len(data) % 4)
+    offset = draw.draw(st.integers(0, (len(data) - 16) // 4)) * 4
+    new = draw.draw(st.binary(min_size=16, max_size=16))
+    replace = lambda hc, old, new_: swap(prof.inet_proto_csum_replace16(swap(hc), old, new_))
     _update_vs_recompute(data, offset, new, replace)
 
 
