@@ -4,7 +4,7 @@ Oracle: tests/oracle.py (naive RFC 1071 loops); known answers from RFC 1624.
 """
 
 import pytest
-from hypothesis import settings, example, given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import csum
