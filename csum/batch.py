@@ -15,7 +15,8 @@ Every function gives, row by row, the same bits as its scalar counterpart:
 :func:`csum_partials` as ``csum.profile(name).csum_partial``. The sums come
 from the bound engine's ``ones_sum_many`` (csum/_engine.py: C, or numpy
 byte-position sums); the per-architecture arithmetic on the sums is
-vectorized for the algorithms in :data:`VECTORIZED`, and any other registered
+vectorized for the algorithms with a form registered beside the scalar one
+(csum.arch.register_vectorized, below), and any other registered
 algorithm falls back to its scalar emulation row by row (correct, not fast).
 """
 
@@ -29,6 +30,7 @@ from . import _engine
 from ._arith_np import M16, M32, add32, canonical, from32to16, ror32, swab16
 from ._check import as_view, check_align, check_uint
 from .errors import Code, CsumTypeError, CsumValueError
+from .arch import register_vectorized, vectorized
 from .profile import profile as _profile
 
 
@@ -133,8 +135,8 @@ def _x86_v5_17_odd(packets: np.ndarray, seeds: np.ndarray) -> np.ndarray:
     return swab16(canonical(total % M16, total != 0, 16))
 
 
-#: Algorithms with a vectorized batch form: name -> (rows, seeds, align) -> u32 sums (uint64 array).
-VECTORIZED = {
+#: The vectorized forms, registered beside the scalar algorithms (csum.arch): (rows, seeds, align) -> u32 sums.
+_FORMS = {
     "lib/checksum.c-le": lambda p, s, a: add32(ones_sums(p, 16, "little"), s),
     "lib/checksum.c-be": lambda p, s, a: add32(ones_sums(p, 16, "big"), s),
     "parisc": lambda p, s, a: from32to16(add32(ones_sums(p, 16, "big"), s)),
@@ -143,6 +145,8 @@ VECTORIZED = {
     "x86_64-kleen": lambda p, s, a: _kleen(p, s) if a == 0 else None,
     "s390x": lambda p, s, a: add32(ones_sums(p, 32, "big"), s),
 }
+for _name, _form in _FORMS.items():
+    register_vectorized(_name)(_form)
 
 
 def _seeds(seed: Any, n: int) -> np.ndarray:
@@ -167,7 +171,7 @@ def csum_partials(packets2d: np.ndarray, seed: Any = 0, *, profile: str = "gener
     align = check_align(align)
     prof = _profile(profile, kernel)
     seeds = _seeds(seed, len(packets))
-    form = VECTORIZED.get(prof.implementation.algorithm)
+    form = vectorized(prof.implementation.algorithm)
     result = form(packets, seeds, align) if form else None
     if result is None:  # no vectorized form for this algorithm (or this alignment): the scalar emulation
         result = np.fromiter((prof.csum_partial(row, int(s), align=align) for row, s in zip(packets, seeds)),

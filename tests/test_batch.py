@@ -142,3 +142,15 @@ def test_bad_seeds_and_widths_are_rejected():
         batch.csum_partials(rows, np.array([0, 1, -1]))
     with pytest.raises(CsumValueError, match="^width must be 16 or 32"):
         batch.ones_sums(rows, 64)
+
+
+def test_vectorized_forms_live_in_the_algorithm_registry():
+    """One registry: each vectorized form is registered beside a scalar algorithm a profile uses, and a
+    form for an unregistered algorithm is refused (unknown-algorithm)."""
+    import csum.arch as arch
+
+    used = {impl.algorithm for n in csum.profile_names() for impl in csum.profile(n).implementations}
+    forms = {name for name in arch.algorithm_names() if arch.vectorized(name) is not None}
+    assert {"lib/checksum.c-le", "x86_64", "s390x"} <= forms <= used
+    with pytest.raises(CsumValueError, match="unknown algorithm"):
+        arch.register_vectorized("no-such-algorithm")(lambda p, s, a: None)
