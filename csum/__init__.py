@@ -4,6 +4,8 @@ Generic functions follow lib/checksum.c and include/net/checksum.h on a
 little-endian CPU; :func:`profile` selects an architecture's own code.
 """
 
+import importlib
+
 from .bpf import (
     BPF_F_HDR_FIELD_MASK,
     BPF_F_IPV6,
@@ -35,7 +37,8 @@ from .ones import (
     from32to16,
     from64to32,
 )
-from .partial import csum_partial, do_csum, internet_checksum, ip_compute_csum, ip_fast_csum, verify_checksum
+from .partial import (csum_partial, do_csum, internet_checksum, internet_checksum_bytes, ip_compute_csum, ip_fast_csum,
+                      verify_checksum)
 from .profile import Profile, profile, profile_names
 from .pseudo import csum_ipv6_magic, csum_tcpudp_magic, csum_tcpudp_nofold
 from .stream import Checksum, internet_checksum_iov
@@ -76,6 +79,8 @@ def bpf_csum_diff_legacy(frm: object, to: object, seed: int = 0) -> int:
     return _bpf.csum_diff_legacy(_generic_le, frm, to, seed)
 
 
+_SUBMODULES = ("batch", "kernel", "layers", "pcap", "prog", "rewrite", "skb")
+
 __all__ = [
     "BPF_F_HDR_FIELD_MASK", "BPF_F_IPV6", "BPF_F_MARK_ENFORCE", "BPF_F_MARK_MANGLED_0", "BPF_F_PSEUDO_HDR",
     "CSUM_MANGLED_0", "Checksum", "CsumError", "CsumTypeError", "CsumValueError", "Profile",
@@ -84,5 +89,15 @@ __all__ = [
     "csum_ipv6_magic", "csum_neg", "csum_partial", "csum_replace2", "csum_replace4",
     "csum_replace_by_diff", "csum_shift", "csum_sub", "csum_tcpudp_magic", "csum_tcpudp_nofold",
     "csum_unfold", "do_csum", "from32to16", "from64to32", "internet_checksum", "ip_compute_csum",
-    "inet", "inet_proto_csum_replace16", "internet_checksum_iov", "ip_fast_csum", "profile", "profile_names", "verify_checksum",
+    "inet", "inet_proto_csum_replace16", "internet_checksum_bytes", "internet_checksum_iov", "ip_fast_csum",
+    "profile", "profile_names", "verify_checksum",
+    # submodules, imported on first attribute access (or by ``from csum import *``)
+    *_SUBMODULES,
 ]
+
+
+def __getattr__(name: str) -> object:
+    """``csum.batch``, ``csum.rewrite`` ...: the submodule, imported on first use."""
+    if name in _SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

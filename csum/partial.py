@@ -69,6 +69,11 @@ def internet_checksum(buf: object) -> WireSum:
     return ones_sum(buf, 16, "big", "buf") ^ M16
 
 
+def internet_checksum_bytes(buf: object) -> bytes:
+    """The two bytes to store in the checksum field: :func:`internet_checksum` in network order."""
+    return (ones_sum(buf, 16, "big", "buf") ^ M16).to_bytes(2, "big")
+
+
 def verify_checksum(buf: object) -> bool:
     """True if ``buf`` (checksum field filled in) sums to all ones, i.e. its checksum is 0 (RFC 1071 section 1)."""
     return ones_sum(buf, 16, "big", "buf") == M16
