@@ -4,6 +4,8 @@ Generic functions follow lib/checksum.c and include/net/checksum.h on a
 little-endian CPU; :func:`profile` selects an architecture's own code.
 """
 
+import importlib
+
 from .bpf import (
     BPF_F_HDR_FIELD_MASK,
     BPF_F_IPV6,
@@ -28,7 +30,6 @@ from .ones import (
     csum_neg,
     csum_replace2,
     csum_replace4,
-    csum_replace16,
     csum_replace_by_diff,
     csum_shift,
     csum_sub,
@@ -36,13 +37,32 @@ from .ones import (
     from32to16,
     from64to32,
 )
-from .partial import csum_partial, do_csum, internet_checksum, ip_compute_csum, ip_fast_csum, verify_checksum
+from .partial import (csum_partial, do_csum, internet_checksum, internet_checksum_bytes, ip_compute_csum, ip_fast_csum,
+                      verify_checksum)
 from .profile import Profile, profile, profile_names
 from .pseudo import csum_ipv6_magic, csum_tcpudp_magic, csum_tcpudp_nofold
 from .stream import Checksum, internet_checksum_iov
 from . import inet  # the module API: csum.inet.verify / compute
 
 __version__ = "0.1.0"
+
+
+def inet_proto_csum_replace16(sum16: int, frm: object, to: object) -> int:
+    """net/core/utils.c ``inet_proto_csum_replace16`` (non-CHECKSUM_PARTIAL) with generic csum_partial.
+
+    ``sum16``: the checksum field as a little-endian CPU holds it; ``frm``/``to``: the old and new
+    16 bytes. :meth:`Profile.inet_proto_csum_replace16` uses another architecture's ``csum_partial``.
+    """
+    return _bpf.inet_proto_csum_replace16(_generic_le, sum16, frm, to)
+
+
+def csum_replace16(sum16: int, frm: object, to: object) -> int:
+    """Deprecated alias of :func:`inet_proto_csum_replace16` (the kernel has no ``csum_replace16``)."""
+    import warnings
+
+    warnings.warn("csum.csum_replace16 is deprecated: use csum.inet_proto_csum_replace16 (net/core/utils.c)",
+                  DeprecationWarning, stacklevel=2)
+    return inet_proto_csum_replace16(sum16, frm, to)
 
 
 def bpf_csum_diff(frm: object, to: object, seed: int = 0, *, frm_align: int = 0, to_align: int = 0) -> int:
@@ -59,13 +79,25 @@ def bpf_csum_diff_legacy(frm: object, to: object, seed: int = 0) -> int:
     return _bpf.csum_diff_legacy(_generic_le, frm, to, seed)
 
 
+_SUBMODULES = ("batch", "kernel", "layers", "pcap", "prog", "rewrite", "skb")
+
 __all__ = [
     "BPF_F_HDR_FIELD_MASK", "BPF_F_IPV6", "BPF_F_MARK_ENFORCE", "BPF_F_MARK_MANGLED_0", "BPF_F_PSEUDO_HDR",
     "CSUM_MANGLED_0", "Checksum", "CsumError", "CsumTypeError", "CsumValueError", "Profile",
     "bpf_csum_diff", "bpf_csum_diff_legacy", "bpf_l3_csum_replace", "bpf_l4_csum_replace", "compare",
     "csum16_add", "csum16_sub", "csum_add", "csum_block_add", "csum_block_sub", "csum_fold",
-    "csum_ipv6_magic", "csum_neg", "csum_partial", "csum_replace16", "csum_replace2", "csum_replace4",
+    "csum_ipv6_magic", "csum_neg", "csum_partial", "csum_replace2", "csum_replace4",
     "csum_replace_by_diff", "csum_shift", "csum_sub", "csum_tcpudp_magic", "csum_tcpudp_nofold",
     "csum_unfold", "do_csum", "from32to16", "from64to32", "internet_checksum", "ip_compute_csum",
-    "inet", "internet_checksum_iov", "ip_fast_csum", "profile", "profile_names", "verify_checksum",
+    "inet", "inet_proto_csum_replace16", "internet_checksum_bytes", "internet_checksum_iov", "ip_fast_csum",
+    "profile", "profile_names", "verify_checksum",
+    # submodules, imported on first attribute access (or by ``from csum import *``)
+    *_SUBMODULES,
 ]
+
+
+def __getattr__(name: str) -> object:
+    """``csum.batch``, ``csum.rewrite`` ...: the submodule, imported on first use."""
+    if name in _SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -36,10 +36,10 @@ from typing import Any, Literal, NamedTuple, TypeVar
 
 from . import _native
 from ._check import as_view
-from ._native import NUMPY_MIN_BYTES, WIDTHS, canonical
+from ._native import NUMPY_MIN_BYTES, WIDTHS
 from .errors import Code, CsumEngineError, CsumValueError
 
-__all__ = ["ENGINE", "ENGINES", "Engine", "NUMPY_MIN_BYTES", "ByteOrder", "canonical", "ones_sum", "ones_sum_many"]
+__all__ = ["ENGINE", "ENGINES", "Engine", "NUMPY_MIN_BYTES", "ByteOrder", "ones_sum", "ones_sum_many"]
 
 ByteOrder = Literal["little", "big"]
 

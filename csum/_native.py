@@ -22,27 +22,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._arith import canonical
+
 WIDTHS = (8, 16, 32, 64)
 #: Buffers at least this long are summed with numpy by the ``numpy`` engine (crossover measured by bench/).
 NUMPY_MIN_BYTES = 2048
 #: Bytes per numpy reduction: 2**31 32-bit words, each < 2**32, sum below 2**63 in a uint64.
 _NUMPY_CHUNK = 1 << 33
-#: Bit length above which :func:`canonical` halves an integer by folding before its final ``%``.
-_FOLD_BITS = 1 << 14
-
-
-def canonical(n: int, width: int) -> int:
-    """Reduce a non-negative integer to the canonical ``width``-bit one's-complement value."""
-    if n == 0:
-        return 0
-    if n.bit_length() > _FOLD_BITS:
-        # n*2**k folds to n mod 2**width - 1 when width divides k: halve n until it is small,
-        # since one long division by a two-digit modulus costs ~10x a shift-and-add pass.
-        while n.bit_length() > _FOLD_BITS:
-            half = n.bit_length() // (2 * width) * width
-            n = (n >> half) + (n & ((1 << half) - 1))
-    return (n - 1) % ((1 << width) - 1) + 1
-
 
 def _bytes_view(buf: Any, width: Any, byteorder: Any) -> memoryview:
     """``buf`` as flat unsigned bytes, after the checks the C extension makes (builtin exceptions)."""

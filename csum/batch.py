@@ -15,7 +15,8 @@ Every function gives, row by row, the same bits as its scalar counterpart:
 :func:`csum_partials` as ``csum.profile(name).csum_partial``. The sums come
 from the bound engine's ``ones_sum_many`` (csum/_engine.py: C, or numpy
 byte-position sums); the per-architecture arithmetic on the sums is
-vectorized for the algorithms in :data:`VECTORIZED`, and any other registered
+vectorized for the algorithms with a form registered beside the scalar one
+(csum.arch.register_vectorized, below), and any other registered
 algorithm falls back to its scalar emulation row by row (correct, not fast).
 """
 
@@ -26,12 +27,12 @@ from typing import Any
 import numpy as np
 
 from . import _engine
+from ._arith_np import M16, M32, add32, canonical, from32to16, ror32, swab16
 from ._check import as_view, check_align, check_uint
 from .errors import Code, CsumTypeError, CsumValueError
+from .arch import register_vectorized, vectorized
 from .profile import profile as _profile
 
-M16 = np.uint64(0xFFFF)
-M32 = np.uint64(0xFFFFFFFF)
 
 
 def _as_packets(packets2d: Any) -> np.ndarray:
@@ -66,13 +67,6 @@ def _ragged(buf: Any, offsets: Any, lengths: Any) -> tuple[memoryview, np.ndarra
         raise CsumValueError(f"offsets[{i}] + lengths[{i}] = {offs[i]} + {lens[i]} is past the end of buf "
                              f"({len(view)} bytes)", code=Code.OUT_OF_RANGE)
     return view, offs, lens
-
-
-def _canonical(total: np.ndarray, nonzero: np.ndarray, width: int) -> np.ndarray:
-    """Vectorized ``_engine.canonical``: ``total`` congruent to the sum, ``nonzero`` whether any byte was."""
-    m = np.uint64((1 << width) - 1)
-    r = total % m
-    return np.where((r == 0) & nonzero, m, r)
 
 
 def _sums(view: Any, offs: np.ndarray, lens: np.ndarray, width: int, byteorder: str) -> np.ndarray:
@@ -116,24 +110,6 @@ def internet_checksums_ragged(buf: Any, offsets: Any, lengths: Any) -> np.ndarra
 
 # --- csum_partial emulations, vectorized over rows -------------------------------------------
 
-def _add32(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    r = a + b
-    return (r & M32) + (r >> np.uint64(32))
-
-
-def _from32to16(x: np.ndarray) -> np.ndarray:
-    x = x + (((x >> np.uint64(16)) | (x << np.uint64(16))) & M32)
-    return (x & M32) >> np.uint64(16)
-
-
-def _ror32_8(x: np.ndarray) -> np.ndarray:
-    return ((x >> np.uint64(8)) | (x << np.uint64(24))) & M32
-
-
-def _swab16(x: np.ndarray) -> np.ndarray:
-    return ((x & np.uint64(0xFF)) << np.uint64(8)) | (x >> np.uint64(8))
-
-
 def _kleen(packets: np.ndarray, seeds: np.ndarray) -> np.ndarray:
     """arch/x86/lib/csum-partial_64.c (<= 5.16) at an 8-byte-aligned start: 64-bit words, then u32/u16/byte tails."""
     length = packets.shape[1]
@@ -147,7 +123,7 @@ def _kleen(packets: np.ndarray, seeds: np.ndarray) -> np.ndarray:
                 term |= packets[:, pos + j].astype(np.uint64) << np.uint64(8 * j)
             total = total + term
             pos += size
-    return _add32(_canonical(total % M32, total != 0, 32), seeds)
+    return add32(canonical(total % M32, total != 0, 32), seeds)
 
 
 def _x86_v5_17_odd(packets: np.ndarray, seeds: np.ndarray) -> np.ndarray:
@@ -155,20 +131,22 @@ def _x86_v5_17_odd(packets: np.ndarray, seeds: np.ndarray) -> np.ndarray:
     if packets.shape[1] == 0:
         return seeds
     rest = ones_sums(packets[:, 1:], 16, "little")
-    total = _ror32_8(seeds) + (packets[:, 0].astype(np.uint64) << np.uint64(8)) + rest
-    return _swab16(_canonical(total % M16, total != 0, 16))
+    total = ror32(seeds, 8) + (packets[:, 0].astype(np.uint64) << np.uint64(8)) + rest
+    return swab16(canonical(total % M16, total != 0, 16))
 
 
-#: Algorithms with a vectorized batch form: name -> (rows, seeds, align) -> u32 sums (uint64 array).
-VECTORIZED = {
-    "lib/checksum.c-le": lambda p, s, a: _add32(ones_sums(p, 16, "little"), s),
-    "lib/checksum.c-be": lambda p, s, a: _add32(ones_sums(p, 16, "big"), s),
-    "parisc": lambda p, s, a: _from32to16(_add32(ones_sums(p, 16, "big"), s)),
-    "x86_64": lambda p, s, a: _add32(ones_sums(p, 32, "little"), s),
-    "x86_64-5.17": lambda p, s, a: _x86_v5_17_odd(p, s) if a & 1 else _add32(ones_sums(p, 32, "little"), s),
+#: The vectorized forms, registered beside the scalar algorithms (csum.arch): (rows, seeds, align) -> u32 sums.
+_FORMS = {
+    "lib/checksum.c-le": lambda p, s, a: add32(ones_sums(p, 16, "little"), s),
+    "lib/checksum.c-be": lambda p, s, a: add32(ones_sums(p, 16, "big"), s),
+    "parisc": lambda p, s, a: from32to16(add32(ones_sums(p, 16, "big"), s)),
+    "x86_64": lambda p, s, a: add32(ones_sums(p, 32, "little"), s),
+    "x86_64-5.17": lambda p, s, a: _x86_v5_17_odd(p, s) if a & 1 else add32(ones_sums(p, 32, "little"), s),
     "x86_64-kleen": lambda p, s, a: _kleen(p, s) if a == 0 else None,
-    "s390x": lambda p, s, a: _add32(ones_sums(p, 32, "big"), s),
+    "s390x": lambda p, s, a: add32(ones_sums(p, 32, "big"), s),
 }
+for _name, _form in _FORMS.items():
+    register_vectorized(_name)(_form)
 
 
 def _seeds(seed: Any, n: int) -> np.ndarray:
@@ -193,7 +171,7 @@ def csum_partials(packets2d: np.ndarray, seed: Any = 0, *, profile: str = "gener
     align = check_align(align)
     prof = _profile(profile, kernel)
     seeds = _seeds(seed, len(packets))
-    form = VECTORIZED.get(prof.implementation.algorithm)
+    form = vectorized(prof.implementation.algorithm)
     result = form(packets, seeds, align) if form else None
     if result is None:  # no vectorized form for this algorithm (or this alignment): the scalar emulation
         result = np.fromiter((prof.csum_partial(row, int(s), align=align) for row, s in zip(packets, seeds)),

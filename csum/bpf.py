@@ -17,9 +17,10 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ._check import as_view, check_align, check_uint
+from ._check import as_view, check_align, check_field, check_uint
 from .errors import EFAULT, EINVAL, CsumTypeError, CsumValueError
-from .ones import CSUM_MANGLED_0, M16, M32, _add32, _from32to16, csum_replace2, csum_replace4, csum_replace_by_diff
+from ._arith import M16, M32, add32, fold, from32to16
+from .ones import CSUM_MANGLED_0, csum_replace2, csum_replace4, csum_replace_by_diff
 from .types import Wsum
 from . import _misuse
 from ._misuse import BpfMisuse  # noqa: F401  (public: csum.bpf.BpfMisuse)
@@ -55,12 +56,25 @@ def csum_diff(partial: PartialFn, frm: object, to: object, seed: Wsum = 0, *, fr
     ret = check_uint(seed, 32, "seed")
     fa, ta = check_align(frm_align, "frm_align"), check_align(to_align, "to_align")
     if len(f) and len(t):
-        ret = _add32(partial(t, ret, ta), partial(f, 0, fa) ^ M32)
+        ret = add32(partial(t, ret, ta), partial(f, 0, fa) ^ M32)
     elif len(t):
         ret = partial(t, ret, ta)
     elif len(f):
         ret = partial(f, ret ^ M32, fa) ^ M32
-    return _from32to16(ret)
+    return from32to16(ret)
+
+
+def inet_proto_csum_replace16(partial: PartialFn, sum16: int, frm: object, to: object) -> int:
+    """net/core/utils.c ``inet_proto_csum_replace16`` on a non-CHECKSUM_PARTIAL skb: a 16-byte field changed.
+
+    The new checksum is ``csum_fold(csum_partial(~frm || to, ~csum_unfold(sum16)))`` with the
+    given (the arch's) ``csum_partial``; the 32-byte ``diff`` array lives on the kernel stack,
+    modelled at address 0 mod 8. ``sum16`` and the result are the 16-bit field as the CPU holds it.
+    """
+    old = check_field(frm, (16,), "frm")
+    new = check_field(to, (16,), "to")
+    seed = check_uint(sum16, 16, "sum16") ^ M32
+    return fold(partial(memoryview(bytes(b ^ 0xFF for b in old) + new), seed, 0))
 
 
 def csum_diff_legacy(partial: PartialFn, frm: object, to: object, seed: Wsum = 0) -> int:
@@ -194,15 +208,15 @@ def l4_csum_replace_skb(pkt: object, offset: int, frm: object, to: object, flags
         if ip_summed == CHECKSUM_COMPLETE and pseudo:
             if size == 0:
                 if not flags & BPF_F_IPV6:
-                    skb_csum = _add32(t, skb_csum ^ M32) ^ M32
+                    skb_csum = add32(t, skb_csum ^ M32) ^ M32
             else:
-                skb_csum = _add32(_add32(skb_csum ^ M32, f ^ M32), t) ^ M32
+                skb_csum = add32(add32(skb_csum ^ M32, f ^ M32), t) ^ M32
     elif not pseudo:
         new = old
     elif size == 0:
-        new = _from32to16(_add32(t, old))
+        new = from32to16(add32(t, old))
     else:
-        new = _from32to16(_add32(_add32(old, f ^ M32), t))
+        new = from32to16(add32(add32(old, f ^ M32), t))
     if mangled0 and new == 0:
         new = CSUM_MANGLED_0
     view[off : off + 2] = new.to_bytes(2, "little")

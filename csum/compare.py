@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass
 
 from ._check import as_view, check_align, check_uint
 from .errors import CsumValueError
-from .ones import _from32to16
+from ._arith import M32, from32to16
 from .profile import Profile, profile, profile_names
 from .types import Wsum
 
@@ -29,7 +29,7 @@ REFERENCE = {"little": "generic", "big": "generic-be"}
 
 def wire16(value: int, endian: str) -> bytes:
     """The two bytes in memory of ``csum_from32to16(value)`` on a CPU of byte order ``endian``."""
-    return _from32to16(value & 0xFFFFFFFF).to_bytes(2, endian)  # type: ignore[arg-type]
+    return from32to16(value & M32).to_bytes(2, endian)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,7 @@ from ._bpf_syscall import (BPF_F_TEST_SKB_CHECKSUM_COMPLETE, SKB_CB, SKB_DATA, S
                            BpfError, SkbRun)
 from ._check import as_view, check_uint
 from .errors import CsumError, CsumValueError
+from .profile import profile_for_machine
 from .skb import DIFF, Op
 
 __all__ = [
@@ -76,15 +77,6 @@ _KINDS = {"bpf_l3_csum_replace": 1, "bpf_l4_csum_replace": 2, "bpf_skb_store_byt
 _RESULTS = MAX_OPS * _OP.size
 _FINAL = _RESULTS + 8 * MAX_OPS
 _VALUE_SIZE = _FINAL + 16
-
-#: uname machine -> csum profile name (see csum.profile_names()).
-_PROFILE_NAMES = {
-    "x86_64": "x86_64", "amd64": "x86_64", "aarch64": "arm64", "arm64": "arm64",
-    "i386": "i386", "i486": "i386", "i586": "i386", "i686": "i386", "riscv64": "riscv64",
-    "ppc64": "powerpc64", "ppc64le": "powerpc64le", "s390x": "s390x", "loongarch64": "loongarch64",
-    "parisc": "parisc", "parisc64": "parisc", "mips": "mips", "mips64": "mips",
-}
-
 
 class KernelUnavailable(CsumError, RuntimeError):
     """The running kernel's helpers cannot be called here; the message says why."""
@@ -328,7 +320,7 @@ class _Kernel:
         release = platform.release()
         nums = [int(part) for part in release.split("-")[0].split(".")[:2] if part.isdigit()]
         version = (nums + [0, 0])[:2]
-        return RunningProfile(_PROFILE_NAMES.get(machine, machine), machine, release,
+        return RunningProfile(profile_for_machine(machine) or machine, machine, release,
                               (version[0], version[1]), kind)
 
 

@@ -2,50 +2,24 @@
 
 Models include/net/checksum.h and include/asm-generic/checksum.h (generic
 versions; the arch overrides of ``csum_add``/``csum_fold`` give the same bits).
-Carry folding and masking live here and nowhere else: every helper composes
-:func:`csum_add` and the folds.
+These are the checked wrappers: each validates its arguments and calls the
+unchecked primitive of csum/_arith.py, the one home of carry folding.
 """
 
 from __future__ import annotations
 
-from ._check import check_field, check_uint
+from ._arith import M16, M32, add16, add32, fold, ror32, sub16, sub32, swab16
+from ._arith import from32to16 as _from32to16
+from ._arith import from64to32 as _from64to32
+from ._check import check_uint
 from .types import Be16, Be32, Sum16, Wsum
 
-M16 = 0xFFFF
-M32 = 0xFFFFFFFF
 CSUM_MANGLED_0: Sum16 = 0xFFFF
-
-
-def _add32(a: int, b: int) -> int:
-    """32-bit add with end-around carry (unchecked)."""
-    r = a + b
-    return (r & M32) + (r >> 32)
-
-
-def _add16(a: int, b: int) -> int:
-    """16-bit add with end-around carry (unchecked)."""
-    r = a + b
-    return (r & M16) + (r >> 16)
-
-
-def _from32to16(x: int) -> int:
-    x += ((x >> 16) | (x << 16)) & M32
-    return (x & M32) >> 16
-
-
-def _fold(x: int) -> int:
-    return _from32to16(x) ^ M16
-
-
-def ror32(x: int, n: int) -> int:
-    """Rotate a u32 right by ``n`` bits (include/linux/bitops.h ``ror32``)."""
-    n &= 31
-    return ((x >> n) | (x << (32 - n))) & M32
-
-
-def swab16(x: int) -> int:
-    """include/uapi/linux/swab.h ``swab16``: exchange the two bytes of a 16-bit value (unchecked)."""
-    return ((x & 0xFF) << 8) | (x >> 8)
+__all__ = [
+    "CSUM_MANGLED_0", "M16", "M32", "csum16_add", "csum16_sub", "csum_add", "csum_block_add", "csum_block_sub",
+    "csum_fold", "csum_neg", "csum_replace2", "csum_replace4", "csum_replace_by_diff", "csum_shift", "csum_sub",
+    "csum_unfold", "from32to16", "from64to32", "ror32", "swab16",
+]
 
 
 def from32to16(x: Wsum) -> int:
@@ -58,9 +32,7 @@ def from32to16(x: Wsum) -> int:
 
 def from64to32(x: int) -> int:
     """lib/checksum.c ``from64to32``: fold a u64 sum to 32 bits with end-around carry."""
-    x = check_uint(x, 64, "x")
-    x = (x & M32) + (x >> 32)
-    return ((x & M32) + (x >> 32)) & M32
+    return _from64to32(check_uint(x, 64, "x"))
 
 
 def csum_fold(wsum: Wsum) -> Sum16:
@@ -68,7 +40,7 @@ def csum_fold(wsum: Wsum) -> Sum16:
 
     0 folds to 0xffff; any sum that folds to 0xffff gives 0.
     """
-    return _fold(check_uint(wsum, 32, "wsum"))
+    return fold(check_uint(wsum, 32, "wsum"))
 
 
 def csum_unfold(sum16: Sum16) -> Wsum:
@@ -78,12 +50,12 @@ def csum_unfold(sum16: Sum16) -> Wsum:
 
 def csum_add(a: Wsum, b: Wsum) -> Wsum:
     """include/net/checksum.h ``csum_add``: 32-bit add with end-around carry."""
-    return _add32(check_uint(a, 32, "a"), check_uint(b, 32, "b"))
+    return add32(check_uint(a, 32, "a"), check_uint(b, 32, "b"))
 
 
 def csum_sub(a: Wsum, b: Wsum) -> Wsum:
     """include/net/checksum.h ``csum_sub``: ``csum_add(a, ~b)``."""
-    return _add32(check_uint(a, 32, "a"), check_uint(b, 32, "b") ^ M32)
+    return sub32(check_uint(a, 32, "a"), check_uint(b, 32, "b"))
 
 
 def csum_neg(wsum: Wsum) -> Wsum:
@@ -93,12 +65,12 @@ def csum_neg(wsum: Wsum) -> Wsum:
 
 def csum16_add(csum: int, addend: int) -> int:
     """include/net/checksum.h ``csum16_add``: 16-bit add with end-around carry."""
-    return _add16(check_uint(csum, 16, "csum"), check_uint(addend, 16, "addend"))
+    return add16(check_uint(csum, 16, "csum"), check_uint(addend, 16, "addend"))
 
 
 def csum16_sub(csum: int, addend: int) -> int:
     """include/net/checksum.h ``csum16_sub``: ``csum16_add(csum, ~addend)``."""
-    return _add16(check_uint(csum, 16, "csum"), check_uint(addend, 16, "addend") ^ M16)
+    return sub16(check_uint(csum, 16, "csum"), check_uint(addend, 16, "addend"))
 
 
 def csum_shift(wsum: Wsum, offset: int) -> Wsum:
@@ -109,7 +81,7 @@ def csum_shift(wsum: Wsum, offset: int) -> Wsum:
 
 def csum_block_add(csum: Wsum, csum2: Wsum, offset: int) -> Wsum:
     """include/net/checksum.h ``csum_block_add``: add the sum of a block that starts at ``offset``."""
-    return _add32(check_uint(csum, 32, "csum"), csum_shift(csum2, offset))
+    return add32(check_uint(csum, 32, "csum"), csum_shift(csum2, offset))
 
 
 def csum_block_sub(csum: Wsum, csum2: Wsum, offset: int) -> Wsum:
@@ -119,13 +91,13 @@ def csum_block_sub(csum: Wsum, csum2: Wsum, offset: int) -> Wsum:
 
 def csum_replace_by_diff(sum16: Sum16, diff: Wsum) -> Sum16:
     """include/net/checksum.h ``csum_replace_by_diff``: apply a precomputed diff (e.g. bpf_csum_diff)."""
-    return _fold(_add32(check_uint(diff, 32, "diff"), csum_unfold(sum16) ^ M32))
+    return fold(sub32(check_uint(diff, 32, "diff"), csum_unfold(sum16)))
 
 
 def csum_replace4(sum16: Sum16, frm: Be32, to: Be32) -> Sum16:
     """include/net/checksum.h ``csum_replace4``: a 32-bit field changed from ``frm`` to ``to``."""
-    tmp = _add32(csum_unfold(sum16) ^ M32, check_uint(frm, 32, "frm") ^ M32)
-    return _fold(_add32(tmp, check_uint(to, 32, "to")))
+    tmp = sub32(csum_unfold(sum16) ^ M32, check_uint(frm, 32, "frm"))
+    return fold(add32(tmp, check_uint(to, 32, "to")))
 
 
 def csum_replace2(sum16: Sum16, old: Be16, new: Be16) -> Sum16:
@@ -133,20 +105,5 @@ def csum_replace2(sum16: Sum16, old: Be16, new: Be16) -> Sum16:
 
     ``HC' = ~(~HC + ~m + m')``; never yields the -0 that eqn. 2 can (RFC 1624 section 3).
     """
-    tmp = _add16(check_uint(sum16, 16, "sum16") ^ M16, check_uint(old, 16, "old") ^ M16)
-    return _add16(tmp, check_uint(new, 16, "new")) ^ M16
-
-
-def csum_replace16(sum16: Sum16, frm: bytes, to: bytes) -> Sum16:
-    """net/core/utils.c ``inet_proto_csum_replace16`` (non-CHECKSUM_PARTIAL path): a 16-byte field changed.
-
-    The kernel sums ``~frm`` and ``to`` words with the arch ``csum_partial``
-    seeded with ``~csum_unfold(sum16)``; this is the generic (lib/checksum.c) form.
-    """
-    from .partial import csum_partial  # partial builds on this module
-
-    old = check_field(frm, (16,), "frm")
-    new = check_field(to, (16,), "to")
-    diff = bytes(b ^ 0xFF for b in old) + new
-    return _fold(csum_partial(diff, csum_unfold(sum16) ^ M32))
-
+    tmp = sub16(check_uint(sum16, 16, "sum16") ^ M16, check_uint(old, 16, "old"))
+    return add16(tmp, check_uint(new, 16, "new")) ^ M16

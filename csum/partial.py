@@ -17,7 +17,7 @@ import warnings
 from ._check import as_view, check_align, check_uint
 from ._engine import fast_path, ones_sum
 from .errors import Code, CsumValueError
-from .ones import M16, M32
+from ._arith import M16, add32
 from .types import Sum16, WireSum, Wsum
 
 
@@ -42,8 +42,7 @@ def csum_partial(buf: object, seed: Wsum = 0, *, align: int = 0) -> Wsum:
     # pass these checks, before this function runs (csum._engine.fast_path).
     seed = check_uint(seed, 32, "seed")
     check_align(align)
-    r = ones_sum(buf, 16, "little", "buf") + seed
-    return (r & M32) + (r >> 32)
+    return add32(ones_sum(buf, 16, "little", "buf"), seed)
 
 
 def ip_compute_csum(buf: object) -> Sum16:
@@ -68,6 +67,11 @@ def ip_fast_csum(iph: object, ihl: int) -> Sum16:
 def internet_checksum(buf: object) -> WireSum:
     """The RFC 1071 checksum of ``buf`` as transmitted, read big-endian (== ``scapy.utils.checksum``)."""
     return ones_sum(buf, 16, "big", "buf") ^ M16
+
+
+def internet_checksum_bytes(buf: object) -> bytes:
+    """The two bytes to store in the checksum field: :func:`internet_checksum` in network order."""
+    return (ones_sum(buf, 16, "big", "buf") ^ M16).to_bytes(2, "big")
 
 
 def verify_checksum(buf: object) -> bool:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
+import sys
 import tomllib
 from dataclasses import dataclass
 from importlib import resources
@@ -25,13 +26,22 @@ from ._check import as_view, check_align, check_uint
 from .arch import PartialFn, algorithm
 from .arch.primitives import TCPUDP_NOFOLD, ipv6_magic
 from .errors import CsumTypeError, CsumValueError
-from .ones import csum_fold, swab16
+from ._arith import swab16
+from .ones import csum_fold
 from .partial import ip_fast_csum
 from .pseudo import Address, _addr
 from .types import Sum16, Wsum
 
+#: The ``result`` fact of an implementation: what width its ``csum_partial`` u32 has
+#: (tests/test_profile_facts.py checks each profile's behaviour against it).
+RESULTS = {
+    "folded16": "the bytes' sum is folded to 16 bits, then the seed is added end-around (lib/checksum.c): "
+                "at most 0xffff with seed 0, a u32 once a seed is passed",
+    "folded16-seeded": "the seed is added before the fold: every result is at most 0xffff (parisc)",
+    "unfolded32": "an unfolded 32-bit end-around sum: above 0xffff for some inputs even with seed 0",
+}
 _TOP_KEYS = {"name": str, "aliases": list, "endian": str, "word_size": int, "description": str,
-             "net_ip_align": int, "csum_tcpudp_nofold": str, "implementation": list}
+             "net_ip_align": int, "csum_tcpudp_nofold": str, "implementation": list, "uname": list}
 _IMPL_KEYS = {"algorithm": str, "since": str, "until": str, "csum_partial": str, "result": str,
               "alignment_sensitive": bool, "sources": list, "notes": str}
 _REQUIRED_TOP = {"name", "endian", "word_size", "implementation"}
@@ -39,7 +49,7 @@ _REQUIRED_IMPL = {"algorithm", "csum_partial", "result", "alignment_sensitive", 
 _CHOICES = {"endian": {"little", "big"}, "word_size": {32, 64}, "net_ip_align": {0, 2},
             "csum_tcpudp_nofold": set(TCPUDP_NOFOLD),
             "csum_partial": {"arch", "lib/checksum.c", "lib/checksum.c+arch do_csum"},
-            "result": {"folded16", "unfolded32"}}
+            "result": set(RESULTS)}
 #: The schema, for documentation: every key a profile TOML may hold and its type.
 SCHEMA = {"profile": _TOP_KEYS, "implementation": _IMPL_KEYS, "choices": _CHOICES}
 
@@ -93,6 +103,9 @@ class Profile:
     net_ip_align: int = 2
     #: Which model of ``csum_tcpudp_nofold`` this arch's code follows (csum/arch/primitives.py).
     tcpudp_nofold: str = "lib/checksum.c"
+    #: The ``uname -m`` strings of kernels this profile models (key ``uname``); with the byte
+    #: order, they map a running machine to its profile (:func:`profile_for_machine`).
+    uname: tuple[str, ...] = ()
 
     @property
     def _partial(self) -> PartialFn:
@@ -115,6 +128,13 @@ class Profile:
     def bpf_csum_diff_legacy(self, frm: object, to: object, seed: Wsum = 0) -> int:
         """net/core/filter.c ``bpf_csum_diff`` (Linux <= 6.12) on this architecture; -22 on bad sizes."""
         return bpf.csum_diff_legacy(self._partial, frm, to, seed)
+
+    def inet_proto_csum_replace16(self, sum16: Sum16, frm: object, to: object) -> Sum16:
+        """net/core/utils.c ``inet_proto_csum_replace16`` (non-CHECKSUM_PARTIAL) with this arch's ``csum_partial``.
+
+        ``sum16``: the checksum field as this CPU holds it; ``frm``/``to``: the old and new 16 bytes.
+        """
+        return bpf.inet_proto_csum_replace16(self._partial, sum16, frm, to)
 
     def csum_tcpudp_nofold(self, saddr: Address, daddr: Address, length: int, proto: int, wsum: Wsum = 0) -> Wsum:
         """This arch's ``csum_tcpudp_nofold``: the IPv4 pseudo-header added to ``wsum``, unfolded, as the CPU holds it.
@@ -202,7 +222,7 @@ def parse_profile(text: str, path: str) -> Profile:
                              code="bad-profile")
     return Profile(data["name"], tuple(data.get("aliases", ())), data["endian"], data["word_size"],
                    data.get("description", ""), current[0], tuple(impls), path, data.get("net_ip_align", 2),
-                   data.get("csum_tcpudp_nofold", "lib/checksum.c"))
+                   data.get("csum_tcpudp_nofold", "lib/checksum.c"), tuple(data.get("uname", ())))
 
 
 def _profile_files() -> Iterator[tuple[str, str]]:
@@ -257,6 +277,19 @@ def profile(name: str, kernel: str | None = None) -> Profile:
                              code="unknown-profile")
     prof = _registry()[canonical_name]
     return prof if kernel is None else prof.at(kernel)
+
+
+def profile_for_machine(machine: str, byteorder: str = sys.byteorder) -> str | None:
+    """The profile whose TOML ``uname`` list holds ``machine`` (``uname -m``) on a CPU of ``byteorder``.
+
+    The byte order tells apart profiles sharing a machine string (``mips`` is reported by
+    both big- and little-endian MIPS kernels). None when no profile models that machine
+    (e.g. ``mips64``: no 64-bit MIPS profile exists).
+    """
+    found = [p.name for p in _registry().values() if machine in p.uname]
+    if len(found) > 1:
+        found = [name for name in found if _registry()[name].endian == byteorder]
+    return found[0] if len(found) == 1 else None
 
 
 def reload_profiles() -> None:

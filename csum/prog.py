@@ -25,7 +25,7 @@ from ._bpf_syscall import BPF_F_TEST_SKB_CHECKSUM_COMPLETE, SYSCALL_NR, Bpf, Bpf
 from ._libbpf import BpfObject, LibbpfError, ProgramInfo
 from .layers import layout as parse
 from .errors import CsumError, CsumValueError
-from .ones import from32to16, swab16
+from ._arith import from32to16, sub16, swab16
 from .partial import csum_partial
 
 __all__ = ["SKB_CSUM", "Check", "LibbpfError", "Program", "Run", "ethernet", "load", "verify_frame"]
@@ -98,8 +98,7 @@ def _pseudo_sum(frame: bytes) -> int | None:
 
 def _diff(a: int, b: int) -> int:
     """a - b in one's-complement 16-bit arithmetic, with -0 taken as 0."""
-    d = a + (~b & 0xFFFF)
-    d = (d & 0xFFFF) + (d >> 16)
+    d = sub16(a, b)
     return 0 if d == 0xFFFF else d
 
 

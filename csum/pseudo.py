@@ -17,7 +17,7 @@ import ipaddress
 from ._check import check_field, check_uint
 from .arch.primitives import TCPUDP_NOFOLD, ipv6_magic
 from .errors import Code, CsumTypeError, CsumValueError
-from .ones import _fold
+from ._arith import fold
 from .types import Sum16, Wsum
 
 Address = bytes | bytearray | memoryview | str | ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -65,7 +65,7 @@ def csum_tcpudp_nofold(saddr: Address4, daddr: Address4, length: int, proto: int
 
 def csum_tcpudp_magic(saddr: Address4, daddr: Address4, length: int, proto: int, wsum: Wsum = 0) -> Sum16:
     """include/asm-generic/checksum.h ``csum_tcpudp_magic``: fold of :func:`csum_tcpudp_nofold`."""
-    return _fold(csum_tcpudp_nofold(saddr, daddr, length, proto, wsum))
+    return fold(csum_tcpudp_nofold(saddr, daddr, length, proto, wsum))
 
 
 def csum_ipv6_magic(saddr: Address, daddr: Address, length: int, proto: int, wsum: Wsum = 0) -> Sum16:

@@ -22,7 +22,8 @@ from . import bpf
 from ._check import as_view, check_uint
 from .bpf import CHECKSUM_COMPLETE, CHECKSUM_NONE, CHECKSUM_PARTIAL, CHECKSUM_UNNECESSARY
 from .errors import EFAULT, EINVAL, CsumValueError
-from .ones import _add32, _fold, csum_block_add, csum_block_sub
+from ._arith import add32, fold
+from .ones import csum_block_add, csum_block_sub
 from .profile import Profile, profile
 from .types import Wsum
 
@@ -105,7 +106,7 @@ class Skb:
 
         Always True off CHECKSUM_COMPLETE, where ``skb->csum`` carries no sum of the data.
         """
-        return self.ip_summed != CHECKSUM_COMPLETE or _fold(self.csum) == _fold(self.skb_checksum())
+        return self.ip_summed != CHECKSUM_COMPLETE or fold(self.csum) == fold(self.skb_checksum())
 
     def bpf_l3_csum_replace(self, offset: int, frm: object, to: object, flags: int) -> int:
         """``bpf_l3_csum_replace(skb, offset, from, to, flags)``: patches the field, never ``skb->csum``."""
@@ -148,7 +149,7 @@ class Skb:
         csum = check_uint(csum, 32, "csum")
         if self.ip_summed != CHECKSUM_COMPLETE:
             return -ENOTSUPP
-        self.csum = _add32(self.csum, csum)
+        self.csum = add32(self.csum, csum)
         return self.csum
 
     def bpf_csum_level(self, level: int) -> int:

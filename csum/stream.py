@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from ._check import as_view, check_uint
 from .errors import Code, CsumTypeError
 from ._engine import ones_sum
-from .ones import _add16, _add32, _fold, _from32to16, swab16
+from ._arith import add16, add32, fold, from32to16, swab16
 from .types import Sum16, WireSum, Wsum
 
 __all__ = ["Checksum", "internet_checksum_iov"]
@@ -33,7 +33,7 @@ def _at_odd_offset(sum16: int) -> int:
 
     The 16-bit form of ``csum_shift``: times 2**8 modulo 0xffff, folded with end-around carry.
     """
-    return _from32to16(sum16 << 8)
+    return from32to16(sum16 << 8)
 
 
 class Checksum:
@@ -66,7 +66,7 @@ class Checksum:
             chunk = as_view(chunk, name)
         if chunk:
             part = ones_sum(chunk, 16, "little")
-            self._sum16 = _add16(self._sum16, _at_odd_offset(part) if self._length & 1 else part)
+            self._sum16 = add16(self._sum16, _at_odd_offset(part) if self._length & 1 else part)
             self._length += len(chunk)
 
     def copy(self) -> Checksum:
@@ -85,9 +85,9 @@ class Checksum:
             raise CsumTypeError(f"other must be a Checksum, not {type(other).__name__}")
         part = _at_odd_offset(other._sum16) if self._length & 1 else other._sum16
         out = self.copy()
-        out._sum16 = _add16(self._sum16, part)
+        out._sum16 = add16(self._sum16, part)
         out._length = self._length + other._length
-        out._seed = _add32(self._seed, other._seed)
+        out._seed = add32(self._seed, other._seed)
         return out
 
     @property
@@ -112,17 +112,17 @@ class Checksum:
         plus the seed with end-around carry; not folded, not complemented. Feed
         it to ``csum_fold``, ``csum_tcpudp_magic`` or ``csum_ipv6_magic`` as ``wsum``.
         """
-        return _add32(self._sum16, self._seed)
+        return add32(self._sum16, self._seed)
 
     @property
     def sum16(self) -> Sum16:
         """``csum_fold(partial)``: the complemented checksum as a little-endian CPU holds the field."""
-        return _fold(self.partial)
+        return fold(self.partial)
 
     @property
     def value(self) -> WireSum:
         """The checksum as transmitted, read big-endian; equals ``csum.internet_checksum`` of the bytes."""
-        return swab16(_fold(self.partial))
+        return swab16(fold(self.partial))
 
     def digest(self) -> bytes:
         """The two checksum bytes in wire order."""

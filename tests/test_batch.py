@@ -16,6 +16,7 @@ from scapy.utils import checksum as scapy_checksum
 import csum
 import csum._engine
 import csum.batch as batch
+from csum import _arith_np
 from csum.errors import CsumTypeError, CsumValueError
 from csum.testing import CORNER_SEEDS
 from oracle import ones_sum16
@@ -93,7 +94,7 @@ def test_million_packets_all_little_endian_profiles_agree_mod_0xffff():
     generic = batch.csum_partials(rows, profile="generic").astype(np.uint64)
     for name, kernel in (("x86_64", None), ("x86_64", "5.10"), ("x86_64", "5.17")):
         wide = batch.csum_partials(rows, profile=name, kernel=kernel).astype(np.uint64)
-        assert (batch._from32to16(wide) == generic).all()
+        assert (_arith_np.from32to16(wide) == generic).all()
 
 
 @pytest.mark.every_engine
@@ -141,3 +142,15 @@ def test_bad_seeds_and_widths_are_rejected():
         batch.csum_partials(rows, np.array([0, 1, -1]))
     with pytest.raises(CsumValueError, match="^width must be 16 or 32"):
         batch.ones_sums(rows, 64)
+
+
+def test_vectorized_forms_live_in_the_algorithm_registry():
+    """One registry: each vectorized form is registered beside a scalar algorithm a profile uses, and a
+    form for an unregistered algorithm is refused (unknown-algorithm)."""
+    import csum.arch as arch
+
+    used = {impl.algorithm for n in csum.profile_names() for impl in csum.profile(n).implementations}
+    forms = {name for name in arch.algorithm_names() if arch.vectorized(name) is not None}
+    assert {"lib/checksum.c-le", "x86_64", "s390x"} <= forms <= used
+    with pytest.raises(CsumValueError, match="unknown algorithm"):
+        arch.register_vectorized("no-such-algorithm")(lambda p, s, a: None)

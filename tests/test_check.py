@@ -20,7 +20,7 @@ from csum.errors import CsumError
     (lambda: csum.csum_partial(b"", align=8), ValueError, "align"),
     (lambda: csum.csum_partial(b"", align=-1), ValueError, "align"),
     (lambda: csum.internet_checksum("x"), TypeError, "buf"),
-    (lambda: csum.csum_replace16(0, b"\0" * 15, b"\0" * 16), ValueError, "frm"),
+    (lambda: csum.inet_proto_csum_replace16(0, b"\0" * 15, b"\0" * 16), ValueError, "frm"),
     (lambda: csum.csum_replace2(0, 0, 0x1_0000), ValueError, "new"),
     (lambda: csum.csum_replace4(0x1_0000, 0, 0), ValueError, "sum16"),
     (lambda: csum.profile("x86_64").csum_partial(b"", align=9), ValueError, "align"),

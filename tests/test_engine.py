@@ -198,16 +198,6 @@ def test_sparse_buffer_over_4_gib(engine):
     assert engine.ones_sum(arr, 16, "big") == 0x8034
 
 
-@given(st.builds(lambda raw, shift: int.from_bytes(raw, "little") << shift, st.binary(max_size=4000),
-                 st.integers(0, 40000)), st.sampled_from([8, 16, 32, 64]))
-@example(1 << 69999, 16)
-@example((1 << 65536) - 1, 32)
-def test_canonical_folding_of_large_ints(n, width):
-    """canonical's fold of large ints == the plain (n - 1) % (2**w - 1) + 1 definition (0 stays 0)."""
-    want = 0 if n == 0 else (n - 1) % ((1 << width) - 1) + 1
-    assert _engine.canonical(n, width) == want
-
-
 def test_nothing_switches_the_bound_engine():
     """The binding is made once: no use_engine/set_fallback, and the checked ones_sum wraps the bound engine."""
     assert not hasattr(_engine, "use_engine")

@@ -229,7 +229,7 @@ TRIGGERS = {
     Code.NOT_CONTIGUOUS: [lambda: csum.internet_checksum(memoryview(b"abcd")[::2])],
     Code.OUT_OF_RANGE: [lambda: csum.csum_partial(b"", -1), lambda: csum.ip_fast_csum(UDP4, 4),
                         lambda: csum.batch.csum_partials(np.zeros((2, 4), np.uint8), np.array([0, 1 << 33]))],
-    Code.BAD_WIDTH: [lambda: csum.csum_replace16(0, b"abc", bytes(16)),
+    Code.BAD_WIDTH: [lambda: csum.inet_proto_csum_replace16(0, b"abc", bytes(16)),
                      lambda: csum.batch.ones_sums(np.zeros((1, 4), np.uint8), 64)],
     Code.BAD_BYTEORDER: [lambda: csum.batch.ones_sums(np.zeros((1, 4), np.uint8), 16, "middle")],
     Code.BAD_ADDRESS: [lambda: csum.csum_tcpudp_nofold("nonsense", "192.0.2.2", 8, 17),

@@ -4,7 +4,7 @@ Oracle: tests/oracle.py (naive RFC 1071 loops); known answers from RFC 1624.
 """
 
 import pytest
-from hypothesis import example, given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import csum
@@ -149,13 +149,41 @@ def test_csum_replace4_equals_recompute(data, draw):
 
 
 @given(buffers(min_size=16, max_size=64), st.data())
-def test_csum_replace16_equals_recompute(data, draw):
-    """RFC 1624 with a 128-bit field (an IPv6 address), via csum_replace16."""
+def test_inet_proto_csum_replace16_equals_recompute(data, draw):
+    """RFC 1624 with a 128-bit field (an IPv6 address), via inet_proto_csum_replace16: the update
+    equals the checksum recomputed by the naive RFC 1071 oracle (tests/oracle.py)."""
     data = data + b"\0" * (-len(data) % 4)
     offset = draw.draw(st.integers(0, (len(data) - 16) // 4)) * 4
     new = draw.draw(st.binary(min_size=16, max_size=16) | st.sampled_from([b"\0" * 16, b"\xff" * 16]))
-    replace = lambda hc, old, new_: _be(csum.csum_replace16(_be(hc), old, new_))
+    replace = lambda hc, old, new_: _be(csum.inet_proto_csum_replace16(_be(hc), old, new_))
     _update_vs_recompute(data, offset, new, replace)
+
+
+@pytest.mark.parametrize("name", csum.profile_names())
+@settings(max_examples=30)
+@given(buffers(min_size=16, max_size=48), st.data())
+def test_profile_inet_proto_csum_replace16_equals_recompute(name, data, draw):
+    """Every profile's inet_proto_csum_replace16 (its own csum_partial) equals recomputing with the
+    naive RFC 1071 oracle, the field read as that CPU holds it (little- or big-endian)."""
+    prof = csum.profile(name)
+    swap = _be if prof.endian == "little" else (lambda v: v)
+    data = data + b"\0" * (-len(data) % 4)
+    offset = draw.draw(st.integers(0, (len(data) - 16) // 4)) * 4
+    new = draw.draw(st.binary(min_size=16, max_size=16))
+    replace = lambda hc, old, new_: swap(prof.inet_proto_csum_replace16(swap(hc), old, new_))
+    _update_vs_recompute(data, offset, new, replace)
+
+
+def test_csum_replace16_is_a_deprecated_alias():
+    """csum.csum_replace16 (kept one release) warns and gives inet_proto_csum_replace16's bits.
+
+    Expected value by hand (RFC 1624 section 3): a field of zeros replaced by all ones changes
+    +0 into -0, so the checksum 0x1234 is unchanged.
+    """
+    old, new = bytes(16), b"\xff" * 16
+    with pytest.warns(DeprecationWarning, match="inet_proto_csum_replace16"):
+        got = csum.csum_replace16(0x1234, old, new)
+    assert got == csum.inet_proto_csum_replace16(0x1234, old, new) == 0x1234
 
 
 @given(buffers(min_size=2, max_size=64), u32s())

@@ -189,3 +189,9 @@ def test_do_csum_align_is_deprecated():
         assert csum.do_csum(b"\x01\x02\x03", align=3) == csum.do_csum(b"\x01\x02\x03") == 0x0204
     with pytest.raises(csum.CsumValueError, match="^align must be in 0..7"):
         csum.do_csum(b"", align=9)
+
+
+def test_internet_checksum_bytes_is_the_field_as_transmitted():
+    """The bytes twin of internet_checksum: RFC 1071 section 3's example (00 01 f2 03 f4 f5 f6 f7:
+    sum ddf2, checksum 220d) gives the field bytes 22 0d, in network order."""
+    assert csum.internet_checksum_bytes(bytes.fromhex("0001f203f4f5f6f7")) == b"\x22\x0d"

@@ -7,19 +7,27 @@ drops in a TOML file and, if the algorithm is new, registers one function::
 
     @csum.arch.register("myarch")
     def myarch_csum_partial(view, seed, align): ...
+
+An algorithm may also have a vectorized form over numpy rows (csum/batch.py registers
+its own with :func:`register_vectorized`); the one registry holds both.
 """
 
 from __future__ import annotations
 
 import importlib
 import pkgutil
-from typing import Callable
+from typing import Any, Callable
 
 from ..errors import CsumValueError
 
 PartialFn = Callable[[memoryview, int, int], int]
 
+#: A vectorized form: (uint8 rows (N, L), uint64 seeds (N,), align) -> uint64 u32 sums (N,), or None
+#: where it has no vectorized path (that alignment); csum.batch then runs the scalar algorithm.
+VectorFn = Callable[[Any, Any, int], Any]
+
 _ALGORITHMS: dict[str, PartialFn] = {}
+_VECTORIZED: dict[str, VectorFn] = {}
 
 
 def register(name: str) -> Callable[[PartialFn], PartialFn]:
@@ -32,6 +40,24 @@ def register(name: str) -> Callable[[PartialFn], PartialFn]:
         return fn
 
     return wrap
+
+
+def register_vectorized(name: str) -> Callable[[VectorFn], VectorFn]:
+    """Decorator: the vectorized form of the registered algorithm ``name`` (the same bits per row)."""
+
+    def wrap(fn: VectorFn) -> VectorFn:
+        algorithm(name)  # unknown-algorithm error for a form of nothing
+        if name in _VECTORIZED and _VECTORIZED[name] is not fn:
+            raise CsumValueError(f"vectorized form of {name!r} is already registered", code="duplicate")
+        _VECTORIZED[name] = fn
+        return fn
+
+    return wrap
+
+
+def vectorized(name: str) -> VectorFn | None:
+    """The vectorized form registered for algorithm ``name``, or None."""
+    return _VECTORIZED.get(name)
 
 
 def algorithm(name: str) -> PartialFn:

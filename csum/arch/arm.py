@@ -36,7 +36,8 @@ so it can stand in for them inside :func:`canonical`.
 
 from __future__ import annotations
 
-from .._engine import canonical, ones_sum
+from .._arith import canonical
+from .._engine import ones_sum
 from ..ones import ror32
 from . import register
 

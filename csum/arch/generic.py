@@ -8,23 +8,23 @@ the same value), then the seed is added with a 32-bit end-around carry.
 from __future__ import annotations
 
 from .._engine import ones_sum
-from ..ones import _add32, _from32to16
+from .._arith import add32, from32to16
 from . import register
 
 
 @register("lib/checksum.c-le")
 def generic_le(view: memoryview, seed: int, align: int) -> int:
     """lib/checksum.c ``csum_partial`` on a little-endian CPU."""
-    return _add32(ones_sum(view, 16, "little"), seed)
+    return add32(ones_sum(view, 16, "little"), seed)
 
 
 @register("lib/checksum.c-be")
 def generic_be(view: memoryview, seed: int, align: int) -> int:
     """lib/checksum.c ``csum_partial`` on a big-endian CPU (result as that CPU holds it)."""
-    return _add32(ones_sum(view, 16, "big"), seed)
+    return add32(ones_sum(view, 16, "big"), seed)
 
 
 @register("parisc")
 def parisc(view: memoryview, seed: int, align: int) -> int:
     """arch/parisc/lib/checksum.c ``csum_partial``: the big-endian sum plus seed, folded to 16 bits."""
-    return _from32to16(_add32(ones_sum(view, 16, "big"), seed))
+    return from32to16(add32(ones_sum(view, 16, "big"), seed))

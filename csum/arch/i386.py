@@ -41,8 +41,8 @@ are 0 only if ``a == n == 0``). No per-word loop runs in Python.
 
 from __future__ import annotations
 
-from .._engine import canonical, ones_sum
-from ..ones import M32, _add32, ror32
+from .._arith import M16, M32, add16, add32, canonical, ror32
+from .._engine import ones_sum
 from . import register
 
 
@@ -55,8 +55,7 @@ def _addw(eax: int, word: int) -> int:
 
     After a carry the low half is at most 0xfffe, so the ``adcl`` never carries out.
     """
-    low = (eax & 0xFFFF) + word
-    return (eax & 0xFFFF0000) + (low & 0xFFFF) + (low >> 16)
+    return (eax & ~M16 & M32) + add16(eax & M16, word)
 
 
 def _le16(view: memoryview, pos: int) -> int:
@@ -71,7 +70,7 @@ def i386_ppro(view: memoryview, seed: int, align: int) -> int:
     if odd:
         if not n:
             return seed
-        eax = _rol8(_add32(eax, view[0]))  # addl; adcl $0; roll $8
+        eax = _rol8(add32(eax, view[0]))  # addl; adcl $0; roll $8
         pos = 1
     if (align + pos) & 2 and n - pos >= 2:
         eax = _addw(eax, _le16(view, pos))

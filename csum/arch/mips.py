@@ -35,8 +35,8 @@ use this file (it selects GENERIC_CSUM, see the generic profiles).
 
 from __future__ import annotations
 
-from .._engine import ByteOrder, canonical, ones_sum
-from ..ones import _add32
+from .._arith import add32, canonical
+from .._engine import ByteOrder, ones_sum
 from . import register
 
 
@@ -60,7 +60,7 @@ def _mips32(view: memoryview, seed: int, align: int, order: ByteOrder) -> int:
     if n < 8:
         if n & 4:
             total, pos = int.from_bytes(view[:4], order), 4
-        return _add32(canonical(total + _tail(view[pos:], order), 32), seed)
+        return add32(canonical(total + _tail(view[pos:], order), 32), seed)
     if align & 1:
         odd, pos = True, 1
         total = view[0] if order == "big" else view[0] << 8
@@ -70,7 +70,7 @@ def _mips32(view: memoryview, seed: int, align: int, order: ByteOrder) -> int:
     words = pos + ((n - pos) & ~3)
     total += ones_sum(view[pos:words], 32, order) + _tail(view[words:], order)
     acc = canonical(total, 32)
-    return _add32(_wsbh(acc) if odd else acc, seed)
+    return add32(_wsbh(acc) if odd else acc, seed)
 
 
 @register("mips32-be")

@@ -35,7 +35,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from .._engine import canonical, ones_sum
+from .._arith import canonical
+from .._engine import ones_sum
 from . import register
 
 

@@ -21,7 +21,7 @@ holds it: where the arch code adds other integers than lib/checksum.c, the u32 d
 
 Every end-around chain and both 64-to-32 folds are canonical (0 only when
 every addend is 0; otherwise the unique value in 1..2**32-1 of its residue),
-so each model is :func:`csum._engine.canonical` of its integer total.
+so each model is :func:`csum._arith.canonical` of its integer total.
 ``csum_fold`` (every arch's form gives the bits of include/asm-generic/checksum.h)
 and ``ip_fast_csum`` (an end-around sum of the header's native words, folded and
 complemented) need no per-arch model beyond byte order (see csum.profile.Profile). Known answers:
@@ -32,8 +32,7 @@ from __future__ import annotations
 
 from typing import Callable, Literal
 
-from .._engine import canonical
-from ..ones import M32, csum_fold, ror32
+from .._arith import M32, canonical, fold, ror32
 
 Endian = Literal["little", "big"]
 #: (saddr, daddr as the CPU loads the __be32 fields, len u32, proto u8, sum u32, byte order) -> __wsum.
@@ -70,4 +69,4 @@ def ipv6_magic(saddr: bytes, daddr: bytes, length: int, proto: int, wsum: int, e
     """
     words = saddr + daddr + length.to_bytes(4, "big") + proto.to_bytes(4, "big")
     total = wsum + sum(int.from_bytes(words[i:i + 4], endian) for i in range(0, 40, 4))
-    return csum_fold(canonical(total, 32))
+    return fold(canonical(total, 32))

@@ -28,13 +28,13 @@ At an odd address the Zbb path instead byte-reverses the register (``rev8``)
 and returns ``(csum << 16) >> 48``: the 16-bit sum byte-swapped, zero-extended.
 
 lib/checksum.c ``csum_partial`` finally adds the seed with a 32-bit end-around
-carry (:func:`csum.ones._add32`).
+carry (:func:`csum._arith.add32`).
 """
 
 from __future__ import annotations
 
-from .._engine import canonical, ones_sum
-from ..ones import M16, M32, _add32, ror32
+from .._arith import M16, M32, add32, canonical, ror32, swab16
+from .._engine import ones_sum
 from . import register
 
 
@@ -51,7 +51,7 @@ def _zbb_do_csum(view: memoryview, align: int, fast_unaligned: bool, misaligned_
     folded = (sum32 + ror32(sum32, 16)) & M32
     sum16 = folded >> 16
     if offset & 1:
-        return ((sum16 & 0xFF) << 8) | (sum16 >> 8)
+        return swab16(sum16)
     if folded >> 31 and (offset == 0 or misaligned_zbb):
         return (M16 << 16) | sum16
     return sum16
@@ -60,16 +60,16 @@ def _zbb_do_csum(view: memoryview, align: int, fast_unaligned: bool, misaligned_
 @register("riscv64-zbb")
 def riscv64_zbb(view: memoryview, seed: int, align: int) -> int:
     """lib/checksum.c ``csum_partial`` with arch/riscv/lib/csum.c ``do_csum`` (Zbb, no fast unaligned access)."""
-    return _add32(_zbb_do_csum(view, align, False), seed)
+    return add32(_zbb_do_csum(view, align, False), seed)
 
 
 @register("riscv64-zbb-fast-unaligned")
 def riscv64_zbb_fast_unaligned(view: memoryview, seed: int, align: int) -> int:
     """As ``riscv64-zbb`` on a CPU where ``has_fast_unaligned_accesses()`` is true: alignment never matters."""
-    return _add32(_zbb_do_csum(view, align, True), seed)
+    return add32(_zbb_do_csum(view, align, True), seed)
 
 
 @register("riscv64-zbb-cfold-misaligned")
 def riscv64_zbb_cfold_misaligned(view: memoryview, seed: int, align: int) -> int:
     """As ``riscv64-zbb``, but a misaligned buffer's sum is folded in C (Debian's 7.2.13 kernel, booted)."""
-    return _add32(_zbb_do_csum(view, align, False, misaligned_zbb=False), seed)
+    return add32(_zbb_do_csum(view, align, False, misaligned_zbb=False), seed)

@@ -7,11 +7,11 @@ The seed and every big-endian 32-bit word (tail zero-padded) go through
 from __future__ import annotations
 
 from .._engine import ones_sum
-from ..ones import _add32
+from .._arith import add32
 from . import register
 
 
 @register("s390x")
 def s390x(view: memoryview, seed: int, align: int) -> int:
     """arch/s390/lib/csum-partial.c ``csum_partial``: unfolded, canonical 32-bit, big-endian."""
-    return _add32(ones_sum(view, 32, "big"), seed)
+    return add32(ones_sum(view, 32, "big"), seed)

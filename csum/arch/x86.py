@@ -18,22 +18,22 @@ handling (a 16-bit fold plus byte swap, which drops the unfolded sum).
 
 from __future__ import annotations
 
-from .._engine import canonical, ones_sum
-from ..ones import _add32, ror32, swab16
+from .._arith import add32, canonical, ror32, swab16
+from .._engine import ones_sum
 from . import register
 
 
 @register("x86_64")
 def x86_64(view: memoryview, seed: int, align: int) -> int:
     """arch/x86/lib/csum-partial_64.c ``csum_partial`` (Linux >= 6.7): unfolded, canonical 32-bit."""
-    return _add32(ones_sum(view, 32, "little"), seed)
+    return add32(ones_sum(view, 32, "little"), seed)
 
 
 @register("x86_64-5.17")
 def x86_64_v5_17(view: memoryview, seed: int, align: int) -> int:
     """arch/x86/lib/csum-partial_64.c ``csum_partial`` (Linux 5.17 .. 6.6, Dumazet's rewrite)."""
     if not align & 1:
-        return _add32(ones_sum(view, 32, "little"), seed)
+        return add32(ones_sum(view, 32, "little"), seed)
     if not len(view):
         return seed
     total = ror32(seed, 8) + (view[0] << 8) + int.from_bytes(view[1:], "little")
@@ -73,4 +73,4 @@ def x86_64_kleen(view: memoryview, seed: int, align: int) -> int:
     """arch/x86/lib/csum-partial_64.c ``do_csum`` + ``csum_partial`` (Linux <= 5.16, Andi Kleen's)."""
     total, odd = _kleen_terms(view, align)
     do_csum = swab16(canonical(total, 16)) if odd else canonical(total, 32)
-    return _add32(do_csum, seed)
+    return add32(do_csum, seed)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from .._arith import canonical
 from .._engine import ones_sum
 from . import table as T
 from .reasons import R, Reason, Status, status
@@ -51,12 +52,6 @@ class Result:
         return status(self.ok, self.reason)
 
 
-def _fold(x: int) -> int:
-    while x > 0xFFFF:
-        x = (x & 0xFFFF) + (x >> 16)
-    return x
-
-
 def _covered(buf: memoryview, f: Field) -> int:
     """Canonical 16-bit sum of the covered bytes, the checksum field left out."""
     total, at = 0, f.at
@@ -84,12 +79,12 @@ def evaluate(buf: memoryview, f: Field, udp6_zero_ok: bool = False) -> Result:
     assert stored is not None
     rest = _covered(buf, f)
     pseudo = 0 if f.pseudo is None else _pseudo(buf, f.pseudo, f.pseudo[3])
-    r = _fold(rest + pseudo)
+    r = canonical(rest + pseudo, 16)
     computed = r ^ 0xFFFF
     zero = entry.zero
     if zero is not T.ZERO.VALUE and computed == 0:
         computed = 0xFFFF  # RFC 768, RFC 3828 3.1: a computed 0 is transmitted as all ones
-    passes = _fold(r + stored) == 0xFFFF
+    passes = canonical(r + stored, 16) == 0xFFFF
     if zero is T.ZERO.UDP and stored == 0:
         if not f.v6:
             return Result(entry.name, f.header, 0, computed, True, R.UDP_NO_CHECKSUM, at, f.path, f.depth)
@@ -108,7 +103,7 @@ def evaluate(buf: memoryview, f: Field, udp6_zero_ok: bool = False) -> Result:
         alt = evaluate(buf, whole, udp6_zero_ok)
         if alt.ok:
             return dataclasses.replace(alt, computed=computed, reason=R.WHOLE_REGISTER)
-    if entry.offload and f.pseudo is not None and stored in (_fold(pseudo), _fold(_pseudo(buf, f.pseudo, 0))):
+    if entry.offload and f.pseudo is not None and stored in (canonical(pseudo, 16), canonical(_pseudo(buf, f.pseudo, 0), 16)):
         return Result(entry.name, f.header, stored, computed, False, R.OFFLOAD, at, f.path, f.depth)
     return Result(entry.name, f.header, stored, computed, False, R.MISMATCH, at, f.path, f.depth)
 

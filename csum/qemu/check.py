@@ -19,8 +19,7 @@ from typing import Iterator
 
 from .. import bpf
 from ..errors import EINVAL
-from ..kernel import _PROFILE_NAMES
-from ..profile import Profile, profile
+from ..profile import Profile, profile, profile_for_machine
 from .plan import Case, DiffCase, GuestLog, ReplaceCase
 
 
@@ -63,7 +62,7 @@ def release_version(release: str) -> str:
 def detect_profile(log: GuestLog) -> str:
     """The csum profile name for the guest: uname -m, refined by CPU features (riscv Zbb, fast unaligned access)."""
     machine = log.machine
-    name = "arm" if machine.startswith("armv") else _PROFILE_NAMES.get(machine, machine)
+    name = "arm" if machine.startswith("armv") else profile_for_machine(machine) or machine
     features = cpu_features(log)
     if name == "riscv64" and features.get("zbb") == "yes":
         # Slow unaligned access: Debian's 7.2 build (the one booted) folds misaligned sums in C;

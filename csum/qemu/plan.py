@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from .. import bpf
+from .._arith import canonical
 from ..kernel_check import EDGE_SEEDS, _pattern
 from . import programs
 
@@ -69,9 +70,7 @@ _L4_FLAG_SETS = (0, bpf.BPF_F_PSEUDO_HDR, bpf.BPF_F_MARK_MANGLED_0, bpf.BPF_F_PS
 def _zero_sum_bytes(rng: random.Random, size: int) -> bytes:
     """Random bytes whose 16-bit ones'-complement sum is 0xffff (the zero corner), ``size`` even >= 2."""
     data = bytearray(rng.randbytes(size - 2))
-    total = sum(int.from_bytes(data[i:i + 2], "big") for i in range(0, len(data), 2))
-    while total > 0xFFFF:
-        total = (total & 0xFFFF) + (total >> 16)
+    total = canonical(sum(int.from_bytes(data[i:i + 2], "big") for i in range(0, len(data), 2)), 16)
     return bytes(data) + (0xFFFF - total).to_bytes(2, "big")
 
 
