@@ -236,10 +236,17 @@ class _Editor:
         if pseudo:
             flags |= bpf.BPF_F_PSEUDO_HDR | (bpf.BPF_F_IPV6 if self.layout.version == 6 else 0)
         if self.layout.proto == UDP:
-            flags |= bpf.BPF_F_MARK_MANGLED_0 | (bpf.BPF_F_MARK_ENFORCE if self.layout.version == 6 else 0)
+            flags |= bpf.BPF_F_MARK_MANGLED_0 | (bpf.BPF_F_MARK_ENFORCE if self.layout.version == 6
+                                                 and not self.zero_tunnel_checksum() else 0)
         elif self.layout.proto == UDPLITE:
             flags |= bpf.BPF_F_MARK_MANGLED_0 | bpf.BPF_F_MARK_ENFORCE
         return flags
+
+    def zero_tunnel_checksum(self) -> bool:
+        """A UDP tunnel (VXLAN, Geneve ...) sent without a checksum: legal over IPv6 too (RFC 6935, RFC 6936), kept 0."""
+        lay = self.layout
+        return lay.l4 is not None and lay.l4_csum is not None and not any(self.buf[lay.l4_csum:lay.l4_csum + 2]) \
+            and int.from_bytes(self.buf[lay.l4 + 2:lay.l4 + 4], "big") in table.UDP_TUNNELS
 
     def store(self, offset: int, new: bytes, diff: bool = False) -> None:
         old = bytes(self.buf[offset:offset + len(new)])
