@@ -17,6 +17,13 @@ include/net/checksum.h) and never recomputes a checksum from the packet, so:
   UDP over IPv6 and UDP-Lite add BPF_F_MARK_ENFORCE since 0 is illegal there;
 * a non-first fragment has no L4 header: only the IPv4 header checksum changes.
   The L4 checksum of the datagram sits in the first fragment; rewrite that one too;
+* ``quoted=`` / ``inner=`` rewrite the datagram an ICMP/ICMPv6 error quotes or the packet a tunnel
+  carries (:func:`_inner_layer`); every byte changed there, inner checksums included, is carried into
+  each enclosing checksum covering it (ICMP error, GRE, outer UDP unless 0) as payload, with
+  ``bpf_l4_csum_replace`` and no pseudo-header flag. Linux NAT of related ICMP
+  (net/netfilter/nf_nat_proto.c ``nf_nat_icmp_reply_translation`` / ``nf_nat_ipv4_manip_pkt``) patches
+  the quote the same way, leaves a quoted L4 checksum the quote does not hold, and recomputes the ICMP
+  checksum in full (same bytes);
 * an address enters the L4 checksum only where it is in the pseudo-header
   (:mod:`csum.layers.walk`): not the header's destination while a source route or
   routing header names the final one, not the IPv6 source when a Home Address
@@ -451,6 +458,10 @@ def rewrite(packet: Any, *, saddr: Address | None = None, daddr: Address | None 
     (``truncated``, ``not-ip``, ``bad-length``, ``bad-option`` ...), a request it cannot
     satisfy with ``bad-address``, ``no-ports``, ``bad-offset`` ... Helper semantics:
     net/core/filter.c; see the module docstring. ``link``: "auto", "ethernet" (alias "ether") or "ip".
+
+    ``quoted``: changes (keywords saddr, daddr, sport, dport, decrement_ttl) to the datagram quoted by an
+    ICMP/ICMPv6 error (code ``no-quote`` if there is none); ``inner``: the same for the packet a VXLAN,
+    Geneve, GRE or IP-in-IP tunnel carries (``no-tunnel``). They apply after the outer changes.
 
     ``arch`` (a csum profile name or :class:`~csum.profile.Profile`) picks whose ``csum_partial``
     the recorded ``bpf_csum_diff`` results come from (Linux >= 6.13 form). Architectures differ
