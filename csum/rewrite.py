@@ -97,6 +97,9 @@ class CsumReplaceCall:
     frm: int
     to: int
     flags: int
+    #: For a change carried into an enclosing checksum (``quoted=`` / ``inner=``): the offset of the bytes
+    #: whose change ``frm`` -> ``to`` is (another checksum field, or a TTL's 16-bit word); None otherwise.
+    carries: int | None = field(default=None, compare=False)
 
     def __str__(self) -> str:
         names = [n for bit, n in _FLAG_NAMES if self.flags & bit]
@@ -154,6 +157,14 @@ class Rewrite:
             raise CsumValueError(f"name must be a C identifier, not {name!r}", code="bad-value")
         from ._rewrite_c import program
 
+        stores = [c.offset for c in self.calls if isinstance(c, StoreBytesCall)]
+        carried = [c for c in self.calls if isinstance(c, CsumReplaceCall) and c.carries is not None
+                   and c.carries not in stores]
+        if carried:  # the C forms load each old value at the stored field only
+            raise CsumValueError(f"format({kind!r}): this rewrite carries a change of the bytes at offset "
+                                 f"{carried[0].carries} (a checksum or TTL word of a quoted/inner packet) into the "
+                                 f"checksum at {carried[0].offset}, which the C forms do not print yet; use "
+                                 "format('calls')", code="unsupported")
         return program(self, kind, name)
 
     def ops(self) -> list[Op]:
@@ -203,14 +214,14 @@ class _Editor:
         editor.layout, editor.enclosing = layer, enclosing
         return editor
 
-    def _replace(self, helper: str, offset: int, frm: int, to: int, flags: int) -> None:
+    def _replace(self, helper: str, offset: int, frm: int, to: int, flags: int, carries: int | None = None) -> None:
         fn = self.shadow.bpf_l3_csum_replace if helper == "bpf_l3_csum_replace" else self.shadow.bpf_l4_csum_replace
         old = bytes(self.buf[offset:offset + 2])
         rc = fn(offset, frm, to, flags)
         if rc:
             raise AssertionError(f"csum.rewrite made a bad {helper} call (rc {rc}): offset {offset}, flags {flags:#x}")
         self.buf[offset:offset + 2] = self.shadow.data[offset:offset + 2]
-        self.calls.append(CsumReplaceCall(helper, offset, frm, to, flags))
+        self.calls.append(CsumReplaceCall(helper, offset, frm, to, flags, carries))
         self.cover(offset, old, bytes(self.buf[offset:offset + 2]))
 
     def cover(self, offset: int, old: bytes, new: bytes, diff: bool = False) -> None:
@@ -226,13 +237,13 @@ class _Editor:
                 raise CsumValueError(f"the layer at offset {offset} sits at an odd distance from the {outer.entry.name} "
                                      f"header at {start} that covers it", code="bad-offset")
             if diff:
-                self._replace("bpf_l4_csum_replace", outer.at, 0, self.calls_diff(), flags)
+                self._replace("bpf_l4_csum_replace", outer.at, 0, self.calls_diff(), flags, offset)
                 continue
             lo = offset - odd  # a 1-byte TTL / hop limit: the 16-bit word holding it
             hi = lo + len(new) + (len(new) & 1)
             was = bytes(self.buf[lo:offset]) + old + bytes(self.buf[offset + len(new):hi])
             now = bytes(self.buf[lo:offset]) + new + bytes(self.buf[offset + len(new):hi])
-            self._replace("bpf_l4_csum_replace", outer.at, _le(was), _le(now), flags | (hi - lo))
+            self._replace("bpf_l4_csum_replace", outer.at, _le(was), _le(now), flags | (hi - lo), lo)
 
     def calls_diff(self) -> int:
         """The result of the last bpf_csum_diff call (what a size-0 replace takes)."""
