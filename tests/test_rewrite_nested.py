@@ -101,6 +101,14 @@ def _check(frame: bytes, expected: bytes, result) -> int:
     return int(KERNEL)
 
 
+def _compare(build, outer: tuple, inner: tuple, name: str) -> int:
+    """Rewrite ``build(original outer, original inner)`` with the outer keywords and ``name={inner keywords}``;
+    compare with ``build(rewritten outer, rewritten inner)`` (see :func:`_check`)."""
+    frame = build(outer[0], inner[0])
+    r = rewrite(frame, **outer[2], **{name: inner[2]})
+    return _check(frame, build(outer[1], inner[1]), r)
+
+
 # --- ICMP / ICMPv6 errors ------------------------------------------------------------------------------------
 
 ICMPV6_ERRORS = [ICMPv6DestUnreach, ICMPv6PacketTooBig, ICMPv6TimeExceeded]
@@ -134,11 +142,8 @@ def test_icmp_error_nat_equals_scapy_and_kernel(version, record_property):
                 error = ICMPV6_ERRORS[kind]()
             return raw(ETHER / _ip(version, outer[0], outer[1], outer[4]) / error / Raw(quote))
 
-        frame = build(outer_o, inner_o)
-        r = rewrite(frame, **{k: v for k, v in outer_keys.items() if k in ("saddr", "daddr", "decrement_ttl")},
-                    quoted=inner_keys)
         nonlocal count
-        count += _check(frame, build(outer_n, inner_n), r)
+        count += _compare(build, (outer_o, outer_n, outer_keys), (inner_o, inner_n, inner_keys), "quoted")
 
     check()
     record_property("kernel_checked", count)
@@ -213,13 +218,8 @@ def test_tunnel_nat_equals_scapy_and_kernel(kind, record_property):
             return raw(ETHER / ip / _tunnel(kind, outer_version, raw(_datagram(inner_version, l4, inner, payload)),
                                             options))
 
-        frame = build(outer_o, inner_o)
-        if len(frame) > 3712:
-            return
-        r = rewrite(frame, **{k: v for k, v in outer_keys.items() if k in ("saddr", "daddr", "decrement_ttl")},
-                    inner=inner_keys)
         nonlocal count
-        count += _check(frame, build(outer_n, inner_n), r)
+        count += _compare(build, (outer_o, outer_n, outer_keys), (inner_o, inner_n, inner_keys), "inner")
 
     check()
     record_property("kernel_checked", count)
