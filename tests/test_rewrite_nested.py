@@ -179,21 +179,24 @@ def test_quote_without_its_tcp_checksum():
 
 # --- tunnels -------------------------------------------------------------------------------------------------
 
-def _tunnel(kind: str, outer_version: int, inner: bytes, options: dict):
-    """The outer layers of a tunnel carrying ``inner`` (an IP datagram's bytes)."""
-    inner_pkt = IP(inner) if inner[0] >> 4 == 4 else IPv6(inner)
+def _tunnel(kind: str, inner: bytes, options: dict):
+    """The outer layers of a tunnel carrying ``inner`` (an IP datagram's bytes, kept as raw bytes: scapy would
+    dissect them again, a UDP port 4789 inside as VXLAN, and rebuild them differently)."""
+    ethertype = 0x0800 if inner[0] >> 4 == 4 else 0x86DD
     if kind == "vxlan":
         return UDP(sport=options["sport"], dport=4789, chksum=options["udp0"]) / VXLAN(vni=options["id"]) / \
-            INNER_ETHER / inner_pkt
+            Ether(dst=INNER_ETHER.dst, src=INNER_ETHER.src, type=ethertype) / Raw(inner)
     if kind == "geneve":
         if options["teb"]:
             return UDP(sport=options["sport"], dport=6081, chksum=options["udp0"]) / \
-                GENEVE(vni=options["id"], proto=0x6558) / INNER_ETHER / inner_pkt
+                GENEVE(vni=options["id"], proto=0x6558) / \
+                Ether(dst=INNER_ETHER.dst, src=INNER_ETHER.src, type=ethertype) / Raw(inner)
         return UDP(sport=options["sport"], dport=6081, chksum=options["udp0"]) / \
-            GENEVE(vni=options["id"], proto=0x0800 if inner[0] >> 4 == 4 else 0x86DD) / inner_pkt
+            GENEVE(vni=options["id"], proto=ethertype) / Raw(inner)
     if kind == "gre":
-        return GRE(chksum_present=options["teb"], key_present=options["id"] & 1, key=options["id"]) / inner_pkt
-    return inner_pkt  # IP-in-IP / 6in4 / 4in6 / 6in6
+        return GRE(chksum_present=options["teb"], key_present=options["id"] & 1, key=options["id"],
+                   proto=ethertype) / Raw(inner)
+    return Raw(inner)  # IP-in-IP / 6in4 / 4in6 / 6in6: the outer protocol is set by the caller
 
 
 @pytest.mark.parametrize("kind", ["vxlan", "geneve", "gre", "ipip"])
@@ -215,8 +218,9 @@ def test_tunnel_nat_equals_scapy_and_kernel(kind, record_property):
 
         def build(outer, inner):
             ip = _ip(outer_version, outer[0], outer[1], outer[4])
-            return raw(ETHER / ip / _tunnel(kind, outer_version, raw(_datagram(inner_version, l4, inner, payload)),
-                                            options))
+            if kind == "ipip":
+                setattr(ip, "proto" if outer_version == 4 else "nh", 4 if inner_version == 4 else 41)
+            return raw(ETHER / ip / _tunnel(kind, raw(_datagram(inner_version, l4, inner, payload)), options))
 
         nonlocal count
         count += _compare(build, (outer_o, outer_n, outer_keys), (inner_o, inner_n, inner_keys), "inner")
