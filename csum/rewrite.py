@@ -17,6 +17,13 @@ include/net/checksum.h) and never recomputes a checksum from the packet, so:
   UDP over IPv6 and UDP-Lite add BPF_F_MARK_ENFORCE since 0 is illegal there;
 * a non-first fragment has no L4 header: only the IPv4 header checksum changes.
   The L4 checksum of the datagram sits in the first fragment; rewrite that one too;
+* ``quoted=`` / ``inner=`` rewrite the datagram an ICMP/ICMPv6 error quotes or the packet a tunnel
+  carries (:func:`_inner_layer`); every byte changed there, inner checksums included, is carried into
+  each enclosing checksum covering it (ICMP error, GRE, outer UDP unless 0) as payload, with
+  ``bpf_l4_csum_replace`` and no pseudo-header flag. Linux NAT of related ICMP
+  (net/netfilter/nf_nat_proto.c ``nf_nat_icmp_reply_translation`` / ``nf_nat_ipv4_manip_pkt``) patches
+  the quote the same way, leaves a quoted L4 checksum the quote does not hold, and recomputes the ICMP
+  checksum in full (same bytes);
 * an address enters the L4 checksum only where it is in the pseudo-header
   (:mod:`csum.layers.walk`): not the header's destination while a source route or
   routing header names the final one, not the IPv6 source when a Home Address
@@ -31,14 +38,15 @@ kernels that predate it return -EINVAL for it: drop it there (it only steers the
 
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Literal, Union
+from typing import Any, Iterable, Literal, Mapping, NamedTuple, Union
 
 from . import bpf
 from ._check import as_view, check_uint
-from .layers import UDP, UDPLITE, Layout, Link, layout as parse, protocol_name
+from .layers import UDP, UDPLITE, Field, Layout, Link, Stack, layout as parse, protocol_name, table, walk
 from .errors import CsumTypeError, CsumValueError
 from .profile import Profile, profile
 from .skb import BPF_F_RECOMPUTE_CSUM, DIFF, Op, Skb
@@ -89,6 +97,9 @@ class CsumReplaceCall:
     frm: int
     to: int
     flags: int
+    #: For a change carried into an enclosing checksum (``quoted=`` / ``inner=``): the offset of the bytes
+    #: whose change ``frm`` -> ``to`` is (another checksum field, or a TTL's 16-bit word); None otherwise.
+    carries: int | None = field(default=None, compare=False)
 
     def __str__(self) -> str:
         names = [n for bit, n in _FLAG_NAMES if self.flags & bit]
@@ -146,6 +157,14 @@ class Rewrite:
             raise CsumValueError(f"name must be a C identifier, not {name!r}", code="bad-value")
         from ._rewrite_c import program
 
+        stores = [c.offset for c in self.calls if isinstance(c, StoreBytesCall)]
+        carried = [c for c in self.calls if isinstance(c, CsumReplaceCall) and c.carries is not None
+                   and c.carries not in stores]
+        if carried:  # the C forms load each old value at the stored field only
+            raise CsumValueError(f"format({kind!r}): this rewrite carries a change of the bytes at offset "
+                                 f"{carried[0].carries} (a checksum or TTL word of a quoted/inner packet) into the "
+                                 f"checksum at {carried[0].offset}, which the C forms do not print yet; use "
+                                 "format('calls')", code="unsupported")
         return program(self, kind, name)
 
     def ops(self) -> list[Op]:
@@ -185,27 +204,71 @@ class _Editor:
         self.calls: list[Call] = []
         #: A CHECKSUM_COMPLETE copy, edited alongside: it tells which stores need BPF_F_RECOMPUTE_CSUM.
         self.shadow = Skb.checksum_complete(data, network_offset=layout.l3)
+        #: Checksums of enclosing layers that cover this layer's bytes (an ICMP error's, a tunnel's UDP or GRE).
+        self.enclosing: tuple[Field, ...] = ()
 
-    def _replace(self, helper: str, offset: int, frm: int, to: int, flags: int) -> None:
+    def nested(self, layer: Layout, enclosing: tuple[Field, ...]) -> _Editor:
+        """An editor of an inner IP layer (a quoted datagram, a tunnel's packet) sharing this one's bytes and calls."""
+        editor = object.__new__(_Editor)
+        editor.buf, editor.arch, editor.calls, editor.shadow = self.buf, self.arch, self.calls, self.shadow
+        editor.layout, editor.enclosing = layer, enclosing
+        return editor
+
+    def _replace(self, helper: str, offset: int, frm: int, to: int, flags: int, carries: int | None = None) -> None:
         fn = self.shadow.bpf_l3_csum_replace if helper == "bpf_l3_csum_replace" else self.shadow.bpf_l4_csum_replace
+        old = bytes(self.buf[offset:offset + 2])
         rc = fn(offset, frm, to, flags)
         if rc:
             raise AssertionError(f"csum.rewrite made a bad {helper} call (rc {rc}): offset {offset}, flags {flags:#x}")
         self.buf[offset:offset + 2] = self.shadow.data[offset:offset + 2]
-        self.calls.append(CsumReplaceCall(helper, offset, frm, to, flags))
+        self.calls.append(CsumReplaceCall(helper, offset, frm, to, flags, carries))
+        self.cover(offset, old, bytes(self.buf[offset:offset + 2]))
+
+    def cover(self, offset: int, old: bytes, new: bytes, diff: bool = False) -> None:
+        """Carry a change of the bytes at ``offset`` into every enclosing checksum that covers them (as payload:
+        no pseudo-header). ``diff``: the change is a 16-byte address whose bpf_csum_diff was just taken."""
+        for outer in self.enclosing:
+            start = outer.covers[0][0]
+            if outer.at == offset or not any(s <= offset < e for s, e in outer.covers):
+                continue
+            flags = bpf.BPF_F_MARK_MANGLED_0 if outer.entry.zero is not table.ZERO.VALUE else 0
+            odd = (offset - start) & 1
+            if odd and len(new) != 1:
+                raise CsumValueError(f"the layer at offset {offset} sits at an odd distance from the {outer.entry.name} "
+                                     f"header at {start} that covers it", code="bad-offset")
+            if diff:
+                self._replace("bpf_l4_csum_replace", outer.at, 0, self.calls_diff(), flags, offset)
+                continue
+            lo = offset - odd  # a 1-byte TTL / hop limit: the 16-bit word holding it
+            hi = lo + len(new) + (len(new) & 1)
+            was = bytes(self.buf[lo:offset]) + old + bytes(self.buf[offset + len(new):hi])
+            now = bytes(self.buf[lo:offset]) + new + bytes(self.buf[offset + len(new):hi])
+            self._replace("bpf_l4_csum_replace", outer.at, _le(was), _le(now), flags | (hi - lo), lo)
+
+    def calls_diff(self) -> int:
+        """The result of the last bpf_csum_diff call (what a size-0 replace takes)."""
+        return next(c.result for c in reversed(self.calls) if isinstance(c, CsumDiffCall))
 
     def l4_flags(self, size: int, pseudo: bool) -> int:
         flags = size
         if pseudo:
             flags |= bpf.BPF_F_PSEUDO_HDR | (bpf.BPF_F_IPV6 if self.layout.version == 6 else 0)
         if self.layout.proto == UDP:
-            flags |= bpf.BPF_F_MARK_MANGLED_0 | (bpf.BPF_F_MARK_ENFORCE if self.layout.version == 6 else 0)
+            flags |= bpf.BPF_F_MARK_MANGLED_0 | (bpf.BPF_F_MARK_ENFORCE if self.layout.version == 6
+                                                 and not self.zero_tunnel_checksum() else 0)
         elif self.layout.proto == UDPLITE:
             flags |= bpf.BPF_F_MARK_MANGLED_0 | bpf.BPF_F_MARK_ENFORCE
         return flags
 
-    def store(self, offset: int, new: bytes) -> None:
+    def zero_tunnel_checksum(self) -> bool:
+        """A UDP tunnel (VXLAN, Geneve ...) sent without a checksum: legal over IPv6 too (RFC 6935, RFC 6936), kept 0."""
+        lay = self.layout
+        return lay.l4 is not None and lay.l4_csum is not None and not any(self.buf[lay.l4_csum:lay.l4_csum + 2]) \
+            and int.from_bytes(self.buf[lay.l4 + 2:lay.l4 + 4], "big") in table.UDP_TUNNELS
+
+    def store(self, offset: int, new: bytes, diff: bool = False) -> None:
         old = bytes(self.buf[offset:offset + len(new)])
+        self.cover(offset, old, new, diff)
         self.buf[offset:offset + len(new)] = new
         self.shadow.bpf_skb_store_bytes(offset, new)
         flags = 0
@@ -227,12 +290,13 @@ class _Editor:
             self._replace("bpf_l4_csum_replace", lay.l4_csum, 0, diff, self.l4_flags(0, True))
         if lay.ip_csum is not None:
             self._replace("bpf_l3_csum_replace", lay.ip_csum, 0, diff, 0)
-        self.store(offset, new)
+        self.store(offset, new, diff=len(new) > 4)
 
     def port(self, offset: int, port: int) -> None:
         new = port.to_bytes(2, "big")
         old = bytes(self.buf[offset:offset + 2])
-        self._replace("bpf_l4_csum_replace", self.layout.l4_csum, _le(old), _le(new), self.l4_flags(2, False))
+        if self.layout.l4_csum is not None:  # None only in a quote too short to hold it (Linux leaves it too)
+            self._replace("bpf_l4_csum_replace", self.layout.l4_csum, _le(old), _le(new), self.l4_flags(2, False))
         self.store(offset, new)
 
     def decrement_ttl(self) -> None:
@@ -305,6 +369,85 @@ def _check_field(change: object, lay: Layout) -> FieldChange:
                                  "of the pseudo-header", code="bad-value")
     return FieldChange(off, new, bool(change.pseudo_header))
 
+#: The keywords ``quoted`` and ``inner`` accept: the outer packet's, for the inner one.
+_NESTED_KEYWORDS = ("saddr", "daddr", "sport", "dport", "decrement_ttl")
+
+
+class _Plan(NamedTuple):
+    """One IP layer's checked changes, applied in this order."""
+
+    saddr: bytes | None
+    daddr: bytes | None
+    ports: list[tuple[int, int]]
+    decrement_ttl: bool
+
+
+def _keywords(request: object, name: str) -> dict[str, Any]:
+    if not isinstance(request, Mapping):
+        raise CsumTypeError(f"{name} must be a dict of {', '.join(_NESTED_KEYWORDS)}, not {type(request).__name__}",
+                            code="bad-type")
+    unknown = sorted(set(request) - set(_NESTED_KEYWORDS))
+    if unknown:
+        raise CsumValueError(f"{name}: unknown keyword {unknown[0]!r} (accepted: {', '.join(_NESTED_KEYWORDS)})",
+                             code="bad-value")
+    return {key: request.get(key) for key in _NESTED_KEYWORDS}
+
+
+def _plan(data: bytearray, lay: Layout, name: str, request: dict[str, Any]) -> _Plan:
+    """Check one layer's requested changes (``name``: "" for the outer packet, "quoted" or "inner")."""
+    prefix = f"{name} " if name else ""
+    where = f"{name} packet" if name else "packet"
+    new = [None if request[key] is None else _address(request[key], lay.version, prefix + key)
+           for key in ("saddr", "daddr")]
+    ports = [(i, check_uint(request[key], 16, prefix + key)) for i, key in ((0, "sport"), (2, "dport"))
+             if request[key] is not None]
+    # An inner layer may lack its L4 checksum (a quote of 8 TCP bytes): its ports still change, as in Linux NAT.
+    held = lay.l4 is not None and lay.l4 + 4 <= len(data) and (bool(name) or lay.l4_csum is not None)
+    if ports and not (lay.has_ports and held):
+        raise CsumValueError(f"{where} has no ports to set ({protocol_name(lay.proto)}, fragment: {lay.fragment})",
+                             code="no-ports")
+    if request["decrement_ttl"] and data[lay.ttl] == 0:
+        what = "TTL" if lay.version == 4 else "hop limit"
+        raise CsumValueError(f"{where}: the {what} is already 0 and cannot be decremented", code="ttl-expired")
+    return _Plan(new[0], new[1], ports, bool(request["decrement_ttl"]))
+
+
+def _apply(editor: _Editor, plan: _Plan) -> None:
+    for which, value in (("saddr", plan.saddr), ("daddr", plan.daddr)):
+        if value is not None:
+            editor.address(which, value)
+    for offset, port in plan.ports:
+        editor.port(editor.layout.l4 + offset, port)  # type: ignore[operator]
+    if plan.decrement_ttl:
+        editor.decrement_ttl()
+
+
+def _inner_layer(data: bytearray, link: Link, outer: Layout, name: str) -> tuple[Layout, tuple[Field, ...]]:
+    """The IP layer ``quoted`` (an ICMP/ICMPv6 error's datagram) or ``inner`` (a tunnel's packet) edits, with its
+    L4 checksum filled in, and the enclosing checksums covering it (not a UDP one that is 0: none computed)."""
+    stack: Stack = walk(memoryview(data), link, strict=True)
+    errors = {table.ICMP: table.ICMP_ERRORS, table.ICMPV6: table.ICMPV6_ERRORS}.get(outer.proto)
+    is_error = errors is not None and outer.l4 is not None and data[outer.l4] in errors
+    if name == "quoted":
+        found = [ip for ip in stack.ips if is_error and ip.depth == 1 and ip.l3 == outer.l4 + 8]  # type: ignore[operator]
+        missing = "quoted: the packet is not an ICMP/ICMPv6 error quoting an IP datagram"
+    else:
+        found = [ip for ip in stack.ips if not is_error and ip.depth == 1 and outer.l4_start <= ip.l3 < outer.end]
+        missing = "inner: the packet carries no tunnelled IP packet (IP-in-IP, GRE, VXLAN, Geneve)"
+    if not found:
+        raise CsumValueError(missing, code="no-quote" if name == "quoted" else "no-tunnel")
+    ip = found[0]
+    l4 = next((f for f in stack.fields if f.depth == ip.depth and f.entry is not table.IPV4_HEADER
+               and ip.l4_start <= f.header < ip.end), None)
+    pseudo = l4 is not None and (l4.entry.pseudo is table.PSEUDO.ALWAYS
+                                 or (l4.entry.pseudo is table.PSEUDO.IPV6 and ip.version == 6))
+    layer = dataclasses.replace(ip, l4=None if l4 is None else l4.header, l4_csum=None if l4 is None else l4.at,
+                                pseudo=pseudo, link=outer.link)
+    enclosing = tuple(f for f in stack.fields if f.depth < ip.depth and f.at is not None and f.covers
+                      and any(s <= ip.l3 < e for s, e in f.covers)
+                      and not (f.entry.zero is table.ZERO.UDP and not any(data[f.at:f.at + 2])))
+    return layer, enclosing
+
 
 def _scapy_packet(packet: object) -> bool:
     module = sys.modules.get("scapy.packet")
@@ -313,7 +456,8 @@ def _scapy_packet(packet: object) -> bool:
 
 def rewrite(packet: Any, *, saddr: Address | None = None, daddr: Address | None = None,
             sport: int | None = None, dport: int | None = None, decrement_ttl: bool = False,
-            fields: Iterable[FieldChange] = (), link: Link = "auto", inplace: bool = False,
+            fields: Iterable[FieldChange] = (), quoted: Mapping[str, Any] | None = None,
+            inner: Mapping[str, Any] | None = None, link: Link = "auto", inplace: bool = False,
             arch: str | Profile = "generic") -> Rewrite:
     """Rewrite addresses, ports, TTL/hop limit or any 2/4-byte header field, patching checksums incrementally.
 
@@ -325,6 +469,10 @@ def rewrite(packet: Any, *, saddr: Address | None = None, daddr: Address | None 
     (``truncated``, ``not-ip``, ``bad-length``, ``bad-option`` ...), a request it cannot
     satisfy with ``bad-address``, ``no-ports``, ``bad-offset`` ... Helper semantics:
     net/core/filter.c; see the module docstring. ``link``: "auto", "ethernet" (alias "ether") or "ip".
+
+    ``quoted``: changes (keywords saddr, daddr, sport, dport, decrement_ttl) to the datagram quoted by an
+    ICMP/ICMPv6 error (code ``no-quote`` if there is none); ``inner``: the same for the packet a VXLAN,
+    Geneve, GRE or IP-in-IP tunnel carries (``no-tunnel``). They apply after the outer changes.
 
     ``arch`` (a csum profile name or :class:`~csum.profile.Profile`) picks whose ``csum_partial``
     the recorded ``bpf_csum_diff`` results come from (Linux >= 6.13 form). Architectures differ
@@ -348,26 +496,18 @@ def rewrite(packet: Any, *, saddr: Address | None = None, daddr: Address | None 
     lay = parse(memoryview(data), link)
     original = bytes(data)
     editor = _Editor(data, lay, arch if isinstance(arch, Profile) else profile(arch))
-    new_saddr = None if saddr is None else _address(saddr, lay.version, "saddr")
-    new_daddr = None if daddr is None else _address(daddr, lay.version, "daddr")
-    ports = [(i, check_uint(p, 16, name)) for i, p, name in ((0, sport, "sport"), (2, dport, "dport"))
-             if p is not None]
-    if ports and not (lay.has_ports and lay.l4 is not None and lay.l4_csum is not None):
-        raise CsumValueError(f"packet has no ports to set ({protocol_name(lay.proto)}, fragment: {lay.fragment})",
-                             code="no-ports")
+    plan = _plan(data, lay, "", dict(saddr=saddr, daddr=daddr, sport=sport, dport=dport, decrement_ttl=decrement_ttl))
     changes = [_check_field(c, lay) for c in fields]
-    if decrement_ttl and data[lay.ttl] == 0:
-        what = "TTL" if lay.version == 4 else "hop limit"
-        raise CsumValueError(f"packet: the {what} is already 0 and cannot be decremented", code="ttl-expired")
-    for which, value in (("saddr", new_saddr), ("daddr", new_daddr)):
-        if value is not None:
-            editor.address(which, value)
-    for offset, port in ports:
-        editor.port(lay.l4 + offset, port)  # type: ignore[operator]
-    if decrement_ttl:
-        editor.decrement_ttl()
+    nested = []
+    for name, request in (("quoted", quoted), ("inner", inner)):
+        if request is not None:
+            layer, enclosing = _inner_layer(data, link, lay, name)
+            nested.append((editor.nested(layer, enclosing), _plan(data, layer, name, _keywords(request, name))))
+    _apply(editor, plan)
     for change in changes:
         editor.field(change)
+    for inner_editor, inner_plan in nested:
+        _apply(inner_editor, inner_plan)
     if inplace:
         packet[:] = data
         result: Any = packet
