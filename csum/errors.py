@@ -74,6 +74,9 @@ class Code(StrEnum):
     NOT_APPLICABLE = "not-applicable", "CsumValueError", "the layer's checksum does not apply here"
     NO_L4_CHECKSUM = "no-l4-checksum", "CsumValueError", "a rewrite needs a TCP/UDP/ICMP checksum"
     NO_PORTS = "no-ports", "CsumValueError", "a port rewrite on a protocol without ports"
+    NO_QUOTE = "no-quote", "CsumValueError", "quoted= on a packet that is not an ICMP/ICMPv6 error with a quote"
+    NO_TUNNEL = "no-tunnel", "CsumValueError", "inner= on a packet without a VXLAN/Geneve/GRE/IP-in-IP tunnel"
+    UNSUPPORTED = "unsupported", "CsumValueError", "a rewrite the printed C forms cannot express"
     TTL_EXPIRED = "ttl-expired", "CsumValueError", "decrementing a TTL / hop limit of 0"
     # captures (csum/pcap.py)
     NOT_A_CAPTURE = "not-a-capture", "CsumValueError", "neither pcap nor pcapng"
