@@ -711,7 +711,7 @@ def _parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="run the benchmarks (python -m bench, from a source checkout)")
     bench.add_argument("--quick", action="store_true", help="the short run CI uses")
     bench.set_defaults(func=_cmd_bench)
-    for cmd in (cmp_, kc, diff, ver, fix, bench):
+    for cmd in (diff, ver, fix, bench):
         cmd.add_argument("--json", action="store_true", help="machine-readable output")
     return parser
 
