@@ -264,9 +264,59 @@ static PyObject *fast_check(PyObject *self, PyObject *const *args, Py_ssize_t na
     return result;
 }
 
+/* pcap_records(data, pos, big_endian, most) -> (offsets, caplens, origlens, end): the pcap record walk of
+ * csum/pcap.py's _PcapWalker.walk in C (int64 columns as bytes). It stops at the first record whose
+ * 16-byte header does not fit, whose data runs past the buffer or which announces more than `most`
+ * bytes; `end` is that record's offset, and the caller says why from the bytes there. */
+static PyObject *pcap_records(PyObject *self, PyObject *args)
+{
+    Py_buffer v;
+    Py_ssize_t pos, most;
+    int big;
+    if (!PyArg_ParseTuple(args, "y*npn", &v, &pos, &big, &most))
+        return NULL;
+    const uint8_t *b = v.buf;
+    Py_ssize_t size = v.len, n = 0, p = pos;
+    if (p < 0)
+        p = size;
+    for (Py_ssize_t q = p; q + 16 <= size; n++) {  /* count first: the columns are allocated once */
+        const uint8_t *h = b + q + 8;
+        uint32_t incl = big ? ((uint32_t)h[0] << 24 | h[1] << 16 | h[2] << 8 | h[3])
+                            : ((uint32_t)h[3] << 24 | h[2] << 16 | h[1] << 8 | h[0]);
+        if (incl > (uint64_t)most || q + 16 + (Py_ssize_t)incl > size)
+            break;
+        q += 16 + incl;
+    }
+    PyObject *cols[3] = {NULL, NULL, NULL}, *result = NULL;
+    for (int k = 0; k < 3; k++)
+        if (!(cols[k] = PyBytes_FromStringAndSize(NULL, n * 8)))
+            goto done;
+    int64_t *offs = (int64_t *)PyBytes_AS_STRING(cols[0]), *caps = (int64_t *)PyBytes_AS_STRING(cols[1]),
+            *origs = (int64_t *)PyBytes_AS_STRING(cols[2]);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const uint8_t *h = b + p + 8;
+        uint32_t incl = big ? ((uint32_t)h[0] << 24 | h[1] << 16 | h[2] << 8 | h[3])
+                            : ((uint32_t)h[3] << 24 | h[2] << 16 | h[1] << 8 | h[0]);
+        uint32_t orig = big ? ((uint32_t)h[4] << 24 | h[5] << 16 | h[6] << 8 | h[7])
+                            : ((uint32_t)h[7] << 24 | h[6] << 16 | h[5] << 8 | h[4]);
+        offs[i] = p + 16;
+        caps[i] = incl;
+        origs[i] = orig;
+        p += 16 + incl;
+    }
+    result = Py_BuildValue("OOOn", cols[0], cols[1], cols[2], p);
+done:
+    for (int k = 0; k < 3; k++)
+        Py_XDECREF(cols[k]);
+    PyBuffer_Release(&v);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"fast_check", (PyCFunction)(void (*)(void))fast_check, METH_FASTCALL,
      "fast_check(data, offsets, caplens, linktypes, links, facts, out) -> None (see csum/_cwalk.c)."},
+    {"pcap_records", pcap_records, METH_VARARGS,
+     "pcap_records(data, pos, big_endian, most) -> (offsets, caplens, origlens, end) (see csum/_cwalk.c)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -36,7 +36,15 @@ from typing import BinaryIO
 
 import numpy as np
 
+from ._engine import ENGINE
 from .errors import CsumValueError
+
+try:
+    from . import _cwalk
+except ImportError:  # built without a compiler: the record walk in Python below
+    _cwalk = None
+if ENGINE != "c":  # CSUM_ENGINE=numpy / python: no C anywhere (and the Python walk stays tested)
+    _cwalk = None
 
 __all__ = [
     "CHUNK_BYTES", "LINKTYPE_ETHERNET", "LINKTYPE_IPV4", "LINKTYPE_IPV6", "LINKTYPE_LINUX_SLL",
@@ -144,6 +152,10 @@ class _PcapWalker:
         self._u32 = struct.Struct(endian + "I").unpack_from
 
     def walk(self, data: bytes, pos: int) -> _Walked:
+        if _cwalk is not None:  # the same loop in C (csum/_cwalk.c pcap_records)
+            offs_b, caps_b, origs_b, pos = _cwalk.pcap_records(data, pos, self._endian == ">", MAX_RECORD)
+            offs, caps, origs = (np.frombuffer(c, dtype=np.int64) for c in (offs_b, caps_b, origs_b))
+            return _Walked(offs, caps, origs, self._linktype, pos, *self._why(data, pos))
         u32, size, heads, most = self._u32, len(data), [], MAX_RECORD
         add, limit = heads.append, size - 16
         while pos <= limit:  # the hot loop: one unpack per record, the checks folded into one test
@@ -153,14 +165,6 @@ class _PcapWalker:
                 break
             add(pos)
             pos = end
-        problem, short = None, True
-        if pos + 16 > size:
-            if pos < size:
-                problem = f"header truncated ({size - pos} of 16 bytes)"
-        elif (incl := u32(data, pos + 8)[0]) > most:
-            problem, short = f"{incl} captured bytes announced, more than the {most >> 20} MiB csum reads", False
-        else:
-            problem = f"{incl} captured bytes announced, {size - pos - 16} left in the file"
         offs = np.array(heads, dtype=np.int64) + 16
         d = np.frombuffer(data, dtype=np.uint8)
         shifts = (0, 8, 16, 24) if self._endian == "<" else (24, 16, 8, 0)
@@ -168,7 +172,17 @@ class _PcapWalker:
         for k, shift in enumerate(shifts):
             caps |= d[offs - 8 + k].astype(np.int64) << shift
             origs |= d[offs - 4 + k].astype(np.int64) << shift
-        return _Walked(offs, caps, origs, self._linktype, pos, problem, short)
+        return _Walked(offs, caps, origs, self._linktype, pos, *self._why(data, pos))
+
+    def _why(self, data: bytes, pos: int) -> tuple[str | None, bool]:
+        """(problem, short) of the record at ``pos``, where the walk stopped."""
+        size, most = len(data), MAX_RECORD
+        if pos + 16 > size:
+            return (f"header truncated ({size - pos} of 16 bytes)" if pos < size else None), True
+        incl = self._u32(data, pos + 8)[0]
+        if incl > most:
+            return f"{incl} captured bytes announced, more than the {most >> 20} MiB csum reads", False
+        return f"{incl} captured bytes announced, {size - pos - 16} left in the file", True
 
 
 class _PcapngWalker:
