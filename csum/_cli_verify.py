@@ -4,7 +4,8 @@ Every packet is walked by :func:`csum.layers.walk` on its capture link type, and
 field judged by :func:`csum.layers.evaluate`, exactly as :func:`csum.inet.verify` does. A fast
 path sits in front and only ever says "every checksum of this packet passes": the C walker
 csum/_cwalk.c where it is built (common link types, VLAN tags, IPv4 options, IPv6 extension
-headers, VXLAN; see its header comment), else numpy over csum.batch sums for the plainest
+headers, VXLAN, IPv4 fragments reassembled where the Reassembler would complete them the same
+way; see its header comment), else numpy over csum.batch sums for the plainest
 packets (Ethernet with at most one VLAN tag, SLL/SLL2, IPoIB, Cisco HDLC or raw IP; IPv4
 without options, IPv6 without extension headers; TCP, UDP off the tunnel ports, ICMP/ICMPv6
 other than errors). Both read offsets and minimum lengths from :mod:`csum.layers.table`; every

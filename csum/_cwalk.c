@@ -3,8 +3,10 @@
  *
  * For each packet of a capture it walks the common stacks and answers one question: do all of
  * this packet's checksums pass? If yes it lists them (protocol code + 8 * depth, in packet
- * order); if the packet holds anything else (an unusual layer, a fragment, an option that moves
- * the pseudo-header, a wrong or absent checksum) it answers "ask the Python walker" (-1). It
+ * order; + NA for a later fragment's transport layer, counted n/a); if the packet holds anything
+ * else (an unusual layer, an option that moves the pseudo-header, a wrong or absent checksum, a
+ * fragment of a datagram it does not reassemble: see datagrams() below) it answers "ask the
+ * Python walker" (-1). It
  * never gives a verdict of its own on a failing checksum: every failure, and every layer it does
  * not know, is judged by csum/layers (the reference), so the two cannot disagree on a verdict;
  * tests/test_pcap.py checks that the reports with and without this file are equal.
@@ -15,7 +17,10 @@
  * tags), ethertype (fixed header, EtherType at an offset), ip and BSD family words; IPv4 with
  * options other than source routes; IPv6 with hop-by-hop / destination options (no Jumbo
  * Payload, no Home Address) and used-up routing headers; TCP, UDP (VXLAN inside, one level),
- * ICMP and ICMPv6 other than errors.
+ * ICMP and ICMPv6 other than errors; outer IPv4 fragments of TCP, UDP and ICMP datagrams, reassembled
+ * within the chunk as csum/layers/reassembly.py does.
+ *
+ * pcap_records() is csum/pcap.py's pcap record walk (record headers only, no protocol facts).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -508,6 +513,12 @@ static PyObject *fast_check(PyObject *self, PyObject *const *args, Py_ssize_t na
  * csum/pcap.py's _PcapWalker.walk in C (int64 columns as bytes). It stops at the first record whose
  * 16-byte header does not fit, whose data runs past the buffer or which announces more than `most`
  * bytes; `end` is that record's offset, and the caller says why from the bytes there. */
+static inline uint32_t u32(const uint8_t *h, int big)
+{
+    return big ? ((uint32_t)h[0] << 24 | h[1] << 16 | h[2] << 8 | h[3])
+               : ((uint32_t)h[3] << 24 | h[2] << 16 | h[1] << 8 | h[0]);
+}
+
 static PyObject *pcap_records(PyObject *self, PyObject *args)
 {
     Py_buffer v;
@@ -520,9 +531,7 @@ static PyObject *pcap_records(PyObject *self, PyObject *args)
     if (p < 0)
         p = size;
     for (Py_ssize_t q = p; q + 16 <= size; n++) {  /* count first: the columns are allocated once */
-        const uint8_t *h = b + q + 8;
-        uint32_t incl = big ? ((uint32_t)h[0] << 24 | h[1] << 16 | h[2] << 8 | h[3])
-                            : ((uint32_t)h[3] << 24 | h[2] << 16 | h[1] << 8 | h[0]);
+        uint32_t incl = u32(b + q + 8, big);
         if (incl > (uint64_t)most || q + 16 + (Py_ssize_t)incl > size)
             break;
         q += 16 + incl;
@@ -534,11 +543,7 @@ static PyObject *pcap_records(PyObject *self, PyObject *args)
     int64_t *offs = (int64_t *)PyBytes_AS_STRING(cols[0]), *caps = (int64_t *)PyBytes_AS_STRING(cols[1]),
             *origs = (int64_t *)PyBytes_AS_STRING(cols[2]);
     for (Py_ssize_t i = 0; i < n; i++) {
-        const uint8_t *h = b + p + 8;
-        uint32_t incl = big ? ((uint32_t)h[0] << 24 | h[1] << 16 | h[2] << 8 | h[3])
-                            : ((uint32_t)h[3] << 24 | h[2] << 16 | h[1] << 8 | h[0]);
-        uint32_t orig = big ? ((uint32_t)h[4] << 24 | h[5] << 16 | h[6] << 8 | h[7])
-                            : ((uint32_t)h[7] << 24 | h[6] << 16 | h[5] << 8 | h[4]);
+        uint32_t incl = u32(b + p + 8, big), orig = u32(b + p + 12, big);
         offs[i] = p + 16;
         caps[i] = incl;
         origs[i] = orig;
