@@ -352,6 +352,9 @@ static int whole(dgram_t *k, const uint8_t *data, const int64_t *off, outer_t *o
     walk_t w = {scratch, facts, codes, 0, NULL};
     if (ip_layer(&w, 0, size, 0, 0x0800) != 1 || w.n != 2)
         return -1;  /* a tunnel, an ICMP error, a failing or absent checksum: the Python walker */
+    int64_t field = codes[1] == C_TCP ? facts[F_TCP_FIELD] : codes[1] == C_UDP ? facts[F_UDP_FIELD] : facts[F_ICMP_FIELD];
+    if (field + 2 > h->dlen)
+        return -1;  /* the field sits in another fragment: reported there, by the Python walker */
     int8_t *mine = out + head * SLOTS;
     int used = 0;
     while (used < SLOTS && mine[used])

@@ -286,6 +286,22 @@ def _read_full(stream: BinaryIO, n: int) -> bytes:
     return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
+def _read_into(stream: BinaryIO, into: memoryview) -> int:
+    """Fill ``into`` from ``stream`` (short only at the end of the stream); the bytes read."""
+    readinto = getattr(stream, "readinto", None)
+    if readinto is None:
+        block = _read_full(stream, len(into))
+        into[: len(block)] = block
+        return len(block)
+    got = 0
+    while got < len(into):
+        n = readinto(into[got:])
+        if not n:
+            break
+        got += n
+    return got
+
+
 def _walker(head: bytes, more: Callable[[int], bytes]) -> tuple[_PcapWalker | _PcapngWalker, bytes, int]:
     """Validate the file header; returns the walker, the header bytes read and where records start."""
     if len(head) < 4:
@@ -335,18 +351,21 @@ class Reader:
     def __iter__(self) -> Iterator[Capture]:
         buf, pos, eof = self._buf, self._pos, False
         while True:
-            if not eof:
-                more = _read_full(self._stream, self.chunk_bytes)
-                eof = len(more) < self.chunk_bytes or getattr(self._stream, "ended_early", False)
-                buf = buf + more if buf else more
+            if not eof:  # the unread rest of the last chunk, then the stream's next bytes read in after it
+                grown = bytearray(len(buf) + self.chunk_bytes)
+                grown[: len(buf)] = buf
+                got = _read_into(self._stream, memoryview(grown)[len(buf) :])
+                eof = got < self.chunk_bytes or getattr(self._stream, "ended_early", False)
+                del grown[len(buf) + got :]
+                buf = grown
             walked = self._walker.walk(buf, pos)
             end = walked.end
             if end:
-                data = buf if end == len(buf) else buf[:end]
+                data = bytes(memoryview(buf)[:end])
                 chunk = _capture(data, self.format, walked, self.packets, self._base)
                 self.packets += len(chunk)
                 self._base += end
-                buf, pos = buf[end:], 0
+                buf, pos = bytes(memoryview(buf)[end:]), 0
                 yield chunk
             if walked.problem is not None and not walked.short:
                 self.stop = Stop(self._base, self.packets, False, walked.problem)
@@ -358,7 +377,7 @@ class Reader:
                     self.stop = Stop(self._base, self.packets, True,
                                      "the compressed data ends before its end-of-stream marker")
                 break
-        self._buf = buf
+        self._buf = bytes(buf)
 
     def rest(self) -> Iterator[bytes]:
         """After iterating: the bytes from :attr:`stop` to the end of the stream, in blocks."""
