@@ -556,32 +556,26 @@ def _pcap_file(frames: list[bytes]) -> bytes:
     return b"".join(out)
 
 
-def _check_out(out: str | None, inp: str | None) -> None:
-    if out is None:
-        return
-    dst = Path(out)
-    if dst.exists() and not dst.is_file():
-        raise _UsageError(f"--out {out} exists and is not a regular file")
-    if inp is not None and dst.exists() and os.path.samefile(inp, dst):
-        raise _UsageError("--out must differ from --pcap: the input is never modified")
-
-
 def _cmd_prog(args: argparse.Namespace) -> int:
-    from . import pcap, prog
+    from . import prog
 
     _check_show(args)
     if args.count < 1:
         raise _UsageError(f"--count must be at least 1, got {args.count}")
-    _check_out(args.out, args.pcap)
+    from .output import AtomicFile, target
+
+    out = None if args.out is None else target(args.out, [] if args.pcap is None else [args.pcap])
     frames, source = _prog_packets(args)
     with prog.load(args.file, section=args.section, prog=args.prog) as program:
         runs = [(i, frame, program.run(frame)) for i, frame in frames]
         broken = [(i, frame, run, program.broken(frame, run)) for i, frame, run in runs]
         broken = [b for b in broken if b[3]]
         info, name = program.info, program.retval_name
-    if args.out is not None:
+    if out is not None:
         try:
-            pcap.write_atomic(args.out, _pcap_file([run.packet for _, _, run in runs]))
+            with AtomicFile(out) as new:
+                new.write(_pcap_file([run.packet for _, _, run in runs]))
+                new.commit()
         except OSError as exc:
             raise _UsageError(f"cannot write {args.out}: {exc.strerror}") from None
     runs_note = "each on a CHECKSUM_NONE and a CHECKSUM_COMPLETE skb" if info.kind == "tc" else "one run each"
@@ -645,14 +639,12 @@ def _parser() -> argparse.ArgumentParser:
     cmp_.add_argument("--daddr", metavar="HEX", help="destination address, 4 (or 16) bytes (default: the sample's)")
     cmp_.add_argument("--len", type=_int, help="pseudo-header length (default: the sample's TCP length)")
     cmp_.add_argument("--proto", type=_int, help="pseudo-header protocol (default: the sample's, 6)")
-    cmp_.add_argument("--json", action="store_true", help="machine-readable output")
     cmp_.set_defaults(func=_cmd_compare)
     kc = sub.add_parser("kernel-check", help="compare the emulation with the running kernel's bpf_csum_diff")
     kc.add_argument("--n", type=_int, default=2000, help="number of cases (default 2000; with --qemu, bpf_csum_diff "
                     "cases per JIT setting, at least the 417 fixed corner cases, plus a third as many l3/l4 "
                     "replace cases)")
     kc.add_argument("--seed", type=_int, default=None, help="random seed, to reproduce a run")
-    kc.add_argument("--json", action="store_true", help="machine-readable output")
     kc.add_argument("--qemu", metavar="ARCH", help="boot a kernel of Debian architecture ARCH under qemu-system-* "
                     "(armhf, arm64, ppc64el, riscv64, s390x, amd64, i386) instead of using the running kernel")
     kc.add_argument("--kernel", metavar="IMAGE", help="with --qemu: the kernel image to boot")
@@ -706,12 +698,11 @@ def _parser() -> argparse.ArgumentParser:
     prg.add_argument("--count", type=_int, default=200, help="packets to generate without --pcap (default 200)")
     prg.add_argument("--seed", type=_int, default=0, help="seed of the generated packets (default 0)")
     prg.add_argument("--show", type=_int, default=10, help="list at most this many broken packets (default 10)")
-    prg.add_argument("--json", action="store_true", help="machine-readable output")
     prg.set_defaults(func=_cmd_prog)
     bench = sub.add_parser("bench", help="run the benchmarks (python -m bench, from a source checkout)")
     bench.add_argument("--quick", action="store_true", help="the short run CI uses")
     bench.set_defaults(func=_cmd_bench)
-    for cmd in (diff, ver, fix, bench):
+    for cmd in (cmp_, kc, diff, ver, fix, prg, bench):
         cmd.add_argument("--json", action="store_true", help="machine-readable output")
     return parser
 

@@ -65,6 +65,7 @@ class Code(StrEnum):
     # packets (csum/_packet.py, csum/inet.py, csum/rewrite.py)
     TRUNCATED = "truncated", "CsumValueError", "fewer bytes than a header or record needs"
     NOT_IP = "not-ip", "CsumValueError", "the link layer does not carry IPv4/IPv6"
+    BAD_VERSION = "bad-version", "CsumValueError", "an IP version other than the one its EtherType announces"
     BAD_IHL = "bad-ihl", "CsumValueError", "IPv4 IHL below 5"
     BAD_OPTION = "bad-option", "CsumValueError", "a malformed IPv4 option or IPv6 TLV"
     BAD_PACKET = "bad-packet", "CsumValueError", "a packet a rewrite cannot apply to"

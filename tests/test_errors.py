@@ -91,6 +91,7 @@ TRIGGERS = {
     Code.TRUNCATED: [lambda: csum.inet.verify(UDP4[:12]), lambda: csum.ip_fast_csum(UDP4[:16], 5),
                      lambda: csum.pcap.parse(bytes.fromhex("d4c3b2a1") + bytes(8))],
     Code.NOT_IP: [lambda: csum.inet.verify(bytes([0x70]) + UDP4[1:])],
+    Code.BAD_VERSION: [lambda: csum.inet.verify(b"\x02" * 12 + b"\x86\xdd" + UDP4, link="ethernet")],
     Code.BAD_IHL: [lambda: csum.inet.verify(_ipv4(0x44, 28))],
     Code.BAD_OPTION: [lambda: csum.inet.verify(_ipv4(0x46, 32, bytes([7, 1, 0, 0])) + UDP4[20:])],
     Code.BAD_PACKET: [lambda: csum.rewrite.rewrite(UDP(sport=1, dport=2), sport=3)],

@@ -19,7 +19,7 @@ past the captured ones but within ``wire_len`` were cut by the snap length: fiel
 reported not captured and the walk stops, no error. Lengths that run past ``wire_len`` make the
 packet malformed. Malformed outer headers (IPv4/IPv6 and their TCP/UDP/ICMP header) raise
 :class:`CsumValueError` in strict mode and are recorded in :attr:`Stack.malformed` otherwise,
-with codes ``truncated``, ``not-ip``, ``bad-ihl``, ``bad-length``, ``bad-option`` (and
+with codes ``truncated``, ``not-ip``, ``bad-version``, ``bad-ihl``, ``bad-length``, ``bad-option`` (and
 ``bad-value`` for the ``link`` argument). Inside a tunnel or quote, a malformed layer ends that
 branch of the walk and is noted in :attr:`Stack.notes`.
 """
@@ -264,7 +264,8 @@ class _Walker:
             self.not_ip(f"EtherType {value:#06x} at offset {where} is neither IPv4 (ethertype 0x0800) nor IPv6 "
                         "(0x86dd)")
         if name in ("ipv4", "ipv6") and at < self.n and self.b[at] >> 4 != (4 if name == "ipv4" else 6):
-            self.not_ip(f"EtherType {value:#06x} at offset {where} but IP version {self.b[at] >> 4}")
+            raise _Bad("bad-version", f"packet: EtherType {value:#06x} at offset {where} but IP version "
+                       f"{self.b[at] >> 4}")
         self.dispatch(name, at, self.wire, depth, path)
 
     def h_vlan(self, at: int, end: int, depth: int, path: str) -> None:
