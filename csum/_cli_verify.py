@@ -4,7 +4,8 @@ Every packet is walked by :func:`csum.layers.walk` on its capture link type, and
 field judged by :func:`csum.layers.evaluate`, exactly as :func:`csum.inet.verify` does. A fast
 path sits in front and only ever says "every checksum of this packet passes": the C walker
 csum/_cwalk.c where it is built (common link types, VLAN tags, IPv4 options, IPv6 extension
-headers, VXLAN; see its header comment), else numpy over csum.batch sums for the plainest
+headers, VXLAN, IPv4 fragments reassembled where the Reassembler would complete them the same
+way; see its header comment), else numpy over csum.batch sums for the plainest
 packets (Ethernet with at most one VLAN tag, SLL/SLL2, IPoIB, Cisco HDLC or raw IP; IPv4
 without options, IPv6 without extension headers; TCP, UDP off the tunnel ports, ICMP/ICMPv6
 other than errors). Both read offsets and minimum lengths from :mod:`csum.layers.table`; every
@@ -29,7 +30,7 @@ import numpy as np
 from . import batch
 from ._engine import ENGINE
 from .layers import Result, Status, corrections, evaluate, table as T, walk
-from .layers.reassembly import Done, Reassembler
+from .layers.reassembly import MAX_DATAGRAMS, Done, Reassembler
 from .pcap import Capture
 
 #: The counters of every ``Report.counts`` entry, in the order the outputs show them.
@@ -212,11 +213,12 @@ _C_LINKS = np.array([(number, _C_KINDS[e.kind], e.header, e.at) for number, e in
 _C_FACTS = np.array([T.TCP_ENTRY.field, T.TCP_ENTRY.minimum, T.UDP_ENTRY.field, T.UDP_ENTRY.minimum,
                      T.ICMP_ENTRY.field, T.ICMP_ENTRY.minimum, T.VXLAN_PORT, T.GENEVE_PORT, T.MPLS_UDP_PORT,
                      sum(1 << t for t in T.ICMP_ERRORS), sum(1 << t for t in T.ICMPV6_ERRORS),
-                     *sorted(T.VLAN_TPIDS)], dtype=np.int64)
+                     *sorted(T.VLAN_TPIDS), MAX_DATAGRAMS], dtype=np.int64)
 #: csum/_cwalk.c's protocol codes (code + 8 * depth in its output).
 _C_CODES = {1: T.IPV4_HEADER.name, 2: T.TCP_ENTRY.name, 3: T.UDP_ENTRY.name, 4: T.ICMP_ENTRY.name,
             5: T.ICMPV6_ENTRY.name}
 _C_SLOTS = 6
+_C_NA = 64  # a code counted "n/a" (the transport layer of a later fragment), else "ok"
 
 
 def c_fast(cap: Capture, todo: np.ndarray, report: Report) -> np.ndarray:
@@ -224,14 +226,15 @@ def c_fast(cap: Capture, todo: np.ndarray, report: Report) -> np.ndarray:
     out = np.zeros((len(cap), _C_SLOTS), dtype=np.int8)
     _cwalk.fast_check(cap.data, np.ascontiguousarray(cap.offsets, dtype=np.int64),
                       np.ascontiguousarray(cap.caplens, dtype=np.int64),
-                      np.ascontiguousarray(cap.linktypes, dtype=np.int64), _C_LINKS, _C_FACTS, out)
+                      np.ascontiguousarray(cap.linktypes, dtype=np.int64), _C_LINKS, _C_FACTS, out,
+                      todo.astype(np.int8))
     done = todo & (out[:, 0] > 0)
     codes = out[done].ravel()
-    for code, n in enumerate(np.bincount(codes[codes > 0], minlength=64).tolist()):
+    for code, n in enumerate(np.bincount(codes[codes > 0], minlength=128).tolist()):
         if n:
-            name, depth = _C_CODES[code % 8], code // 8
+            name, depth = _C_CODES[code % 8], (code & ~_C_NA) // 8
             key = name if not depth else f"{name}@{depth}"
-            report.counts.setdefault(key, _zero_counts())["ok"] += n
+            report.counts.setdefault(key, _zero_counts())["n/a" if code & _C_NA else "ok"] += n
     return done
 
 

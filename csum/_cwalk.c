@@ -3,8 +3,10 @@
  *
  * For each packet of a capture it walks the common stacks and answers one question: do all of
  * this packet's checksums pass? If yes it lists them (protocol code + 8 * depth, in packet
- * order); if the packet holds anything else (an unusual layer, a fragment, an option that moves
- * the pseudo-header, a wrong or absent checksum) it answers "ask the Python walker" (-1). It
+ * order; + NA for a later fragment's transport layer, counted n/a); if the packet holds anything
+ * else (an unusual layer, an option that moves the pseudo-header, a wrong or absent checksum, a
+ * fragment of a datagram it does not reassemble: see datagrams() below) it answers "ask the
+ * Python walker" (-1). It
  * never gives a verdict of its own on a failing checksum: every failure, and every layer it does
  * not know, is judged by csum/layers (the reference), so the two cannot disagree on a verdict;
  * tests/test_pcap.py checks that the reports with and without this file are equal.
@@ -15,7 +17,10 @@
  * tags), ethertype (fixed header, EtherType at an offset), ip and BSD family words; IPv4 with
  * options other than source routes; IPv6 with hop-by-hop / destination options (no Jumbo
  * Payload, no Home Address) and used-up routing headers; TCP, UDP (VXLAN inside, one level),
- * ICMP and ICMPv6 other than errors.
+ * ICMP and ICMPv6 other than errors; outer IPv4 fragments of TCP, UDP and ICMP datagrams, reassembled
+ * within the chunk as csum/layers/reassembly.py does.
+ *
+ * pcap_records() is csum/pcap.py's pcap record walk (record headers only, no protocol facts).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -26,14 +31,28 @@ enum { K_ETHERNET = 1, K_ETHERTYPE = 2, K_IP = 3, K_FAMILY = 4 };
 enum { C_IPV4 = 1, C_TCP = 2, C_UDP = 3, C_ICMP = 4, C_ICMPV6 = 5 };
 /* facts[]: indices */
 enum { F_TCP_FIELD, F_TCP_MIN, F_UDP_FIELD, F_UDP_MIN, F_ICMP_FIELD, F_ICMP_MIN, F_VXLAN, F_TUN1, F_TUN2,
-       F_ICMP_ERRORS, F_ICMPV6_ERRORS, F_TPID1, F_TPID2, F_TPID3, F_COUNT };
+       F_ICMP_ERRORS, F_ICMPV6_ERRORS, F_TPID1, F_TPID2, F_TPID3, F_MAX_DATAGRAMS, F_COUNT };
+/* A code with NA set counts as "n/a" (a later fragment's transport layer), else as "ok". */
+#define NA 64
+/* ip_layer's answer for an outer IPv4 fragment whose own header passes: the datagram decides. */
+#define FRAGMENT 2
 #define SLOTS 6
+
+/* The outer IPv4 header of a packet, as far as fragment reassembly needs it (filled by ip_layer at depth 0). */
+typedef struct {
+    int reached;            /* the walk got to an outer IP header: 4 or 6 (0: it stopped in front of it) */
+    int frag;               /* the outer IPv4 header has MF set or a fragment offset */
+    uint8_t key[11];        /* source, destination, identification, protocol: how receivers key fragments */
+    Py_ssize_t l3, ihl, dlen;
+    unsigned offset, more;
+} outer_t;
 
 typedef struct {
     const uint8_t *b;
     const int64_t *f;
     int8_t *codes;
     int n;
+    outer_t *outer;
 } walk_t;
 
 static inline unsigned be16(const uint8_t *p) { return ((unsigned)p[0] << 8) | p[1]; }
@@ -140,14 +159,37 @@ static int ip_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, unsigne
     if ((ethertype == 0x0800 && version != 4) || (ethertype == 0x86dd && version != 6) ||
         (ethertype != 0x0800 && ethertype != 0x86dd && ethertype != 0))
         return 0;
+    outer_t *o = depth == 0 ? w->outer : NULL;
+    if (o != NULL)
+        o->reached = version == 4 ? 4 : 6;
     if (version == 4) {
         if (end - at < 20)
             return 0;
         Py_ssize_t ihl = (b[at] & 15) * 4, total = be16(b + at + 2);
-        if (ihl < 20 || total < ihl || total > end - at || (be16(b + at + 6) & 0x3fff))
+        unsigned frag = be16(b + at + 6) & 0x3fff;
+        if (o != NULL && frag) {  /* known even when the packet fails below: its key stays with Python */
+            o->frag = 1;
+            memcpy(o->key, b + at + 12, 8);
+            memcpy(o->key + 8, b + at + 4, 2);
+            o->key[10] = b[at + 9];
+        }
+        if (ihl < 20 || total < ihl || total > end - at || (frag && o == NULL))
             return 0;
         if (fold(sum16(b + at, ihl)) != 0xffff || !options_ok(b, at + 20, at + ihl, 0) || !emit(w, C_IPV4, depth))
             return 0;
+        if (frag) {
+            unsigned proto = b[at + 9];
+            if (proto != 6 && proto != 17 && proto != 1)
+                return 0;
+            o->l3 = at;
+            o->ihl = ihl;
+            o->dlen = total - ihl;
+            o->offset = (frag & 0x1fff) * 8;
+            o->more = (frag & 0x2000) != 0;
+            if (o->offset && !emit(w, (proto == 6 ? C_TCP : proto == 17 ? C_UDP : C_ICMP) | NA, depth))
+                return 0;
+            return FRAGMENT;
+        }
         return transport(w, b[at + 9], at + ihl, at + total, 1, at + 12, at + 16, depth);
     }
     if (version != 6 || end - at < 40)
@@ -220,28 +262,220 @@ static int get(PyObject *o, Py_buffer *v, int writable, Py_ssize_t itemsize)
     return 0;
 }
 
-/* fast_check(data, offsets, caplens, linktypes, links, facts, out): out is int8 (n, SLOTS). */
+/* Fragments: the datagrams whose every fragment is in this chunk, reassembled here, exactly where
+ * csum/layers/reassembly.py's Reassembler would complete them (fragments keyed by source, destination,
+ * identification and protocol, in packet order; whole once the first fragment and the last are here
+ * with no hole). Only a datagram the Python Reassembler would treat the same way is judged here:
+ * - nothing may stop in front of the outer IP header (`unknown`: it could be a fragment of any datagram);
+ * - a key with any fragment this file does not pass (its own header, a cut packet, an overlap, a datagram
+ *   left open at the end, a rebuilt datagram with anything but one plain TCP/UDP/ICMP checksum) goes to
+ *   Python from that datagram on, for the rest of the chunk;
+ * - at most facts[F_MAX_DATAGRAMS] keys (counting every IPv6 packet handed to Python as one), so the
+ *   Reassembler never evicts a pending datagram either way.
+ * Every fragment left undecided is handed to Python (codes[0] = -1). */
+typedef struct {
+    Py_ssize_t first, last;  /* the open datagram's fragments: a list through `next`, in packet order */
+    int used, declined;
+    Py_ssize_t total;        /* end of the last fragment once seen, else -1 */
+} dgram_t;
+
+static uint64_t key_hash(const uint8_t *k)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (int i = 0; i < 11; i++)
+        h = (h ^ k[i]) * 1099511628211ull;
+    return h;
+}
+
+static void hand_over(Py_ssize_t i, const Py_ssize_t *next, int8_t *state, int8_t *out)
+{
+    for (; i >= 0; i = next[i]) {
+        state[i] = 0;
+        out[i * SLOTS] = -1;
+    }
+}
+
+/* The open datagram of `k` when it is whole: 1 (judged, counted), 0 (not whole yet), -1 (to Python). */
+static int whole(dgram_t *k, const uint8_t *data, const int64_t *off, outer_t *outer, const Py_ssize_t *next,
+                 const int64_t *facts, int8_t *out, uint8_t *scratch)
+{
+    Py_ssize_t head = -1, count = 0;
+    for (Py_ssize_t i = k->first; i >= 0; i = next[i], count++) {
+        if (outer[i].offset == 0)
+            head = i;
+        if (outer[i].offset + outer[i].dlen > 65535)
+            return -1;  /* the Reassembler's "too long" */
+    }
+    if (head < 0 || k->total < 0)
+        return 0;
+    /* the pieces in offset order must tile [0, total), each used once (any overlap, any piece past the end:
+     * Python) */
+    Py_ssize_t reach = 0, done = 0;
+    for (; done < count; done++) {
+        Py_ssize_t at = -1;
+        for (Py_ssize_t i = k->first; i >= 0; i = next[i])
+            if ((Py_ssize_t)outer[i].offset == reach && (at < 0 || outer[i].dlen > outer[at].dlen))
+                at = i;
+        if (at < 0)
+            return 0;  /* a hole: wait for the piece */
+        for (Py_ssize_t i = k->first; i >= 0; i = next[i])
+            if (i != at && (Py_ssize_t)outer[i].offset < reach + outer[at].dlen &&
+                (Py_ssize_t)outer[i].offset + outer[i].dlen > reach)
+                return -1;
+        reach += outer[at].dlen;
+        if (reach >= k->total) {
+            done++;
+            break;
+        }
+    }
+    if (reach < k->total)
+        return 0;
+    if (reach > k->total || done != count)
+        return -1;
+    const outer_t *h = outer + head;
+    Py_ssize_t size = h->ihl + k->total;
+    if (size > 65535)
+        return -1;
+    const uint8_t *ip = data + off[head] + h->l3;
+    memcpy(scratch, ip, h->ihl);
+    scratch[2] = (uint8_t)(size >> 8);
+    scratch[3] = (uint8_t)size;
+    scratch[6] &= 0x40;
+    scratch[7] = 0;
+    scratch[10] = scratch[11] = 0;
+    unsigned c = ~fold(sum16(scratch, h->ihl)) & 0xffff;  /* a valid header, so the walk below goes on */
+    scratch[10] = (uint8_t)(c >> 8);
+    scratch[11] = (uint8_t)c;
+    for (Py_ssize_t i = k->first; i >= 0; i = next[i])
+        memcpy(scratch + h->ihl + outer[i].offset, data + off[i] + outer[i].l3 + outer[i].ihl, outer[i].dlen);
+    int8_t codes[SLOTS] = {0};
+    walk_t w = {scratch, facts, codes, 0, NULL};
+    if (ip_layer(&w, 0, size, 0, 0x0800) != 1 || w.n != 2)
+        return -1;  /* a tunnel, an ICMP error, a failing or absent checksum: the Python walker */
+    int64_t field = codes[1] == C_TCP ? facts[F_TCP_FIELD] : codes[1] == C_UDP ? facts[F_UDP_FIELD] : facts[F_ICMP_FIELD];
+    if (field + 2 > h->dlen)
+        return -1;  /* the field sits in another fragment: reported there, by the Python walker */
+    int8_t *mine = out + head * SLOTS;
+    int used = 0;
+    while (used < SLOTS && mine[used])
+        used++;
+    if (used == SLOTS)
+        return -1;
+    mine[used] = codes[1];
+    return 1;
+}
+
+static int datagrams(const uint8_t *data, const int64_t *off, outer_t *outer, int8_t *state, int8_t *out,
+                     Py_ssize_t n, const int64_t *facts, int unknown)
+{
+    Py_ssize_t frags = 0, keys = 0, v6 = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        frags += outer[i].frag;
+        v6 += outer[i].reached == 6 && out[i * SLOTS] < 0;
+    }
+    if (!frags)
+        return 0;
+    Py_ssize_t cap = 16;
+    while (cap < 2 * frags)
+        cap <<= 1;
+    dgram_t *table = PyMem_Calloc(cap, sizeof(dgram_t));
+    Py_ssize_t *slot = PyMem_Malloc(n * sizeof(Py_ssize_t)), *next = PyMem_Malloc(n * sizeof(Py_ssize_t));
+    uint8_t *scratch = PyMem_Malloc(65536 + 64);
+    int rc = 0;
+    if (table == NULL || slot == NULL || next == NULL || scratch == NULL) {
+        rc = -1;
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {  /* one table row per key */
+        slot[i] = -1;
+        next[i] = -1;
+        if (!outer[i].frag)
+            continue;
+        Py_ssize_t h = key_hash(outer[i].key) & (cap - 1);
+        while (table[h].used && memcmp(outer[table[h].first].key, outer[i].key, 11))
+            h = (h + 1) & (cap - 1);
+        if (!table[h].used) {
+            table[h].used = 1;
+            table[h].first = i;  /* for the comparison only; reset below */
+            keys++;
+        }
+        slot[i] = h;
+    }
+    int give_up = unknown || keys + v6 > facts[F_MAX_DATAGRAMS];
+    for (Py_ssize_t h = 0; h < cap; h++)
+        table[h].first = table[h].last = table[h].total = -1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (slot[i] < 0)
+            continue;
+        dgram_t *k = table + slot[i];
+        if (give_up || k->declined || !state[i]) {
+            if (!k->declined) {
+                k->declined = 1;
+                hand_over(k->first, next, state, out);
+            }
+            hand_over(i, next, state, out);
+            continue;
+        }
+        if (k->first < 0)
+            k->first = i;
+        else
+            next[k->last] = i;
+        k->last = i;
+        if (!outer[i].more)
+            k->total = outer[i].offset + outer[i].dlen;
+        int r = whole(k, data, off, outer, next, facts, out, scratch);
+        if (r < 0) {
+            k->declined = 1;
+            hand_over(k->first, next, state, out);
+        } else if (r > 0) {
+            for (Py_ssize_t j = k->first; j >= 0; j = next[j])
+                state[j] = 0;
+            k->first = k->last = k->total = -1;
+        }
+    }
+    for (Py_ssize_t h = 0; h < cap; h++)  /* datagrams the chunk ends inside */
+        if (table[h].used && !table[h].declined && table[h].first >= 0)
+            hand_over(table[h].first, next, state, out);
+done:
+    PyMem_Free(table);
+    PyMem_Free(slot);
+    PyMem_Free(next);
+    PyMem_Free(scratch);
+    return rc;
+}
+
+/* fast_check(data, offsets, caplens, linktypes, links, facts, out, todo): out is int8 (n, SLOTS); todo is
+ * int8 (n): packets to judge (the others, cut by the snap length, still key their fragments). */
 static PyObject *fast_check(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 7) {
-        PyErr_SetString(PyExc_TypeError, "fast_check takes 7 arguments");
+    if (nargs != 8) {
+        PyErr_SetString(PyExc_TypeError, "fast_check takes 8 arguments");
         return NULL;
     }
-    Py_buffer v[7];
-    const Py_ssize_t sizes[7] = {1, 8, 8, 8, 8, 8, 1};
+    Py_buffer v[8];
+    const Py_ssize_t sizes[8] = {1, 8, 8, 8, 8, 8, 1, 1};
     int got = 0;
-    for (; got < 7; got++)
+    for (; got < 8; got++)
         if (get(args[got], &v[got], got == 6, sizes[got]) < 0)
             break;
     PyObject *result = NULL;
-    if (got == 7) {
+    if (got == 8) {
         const uint8_t *data = v[0].buf;
         const int64_t *off = v[1].buf, *cap = v[2].buf, *link = v[3].buf, *links = v[4].buf;
         Py_ssize_t n = v[1].len / 8, nlinks = v[4].len / 32;
         int8_t *out = v[6].buf;
-        if (v[5].len / 8 < F_COUNT || v[2].len / 8 != n || v[3].len / 8 != n || v[6].len != n * SLOTS) {
+        const int8_t *todo = v[7].buf;
+        if (v[5].len / 8 < F_COUNT || v[2].len / 8 != n || v[3].len / 8 != n || v[6].len != n * SLOTS ||
+            v[7].len != n) {
             PyErr_SetString(PyExc_ValueError, "fast_check: inconsistent array sizes");
         } else {
+            outer_t *outer = PyMem_Calloc(n ? n : 1, sizeof(outer_t));
+            int8_t *state = PyMem_Calloc(n ? n : 1, 1);  /* 0: done, 1: a fragment its datagram decides */
+            int unknown = 0;
+            if (outer == NULL || state == NULL) {
+                PyErr_NoMemory();
+                goto out;
+            }
             for (Py_ssize_t i = 0; i < n; i++) {
                 int8_t *codes = out + i * SLOTS;
                 memset(codes, 0, SLOTS);
@@ -251,12 +485,26 @@ static PyObject *fast_check(PyObject *self, PyObject *const *args, Py_ssize_t na
                         row = links + 4 * k;
                         break;
                     }
-                walk_t w = {data + off[i], v[5].buf, codes, 0};
-                if (off[i] < 0 || off[i] + cap[i] > v[0].len || row == NULL || !link_layer(&w, cap[i], row))
+                walk_t w = {data + off[i], v[5].buf, codes, 0, outer + i};
+                int r = 0;
+                if (off[i] >= 0 && off[i] + cap[i] <= v[0].len && row != NULL)
+                    r = link_layer(&w, cap[i], row);
+                if (r == FRAGMENT && todo[i])
+                    state[i] = 1;
+                else if (r != 1 || !todo[i]) {
                     codes[0] = -1;
+                    unknown |= !outer[i].reached;
+                }
             }
-            result = Py_None;
-            Py_INCREF(result);
+            if (datagrams(data, off, outer, state, out, n, v[5].buf, unknown) < 0)
+                PyErr_NoMemory();
+            else {
+                result = Py_None;
+                Py_INCREF(result);
+            }
+        out:
+            PyMem_Free(outer);
+            PyMem_Free(state);
         }
     }
     for (int k = 0; k < got; k++)
@@ -264,9 +512,59 @@ static PyObject *fast_check(PyObject *self, PyObject *const *args, Py_ssize_t na
     return result;
 }
 
+/* pcap_records(data, pos, big_endian, most) -> (offsets, caplens, origlens, end): the pcap record walk of
+ * csum/pcap.py's _PcapWalker.walk in C (int64 columns as bytes). It stops at the first record whose
+ * 16-byte header does not fit, whose data runs past the buffer or which announces more than `most`
+ * bytes; `end` is that record's offset, and the caller says why from the bytes there. */
+static inline uint32_t u32(const uint8_t *h, int big)
+{
+    return big ? ((uint32_t)h[0] << 24 | h[1] << 16 | h[2] << 8 | h[3])
+               : ((uint32_t)h[3] << 24 | h[2] << 16 | h[1] << 8 | h[0]);
+}
+
+static PyObject *pcap_records(PyObject *self, PyObject *args)
+{
+    Py_buffer v;
+    Py_ssize_t pos, most;
+    int big;
+    if (!PyArg_ParseTuple(args, "y*npn", &v, &pos, &big, &most))
+        return NULL;
+    const uint8_t *b = v.buf;
+    Py_ssize_t size = v.len, n = 0, p = pos;
+    if (p < 0)
+        p = size;
+    for (Py_ssize_t q = p; q + 16 <= size; n++) {  /* count first: the columns are allocated once */
+        uint32_t incl = u32(b + q + 8, big);
+        if (incl > (uint64_t)most || q + 16 + (Py_ssize_t)incl > size)
+            break;
+        q += 16 + incl;
+    }
+    PyObject *cols[3] = {NULL, NULL, NULL}, *result = NULL;
+    for (int k = 0; k < 3; k++)
+        if (!(cols[k] = PyBytes_FromStringAndSize(NULL, n * 8)))
+            goto done;
+    int64_t *offs = (int64_t *)PyBytes_AS_STRING(cols[0]), *caps = (int64_t *)PyBytes_AS_STRING(cols[1]),
+            *origs = (int64_t *)PyBytes_AS_STRING(cols[2]);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint32_t incl = u32(b + p + 8, big), orig = u32(b + p + 12, big);
+        offs[i] = p + 16;
+        caps[i] = incl;
+        origs[i] = orig;
+        p += 16 + incl;
+    }
+    result = Py_BuildValue("OOOn", cols[0], cols[1], cols[2], p);
+done:
+    for (int k = 0; k < 3; k++)
+        Py_XDECREF(cols[k]);
+    PyBuffer_Release(&v);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"fast_check", (PyCFunction)(void (*)(void))fast_check, METH_FASTCALL,
-     "fast_check(data, offsets, caplens, linktypes, links, facts, out) -> None (see csum/_cwalk.c)."},
+     "fast_check(data, offsets, caplens, linktypes, links, facts, out, todo) -> None (see csum/_cwalk.c)."},
+    {"pcap_records", pcap_records, METH_VARARGS,
+     "pcap_records(data, pos, big_endian, most) -> (offsets, caplens, origlens, end) (see csum/_cwalk.c)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -36,7 +36,15 @@ from typing import BinaryIO
 
 import numpy as np
 
+from ._engine import ENGINE
 from .errors import CsumValueError
+
+try:
+    from . import _cwalk
+except ImportError:  # built without a compiler: the record walk in Python below
+    _cwalk = None
+if ENGINE != "c":  # CSUM_ENGINE=numpy / python: no C anywhere (and the Python walk stays tested)
+    _cwalk = None
 
 __all__ = [
     "CHUNK_BYTES", "LINKTYPE_ETHERNET", "LINKTYPE_IPV4", "LINKTYPE_IPV6", "LINKTYPE_LINUX_SLL",
@@ -144,6 +152,10 @@ class _PcapWalker:
         self._u32 = struct.Struct(endian + "I").unpack_from
 
     def walk(self, data: bytes, pos: int) -> _Walked:
+        if _cwalk is not None:  # the same loop in C (csum/_cwalk.c pcap_records)
+            offs_b, caps_b, origs_b, pos = _cwalk.pcap_records(data, pos, self._endian == ">", MAX_RECORD)
+            offs, caps, origs = (np.frombuffer(c, dtype=np.int64) for c in (offs_b, caps_b, origs_b))
+            return _Walked(offs, caps, origs, self._linktype, pos, *self._why(data, pos))
         u32, size, heads, most = self._u32, len(data), [], MAX_RECORD
         add, limit = heads.append, size - 16
         while pos <= limit:  # the hot loop: one unpack per record, the checks folded into one test
@@ -153,14 +165,6 @@ class _PcapWalker:
                 break
             add(pos)
             pos = end
-        problem, short = None, True
-        if pos + 16 > size:
-            if pos < size:
-                problem = f"header truncated ({size - pos} of 16 bytes)"
-        elif (incl := u32(data, pos + 8)[0]) > most:
-            problem, short = f"{incl} captured bytes announced, more than the {most >> 20} MiB csum reads", False
-        else:
-            problem = f"{incl} captured bytes announced, {size - pos - 16} left in the file"
         offs = np.array(heads, dtype=np.int64) + 16
         d = np.frombuffer(data, dtype=np.uint8)
         shifts = (0, 8, 16, 24) if self._endian == "<" else (24, 16, 8, 0)
@@ -168,7 +172,17 @@ class _PcapWalker:
         for k, shift in enumerate(shifts):
             caps |= d[offs - 8 + k].astype(np.int64) << shift
             origs |= d[offs - 4 + k].astype(np.int64) << shift
-        return _Walked(offs, caps, origs, self._linktype, pos, problem, short)
+        return _Walked(offs, caps, origs, self._linktype, pos, *self._why(data, pos))
+
+    def _why(self, data: bytes, pos: int) -> tuple[str | None, bool]:
+        """(problem, short) of the record at ``pos``, where the walk stopped."""
+        size, most = len(data), MAX_RECORD
+        if pos + 16 > size:
+            return (f"header truncated ({size - pos} of 16 bytes)" if pos < size else None), True
+        incl = self._u32(data, pos + 8)[0]
+        if incl > most:
+            return f"{incl} captured bytes announced, more than the {most >> 20} MiB csum reads", False
+        return f"{incl} captured bytes announced, {size - pos - 16} left in the file", True
 
 
 class _PcapngWalker:
@@ -272,6 +286,22 @@ def _read_full(stream: BinaryIO, n: int) -> bytes:
     return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
+def _read_into(stream: BinaryIO, into: memoryview) -> int:
+    """Fill ``into`` from ``stream`` (short only at the end of the stream); the bytes read."""
+    readinto = getattr(stream, "readinto", None)
+    if readinto is None:
+        block = _read_full(stream, len(into))
+        into[: len(block)] = block
+        return len(block)
+    got = 0
+    while got < len(into):
+        n = readinto(into[got:])
+        if not n:
+            break
+        got += n
+    return got
+
+
 def _walker(head: bytes, more: Callable[[int], bytes]) -> tuple[_PcapWalker | _PcapngWalker, bytes, int]:
     """Validate the file header; returns the walker, the header bytes read and where records start."""
     if len(head) < 4:
@@ -321,18 +351,21 @@ class Reader:
     def __iter__(self) -> Iterator[Capture]:
         buf, pos, eof = self._buf, self._pos, False
         while True:
-            if not eof:
-                more = _read_full(self._stream, self.chunk_bytes)
-                eof = len(more) < self.chunk_bytes or getattr(self._stream, "ended_early", False)
-                buf = buf + more if buf else more
+            if not eof:  # the unread rest of the last chunk, then the stream's next bytes read in after it
+                grown = bytearray(len(buf) + self.chunk_bytes)
+                grown[: len(buf)] = buf
+                got = _read_into(self._stream, memoryview(grown)[len(buf) :])
+                eof = got < self.chunk_bytes or getattr(self._stream, "ended_early", False)
+                del grown[len(buf) + got :]
+                buf = grown
             walked = self._walker.walk(buf, pos)
             end = walked.end
             if end:
-                data = buf if end == len(buf) else buf[:end]
+                data = bytes(memoryview(buf)[:end])
                 chunk = _capture(data, self.format, walked, self.packets, self._base)
                 self.packets += len(chunk)
                 self._base += end
-                buf, pos = buf[end:], 0
+                buf, pos = bytes(memoryview(buf)[end:]), 0
                 yield chunk
             if walked.problem is not None and not walked.short:
                 self.stop = Stop(self._base, self.packets, False, walked.problem)
@@ -344,7 +377,7 @@ class Reader:
                     self.stop = Stop(self._base, self.packets, True,
                                      "the compressed data ends before its end-of-stream marker")
                 break
-        self._buf = buf
+        self._buf = bytes(buf)
 
     def rest(self) -> Iterator[bytes]:
         """After iterating: the bytes from :attr:`stop` to the end of the stream, in blocks."""

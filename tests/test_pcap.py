@@ -390,3 +390,91 @@ def test_reader_validates_the_header_before_reading_on():
     with pytest.raises(CsumValueError) as info:
         pcap.Reader(Endless())
     assert info.value.code == "not-a-capture" and Endless.served == 4
+
+
+@settings(max_examples=200)
+@given(records=st.lists(st.tuples(st.binary(max_size=40), st.integers(0, 80)), max_size=12),
+       tail=st.binary(max_size=20), big=st.booleans())
+def test_c_record_walk_equals_the_python_one(records, tail, big):
+    """Differential: the pcap record walk of csum/_cwalk.c (pcap_records) finds the same records, stop offset and
+    reason as the Python loop it replaces, on records with random captured/original lengths and a random tail
+    (sometimes a header announcing more than is left)."""
+    from csum import pcap as module
+
+    if module._cwalk is None:
+        pytest.skip("csum._cwalk is not built")
+    e = ">" if big else "<"
+    data = b"".join(struct.pack(e + "IIII", 0, 0, len(body), orig) + body for body, orig in records) + tail
+    c, saved = module._PcapWalker(e, 1).walk(data, 0), module._cwalk
+    try:
+        module._cwalk = None
+        py = module._PcapWalker(e, 1).walk(data, 0)
+    finally:
+        module._cwalk = saved
+    assert (c.end, c.problem, c.short) == (py.end, py.problem, py.short)
+    for name in ("offs", "caps", "origs"):
+        assert getattr(c, name).tolist() == getattr(py, name).tolist(), name
+
+
+@st.composite
+def _fragmented(draw):
+    """Ethernet (sometimes VLAN-tagged) frames of 1-3 IPv4 datagrams (UDP, TCP, ICMP, or UDP to the VXLAN port;
+    checksums by scapy) cut into fragments by hand, then some dropped, duplicated, reordered, overlapped, cut by
+    the snap length or given another datagram's key; (frame, original length) pairs."""
+    from scapy.all import Dot1Q
+
+    out = []
+    for n in range(draw(st.integers(1, 3))):
+        proto = draw(st.sampled_from(("udp", "tcp", "icmp", "vxlan")))
+        body = draw(st.binary(min_size=0, max_size=90))
+        l4 = {"udp": UDP(sport=7), "tcp": TCP(sport=7), "icmp": ICMP(),
+              "vxlan": UDP(sport=7, dport=4789) / bytes(8) / bytes(ETH / IP(dst="10.9.9.9") / UDP())}[proto]
+        ident = draw(st.sampled_from((1, 1, 2, 3 + n)))
+        dgram = bytes(IP(src="192.0.2.1", dst="192.0.2.2", id=ident, flags=draw(st.sampled_from((0, 2)))) /
+                      l4 / body)
+        head, data = dgram[:20], dgram[20:]
+        step = 8 * draw(st.integers(1, 6))
+        pieces = [(at, data[at : at + step]) for at in range(0, len(data), step)]
+        if draw(st.booleans()):
+            pieces = draw(st.permutations(pieces))
+        for at, piece in pieces:
+            if draw(st.integers(0, 9)) == 0:
+                continue  # lost
+            if draw(st.integers(0, 9)) == 0:
+                at += 8  # overlaps the next piece
+            more = at + len(piece) < len(data)
+            h = bytearray(head)
+            h[2:4] = (20 + len(piece)).to_bytes(2, "big")
+            h[6:8] = ((head[6] & 0x40) << 8 | more << 13 | at // 8).to_bytes(2, "big")
+            h[10:12] = b"\0\0"
+            h[10:12] = rfc1071_checksum(bytes(h)).to_bytes(2, "big")
+            l2 = bytes(ETH / Dot1Q(vlan=5))[:18] if draw(st.booleans()) else bytes(ETH)[:12] + b"\x08\x00"
+            if len(l2) == 18:
+                l2 = l2[:16] + b"\x08\x00"
+            frame = l2 + bytes(h) + piece
+            for _ in range(1 + (draw(st.integers(0, 9)) == 0)):  # sometimes twice
+                cut = draw(st.integers(0, 19)) == 0
+                out.append((frame[: len(frame) - 4] if cut and len(frame) > 40 else frame, len(frame)))
+    return out
+
+
+@settings(max_examples=300)
+@given(frames=_fragmented(), corrupt=st.lists(st.tuples(st.integers(0, 30), st.integers(0, 120)), max_size=2),
+       plain=st.lists(frames(), max_size=3))
+def test_c_reassembly_equals_the_walker(frames, corrupt, plain):
+    """Differential: fragments judged by the C walker (csum/_cwalk.c reassembles the datagrams it can) give the
+    same report as the walker-only run (csum/layers/reassembly.py), on fragments lost, repeated, reordered,
+    overlapping, cut, sharing a key, corrupted, or mixed with csum.testing.frames stacks."""
+    from csum import _cli_verify
+
+    if _cli_verify._cwalk is None:
+        pytest.skip("csum._cwalk is not built")
+    packets = [(1, bytearray(f), orig) for f, orig in frames] + [(link, bytearray(f), len(f)) for link, f in plain]
+    for k, at in corrupt:
+        if k < len(packets) and at < len(packets[k][1]):
+            packets[k][1][at] ^= 0x40
+    cap = _capture([(link, bytes(p), max(orig, len(p))) for link, p, orig in packets])
+    walked = check(cap, sink=lambda i, results: None)
+    report = check(cap)
+    for attr in ("counts", "bad", "offload", "malformed", "cut", "not_ip", "unsupported", "patches"):
+        assert getattr(report, attr) == getattr(walked, attr), attr
