@@ -89,7 +89,7 @@ def _need_libbpf():
     try:
         _libbpf.library()
     except CsumError as exc:
-        pytest.skip(str(exc))
+        pytest.skip(f"libbpf unavailable: {exc}")
 
 
 def _not_bpf_object(monkeypatch, tmp):
