@@ -17,7 +17,7 @@ from .bpf import (
 )
 from . import bpf as _bpf
 from .arch.generic import generic_le as _generic_le
-from .compare import compare
+from .crossarch import compare
 from .errors import CsumError, CsumTypeError, CsumValueError
 from .ones import (
     CSUM_MANGLED_0,
@@ -39,7 +39,7 @@ from .ones import (
 )
 from .partial import (csum_partial, do_csum, internet_checksum, internet_checksum_bytes, ip_compute_csum, ip_fast_csum,
                       verify_checksum)
-from .profile import Profile, profile, profile_names
+from .profiles import Profile, profile, profile_names
 from .pseudo import csum_ipv6_magic, csum_tcpudp_magic, csum_tcpudp_nofold
 from .stream import Checksum, internet_checksum_iov
 from . import inet  # the module API: csum.inet.verify / compute

@@ -31,7 +31,7 @@ from ._arith_np import M16, M32, add32, canonical, from32to16, ror32, swab16
 from ._check import as_view, check_align, check_uint
 from .errors import Code, CsumTypeError, CsumValueError
 from .arch import register_vectorized, vectorized
-from .profile import profile as _profile
+from .profiles import profile as _profile
 
 
 

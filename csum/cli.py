@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Sequence
 
 from . import __version__, _progress, bpf
 from ._engine import ENGINE
-from .compare import FUNCTIONS, Row, align_dependence, compare, compare_function
+from .crossarch import FUNCTIONS, Row, align_dependence, compare, compare_function
 from .errors import CsumError
-from .profile import profile
+from .profiles import profile
 from .partial import internet_checksum
 from .sample import SAMPLE_PACKET
 

@@ -51,7 +51,7 @@ class Code(StrEnum):
     NOT_AN_ARRAY = "not-an-array", "CsumTypeError", "packets2d is not a numpy array"
     BAD_ARRAY = "bad-array", "CsumTypeError", "wrong dtype or number of dimensions"
     BAD_SHAPE = "bad-shape", "CsumValueError", "offsets and lengths differ in length"
-    # profiles and kernels (csum/profile.py, csum/arch/, csum/kernel.py)
+    # profiles and kernels (csum/profiles.py, csum/arch/, csum/kernel.py)
     UNKNOWN_PROFILE = "unknown-profile", "CsumValueError", "no profile or alias of that name"
     BAD_PROFILE = "bad-profile", "CsumValueError", "a profile TOML file breaks the schema"
     BAD_RELEASE = "bad-release", "CsumValueError", "not a kernel release like 5.10"
@@ -89,7 +89,7 @@ class Code(StrEnum):
     MISSING_DASK = "missing-dask", "CsumValueError", "--dask without dask.distributed (the [dask] extra)"
     UNREADABLE = "unreadable", "CsumValueError", "a Dask worker cannot read an input file"
     UNSAFE_OUTPUT = "unsafe-output", "CsumValueError", "OUT is a symbolic link, not a regular file, or an input"
-    # kernel models and comparisons (csum/skb.py, csum/compare.py)
+    # kernel models and comparisons (csum/skb.py, csum/crossarch.py)
     NOT_MODELLED = "not-modelled", "CsumValueError", "a helper case whose kernel outcome csum does not model"
     BAD_FUNCTION = "bad-function", "CsumValueError", "not one of the functions csum compare knows"
     # BPF objects (csum/_libbpf.py, csum/prog.py)

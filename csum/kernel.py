@@ -41,7 +41,7 @@ from ._bpf_syscall import (BPF_F_TEST_SKB_CHECKSUM_COMPLETE, SKB_CB, SKB_DATA, S
                            BpfError, SkbRun)
 from ._check import as_view, check_uint
 from .errors import CsumError, CsumValueError
-from .profile import profile_for_machine
+from .profiles import profile_for_machine
 from .skb import DIFF, Op
 
 __all__ = [

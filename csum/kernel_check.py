@@ -118,7 +118,7 @@ def cases(n: int, seed: int) -> Iterator[Case]:
 
 
 def _emulation(profile: kernel.RunningProfile) -> Callable[[bytes, bytes, int], int]:
-    from .profile import profile as select_profile
+    from .profiles import profile as select_profile
 
     emulated = select_profile(profile.name, kernel=f"{profile.version[0]}.{profile.version[1]}")
     return emulated.bpf_csum_diff if profile.csum_diff_kind == "homogenized" else emulated.bpf_csum_diff_legacy

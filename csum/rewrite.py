@@ -48,7 +48,7 @@ from . import bpf
 from ._check import as_view, check_uint
 from .layers import UDP, UDPLITE, Field, Layout, Link, Stack, layout as parse, protocol_name, table, walk
 from .errors import CsumTypeError, CsumValueError
-from .profile import Profile, profile
+from .profiles import Profile, profile
 from .skb import BPF_F_RECOMPUTE_CSUM, DIFF, Op, Skb
 
 Address = Union[str, bytes, ipaddress.IPv4Address, ipaddress.IPv6Address]

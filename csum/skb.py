@@ -24,7 +24,7 @@ from .bpf import CHECKSUM_COMPLETE, CHECKSUM_NONE, CHECKSUM_PARTIAL, CHECKSUM_UN
 from .errors import EFAULT, EINVAL, CsumValueError
 from ._arith import add32, fold
 from .ones import csum_block_add, csum_block_sub
-from .profile import Profile, profile
+from .profiles import Profile, profile
 from .types import Wsum
 
 __all__ = [

@@ -16,7 +16,7 @@ from __future__ import annotations
 import sys
 
 import csum
-from csum.compare import wire16
+from csum.crossarch import wire16
 
 
 def main(argv: list[str]) -> int:

@@ -14,7 +14,7 @@ from scapy.compat import raw
 from scapy.layers.inet import ICMP, IP, UDP
 
 from csum import bpf
-from csum.profile import profile
+from csum.profiles import profile
 from csum.rewrite import CsumDiffCall, CsumReplaceCall, StoreBytesCall, rewrite, set_field
 from test_rewrite import ETHER, KINDS, Case, build, cases, corner_adjust, field_change
 

@@ -1,9 +1,9 @@
-"""csum/compare.py: the cross-profile table against the kernel-produced vectors."""
+"""csum/crossarch.py: the cross-profile table against the kernel-produced vectors."""
 
 import pytest
 
 import csum
-from csum.compare import compare, wire16
+from csum.crossarch import compare, wire16
 from vectors import ROOT, partial_cases
 
 

@@ -36,8 +36,8 @@ import csum.rewrite
 import csum.skb
 import csum.source
 
-profile_module = importlib.import_module("csum.profile")  # csum.profile the attribute is the function
-compare_module = importlib.import_module("csum.compare")  # so is csum.compare
+profile_module = importlib.import_module("csum.profiles")
+compare_module = importlib.import_module("csum.crossarch")
 from csum import _engine, _libbpf, arch, bpf
 from csum.errors import Code, CsumError
 from csum.qemu import guest

@@ -18,7 +18,7 @@ from csum import bpf as emulated
 from csum import kernel
 from csum.errors import CsumValueError
 from csum.kernel_check import EDGE_SEEDS, EDGE_SIZES, MAX_SIZE, KernelCheckReport, Mismatch, cases, kernel_check
-from csum.profile import profile
+from csum.profiles import profile
 
 pytestmark = pytest.mark.skipif(not kernel.available(), reason=f"csum.kernel: {kernel.why_unavailable()}")
 

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from csum import bpf, kernel
 from csum.bpf import BpfMisuse
-from csum.profile import profile
+from csum.profiles import profile
 from csum.rewrite import rewrite
 from csum.skb import DIFF, Skb
 from csum.testing import packets, seeds, u32s

@@ -24,7 +24,7 @@ every addend is 0; otherwise the unique value in 1..2**32-1 of its residue),
 so each model is :func:`csum._arith.canonical` of its integer total.
 ``csum_fold`` (every arch's form gives the bits of include/asm-generic/checksum.h)
 and ``ip_fast_csum`` (an end-around sum of the header's native words, folded and
-complemented) need no per-arch model beyond byte order (see csum.profile.Profile). Known answers:
+complemented) need no per-arch model beyond byte order (see csum.profiles.Profile). Known answers:
 tests/vectors/primitives/ (the kernel's code compiled and run outside the repository).
 """
 

@@ -19,7 +19,7 @@ from typing import Iterator
 
 from .. import bpf
 from ..errors import EINVAL
-from ..profile import Profile, profile, profile_for_machine
+from ..profiles import Profile, profile, profile_for_machine
 from .plan import Case, DiffCase, GuestLog, ReplaceCase
 
 

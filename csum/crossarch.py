@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass
 from ._check import as_view, check_align, check_uint
 from .errors import CsumValueError
 from ._arith import M32, from32to16
-from .profile import Profile, profile, profile_names
+from .profiles import Profile, profile, profile_names
 from .types import Wsum
 
 REFERENCE = {"little": "generic", "big": "generic-be"}
