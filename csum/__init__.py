@@ -5,6 +5,7 @@ little-endian CPU; :func:`profile` selects an architecture's own code.
 """
 
 import importlib
+import sys
 
 from .bpf import (
     BPF_F_HDR_FIELD_MASK,
@@ -18,6 +19,7 @@ from .bpf import (
 from . import bpf as _bpf
 from .arch.generic import generic_le as _generic_le
 from .crossarch import compare
+from ._deprecated_module import Package as _Package
 from .errors import CsumError, CsumTypeError, CsumValueError
 from .ones import (
     CSUM_MANGLED_0,
@@ -101,3 +103,8 @@ def __getattr__(name: str) -> object:
     if name in _SUBMODULES:
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# csum.profile and csum.compare are functions; importing the deprecated modules of those names
+# (csum/profile.py, csum/compare.py) must not rebind them (csum/_deprecated_module.py).
+sys.modules[__name__].__class__ = _Package
