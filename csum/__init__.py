@@ -29,6 +29,7 @@ from .ones import (
     csum_block_add,
     csum_block_sub,
     csum_fold,
+    csum_fold_bytes,
     csum_neg,
     csum_replace2,
     csum_replace4,
@@ -39,26 +40,28 @@ from .ones import (
     from32to16,
     from64to32,
 )
-from .partial import (csum_partial, do_csum, internet_checksum, internet_checksum_bytes, ip_compute_csum, ip_fast_csum,
-                      verify_checksum)
+from .partial import (csum_partial, do_csum, internet_checksum, internet_checksum_bytes, ip_compute_csum,
+                      ip_compute_csum_bytes, ip_fast_csum, ip_fast_csum_bytes, verify_checksum)
 from .profiles import Profile, profile, profile_names
-from .pseudo import csum_ipv6_magic, csum_tcpudp_magic, csum_tcpudp_nofold
+from .pseudo import (csum_ipv6_magic, csum_ipv6_magic_bytes, csum_tcpudp_magic, csum_tcpudp_magic_bytes,
+                     csum_tcpudp_nofold)
 from .stream import Checksum, internet_checksum_iov
+from .types import Sum16, Wsum
 from . import inet  # the module API: csum.inet.verify / compute
 
 __version__ = "0.1.0"
 
 
-def inet_proto_csum_replace16(sum16: int, frm: object, to: object) -> int:
+def inet_proto_csum_replace16(sum16: Sum16, frm: object, to: object) -> Sum16:
     """net/core/utils.c ``inet_proto_csum_replace16`` (non-CHECKSUM_PARTIAL) with generic csum_partial.
 
     ``sum16``: the checksum field as a little-endian CPU holds it; ``frm``/``to``: the old and new
     16 bytes. :meth:`Profile.inet_proto_csum_replace16` uses another architecture's ``csum_partial``.
     """
-    return _bpf.inet_proto_csum_replace16(_generic_le, sum16, frm, to)
+    return _bpf.inet_proto_csum_replace16(_generic_le, sum16, frm, to)  # type: ignore[return-value]
 
 
-def csum_replace16(sum16: int, frm: object, to: object) -> int:
+def csum_replace16(sum16: Sum16, frm: object, to: object) -> Sum16:
     """Deprecated alias of :func:`inet_proto_csum_replace16` (the kernel has no ``csum_replace16``)."""
     import warnings
 
@@ -67,7 +70,7 @@ def csum_replace16(sum16: int, frm: object, to: object) -> int:
     return inet_proto_csum_replace16(sum16, frm, to)
 
 
-def bpf_csum_diff(frm: object, to: object, seed: int = 0, *, frm_align: int = 0, to_align: int = 0) -> int:
+def bpf_csum_diff(frm: object, to: object, seed: Wsum = Wsum(0), *, frm_align: int = 0, to_align: int = 0) -> int:
     """net/core/filter.c ``bpf_csum_diff`` (Linux >= 6.13, homogenized) with generic csum_partial.
 
     The aligns (address mod 8 of each buffer) are accepted for symmetry with
@@ -76,7 +79,7 @@ def bpf_csum_diff(frm: object, to: object, seed: int = 0, *, frm_align: int = 0,
     return _bpf.csum_diff(_generic_le, frm, to, seed, frm_align=frm_align, to_align=to_align)
 
 
-def bpf_csum_diff_legacy(frm: object, to: object, seed: int = 0) -> int:
+def bpf_csum_diff_legacy(frm: object, to: object, seed: Wsum = Wsum(0)) -> int:
     """net/core/filter.c ``bpf_csum_diff`` (Linux <= 6.12, scratch buffer) with generic csum_partial; -22 on bad sizes."""
     return _bpf.csum_diff_legacy(_generic_le, frm, to, seed)
 
@@ -88,10 +91,11 @@ __all__ = [
     "CSUM_MANGLED_0", "Checksum", "CsumError", "CsumTypeError", "CsumValueError", "Profile",
     "bpf_csum_diff", "bpf_csum_diff_legacy", "bpf_l3_csum_replace", "bpf_l4_csum_replace", "compare",
     "csum16_add", "csum16_sub", "csum_add", "csum_block_add", "csum_block_sub", "csum_fold",
-    "csum_ipv6_magic", "csum_neg", "csum_partial", "csum_replace2", "csum_replace4",
-    "csum_replace_by_diff", "csum_shift", "csum_sub", "csum_tcpudp_magic", "csum_tcpudp_nofold",
+    "csum_fold_bytes", "csum_ipv6_magic", "csum_ipv6_magic_bytes", "csum_neg", "csum_partial", "csum_replace2", "csum_replace4",
+    "csum_replace_by_diff", "csum_shift", "csum_sub", "csum_tcpudp_magic", "csum_tcpudp_magic_bytes", "csum_tcpudp_nofold",
     "csum_unfold", "do_csum", "from32to16", "from64to32", "internet_checksum", "ip_compute_csum",
-    "inet", "inet_proto_csum_replace16", "internet_checksum_bytes", "internet_checksum_iov", "ip_fast_csum",
+    "inet", "inet_proto_csum_replace16", "internet_checksum_bytes", "internet_checksum_iov", "ip_compute_csum_bytes",
+    "ip_fast_csum", "ip_fast_csum_bytes",
     "profile", "profile_names", "verify_checksum",
     # submodules, imported on first attribute access (or by ``from csum import *``)
     *_SUBMODULES,

@@ -2,9 +2,11 @@
 
 Values are compared two ways. *Bits*: a profile's u32 equals the reference of
 its byte order (``generic`` for little-endian CPUs, ``generic-be`` for big-endian
-ones). *Wire*: folded to 16 bits (``csum_from32to16``) and laid out in memory in
-the CPU's byte order, the two bytes a checksum field would get; that is how
-results from CPUs of different byte orders can be compared.
+ones). *Field*: folded to 16 bits (``csum_from32to16``) and laid out in memory in
+the CPU's byte order (:func:`field16`), the two bytes a checksum field would get;
+that is how results from CPUs of different byte orders can be compared (the Row
+attributes ``same_wire_as_generic`` / ``homogenized_same_wire``, named for the
+bytes on the wire, are this comparison).
 
 ``align`` is where the input sits (its address mod 8): the profile's
 ``csum_partial`` and the homogenized ``bpf_csum_diff`` (which reads its buffers in
@@ -16,6 +18,7 @@ helper would give another result with the input at some other address, pushed
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import asdict, dataclass
 
 from ._check import as_view, check_align, check_uint
@@ -27,9 +30,20 @@ from .types import Wsum
 REFERENCE = {"little": "generic", "big": "generic-be"}
 
 
-def wire16(value: int, endian: str) -> bytes:
-    """The two bytes in memory of ``csum_from32to16(value)`` on a CPU of byte order ``endian``."""
+def field16(value: int, endian: str) -> bytes:
+    """The two bytes in memory of ``csum_from32to16(value)`` on a CPU of byte order ``endian``.
+
+    ``value`` is a u32 as that CPU's register holds it (a ``Wsum`` or ``Sum16``, never a
+    :data:`csum.types.WireSum`); the result is the checksum field's bytes, wire order.
+    """
     return from32to16(value & M32).to_bytes(2, endian)  # type: ignore[arg-type]
+
+
+def wire16(value: int, endian: str) -> bytes:
+    """Deprecated alias of :func:`field16` ("wire" named the opposite of :data:`csum.types.WireSum`)."""
+    warnings.warn("csum.crossarch.wire16 is deprecated: use csum.crossarch.field16 (the field's bytes of a "
+                  "register value)", DeprecationWarning, stacklevel=2)
+    return field16(value, endian)
 
 
 @dataclass(frozen=True)
@@ -52,7 +66,7 @@ class Row:
         return asdict(self)
 
 
-def align_dependence(p: Profile, frm: object, to: object, seed: int) -> dict[int, list[tuple[int, int]]]:
+def align_dependence(p: Profile, frm: object, to: object, seed: Wsum) -> dict[int, list[tuple[int, int]]]:
     """Homogenized ``bpf_csum_diff`` at every (frm_align, to_align) pair: {result: [pairs giving it]}."""
     out: dict[int, list[tuple[int, int]]] = {}
     for fa in range(8):
@@ -61,8 +75,8 @@ def align_dependence(p: Profile, frm: object, to: object, seed: int) -> dict[int
     return out
 
 
-def _row(p: Profile, view: memoryview, seed: int, refs: dict[str, Profile], generic_wire: bytes,
-         generic_homog_wire: bytes, align: int) -> Row:
+def _row(p: Profile, view: memoryview, seed: Wsum, refs: dict[str, Profile], generic_field: bytes,
+         generic_homog_field: bytes, align: int) -> Row:
     raw = p.csum_partial(view, seed, align=align)
     legacy = p.bpf_csum_diff_legacy(b"", view, seed)
     homog = p.bpf_csum_diff(b"", view, seed, to_align=align)
@@ -76,15 +90,15 @@ def _row(p: Profile, view: memoryview, seed: int, refs: dict[str, Profile], gene
         legacy_diff=legacy,
         homogenized_diff=homog,
         same_bits_as_reference=raw == ref.csum_partial(view, seed),
-        same_wire_as_generic=wire16(raw, p.endian) == generic_wire,
+        same_wire_as_generic=field16(raw, p.endian) == generic_field,
         legacy_same_as_reference=legacy == ref.bpf_csum_diff_legacy(b"", view, seed),
-        homogenized_same_wire=wire16(homog, p.endian) == generic_homog_wire,
+        homogenized_same_wire=field16(homog, p.endian) == generic_homog_field,
         align=align,
         homogenized_align_dependent=len(pushed) > 1 or len(pulled) > 1,
     )
 
 
-def compare(buf: object, seed: Wsum = 0, profiles: list[str] | None = None, *, align: int = 0) -> list[Row]:
+def compare(buf: object, seed: Wsum = Wsum(0), profiles: list[str] | None = None, *, align: int = 0) -> list[Row]:
     """Run ``buf`` through each profile (all by default) and report raw, legacy and homogenized results.
 
     ``align``: the input's address mod 8 (0..7), as the kernel code would see it.
@@ -97,10 +111,10 @@ def compare(buf: object, seed: Wsum = 0, profiles: list[str] | None = None, *, a
     check_align(align)
     refs = {endian: profile(name) for endian, name in REFERENCE.items()}
     generic = refs["little"]
-    generic_wire = wire16(generic.csum_partial(view, seed), "little")
-    generic_homog_wire = wire16(generic.bpf_csum_diff(b"", view, seed), "little")
+    generic_field = field16(generic.csum_partial(view, seed), "little")
+    generic_homog_field = field16(generic.bpf_csum_diff(b"", view, seed), "little")
     chosen = [profile(n) for n in (profiles if profiles is not None else profile_names())]
-    return [_row(p, view, seed, refs, generic_wire, generic_homog_wire, align) for p in chosen]
+    return [_row(p, view, seed, refs, generic_field, generic_homog_field, align) for p in chosen]
 
 
 #: Functions ``csum compare --function`` takes, besides csum_partial (the default table above).
@@ -124,10 +138,10 @@ class FunctionRow:
 
 def _field(function: str, value: int, endian: str) -> bytes:
     """The two bytes a checksum field gets from ``value`` on a CPU of byte order ``endian``."""
-    return wire16(value, endian) if function == "csum_tcpudp_nofold" else value.to_bytes(2, endian)  # type: ignore[arg-type]
+    return field16(value, endian) if function == "csum_tcpudp_nofold" else value.to_bytes(2, endian)  # type: ignore[arg-type]
 
 
-def compare_function(function: str, *, data: object = b"", seed: Wsum = 0, saddr: bytes = bytes(4),
+def compare_function(function: str, *, data: object = b"", seed: Wsum = Wsum(0), saddr: bytes = bytes(4),
                      daddr: bytes = bytes(4), length: int = 0, proto: int = 0,
                      profiles: list[str] | None = None) -> list[FunctionRow]:
     """``function`` (one of :data:`FUNCTIONS`) on every profile: the pseudo-header functions take

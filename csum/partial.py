@@ -36,18 +36,18 @@ def do_csum(buf: object, *, align: int | None = None) -> int:
 
 
 @fast_path("partial16le")
-def csum_partial(buf: object, seed: Wsum = 0, *, align: int = 0) -> Wsum:
+def csum_partial(buf: object, seed: Wsum = Wsum(0), *, align: int = 0) -> Wsum:
     """lib/checksum.c ``csum_partial``: ``do_csum(buf)`` plus the 32-bit ``seed``, end-around; a u32."""
     # With the C engine, csum/_speedups.c partial16le answers every call whose arguments
     # pass these checks, before this function runs (csum._engine.fast_path).
-    seed = check_uint(seed, 32, "seed")
+    value = check_uint(seed, 32, "seed")
     check_align(align)
-    return add32(ones_sum(buf, 16, "little", "buf"), seed)
+    return add32(ones_sum(buf, 16, "little", "buf"), value)  # type: ignore[return-value]
 
 
 def ip_compute_csum(buf: object) -> Sum16:
     """lib/checksum.c ``ip_compute_csum``: the complemented 16-bit checksum as a little-endian CPU holds it."""
-    return ones_sum(buf, 16, "little", "buf") ^ M16
+    return ones_sum(buf, 16, "little", "buf") ^ M16  # type: ignore[return-value]
 
 
 def ip_fast_csum(iph: object, ihl: int) -> Sum16:
@@ -61,17 +61,29 @@ def ip_fast_csum(iph: object, ihl: int) -> Sum16:
         raise CsumValueError(f"ihl must be 5..15 (32-bit words), got {ihl}", code=Code.OUT_OF_RANGE)
     if len(view) < 4 * ihl:
         raise CsumValueError(f"iph has {len(view)} bytes, ihl={ihl} needs {4 * ihl}", code=Code.TRUNCATED)
-    return ones_sum(view[: 4 * ihl], 16, "little") ^ M16
+    return ones_sum(view[: 4 * ihl], 16, "little") ^ M16  # type: ignore[return-value]
+
+
+def ip_fast_csum_bytes(iph: object, ihl: int) -> bytes:
+    """The two checksum-field bytes of :func:`ip_fast_csum`: over a header whose field (offset 10) is
+    zero, the bytes to store there."""
+    return ip_fast_csum(iph, ihl).to_bytes(2, "little")
 
 
 def internet_checksum(buf: object) -> WireSum:
     """The RFC 1071 checksum of ``buf`` as transmitted, read big-endian (== ``scapy.utils.checksum``)."""
-    return ones_sum(buf, 16, "big", "buf") ^ M16
+    return ones_sum(buf, 16, "big", "buf") ^ M16  # type: ignore[return-value]
 
 
 def internet_checksum_bytes(buf: object) -> bytes:
     """The two bytes to store in the checksum field: :func:`internet_checksum` in network order."""
     return (ones_sum(buf, 16, "big", "buf") ^ M16).to_bytes(2, "big")
+
+
+def ip_compute_csum_bytes(buf: object) -> bytes:
+    """The two checksum-field bytes of :func:`ip_compute_csum`: the field holds the same bytes on every
+    CPU, so these are :func:`internet_checksum_bytes`."""
+    return internet_checksum_bytes(buf)
 
 
 def verify_checksum(buf: object) -> bool:

@@ -46,7 +46,7 @@ _IMPL_KEYS = {"algorithm": str, "since": str, "until": str, "csum_partial": str,
               "alignment_sensitive": bool, "sources": list, "notes": str}
 _REQUIRED_TOP = {"name", "endian", "word_size", "implementation"}
 _REQUIRED_IMPL = {"algorithm", "csum_partial", "result", "alignment_sensitive", "sources"}
-_CHOICES = {"endian": {"little", "big"}, "word_size": {32, 64}, "net_ip_align": {0, 2},
+_CHOICES: dict[str, set[Any]] = {"endian": {"little", "big"}, "word_size": {32, 64}, "net_ip_align": {0, 2},
             "csum_tcpudp_nofold": set(TCPUDP_NOFOLD),
             "csum_partial": {"arch", "lib/checksum.c", "lib/checksum.c+arch do_csum"},
             "result": set(RESULTS)}
@@ -111,12 +111,12 @@ class Profile:
     def _partial(self) -> PartialFn:
         return algorithm(self.implementation.algorithm)
 
-    def csum_partial(self, buf: object, seed: Wsum = 0, *, align: int = 0) -> Wsum:
+    def csum_partial(self, buf: object, seed: Wsum = Wsum(0), *, align: int = 0) -> Wsum:
         """The u32 this architecture's kernel ``csum_partial`` returns (as that CPU holds it)."""
         view = as_view(buf, "buf")
-        return self._partial(view, check_uint(seed, 32, "seed"), check_align(align))
+        return self._partial(view, check_uint(seed, 32, "seed"), check_align(align))  # type: ignore[return-value]
 
-    def bpf_csum_diff(self, frm: object, to: object, seed: Wsum = 0, *, frm_align: int = 0,
+    def bpf_csum_diff(self, frm: object, to: object, seed: Wsum = Wsum(0), *, frm_align: int = 0,
                       to_align: int = 0) -> int:
         """net/core/filter.c ``bpf_csum_diff`` (Linux >= 6.13) on this architecture.
 
@@ -125,7 +125,7 @@ class Profile:
         """
         return bpf.csum_diff(self._partial, frm, to, seed, frm_align=frm_align, to_align=to_align)
 
-    def bpf_csum_diff_legacy(self, frm: object, to: object, seed: Wsum = 0) -> int:
+    def bpf_csum_diff_legacy(self, frm: object, to: object, seed: Wsum = Wsum(0)) -> int:
         """net/core/filter.c ``bpf_csum_diff`` (Linux <= 6.12) on this architecture; -22 on bad sizes."""
         return bpf.csum_diff_legacy(self._partial, frm, to, seed)
 
@@ -134,9 +134,9 @@ class Profile:
 
         ``sum16``: the checksum field as this CPU holds it; ``frm``/``to``: the old and new 16 bytes.
         """
-        return bpf.inet_proto_csum_replace16(self._partial, sum16, frm, to)
+        return bpf.inet_proto_csum_replace16(self._partial, sum16, frm, to)  # type: ignore[return-value]
 
-    def csum_tcpudp_nofold(self, saddr: Address, daddr: Address, length: int, proto: int, wsum: Wsum = 0) -> Wsum:
+    def csum_tcpudp_nofold(self, saddr: Address, daddr: Address, length: int, proto: int, wsum: Wsum = Wsum(0)) -> Wsum:
         """This arch's ``csum_tcpudp_nofold``: the IPv4 pseudo-header added to ``wsum``, unfolded, as the CPU holds it.
 
         ``saddr``/``daddr``: the 4 address bytes (network order) or an address;
@@ -144,10 +144,10 @@ class Profile:
         """
         sa = int.from_bytes(_addr(saddr, 4, "saddr"), self.endian)  # type: ignore[arg-type]
         da = int.from_bytes(_addr(daddr, 4, "daddr"), self.endian)  # type: ignore[arg-type]
-        return TCPUDP_NOFOLD[self.tcpudp_nofold](sa, da, check_uint(length, 32, "length"), check_uint(proto, 8, "proto"),
+        return TCPUDP_NOFOLD[self.tcpudp_nofold](sa, da, check_uint(length, 32, "length"), check_uint(proto, 8, "proto"),  # type: ignore[return-value]
                                                 check_uint(wsum, 32, "wsum"), self.endian)  # type: ignore[arg-type]
 
-    def csum_tcpudp_magic(self, saddr: Address, daddr: Address, length: int, proto: int, wsum: Wsum = 0) -> Sum16:
+    def csum_tcpudp_magic(self, saddr: Address, daddr: Address, length: int, proto: int, wsum: Wsum = Wsum(0)) -> Sum16:
         """``csum_fold(csum_tcpudp_nofold(...))`` on this arch (the complemented 16-bit value as the CPU holds it)."""
         return csum_fold(self.csum_tcpudp_nofold(saddr, daddr, length, proto, wsum))
 
@@ -162,15 +162,15 @@ class Profile:
         complemented: big-endian CPUs hold the byte-swapped value (tests/vectors/primitives).
         """
         value = ip_fast_csum(iph, ihl)
-        return value if self.endian == "little" else swab16(value)
+        return value if self.endian == "little" else swab16(value)  # type: ignore[return-value]
 
-    def csum_ipv6_magic(self, saddr: Address, daddr: Address, length: int, proto: int, wsum: Wsum = 0) -> Sum16:
+    def csum_ipv6_magic(self, saddr: Address, daddr: Address, length: int, proto: int, wsum: Wsum = Wsum(0)) -> Sum16:
         """This arch's ``csum_ipv6_magic`` (net/ipv6/ip6_checksum.c or the arch's own), as the CPU holds it.
 
         Every form (x86_64's adcq chain, s390's 64-bit sum, the generic 32-bit one) is a canonical
         end-around sum folded by csum_fold (csum/arch/primitives.py ``ipv6_magic``).
         """
-        return ipv6_magic(_addr(saddr, 16, "saddr"), _addr(daddr, 16, "daddr"), check_uint(length, 32, "length"),
+        return ipv6_magic(_addr(saddr, 16, "saddr"), _addr(daddr, 16, "daddr"), check_uint(length, 32, "length"),  # type: ignore[return-value]
                           check_uint(proto, 8, "proto"), check_uint(wsum, 32, "wsum"), self.endian)  # type: ignore[arg-type]
 
     def at(self, kernel: str) -> Profile:

@@ -51,7 +51,7 @@ class Checksum:
 
     __slots__ = ("_sum16", "_length", "_seed")
 
-    def __init__(self, data: object = b"", *, seed: Wsum = 0) -> None:
+    def __init__(self, data: object = b"", *, seed: Wsum = Wsum(0)) -> None:
         self._seed = check_uint(seed, 32, "seed")
         self._sum16 = 0  # canonical 16-bit sum of the bytes so far, as little-endian words
         self._length = 0
@@ -101,7 +101,7 @@ class Checksum:
     @property
     def seed(self) -> Wsum:
         """The u32 seed this checksum started from."""
-        return self._seed
+        return self._seed  # type: ignore[return-value]
 
     @property
     def partial(self) -> Wsum:
@@ -112,17 +112,17 @@ class Checksum:
         plus the seed with end-around carry; not folded, not complemented. Feed
         it to ``csum_fold``, ``csum_tcpudp_magic`` or ``csum_ipv6_magic`` as ``wsum``.
         """
-        return add32(self._sum16, self._seed)
+        return add32(self._sum16, self._seed)  # type: ignore[return-value]
 
     @property
     def sum16(self) -> Sum16:
         """``csum_fold(partial)``: the complemented checksum as a little-endian CPU holds the field."""
-        return fold(self.partial)
+        return fold(self.partial)  # type: ignore[return-value]
 
     @property
     def value(self) -> WireSum:
         """The checksum as transmitted, read big-endian; equals ``csum.internet_checksum`` of the bytes."""
-        return swab16(fold(self.partial))
+        return swab16(fold(self.partial))  # type: ignore[return-value]
 
     def digest(self) -> bytes:
         """The two checksum bytes in wire order."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 import sys
 
 import csum
-from csum.crossarch import wire16
+from csum.crossarch import field16
 
 
 def main(argv: list[str]) -> int:
@@ -26,7 +26,7 @@ def main(argv: list[str]) -> int:
     fields = {}
     for row in csum.compare(data):
         prof = csum.profile(row.profile)
-        field = wire16(row.csum_partial, prof.endian).hex()
+        field = field16(row.csum_partial, prof.endian).hex()
         fields[row.profile] = field
         legacy = f"{row.legacy_diff:#010x}" if row.legacy_diff >= 0 else "-EINVAL"
         print(f"{row.profile:<28} {row.endian:<6}  {row.csum_partial:#010x}    {field:<6}  {legacy:<12}  "

@@ -3,7 +3,7 @@
 import pytest
 
 import csum
-from csum.crossarch import compare, wire16
+from csum.crossarch import compare, field16
 from vectors import ROOT, partial_cases
 
 
@@ -24,6 +24,26 @@ def test_wire_agreement_across_byte_orders():
     """Folded to 16 bits and laid out in memory, LE and BE generic agree on the checksum-field bytes."""
     data = bytes(range(1, 60))
     rows = {r.profile: r for r in compare(data, 0, ["generic", "generic-be", "x86_64", "s390x"])}
-    assert wire16(rows["generic"].csum_partial, "little") == wire16(rows["generic-be"].csum_partial, "big")
+    assert field16(rows["generic"].csum_partial, "little") == field16(rows["generic-be"].csum_partial, "big")
     assert all(r.same_wire_as_generic for r in rows.values())
     assert not rows["x86_64"].same_bits_as_reference  # an unfolded 32-bit sum, not generic's 16 bits
+
+
+def test_field16_is_the_fields_bytes_of_a_register_value():
+    """field16 folds a u32 register value (0x1234 + 0xabcd = 0xbe01, worked by hand) and lays it out
+    in that CPU's byte order: 01 be on a little-endian CPU, be 01 on a big-endian one; the checksum
+    scapy computes (a big-endian WireSum) has the same field bytes as the register value's layout."""
+    assert field16(0x1234ABCD, "little") == b"\x01\xbe"
+    assert field16(0x1234ABCD, "big") == b"\xbe\x01"
+    from scapy.utils import checksum
+
+    data = bytes(range(7, 40))
+    assert field16(csum.ip_compute_csum(data), "little") == checksum(data).to_bytes(2, "big")
+
+
+def test_wire16_is_a_deprecated_alias():
+    """crossarch.wire16 (the name before field16) warns, one release, and gives field16's bytes."""
+    from csum.crossarch import wire16
+
+    with pytest.warns(DeprecationWarning, match="field16"):
+        assert wire16(0x1234ABCD, "little") == b"\x01\xbe"

@@ -222,3 +222,14 @@ def test_values_outside_their_width_raise(func, args):
     """Values outside their width raise ValueError (never silently masked)."""
     with pytest.raises(ValueError):
         func(*args)
+
+
+def test_csum_fold_bytes_is_the_field():
+    """csum_fold_bytes: include/asm-generic/checksum.h folds 0x1234abcd to ~(0x1234 + 0xabcd) = ~0xbe01 = 0x41fe
+    (worked by hand); a little-endian CPU stores that __sum16 as the bytes fe 41, which read big-endian are
+    the checksum scapy and Wireshark show for the same bytes (0xfe41)."""
+    assert csum.csum_fold(0x1234ABCD) == 0x41FE
+    assert csum.csum_fold_bytes(0x1234ABCD) == b"\xfe\x41"
+    assert csum.csum_fold_bytes(0) == b"\xff\xff"
+    with pytest.raises(csum.CsumValueError, match="wsum"):
+        csum.csum_fold_bytes(1 << 32)

@@ -139,3 +139,22 @@ def test_bad_ipv4_addresses_say_what_works(value, error, message):
     """A bad address names the argument and the accepted forms (strings and ipaddress objects included)."""
     with pytest.raises(error, match=message):
         csum.csum_tcpudp_nofold(value, "192.0.2.2", 8, 17)
+
+
+@given(ADDR4, ADDR6, PAYLOAD)
+def test_bytes_twins_are_the_fields_scapy_writes(src4, src6, payload):
+    """csum_tcpudp_magic_bytes / csum_ipv6_magic_bytes / ip_fast_csum_bytes / ip_compute_csum_bytes:
+    the field bytes scapy writes into raw(pkt) for TCP over IPv4 and IPv6, the IPv4 header and ICMPv4
+    (computed with the field zeroed), with no byte-order step left to the caller."""
+    raw = bytearray(bytes(IP(src=src4, dst="192.0.2.2") / TCP(sport=1234, dport=80) / Raw(payload)))
+    stored_tcp, stored_ip = bytes(raw[36:38]), bytes(raw[10:12])
+    raw[36:38] = raw[10:12] = b"\0\0"
+    assert csum.csum_tcpudp_magic_bytes(src4, "192.0.2.2", len(raw) - 20, 6, csum.csum_partial(raw[20:])) == stored_tcp
+    assert csum.ip_fast_csum_bytes(raw, 5) == stored_ip
+    raw6 = bytearray(bytes(IPv6(src=src6, dst="2001:db8::2") / TCP(sport=1, dport=2) / Raw(payload)))
+    stored6 = bytes(raw6[56:58])
+    raw6[56:58] = b"\0\0"
+    assert csum.csum_ipv6_magic_bytes(src6, "2001:db8::2", len(raw6) - 40, 6, csum.csum_partial(raw6[40:])) == stored6
+    icmp = bytearray(raw_icmp := bytes(ICMP(id=7, seq=1) / Raw(payload)))
+    icmp[2:4] = b"\0\0"
+    assert csum.ip_compute_csum_bytes(icmp) == raw_icmp[2:4]
