@@ -87,16 +87,17 @@ def bpf_csum_diff_legacy(frm: object, to: object, seed: Wsum = Wsum(0)) -> int:
 _SUBMODULES = ("batch", "kernel", "layers", "pcap", "prog", "rewrite", "skb")
 
 __all__ = [
-    "BPF_F_HDR_FIELD_MASK", "BPF_F_IPV6", "BPF_F_MARK_ENFORCE", "BPF_F_MARK_MANGLED_0", "BPF_F_PSEUDO_HDR",
-    "CSUM_MANGLED_0", "Checksum", "CsumError", "CsumTypeError", "CsumValueError", "Profile",
-    "bpf_csum_diff", "bpf_csum_diff_legacy", "bpf_l3_csum_replace", "bpf_l4_csum_replace", "compare",
-    "csum16_add", "csum16_sub", "csum_add", "csum_block_add", "csum_block_sub", "csum_fold",
-    "csum_fold_bytes", "csum_ipv6_magic", "csum_ipv6_magic_bytes", "csum_neg", "csum_partial", "csum_replace2", "csum_replace4",
-    "csum_replace_by_diff", "csum_shift", "csum_sub", "csum_tcpudp_magic", "csum_tcpudp_magic_bytes", "csum_tcpudp_nofold",
-    "csum_unfold", "do_csum", "from32to16", "from64to32", "internet_checksum", "ip_compute_csum",
-    "inet", "inet_proto_csum_replace16", "internet_checksum_bytes", "internet_checksum_iov", "ip_compute_csum_bytes",
-    "ip_fast_csum", "ip_fast_csum_bytes",
-    "profile", "profile_names", "verify_checksum",
+    "bpf_csum_diff", "bpf_csum_diff_legacy", "BPF_F_HDR_FIELD_MASK", "BPF_F_IPV6", "BPF_F_MARK_ENFORCE",
+    "BPF_F_MARK_MANGLED_0", "BPF_F_PSEUDO_HDR", "bpf_l3_csum_replace", "bpf_l4_csum_replace", "Checksum", "compare",
+    "csum16_add", "csum16_sub", "csum_add", "csum_block_add", "csum_block_sub", "csum_fold", "csum_fold_bytes",
+    "csum_ipv6_magic", "csum_ipv6_magic_bytes", "CSUM_MANGLED_0", "csum_neg", "csum_partial", "csum_replace2",
+    "csum_replace4", "csum_replace_by_diff", "csum_shift", "csum_sub", "csum_tcpudp_magic",
+    "csum_tcpudp_magic_bytes", "csum_tcpudp_nofold", "csum_unfold", "CsumError", "CsumTypeError", "CsumValueError",
+    "do_csum", "from32to16", "from64to32", "inet", "inet_proto_csum_replace16", "internet_checksum",
+    "internet_checksum_bytes", "internet_checksum_iov", "ip_compute_csum", "ip_compute_csum_bytes", "ip_fast_csum",
+    "ip_fast_csum_bytes", "Profile", "profile", "profile_names", "verify_checksum",
+    # modules imported with the package
+    "bpf", "crossarch", "errors", "profiles", "types",
     # submodules, imported on first attribute access (or by ``from csum import *``)
     *_SUBMODULES,
 ]

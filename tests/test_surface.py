@@ -65,3 +65,60 @@ def test_old_module_paths_unknown_name():
          "    assert 'no_such_name' in str(exc), exc\n"
          "else:\n"
          "    raise AssertionError('imported')")
+
+
+def _api_section() -> str:
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    return text.split("\n## API overview\n", 1)[1].split("\n## ", 1)[0]
+
+
+def _resolve(dotted: str) -> object:
+    import importlib
+
+    import csum
+
+    obj, path = csum, "csum"
+    for part in dotted.split("."):
+        path += "." + part
+        obj = getattr(obj, part) if hasattr(obj, part) else importlib.import_module(path)
+    return obj
+
+
+def test_readme_api_section_names_exist():
+    """Every ``csum.NAME[.ATTR]`` the README's API section shows, every name its ``from csum... import``
+    lines import, and every ``p.METHOD`` of a profile and ``c.ATTR`` of a Checksum exists in the code."""
+    import dataclasses
+    import re
+
+    import csum
+
+    section = _api_section()
+    refs = set(re.findall(r"\bcsum\.([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)", section))
+    assert len(refs) > 40, refs
+    missing = []
+    for ref in sorted(refs):
+        try:
+            _resolve(ref)
+        except (AttributeError, ImportError):
+            missing.append(ref)
+    for module, names in re.findall(r"^from (csum(?:\.\w+)*) import ([\w, ]+)", section, re.M):
+        missing += [f"{module}.{n.strip()}" for n in names.split(",")
+                    if not hasattr(_resolve(module[5:]) if module != "csum" else csum, n.strip())]
+    for var, owner in (("p", csum.Profile), ("c", csum.Checksum)):
+        attrs = set(re.findall(rf"(?<![\w.]){var}\.([A-Za-z_]\w*)", section))
+        assert attrs, var
+        fields = {f.name for f in dataclasses.fields(owner)} if dataclasses.is_dataclass(owner) else set()
+        missing += [f"{owner.__name__}.{a}" for a in sorted(attrs) if not hasattr(owner, a) and a not in fields]
+    assert not missing, missing
+
+
+def test_every_public_name_is_documented_in_the_readme_api_section():
+    """Each name in ``csum.__all__`` appears in the README's API section (the section lists the surface)."""
+    import re
+
+    import csum
+
+    words = set(re.findall(r"\b\w+\b", _api_section()))
+    assert [name for name in csum.__all__ if name not in words] == []
