@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, Sequence
 
 from . import __version__, _progress, bpf
 from ._engine import ENGINE
-from .crossarch import FUNCTIONS, Row, align_dependence, compare, compare_function
+from ._crossarch_report import function_table, partial_table
+from .crossarch import FUNCTIONS, align_dependence, compare, compare_function
 from .errors import CsumError
 from .profiles import profile
-from .partial import internet_checksum
 from .sample import SAMPLE_PACKET
 
 if TYPE_CHECKING:  # numpy-backed modules are imported when verify/fix run, keeping other commands' start-up light
@@ -61,38 +61,6 @@ def _hex(text: str) -> bytes:
     return bytes.fromhex(cleaned)
 
 
-def _mark(ok: bool) -> str:
-    return "same" if ok else "DIFF"
-
-
-def _compare_text(rows: list[Row], label: str, data: bytes, seed: int, align: int) -> str:
-    width = max([len("profile"), *(len(r.profile) for r in rows)])
-    lines = [
-        f"input: {label}, {len(data)} bytes at address {align} mod 8, seed {seed:#010x}; "
-        f"internet checksum (wire) {internet_checksum(data):#06x}",
-        "bpf_csum_diff pushes the input (from = empty, to = input).",
-        "",
-        f"{'profile':<{width}} {'endian':<6}  {'csum_partial':<10} {'bits':<4} {'field':<5}  "
-        f"{'legacy diff':<12} {'bits':<4}  {'homogenized':<11} {'field':<5} {'addr':<4}",
-    ]
-    for r in rows:
-        legacy = f"{r.legacy_diff:#010x}" if r.legacy_diff >= 0 else f"{r.legacy_diff} EINVAL"
-        lines.append(
-            f"{r.profile:<{width}} {r.endian:<6}  {r.csum_partial:#010x}   {_mark(r.same_bits_as_reference):<4} "
-            f"{_mark(r.same_wire_as_generic):<5}  {legacy:<12} {_mark(r.legacy_same_as_reference):<4}  "
-            f"{r.homogenized_diff:#06x}      {_mark(r.homogenized_same_wire):<5} "
-            f"{'DEP' if r.homogenized_align_dependent else '-'}"
-        )
-    lines += [
-        "",
-        "bits: same u32 as the generic code of that byte order (generic / generic-be).",
-        "field: same two checksum-field bytes as generic little-endian, once folded to 16 bits.",
-        "addr: DEP if the homogenized helper gives another result with the input at another address mod 8,",
-        "      pushed (to) or pulled (from); --align sets the address used above.",
-    ]
-    return "\n".join(lines)
-
-
 def _cmd_compare(args: argparse.Namespace) -> int:
     if args.file is not None and args.hex is not None:
         raise _UsageError("give HEX or --file, not both")
@@ -114,7 +82,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         print(json.dumps({"input": data.hex(), "seed": args.seed, "align": args.align,
                           "rows": [r.as_dict() for r in rows]}, indent=2))
     else:
-        print(_compare_text(rows, label, data, args.seed, args.align))
+        print(partial_table(rows, label, data, args.seed, args.align))
     return 0
 
 
@@ -161,15 +129,7 @@ def _compare_function(args: argparse.Namespace, data: bytes, label: str, names: 
     if args.json:
         print(json.dumps({"function": fn, "input": what, "rows": [r.as_dict() for r in rows]}, indent=2))
         return 0
-    width = max([len("profile"), *(len(r.profile) for r in rows)])
-    digits = 8 if fn == "csum_tcpudp_nofold" else 4
-    lines = [f"{fn}: {what}", "", f"{'profile':<{width}} {'endian':<6}  {'value':<{digits + 2}} {'bits':<4} field"]
-    lines += [f"{r.profile:<{width}} {r.endian:<6}  {r.value:#0{digits + 2}x} {_mark(r.same_bits_as_reference):<4} "
-              f"{_mark(r.same_field_as_generic)}" for r in rows]
-    lines += ["", "bits: same value as the generic code of that byte order (generic / generic-be).",
-              "field: same two checksum-field bytes as generic little-endian"
-              + (" once folded (csum_from32to16)." if fn == "csum_tcpudp_nofold" else ".")]
-    print("\n".join(lines))
+    print(function_table(rows, fn, what))
     return 0
 
 

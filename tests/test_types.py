@@ -17,7 +17,7 @@ pytest.importorskip("mypy")
 ROOT = Path(__file__).resolve().parent.parent
 PUBLIC = ["csum/__init__.py", "csum/types.py", "csum/ones.py", "csum/partial.py", "csum/pseudo.py",
           "csum/stream.py", "csum/profiles.py", "csum/crossarch.py", "csum/profile.py", "csum/compare.py",
-          "csum/_deprecated_module.py"]
+          "csum/_deprecated_module.py", "csum/_crossarch_report.py"]
 
 SNIPPET = '''\
 import csum
