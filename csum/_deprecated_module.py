@@ -22,7 +22,13 @@ def forward(old: str) -> Callable[[str], object]:
     new = f"csum.{RENAMED[old]}"
 
     def __getattr__(name: str) -> object:
-        value = getattr(importlib.import_module(new), name)
+        module = importlib.import_module(new)
+        if name == "__all__":  # ``from csum.<old> import *``: the public names the module had
+            value: object = [n for n in vars(module) if not n.startswith("_")]
+        elif name.startswith("__"):  # tools probing dunders (__wrapped__, __path__ ...): not a use
+            raise AttributeError(f"module 'csum.{old}' has no attribute {name!r}")
+        else:
+            value = getattr(module, name)
         warnings.warn(f"the module csum.{old} is deprecated (renamed {new}; csum.{old} is the function): "
                       f"import {name} from {new}", DeprecationWarning, stacklevel=2)
         return value

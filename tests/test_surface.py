@@ -56,6 +56,21 @@ def test_old_module_paths_warn_and_leave_the_functions_in_place():
          "assert callable(csum.profile) and not isinstance(csum.profile, type(csum))")
 
 
+def test_old_module_path_star_import():
+    """``from csum.profile import *`` binds the public names the module had (with DeprecationWarnings), and a
+    dunder probe (``__wrapped__``, as inspect does) is an AttributeError without a warning."""
+    _run("import warnings, csum\n"
+         "with warnings.catch_warnings(record=True) as seen:\n"
+         "    warnings.simplefilter('always')\n"
+         "    ns = {}\n"
+         "    exec('from csum.profile import *', ns)\n"
+         "    import sys; assert not hasattr(sys.modules['csum.profile'], '__wrapped__')\n"
+         "assert seen and {w.category for w in seen} == {DeprecationWarning}, [str(w.message) for w in seen]\n"
+         "assert not any('__wrapped__' in str(w.message) for w in seen)\n"
+         "assert ns['Profile'] is csum.profiles.Profile and ns['parse_profile'] is csum.profiles.parse_profile\n"
+         "assert ns['profile'] is csum.profile and callable(csum.profile)")
+
+
 def test_old_module_paths_unknown_name():
     """A name the renamed module does not have is an ImportError from the old path too (no warning hides it)."""
     _run("import warnings; warnings.simplefilter('error')\n"
