@@ -1,11 +1,13 @@
 """csum/types.py: the NewType kinds, checked by mypy (the independent source: the type checker itself).
 
 mypy runs on a small typed snippet that mixes the kinds (each wrong line must be reported, each
-right one must not) and on the public modules, which must be clean. The rest of the package is
-not at zero (mypy csum/ reports errors in internal modules that pass plain ints); this test's
-module list is the stated baseline.
+right one must not) and on the public modules of :data:`PUBLIC`, which must be clean. That list is
+the stated baseline: ``mypy csum/`` as a whole reported 97 errors when the kinds became NewTypes
+(63 before; the 34 new ones are internal modules, csum/bpf.py 23, csum/skb.py 7 and a few others,
+passing plain ints where a kind is now expected).
 """
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -44,7 +46,7 @@ csum.csum_replace2(csum.ip_compute_csum(b"ab"), 0x5000, Be16(0x5100))  # WRONG: 
 
 def _mypy(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "mypy", "--no-incremental", "--follow-imports=silent",
-                           "--warn-unused-ignores", "--python-version", "3.11", *args],
+                           "--warn-unused-ignores", "--python-version", "3.11", "--cache-dir", os.devnull, *args],
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
 
 
