@@ -17,8 +17,8 @@ from .types import Be16, Be32, Sum16, Wsum
 CSUM_MANGLED_0 = Sum16(0xFFFF)
 __all__ = [
     "CSUM_MANGLED_0", "M16", "M32", "csum16_add", "csum16_sub", "csum_add", "csum_block_add", "csum_block_sub",
-    "csum_fold", "csum_fold_bytes", "csum_neg", "csum_replace2", "csum_replace4", "csum_replace_by_diff", "csum_shift", "csum_sub",
-    "csum_unfold", "from32to16", "from64to32", "ror32", "swab16",
+    "csum_fold", "csum_fold_bytes", "csum_neg", "csum_replace2", "csum_replace4", "csum_replace_by_diff", "csum_shift",
+    "csum_sub", "csum_unfold", "from32to16", "from64to32", "ror32", "swab16",
 ]
 
 
@@ -45,7 +45,7 @@ def csum_fold(wsum: Wsum) -> Sum16:
 
 def csum_fold_bytes(wsum: Wsum) -> bytes:
     """The two checksum-field bytes of :func:`csum_fold` (a little-endian CPU stores the ``__sum16`` as is)."""
-    return fold(check_uint(wsum, 32, "wsum")).to_bytes(2, "little")
+    return csum_fold(wsum).to_bytes(2, "little")
 
 
 def csum_unfold(sum16: Sum16) -> Wsum:
