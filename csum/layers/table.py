@@ -201,7 +201,9 @@ LINKTYPES: dict[int, LinkType] = {
     228: LinkType("raw", "ip"),
     229: LinkType("raw", "ip"),
     239: LinkType("nflog", "nflog"),
-    242: LinkType("ipoib", "ethertype", 4, 0),
+    # the pcap form: a 40-byte pseudo-header (GRH or, unicast, 20 zero bytes and the destination address)
+    # before the 4-byte RFC 4391 header (tcpdump print-ipoib.c, Wireshark packet-ipoib.c)
+    242: LinkType("ipoib", "ethertype", 44, 40),
     258: LinkType("pktap", "pktap"),
     276: LinkType("sll2", "ethertype", 20, 0),
 }

@@ -428,6 +428,8 @@ class _Walker:
             if at + ihl <= self.wire:
                 self.emit(Field(T.IPV4_HEADER, path, depth, at, at + 10, na=R.NOT_CAPTURED))
             self.need(at + ihl, f"IPv4 header with IHL {ihl // 4}")
+        # the header is whole: its checksum is judged even if the lengths that follow are not
+        self.emit(Field(T.IPV4_HEADER, path, depth, at, at + 10, ((at, at + ihl),)))
         total, big = self.u16(at + 2), False
         if total == 0 and not quote and end - at > ihl:  # BIG TCP / TSO super-packet: the captured length
             big, stop = True, end
@@ -440,7 +442,6 @@ class _Walker:
                 if not quote:
                     raise _Bad("truncated", f"packet: truncated: IPv4 total length {total} needs {stop} bytes, "
                                f"packet has {end}")
-        self.emit(Field(T.IPV4_HEADER, path, depth, at, at + 10, ((at, at + ihl),)))
         final = self.ipv4_final_destination(at + 20, at + ihl, at + 16)
         frag = self.u16(at + 6)
         offset, more = (frag & 0x1FFF) * 8, bool(frag & 0x2000)
