@@ -4,6 +4,7 @@
  * ENTRY/ENDPROC, arch/arm/include/asm/assembler.h put_byte_N and ret).
  */
 #ifdef __ASSEMBLER__
+	.syntax unified
 #define __LINUX_ARM_ARCH__ 7
 #define ENTRY(name) .globl name; .type name, %function; .align 2; name:
 #define ENDPROC(name) .size name, . - name
