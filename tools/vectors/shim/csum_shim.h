@@ -78,8 +78,12 @@ static inline u32 swab32(u32 x)
 
 #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
 #define htonl(x) ((u32)(x))
+#define be16_to_cpu(x) ((u16)(x))
+#define le16_to_cpu(x) __builtin_bswap16(x)
 #else
 #define htonl(x) __builtin_bswap32(x)
+#define be16_to_cpu(x) __builtin_bswap16(x)
+#define le16_to_cpu(x) ((u16)(x))
 #endif
 
 struct in6_addr {
