@@ -11,7 +11,8 @@ after the csum_partial it defines, so the rest of it needs no shims), runs the h
 or under qemu-user, and writes the vector file: a header naming the kernel files and the
 release they come from (the tree's Makefile; a tree extracted from Debian's linux-source-X
 package into a directory named after the .deb, ``linux-source-X_VERSION``, also names the
-package), the compiler, the runner and this command, then one line per input (``align seed
+package), the compiler, the runner and this command, the target's notes and the ``# check:`` lines of
+the input file's header (facts about its numbers, kept as long as the numbers are), then one line per input (``align seed
 result data`` or ``seed result from to``). The build lives in a temporary directory. Several
 ``--ksrc`` trees must all give the same lines; the header then names every release.
 
@@ -58,7 +59,7 @@ class Target:
     min_qemu: tuple[int, int] | None = None  # oldest qemu that emulates the file's instructions right
     shim: str | None = None             # tools/vectors/shim/csum_<shim>.h, force-included after csum_shim.h
     cut: str | None = None              # an assembler/C source is compiled only up to the line holding this
-    note: str = ""
+    notes: tuple[str, ...] = ()         # one "# note:" line each
     needs: str = "a current tree"       # which kernel trees hold the file in this form (README, tests)
     excerpt: str | None = None          # bpf_csum_diff targets: the kernel file the helper is cut out of
     form: str | None = None             # bpf_csum_diff targets: "homogenized" (v6.13+) or "legacy" (<= v6.12)
@@ -76,74 +77,75 @@ TARGETS = {
     "generic": Target(("lib/checksum.c",)),
     "x86_64": Target(("arch/x86/lib/csum-partial_64.c",), needs="a tree from v6.7 on (Linux 6.12, 7.2)"),
     "x86_64@6.6": Target(("arch/x86/lib/csum-partial_64.c",),
-                         note="the v5.17..v6.6 csum_partial (3411506550b1 \"x86/csum: Rewrite/optimize csum_partial()\" "
-                              "and 688eb8191b47, same bits); 6.6.y stable later took the v6.7 form",
+                         notes=("the v5.17..v6.6 csum_partial (3411506550b1 \"x86/csum: Rewrite/optimize csum_partial()\" "
+                              "and 688eb8191b47, same bits); 6.6.y stable later took the v6.7 form",),
                          needs="a tree from v5.17 to v6.6 (Linux 6.1)"),
     "x86_64@5.16": Target(("arch/x86/lib/csum-partial_64.c",),
-                          note="Andi Kleen's do_csum + add32_with_carry, used up to v5.16",
+                          notes=("Andi Kleen's do_csum + add32_with_carry, used up to v5.16",),
                           needs="a tree up to v5.16 (Linux 5.10)"),
     "generic-be": Target(("lib/checksum.c",), "s390x-linux-gnu-gcc", STATIC, qemu="qemu-s390x",
-                         note="lib/checksum.c do_csum/csum_partial on a big-endian CPU; result = end-around add of "
-                              "the 16-bit do_csum and the seed"),
+                         notes=("lib/checksum.c do_csum/csum_partial on a big-endian CPU; result = end-around add of "
+                              "the 16-bit do_csum and the seed",)),
     "arm64": Target(("arch/arm64/lib/csum.c", "lib/checksum.c"), cflags=(*C_FLAGS, "-DCSUM_ARCH_DO_CSUM"),
-                    note="C code, built for and run on x86_64 (little-endian, 64-bit like arm64)"),
+                    notes=("C code, built for and run on x86_64 (little-endian, 64-bit like arm64)",)),
     "alpha": Target(("arch/alpha/lib/checksum.c",),
-                    note="C code, built for and run on x86_64 (little-endian, 64-bit like alpha)"),
+                    notes=("C code, built for and run on x86_64 (little-endian, 64-bit like alpha)",)),
     "loongarch64": Target(("arch/loongarch/lib/csum.c", "lib/checksum.c"), cflags=(*C_FLAGS, "-DCSUM_ARCH_DO_CSUM"),
-                          note="C code, built for and run on x86_64 (little-endian, 64-bit like loongarch64)",
+                          notes=("C code, built for and run on x86_64 (little-endian, 64-bit like loongarch64)",),
                           needs="a tree from v6.1 on with arch/loongarch/lib/csum.c (Linux 6.12, 7.2)"),
     "riscv64": Target(("arch/riscv/lib/csum.c", "lib/checksum.c"),
                       cflags=(*C_FLAGS, "-DCSUM_ARCH_DO_CSUM", "-DCSUM_ZBB=0", "-DCSUM_FAST_UNALIGNED=0"), shim="riscv",
-                      note="C code with CONFIG_RISCV_ISA_ZBB off (plain-C fold), built for and run on x86_64 "
-                           "(little-endian, 64-bit like rv64); has_fast_unaligned_accesses() = false",
+                      notes=("C code with CONFIG_RISCV_ISA_ZBB off (plain-C fold), built for and run on x86_64 "
+                           "(little-endian, 64-bit like rv64); has_fast_unaligned_accesses() = false",),
                       needs="a tree from v6.8 on with arch/riscv/lib/csum.c (Linux 6.12, 7.2)"),
     "riscv64-zbb": Target(("arch/riscv/lib/csum.c", "lib/checksum.c"), "riscv64-linux-gnu-gcc",
                           _static("-march=rv64gc", "-mabi=lp64d", "-DCSUM_ARCH_DO_CSUM", "-DCSUM_ZBB=1",
                                  "-DCSUM_FAST_UNALIGNED=0"),
                           qemu="qemu-riscv64", qemu_args=("-cpu", "rv64,zbb=true"), shim="riscv",
-                          note="Zbb fold (the ALTERNATIVE / riscv_has_extension_likely check resolved to Zbb present); "
-                               "has_fast_unaligned_accesses() = false, so misaligned buffers use do_csum_with_alignment",
+                          notes=("Zbb fold (the ALTERNATIVE / riscv_has_extension_likely check resolved to Zbb present); "
+                               "has_fast_unaligned_accesses() = false, so misaligned buffers use do_csum_with_alignment",),
                           needs="a tree from v6.8 on with arch/riscv/lib/csum.c (Linux 6.12, 7.2)"),
     "riscv64-zbb-fast-unaligned": Target(
         ("arch/riscv/lib/csum.c", "lib/checksum.c"), "riscv64-linux-gnu-gcc",
         _static("-march=rv64gc", "-mabi=lp64d", "-DCSUM_ARCH_DO_CSUM", "-DCSUM_ZBB=1", "-DCSUM_FAST_UNALIGNED=1"),
         qemu="qemu-riscv64", qemu_args=("-cpu", "rv64,zbb=true"), shim="riscv",
-        note="Zbb fold; has_fast_unaligned_accesses() = true, so every buffer uses do_csum_no_alignment",
+        notes=("Zbb fold; has_fast_unaligned_accesses() = true, so every buffer uses do_csum_no_alignment",),
         needs="a tree from v6.8 on with arch/riscv/lib/csum.c (Linux 6.12, 7.2)"),
     "arm": Target(("arch/arm/lib/csumpartial.S",), "arm-linux-gnueabihf-gcc", _static("-marm"),
-                  qemu="qemu-arm", shim="arm", note="ARM state, __LINUX_ARM_ARCH__ = 7, little-endian"),
+                  qemu="qemu-arm", shim="arm", notes=("ARM state, __LINUX_ARM_ARCH__ = 7, little-endian",)),
     "i386": Target(("arch/x86/lib/checksum_32.S",), "i686-linux-gnu-gcc",
                    _static("-DCONFIG_X86_USE_PPRO_CHECKSUM"), shim="x86_32", cut="EXPORT_SYMBOL(csum_partial)",
-                   note="CONFIG_X86_USE_PPRO_CHECKSUM=y body (PPro/PII); asmlinkage (arguments on the stack)"),
+                   notes=("CONFIG_X86_USE_PPRO_CHECKSUM=y body (PPro/PII); asmlinkage (arguments on the stack)",)),
     "i386-nonppro": Target(("arch/x86/lib/checksum_32.S",), "i686-linux-gnu-gcc", _static(), shim="x86_32",
                            cut="EXPORT_SYMBOL(csum_partial)",
-                           note="CONFIG_X86_USE_PPRO_CHECKSUM not set (386/486/Pentium body), which loses a carry "
-                                "at an odd address when seed + first byte overflows 32 bits (adcl then roll $8)"),
+                           notes=("CONFIG_X86_USE_PPRO_CHECKSUM not set (386/486/Pentium body); asmlinkage",
+                                  "this body loses a carry at an odd address when seed + first byte overflows 32 bits "
+                                  "(adcl then roll $8 overwrites CF)")),
     "mips": Target(("arch/mips/lib/csum_partial.S",), "mips-linux-gnu-gcc",
                    _static("-march=mips32r2", "-DCONFIG_CPU_MIPSR2"), qemu="qemu-mips", shim="mips",
-                   cut="END(csum_partial)", note="o32, 32-bit big-endian, the MIPS R2 wsbh path"),
+                   cut="END(csum_partial)", notes=("o32, 32-bit big-endian, the MIPS R2 wsbh path",)),
     "mipsel": Target(("arch/mips/lib/csum_partial.S",), "mipsel-linux-gnu-gcc",
                      _static("-march=mips32r2", "-DCONFIG_CPU_MIPSR2"), qemu="qemu-mipsel", shim="mips",
-                     cut="END(csum_partial)", note="o32, 32-bit little-endian, the MIPS R2 wsbh path"),
+                     cut="END(csum_partial)", notes=("o32, 32-bit little-endian, the MIPS R2 wsbh path",)),
     "powerpc64": Target(("arch/powerpc/lib/checksum_64.S",), "powerpc64-linux-gnu-gcc",
                         _static("-Dcsum_partial=__csum_partial"), qemu="qemu-ppc64", shim="ppc64",
                         cut="EXPORT_SYMBOL(__csum_partial)",
-                        note="ELFv1, big-endian; __csum_partial, which the inline csum_partial of "
+                        notes=("ELFv1, big-endian; __csum_partial, which the inline csum_partial of "
                              "arch/powerpc/include/asm/checksum.h calls for a length that is not a compile-time "
-                             "constant (as in bpf_csum_diff); the constant-length inline paths are not covered"),
+                             "constant (as in bpf_csum_diff); the constant-length inline paths are not covered",)),
     "powerpc64le": Target(("arch/powerpc/lib/checksum_64.S",), "powerpc64le-linux-gnu-gcc",
                           _static("-Dcsum_partial=__csum_partial"), qemu="qemu-ppc64le", shim="ppc64",
                           cut="EXPORT_SYMBOL(__csum_partial)",
-                          note="ELFv2, little-endian; __csum_partial (runtime length), as for powerpc64"),
+                          notes=("ELFv2, little-endian; __csum_partial (runtime length), as for powerpc64",)),
     "s390x": Target(("arch/s390/lib/csum-partial.c",), "s390x-linux-gnu-gcc",
                     _static("-march=z13", "-fno-tree-vectorize"), qemu="qemu-s390x", qemu_args=("-cpu", "max"),
                     min_qemu=(10, 0), shim="s390", cut="EXPORT_SYMBOL(csum_partial);",
-                    note="vector-facility path (cpu_has_vx() = 1); qemu-s390x 7.2 emulates VCKSM wrongly (seed 1, "
-                         "no data gives 0x100), so a qemu >= 10.0 runs it",
+                    notes=("vector-facility path (cpu_has_vx() = 1); qemu-s390x 7.2 emulates VCKSM wrongly (seed 1, "
+                         "no data gives 0x100), so a qemu >= 10.0 runs it",),
                     needs="a tree from v6.8 on with the fpu_* csum-partial.c (Linux 6.12, 7.2)"),
     "parisc": Target(("arch/parisc/lib/checksum.c",), "hppa-linux-gnu-gcc", _static(), qemu="qemu-hppa",
-                     note="32-bit big-endian, the add/addc asm kept; csum_partial returns "
-                          "csum_from32to16(do_csum + seed with end-around carry): a 16-bit value",
+                     notes=("32-bit big-endian, the add/addc asm kept; csum_partial returns "
+                          "csum_from32to16(do_csum + seed with end-around carry): a 16-bit value",),
                      needs="a tree up to v6.12 with arch/parisc/lib/checksum.c (Linux 6.1, 6.12)"),
 }
 
@@ -156,7 +158,7 @@ for _name, _base in list(TARGETS.items()):
     for _form, _what in FORMS.items():
         if (VECTORS / "bpf_csum_diff" / f"{_name}-{_form}.txt").is_file():
             TARGETS[f"{_name}-{_form}"] = replace(
-                _base, excerpt="net/core/filter.c", form=_form, note="; ".join(filter(None, (_what, _base.note))),
+                _base, excerpt="net/core/filter.c", form=_form, notes=(_what, *_base.notes),
                 needs=(_base.needs if _form == "legacy" or _base.needs != "a current tree"
                        else "a tree from v6.13 on (Linux 7.2)"))
 
@@ -289,8 +291,8 @@ def header(name: str, target: Target, cc: str, qemu: str | None, trees: list[Pat
              f"{f'csum_shim.h + csum_{target.shim}.h' if target.shim else 'csum_shim.h'}); {runner} "
              "(outside this repository)",
              f"# command: {command}"]
-    if target.note:
-        lines.append(f"# note: {target.note}")
+    lines += [f"# note: {note}" for note in target.notes]
+    lines += [line for line in inputs.read_text(encoding="utf-8").splitlines() if line.startswith("# check: ")]
     lines += [f"# inputs: {_origin(inputs)}; each case run twice, with the bytes around the buffers 0x5a then "
               "0xa5, results identical", BPF_COLUMNS if target.excerpt else COLUMNS]
     return lines
