@@ -43,6 +43,7 @@ BPF_COLUMNS = ("# columns: seed result from to -- seed = u32 (8 hex); result = h
 COLUMNS = ("# columns: align seed result data -- align = byte offset of data from an 8-byte (64-byte) aligned "
            "address; seed = u32 csum_partial() sum argument (8 hex); result = u32 returned, as held in a register "
            "(8 hex); data = bytes in memory order (hex, \"-\" if empty)")
+CURRENT = "a current tree (Linux 7.3, 7.2, 6.12, ...)"
 C_FLAGS = ("-O2", "-fno-strict-aliasing", "-fno-strict-overflow")
 STATIC = (*C_FLAGS, "-fno-builtin", "-static")
 
@@ -60,13 +61,18 @@ class Target:
     shim: str | None = None             # tools/vectors/shim/csum_<shim>.h, force-included after csum_shim.h
     cut: str | None = None              # an assembler/C source is compiled only up to the line holding this
     notes: tuple[str, ...] = ()         # one "# note:" line each
-    needs: str = "a current tree"       # which kernel trees hold the file in this form (README, tests)
+    needs: str = CURRENT                # which kernel trees hold the file in this form (README, tests)
     excerpt: str | None = None          # bpf_csum_diff targets: the kernel file the helper is cut out of
     form: str | None = None             # bpf_csum_diff targets: "homogenized" (v6.13+) or "legacy" (<= v6.12)
+    inline: tuple[tuple[str, tuple[str, ...]], ...] = ()  # primitives: (kernel file, functions cut out of it)
 
     @property
     def family(self) -> str:
-        return "bpf_csum_diff" if self.excerpt else "csum_partial"
+        return "bpf_csum_diff" if self.excerpt else "primitives" if self.inline else "csum_partial"
+
+    @property
+    def harness(self) -> str:
+        return {"bpf_csum_diff": "harness_bpf.c", "primitives": "harness_prim.c"}.get(self.family, "harness.c")
 
 
 def _static(*flags: str) -> tuple[str, ...]:
@@ -75,7 +81,7 @@ def _static(*flags: str) -> tuple[str, ...]:
 
 TARGETS = {
     "generic": Target(("lib/checksum.c",)),
-    "x86_64": Target(("arch/x86/lib/csum-partial_64.c",), needs="a tree from v6.7 on (Linux 6.12, 7.2)"),
+    "x86_64": Target(("arch/x86/lib/csum-partial_64.c",), needs="a tree from v6.7 on (Linux 7.3, 7.2, 6.12)"),
     "x86_64@6.6": Target(("arch/x86/lib/csum-partial_64.c",),
                          notes=("the v5.17..v6.6 csum_partial (3411506550b1 \"x86/csum: Rewrite/optimize csum_partial()\" "
                               "and 688eb8191b47, same bits); 6.6.y stable later took the v6.7 form",),
@@ -92,25 +98,25 @@ TARGETS = {
                     notes=("C code, built for and run on x86_64 (little-endian, 64-bit like alpha)",)),
     "loongarch64": Target(("arch/loongarch/lib/csum.c", "lib/checksum.c"), cflags=(*C_FLAGS, "-DCSUM_ARCH_DO_CSUM"),
                           notes=("C code, built for and run on x86_64 (little-endian, 64-bit like loongarch64)",),
-                          needs="a tree from v6.1 on with arch/loongarch/lib/csum.c (Linux 6.12, 7.2)"),
+                          needs="a tree from v6.1 on with arch/loongarch/lib/csum.c (Linux 7.3, 7.2, 6.12)"),
     "riscv64": Target(("arch/riscv/lib/csum.c", "lib/checksum.c"),
                       cflags=(*C_FLAGS, "-DCSUM_ARCH_DO_CSUM", "-DCSUM_ZBB=0", "-DCSUM_FAST_UNALIGNED=0"), shim="riscv",
                       notes=("C code with CONFIG_RISCV_ISA_ZBB off (plain-C fold), built for and run on x86_64 "
                            "(little-endian, 64-bit like rv64); has_fast_unaligned_accesses() = false",),
-                      needs="a tree from v6.8 on with arch/riscv/lib/csum.c (Linux 6.12, 7.2)"),
+                      needs="a tree from v6.8 on with arch/riscv/lib/csum.c (Linux 7.3, 7.2, 6.12)"),
     "riscv64-zbb": Target(("arch/riscv/lib/csum.c", "lib/checksum.c"), "riscv64-linux-gnu-gcc",
                           _static("-march=rv64gc", "-mabi=lp64d", "-DCSUM_ARCH_DO_CSUM", "-DCSUM_ZBB=1",
                                  "-DCSUM_FAST_UNALIGNED=0"),
                           qemu="qemu-riscv64", qemu_args=("-cpu", "rv64,zbb=true"), shim="riscv",
                           notes=("Zbb fold (the ALTERNATIVE / riscv_has_extension_likely check resolved to Zbb present); "
                                "has_fast_unaligned_accesses() = false, so misaligned buffers use do_csum_with_alignment",),
-                          needs="a tree from v6.8 on with arch/riscv/lib/csum.c (Linux 6.12, 7.2)"),
+                          needs="a tree from v6.8 on with arch/riscv/lib/csum.c (Linux 7.3, 7.2, 6.12)"),
     "riscv64-zbb-fast-unaligned": Target(
         ("arch/riscv/lib/csum.c", "lib/checksum.c"), "riscv64-linux-gnu-gcc",
         _static("-march=rv64gc", "-mabi=lp64d", "-DCSUM_ARCH_DO_CSUM", "-DCSUM_ZBB=1", "-DCSUM_FAST_UNALIGNED=1"),
         qemu="qemu-riscv64", qemu_args=("-cpu", "rv64,zbb=true"), shim="riscv",
         notes=("Zbb fold; has_fast_unaligned_accesses() = true, so every buffer uses do_csum_no_alignment",),
-        needs="a tree from v6.8 on with arch/riscv/lib/csum.c (Linux 6.12, 7.2)"),
+        needs="a tree from v6.8 on with arch/riscv/lib/csum.c (Linux 7.3, 7.2, 6.12)"),
     "arm": Target(("arch/arm/lib/csumpartial.S",), "arm-linux-gnueabihf-gcc", _static("-marm"),
                   qemu="qemu-arm", shim="arm", notes=("ARM state, __LINUX_ARM_ARCH__ = 7, little-endian",)),
     "i386": Target(("arch/x86/lib/checksum_32.S",), "i686-linux-gnu-gcc",
@@ -142,15 +148,15 @@ TARGETS = {
                     min_qemu=(10, 0), shim="s390", cut="EXPORT_SYMBOL(csum_partial);",
                     notes=("vector-facility path (cpu_has_vx() = 1); qemu-s390x 7.2 emulates VCKSM wrongly (seed 1, "
                          "no data gives 0x100), so a qemu >= 10.0 runs it",),
-                    needs="a tree from v6.8 on with the fpu_* csum-partial.c (Linux 6.12, 7.2)"),
+                    needs="a tree from v6.8 on with the fpu_* csum-partial.c (Linux 7.3, 7.2, 6.12)"),
     "parisc": Target(("arch/parisc/lib/checksum.c",), "hppa-linux-gnu-gcc", _static(), qemu="qemu-hppa",
                      notes=("32-bit big-endian, the add/addc asm kept; csum_partial returns "
                           "csum_from32to16(do_csum + seed with end-around carry): a 16-bit value",),
-                     needs="a tree up to v6.12 with arch/parisc/lib/checksum.c (Linux 6.1, 6.12)"),
+                     needs="a tree with arch/parisc/lib/checksum.c, gone in 7.2 (Linux 6.12, 6.1, 5.10)"),
 }
 
 #: bpf_csum_diff (net/core/filter.c) on top of a csum_partial target, for every committed file: the v6.13
-#: homogenized form needs a tree from v6.13 on (Linux 7.2), the legacy one (512-byte scratch buffer, through
+#: homogenized form needs a tree from v6.13 on (Linux 7.3, 7.2), the legacy one (512-byte scratch buffer, through
 #: v6.12) an older tree (Linux 6.12, 6.1, 5.10).
 FORMS = {"homogenized": "bpf_csum_diff after \"bpf: bpf_csum_diff: optimize and homogenize for all archs\" (v6.13 on)",
          "legacy": "bpf_csum_diff with the 512-byte per-CPU scratch buffer (through v6.12), here 64-byte aligned"}
@@ -159,8 +165,80 @@ for _name, _base in list(TARGETS.items()):
         if (VECTORS / "bpf_csum_diff" / f"{_name}-{_form}.txt").is_file():
             TARGETS[f"{_name}-{_form}"] = replace(
                 _base, excerpt="net/core/filter.c", form=_form, notes=(_what, *_base.notes),
-                needs=(_base.needs if _form == "legacy" or _base.needs != "a current tree"
-                       else "a tree from v6.13 on (Linux 7.2)"))
+                needs=(f"{_base.needs}, up to v6.12 for the legacy filter.c"
+                       if _form == "legacy" and _base.needs != CURRENT else
+                       "a tree up to v6.12 (Linux 6.12, 6.1, 5.10)" if _form == "legacy" else
+                       "a v6.13..v7.1 tree, which still has arch/parisc/lib/checksum.c (no Debian package)"
+                       if _name == "parisc" else "a tree from v6.13 on (Linux 7.3, 7.2)"))
+
+
+#: The kernel's checksum primitives (harness_prim.c): named "<dir>/<file>" after the committed file; the
+#: functions are cut out of the kernel's headers (static inline) into the build directory, lib/checksum.c
+#: is compiled whole where it defines them. Only the functions a file's lines name are called.
+_GENERIC_INLINE = (("include/asm-generic/checksum.h", ("csum_fold",)), ("include/net/checksum.h", ("?csum_from32to16",)),
+                   ("net/ipv6/ip6_checksum.c", ("csum_ipv6_magic",)))
+PRIM_NATIVE = (*C_FLAGS, "-Werror=implicit-function-declaration", "-DCSUM_KERNEL_PRIMS")
+PRIM_FLAGS = (*STATIC, "-Werror=implicit-function-declaration", "-DCSUM_KERNEL_PRIMS")
+TARGETS.update({
+    "primitives/generic": Target(("lib/checksum.c",), cflags=PRIM_NATIVE, inline=_GENERIC_INLINE,
+                                 notes=("lib/checksum.c csum_tcpudp_nofold (from64to32), include/asm-generic/checksum.h "
+                                        "csum_fold, net/ipv6/ip6_checksum.c csum_ipv6_magic; little-endian",)),
+    "primitives/generic-be": Target(("lib/checksum.c",), "s390x-linux-gnu-gcc", PRIM_FLAGS, qemu="qemu-s390x",
+                                    inline=_GENERIC_INLINE, notes=("the generic files built big-endian (s390x)",)),
+    "helpers/generic": Target(("lib/checksum.c",), cflags=PRIM_NATIVE,
+                              inline=(("include/asm-generic/checksum.h", ("csum_fold",)),
+                                      ("include/net/checksum.h", ("csum_from32to16",))),
+                              notes=("lib/checksum.c ip_fast_csum and csum_tcpudp_nofold, include/asm-generic/checksum.h "
+                                     "csum_fold, include/net/checksum.h csum_from32to16",),
+                              needs="a tree from v6.13 on, whose include/net/checksum.h has csum_from32to16 (Linux 7.3, "
+                                    "7.2)"),
+    "primitives/arm": Target((), "arm-linux-gnueabihf-gcc", (*PRIM_FLAGS, "-marm"), qemu="qemu-arm",
+                             inline=(("arch/arm/include/asm/checksum.h",
+                                      ("csum_fold", "ip_fast_csum", "csum_tcpudp_nofold")),),
+                             notes=("arch/arm/include/asm/checksum.h inline asm, ARM state, little-endian",)),
+    "primitives/powerpc64le": Target((), "powerpc64le-linux-gnu-gcc", PRIM_FLAGS, qemu="qemu-ppc64le",
+                                     inline=(("arch/powerpc/include/asm/checksum.h",
+                                              ("csum_fold", "from64to32", "csum_tcpudp_nofold", "ip_fast_csum_nofold",
+                                               "ip_fast_csum")),),
+                                     notes=("arch/powerpc/include/asm/checksum.h, the __powerpc64__ branches",)),
+    "primitives/s390x": Target((), "s390x-linux-gnu-gcc", PRIM_FLAGS, qemu="qemu-s390x",
+                               inline=(("arch/s390/include/asm/checksum.h",
+                                        ("csum_fold", "ip_fast_csum", "csum_tcpudp_nofold", "csum_ipv6_magic")),)),
+    "primitives/x86_64": Target((), cflags=PRIM_NATIVE,
+                                inline=(("arch/x86/include/asm/checksum_64.h",
+                                         ("csum_fold", "ip_fast_csum", "csum_tcpudp_nofold", "add32_with_carry",
+                                          "csum_ipv6_magic")),),
+                                needs="a tree whose arch/x86/include/asm/checksum_64.h defines csum_ipv6_magic "
+                                      "(Linux 7.3, 7.2)"),
+})
+
+
+def committed_file(name: str) -> Path:
+    """The committed vector file a target regenerates."""
+    return VECTORS / f"{name}.txt" if "/" in name else VECTORS / TARGETS[name].family / f"{name}.txt"
+
+
+def _functions(path: Path, names: tuple[str, ...]) -> str:
+    """The definitions of ``names`` (``?name``: if there) in ``path``: from the declarator lines to the closing brace."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    out = []
+    for name in names:
+        optional, name = name.startswith("?"), name.lstrip("?")
+        at = next((i for i, line in enumerate(lines) if re.search(rf"(^|[\s*]){name}\(", line)
+                   and not line.rstrip().endswith(";") and not line.lstrip().startswith(("#", "*", "/*"))
+                   and any(lines[j].startswith("{") for j in range(i, min(i + 4, len(lines))))), None)
+        if at is None and optional:
+            continue
+        if at is None:
+            raise SystemExit(f"make_vectors: no definition of {name} in {path}")
+        start = at
+        while start and lines[start - 1].strip() and not lines[start - 1].rstrip().endswith((";", "}", "*/")) \
+                and not lines[start - 1].startswith("#"):
+            start -= 1
+        end = next(j for j in range(at, len(lines)) if lines[j] == "}")
+        # A file's exported function becomes static here: the header goes into every unit of the build.
+        out += ([] if lines[start].startswith("static") else ["static"]) + lines[start : end + 1] + [""]
+    return "\n".join(out)
 
 
 def release(ksrc: Path) -> str:
@@ -223,6 +301,10 @@ def qemu_problem(target: Target, qemu: str | None) -> str | None:
     return None
 
 
+#: Fields of a primitives line with its result (the result is third, or last for the pseudo-header sums).
+PRIM_FIELDS = {"csum_fold": 3, "csum_from32to16": 3, "ip_fast_csum": 4, "csum_tcpudp_nofold": 7, "csum_ipv6_magic": 7}
+
+
 def read_inputs(path: Path) -> list[str]:
     """The inputs of every case line of a vector file (or a plain inputs file): all but the result column.
 
@@ -235,26 +317,37 @@ def read_inputs(path: Path) -> list[str]:
         if not line or line.startswith("#"):
             continue
         fields = line.split()
-        if len(fields) == 4:
+        if fields[0] in PRIM_FIELDS:
+            if len(fields) == PRIM_FIELDS[fields[0]]:
+                del fields[2 if len(fields) < 7 else 6]
+        elif len(fields) == 4:
             del fields[1 if bpf else 2]
         cases.append(" ".join(fields))
     return cases
 
 
-def build(target: Target, ksrc: Path, cc: str, workdir: Path) -> Path:
+def build(target: Target, ksrc: Path, cc: str, workdir: Path, cases: list[str]) -> Path:
     """Compile the kernel file(s) and the harness into one executable under ``workdir``."""
     sources = [ksrc / path for path in target.sources]
-    for source in sources:
+    for source in sources + [ksrc / path for path, _ in target.inline]:
         if not source.is_file():
             raise SystemExit(f"make_vectors: {source} not found (--ksrc needs {target.needs})")
+    extra = []
+    if target.inline:
+        prims = workdir / "kernel_prims.h"
+        prims.write_text("\n".join(_functions(ksrc / path, names) for path, names in target.inline), encoding="utf-8")
+        called = sorted({case.split()[0] for case in cases})
+        cut = {name.lstrip("?") for _, names in target.inline for name in names}
+        extra = ["-include", str(prims), *(f"-DCSUM_HAVE_{name}" for name in called),
+                 *(f"-DCSUM_EXTERN_{name}" for name in called if name not in cut)]
     if target.cut:
         sources[0] = _cut(sources[0], target.cut, workdir)
     if target.excerpt:
         sources.append(_excerpt(ksrc / target.excerpt, target.form or "", workdir))
     exe = workdir / "harness"
-    harness = HERE / ("harness_bpf.c" if target.excerpt else "harness.c")
+    harness = HERE / target.harness
     shim = ["-include", f"csum_{target.shim}.h"] if target.shim else []
-    cmd = [cc, *target.cflags, "-I", str(HERE / "shim"), "-include", "csum_shim.h", *shim, "-o", str(exe),
+    cmd = [cc, *target.cflags, "-I", str(HERE / "shim"), "-include", "csum_shim.h", *shim, *extra, "-o", str(exe),
            str(harness), *map(str, sources)]
     subprocess.run(cmd, check=True)
     return exe
@@ -281,18 +374,23 @@ def header(name: str, target: Target, cc: str, qemu: str | None, trees: list[Pat
     command = f"python tools/vectors/make_vectors.py {name}{''.join(f' --ksrc {_home(t)}' for t in trees)} --cc {cc}"
     if qemu:
         command += f" --qemu {qemu}"
-    files = ", ".join(target.sources) + (f" (up to its {target.cut})" if target.cut else "")
+    files = ", ".join([*target.sources, *(f"{path} ({', '.join(names)})" for path, names in target.inline)])
+    files += f" (up to its {target.cut})" if target.cut else ""
     if target.excerpt:
         files = f"{target.excerpt} bpf_csum_diff ({target.form} form) on top of {files}"
     same = "" if len(trees) == 1 else "; every release gave the same lines"
     lines = [f"# source: {files} of {', '.join(map(release, trees))}{same}",
              f"# built: {_first_line([cc, '--version'])} {' '.join(target.cflags)}, with csum's harness and shims "
-             f"(tools/vectors/{'harness_bpf.c' if target.excerpt else 'harness.c'}, tools/vectors/shim/"
+             f"(tools/vectors/{target.harness}, tools/vectors/shim/"
              f"{f'csum_shim.h + csum_{target.shim}.h' if target.shim else 'csum_shim.h'}); {runner} "
              "(outside this repository)",
              f"# command: {command}"]
     lines += [f"# note: {note}" for note in target.notes]
     lines += [line for line in inputs.read_text(encoding="utf-8").splitlines() if line.startswith("# check: ")]
+    if target.inline:
+        columns = [line for line in inputs.read_text(encoding="utf-8").splitlines()
+                   if line.startswith(("# columns", "#   "))]
+        return lines + [f"# inputs: {_origin(inputs)}", *columns]
     lines += [f"# inputs: {_origin(inputs)}; each case run twice, with the bytes around the buffers 0x5a then "
               "0xa5, results identical", BPF_COLUMNS if target.excerpt else COLUMNS]
     return lines
@@ -301,10 +399,12 @@ def header(name: str, target: Target, cc: str, qemu: str | None, trees: list[Pat
 def _origin(inputs: Path) -> str:
     """Where the input cases come from: a committed vector file keeps the origin its header states."""
     where = inputs.relative_to(REPO) if inputs.is_relative_to(REPO) else inputs
-    said = [line for line in inputs.read_text(encoding="utf-8").splitlines() if line.startswith("# inputs: ")]
+    text = inputs.read_text(encoding="utf-8").splitlines()
+    said = [line[len("# inputs: "):] for line in text if line.startswith("# inputs: ")] or \
+        [f"made by {line[len('# command: '):]}" for line in text if line.startswith("# command: python3 /tmp/")]
     if not said:
         return f"the input lines of {where}"
-    first = said[0][len("# inputs: "):].split(";")[0]
+    first = said[0].split(";")[0]
     if first.startswith("the input columns of "):
         return first
     return (f"the input columns of {where}, first drawn by a generator that is not in this "
@@ -331,7 +431,7 @@ def main(argv: list[str] | None = None) -> int:
     problem = qemu_problem(target, qemu)
     if problem:
         raise SystemExit(f"make_vectors: {problem}")
-    committed = VECTORS / target.family / f"{args.target}.txt"
+    committed = committed_file(args.target)
     inputs = args.inputs or committed
     cases = read_inputs(inputs)
     want = [line for line in committed.read_text(encoding="utf-8").splitlines() if not line.startswith("#")]
@@ -339,7 +439,7 @@ def main(argv: list[str] | None = None) -> int:
     for tree in trees:
         workdir = Path(tempfile.mkdtemp(prefix="csum-vectors-"))
         try:
-            outputs.append(run(build(target, tree, cc, workdir), target, qemu, cases))
+            outputs.append(run(build(target, tree, cc, workdir, cases), target, qemu, cases))
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
     if args.check:

@@ -49,11 +49,17 @@ static inline u32 ror32(u32 word, unsigned int shift)
 	return (word >> (shift & 31)) | (word << ((-shift) & 31));
 }
 
+static inline u32 rol32(u32 word, unsigned int shift)
+{
+	return (word << (shift & 31)) | (word >> ((-shift) & 31));
+}
+
 static inline u64 ror64(u64 word, unsigned int shift)
 {
 	return (word >> (shift & 63)) | (word << ((-shift) & 63));
 }
 
+#ifndef CSUM_KERNEL_PRIMS /* the primitives targets take these from the kernel's own headers */
 /* Fold a 32-bit sum to 16 bits, end-around (the value include/net/checksum.h's returns). */
 static inline u16 csum_from32to16(u32 sum)
 {
@@ -65,6 +71,7 @@ static inline __sum16 csum_fold(__wsum sum)
 {
 	return (__sum16)~csum_from32to16(sum);
 }
+#endif
 
 static inline u16 swab16(u16 x)
 {
@@ -78,10 +85,12 @@ static inline u32 swab32(u32 x)
 
 #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
 #define htonl(x) ((u32)(x))
+#define htons(x) ((u16)(x))
 #define be16_to_cpu(x) ((u16)(x))
 #define le16_to_cpu(x) __builtin_bswap16(x)
 #else
 #define htonl(x) __builtin_bswap32(x)
+#define htons(x) __builtin_bswap16(x)
 #define be16_to_cpu(x) __builtin_bswap16(x)
 #define le16_to_cpu(x) ((u16)(x))
 #endif
@@ -93,12 +102,14 @@ struct in6_addr {
 	};
 };
 
+#ifndef CSUM_KERNEL_PRIMS
 /* x86's add32_with_carry (asm/checksum_64.h): a 32-bit add whose carry is added back in. */
 static inline unsigned add32_with_carry(unsigned a, unsigned b)
 {
 	u64 r = (u64)a + b;
 	return (u32)(r + (r >> 32));
 }
+#endif
 
 /* What net/core/filter.c's bpf_csum_diff needs (tools/vectors/harness_bpf.c). */
 #define EINVAL 22
