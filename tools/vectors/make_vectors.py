@@ -1,4 +1,4 @@
-"""Regenerate (or extend) tests/vectors/{csum_partial,bpf_csum_diff}/<target>.txt from the kernel's own code.
+"""Regenerate (or extend) the vector files under tests/vectors/ from the kernel's own code.
 
     python tools/vectors/make_vectors.py TARGET --ksrc KERNEL_TREE [--ksrc ANOTHER_TREE ...] [--cc CC]
                                          [--qemu QEMU] [--inputs FILE] [--out FILE | --check]
@@ -7,7 +7,9 @@ Compiles the kernel files TARGET names (taken from KERNEL_TREE, a kernel source 
 this repository; nothing of it is copied here) with csum's shims (tools/vectors/shim/) and
 harness (tools/vectors/harness.c for csum_partial, harness_bpf.c for bpf_csum_diff, whose
 function is cut out of net/core/filter.c into the build directory; an assembler file is cut
-after the csum_partial it defines, so the rest of it needs no shims), runs the harness natively
+after the csum_partial it defines, so the rest of it needs no shims; harness_prim.c for the
+primitives/ and helpers/ files, whose functions are cut out of the kernel's headers and sources
+into the build directory, and lib/checksum.c compiled whole), runs the harness natively
 or under qemu-user, and writes the vector file: a header naming the kernel files and the
 release they come from (the tree's Makefile; a tree extracted from Debian's linux-source-X
 package into a directory named after the .deb, ``linux-source-X_VERSION``, also names the
