@@ -4,6 +4,8 @@
  * ENTRY/ENDPROC, arch/arm/include/asm/assembler.h put_byte_N and ret).
  */
 #ifdef __ASSEMBLER__
+	.pushsection .note.GNU-stack, "", %progbits  /* no executable stack needed */
+	.popsection
 	.syntax unified
 #define __LINUX_ARM_ARCH__ 7
 #define ENTRY(name) .globl name; .type name, %function; .align 2; name:

@@ -4,6 +4,8 @@
  * (asm/nospec-branch.h) as the plain indirect jump it is without retpolines.
  */
 #ifdef __ASSEMBLER__
+	.pushsection .note.GNU-stack, "", @progbits  /* no executable stack needed */
+	.popsection
 #define SYM_FUNC_START(name) .globl name; .type name, @function; .p2align 4; name:
 #define SYM_FUNC_END(name) .size name, . - name
 #define RET ret
