@@ -23,8 +23,9 @@ from hypothesis import strategies as st
 from scapy.all import (
     AH, ESP, GRE, ICMP, IP, TCP, UDP, CookedLinux, CookedLinuxV2, Dot1AD, Dot1Q, Dot11, Dot11QoS, Ether,
     ICMPv6DestUnreach, ICMPv6EchoRequest, IPerror, IPOption_RR, IPv6, IPv6ExtHdrDestOpt, IPv6ExtHdrFragment,
-    IPv6ExtHdrHopByHop, LLC, PPP, PPPoE, RadioTap, Raw, SNAP, UDPerror, fragment, fragment6, raw,
+    IPv6ExtHdrHopByHop, LLC, Dot3, PPP, PPPoE, RadioTap, Raw, SNAP, UDPerror, fragment, fragment6, raw,
 )
+from scapy.contrib.cdp import CDPMsgDeviceID, CDPv2_HDR
 from scapy.contrib.eigrp import EIGRP
 from scapy.layers.l2 import GRE_PPTP
 from scapy.contrib.erspan import ERSPAN_II, ERSPAN_III
@@ -125,6 +126,25 @@ def big_tcp() -> bytes:
     seg = bytes(data[20:36]) + b"\0\0" + bytes(data[38:])
     data[36:38] = rfc1071_checksum(pseudo4(A4, B4, 6, len(seg)) + seg).to_bytes(2, "big")
     return bytes(data)
+
+
+def cdp(device: bytes, pad: int = 0) -> bytes:
+    """An 802.3 CDP frame (LLC/SNAP OUI 00000c, PID 0x2000) as scapy's CDPv2_HDR builds it: scapy pads an odd
+    PDU as Cisco does (the last byte as the low byte of the final word), so its checksum is the reference;
+    ``pad`` Ethernet padding bytes follow (outside the 802.3 length)."""
+    frame = Dot3(dst="01:00:0c:cc:cc:cc", src="02:00:00:00:00:01") / LLC(dsap=0xAA, ssap=0xAA, ctrl=3) / SNAP(
+        OUI=0x0C, code=0x2000) / CDPv2_HDR(msg=[CDPMsgDeviceID(val=device)])
+    return raw(frame) + bytes(pad)
+
+
+def pgm(kind: int, body: bytes, checksum: bool = True, v6: bool = False) -> bytes:
+    """A PGM packet (RFC 3208 8: ports, type, options, checksum, GSI, TSDU length) in IPv4/IPv6; scapy has no PGM
+    layer, so the checksum is the oracle's over the whole PGM packet (no pseudo-header), 0 when ``checksum`` is
+    False."""
+    msg = bytearray(struct.pack("!HHBBH6sH", 7500, 7501, kind, 0, 0, b"gsi-01", len(body)) + body)
+    if checksum:
+        msg[6:8] = (rfc1071_checksum(bytes(msg)) or 0xFFFF).to_bytes(2, "big")
+    return raw((IPv6(src=A6, dst=B6, nh=113) if v6 else IP(src=A4, dst=B4, proto=113)) / bytes(msg))
 
 
 @dataclass
@@ -254,6 +274,16 @@ CASES = [
     Case("dccp-cscov", raw(IP(src=A4, dst=B4, proto=33) / Raw(dccp(1, b"not covered"))), 101, ["ipv4", "dccp"]),
     Case("offload", offload_tcp(), 101, ["ipv4", "tcp"], ["ok", "offload"]),
     Case("udp-none", raw(IP(src=A4, dst=B4) / UDP(chksum=0) / b"none"), 101, ["ipv4", "udp"], ["ok", "none"]),
+    Case("cdp-even", cdp(b"R1"), 1, ["cdp"]),
+    Case("cdp-odd", cdp(b"R12", pad=20), 1, ["cdp"]),
+    Case("cdp-odd-high", cdp(b"Rt\xfe"), 1, ["cdp"]),
+    Case("cdp-chdlc", b"\x0f\x00\x20\x00" + cdp(b"R12")[22:], 104, ["cdp"]),
+    Case("pgm-spm", pgm(0, struct.pack("!III", 1, 2, 3) + b"\x00\x01\x00\x00" + bytes([192, 0, 2, 1])), 101,
+         ["ipv4", "pgm"]),
+    Case("pgm-odata-v6", pgm(4, struct.pack("!II", 7, 1) + b"payload", v6=True), 101, ["pgm"]),
+    Case("pgm-nak-no-checksum", pgm(8, bytes(20), checksum=False), 101, ["ipv4", "pgm"], ["ok", "none"]),
+    Case("pgm-odata-zero", pgm(4, struct.pack("!II", 7, 1) + b"data", checksum=False), 101, ["ipv4", "pgm"],
+         ["ok", "bad"]),
 ]
 
 
@@ -407,7 +437,7 @@ TSHARK_FIELDS = {"ipv4": "ip.checksum.status", "tcp": "tcp.checksum.status", "ud
                  "gre": "gre.checksum.status", "vrrp": "vrrp.checksum.status",
                  "carp": "vrrp.checksum.status",  # tshark 4.0 dissects these as VRRPv2: the same checksum rule
                  "eigrp": "eigrp.checksum.status", "dccp": "dccp.checksum.status",
-                 "icmp-ext": "icmp.ext.checksum.status"}
+                 "icmp-ext": "icmp.ext.checksum.status", "cdp": "cdp.checksum.status", "pgm": "pgm.hdr.cksum.status"}
 #: Outer layers whose every csum verdict tshark must share (a link layer read wrongly leaves tshark silent).
 OUTER_JUDGED = ("ipv4", "tcp", "udp", "icmp", "icmpv6")
 TSHARK_PREFS = ["ip.check_checksum:TRUE", "tcp.check_checksum:TRUE", "udp.check_checksum:TRUE",
@@ -448,6 +478,8 @@ def test_tshark_agrees_on_every_case(tmp_path):
                 ours.setdefault(TSHARK_FIELDS[r.layer], []).append(str(r.status))
         for name in fields:
             verdicts = [v for v in theirs.get(name, "").split(",") if v]
+            if name == "pgm.hdr.cksum.status" and len(verdicts) == 2:
+                verdicts = verdicts[1:]  # Wireshark 4.0's packet-pgm.c also puts the checksum's value in this field
             mine = ours.get(name, [])
             judged = [(t, m) for t, m in zip(verdicts, [m for m in mine if m != "n/a"]) if t in ("0", "1")]
             for t, m in judged:
@@ -556,3 +588,27 @@ def test_tshark_judges_the_header_of_a_packet_whose_lengths_lie(tmp_path):
     assert theirs == ["1", "0", "", "", "1", "0"]
     assert ["0" if i in bad else "1" for i in range(6)] == [v or "10"[i % 2] for i, v in enumerate(theirs)]
     assert report.counts["ipv4"]["ok"] == 3 and len(report.malformed) == 6
+
+
+@pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark is not installed (apt-get install tshark)")
+def test_tshark_accepts_csums_cdp_checksum_for_every_odd_tail(tmp_path):
+    """CDP pads an odd PDU the Cisco way (Wireshark's packet-cdp.c): the last byte is the low byte of the final
+    word, sign-extended and less one when its top bit is set. For each last byte, csum's computed value is
+    stored and tshark 4 must call it good and the value one off bad; scapy 2.8 agrees except for the byte 0x80,
+    which it treats as positive (its ``<= 0x80``), so there tshark is the only reference."""
+    frames, computed = [], []
+    for last in (0x00, 0x01, 0x7F, 0x80, 0x81, 0xFE, 0xFF):
+        data = bytearray(cdp(b"Rt" + bytes([last])))
+        [r] = inet.verify(bytes(data), link=1)
+        computed.append(r.computed)
+        data[24:26] = r.computed.to_bytes(2, "big")
+        frames.append(bytes(data))
+        data[24:26] = (r.computed ^ 1).to_bytes(2, "big")
+        frames.append(bytes(data))
+        scapys = int.from_bytes(cdp(b"Rt" + bytes([last]))[24:26], "big")
+        assert (scapys == r.computed) == (last != 0x80), hex(last)
+    path = tmp_path / "cdp.pcap"
+    path.write_bytes(pcap_bytes(frames))
+    out = subprocess.run(["tshark", "-r", str(path), "-T", "fields", "-e", "cdp.checksum.status"],
+                         capture_output=True, text=True, check=True, timeout=120).stdout.split()
+    assert out == ["1", "0"] * 7

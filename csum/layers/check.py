@@ -27,7 +27,7 @@ class Result:
     """One checksum of a packet.
 
     ``layer``: the protocol ("ipv4", "tcp", "udp", "udplite", "icmp", "icmpv6", "igmp", "pim",
-    "gre", "vrrp", "carp", "eigrp", "ospf", "dccp", "icmp-ext", "esp"); ``offset``: where that
+    "gre", "vrrp", "carp", "eigrp", "ospf", "dccp", "icmp-ext", "pgm", "cdp", "esp"); ``offset``: where that
     header starts in the packet; ``stored``: the field as sent, read big-endian (None when the
     field is not in this packet); ``computed``: what a sender stores there (wire value, UDP's 0
     already sent as 0xffff; None when not computable); ``ok``: True/False, or None when not
@@ -56,6 +56,10 @@ def _covered(buf: memoryview, f: Field) -> int:
     """Canonical 16-bit sum of the covered bytes, the checksum field left out."""
     total, at = 0, f.at
     for start, end in f.covers:
+        if f.entry.odd_tail and (end - start) & 1:
+            last = buf[end - 1]
+            total += last if last < 0x80 else 0xFF00 | (last - 1)
+            end -= 1
         if start <= at < end:
             total += ones_sum(buf[start:at], 16, "big") + ones_sum(buf[at + 2 : end], 16, "big")
         else:
@@ -85,6 +89,8 @@ def evaluate(buf: memoryview, f: Field, udp6_zero_ok: bool = False) -> Result:
     if zero is not T.ZERO.VALUE and computed == 0:
         computed = 0xFFFF  # RFC 768, RFC 3828 3.1: a computed 0 is transmitted as all ones
     passes = canonical(r + stored, 16) == 0xFFFF
+    if zero is T.ZERO.OPTIONAL and stored == 0:
+        return Result(entry.name, f.header, 0, computed, True, R.NO_CHECKSUM, at, f.path, f.depth)
     if zero is T.ZERO.UDP and stored == 0:
         if not f.v6:
             return Result(entry.name, f.header, 0, computed, True, R.UDP_NO_CHECKSUM, at, f.path, f.depth)

@@ -48,10 +48,11 @@ class Reason(StrEnum):
     BAD_LENGTH = "bad-length"                      # the protocol's own length field does not fit
     BAD_COVERAGE = "bad-coverage"                  # UDP-Lite / DCCP coverage outside the packet
     REASSEMBLY_FAILED = "reassembly-failed"        # fragments overlap inconsistently or never complete
+    NO_CHECKSUM = "no-checksum"                    # stored 0 where 0 means "not computed" (PGM, RFC 3208 8)
 
 
 #: Reasons of a passing check that mean "no checksum here" rather than "right checksum".
-ABSENT = frozenset({Reason.UDP_NO_CHECKSUM, Reason.UDP6_ZERO_ALLOWED, Reason.UDP6_ZERO_TUNNEL})
+ABSENT = frozenset({Reason.UDP_NO_CHECKSUM, Reason.UDP6_ZERO_ALLOWED, Reason.UDP6_ZERO_TUNNEL, Reason.NO_CHECKSUM})
 
 
 def status(ok: bool | None, reason: Reason) -> Status:

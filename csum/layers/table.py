@@ -44,6 +44,7 @@ class Zero(Enum):
     VALUE = "value"            # an ordinary value; 0xffff where 0 is computed is "negative zero" (RFC 1624)
     UDP = "udp"                # computed 0 sent as 0xffff; stored 0 = none over IPv4 (RFC 768), bad over IPv6
     NONZERO = "nonzero"        # computed 0 sent as 0xffff; stored 0 is wrong (UDP-Lite RFC 3828 3.1)
+    OPTIONAL = "optional"      # computed 0 sent as 0xffff; stored 0 = none over IPv4 and IPv6 (PGM, RFC 3208 8)
 
 
 #: The members as plain attributes, for the per-packet code (see csum.layers.reasons.R).
@@ -61,7 +62,9 @@ class Protocol:
     the coverage field (Cover.COVERAGE); ``prefix``: bytes covered with Cover.PREFIX; ``skip``:
     (start, end) offsets left out of the sum (OSPFv2 authentication, RFC 2328 D.4.3);
     ``offload``: whether transmit checksum offload (CHECKSUM_PARTIAL) leaves the pseudo-header sum
-    in the field (TCP, UDP: include/linux/skbuff.h).
+    in the field (TCP, UDP: include/linux/skbuff.h); ``odd_tail``: the last byte of an odd-length
+    cover enters as the low byte of a word, sign-extended and less one when its top bit is set
+    (Cisco's CDP; Wireshark's packet-cdp.c models the same), not as RFC 1071's high byte.
     """
 
     name: str
@@ -74,12 +77,13 @@ class Protocol:
     prefix: int = 0
     skip: tuple[int, int] | None = None
     offload: bool = False
+    odd_tail: bool = False
     rfc: str = ""
 
 
 # IP protocol numbers (IANA)
 ICMP, IGMP, IPIP, TCP, UDP, DCCP, IPV6_IN, GRE, ESP, AH = 1, 2, 4, 6, 17, 33, 41, 47, 50, 51
-ICMPV6, EIGRP, OSPF, PIM, VRRP, UDPLITE = 58, 88, 89, 103, 112, 136
+ICMPV6, EIGRP, OSPF, PIM, VRRP, PGM, UDPLITE = 58, 88, 89, 103, 112, 113, 136
 
 IPV4_HEADER = Protocol("ipv4", 10, 20, Cover.HEADER, rfc="RFC 791")
 TCP_ENTRY = Protocol("tcp", 16, 20, Cover.PAYLOAD, Pseudo.ALWAYS, offload=True, rfc="RFC 9293 3.1")
@@ -101,6 +105,14 @@ OSPF2_ENTRY = Protocol("ospf", 12, 24, Cover.LENGTH_FIELD, length_at=2, skip=(16
 OSPF3_ENTRY = Protocol("ospf", 12, 16, Cover.LENGTH_FIELD, Pseudo.ALWAYS, length_at=2, rfc="RFC 5340 A.3.1")
 GRE_ENTRY = Protocol("gre", 4, 8, Cover.PAYLOAD, rfc="RFC 2784 2.5")
 ICMP_EXT_ENTRY = Protocol("icmp-ext", 2, 4, Cover.REST, rfc="RFC 4884 7")
+#: PGM: no pseudo-header (RFC 3208 8, for NAT); 0 = not computed, but ODATA/RDATA (types 4, 5) always carry one
+#: (as Wireshark's packet-pgm.c judges them).
+PGM_ENTRY = Protocol("pgm", 6, 16, Cover.PAYLOAD, zero=Zero.OPTIONAL, rfc="RFC 3208 8")
+PGM_DATA_ENTRY = Protocol("pgm", 6, 16, Cover.PAYLOAD, zero=Zero.NONZERO, rfc="RFC 3208 8 (ODATA, RDATA)")
+PGM_DATA_TYPES = frozenset({4, 5})
+#: Cisco Discovery Protocol over LLC/SNAP (OUI 00000c, PID 0x2000): version, TTL, checksum over the whole PDU.
+CDP_ENTRY = Protocol("cdp", 2, 4, Cover.PAYLOAD, odd_tail=True, rfc="Cisco CDP (no RFC)")
+CISCO_OUI, CDP_PID = b"\x00\x00\x0c", 0x2000
 #: ESP has no checksum of its own and hides what it carries: reported as not verifiable.
 ESP_ENTRY = Protocol("esp", 0, 8, Cover.PAYLOAD, rfc="RFC 4303")
 
@@ -109,7 +121,7 @@ ESP_ENTRY = Protocol("esp", 0, 8, Cover.PAYLOAD, rfc="RFC 4303")
 TRANSPORTS: dict[int, Protocol] = {
     TCP: TCP_ENTRY, UDP: UDP_ENTRY, UDPLITE: UDPLITE_ENTRY, DCCP: DCCP_ENTRY, ICMP: ICMP_ENTRY,
     ICMPV6: ICMPV6_ENTRY, IGMP: IGMP_ENTRY, PIM: PIM_ENTRY, VRRP: VRRP2_ENTRY, EIGRP: EIGRP_ENTRY,
-    OSPF: OSPF2_ENTRY,
+    OSPF: OSPF2_ENTRY, PGM: PGM_ENTRY,
 }
 #: Protocols whose header starts with 16-bit source and destination ports.
 PORTED = frozenset({TCP, UDP, UDPLITE, DCCP})

@@ -258,8 +258,14 @@ class _Walker:
                 self.not_ip(f"802.3 frame with LLC {bytes(self.b[at:at + 3]).hex()} at offset {at}")
             self.need(at + 8, "SNAP header")
             path += "/llc"
+            if self.b[at + 3 : at + 6] == T.CISCO_OUI and self.u16(at + 6) == T.CDP_PID:
+                self.cdp(at + 8, at + value, depth, path)
+                return
             where, value, at = at + 6, self.u16(at + 6), at + 8
         name = T.ETHERTYPES.get(value)
+        if value == T.CDP_PID:  # Cisco HDLC and Ethernet II frames carry CDP with this EtherType
+            self.cdp(at, self.wire, depth, path)
+            return
         if name is None:
             self.not_ip(f"EtherType {value:#06x} at offset {where} is neither IPv4 (ethertype 0x0800) nor IPv6 "
                         "(0x86dd)")
@@ -267,6 +273,18 @@ class _Walker:
             raise _Bad("bad-version", f"packet: EtherType {value:#06x} at offset {where} but IP version "
                        f"{self.b[at] >> 4}")
         self.dispatch(name, at, self.wire, depth, path)
+
+    def cdp(self, at: int, stop: int, depth: int, path: str) -> None:
+        """A CDP PDU from ``at`` to ``stop`` (the end the 802.3 length gives); its checksum covers all of it."""
+        entry = T.CDP_ENTRY
+        path += "/cdp"
+        if stop - at < entry.minimum:
+            raise _Bad("bad-length", f"packet: 802.3 length leaves {stop - at} bytes for CDP at offset {at}")
+        self.need(at + entry.minimum, "CDP header")
+        if stop > self.wire:
+            raise _Bad("truncated", f"packet: truncated: CDP needs {stop} bytes, packet has {self.wire}")
+        self.emit(Field(entry, path, depth, at, at + entry.field, ((at, stop),),
+                        na=R.NOT_CAPTURED if stop > self.n else None))
 
     def h_vlan(self, at: int, end: int, depth: int, path: str) -> None:
         """A VLAN tag reached through a protocol type (GRE's): TCI, then the EtherType."""
@@ -596,6 +614,8 @@ class _Walker:
                 return T.CARP_ENTRY
         if proto == T.OSPF and first == 3:
             return T.OSPF3_ENTRY
+        if proto == T.PGM and at + 5 <= self.n and self.b[at + 4] in T.PGM_DATA_TYPES:
+            return T.PGM_DATA_ENTRY
         return entry
 
     def partial(self, ip: IPLayer, at: int, end: int, depth: int, path: str, reason: Reason) -> None:
