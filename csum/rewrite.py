@@ -157,14 +157,6 @@ class Rewrite:
             raise CsumValueError(f"name must be a C identifier, not {name!r}", code="bad-value")
         from ._rewrite_c import program
 
-        stores = [c.offset for c in self.calls if isinstance(c, StoreBytesCall)]
-        carried = [c for c in self.calls if isinstance(c, CsumReplaceCall) and c.carries is not None
-                   and c.carries not in stores]
-        if carried:  # the C forms load each old value at the stored field only
-            raise CsumValueError(f"format({kind!r}): this rewrite carries a change of the bytes at offset "
-                                 f"{carried[0].carries} (a checksum or TTL word of a quoted/inner packet) into the "
-                                 f"checksum at {carried[0].offset}, which the C forms do not print yet; use "
-                                 "format('calls')", code="unsupported")
         return program(self, kind, name)
 
     def ops(self) -> list[Op]:
