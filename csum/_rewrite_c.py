@@ -185,7 +185,30 @@ class _Block:
         return f"new + {k}" if k else "new"
 
 
-def _tc_group(block: _Block) -> list[str]:
+def _tunnel_flags(rewrite: Rewrite) -> tuple[int | None, list[tuple[int, int]]]:
+    """The tunnel's UDP checksum that may be 0 (none computed) and each store's flags with it non-zero and 0.
+
+    The calls fit both (a replace with BPF_F_MARK_MANGLED_0 leaves a 0 alone), but a change the UDP checksum
+    balances when it is computed is balanced by nothing when it is 0: skb->csum then needs BPF_F_RECOMPUTE_CSUM.
+    The flags come from csum.rewrite re-run on the packet with that checksum the other way (0 / 0xffff).
+    """
+    from .rewrite import CsumReplaceCall, StoreBytesCall, rewrite as again
+
+    udp = sorted({c.offset for c in rewrite.calls if isinstance(c, CsumReplaceCall) and c.carries is not None
+                  and c.flags & BPF_F_MARK_MANGLED_0})
+    stores = [c.flags for c in rewrite.calls if isinstance(c, StoreBytesCall)]
+    if len(udp) != 1:
+        return None, [(f, f) for f in stores]
+    at, data = udp[0], bytearray(rewrite.original)
+    zero = not any(data[at:at + 2])
+    data[at:at + 2] = b"\xff\xff" if zero else b"\0\0"
+    other = [c.flags for c in again(bytes(data), **rewrite.request).calls if isinstance(c, StoreBytesCall)]
+    if len(other) != len(stores):
+        raise AssertionError("csum.rewrite made other stores with the tunnel's UDP checksum 0")
+    return at, [(b, a) if zero else (a, b) for a, b in zip(stores, other)]
+
+
+def _tc_group(block: _Block, flags: tuple[int, int]) -> list[str]:
     store, n = block.store, block.n
     sized = any(r.flags & BPF_F_HDR_FIELD_MASK for r in block.replaces)
     lines = block.opening("\t\tif (bpf_skb_load_bytes(skb, {off}, old, {n}))\n\t\t\treturn TC_ACT_SHOT;",
@@ -204,7 +227,8 @@ def _tc_group(block: _Block) -> list[str]:
         lines += [f"\t\tif ({r.helper}(skb, {r.offset}, {args}, {_flag_names(r.flags)}))", "\t\t\treturn TC_ACT_SHOT;"]
         if i in block.snapshots:
             lines += [f"\t\tif (bpf_skb_load_bytes(skb, {r.offset}, c{i}_new, 2))", "\t\t\treturn TC_ACT_SHOT;"]
-    sflags = "BPF_F_RECOMPUTE_CSUM" if store.flags else "0"
+    names = ["BPF_F_RECOMPUTE_CSUM" if f else "0" for f in flags]
+    sflags = names[0] if names[0] == names[1] else f"tunnel_csum ? {names[0]} : {names[1]}"
     lines += [f"\t\tif (bpf_skb_store_bytes(skb, {store.offset}, {block.stored()}, {len(store.to)}, {sflags}))",
               "\t\t\treturn TC_ACT_SHOT;", "\t}"]
     return lines
@@ -252,9 +276,13 @@ def program(rewrite: Rewrite, kind: Kind, name: str) -> str:
         out += ["", 'SEC("tc")', f"int {name}(struct __sk_buff *skb)", "{"]
         if any(isinstance(c, CsumDiffCall) for c in rewrite.calls):
             out += ["\t__s64 diff;", ""]
-    for calls, store in groups:
+    tunnel, flags = _tunnel_flags(rewrite) if kind == "tc" else (None, [])
+    if tunnel is not None and any(a != b for a, b in flags):
+        out += ["\t__u16 tunnel_csum;  /* the tunnel's UDP checksum: 0 when none was computed */", "",
+                f"\tif (bpf_skb_load_bytes(skb, {tunnel}, &tunnel_csum, 2))", "\t\treturn TC_ACT_SHOT;"]
+    for i, (calls, store) in enumerate(groups):
         block = _Block(calls, store)
-        out += _xdp_group(block) if kind == "xdp" else _tc_group(block)
+        out += _xdp_group(block) if kind == "xdp" else _tc_group(block, flags[i])
     out += ["\treturn " + ("XDP_PASS;" if kind == "xdp" else "TC_ACT_OK;"), "}", "",
             'char LICENSE[] SEC("license") = "GPL";', ""]
     return "\n".join(out)
