@@ -112,10 +112,12 @@ class Skb:
         """``bpf_l3_csum_replace(skb, offset, from, to, flags)``: patches the field, never ``skb->csum``."""
         return bpf.l3_csum_replace_at(self.data, offset, frm, to, flags, stacklevel=3)
 
-    def bpf_l4_csum_replace(self, offset: int, frm: object, to: object, flags: int) -> int:
-        """``bpf_l4_csum_replace(skb, offset, from, to, flags)``: the field, and ``skb->csum`` on a pseudo-header change."""
+    def bpf_l4_csum_replace(self, offset: int, frm: object, to: object, flags: int, *, misuse: bool = True) -> int:
+        """``bpf_l4_csum_replace(skb, offset, from, to, flags)``: the field, and ``skb->csum`` on a pseudo-header change.
+
+        ``misuse=False``: no :class:`csum._misuse.BpfMisuse` checks (calls csum makes itself)."""
         rc, self.csum = bpf.l4_csum_replace_skb(self.data, offset, frm, to, flags, self.ip_summed, self.csum,
-                                                stacklevel=3)
+                                                stacklevel=3, misuse=misuse)
         return rc
 
     def bpf_skb_store_bytes(self, offset: int, frm: object, flags: int = 0) -> int:
