@@ -115,8 +115,9 @@ def table(results: dict[str, Any]) -> str:
     rows = ["| workload | csum.rewrite (µs/call) | scapy rebuild (µs/call) | scapy / csum |", "|---|---:|---:|---:|"]
     for name, r in results["workloads"].items():
         rows.append(f"| {name} | {r['csum_us']} | {r['scapy_us']} | {r['scapy_over_csum']} |")
-    return "\n".join(rows + [f"\nload average {results['load_average']}, CPU time, {results['calls']} calls x "
-                             f"{results['repeats']} repeats (median)"])
+    before, after = (load[0] for load in results["load_average"])
+    return "\n".join(rows + [f"\n1-minute load average {before} before, {after} after; CPU time, {results['calls']} "
+                             f"calls x {results['repeats']} repeats (median)"])
 
 
 def main(argv: list[str] | None = None) -> int:
