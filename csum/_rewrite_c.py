@@ -8,7 +8,10 @@ include/net/checksum.h (``csum_replace4`` / ``csum_replace_by_diff``: a 32-bit c
 checksum plus the change, folded until no carry is left; ``csum_replace2``'s 16-bit form for a
 2-byte IPv4 header change) and the MARK_MANGLED_0 / MARK_ENFORCE rules of ``bpf_l4_csum_replace``,
 loading 16-bit words as the CPU does (byte order cancels out), so its output equals the tc form's
-byte for byte, 0x0000/0xffff included. Offsets are from the start of the rewritten buffer (``skb->data``
+byte for byte, 0x0000/0xffff included. A change carried into an enclosing checksum (an ICMP error's over its
+quote, a GRE or non-zero outer UDP checksum over a tunnelled packet) is printed as that enclosing checksum's
+replace with the covered bytes' change: the field's own, or a quoted / inner checksum field read just before
+and just after its own replace (:class:`_Block`). Offsets are from the start of the rewritten buffer (``skb->data``
 / ``ctx->data``).
 """
 
@@ -119,58 +122,135 @@ def _groups(calls: tuple[Call, ...]) -> list[tuple[list[Call], StoreBytesCall]]:
     return groups
 
 
-def _width(replaces: list[CsumReplaceCall], store: StoreBytesCall) -> int:
-    """Bytes to load: the store's, or the 2-byte TTL/protocol word a 1-byte TTL store's l3 replace covers."""
-    sized = [r.flags & BPF_F_HDR_FIELD_MASK for r in replaces if r.flags & BPF_F_HDR_FIELD_MASK]
-    return max([len(store.to), *sized])
+class _Block:
+    """One changed field's calls, laid out for C: the window of packet bytes loaded into ``old`` / ``new``, where
+    each replace takes its ``from`` / ``to``, and which checksum fields are read before and after their replace.
+
+    A replace takes its change from the window (the field itself; for a 1-byte TTL / hop limit the 16-bit word
+    holding it) or, when ``carries`` names a checksum field an earlier replace of the block just patched (a quoted
+    or inner checksum covered by an enclosing one), from that field's bytes read around that replace.
+    """
+
+    def __init__(self, calls: list[Call], store: StoreBytesCall) -> None:
+        from .rewrite import CsumDiffCall, CsumReplaceCall
+
+        self.store, self.has_diff = store, any(isinstance(c, CsumDiffCall) for c in calls)
+        self.replaces = [c for c in calls if isinstance(c, CsumReplaceCall)]
+        #: replace index -> index of the earlier replace whose field change it carries
+        self.source: dict[int, int] = {}
+        last: dict[int, int] = {}
+        for i, r in enumerate(self.replaces):
+            if r.carries is not None and r.carries in last:
+                self.source[i] = last[r.carries]
+            last[r.offset] = i
+        self.snapshots = sorted(set(self.source.values()))
+        starts = [store.offset] + [self.start(i) for i in range(len(self.replaces)) if i not in self.source]
+        self.base = min(starts)
+        ends = [store.offset + len(store.to)] + [self.start(i) + (r.flags & BPF_F_HDR_FIELD_MASK)
+                                                 for i, r in enumerate(self.replaces) if i not in self.source]
+        self.n = max(ends) - self.base
+
+    def start(self, i: int) -> int:
+        """Where in the packet the bytes whose change replace ``i`` makes start (the field's, or a TTL's word)."""
+        r = self.replaces[i]
+        return self.store.offset if r.carries is None else r.carries
+
+    def at(self, i: int) -> tuple[str, str]:
+        """C expressions of replace ``i``'s old and new bytes."""
+        if i in self.source:
+            return f"c{self.source[i]}_old", f"c{self.source[i]}_new"
+        k = self.start(i) - self.base
+        return (f"old + {k}", f"new + {k}") if k else ("old", "new")
+
+    def opening(self, load: str, fail: str, extra: list[str]) -> list[str]:
+        """Comment, old/new byte arrays (``extra`` declarations), the load, the TTL arithmetic."""
+        store, n = self.store, self.n
+        ttl = len(store.to) == 1
+        off = store.offset
+        what = "TTL / hop limit - 1" if ttl else f"{store.frm.hex()} -> {store.to.hex()} in csum.rewrite's packet"
+        snaps = [f"\t\t__u8 c{i}_old[2], c{i}_new[2];  /* checksum at {self.replaces[i].offset} */"
+                 for i in self.snapshots]
+        lines = [f"\t{{\t/* bytes {off}..{off + len(store.to) - 1}: {what} */",
+                 f"\t\t__u8 old[{n}], new[{n}]" + ("" if ttl else f" = {_bytes(store.to)}") + ";", *snaps, *extra,
+                 "", *load.format(off=self.base, n=n).split("\n")]
+        if ttl:
+            k = off - self.base
+            lines += [f"\t\tif (old[{k}] == 0)", f"\t\t\treturn {fail};  /* expired */",
+                      f"\t\t__builtin_memcpy(new, old, {n});", f"\t\tnew[{k}] = old[{k}] - 1;"]
+        return lines
+
+    def stored(self) -> str:
+        """The C expression of the bytes to store."""
+        k = self.store.offset - self.base
+        return f"new + {k}" if k else "new"
 
 
-def _group(replaces: list[CsumReplaceCall], store: StoreBytesCall, load: str, fail: str, extra: list[str]) -> list[str]:
-    """A block's opening: comment, old/new byte arrays (``extra`` declarations), the load, the TTL arithmetic."""
-    n, off = _width(replaces, store), store.offset
-    ttl = len(store.to) == 1
-    what = "TTL / hop limit - 1" if ttl else f"{store.frm.hex()} -> {store.to.hex()} in csum.rewrite's packet"
-    lines = [f"\t{{\t/* bytes {off}..{off + len(store.to) - 1}: {what} */",
-             f"\t\t__u8 old[{n}], new[{n}]" + ("" if ttl else f" = {_bytes(store.to)}") + ";", *extra, "",
-             *load.format(off=off, n=n).split("\n")]
-    if ttl:
-        lines += ["\t\tif (old[0] == 0)", f"\t\t\treturn {fail};  /* expired */",
-                  f"\t\t__builtin_memcpy(new, old, {n});", "\t\tnew[0] = old[0] - 1;"]
-    return lines
+def _tunnel_flags(rewrite: Rewrite) -> tuple[int | None, list[tuple[int, int]]]:
+    """The tunnel's UDP checksum that may be 0 (none computed) and each store's flags with it non-zero and 0.
+
+    The calls fit both (a replace with BPF_F_MARK_MANGLED_0 leaves a 0 alone), but a change the UDP checksum
+    balances when it is computed is balanced by nothing when it is 0: skb->csum then needs BPF_F_RECOMPUTE_CSUM.
+    The flags come from csum.rewrite re-run on the packet with that checksum the other way (0 / 0xffff).
+    """
+    from .rewrite import CsumReplaceCall, StoreBytesCall, rewrite as again
+
+    udp = sorted({c.offset for c in rewrite.calls if isinstance(c, CsumReplaceCall) and c.carries is not None
+                  and c.flags & BPF_F_MARK_MANGLED_0})
+    stores = [c.flags for c in rewrite.calls if isinstance(c, StoreBytesCall)]
+    if len(udp) != 1:
+        return None, [(f, f) for f in stores]
+    at, data = udp[0], bytearray(rewrite.original)
+    zero = not any(data[at:at + 2])
+    data[at:at + 2] = b"\xff\xff" if zero else b"\0\0"
+    other = [c.flags for c in again(bytes(data), **rewrite.request).calls if isinstance(c, StoreBytesCall)]
+    if len(other) != len(stores):
+        raise AssertionError("csum.rewrite made other stores with the tunnel's UDP checksum 0")
+    return at, [(b, a) if zero else (a, b) for a, b in zip(stores, other)]
 
 
-def _tc_group(replaces: list[CsumReplaceCall], store: StoreBytesCall, has_diff: bool) -> list[str]:
-    n, off = _width(replaces, store), store.offset
-    sized = any(r.flags & BPF_F_HDR_FIELD_MASK for r in replaces)
-    lines = _group(replaces, store, "\t\tif (bpf_skb_load_bytes(skb, {off}, old, {n}))\n\t\t\treturn TC_ACT_SHOT;",
-                   "TC_ACT_SHOT", ["\t\t__u32 from = 0, to = 0;"] if sized else [])
-    if has_diff:
+def _tc_group(block: _Block, flags: tuple[int, int]) -> list[str]:
+    store, n = block.store, block.n
+    sized = any(r.flags & BPF_F_HDR_FIELD_MASK for r in block.replaces)
+    lines = block.opening("\t\tif (bpf_skb_load_bytes(skb, {off}, old, {n}))\n\t\t\treturn TC_ACT_SHOT;",
+                          "TC_ACT_SHOT", ["\t\t__u32 from = 0, to = 0;"] if sized else [])
+    if block.has_diff:
         lines += [f"\t\tdiff = bpf_csum_diff((__be32 *)old, {n}, (__be32 *)new, {n}, 0);", "\t\tif (diff < 0)",
                   "\t\t\treturn TC_ACT_SHOT;"]
-    for r in replaces:
+    for i, r in enumerate(block.replaces):
         size = r.flags & BPF_F_HDR_FIELD_MASK
+        if i in block.snapshots:
+            lines += [f"\t\tif (bpf_skb_load_bytes(skb, {r.offset}, c{i}_old, 2))", "\t\t\treturn TC_ACT_SHOT;"]
         if size:
-            lines += [f"\t\t__builtin_memcpy(&from, old, {size});", f"\t\t__builtin_memcpy(&to, new, {size});"]
+            frm, to = block.at(i)
+            lines += [f"\t\t__builtin_memcpy(&from, {frm}, {size});", f"\t\t__builtin_memcpy(&to, {to}, {size});"]
         args = "0, diff" if not size else "from, to"
         lines += [f"\t\tif ({r.helper}(skb, {r.offset}, {args}, {_flag_names(r.flags)}))", "\t\t\treturn TC_ACT_SHOT;"]
-    sflags = "BPF_F_RECOMPUTE_CSUM" if store.flags else "0"
-    lines += [f"\t\tif (bpf_skb_store_bytes(skb, {off}, new, {len(store.to)}, {sflags}))", "\t\t\treturn TC_ACT_SHOT;",
-              "\t}"]
+        if i in block.snapshots:
+            lines += [f"\t\tif (bpf_skb_load_bytes(skb, {r.offset}, c{i}_new, 2))", "\t\t\treturn TC_ACT_SHOT;"]
+    names = ["BPF_F_RECOMPUTE_CSUM" if f else "0" for f in flags]
+    sflags = names[0] if names[0] == names[1] else f"tunnel_csum ? {names[0]} : {names[1]}"
+    lines += [f"\t\tif (bpf_skb_store_bytes(skb, {store.offset}, {block.stored()}, {len(store.to)}, {sflags}))",
+              "\t\t\treturn TC_ACT_SHOT;", "\t}"]
     return lines
 
 
-def _xdp_group(replaces: list[CsumReplaceCall], store: StoreBytesCall) -> list[str]:
-    n, off = _width(replaces, store), store.offset
-    lines = _group(replaces, store, "\t\t__builtin_memcpy(old, data + {off}, {n});", "XDP_DROP", [])
-    for r in replaces:
+def _xdp_group(block: _Block) -> list[str]:
+    store = block.store
+    lines = block.opening("\t\t__builtin_memcpy(old, data + {off}, {n});", "XDP_DROP", [])
+    for i, r in enumerate(block.replaces):
         size = r.flags & BPF_F_HDR_FIELD_MASK
+        frm, to = block.at(i)
+        if i in block.snapshots:
+            lines.append(f"\t\t__builtin_memcpy(c{i}_old, data + {r.offset}, 2);")
         if r.helper == "bpf_l3_csum_replace" and size == 2:
-            lines.append(f"\t\tcsum_apply2(data + {r.offset}, old, new);")
+            lines.append(f"\t\tcsum_apply2(data + {r.offset}, {frm}, {to});")
         else:
             mangled0, enforce = int(bool(r.flags & BPF_F_MARK_MANGLED_0)), int(bool(r.flags & BPF_F_MARK_ENFORCE))
-            width = size or n
-            lines.append(f"\t\tcsum_apply(data + {r.offset}, csum_change(old, new, {width}), {mangled0}, {enforce});")
-    lines += [f"\t\t__builtin_memcpy(data + {off}, new, {len(store.to)});", "\t}"]
+            width = size or (2 if i in block.source else block.n)
+            lines.append(f"\t\tcsum_apply(data + {r.offset}, csum_change({frm}, {to}, {width}), {mangled0}, {enforce});")
+        if i in block.snapshots:
+            lines.append(f"\t\t__builtin_memcpy(c{i}_new, data + {r.offset}, 2);")
+    lines += [f"\t\t__builtin_memcpy(data + {store.offset}, {block.stored()}, {len(store.to)});", "\t}"]
     return lines
 
 
@@ -196,10 +276,13 @@ def program(rewrite: Rewrite, kind: Kind, name: str) -> str:
         out += ["", 'SEC("tc")', f"int {name}(struct __sk_buff *skb)", "{"]
         if any(isinstance(c, CsumDiffCall) for c in rewrite.calls):
             out += ["\t__s64 diff;", ""]
-    for calls, store in groups:
-        replaces = [c for c in calls if isinstance(c, CsumReplaceCall)]
-        has_diff = any(isinstance(c, CsumDiffCall) for c in calls)
-        out += _xdp_group(replaces, store) if kind == "xdp" else _tc_group(replaces, store, has_diff)
+    tunnel, flags = _tunnel_flags(rewrite) if kind == "tc" else (None, [])
+    if tunnel is not None and any(a != b for a, b in flags):
+        out += ["\t__u16 tunnel_csum;  /* the tunnel's UDP checksum: 0 when none was computed */", "",
+                f"\tif (bpf_skb_load_bytes(skb, {tunnel}, &tunnel_csum, 2))", "\t\treturn TC_ACT_SHOT;"]
+    for i, (calls, store) in enumerate(groups):
+        block = _Block(calls, store)
+        out += _xdp_group(block) if kind == "xdp" else _tc_group(block, flags[i])
     out += ["\treturn " + ("XDP_PASS;" if kind == "xdp" else "TC_ACT_OK;"), "}", "",
             'char LICENSE[] SEC("license") = "GPL";', ""]
     return "\n".join(out)

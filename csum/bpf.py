@@ -171,13 +171,14 @@ def bpf_l4_csum_replace(pkt: object, offset: int, frm: object, to: object, flags
 
 
 def l4_csum_replace_skb(pkt: object, offset: int, frm: object, to: object, flags: int, ip_summed: int,
-                        skb_csum: Wsum, *, stacklevel: int = 3) -> tuple[int, Wsum]:
+                        skb_csum: Wsum, *, stacklevel: int = 3, misuse: bool = True) -> tuple[int, Wsum]:
     """:func:`bpf_l4_csum_replace` on an skb whose ``skb->csum`` is ``skb_csum``: (return code, new skb->csum).
 
     net/core/utils.c: on a CHECKSUM_COMPLETE skb a pseudo-header change moves ``skb->csum``
     by minus the change (``inet_proto_csum_replace4``: ``~csum_add(csum_sub(~csum, from), to)``;
     ``inet_proto_csum_replace_by_diff``: ``~csum_sub(diff, csum)``, skipped with BPF_F_IPV6);
     a non-pseudo change leaves it alone (the field and its checksum cancel in the sum).
+    ``misuse=False`` skips the :mod:`csum._misuse` checks (for calls csum itself makes, e.g. csum.rewrite's).
     """
     flags = check_uint(flags, 64, "flags")
     f, t = _field_value(frm, "frm"), _field_value(to, "to")
@@ -192,7 +193,8 @@ def l4_csum_replace_skb(pkt: object, offset: int, frm: object, to: object, flags
     if isinstance(located, int):
         return located, skb_csum
     view, off = located
-    _misuse.check_l4(view, off, f, t, flags, stacklevel + 1)
+    if misuse:
+        _misuse.check_l4(view, off, f, t, flags, stacklevel + 1)
     old = int.from_bytes(view[off : off + 2], "little")
     mangled0 = bool(flags & BPF_F_MARK_MANGLED_0)
     if mangled0 and not flags & BPF_F_MARK_ENFORCE and old == 0:

@@ -76,7 +76,7 @@ class Code(StrEnum):
     NO_PORTS = "no-ports", "CsumValueError", "a port rewrite on a protocol without ports"
     NO_QUOTE = "no-quote", "CsumValueError", "quoted= on a packet that is not an ICMP/ICMPv6 error with a quote"
     NO_TUNNEL = "no-tunnel", "CsumValueError", "inner= on a packet without a VXLAN/Geneve/GRE/IP-in-IP tunnel"
-    UNSUPPORTED = "unsupported", "CsumValueError", "a rewrite the printed C forms cannot express"
+    NO_ICMP_ID = "no-icmp-id", "CsumValueError", "an ICMP identifier rewrite on a packet that is not an ICMP query"
     TTL_EXPIRED = "ttl-expired", "CsumValueError", "decrementing a TTL / hop limit of 0"
     # captures (csum/pcap.py)
     NOT_A_CAPTURE = "not-a-capture", "CsumValueError", "neither pcap nor pcapng"

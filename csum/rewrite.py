@@ -19,7 +19,7 @@ include/net/checksum.h) and never recomputes a checksum from the packet, so:
   The L4 checksum of the datagram sits in the first fragment; rewrite that one too;
 * ``quoted=`` / ``inner=`` rewrite the datagram an ICMP/ICMPv6 error quotes or the packet a tunnel
   carries (:func:`_inner_layer`); every byte changed there, inner checksums included, is carried into
-  each enclosing checksum covering it (ICMP error, GRE, outer UDP unless 0) as payload, with
+  each enclosing checksum covering it (ICMP error, GRE, outer UDP; one that is 0 stays 0) as payload, with
   ``bpf_l4_csum_replace`` and no pseudo-header flag. Linux NAT of related ICMP
   (net/netfilter/nf_nat_proto.c ``nf_nat_icmp_reply_translation`` / ``nf_nat_ipv4_manip_pkt``) patches
   the quote the same way, leaves a quoted L4 checksum the quote does not hold, and recomputes the ICMP
@@ -140,6 +140,8 @@ class Rewrite:
     calls: tuple[Call, ...]
     #: The packet before the rewrite, as bytes (what :meth:`skb` replays the calls on).
     original: bytes = field(default=b"", repr=False)
+    #: The keywords rewrite() was called with (what :mod:`csum._rewrite_c` re-runs on a variant of the packet).
+    request: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def csum_diffs(self) -> tuple[CsumDiffCall, ...]:
@@ -157,14 +159,6 @@ class Rewrite:
             raise CsumValueError(f"name must be a C identifier, not {name!r}", code="bad-value")
         from ._rewrite_c import program
 
-        stores = [c.offset for c in self.calls if isinstance(c, StoreBytesCall)]
-        carried = [c for c in self.calls if isinstance(c, CsumReplaceCall) and c.carries is not None
-                   and c.carries not in stores]
-        if carried:  # the C forms load each old value at the stored field only
-            raise CsumValueError(f"format({kind!r}): this rewrite carries a change of the bytes at offset "
-                                 f"{carried[0].carries} (a checksum or TTL word of a quoted/inner packet) into the "
-                                 f"checksum at {carried[0].offset}, which the C forms do not print yet; use "
-                                 "format('calls')", code="unsupported")
         return program(self, kind, name)
 
     def ops(self) -> list[Op]:
@@ -215,9 +209,11 @@ class _Editor:
         return editor
 
     def _replace(self, helper: str, offset: int, frm: int, to: int, flags: int, carries: int | None = None) -> None:
-        fn = self.shadow.bpf_l3_csum_replace if helper == "bpf_l3_csum_replace" else self.shadow.bpf_l4_csum_replace
         old = bytes(self.buf[offset:offset + 2])
-        rc = fn(offset, frm, to, flags)
+        if helper == "bpf_l3_csum_replace":
+            rc = self.shadow.bpf_l3_csum_replace(offset, frm, to, flags)
+        else:  # csum's own calls: no BpfMisuse checks (each walks the packet)
+            rc = self.shadow.bpf_l4_csum_replace(offset, frm, to, flags, misuse=False)
         if rc:
             raise AssertionError(f"csum.rewrite made a bad {helper} call (rc {rc}): offset {offset}, flags {flags:#x}")
         self.buf[offset:offset + 2] = self.shadow.data[offset:offset + 2]
@@ -255,16 +251,16 @@ class _Editor:
             flags |= bpf.BPF_F_PSEUDO_HDR | (bpf.BPF_F_IPV6 if self.layout.version == 6 else 0)
         if self.layout.proto == UDP:
             flags |= bpf.BPF_F_MARK_MANGLED_0 | (bpf.BPF_F_MARK_ENFORCE if self.layout.version == 6
-                                                 and not self.zero_tunnel_checksum() else 0)
+                                                 and not self.udp_tunnel() else 0)
         elif self.layout.proto == UDPLITE:
             flags |= bpf.BPF_F_MARK_MANGLED_0 | bpf.BPF_F_MARK_ENFORCE
         return flags
 
-    def zero_tunnel_checksum(self) -> bool:
-        """A UDP tunnel (VXLAN, Geneve ...) sent without a checksum: legal over IPv6 too (RFC 6935, RFC 6936), kept 0."""
+    def udp_tunnel(self) -> bool:
+        """A UDP tunnel (VXLAN, Geneve ...): sent without a checksum (0) over IPv6 too (RFC 6935, RFC 6936), which a
+        rewrite keeps; so no BPF_F_MARK_ENFORCE (it acts on a 0 only), and the calls fit packets with and without."""
         lay = self.layout
-        return lay.l4 is not None and lay.l4_csum is not None and not any(self.buf[lay.l4_csum:lay.l4_csum + 2]) \
-            and int.from_bytes(self.buf[lay.l4 + 2:lay.l4 + 4], "big") in table.UDP_TUNNELS
+        return lay.l4 is not None and int.from_bytes(self.buf[lay.l4 + 2:lay.l4 + 4], "big") in table.UDP_TUNNELS
 
     def store(self, offset: int, new: bytes, diff: bool = False) -> None:
         old = bytes(self.buf[offset:offset + len(new)])
@@ -370,7 +366,7 @@ def _check_field(change: object, lay: Layout) -> FieldChange:
     return FieldChange(off, new, bool(change.pseudo_header))
 
 #: The keywords ``quoted`` and ``inner`` accept: the outer packet's, for the inner one.
-_NESTED_KEYWORDS = ("saddr", "daddr", "sport", "dport", "decrement_ttl")
+_NESTED_KEYWORDS = ("saddr", "daddr", "sport", "dport", "icmp_id", "decrement_ttl")
 
 
 class _Plan(NamedTuple):
@@ -382,15 +378,17 @@ class _Plan(NamedTuple):
     decrement_ttl: bool
 
 
-def _keywords(request: object, name: str) -> dict[str, Any]:
+def _keywords(request: object, name: str, nested: bool = False) -> dict[str, Any]:
+    """``request``'s keywords, every accepted one present (None when absent); ``nested``: "quoted" is accepted too."""
+    accepted = _NESTED_KEYWORDS + (("quoted",) if nested else ())
     if not isinstance(request, Mapping):
-        raise CsumTypeError(f"{name} must be a dict of {', '.join(_NESTED_KEYWORDS)}, not {type(request).__name__}",
+        raise CsumTypeError(f"{name} must be a dict of {', '.join(accepted)}, not {type(request).__name__}",
                             code="bad-type")
-    unknown = sorted(set(request) - set(_NESTED_KEYWORDS))
+    unknown = sorted(set(request) - set(accepted))
     if unknown:
-        raise CsumValueError(f"{name}: unknown keyword {unknown[0]!r} (accepted: {', '.join(_NESTED_KEYWORDS)})",
+        raise CsumValueError(f"{name}: unknown keyword {unknown[0]!r} (accepted: {', '.join(accepted)})",
                              code="bad-value")
-    return {key: request.get(key) for key in _NESTED_KEYWORDS}
+    return {key: request.get(key) for key in accepted}
 
 
 def _plan(data: bytearray, lay: Layout, name: str, request: dict[str, Any]) -> _Plan:
@@ -406,10 +404,25 @@ def _plan(data: bytearray, lay: Layout, name: str, request: dict[str, Any]) -> _
     if ports and not (lay.has_ports and held):
         raise CsumValueError(f"{where} has no ports to set ({protocol_name(lay.proto)}, fragment: {lay.fragment})",
                              code="no-ports")
+    if request["icmp_id"] is not None:
+        ports.append((4, _icmp_id(data, lay, where, check_uint(request["icmp_id"], 16, prefix + "icmp_id"))))
     if request["decrement_ttl"] and data[lay.ttl] == 0:
         what = "TTL" if lay.version == 4 else "hop limit"
         raise CsumValueError(f"{where}: the {what} is already 0 and cannot be decremented", code="ttl-expired")
     return _Plan(new[0], new[1], ports, bool(request["decrement_ttl"]))
+
+
+def _icmp_id(data: bytearray, lay: Layout, where: str, value: int) -> int:
+    """``value`` once checked that ``lay`` is an ICMP/ICMPv6 query (:data:`csum.layers.table.ICMP_QUERIES`) holding
+    its identifier and checksum (net/netfilter/nf_nat_proto.c ``icmp_manip_pkt`` / ``icmpv6_manip_pkt``)."""
+    queries = table.ICMP_QUERIES.get(lay.proto) if lay.fragment != "later" else None
+    if not (queries and lay.l4 is not None and lay.l4_csum is not None and lay.l4 + 6 <= len(data)
+            and data[lay.l4] in queries):
+        what = protocol_name(lay.proto) if queries is None or lay.l4 is None or lay.l4 >= len(data) \
+            else f"{protocol_name(lay.proto)} type {data[lay.l4]}"
+        raise CsumValueError(f"{where} is not an ICMP/ICMPv6 query with an identifier ({what}, fragment: "
+                             f"{lay.fragment})", code="no-icmp-id")
+    return value
 
 
 def _apply(editor: _Editor, plan: _Plan) -> None:
@@ -422,19 +435,23 @@ def _apply(editor: _Editor, plan: _Plan) -> None:
         editor.decrement_ttl()
 
 
-def _inner_layer(data: bytearray, link: Link, outer: Layout, name: str) -> tuple[Layout, tuple[Field, ...]]:
-    """The IP layer ``quoted`` (an ICMP/ICMPv6 error's datagram) or ``inner`` (a tunnel's packet) edits, with its
-    L4 checksum filled in, and the enclosing checksums covering it (not a UDP one that is 0: none computed)."""
-    stack: Stack = walk(memoryview(data), link, strict=True)
+def _inner_layer(data: bytearray, stack: Stack, outer: Layout, name: str) -> tuple[Layout, tuple[Field, ...]]:
+    """The IP layer ``quoted`` (the datagram ``outer``'s ICMP/ICMPv6 error quotes) or ``inner`` (the packet
+    ``outer``'s tunnel carries) edits, one encapsulation deeper than ``outer``, with its L4 checksum filled in, and
+    the enclosing checksums covering it (a UDP one too when it is 0, none computed: its replaces carry
+    BPF_F_MARK_MANGLED_0 and leave it 0, so that the calls fit the tunnel's packets with and without it)."""
+    depth = outer.depth + 1
     errors = {table.ICMP: table.ICMP_ERRORS, table.ICMPV6: table.ICMPV6_ERRORS}.get(outer.proto)
-    is_error = errors is not None and outer.l4 is not None and data[outer.l4] in errors
+    is_error = errors is not None and outer.l4 is not None and outer.l4 < len(data) and data[outer.l4] in errors
     if name == "quoted":
-        found = [ip for ip in stack.ips if is_error and ip.depth == 1 and ip.l3 == outer.l4 + 8]  # type: ignore[operator]
+        found = [ip for ip in stack.ips if is_error and ip.depth == depth and ip.l3 == outer.l4 + 8]  # type: ignore[operator]
         missing = "quoted: the packet is not an ICMP/ICMPv6 error quoting an IP datagram"
     else:
-        found = [ip for ip in stack.ips if not is_error and ip.depth == 1 and outer.l4_start <= ip.l3 < outer.end]
+        found = [ip for ip in stack.ips if not is_error and ip.depth == depth and outer.l4_start <= ip.l3 < outer.end]
         missing = "inner: the packet carries no tunnelled IP packet (IP-in-IP, GRE, VXLAN, Geneve)"
     if not found:
+        if depth > 1:
+            missing = "inner " + missing.replace("the packet", "the tunnelled packet")
         raise CsumValueError(missing, code="no-quote" if name == "quoted" else "no-tunnel")
     ip = found[0]
     l4 = next((f for f in stack.fields if f.depth == ip.depth and f.entry is not table.IPV4_HEADER
@@ -444,9 +461,26 @@ def _inner_layer(data: bytearray, link: Link, outer: Layout, name: str) -> tuple
     layer = dataclasses.replace(ip, l4=None if l4 is None else l4.header, l4_csum=None if l4 is None else l4.at,
                                 pseudo=pseudo, link=outer.link)
     enclosing = tuple(f for f in stack.fields if f.depth < ip.depth and f.at is not None and f.covers
-                      and any(s <= ip.l3 < e for s, e in f.covers)
-                      and not (f.entry.zero is table.ZERO.UDP and not any(data[f.at:f.at + 2])))
+                      and any(s <= ip.l3 < e for s, e in f.covers))
     return layer, enclosing
+
+
+def _nested(data: bytearray, link: Link, editor: _Editor, quoted: object, inner: object,
+            stack: Stack | None = None) -> list[tuple[_Editor, _Plan]]:
+    """The checked plans of ``quoted`` / ``inner`` under ``editor``'s layer, outer to inner; ``inner`` may hold a
+    ``quoted`` dict of its own (an ICMP error carried in a tunnel)."""
+    out: list[tuple[_Editor, _Plan]] = []
+    for name, request in (("quoted", quoted), ("inner", inner)):
+        if request is None:
+            continue
+        stack = stack if stack is not None else walk(memoryview(data), link, strict=True)
+        layer, enclosing = _inner_layer(data, stack, editor.layout, name)
+        keys = _keywords(request, name, nested=name == "inner")
+        sub = editor.nested(layer, enclosing)
+        out.append((sub, _plan(data, layer, name, keys)))
+        if name == "inner" and keys["quoted"] is not None:
+            out += _nested(data, link, sub, keys["quoted"], None, stack)
+    return out
 
 
 def _scapy_packet(packet: object) -> bool:
@@ -455,7 +489,8 @@ def _scapy_packet(packet: object) -> bool:
 
 
 def rewrite(packet: Any, *, saddr: Address | None = None, daddr: Address | None = None,
-            sport: int | None = None, dport: int | None = None, decrement_ttl: bool = False,
+            sport: int | None = None, dport: int | None = None, icmp_id: int | None = None,
+            decrement_ttl: bool = False,
             fields: Iterable[FieldChange] = (), quoted: Mapping[str, Any] | None = None,
             inner: Mapping[str, Any] | None = None, link: Link = "auto", inplace: bool = False,
             arch: str | Profile = "generic") -> Rewrite:
@@ -464,15 +499,17 @@ def rewrite(packet: Any, *, saddr: Address | None = None, daddr: Address | None 
     ``packet``: bytes-like (Ethernet or bare IP, see ``link``) or a scapy packet (Ether, IP or
     IPv6 on top; the result is the same class). Returns new bytes unless ``inplace=True``,
     which needs a bytearray and edits it (all checks run first: on error it is untouched).
-    Changes apply in the order saddr, daddr, sport, dport, TTL, fields. Raises
-    CsumValueError naming the problem: a malformed packet with a code of :mod:`csum.layers.walk`
+    ``icmp_id``: the identifier of an ICMP/ICMPv6 query (echo, timestamp ...; code ``no-icmp-id`` otherwise),
+    which Linux NAT rewrites as it does a port. Changes apply in the order saddr, daddr, sport, dport, icmp_id,
+    TTL, fields. Raises CsumValueError naming the problem: a malformed packet with a code of :mod:`csum.layers.walk`
     (``truncated``, ``not-ip``, ``bad-length``, ``bad-option`` ...), a request it cannot
     satisfy with ``bad-address``, ``no-ports``, ``bad-offset`` ... Helper semantics:
     net/core/filter.c; see the module docstring. ``link``: "auto", "ethernet" (alias "ether") or "ip".
 
-    ``quoted``: changes (keywords saddr, daddr, sport, dport, decrement_ttl) to the datagram quoted by an
+    ``quoted``: changes (keywords saddr, daddr, sport, dport, icmp_id, decrement_ttl) to the datagram quoted by an
     ICMP/ICMPv6 error (code ``no-quote`` if there is none); ``inner``: the same for the packet a VXLAN,
-    Geneve, GRE or IP-in-IP tunnel carries (``no-tunnel``). They apply after the outer changes.
+    Geneve, GRE or IP-in-IP tunnel carries (``no-tunnel``); ``inner`` may hold ``quoted`` for an ICMP/ICMPv6
+    error the tunnel carries. They apply after the outer changes, outer to inner.
 
     ``arch`` (a csum profile name or :class:`~csum.profile.Profile`) picks whose ``csum_partial``
     the recorded ``bpf_csum_diff`` results come from (Linux >= 6.13 form). Architectures differ
@@ -496,13 +533,10 @@ def rewrite(packet: Any, *, saddr: Address | None = None, daddr: Address | None 
     lay = parse(memoryview(data), link)
     original = bytes(data)
     editor = _Editor(data, lay, arch if isinstance(arch, Profile) else profile(arch))
-    plan = _plan(data, lay, "", dict(saddr=saddr, daddr=daddr, sport=sport, dport=dport, decrement_ttl=decrement_ttl))
+    plan = _plan(data, lay, "", dict(saddr=saddr, daddr=daddr, sport=sport, dport=dport, icmp_id=icmp_id,
+                                     decrement_ttl=decrement_ttl))
     changes = [_check_field(c, lay) for c in fields]
-    nested = []
-    for name, request in (("quoted", quoted), ("inner", inner)):
-        if request is not None:
-            layer, enclosing = _inner_layer(data, link, lay, name)
-            nested.append((editor.nested(layer, enclosing), _plan(data, layer, name, _keywords(request, name))))
+    nested = _nested(data, link, editor, quoted, inner)
     _apply(editor, plan)
     for change in changes:
         editor.field(change)
@@ -513,7 +547,9 @@ def rewrite(packet: Any, *, saddr: Address | None = None, daddr: Address | None 
         result: Any = packet
     else:
         result = bytes(data) if rebuild is None else rebuild(bytes(data))
-    return Rewrite(result, tuple(editor.calls), original)
+    request = dict(saddr=saddr, daddr=daddr, sport=sport, dport=dport, icmp_id=icmp_id, decrement_ttl=decrement_ttl,
+                   fields=tuple(changes), quoted=quoted, inner=inner, link=link, arch=arch)
+    return Rewrite(result, tuple(editor.calls), original, request)
 
 
 def set_field(packet: Any, offset: int, new: bytes, *, pseudo_header: bool = False, link: Link = "auto",

@@ -24,6 +24,7 @@ from .bpf import CHECKSUM_COMPLETE, CHECKSUM_NONE, CHECKSUM_PARTIAL, CHECKSUM_UN
 from .errors import EFAULT, EINVAL, CsumValueError
 from ._arith import add32, fold
 from .ones import csum_block_add, csum_block_sub
+from .partial import csum_partial as generic_csum_partial
 from .profiles import Profile, profile
 from .types import Wsum
 
@@ -104,18 +105,22 @@ class Skb:
     def csum_valid(self) -> bool:
         """Whether ``skb->csum`` still describes the bytes: net/bpf/test_run.c's check (folded values equal).
 
-        Always True off CHECKSUM_COMPLETE, where ``skb->csum`` carries no sum of the data.
+        Always True off CHECKSUM_COMPLETE, where ``skb->csum`` carries no sum of the data. The fold of a sum is
+        the same on every architecture (only the unfolded u32 differs), so the generic sum (the fast engine) serves.
         """
-        return self.ip_summed != CHECKSUM_COMPLETE or fold(self.csum) == fold(self.skb_checksum())
+        return self.ip_summed != CHECKSUM_COMPLETE or \
+            fold(self.csum) == fold(generic_csum_partial(memoryview(self.data)[self.network_offset:]))
 
     def bpf_l3_csum_replace(self, offset: int, frm: object, to: object, flags: int) -> int:
         """``bpf_l3_csum_replace(skb, offset, from, to, flags)``: patches the field, never ``skb->csum``."""
         return bpf.l3_csum_replace_at(self.data, offset, frm, to, flags, stacklevel=3)
 
-    def bpf_l4_csum_replace(self, offset: int, frm: object, to: object, flags: int) -> int:
-        """``bpf_l4_csum_replace(skb, offset, from, to, flags)``: the field, and ``skb->csum`` on a pseudo-header change."""
+    def bpf_l4_csum_replace(self, offset: int, frm: object, to: object, flags: int, *, misuse: bool = True) -> int:
+        """``bpf_l4_csum_replace(skb, offset, from, to, flags)``: the field, and ``skb->csum`` on a pseudo-header change.
+
+        ``misuse=False``: no :class:`csum._misuse.BpfMisuse` checks (calls csum makes itself)."""
         rc, self.csum = bpf.l4_csum_replace_skb(self.data, offset, frm, to, flags, self.ip_summed, self.csum,
-                                                stacklevel=3)
+                                                stacklevel=3, misuse=misuse)
         return rc
 
     def bpf_skb_store_bytes(self, offset: int, frm: object, flags: int = 0) -> int:

@@ -266,9 +266,7 @@ TRIGGERS = {
     Code.NO_PORTS: [lambda: csum.rewrite.rewrite(ICMP4, sport=1)],
     Code.NO_QUOTE: [lambda: csum.rewrite.rewrite(UDP4, quoted={"saddr": "192.0.2.9"})],
     Code.NO_TUNNEL: [lambda: csum.rewrite.rewrite(UDP4, inner={"saddr": "192.0.2.9"})],
-    Code.UNSUPPORTED: [lambda: csum.rewrite.rewrite(bytes(IP(src="192.0.2.1", dst="192.0.2.2") / ICMP(type=3, code=3)
-                                                          / IP(src="192.0.2.2", dst="192.0.2.1") / UDP(sport=5, dport=53)),
-                                                    quoted={"daddr": "192.0.2.9"}).format("tc")],
+    Code.NO_ICMP_ID: [lambda: csum.rewrite.rewrite(UDP4, icmp_id=7)],
     Code.TTL_EXPIRED: [lambda: csum.rewrite.rewrite(bytes(IP(ttl=0) / UDP()), decrement_ttl=True)],
     Code.NOT_A_CAPTURE: [lambda: csum.pcap.parse(b"this is not a capture")],
     Code.BAD_BLOCK: [lambda: csum.pcap.parse(BAD_SHB + bytes(4))],

@@ -92,34 +92,3 @@ def test_format_kinds_and_names():
         r.format("c")
     with pytest.raises(CsumValueError, match="C identifier"):
         r.format("tc", name="not a name")
-
-
-
-def test_generated_program_for_tunnel_nat_and_refusals(tmp_path):
-    """An IP-in-IP inner NAT (no enclosing checksum) prints a tc program that makes rewrite's bytes on the kernel
-    with a valid skb->csum; a NAT through an ICMP error's quote or a VXLAN tunnel, whose calls carry a quoted or
-    inner checksum's change into the outer one, is refused with a clear error (the C forms load old values at
-    the stored field only). Expected: csum.rewrite (equal to scapy's rebuild, tests/test_rewrite_nested.py)."""
-    from scapy.compat import raw
-    from scapy.layers.inet import ICMP, IP, TCP, UDP
-    from scapy.layers.l2 import Ether
-    from scapy.layers.vxlan import VXLAN
-
-    ether = Ether(dst="02:00:00:00:00:01", src="02:00:00:00:00:02")
-    ipip = raw(ether / IP(src="192.0.2.1", dst="192.0.2.2") / IP(src="10.1.0.5", dst="10.2.0.9") /
-               TCP(sport=33000, dport=80, flags="S"))
-    r = rewrite(ipip, inner=dict(daddr="10.2.0.10"))
-    run = _run(r.format("tc"), "tc", ipip, tmp_path)
-    assert run.packet.hex() == r.packet.hex()
-    assert all(c.ok is not False for c in run.results if c.layer == prog.SKB_CSUM)
-    err = raw(ether / IP(src="192.0.2.1", dst="203.0.113.7") / ICMP(type=3, code=3) /
-              IP(src="203.0.113.7", dst="192.0.2.1") / UDP(sport=40000, dport=53) / b"query")
-    vxlan = raw(ether / IP(src="192.0.2.1", dst="192.0.2.2") / UDP(sport=49152, dport=4789) / VXLAN(vni=42) /
-                Ether(dst="02:00:00:00:00:03", src="02:00:00:00:00:04") / IP(src="10.1.0.5", dst="10.2.0.9") /
-                TCP(sport=33000, dport=80, flags="S"))
-    for frame, changes in ((err, dict(quoted=dict(saddr="10.0.0.7"))), (vxlan, dict(inner=dict(dport=8080)))):
-        r = rewrite(frame, **changes)
-        for kind in ("tc", "xdp"):
-            with pytest.raises(CsumValueError, match="do not print yet") as info:
-                r.format(kind)
-            assert info.value.code == "unsupported"

@@ -19,12 +19,12 @@ from hypothesis import strategies as st
 from scapy.compat import raw
 from scapy.contrib.geneve import GENEVE
 from scapy.layers.inet import GRE, ICMP, IP, TCP, UDP
-from scapy.layers.inet6 import ICMPv6DestUnreach, ICMPv6PacketTooBig, ICMPv6TimeExceeded, IPv6
+from scapy.layers.inet6 import ICMPv6DestUnreach, ICMPv6EchoRequest, ICMPv6PacketTooBig, ICMPv6TimeExceeded, IPv6
 from scapy.layers.l2 import Ether
 from scapy.layers.vxlan import VXLAN
 from scapy.packet import Raw
 
-from csum import kernel
+from csum import bpf, kernel
 from csum.errors import CsumTypeError, CsumValueError
 from csum.rewrite import CsumReplaceCall, rewrite
 
@@ -230,14 +230,19 @@ def test_tunnel_nat_equals_scapy_and_kernel(kind, record_property):
 
 
 def test_vxlan_zero_udp_checksum_is_left_alone():
-    """An outer UDP checksum of 0 (none computed, as Linux VXLAN sends by default) gets no call and stays 0;
-    the inner TCP checksum is patched. Expected: scapy's rebuild with the outer checksum 0."""
+    """An outer UDP checksum of 0 (none computed, as Linux VXLAN sends by default) stays 0: its calls carry
+    BPF_F_MARK_MANGLED_0 (so that a program printed from them fits packets with and without the checksum) and the
+    kernel's helper leaves a 0 alone; the inner TCP checksum is patched. Expected: scapy's rebuild with the outer
+    checksum 0; offset 40 = 14 + 20 + 6, the outer UDP checksum."""
     def frame(dst, dport):
         return raw(ETHER / IP(src="192.0.2.1", dst="192.0.2.2") / UDP(sport=5000, dport=4789, chksum=0) / VXLAN(vni=7)
                    / INNER_ETHER / IP(src="10.0.0.1", dst=dst) / TCP(sport=1, dport=dport) / b"data")
     r = rewrite(frame("10.0.0.2", 80), inner=dict(daddr="10.9.9.9", dport=8080))
     assert r.packet == frame("10.9.9.9", 8080)
-    assert 40 not in {c.offset for c in r.calls if isinstance(c, CsumReplaceCall)}  # 14 + 20 + 6: outer UDP
+    outer = [c for c in r.calls if isinstance(c, CsumReplaceCall) and c.offset == 40]
+    assert outer and all(c.flags & ~0xF == bpf.BPF_F_MARK_MANGLED_0 for c in outer)
+    if KERNEL:
+        assert _kernel_replay(frame("10.0.0.2", 80), r) == r.packet
 
 
 @pytest.mark.parametrize("kwargs, code, message", [
@@ -262,3 +267,99 @@ def test_nested_bad_keywords():
     assert info.value.code == "no-ports"
     with pytest.raises(CsumValueError, match="quoted saddr must be an IPv4 address"):
         rewrite(frame, quoted=dict(saddr="::1"))
+
+
+# --- ICMP echo identifiers and ICMP errors inside tunnels ----------------------------------------------------
+
+def _echo(version: int, ident: int, payload: bytes):
+    return ICMP(type=8, id=ident, seq=9) / payload if version == 4 else ICMPv6EchoRequest(id=ident, seq=9) / payload
+
+
+@pytest.mark.parametrize("version", [4, 6])
+def test_icmp_id_equals_scapy_and_kernel(version, record_property):
+    """rewrite(icmp_id=...) on an ICMP / ICMPv6 echo request (with address and TTL changes), and quoted=dict(icmp_id=...)
+    on an error quoting one (as Linux NAT rewrites the echo identifier, nf_nat_proto.c icmp_manip_pkt): equal to
+    scapy's from-scratch build with the new identifier (the quoted ICMPv6 checksum over the quoted pseudo-header
+    included), and to the kernel's replay of the calls."""
+    count = 0
+
+    @settings(max_examples=EXAMPLES // 2, **_SETTINGS)
+    @given(st.booleans(), u16, u16, st.data())
+    def check(quoted, ident, new_ident, data):
+        outer_o, outer_n, outer_keys = data.draw(nat(version, None))
+        inner_o, inner_n, inner_keys = data.draw(nat(version, None))
+        payload = data.draw(payloads)
+
+        def build(outer, inner, ident):
+            if not quoted:
+                return raw(ETHER / _ip(version, outer[0], outer[1], outer[4]) / _echo(version, ident, payload))
+            quote = raw(_ip(version, inner[0], inner[1], inner[4]) / _echo(version, ident, payload))
+            error = ICMP(type=11, code=0) if version == 4 else ICMPv6TimeExceeded()
+            return raw(ETHER / _ip(version, outer[0], outer[1], outer[4]) / error / Raw(quote))
+
+        frame = build(outer_o, inner_o, ident)
+        if quoted:
+            r = rewrite(frame, **outer_keys, quoted=dict(inner_keys, icmp_id=new_ident))
+        else:
+            r = rewrite(frame, **outer_keys, icmp_id=new_ident)
+        nonlocal count
+        count += _check(frame, build(outer_n, inner_n, new_ident), r)
+
+    check()
+    record_property("kernel_checked", count)
+
+
+def test_icmp_id_on_other_packets_is_refused():
+    """icmp_id on a UDP datagram or an ICMP error (no identifier there): code no-icmp-id naming the packet."""
+    for frame, match in ((raw(IP() / UDP()), r"packet is not an ICMP/ICMPv6 query .*UDP"),
+                         (raw(IP() / ICMP(type=3) / IP() / UDP()), "ICMP type 3")):
+        with pytest.raises(CsumValueError, match=match) as info:
+            rewrite(frame, icmp_id=1)
+        assert info.value.code == "no-icmp-id"
+    with pytest.raises(CsumValueError, match="quoted packet is not an ICMP/ICMPv6 query") as info:
+        rewrite(raw(IP() / ICMP(type=3) / IP() / UDP()), quoted=dict(icmp_id=1))
+    assert info.value.code == "no-icmp-id"
+
+
+@pytest.mark.parametrize("kind", ["vxlan", "geneve", "gre", "ipip"])
+def test_icmp_error_in_tunnel_equals_scapy_and_kernel(kind, record_property):
+    """rewrite(inner={..., "quoted": {...}}) on an ICMP / ICMPv6 error carried by a VXLAN, Geneve, GRE or IP-in-IP
+    tunnel (outer UDP checksum computed or 0, GRE checksum present or not): the tunnelled error's header, its
+    quote (IPv4 header checksum, L4 checksum) and every enclosing checksum (the error's, GRE, outer UDP) equal to
+    scapy's from-scratch build of the rewritten packet, and to the kernel's replay of the calls."""
+    count = 0
+
+    @settings(max_examples=EXAMPLES // 2, **_SETTINGS)
+    @given(st.sampled_from([4, 6]), st.sampled_from([4, 6]), st.sampled_from(["tcp", "udp"]), st.data())
+    def check(outer_version, inner_version, l4, data):
+        outer_o, outer_n, outer_keys = data.draw(nat(outer_version, None))
+        inner_o, inner_n, inner_keys = data.draw(nat(inner_version, None))
+        quote_o, quote_n, quote_keys = data.draw(nat(inner_version, l4))
+        payload = data.draw(payloads)
+        options = dict(sport=data.draw(u16), id=data.draw(st.integers(0, 2**24 - 1)), teb=data.draw(st.booleans()),
+                       udp0=data.draw(st.sampled_from([None, 0])))
+
+        def build(outer, inner, quote):
+            error = ICMP(type=3, code=3) if inner_version == 4 else ICMPv6DestUnreach()
+            datagram = raw(_ip(inner_version, inner[0], inner[1], inner[4]) / error /
+                           Raw(raw(_datagram(inner_version, l4, quote, payload))))
+            ip = _ip(outer_version, outer[0], outer[1], outer[4])
+            if kind == "ipip":
+                setattr(ip, "proto" if outer_version == 4 else "nh", 4 if inner_version == 4 else 41)
+            return raw(ETHER / ip / _tunnel(kind, datagram, options))
+
+        frame = build(outer_o, inner_o, quote_o)
+        r = rewrite(frame, **outer_keys, inner=dict(inner_keys, quoted=quote_keys))
+        nonlocal count
+        count += _check(frame, build(outer_n, inner_n, quote_n), r)
+
+    check()
+    record_property("kernel_checked", count)
+
+
+def test_quoted_inside_inner_needs_an_error():
+    """inner={"quoted": ...} on a tunnel whose packet is not an ICMP error: code no-quote, naming the tunnelled packet."""
+    frame = raw(ETHER / IP() / UDP(sport=1, dport=4789) / VXLAN() / INNER_ETHER / IP() / UDP() / b"x")
+    with pytest.raises(CsumValueError, match="inner quoted: the tunnelled packet is not an ICMP") as info:
+        rewrite(frame, inner=dict(quoted=dict(saddr="10.0.0.1")))
+    assert info.value.code == "no-quote"
