@@ -211,7 +211,8 @@ _C_KINDS = {"ethernet": 1, "ethertype": 2, "ip": 3, "family-host": 4, "family-ne
 _C_LINKS = np.array([(number, _C_KINDS[e.kind], e.header, e.at) for number, e in T.LINKTYPES.items()
                      if e.kind in _C_KINDS], dtype=np.int64)
 _C_FACTS = np.array([T.TCP_ENTRY.field, T.TCP_ENTRY.minimum, T.UDP_ENTRY.field, T.UDP_ENTRY.minimum,
-                     T.ICMP_ENTRY.field, T.ICMP_ENTRY.minimum, T.VXLAN_PORT, T.GENEVE_PORT, T.MPLS_UDP_PORT,
+                     T.ICMP_ENTRY.field, T.ICMP_ENTRY.minimum, T.VXLAN_PORT,
+                     *sorted(set(T.UDP_TUNNELS) - {T.VXLAN_PORT}),  # the tunnels C leaves to Python
                      sum(1 << t for t in T.ICMP_ERRORS), sum(1 << t for t in T.ICMPV6_ERRORS),
                      *sorted(T.VLAN_TPIDS), MAX_DATAGRAMS], dtype=np.int64)
 #: csum/_cwalk.c's protocol codes (code + 8 * depth in its output).

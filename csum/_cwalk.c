@@ -30,7 +30,7 @@
 enum { K_ETHERNET = 1, K_ETHERTYPE = 2, K_IP = 3, K_FAMILY = 4 };
 enum { C_IPV4 = 1, C_TCP = 2, C_UDP = 3, C_ICMP = 4, C_ICMPV6 = 5 };
 /* facts[]: indices */
-enum { F_TCP_FIELD, F_TCP_MIN, F_UDP_FIELD, F_UDP_MIN, F_ICMP_FIELD, F_ICMP_MIN, F_VXLAN, F_TUN1, F_TUN2,
+enum { F_TCP_FIELD, F_TCP_MIN, F_UDP_FIELD, F_UDP_MIN, F_ICMP_FIELD, F_ICMP_MIN, F_VXLAN, F_TUN1, F_TUN2, F_TUN3,
        F_ICMP_ERRORS, F_ICMPV6_ERRORS, F_TPID1, F_TPID2, F_TPID3, F_MAX_DATAGRAMS, F_COUNT };
 /* A code with NA set counts as "n/a" (a later fragment's transport layer), else as "ok". */
 #define NA 64
@@ -100,7 +100,7 @@ static int transport(walk_t *w, unsigned proto, Py_ssize_t at, Py_ssize_t stop, 
         if (len < f[F_UDP_MIN] || be16(b + at + 4) != len || be16(b + at + f[F_UDP_FIELD]) == 0)
             return 0;
         unsigned port = be16(b + at + 2);
-        if (port == f[F_TUN1] || port == f[F_TUN2] || (port == f[F_VXLAN] && depth > 0))
+        if (port == f[F_TUN1] || port == f[F_TUN2] || port == f[F_TUN3] || (port == f[F_VXLAN] && depth > 0))
             return 0;
         code = C_UDP;
     } else if ((proto == 1 && v4) || (proto == 58 && !v4)) {

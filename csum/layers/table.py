@@ -83,7 +83,7 @@ class Protocol:
 
 # IP protocol numbers (IANA)
 ICMP, IGMP, IPIP, TCP, UDP, DCCP, IPV6_IN, GRE, ESP, AH = 1, 2, 4, 6, 17, 33, 41, 47, 50, 51
-ICMPV6, EIGRP, OSPF, PIM, VRRP, PGM, UDPLITE = 58, 88, 89, 103, 112, 113, 136
+ICMPV6, EIGRP, OSPF, PIM, VRRP, PGM, UDPLITE, ETHERNET_IN = 58, 88, 89, 103, 112, 113, 136, 143
 
 IPV4_HEADER = Protocol("ipv4", 10, 20, Cover.HEADER, rfc="RFC 791")
 TCP_ENTRY = Protocol("tcp", 16, 20, Cover.PAYLOAD, Pseudo.ALWAYS, offload=True, rfc="RFC 9293 3.1")
@@ -115,6 +115,8 @@ CDP_ENTRY = Protocol("cdp", 2, 4, Cover.PAYLOAD, odd_tail=True, rfc="Cisco CDP (
 CISCO_OUI, CDP_PID = b"\x00\x00\x0c", 0x2000
 #: ESP has no checksum of its own and hides what it carries: reported as not verifiable.
 ESP_ENTRY = Protocol("esp", 0, 8, Cover.PAYLOAD, rfc="RFC 4303")
+#: MACsec with the E or C bit (encrypted or changed text): reported as not verifiable, like ESP.
+MACSEC_ENTRY = Protocol("macsec", 0, 6, Cover.PAYLOAD, rfc="IEEE 802.1AE")
 
 #: IP protocol -> entry, for the protocols whose entry does not depend on the message's contents
 #: (the walker picks PIM Register, VRRP v2/v3/CARP and OSPFv2/v3 by version and type).
@@ -150,19 +152,27 @@ JUMBO_OPTION, HOME_ADDRESS_OPTION = 0xC2, 0xC9
 
 # --- above UDP ---------------------------------------------------------------------------------
 
-VXLAN_PORT, GENEVE_PORT, MPLS_UDP_PORT = 4789, 6081, 6635
-#: UDP destination port -> encapsulation (RFC 7348 VXLAN, RFC 8926 Geneve, RFC 7510 MPLS-in-UDP).
-UDP_TUNNELS = {VXLAN_PORT: "vxlan", GENEVE_PORT: "geneve", MPLS_UDP_PORT: "mpls"}
+VXLAN_PORT, VXLAN_GPE_PORT, GENEVE_PORT, MPLS_UDP_PORT = 4789, 4790, 6081, 6635
+#: UDP destination port -> encapsulation (RFC 7348 VXLAN, draft-ietf-nvo3-vxlan-gpe VXLAN-GPE, RFC 8926 Geneve,
+#: RFC 7510 MPLS-in-UDP).
+UDP_TUNNELS = {VXLAN_PORT: "vxlan", VXLAN_GPE_PORT: "vxlan-gpe", GENEVE_PORT: "geneve", MPLS_UDP_PORT: "mpls"}
+#: The Next Protocol of VXLAN-GPE and NSH (one IANA registry, RFC 8300 11.2.5) -> next layer.
+NEXT_PROTOCOLS = {1: "ipv4", 2: "ipv6", 3: "eth", 4: "nsh", 5: "mpls"}
 
 # --- link layers -------------------------------------------------------------------------------
 
 ETH_IPV4, ETH_IPV6, ETH_TEB, ETH_MPLS, ETH_MPLS_MC = 0x0800, 0x86DD, 0x6558, 0x8847, 0x8848
 ETH_PPPOE_SESSION, ETH_ERSPAN2, ETH_ERSPAN3, ETH_PPP = 0x8864, 0x88BE, 0x22EB, 0x880B
+ETH_MACSEC, ETH_NSH, ETH_ARISTA = 0x88E5, 0x894F, 0xD28B
 #: 802.1Q C-tag, 802.1ad S-tag, and 0x9100 (pre-802.1ad QinQ, Linux ETH_P_QINQ1).
 VLAN_TPIDS = frozenset({0x8100, 0x88A8, 0x9100})
 #: EtherType -> next layer name (the walker's dispatch keys).
 ETHERTYPES = {ETH_IPV4: "ipv4", ETH_IPV6: "ipv6", ETH_TEB: "eth", ETH_MPLS: "mpls", ETH_MPLS_MC: "mpls",
-              ETH_PPPOE_SESSION: "pppoe", ETH_ERSPAN2: "erspan", ETH_ERSPAN3: "erspan3", ETH_PPP: "ppp"}
+              ETH_PPPOE_SESSION: "pppoe", ETH_ERSPAN2: "erspan", ETH_ERSPAN3: "erspan3", ETH_PPP: "ppp",
+              ETH_MACSEC: "macsec", ETH_NSH: "nsh", ETH_ARISTA: "arista"}
+#: Arista's vendor EtherType: subtype 1 (timestamp), then the timestamp's size by its format nibble
+#: (tcpdump print-arista.c: 1 = 64-bit, 2 = 48-bit); the frame's EtherType follows.
+ARISTA_TIMESTAMP, ARISTA_FORMATS = 0x0001, {1: 8, 2: 6}
 ETHERTYPES.update({tpid: "vlan" for tpid in VLAN_TPIDS})
 #: PPP protocol field (RFC 1661; IANA PPP DLL protocol numbers) -> next layer.
 PPP_PROTOCOLS = {0x0021: "ipv4", 0x0057: "ipv6", 0x0281: "mpls", 0x0283: "mpls"}

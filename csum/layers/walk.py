@@ -655,6 +655,8 @@ class _Walker:
             size = (self.b[at + 1] + 2) * 4
             self.need(at + size, "AH header")
             self.transport(ip, self.b[at], at + size, stop, depth, path + "/ah")
+        elif proto == T.ETHERNET_IN:  # RFC 8986 End.DX2 and other Ethernet-in-IP (IANA protocol 143)
+            self.inner("eth", at, stop, depth + 1, path)
         elif proto == T.ESP:
             self.emit(Field(T.ESP_ENTRY, path + "/esp", depth, at, None,
                             na=R.ENCRYPTED))
@@ -828,6 +830,51 @@ class _Walker:
     def h_vxlan(self, at: int, end: int, depth: int, path: str) -> None:
         self.need(at + 8, "VXLAN header")
         self.h_eth(at + 8, end, depth, path + "/vxlan")
+
+    def h_vxlan_gpe(self, at: int, end: int, depth: int, path: str) -> None:
+        """draft-ietf-nvo3-vxlan-gpe: flags, 2 reserved bytes, Next Protocol, VNI; no P flag: Ethernet as VXLAN."""
+        self.need(at + 8, "VXLAN-GPE header")
+        path += "/vxlan-gpe"
+        name = T.NEXT_PROTOCOLS.get(self.b[at + 3]) if self.b[at] & 0x04 else "eth"
+        if name is None:
+            self.not_ip(f"VXLAN-GPE next protocol {self.b[at + 3]} at offset {at + 3}")
+        self.dispatch(name, at + 8, end, depth, path)
+
+    def h_nsh(self, at: int, end: int, depth: int, path: str) -> None:
+        """RFC 8300 Network Service Header: base header (length in 4-byte words), service path, context; then
+        the Next Protocol's packet."""
+        self.need(at + 8, "NSH header")
+        size = (self.b[at + 1] & 0x3F) * 4
+        if size < 8:
+            raise _Bad("bad-length", f"packet: NSH length {size} bytes at offset {at} is below its 8-byte header")
+        self.need(at + size, "NSH header")
+        name = T.NEXT_PROTOCOLS.get(self.b[at + 3])
+        if name is None:
+            self.not_ip(f"NSH next protocol {self.b[at + 3]} at offset {at + 3}")
+        self.dispatch(name, at + size, end, depth, path + "/nsh")
+
+    def h_macsec(self, at: int, end: int, depth: int, path: str) -> None:
+        """IEEE 802.1AE SecTAG: TCI/AN, short length, packet number, the SCI when TCI's SC bit is set; then the
+        user data's EtherType, unless E or C says the data is encrypted (the ICV trails the frame)."""
+        path += "/macsec"
+        self.need(at + 6, "MACsec SecTAG")
+        tci = self.b[at]
+        size = 14 if tci & 0x20 else 6
+        if tci & 0x0C:
+            self.emit(Field(T.MACSEC_ENTRY, path, depth, at, None, na=R.ENCRYPTED))
+            return
+        self.need(at + size + 2, "MACsec SecTAG")
+        self.ethertype(self.u16(at + size), at + size, at + size + 2, depth, path)
+
+    def h_arista(self, at: int, end: int, depth: int, path: str) -> None:
+        """Arista's timestamp tag (EtherType 0xd28b), then the frame's own EtherType."""
+        self.need(at + 4, "Arista timestamp header")
+        size = T.ARISTA_FORMATS.get(self.b[at + 3] >> 4)
+        if self.u16(at) != T.ARISTA_TIMESTAMP or size is None:
+            self.not_ip(f"Arista header subtype {self.u16(at):#06x} format {self.b[at + 3] >> 4} at offset {at}")
+        where = at + 4 + size
+        self.need(where + 2, "Arista timestamp header")
+        self.ethertype(self.u16(where), where, where + 2, depth, path + "/arista")
 
     def h_geneve(self, at: int, end: int, depth: int, path: str) -> None:
         """RFC 8926: 8 bytes + options (length in 4-byte words), protocol type an EtherType."""
