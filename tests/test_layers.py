@@ -297,6 +297,15 @@ CASES = [
     # Ethernet in IPv6 (IANA protocol 143; SRv6 End.DX2, RFC 8986), as tcpdump's tests/ipv6-srh-ipproto-ether.pcap
     Case("ether-in-ipv6", raw(ETH / IPv6(src=A6, dst=B6, nh=143) / ETH / IPv6(src=C6, dst=D6) / ICMPv6EchoRequest()),
          1, ["icmpv6@1"]),
+    # FDDI (10): frame control + two addresses, then LLC/SNAP; Token Ring (6): AC, FC, two addresses, routing
+    # information when the source address's top bit is set, then LLC/SNAP (Wireshark's test/captures/nfs.pcap
+    # and tftp.pcap have these link types)
+    Case("fddi", b"\x50" + bytes(6) + bytes(range(6)) + raw(LLC() / SNAP() / IP(src=A4, dst=B4) / UDP() / b"f"), 10,
+         ["ipv4", "udp"]),
+    Case("token-ring", b"\x10\x40" + bytes(6) + b"\x02" + bytes(5) + raw(LLC() / SNAP() / IP(src=A4, dst=B4) / TCP()),
+         6, ["ipv4", "tcp"]),
+    Case("token-ring-routed", b"\x10\x40" + bytes(6) + b"\x82" + bytes(5) + b"\x06\x30\x00\x10\x00\x20"
+         + raw(LLC() / SNAP() / IP(src=A4, dst=B4) / UDP() / b"r"), 6, ["ipv4", "udp"]),
     Case("cdp-even", cdp(b"R1"), 1, ["cdp"]),
     Case("cdp-odd", cdp(b"R12", pad=20), 1, ["cdp"]),
     Case("cdp-odd-high", cdp(b"Rt\xfe"), 1, ["cdp"]),

@@ -41,12 +41,15 @@ def tshark(path: str) -> dict[int, dict[str, list[str]]]:
     """frame number -> tshark field -> its values; ``_in`` holds the reassembling frame."""
     names = sorted(set(FIELDS.values()) | set(OTHERS))
     cmd = ["tshark", "-n", "-r", path, "-T", "fields", "-E", "separator=\t", "-E", "occurrence=a",
-           "-e", "frame.number", "-e", "ip.reassembled_in", "-e", "ipv6.reassembled_in"]
+           "-e", "frame.number", "-e", "ip.reassembled_in", "-e", "ipv6.reassembled.in"]
     for pref in PREFS:
         cmd += ["-o", pref]
     for name in names:
         cmd += ["-e", name]
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=600).stdout
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    if "aren't valid" in proc.stderr:
+        raise SystemExit(f"tshark_agree: this tshark lacks a field: {proc.stderr.strip().splitlines()[-1]}")
+    out = proc.stdout
     frames = {}
     for line in out.splitlines():
         parts = line.split("\t")

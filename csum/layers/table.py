@@ -208,8 +208,10 @@ class LinkType:
 LINKTYPES: dict[int, LinkType] = {
     0: LinkType("null", "family-host", 4),
     1: LinkType("eth", "ethernet"),
+    6: LinkType("tr", "token-ring"),
     7: LinkType("arcnet", "arcnet", 3, 2),
     9: LinkType("ppp", "ppp"),
+    10: LinkType("fddi", "fddi"),
     12: LinkType("raw", "ip"),
     14: LinkType("raw", "ip"),
     50: LinkType("ppp", "ppp-hdlc"),

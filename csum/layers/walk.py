@@ -252,16 +252,9 @@ class _Walker:
             self.need(at + 4, "802.1Q tag")
             path += "/vlan"
             where, value, at = at + 2, self.u16(at + 2), at + 4
-        if value < 0x0600:  # an 802.3 length: LLC, maybe SNAP with an EtherType (RFC 1042)
-            self.need(at + 3, "LLC header")
-            if self.b[at : at + 3] != b"\xaa\xaa\x03":
-                self.not_ip(f"802.3 frame with LLC {bytes(self.b[at:at + 3]).hex()} at offset {at}")
-            self.need(at + 8, "SNAP header")
-            path += "/llc"
-            if self.b[at + 3 : at + 6] == T.CISCO_OUI and self.u16(at + 6) == T.CDP_PID:
-                self.cdp(at + 8, at + value, depth, path)
-                return
-            where, value, at = at + 6, self.u16(at + 6), at + 8
+        if value < 0x0600:  # an 802.3 length: LLC
+            self.llc(at, at + value, depth, path)
+            return
         name = T.ETHERTYPES.get(value)
         if value == T.CDP_PID:  # Cisco HDLC and Ethernet II frames carry CDP with this EtherType
             self.cdp(at, self.wire, depth, path)
@@ -273,6 +266,33 @@ class _Walker:
             raise _Bad("bad-version", f"packet: EtherType {value:#06x} at offset {where} but IP version "
                        f"{self.b[at] >> 4}")
         self.dispatch(name, at, self.wire, depth, path)
+
+    def llc(self, at: int, stop: int, depth: int, path: str) -> None:
+        """802.2 LLC ending at ``stop``: SNAP with an EtherType (RFC 1042), or Cisco's OUI with CDP."""
+        self.need(at + 3, "LLC header")
+        if self.b[at : at + 3] != b"\xaa\xaa\x03":
+            self.not_ip(f"LLC {bytes(self.b[at:at + 3]).hex()} at offset {at} (no SNAP)")
+        self.need(at + 8, "SNAP header")
+        path += "/llc"
+        if self.b[at + 3 : at + 6] == T.CISCO_OUI and self.u16(at + 6) == T.CDP_PID:
+            self.cdp(at + 8, stop, depth, path)
+        else:
+            self.ethertype(self.u16(at + 6), at + 6, at + 8, depth, path)
+
+    def h_fddi(self, at: int, end: int, depth: int, path: str) -> None:
+        """FDDI: frame control and two addresses (13 bytes), then LLC."""
+        self.need(at + 13, "FDDI header")
+        self.llc(at + 13, self.wire, depth, path)
+
+    def h_token_ring(self, at: int, end: int, depth: int, path: str) -> None:
+        """IEEE 802.5: access and frame control, two addresses, routing information when the source address's
+        top bit says so (its length in the low 5 bits of its first byte); then LLC."""
+        self.need(at + 14, "Token Ring header")
+        size = 14
+        if self.b[at + 8] & 0x80:
+            self.need(at + 15, "Token Ring routing information")
+            size += self.b[at + 14] & 0x1F
+        self.llc(at + size, self.wire, depth, path)
 
     def cdp(self, at: int, stop: int, depth: int, path: str) -> None:
         """A CDP PDU from ``at`` to ``stop`` (the end the 802.3 length gives); its checksum covers all of it."""
