@@ -28,9 +28,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import batch
-from ._engine import ENGINE
-from .layers import Result, Status, corrections, evaluate, table as T, walk
-from .layers.reassembly import MAX_DATAGRAMS, Done, Reassembler
+from .layers import Result, Status, accel, corrections, evaluate, table as T, walk
+from .layers.reassembly import Done, Reassembler
 from .pcap import Capture
 
 #: The counters of every ``Report.counts`` entry, in the order the outputs show them.
@@ -200,34 +199,21 @@ def fast_ok(cap: Capture, d: np.ndarray, todo: np.ndarray) -> tuple[np.ndarray, 
 
 # --- the C fast walker (csum/_cwalk.c), driven by the same table -------------------------------
 
-try:
-    from . import _cwalk
-except ImportError:  # built without a compiler: the numpy path above
-    _cwalk = None
-if ENGINE != "c":  # CSUM_ENGINE=numpy / python keeps C out of the checker too
-    _cwalk = None
-
-_C_KINDS = {"ethernet": 1, "ethertype": 2, "ip": 3, "family-host": 4, "family-net": 4}
-_C_LINKS = np.array([(number, _C_KINDS[e.kind], e.header, e.at) for number, e in T.LINKTYPES.items()
-                     if e.kind in _C_KINDS], dtype=np.int64)
-_C_FACTS = np.array([T.TCP_ENTRY.field, T.TCP_ENTRY.minimum, T.UDP_ENTRY.field, T.UDP_ENTRY.minimum,
-                     T.ICMP_ENTRY.field, T.ICMP_ENTRY.minimum, T.VXLAN_PORT, T.GENEVE_PORT, T.MPLS_UDP_PORT,
-                     sum(1 << t for t in T.ICMP_ERRORS), sum(1 << t for t in T.ICMPV6_ERRORS),
-                     *sorted(T.VLAN_TPIDS), MAX_DATAGRAMS], dtype=np.int64)
+_cwalk = accel.cwalk
 #: csum/_cwalk.c's protocol codes (code + 8 * depth in its output).
-_C_CODES = {1: T.IPV4_HEADER.name, 2: T.TCP_ENTRY.name, 3: T.UDP_ENTRY.name, 4: T.ICMP_ENTRY.name,
-            5: T.ICMPV6_ENTRY.name}
+_C_CODES = dict(enumerate(accel.CODES))
 _C_SLOTS = 6
 _C_NA = 64  # a code counted "n/a" (the transport layer of a later fragment), else "ok"
 
 
 def c_fast(cap: Capture, todo: np.ndarray, report: Report) -> np.ndarray:
-    """Packets among ``todo`` whose every checksum the C walker found passing (counted in ``report``)."""
+    """Packets among ``todo`` the C walker judged (counted in ``report``): every checksum passing, or (packets
+    without tunnels or fragments) every field's :class:`Result` from C, failing ones included."""
     out = np.zeros((len(cap), _C_SLOTS), dtype=np.int8)
-    _cwalk.fast_check(cap.data, np.ascontiguousarray(cap.offsets, dtype=np.int64),
-                      np.ascontiguousarray(cap.caplens, dtype=np.int64),
-                      np.ascontiguousarray(cap.linktypes, dtype=np.int64), _C_LINKS, _C_FACTS, out,
-                      todo.astype(np.int8))
+    reported = _cwalk.fast_check(cap.data, np.ascontiguousarray(cap.offsets, dtype=np.int64),
+                                 np.ascontiguousarray(cap.caplens, dtype=np.int64),
+                                 np.ascontiguousarray(cap.linktypes, dtype=np.int64), accel.LINKS, accel.FACTS, out,
+                                 todo.astype(np.int8))
     done = todo & (out[:, 0] > 0)
     codes = out[done].ravel()
     for code, n in enumerate(np.bincount(codes[codes > 0], minlength=128).tolist()):
@@ -235,7 +221,12 @@ def c_fast(cap: Capture, todo: np.ndarray, report: Report) -> np.ndarray:
             name, depth = _C_CODES[code % 8], (code & ~_C_NA) // 8
             key = name if not depth else f"{name}@{depth}"
             report.counts.setdefault(key, _zero_counts())["n/a" if code & _C_NA else "ok"] += n
-    return done
+    for i, results in reported:  # fields at depth 0 only: each correction is the field's own computed value
+        report.tally(cap.first_index + i, results)
+        base = cap.base + int(cap.offsets[i])
+        report.patches += [(base + r.field, r.computed.to_bytes(2, "big")) for r in results
+                           if r.status in (Status.BAD, Status.OFFLOAD)]
+    return todo & (out[:, 0] != -1)
 
 
 # --- the walk ----------------------------------------------------------------------------------

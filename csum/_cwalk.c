@@ -26,6 +26,7 @@
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
+#include <structmember.h>
 
 enum { K_ETHERNET = 1, K_ETHERTYPE = 2, K_IP = 3, K_FAMILY = 4 };
 enum { C_IPV4 = 1, C_TCP = 2, C_UDP = 3, C_ICMP = 4, C_ICMPV6 = 5 };
@@ -37,6 +38,8 @@ enum { F_TCP_FIELD, F_TCP_MIN, F_UDP_FIELD, F_UDP_MIN, F_ICMP_FIELD, F_ICMP_MIN,
 /* ip_layer's answer for an outer IPv4 fragment whose own header passes: the datagram decides. */
 #define FRAGMENT 2
 #define SLOTS 6
+/* ip_layer's `ethertype` for a bare IP layer: the version nibble says which. */
+#define ANY_IP 0x10000
 
 /* The outer IPv4 header of a packet, as far as fragment reassembly needs it (filled by ip_layer at depth 0). */
 typedef struct {
@@ -47,12 +50,29 @@ typedef struct {
     unsigned offset, more;
 } outer_t;
 
+/* Why a field got its verdict: indices into the reasons bind() was given (csum.layers.reasons.Reason). */
+enum { RS_OK, RS_MISMATCH, RS_NEGATIVE_ZERO, RS_OFFLOAD, RS_COUNT };
+/* Path tokens (5 bits each, outer first); a link layer's token is T_LINK + its row in `links`. */
+enum { T_VLAN = 1, T_IPV4, T_IPV6, T_TCP, T_UDP, T_ICMP, T_ICMPV6, T_VXLAN, T_ETH, T_LINK, T_COUNT = 32 };
+#define PATH(path, token) (((path) << 5) | (token))
+
+/* One checksum field found: what csum.layers.check.evaluate reports for it (offsets from the packet start). */
+typedef struct {
+    int code, depth, reason, ok;
+    Py_ssize_t header, field;
+    unsigned stored, computed;
+    uint64_t path;
+} rec_t;
+
 typedef struct {
     const uint8_t *b;
     const int64_t *f;
     int8_t *codes;
     int n;
     outer_t *outer;
+    int report;             /* 0: give up on a failing checksum; 1: record it (see judge) */
+    int bad;                /* a recorded field fails */
+    rec_t recs[SLOTS];
 } walk_t;
 
 static inline unsigned be16(const uint8_t *p) { return ((unsigned)p[0] << 8) | p[1]; }
@@ -83,19 +103,58 @@ static int emit(walk_t *w, int code, int depth)
     return 1;
 }
 
-static int ip_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, unsigned ethertype);
+/* The verdict on the field at `field` of the header at `header` (csum/layers/check.py evaluate for the
+ * protocols walked here): `s` sums the covered bytes, the field included; `ps` the pseudo-header (0: none),
+ * `ps0` the same with length 0 (transmit offload's other form); `udp`: a computed 0 is sent as 0xffff.
+ * A failing field ends the walk unless w->report. Returns 0 to hand the packet to the Python walker. */
+static int judge(walk_t *w, int code, int depth, Py_ssize_t header, Py_ssize_t field, uint64_t s, uint64_t ps,
+                 uint64_t ps0, int offload, int udp, uint64_t path)
+{
+    if (w->n >= SLOTS)
+        return 0;
+    unsigned stored = be16(w->b + field), r = fold(s - stored + ps), computed = r ^ 0xffff;
+    if (udp && computed == 0)
+        computed = 0xffff;
+    int pass = fold((uint64_t)r + stored) == 0xffff, reason;
+    if (pass)
+        reason = stored == 0xffff && computed == 0 ? RS_NEGATIVE_ZERO : RS_OK;
+    else if (offload && (stored == fold(ps) || stored == fold(ps0)))
+        reason = RS_OFFLOAD;
+    else
+        reason = RS_MISMATCH;
+    if (!pass) {
+        if (!w->report)
+            return 0;
+        w->bad = 1;
+    }
+    rec_t *rec = w->recs + w->n;
+    rec->code = code;
+    rec->depth = depth;
+    rec->reason = reason;
+    rec->ok = pass;
+    rec->header = header;
+    rec->field = field;
+    rec->stored = stored;
+    rec->computed = computed;
+    rec->path = path;
+    return emit(w, code, depth);
+}
+
+static int ip_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, unsigned ethertype, uint64_t path);
 
 static int transport(walk_t *w, unsigned proto, Py_ssize_t at, Py_ssize_t stop, int v4, Py_ssize_t src,
-                     Py_ssize_t dst, int depth)
+                     Py_ssize_t dst, int depth, uint64_t path)
 {
     const uint8_t *b = w->b;
     const int64_t *f = w->f;
-    Py_ssize_t len = stop - at, covered = len;
-    int code, pseudo = 1;
+    Py_ssize_t len = stop - at, covered = len, field;
+    int code, pseudo = 1, token;
     if (proto == 6) {
         if (len < f[F_TCP_MIN] || len < 13 || (b[at + 12] >> 4) * 4 < 20 || (b[at + 12] >> 4) * 4 > len)
             return 0;
         code = C_TCP;
+        field = f[F_TCP_FIELD];
+        token = T_TCP;
     } else if (proto == 17) {
         if (len < f[F_UDP_MIN] || be16(b + at + 4) != len || be16(b + at + f[F_UDP_FIELD]) == 0)
             return 0;
@@ -103,27 +162,33 @@ static int transport(walk_t *w, unsigned proto, Py_ssize_t at, Py_ssize_t stop, 
         if (port == f[F_TUN1] || port == f[F_TUN2] || (port == f[F_VXLAN] && depth > 0))
             return 0;
         code = C_UDP;
+        field = f[F_UDP_FIELD];
+        token = T_UDP;
     } else if ((proto == 1 && v4) || (proto == 58 && !v4)) {
         int64_t errors = proto == 1 ? f[F_ICMP_ERRORS] : f[F_ICMPV6_ERRORS];
         if (len < f[F_ICMP_MIN] || (b[at] < 63 && (errors >> b[at]) & 1))
             return 0;
         code = proto == 1 ? C_ICMP : C_ICMPV6;
         pseudo = proto == 58;
+        field = f[F_ICMP_FIELD];
+        token = proto == 1 ? T_ICMP : T_ICMPV6;
     } else {
         return 0;
     }
-    uint64_t s = sum16(b + at, covered);
+    uint64_t s = sum16(b + at, covered), ps = 0, ps0 = 0;
     if (pseudo) {
         Py_ssize_t size = v4 ? 4 : 16;
-        s += sum16(b + src, size) + sum16(b + dst, size) + ((uint64_t)len >> 16) + (len & 0xffff) + proto;
+        ps0 = sum16(b + src, size) + sum16(b + dst, size) + proto;
+        ps = ps0 + ((uint64_t)len >> 16) + (len & 0xffff);
     }
-    if (fold(s) != 0xffff || !emit(w, code, depth))
+    path = PATH(path, token);
+    if (!judge(w, code, depth, at, at + field, s, ps, ps0, code != C_ICMP && code != C_ICMPV6, code == C_UDP, path))
         return 0;
     if (proto == 17 && be16(b + at + 2) == f[F_VXLAN]) {  /* VXLAN: 8 bytes, then Ethernet */
         Py_ssize_t eth = at + 16;
         if (eth + 14 > stop)
             return 0;
-        return ip_layer(w, eth + 14, stop, depth + 1, be16(b + eth + 12));
+        return ip_layer(w, eth + 14, stop, depth + 1, be16(b + eth + 12), PATH(PATH(path, T_VXLAN), T_ETH));
     }
     return 1;
 }
@@ -150,14 +215,14 @@ static int options_ok(const uint8_t *b, Py_ssize_t at, Py_ssize_t end, int v6)
     return 1;
 }
 
-static int ip_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, unsigned ethertype)
+static int ip_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, unsigned ethertype, uint64_t path)
 {
     const uint8_t *b = w->b;
     if (at >= end)
         return 0;
     unsigned version = b[at] >> 4;
     if ((ethertype == 0x0800 && version != 4) || (ethertype == 0x86dd && version != 6) ||
-        (ethertype != 0x0800 && ethertype != 0x86dd && ethertype != 0))
+        (ethertype != 0x0800 && ethertype != 0x86dd && ethertype != ANY_IP))
         return 0;
     outer_t *o = depth == 0 ? w->outer : NULL;
     if (o != NULL)
@@ -175,7 +240,9 @@ static int ip_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, unsigne
         }
         if (ihl < 20 || total < ihl || total > end - at || (frag && o == NULL))
             return 0;
-        if (fold(sum16(b + at, ihl)) != 0xffff || !options_ok(b, at + 20, at + ihl, 0) || !emit(w, C_IPV4, depth))
+        path = PATH(path, T_IPV4);
+        if (!options_ok(b, at + 20, at + ihl, 0) ||
+            !judge(w, C_IPV4, depth, at, at + 10, sum16(b + at, ihl), 0, 0, 0, 0, path))
             return 0;
         if (frag) {
             unsigned proto = b[at + 9];
@@ -190,7 +257,7 @@ static int ip_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, unsigne
                 return 0;
             return FRAGMENT;
         }
-        return transport(w, b[at + 9], at + ihl, at + total, 1, at + 12, at + 16, depth);
+        return transport(w, b[at + 9], at + ihl, at + total, 1, at + 12, at + 16, depth, path);
     }
     if (version != 6 || end - at < 40)
         return 0;
@@ -209,16 +276,20 @@ static int ip_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, unsigne
         nh = b[pos];
         pos += size;
     }
-    return transport(w, nh, pos, stop, 0, at + 8, at + 24, depth);
+    return transport(w, nh, pos, stop, 0, at + 8, at + 24, depth, PATH(path, T_IPV6));
 }
 
-static int link_layer(walk_t *w, Py_ssize_t len, const int64_t *row)
+/* `row`: the link type's row in `links`, `index` its position there (its path token). */
+static int link_layer(walk_t *w, Py_ssize_t len, const int64_t *row, Py_ssize_t index)
 {
     const uint8_t *b = w->b;
     const int64_t *f = w->f;
     int64_t kind = row[1], header = row[2], at = row[3];
+    uint64_t path = T_LINK + index;
     if (kind == K_IP)
-        return ip_layer(w, 0, len, 0, 0);
+        return ip_layer(w, 0, len, 0, ANY_IP, 0);
+    if (path >= T_COUNT)
+        return 0;
     if (kind == K_FAMILY) {
         if (len < 4)
             return 0;
@@ -226,15 +297,15 @@ static int link_layer(walk_t *w, Py_ssize_t len, const int64_t *row)
         uint32_t be = ((uint32_t)b[0] << 24) | (b[1] << 16) | (b[2] << 8) | b[3];
         uint32_t fam = (le == 2 || le == 24 || le == 28 || le == 30) ? le : be;
         if (fam == 2)
-            return ip_layer(w, 4, len, 0, 0x0800);
+            return ip_layer(w, 4, len, 0, 0x0800, path);
         if (fam == 24 || fam == 28 || fam == 30)
-            return ip_layer(w, 4, len, 0, 0x86dd);
+            return ip_layer(w, 4, len, 0, 0x86dd, path);
         return 0;
     }
     if (kind == K_ETHERTYPE) {
         if (len < header)
             return 0;
-        return ip_layer(w, header, len, 0, be16(b + at));
+        return ip_layer(w, header, len, 0, be16(b + at), path);
     }
     if (kind != K_ETHERNET || len < 14)
         return 0;
@@ -244,10 +315,11 @@ static int link_layer(walk_t *w, Py_ssize_t len, const int64_t *row)
         if (t != f[F_TPID1] && t != f[F_TPID2] && t != f[F_TPID3])
             break;
         pos += 4;
+        path = PATH(path, T_VLAN);
         if (pos + 2 > len)
             return 0;
     }
-    return ip_layer(w, pos + 2, len, 0, be16(b + pos));
+    return ip_layer(w, pos + 2, len, 0, be16(b + pos), path);
 }
 
 static int get(PyObject *o, Py_buffer *v, int writable, Py_ssize_t itemsize)
@@ -349,8 +421,8 @@ static int whole(dgram_t *k, const uint8_t *data, const int64_t *off, outer_t *o
     for (Py_ssize_t i = k->first; i >= 0; i = next[i])
         memcpy(scratch + h->ihl + outer[i].offset, data + off[i] + outer[i].l3 + outer[i].ihl, outer[i].dlen);
     int8_t codes[SLOTS] = {0};
-    walk_t w = {scratch, facts, codes, 0, NULL};
-    if (ip_layer(&w, 0, size, 0, 0x0800) != 1 || w.n != 2)
+    walk_t w = {scratch, facts, codes, 0, NULL, 0, 0};
+    if (ip_layer(&w, 0, size, 0, 0x0800, 0) != 1 || w.n != 2)
         return -1;  /* a tunnel, an ICMP error, a failing or absent checksum: the Python walker */
     int64_t field = codes[1] == C_TCP ? facts[F_TCP_FIELD] : codes[1] == C_UDP ? facts[F_UDP_FIELD] : facts[F_ICMP_FIELD];
     if (field + 2 > h->dlen)
@@ -444,8 +516,235 @@ done:
     return rc;
 }
 
-/* fast_check(data, offsets, caplens, linktypes, links, facts, out, todo): out is int8 (n, SLOTS); todo is
- * int8 (n): packets to judge (the others, cut by the snap length, still key their fragments). */
+/* --- Results: csum.layers.check.Result objects made here (bind() gives the class and the names) --------- */
+
+enum { RF_LAYER, RF_OFFSET, RF_STORED, RF_COMPUTED, RF_OK, RF_REASON, RF_FIELD, RF_PATH, RF_DEPTH, RF_COUNT };
+static const char *const result_fields[RF_COUNT] = {"layer", "offset", "stored", "computed", "ok", "reason",
+                                                   "field", "path", "depth"};
+static PyTypeObject *result_type;
+static Py_ssize_t result_slot[RF_COUNT];
+static PyObject *layer_names[8], *reasons[RS_COUNT], *tokens[T_COUNT], *paths;
+static int64_t bound_facts[F_COUNT], *bound_links;
+static Py_ssize_t bound_nlinks;
+
+static PyObject *path_string(uint64_t key)
+{
+    PyObject *k = PyLong_FromUnsignedLongLong(key), *found;
+    if (k == NULL)
+        return NULL;
+    found = PyDict_GetItemWithError(paths, k);
+    if (found != NULL || PyErr_Occurred()) {
+        Py_DECREF(k);
+        Py_XINCREF(found);
+        return found;
+    }
+    int t[13], n = 0;
+    for (; key && n < 13; key >>= 5)
+        t[n++] = (int)(key & 31);
+    PyObject *parts = PyList_New(0), *sep = PyUnicode_FromString("/"), *s = NULL;
+    if (parts != NULL && sep != NULL) {
+        int k2 = n - 1;
+        for (; k2 >= 0; k2--)
+            if (tokens[t[k2]] == Py_None || PyList_Append(parts, tokens[t[k2]]) < 0)
+                break;
+        if (k2 < 0 && (s = PyUnicode_Join(sep, parts)) != NULL && PyDict_SetItem(paths, k, s) < 0)
+            Py_CLEAR(s);
+        if (k2 >= 0 && !PyErr_Occurred())
+            PyErr_SetString(PyExc_SystemError, "_cwalk: path token without a name");
+    }
+    Py_XDECREF(parts);
+    Py_XDECREF(sep);
+    Py_DECREF(k);
+    return s;
+}
+
+static PyObject *make_result(const rec_t *r)
+{
+    PyObject *v[RF_COUNT] = {NULL};
+    v[RF_LAYER] = layer_names[r->code];
+    Py_INCREF(v[RF_LAYER]);
+    v[RF_OFFSET] = PyLong_FromSsize_t(r->header);
+    v[RF_STORED] = PyLong_FromLong(r->stored);
+    v[RF_COMPUTED] = PyLong_FromLong(r->computed);
+    v[RF_OK] = PyBool_FromLong(r->ok);
+    v[RF_REASON] = reasons[r->reason];
+    Py_INCREF(v[RF_REASON]);
+    v[RF_FIELD] = PyLong_FromSsize_t(r->field);
+    v[RF_PATH] = path_string(r->path);
+    v[RF_DEPTH] = PyLong_FromLong(r->depth);
+    PyObject *obj = NULL;
+    int k = 0;
+    for (; k < RF_COUNT && v[k] != NULL; k++)
+        ;
+    if (k == RF_COUNT)
+        obj = result_type->tp_alloc(result_type, 0);
+    if (obj == NULL) {
+        for (k = 0; k < RF_COUNT; k++)
+            Py_XDECREF(v[k]);
+        return NULL;
+    }
+    for (k = 0; k < RF_COUNT; k++)  /* the slots of a frozen dataclass: set once, as its __init__ would */
+        *(PyObject **)((char *)obj + result_slot[k]) = v[k];
+    return obj;
+}
+
+static PyObject *make_results(const walk_t *w)
+{
+    PyObject *list = PyList_New(w->n);
+    for (int k = 0; list != NULL && k < w->n; k++) {
+        PyObject *r = make_result(w->recs + k);
+        if (r == NULL)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, k, r);
+    }
+    return list;
+}
+
+static int array_copy(PyObject *o, int64_t **dst, Py_ssize_t *n, Py_ssize_t at_least)
+{
+    Py_buffer v;
+    if (get(o, &v, 0, 8) < 0)
+        return -1;
+    int rc = -1;
+    if (v.len / 8 < at_least)
+        PyErr_SetString(PyExc_ValueError, "_cwalk.bind: array too short");
+    else if ((*dst = PyMem_Malloc(v.len ? v.len : 1)) == NULL)
+        PyErr_NoMemory();
+    else {
+        memcpy(*dst, v.buf, v.len);
+        *n = v.len / 8;
+        rc = 0;
+    }
+    PyBuffer_Release(&v);
+    return rc;
+}
+
+/* bind(Result, layer names by code, reasons by RS_ index, path token names, links, facts) */
+static PyObject *bind(PyObject *self, PyObject *args)
+{
+    PyObject *type, *layers, *why, *names, *links, *facts;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!OO", &PyType_Type, &type, &PyTuple_Type, &layers, &PyTuple_Type, &why,
+                          &PyTuple_Type, &names, &links, &facts))
+        return NULL;
+    if (PyTuple_GET_SIZE(layers) != 6 || PyTuple_GET_SIZE(why) != RS_COUNT || PyTuple_GET_SIZE(names) != T_COUNT) {
+        PyErr_SetString(PyExc_ValueError, "_cwalk.bind: wrong number of names");
+        return NULL;
+    }
+    PyTypeObject *t = (PyTypeObject *)type;
+    for (int k = 0; k < RF_COUNT; k++) {
+        result_slot[k] = -1;
+        for (PyMemberDef *m = t->tp_members; m != NULL && m->name != NULL; m++)
+            if (!strcmp(m->name, result_fields[k]) && m->type == T_OBJECT_EX)
+                result_slot[k] = m->offset;
+        if (result_slot[k] < 0) {
+            PyErr_Format(PyExc_TypeError, "_cwalk.bind: %s has no slot %s", t->tp_name, result_fields[k]);
+            return NULL;
+        }
+    }
+    int64_t *f = NULL, *l = NULL;
+    Py_ssize_t nf, nl;
+    if (array_copy(facts, &f, &nf, F_COUNT) < 0)
+        return NULL;
+    if (array_copy(links, &l, &nl, 0) < 0) {
+        PyMem_Free(f);
+        return NULL;
+    }
+    memcpy(bound_facts, f, sizeof(bound_facts));
+    PyMem_Free(f);
+    PyMem_Free(bound_links);
+    bound_links = l;
+    bound_nlinks = nl / 4;
+    Py_INCREF(type);
+    Py_XSETREF(result_type, t);
+    for (int k = 0; k < 6; k++)
+        Py_XSETREF(layer_names[k], Py_NewRef(PyTuple_GET_ITEM(layers, k)));
+    for (int k = 0; k < RS_COUNT; k++)
+        Py_XSETREF(reasons[k], Py_NewRef(PyTuple_GET_ITEM(why, k)));
+    for (int k = 0; k < T_COUNT; k++)
+        Py_XSETREF(tokens[k], Py_NewRef(PyTuple_GET_ITEM(names, k)));
+    Py_XSETREF(paths, PyDict_New());
+    if (paths == NULL)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* Whether an IP header at `at` has version 4 or 6 and lengths that fit (csum/layers/walk.py _fits). */
+static int fits(const uint8_t *b, Py_ssize_t len, Py_ssize_t at)
+{
+    if (len <= at)
+        return 0;
+    unsigned version = b[at] >> 4;
+    Py_ssize_t ihl = (b[at] & 15) * 4;
+    if (version == 4)
+        return len >= at + 20 && 20 <= ihl && ihl <= (Py_ssize_t)be16(b + at + 2) && be16(b + at + 2) <= len - at;
+    return version == 6 && len >= at + 40 && at + 40 + (Py_ssize_t)be16(b + at + 4) <= len;
+}
+
+/* link="auto" as csum/layers/walk.py _auto decides it: 1 (Ethernet carrying IP), 101 (bare IP), or -1 where the
+ * answer needs a layer this file does not walk (MPLS, PPPoE: the Python walker decides). */
+static int64_t auto_link(const uint8_t *b, Py_ssize_t len, const int64_t *f)
+{
+    Py_ssize_t at = 12;
+    while (len >= at + 2 && (be16(b + at) == f[F_TPID1] || be16(b + at) == f[F_TPID2] || be16(b + at) == f[F_TPID3]))
+        at += 4;
+    if (len >= at + 3) {
+        unsigned ethertype = be16(b + at), version = b[at + 2] >> 4;
+        if (((ethertype == 0x0800 && version == 4) || (ethertype == 0x86dd && version == 6)) &&
+            (fits(b, len, at + 2) || !fits(b, len, 0)))
+            return 1;
+    }
+    return fits(b, len, 0) ? 101 : -1;
+}
+
+static const int64_t *link_row(const int64_t *links, Py_ssize_t nlinks, int64_t linktype, Py_ssize_t *index)
+{
+    for (Py_ssize_t k = 0; k < nlinks; k++)
+        if (links[4 * k] == linktype) {
+            *index = k;
+            return links + 4 * k;
+        }
+    return NULL;
+}
+
+/* verify(packet, linktype) -> [Result, ...] for every checksum of one whole packet (linktype -1: "auto"), or
+ * None when it holds anything this file does not walk (the Python walker answers: csum/inet.py). */
+static PyObject *verify(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || result_type == NULL) {
+        PyErr_SetString(PyExc_TypeError, nargs != 2 ? "verify takes 2 arguments" : "_cwalk.bind() was not called");
+        return NULL;
+    }
+    int64_t linktype = PyLong_AsLongLong(args[1]);
+    if (linktype == -1 && PyErr_Occurred())
+        return NULL;
+    Py_buffer v;
+    if (PyObject_GetBuffer(args[0], &v, PyBUF_SIMPLE) < 0)
+        return NULL;
+    const uint8_t *b = v.buf;
+    PyObject *result = Py_None;
+    if (linktype == -1)
+        linktype = auto_link(b, v.len, bound_facts);
+    Py_ssize_t index = 0;
+    const int64_t *row = linktype < 0 ? NULL : link_row(bound_links, bound_nlinks, linktype, &index);
+    if (row != NULL) {
+        int8_t codes[SLOTS];
+        outer_t outer = {0};
+        walk_t w = {b, bound_facts, codes, 0, &outer, 1, 0};
+        if (link_layer(&w, v.len, row, index) == 1)
+            result = make_results(&w);
+    }
+    PyBuffer_Release(&v);
+    if (result == Py_None)
+        Py_INCREF(result);
+    return result;
+}
+
+/* fast_check(data, offsets, caplens, linktypes, links, facts, out, todo) -> [(i, [Result, ...]), ...]: out is int8
+ * (n, SLOTS); todo is int8 (n): packets to judge (the others, cut by the snap length, still key their fragments).
+ * out[i] lists the codes of a packet whose every checksum passes; -1 in out[i][0]: to the Python walker; -2: a
+ * packet with a failing checksum, all of its Results in the returned list (only packets without tunnels, so
+ * that correcting a field changes no other field's sum, and no fragments). */
 static PyObject *fast_check(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     if (nargs != 8) {
@@ -472,23 +771,39 @@ static PyObject *fast_check(PyObject *self, PyObject *const *args, Py_ssize_t na
             outer_t *outer = PyMem_Calloc(n ? n : 1, sizeof(outer_t));
             int8_t *state = PyMem_Calloc(n ? n : 1, 1);  /* 0: done, 1: a fragment its datagram decides */
             int unknown = 0;
-            if (outer == NULL || state == NULL) {
+            PyObject *reported = PyList_New(0);
+            if (outer == NULL || state == NULL || reported == NULL) {
                 PyErr_NoMemory();
                 goto out;
             }
             for (Py_ssize_t i = 0; i < n; i++) {
                 int8_t *codes = out + i * SLOTS;
                 memset(codes, 0, SLOTS);
-                const int64_t *row = NULL;
-                for (Py_ssize_t k = 0; k < nlinks; k++)
-                    if (links[4 * k] == link[i]) {
-                        row = links + 4 * k;
-                        break;
-                    }
-                walk_t w = {data + off[i], v[5].buf, codes, 0, outer + i};
+                Py_ssize_t index = 0;
+                const int64_t *row = link_row(links, nlinks, link[i], &index);
+                walk_t w = {data + off[i], v[5].buf, codes, 0, outer + i, 1, 0};
                 int r = 0;
                 if (off[i] >= 0 && off[i] + cap[i] <= v[0].len && row != NULL)
-                    r = link_layer(&w, cap[i], row);
+                    r = link_layer(&w, cap[i], row, index);
+                if (r == FRAGMENT && w.bad)
+                    r = 0;
+                if (r == 1 && w.bad && todo[i]) {
+                    for (int k = 0; k < w.n; k++)
+                        r &= w.recs[k].depth == 0;
+                    PyObject *results = r ? make_results(&w) : NULL, *item = NULL;
+                    if (results != NULL) {
+                        item = Py_BuildValue("nN", i, results);
+                        if (item == NULL || PyList_Append(reported, item) < 0) {
+                            Py_XDECREF(item);
+                            goto out;
+                        }
+                        Py_DECREF(item);
+                        codes[0] = -2;
+                        continue;
+                    }
+                    if (r)
+                        goto out;
+                }
                 if (r == FRAGMENT && todo[i])
                     state[i] = 1;
                 else if (r != 1 || !todo[i]) {
@@ -499,10 +814,11 @@ static PyObject *fast_check(PyObject *self, PyObject *const *args, Py_ssize_t na
             if (datagrams(data, off, outer, state, out, n, v[5].buf, unknown) < 0)
                 PyErr_NoMemory();
             else {
-                result = Py_None;
-                Py_INCREF(result);
+                result = reported;
+                reported = NULL;
             }
         out:
+            Py_XDECREF(reported);
             PyMem_Free(outer);
             PyMem_Free(state);
         }
@@ -562,7 +878,11 @@ done:
 
 static PyMethodDef methods[] = {
     {"fast_check", (PyCFunction)(void (*)(void))fast_check, METH_FASTCALL,
-     "fast_check(data, offsets, caplens, linktypes, links, facts, out, todo) -> None (see csum/_cwalk.c)."},
+     "fast_check(data, offsets, caplens, linktypes, links, facts, out, todo) -> [(i, results)] (see csum/_cwalk.c)."},
+    {"verify", (PyCFunction)(void (*)(void))verify, METH_FASTCALL,
+     "verify(packet, linktype) -> [Result, ...] or None (see csum/_cwalk.c)."},
+    {"bind", bind, METH_VARARGS,
+     "bind(Result, layers, reasons, tokens, links, facts) -> None (see csum/_cwalk.c)."},
     {"pcap_records", pcap_records, METH_VARARGS,
      "pcap_records(data, pos, big_endian, most) -> (offsets, caplens, origlens, end) (see csum/_cwalk.c)."},
     {NULL, NULL, 0, NULL},

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 from ._check import as_view
 from .errors import CsumValueError
-from .layers import Link, Reason, Result, verify_stack, walk
+from .layers import Link, Reason, Result, table, verify_stack, walk
+from .layers.accel import cwalk
 from .types import WireSum
 
 __all__ = [
@@ -49,8 +50,20 @@ def verify(packet: object, *, link: Link = "auto", udp6_zero_ok: bool = False) -
     :data:`csum.layers.table.LINKTYPES`). ``udp6_zero_ok`` accepts a stored UDP checksum of 0
     over IPv6 (RFC 6936). ESP yields one not-verifiable result ("esp", reason ``encrypted``).
     """
+    if _c_verify is not None:  # the C walker (csum/layers/accel.py) when it walks everything the packet holds
+        number = _C_LINKS.get(link) if type(link) is str else link if type(link) is int and 0 <= link < 1 << 31 \
+            else None
+        if number is not None:
+            results = _c_verify(packet if type(packet) in (bytes, bytearray) else as_view(packet, "packet"), number)
+            if results is not None:
+                return results
     view = as_view(packet, "packet")
     return verify_stack(view, walk(view, link, strict=True).fields, udp6_zero_ok)
+
+
+_c_verify = None if cwalk is None else cwalk.verify
+#: ``link`` names -> csum/_cwalk.c's link type argument (-1: "auto", decided as csum.layers.walk decides it).
+_C_LINKS = {"auto": -1, **table.LINK_NAMES}
 
 
 def compute(packet: object, layer: str | None = None, *, link: Link = "auto") -> WireSum:
