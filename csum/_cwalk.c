@@ -72,27 +72,44 @@ typedef struct {
     outer_t *outer;
     int report;             /* 0: give up on a failing checksum; 1: record it (see judge) */
     int bad;                /* a recorded field fails */
-    rec_t recs[SLOTS];
+    rec_t *recs;            /* SLOTS records (not initialized: the first n are set) */
 } walk_t;
 
 static inline unsigned be16(const uint8_t *p) { return ((unsigned)p[0] << 8) | p[1]; }
-
-static uint64_t sum16(const uint8_t *p, Py_ssize_t n)
-{
-    uint64_t s = 0;
-    Py_ssize_t i = 0;
-    for (; i + 1 < n; i += 2)
-        s += ((uint64_t)p[i] << 8) | p[i + 1];
-    if (i < n)
-        s += (uint64_t)p[i] << 8;
-    return s;
-}
 
 static inline unsigned fold(uint64_t s)
 {
     while (s >> 16)
         s = (s & 0xffff) + (s >> 16);
     return (unsigned)s;
+}
+
+/* The one's-complement sum of n bytes as big-endian 16-bit words (an odd last byte padded with zero), folded:
+ * 0 only when every byte is 0. On a little-endian host it sums 32-bit little-endian words and swaps the folded
+ * result's bytes (RFC 1071 section 2(B): the sum is byte-order independent). */
+static uint64_t sum16(const uint8_t *p, Py_ssize_t n)
+{
+    uint64_t s = 0;
+    Py_ssize_t i = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        s += (w & 0xffffffffu) + (w >> 32);
+    }
+    for (; i + 1 < n; i += 2)
+        s += p[i] | ((uint64_t)p[i + 1] << 8);
+    if (i < n)
+        s += p[i];
+    unsigned f = fold(s);
+    return ((f & 0xff) << 8) | (f >> 8);
+#else
+    for (; i + 1 < n; i += 2)
+        s += ((uint64_t)p[i] << 8) | p[i + 1];
+    if (i < n)
+        s += (uint64_t)p[i] << 8;
+    return fold(s);
+#endif
 }
 
 static int emit(walk_t *w, int code, int depth)
@@ -104,15 +121,18 @@ static int emit(walk_t *w, int code, int depth)
 }
 
 /* The verdict on the field at `field` of the header at `header` (csum/layers/check.py evaluate for the
- * protocols walked here): `s` sums the covered bytes, the field included; `ps` the pseudo-header (0: none),
- * `ps0` the same with length 0 (transmit offload's other form); `udp`: a computed 0 is sent as 0xffff.
- * A failing field ends the walk unless w->report. Returns 0 to hand the packet to the Python walker. */
-static int judge(walk_t *w, int code, int depth, Py_ssize_t header, Py_ssize_t field, uint64_t s, uint64_t ps,
+ * protocols walked here): the checksum covers [header, end) (`field` even from `header`); `ps` is the
+ * pseudo-header's sum (0: none), `ps0` the same with length 0 (transmit offload's other form); `udp`: a computed
+ * 0 is sent as 0xffff. A failing field ends the walk unless w->report. Returns 0 to hand the packet to the Python
+ * walker. */
+static int judge(walk_t *w, int code, int depth, Py_ssize_t header, Py_ssize_t field, Py_ssize_t end, uint64_t ps,
                  uint64_t ps0, int offload, int udp, uint64_t path)
 {
     if (w->n >= SLOTS)
         return 0;
-    unsigned stored = be16(w->b + field), r = fold(s - stored + ps), computed = r ^ 0xffff;
+    const uint8_t *b = w->b;
+    uint64_t rest = sum16(b + header, field - header) + sum16(b + field + 2, end - field - 2);
+    unsigned stored = be16(b + field), r = fold(rest + ps), computed = r ^ 0xffff;
     if (udp && computed == 0)
         computed = 0xffff;
     int pass = fold((uint64_t)r + stored) == 0xffff, reason;
@@ -175,14 +195,15 @@ static int transport(walk_t *w, unsigned proto, Py_ssize_t at, Py_ssize_t stop, 
     } else {
         return 0;
     }
-    uint64_t s = sum16(b + at, covered), ps = 0, ps0 = 0;
+    uint64_t ps = 0, ps0 = 0;
     if (pseudo) {
         Py_ssize_t size = v4 ? 4 : 16;
         ps0 = sum16(b + src, size) + sum16(b + dst, size) + proto;
         ps = ps0 + ((uint64_t)len >> 16) + (len & 0xffff);
     }
     path = PATH(path, token);
-    if (!judge(w, code, depth, at, at + field, s, ps, ps0, code != C_ICMP && code != C_ICMPV6, code == C_UDP, path))
+    if (!judge(w, code, depth, at, at + field, at + covered, ps, ps0, code != C_ICMP && code != C_ICMPV6, code == C_UDP,
+               path))
         return 0;
     if (proto == 17 && be16(b + at + 2) == f[F_VXLAN]) {  /* VXLAN: 8 bytes, then Ethernet */
         Py_ssize_t eth = at + 16;
@@ -242,7 +263,7 @@ static int ip_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, unsigne
             return 0;
         path = PATH(path, T_IPV4);
         if (!options_ok(b, at + 20, at + ihl, 0) ||
-            !judge(w, C_IPV4, depth, at, at + 10, sum16(b + at, ihl), 0, 0, 0, 0, path))
+            !judge(w, C_IPV4, depth, at, at + 10, at + ihl, 0, 0, 0, 0, path))
             return 0;
         if (frag) {
             unsigned proto = b[at + 9];
@@ -421,7 +442,8 @@ static int whole(dgram_t *k, const uint8_t *data, const int64_t *off, outer_t *o
     for (Py_ssize_t i = k->first; i >= 0; i = next[i])
         memcpy(scratch + h->ihl + outer[i].offset, data + off[i] + outer[i].l3 + outer[i].ihl, outer[i].dlen);
     int8_t codes[SLOTS] = {0};
-    walk_t w = {scratch, facts, codes, 0, NULL, 0, 0};
+    rec_t recs[SLOTS];
+    walk_t w = {scratch, facts, codes, 0, NULL, 0, 0, recs};
     if (ip_layer(&w, 0, size, 0, 0x0800, 0) != 1 || w.n != 2)
         return -1;  /* a tunnel, an ICMP error, a failing or absent checksum: the Python walker */
     int64_t field = codes[1] == C_TCP ? facts[F_TCP_FIELD] : codes[1] == C_UDP ? facts[F_UDP_FIELD] : facts[F_ICMP_FIELD];
@@ -730,7 +752,8 @@ static PyObject *verify(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (row != NULL) {
         int8_t codes[SLOTS];
         outer_t outer = {0};
-        walk_t w = {b, bound_facts, codes, 0, &outer, 1, 0};
+        rec_t recs[SLOTS];
+        walk_t w = {b, bound_facts, codes, 0, &outer, 1, 0, recs};
         if (link_layer(&w, v.len, row, index) == 1)
             result = make_results(&w);
     }
@@ -776,12 +799,13 @@ static PyObject *fast_check(PyObject *self, PyObject *const *args, Py_ssize_t na
                 PyErr_NoMemory();
                 goto out;
             }
+            rec_t recs[SLOTS];
             for (Py_ssize_t i = 0; i < n; i++) {
                 int8_t *codes = out + i * SLOTS;
                 memset(codes, 0, SLOTS);
                 Py_ssize_t index = 0;
                 const int64_t *row = link_row(links, nlinks, link[i], &index);
-                walk_t w = {data + off[i], v[5].buf, codes, 0, outer + i, 1, 0};
+                walk_t w = {data + off[i], v[5].buf, codes, 0, outer + i, 1, 0, recs};
                 int r = 0;
                 if (off[i] >= 0 && off[i] + cap[i] <= v[0].len && row != NULL)
                     r = link_layer(&w, cap[i], row, index);
