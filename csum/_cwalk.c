@@ -51,12 +51,13 @@ typedef struct {
 } outer_t;
 
 /* Why a field got its verdict: indices into the reasons bind() was given (csum.layers.reasons.Reason). */
-enum { RS_OK, RS_MISMATCH, RS_NEGATIVE_ZERO, RS_OFFLOAD, RS_COUNT };
+enum { RS_OK, RS_MISMATCH, RS_NEGATIVE_ZERO, RS_OFFLOAD, RS_NON_FIRST_FRAGMENT, RS_NEEDS_REASSEMBLY, RS_COUNT };
 /* Path tokens (5 bits each, outer first); a link layer's token is T_LINK + its row in `links`. */
 enum { T_VLAN = 1, T_IPV4, T_IPV6, T_TCP, T_UDP, T_ICMP, T_ICMPV6, T_VXLAN, T_ETH, T_LINK, T_COUNT = 32 };
 #define PATH(path, token) (((path) << 5) | (token))
 
-/* One checksum field found: what csum.layers.check.evaluate reports for it (offsets from the packet start). */
+/* One checksum field found: what csum.layers.check.evaluate reports for it (offsets from the packet start).
+ * ok -1: not verifiable here (computed None; field -1: None, stored too). */
 typedef struct {
     int code, depth, reason, ok;
     Py_ssize_t header, field;
@@ -586,12 +587,12 @@ static PyObject *make_result(const rec_t *r)
     v[RF_LAYER] = layer_names[r->code];
     Py_INCREF(v[RF_LAYER]);
     v[RF_OFFSET] = PyLong_FromSsize_t(r->header);
-    v[RF_STORED] = PyLong_FromLong(r->stored);
-    v[RF_COMPUTED] = PyLong_FromLong(r->computed);
-    v[RF_OK] = PyBool_FromLong(r->ok);
+    v[RF_STORED] = r->field < 0 ? Py_NewRef(Py_None) : PyLong_FromLong(r->stored);
+    v[RF_COMPUTED] = r->ok < 0 ? Py_NewRef(Py_None) : PyLong_FromLong(r->computed);
+    v[RF_OK] = r->ok < 0 ? Py_NewRef(Py_None) : PyBool_FromLong(r->ok);
     v[RF_REASON] = reasons[r->reason];
     Py_INCREF(v[RF_REASON]);
-    v[RF_FIELD] = PyLong_FromSsize_t(r->field);
+    v[RF_FIELD] = r->field < 0 ? Py_NewRef(Py_None) : PyLong_FromSsize_t(r->field);
     v[RF_PATH] = path_string(r->path);
     v[RF_DEPTH] = PyLong_FromLong(r->depth);
     PyObject *obj = NULL;
@@ -729,6 +730,31 @@ static const int64_t *link_row(const int64_t *links, Py_ssize_t nlinks, int64_t 
     return NULL;
 }
 
+/* The transport field of an outer IPv4 fragment (csum/layers/walk.py partial): a later fragment has none (its
+ * offset only), the first one's is not verifiable alone. w->recs[0] is the fragment's IPv4 header. */
+static void fragment_field(walk_t *w, const outer_t *o)
+{
+    rec_t *t = w->recs + 1;
+    unsigned proto = o->key[10];
+    t->code = proto == 6 ? C_TCP : proto == 17 ? C_UDP : C_ICMP;
+    t->depth = 0;
+    t->header = o->l3 + o->ihl;
+    t->path = PATH(w->recs[0].path, proto == 6 ? T_TCP : proto == 17 ? T_UDP : T_ICMP);
+    t->ok = -1;
+    t->field = -1;
+    if (o->offset) {
+        t->reason = RS_NON_FIRST_FRAGMENT;
+    } else {
+        int64_t at = t->header + w->f[t->code == C_TCP ? F_TCP_FIELD : t->code == C_UDP ? F_UDP_FIELD : F_ICMP_FIELD];
+        t->reason = RS_NEEDS_REASSEMBLY;
+        if (at + 2 <= t->header + o->dlen) {
+            t->field = at;
+            t->stored = be16(w->b + at);
+        }
+    }
+    w->n = 2;
+}
+
 /* verify(packet, linktype) -> [Result, ...] for every checksum of one whole packet (linktype -1: "auto"), or
  * None when it holds anything this file does not walk (the Python walker answers: csum/inet.py). */
 static PyObject *verify(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
@@ -754,7 +780,10 @@ static PyObject *verify(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         outer_t outer = {0};
         rec_t recs[SLOTS];
         walk_t w = {b, bound_facts, codes, 0, &outer, 1, 0, recs};
-        if (link_layer(&w, v.len, row, index) == 1)
+        int r = link_layer(&w, v.len, row, index);
+        if (r == FRAGMENT)
+            fragment_field(&w, &outer);
+        if (r == 1 || r == FRAGMENT)
             result = make_results(&w);
     }
     PyBuffer_Release(&v);
