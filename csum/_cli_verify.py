@@ -2,15 +2,16 @@
 
 Every packet is walked by :func:`csum.layers.walk` on its capture link type, and each checksum
 field judged by :func:`csum.layers.evaluate`, exactly as :func:`csum.inet.verify` does. A fast
-path sits in front and only ever says "every checksum of this packet passes": the C walker
-csum/_cwalk.c where it is built (common link types, VLAN tags, IPv4 options, IPv6 extension
-headers, VXLAN, IPv4 fragments reassembled where the Reassembler would complete them the same
-way; see its header comment), else numpy over csum.batch sums for the plainest
-packets (Ethernet with at most one VLAN tag, SLL/SLL2, IPoIB, Cisco HDLC or raw IP; IPv4
+path sits in front: the C walker csum/_cwalk.c where it is built (common link types, VLAN tags,
+IPv4 options, IPv6 extension headers, VXLAN, IPv4 fragments reassembled where the Reassembler
+would complete them the same way; see its header comment), which counts the packets whose every
+checksum passes and hands over the :class:`Result` of every field of a packet with a failing one
+(tunnels and fragments aside); else numpy over csum.batch sums, which only says "every checksum
+passes", for the plainest packets (Ethernet with at most one VLAN tag, SLL/SLL2, IPoIB, Cisco HDLC or raw IP; IPv4
 without options, IPv6 without extension headers; TCP, UDP off the tunnel ports, ICMP/ICMPv6
 other than errors). Both read offsets and minimum lengths from :mod:`csum.layers.table`; every
-other packet, and any that fails, goes through the walker (tests/test_pcap.py checks that the
-report is the same with and without the fast path).
+other packet goes through the walker (tests/test_pcap.py checks that the report is the same with
+and without the fast path).
 
 IP fragments are reassembled within the capture (:mod:`csum.layers.reassembly`) and the whole
 datagram's checksums reported on the fragment carrying each field. Counts are kept per protocol

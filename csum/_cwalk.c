@@ -1,15 +1,19 @@
 /*
- * csum._cwalk: the capture checker's fast walker (optional; csum/_cli_verify.py uses it when built).
+ * csum._cwalk: the C walker (optional; csum/layers/accel.py binds it, csum/inet.py and csum/_cli_verify.py use it).
  *
- * For each packet of a capture it walks the common stacks and answers one question: do all of
- * this packet's checksums pass? If yes it lists them (protocol code + 8 * depth, in packet
- * order; + NA for a later fragment's transport layer, counted n/a); if the packet holds anything
- * else (an unusual layer, an option that moves the pseudo-header, a wrong or absent checksum, a
- * fragment of a datagram it does not reassemble: see datagrams() below) it answers "ask the
- * Python walker" (-1). It
- * never gives a verdict of its own on a failing checksum: every failure, and every layer it does
- * not know, is judged by csum/layers (the reference), so the two cannot disagree on a verdict;
- * tests/test_pcap.py checks that the reports with and without this file are equal.
+ * It walks the common stacks (below) and, for a packet made only of what it walks, reports every
+ * checksum field as csum/layers/check.py's evaluate() would: layer, header offset, stored,
+ * computed, ok, reason (ok, mismatch, negative-zero, offload; needs-reassembly and
+ * non-first-fragment for an outer IPv4 fragment), field offset, path and depth. verify() does it
+ * for one packet and returns csum.layers.check.Result objects; fast_check() does it for a chunk
+ * of a capture: the codes of packets whose every checksum passes (protocol code + 8 * depth, in
+ * packet order; + NA for a later fragment's transport layer, counted n/a), the Results of packets
+ * with a failing field (no tunnel, no fragment), and -1 ("ask the Python walker") for the rest.
+ * Anything it does not walk (an unusual layer, an option that moves the pseudo-header, an absent
+ * UDP checksum, an ICMP error, a fragment of a datagram it does not reassemble: see datagrams()
+ * below) goes to csum/layers, the reference; tests/test_layers_c.py checks that every Result from
+ * here equals the Python walker's in all nine fields, tests/test_pcap.py that the capture reports
+ * with and without this file are equal.
  *
  * Protocol facts come from csum/layers/table.py through the `links` and `facts` arrays (link
  * types with their header layout; TCP/UDP/ICMP checksum offsets and minimum lengths, VLAN TPIDs,
@@ -35,7 +39,7 @@ enum { F_TCP_FIELD, F_TCP_MIN, F_UDP_FIELD, F_UDP_MIN, F_ICMP_FIELD, F_ICMP_MIN,
        F_ICMP_ERRORS, F_ICMPV6_ERRORS, F_TPID1, F_TPID2, F_TPID3, F_MAX_DATAGRAMS, F_COUNT };
 /* A code with NA set counts as "n/a" (a later fragment's transport layer), else as "ok". */
 #define NA 64
-/* ip_layer's answer for an outer IPv4 fragment whose own header passes: the datagram decides. */
+/* ip_layer's answer for an outer IPv4 fragment (its own header judged): the datagram decides. */
 #define FRAGMENT 2
 #define SLOTS 6
 /* ip_layer's `ethertype` for a bare IP layer: the version nibble says which. */

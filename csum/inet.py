@@ -14,6 +14,12 @@ net/ipv4/udp.c ``udp4_csum_init``, net/ipv6/ip6_checksum.c ``udp6_csum_init``):
 * A TCP/UDP field holding exactly the pseudo-header sum is transmit offload's (:data:`OFFLOAD`).
 
 Malformed outer headers raise :class:`CsumValueError` with the codes of :mod:`csum.layers.walk`.
+
+Where the C walker is built (:mod:`csum.layers.accel`), packets made only of the layers it walks
+(Ethernet with up to two VLAN tags, SLL/SLL2, raw IP, BSD loopback; IPv4 with options, IPv6 with
+hop-by-hop / destination options; TCP, UDP, VXLAN, ICMP/ICMPv6 other than errors; outer IPv4
+fragments) get their Results from C, equal in every field to the Python walker's; everything
+else, and every packet with ``CSUM_ENGINE`` other than ``c``, goes through the Python walker.
 """
 
 from __future__ import annotations
