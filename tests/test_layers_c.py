@@ -155,6 +155,28 @@ def test_c_walks_the_common_stacks():
         assert again[-1].ok is False and again[-1].reason == "mismatch" and again[-1].computed == last.stored
 
 
+@pytest.mark.parametrize("link, header", [
+    (113, b"\0\0\0\x01\0\x06" + b"\x02" * 6 + b"\0\0" + b"\x08\x00"),             # Linux SLL
+    (276, b"\x08\x00\0\0" + b"\0\0\0\x02" + b"\0\x01\0\x06" + b"\x02" * 6 + b"\0\0"),  # SLL2
+    (104, b"\x0f\x00\x08\x00"),                                                   # Cisco HDLC
+    (242, b"\x08\x00\0\0"),                                                       # IPoIB
+    (0, b"\x02\0\0\0"), (0, b"\0\0\0\x02"), (108, b"\0\0\0\x02"),                  # NULL / LOOP, both orders
+    (101, b""), (12, b""), (228, b""),                                                # raw IP
+])
+def test_c_link_types(link, header):
+    """The link types C walks (csum.layers.table.LINKTYPES kinds ethertype, family-*, ip): path and offsets as the
+    Python walker gives them, on scapy-built IPv4/TCP and ICMP (checksums by scapy), good and with the field broken."""
+    for packet in (IP(src="192.0.2.1", dst="192.0.2.2") / TCP() / b"data", IP() / ICMP() / b"x"):
+        frame = header + raw(packet)
+        for broken in (False, True):
+            data = bytearray(frame)
+            if broken:
+                data[-1] ^= 1
+            got = accel.cwalk.verify(bytes(data), link)
+            assert got is not None and [_row(r) for r in got] == _python(bytes(data), link)
+            assert [r.ok for r in got] == [True, not broken]
+
+
 def test_inet_verify_link_argument_and_fallback(monkeypatch):
     """inet.verify takes the same ``link`` values with and without C, raises the same errors, and answers through
     the Python walker where C does not walk the packet (an ICMP error, UDP checksum 0, an IPv6 fragment)."""
