@@ -4,7 +4,7 @@
  * It walks the common stacks (below) and, for a packet made only of what it walks, reports every
  * checksum field as csum/layers/check.py's evaluate() would: layer, header offset, stored,
  * computed, ok, reason (ok, mismatch, negative-zero, offload; needs-reassembly and
- * non-first-fragment for an outer IPv4 fragment), field offset, path and depth. verify() does it
+ * non-first-fragment for a fragment: outer IPv4 ones, and in verify() IPv6 ones), field offset, path and depth. verify() does it
  * for one packet and returns csum.layers.check.Result objects; fast_check() does it for a chunk
  * of a capture: the codes of packets whose every checksum passes (protocol code + 8 * depth, in
  * packet order; + NA for a later fragment's transport layer, counted n/a), the Results of packets
@@ -78,6 +78,7 @@ typedef struct {
     int report;             /* 0: give up on a failing checksum; 1: record it (see judge) */
     int bad;                /* a recorded field fails */
     rec_t *recs;            /* SLOTS records (not initialized: the first n are set) */
+    int frag6;              /* report an IPv6 fragment's transport field (verify(); the capture reassembles) */
 } walk_t;
 
 static inline unsigned be16(const uint8_t *p) { return ((unsigned)p[0] << 8) | p[1]; }
@@ -166,6 +167,40 @@ static int judge(walk_t *w, int code, int depth, Py_ssize_t header, Py_ssize_t f
 }
 
 static int ip_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, unsigned ethertype, uint64_t path);
+
+/* The transport field of a fragment (csum/layers/walk.py partial): a later fragment has none, the first one's is
+ * not verifiable alone (its stored value reported when the field is in this fragment). The datagram's
+ * transport header starts at `at`, this fragment's data ends at `stop`. */
+static int partial(walk_t *w, unsigned proto, int v4, Py_ssize_t at, Py_ssize_t stop, int depth, int later,
+                   uint64_t path)
+{
+    int code, token;
+    int64_t field;
+    if (proto == 6) {
+        code = C_TCP, token = T_TCP, field = w->f[F_TCP_FIELD];
+    } else if (proto == 17) {
+        code = C_UDP, token = T_UDP, field = w->f[F_UDP_FIELD];
+    } else if ((proto == 1 && v4) || (proto == 58 && !v4)) {
+        code = v4 ? C_ICMP : C_ICMPV6, token = v4 ? T_ICMP : T_ICMPV6, field = w->f[F_ICMP_FIELD];
+    } else {
+        return 0;
+    }
+    if (w->n >= SLOTS)
+        return 0;
+    rec_t *t = w->recs + w->n;
+    t->code = code;
+    t->depth = depth;
+    t->header = at;
+    t->path = PATH(path, token);
+    t->ok = -1;
+    t->field = -1;
+    t->reason = later ? RS_NON_FIRST_FRAGMENT : RS_NEEDS_REASSEMBLY;
+    if (!later && at + field + 2 <= stop) {
+        t->field = at + field;
+        t->stored = be16(w->b + at + field);
+    }
+    return emit(w, code, depth);
+}
 
 static int transport(walk_t *w, unsigned proto, Py_ssize_t at, Py_ssize_t stop, int v4, Py_ssize_t src,
                      Py_ssize_t dst, int depth, uint64_t path)
@@ -291,18 +326,30 @@ static int ip_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, unsigne
     unsigned nh = b[at + 6];
     if (plen == 0 || stop > end)
         return 0;
-    while (nh == 0 || nh == 60 || nh == 43) {
+    int fragment = 0, seen = 0;  /* fragment 1: first, 2: later (RFC 8200 4.5; 0 with seen: atomic, RFC 6946) */
+    while (nh == 0 || nh == 60 || nh == 43 || (nh == 44 && w->frag6)) {
         if (pos + 8 > stop)
             return 0;
-        Py_ssize_t size = ((Py_ssize_t)b[pos + 1] + 1) * 8;
+        Py_ssize_t size = nh == 44 ? 8 : ((Py_ssize_t)b[pos + 1] + 1) * 8;
         if (pos + size > stop)
             return 0;
-        if (nh == 43 ? b[pos + 3] != 0 : !options_ok(b, pos + 2, pos + size, 1))
+        if (nh == 44) {
+            unsigned word = be16(b + pos + 2);
+            if (seen++)
+                return 0;  /* a second fragment header: the Python walker */
+            fragment = word >> 3 ? 2 : word & 1;
+        } else if (nh == 43 ? b[pos + 3] != 0 : !options_ok(b, pos + 2, pos + size, 1)) {
             return 0;  /* a live routing header names the final destination: the Python walker */
+        }
         nh = b[pos];
         pos += size;
+        if (fragment == 2)
+            break;  /* fragment data follows, not headers */
     }
-    return transport(w, nh, pos, stop, 0, at + 8, at + 24, depth, PATH(path, T_IPV6));
+    path = PATH(path, T_IPV6);
+    if (fragment)
+        return partial(w, nh, 0, pos, stop, depth, fragment == 2, path);
+    return transport(w, nh, pos, stop, 0, at + 8, at + 24, depth, path);
 }
 
 /* `row`: the link type's row in `links`, `index` its position there (its path token). */
@@ -734,31 +781,6 @@ static const int64_t *link_row(const int64_t *links, Py_ssize_t nlinks, int64_t 
     return NULL;
 }
 
-/* The transport field of an outer IPv4 fragment (csum/layers/walk.py partial): a later fragment has none (its
- * offset only), the first one's is not verifiable alone. w->recs[0] is the fragment's IPv4 header. */
-static void fragment_field(walk_t *w, const outer_t *o)
-{
-    rec_t *t = w->recs + 1;
-    unsigned proto = o->key[10];
-    t->code = proto == 6 ? C_TCP : proto == 17 ? C_UDP : C_ICMP;
-    t->depth = 0;
-    t->header = o->l3 + o->ihl;
-    t->path = PATH(w->recs[0].path, proto == 6 ? T_TCP : proto == 17 ? T_UDP : T_ICMP);
-    t->ok = -1;
-    t->field = -1;
-    if (o->offset) {
-        t->reason = RS_NON_FIRST_FRAGMENT;
-    } else {
-        int64_t at = t->header + w->f[t->code == C_TCP ? F_TCP_FIELD : t->code == C_UDP ? F_UDP_FIELD : F_ICMP_FIELD];
-        t->reason = RS_NEEDS_REASSEMBLY;
-        if (at + 2 <= t->header + o->dlen) {
-            t->field = at;
-            t->stored = be16(w->b + at);
-        }
-    }
-    w->n = 2;
-}
-
 /* verify(packet, linktype) -> [Result, ...] for every checksum of one whole packet (linktype -1: "auto"), or
  * None when it holds anything this file does not walk (the Python walker answers: csum/inet.py). */
 static PyObject *verify(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
@@ -783,11 +805,14 @@ static PyObject *verify(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         int8_t codes[SLOTS];
         outer_t outer = {0};
         rec_t recs[SLOTS];
-        walk_t w = {b, bound_facts, codes, 0, &outer, 1, 0, recs};
+        walk_t w = {b, bound_facts, codes, 0, &outer, 1, 0, recs, 1};
         int r = link_layer(&w, v.len, row, index);
-        if (r == FRAGMENT)
-            fragment_field(&w, &outer);
-        if (r == 1 || r == FRAGMENT)
+        if (r == FRAGMENT) {  /* an outer IPv4 fragment: recs[0] is its header (a later one's NA code undone) */
+            w.n = 1;
+            r = partial(&w, outer.key[10], 1, outer.l3 + outer.ihl, outer.l3 + outer.ihl + outer.dlen, 0,
+                        outer.offset != 0, recs[0].path);
+        }
+        if (r == 1)
             result = make_results(&w);
     }
     PyBuffer_Release(&v);

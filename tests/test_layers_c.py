@@ -12,7 +12,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import example, given, settings, strategies as st
 from scapy.all import ICMP, IP, TCP, UDP, Dot1Q, Ether, IPOption_NOP, IPOption_Router_Alert, IPv6, fragment, raw
-from scapy.layers.inet6 import ICMPv6EchoRequest, IPv6ExtHdrDestOpt, IPv6ExtHdrFragment, IPv6ExtHdrHopByHop
+from scapy.layers.inet6 import (ICMPv6EchoRequest, IPv6ExtHdrDestOpt, IPv6ExtHdrFragment, IPv6ExtHdrHopByHop,
+                                 IPv6ExtHdrRouting, fragment6)
 from scapy.layers.vxlan import VXLAN
 
 from captures import epb, idb, shb
@@ -99,16 +100,22 @@ def test_c_on_arbitrary_bytes(data, link):
 
 
 @settings(max_examples=200)
-@given(proto=st.sampled_from((6, 17, 1)), size=st.integers(0, 300), fragsize=st.integers(1, 40),
+@given(proto=st.sampled_from((6, 17, 1)), v6=st.booleans(), size=st.integers(0, 300), fragsize=st.integers(1, 40),
        vlan=st.booleans(), flips=st.lists(st.tuples(st.integers(0, 63), st.integers(0, 80)), max_size=2))
-def test_c_fragments_equal_the_walker(proto, size, fragsize, vlan, flips):
-    """Differential, all nine fields, on outer IPv4 fragments (scapy's fragment(); the first fragment sometimes too
-    short to hold the transport checksum field), VLAN-tagged or not, bytes flipped: the IPv4 header judged, the
-    transport field "needs-reassembly" (first) or "non-first-fragment" (later), as the Python walker says."""
-    l4 = {6: TCP(), 17: UDP(), 1: ICMP()}[proto]
+def test_c_fragments_equal_the_walker(proto, v6, size, fragsize, vlan, flips):
+    """Differential, all nine fields, on IPv4 fragments (scapy's fragment(); the first fragment sometimes too short
+    to hold the transport checksum field) and IPv6 ones (fragment6()), VLAN-tagged or not, bytes flipped: the IPv4
+    header judged, the transport field "needs-reassembly" (first) or "non-first-fragment" (later), as the Python
+    walker says."""
     eth = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
     payload = (bytes(range(256)) * 2)[:size]
-    pieces = fragment(IP(src="192.0.2.1", dst="198.51.100.2", id=7) / l4 / payload, fragsize=fragsize * 8)
+    if v6:
+        l4 = {6: TCP(), 17: UDP(), 1: ICMPv6EchoRequest()}[proto]
+        datagram = IPv6(src="2001:db8::1", dst="2001:db8::2") / IPv6ExtHdrFragment(id=7) / l4 / payload
+        pieces = fragment6(datagram, 56 + fragsize * 8)
+    else:
+        l4 = {6: TCP(), 17: UDP(), 1: ICMP()}[proto]
+        pieces = fragment(IP(src="192.0.2.1", dst="198.51.100.2", id=7) / l4 / payload, fragsize=fragsize * 8)
     frames_ = [bytearray(raw((eth / Dot1Q(vlan=3) if vlan else eth) / f)) for f in pieces[:4]]
     for k, at in flips:
         if k < len(frames_) and at < len(frames_[k]):
@@ -179,7 +186,7 @@ def test_c_link_types(link, header):
 
 def test_inet_verify_link_argument_and_fallback(monkeypatch):
     """inet.verify takes the same ``link`` values with and without C, raises the same errors, and answers through
-    the Python walker where C does not walk the packet (an ICMP error, UDP checksum 0, an IPv6 fragment)."""
+    the Python walker where C does not walk the packet (an ICMP error, UDP checksum 0, a live routing header)."""
     frame = _shapes()[0]
     for link in ("auto", "ethernet", "ether", 1):
         assert [_row(r) for r in inet.verify(frame, link=link)] == _python(frame, link)
@@ -194,7 +201,7 @@ def test_inet_verify_link_argument_and_fallback(monkeypatch):
         assert str(with_c.value) == str(without.value)
     eth = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
     for packet in (eth / IP() / ICMP(type=3) / IP() / UDP(), eth / IP() / UDP(chksum=0),
-                   eth / IPv6() / IPv6ExtHdrFragment(m=1) / TCP()):
+                   eth / IPv6() / IPv6ExtHdrRouting(addresses=["2001:db8::9"], segleft=1) / TCP()):
         frame = raw(packet)
         assert accel.cwalk.verify(frame, -1) is None
         assert [_row(r) for r in inet.verify(frame)] == _python(frame, "auto")
