@@ -4,8 +4,8 @@
  * It walks the common stacks (below) and, for a packet made only of what it walks, reports every
  * checksum field as csum/layers/check.py's evaluate() would: layer, header offset, stored,
  * computed, ok, reason (ok, mismatch, negative-zero, offload; needs-reassembly and
- * non-first-fragment for a fragment: outer IPv4 ones, and in verify() IPv6 ones), field offset, path and depth. verify() does it
- * for one packet and returns csum.layers.check.Result objects; fast_check() does it for a chunk
+ * non-first-fragment for an outer IPv4 fragment and, in verify(), an IPv6 one), field offset,
+ * path and depth. verify() does it for one packet and returns csum.layers.check.Result objects; fast_check() does it for a chunk
  * of a capture: the codes of packets whose every checksum passes (protocol code + 8 * depth, in
  * packet order; + NA for a later fragment's transport layer, counted n/a), the Results of packets
  * with a failing field (no tunnel, no fragment), and -1 ("ask the Python walker") for the rest.

@@ -18,8 +18,9 @@ Malformed outer headers raise :class:`CsumValueError` with the codes of :mod:`cs
 Where the C walker is built (:mod:`csum.layers.accel`), packets made only of the layers it walks
 (Ethernet with up to two VLAN tags, SLL/SLL2, raw IP, BSD loopback; IPv4 with options, IPv6 with
 hop-by-hop / destination options; TCP, UDP, VXLAN, ICMP/ICMPv6 other than errors; outer IPv4
-fragments, IPv6 fragments) get their Results from C, equal in every field to the Python walker's; everything
-else, and every packet with ``CSUM_ENGINE`` other than ``c``, goes through the Python walker.
+fragments, IPv6 fragments) get their Results from C, equal in every field to the Python
+walker's; everything else, and every packet with ``CSUM_ENGINE`` other than ``c``, goes through
+the Python walker.
 """
 
 from __future__ import annotations
