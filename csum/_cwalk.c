@@ -5,8 +5,8 @@
  * checksum field as csum/layers/check.py's evaluate() would: layer, header offset, stored,
  * computed, ok, reason (ok, mismatch, negative-zero, offload; needs-reassembly and
  * non-first-fragment for an outer IPv4 fragment and, in verify(), an IPv6 one), field offset,
- * path and depth. verify() does it for one packet and returns csum.layers.check.Result objects; fast_check() does it for a chunk
- * of a capture: the codes of packets whose every checksum passes (protocol code + 8 * depth, in
+ * path and depth. verify() does it for one packet and returns csum.layers.check.Result
+ * objects; fast_check() does it for a chunk of a capture: the codes of packets whose every checksum passes (protocol code + 8 * depth, in
  * packet order; + NA for a later fragment's transport layer, counted n/a), the Results of packets
  * with a failing field (no tunnel, no fragment), and -1 ("ask the Python walker") for the rest.
  * Anything it does not walk (an unusual layer, an option that moves the pseudo-header, an absent
