@@ -248,11 +248,11 @@ def _tshark_version() -> str | None:
 
 def table(results: dict[str, Any]) -> str:
     scapy = {r["workload"]: r["packets_per_s"] for r in results["rows"] if r["impl"].startswith("scapy")}
-    lines = ["| implementation | packets | seconds | packets/s | × scapy | bad found |",
-             "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    lines = ["| implementation | packets | seconds | packets/s | × scapy | bad found | CPU seconds (shell) |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for r in results["rows"]:
         lines.append(f"| {r['impl']} | {r['packets']:,} | {r['seconds']} | {r['packets_per_s']:,} | "
-                     f"{r['packets_per_s'] / scapy[r['workload']]:.1f} | {r['bad_found']} |")
+                     f"{r['packets_per_s'] / scapy[r['workload']]:.1f} | {r['bad_found']} | {r.get('cpu_seconds', '')} |")
     lines += ["", "| one packet | calls | CPU seconds | calls/s |", "| --- | ---: | ---: | ---: |"]
     lines += [f"| {r['impl']} | {r['calls']:,} | {r['cpu_seconds']} | {r['calls_per_s']:,} |"
               for r in results["one_packet"]]
