@@ -207,9 +207,10 @@ _C_SLOTS = 6
 _C_NA = 64  # a code counted "n/a" (the transport layer of a later fragment), else "ok"
 
 
-def c_fast(cap: Capture, todo: np.ndarray, report: Report) -> np.ndarray:
-    """Packets among ``todo`` the C walker judged (counted in ``report``): every checksum passing, or (packets
-    without tunnels or fragments) every field's :class:`Result` from C, failing ones included."""
+def c_fast(cap: Capture, todo: np.ndarray, report: Report) -> tuple[np.ndarray, np.ndarray]:
+    """(packets among ``todo`` whose every checksum the C walker found passing, the other packets it judged), all
+    counted in ``report``: the second are packets without tunnels or fragments with a failing field, every field's
+    :class:`Result` from C."""
     out = np.zeros((len(cap), _C_SLOTS), dtype=np.int8)
     reported = _cwalk.fast_check(cap.data, np.ascontiguousarray(cap.offsets, dtype=np.int64),
                                  np.ascontiguousarray(cap.caplens, dtype=np.int64),
@@ -227,7 +228,7 @@ def c_fast(cap: Capture, todo: np.ndarray, report: Report) -> np.ndarray:
         base = cap.base + int(cap.offsets[i])
         report.patches += [(base + r.field, r.computed.to_bytes(2, "big")) for r in results
                            if r.status in (Status.BAD, Status.OFFLOAD)]
-    return todo & (out[:, 0] != -1)
+    return done, todo & (out[:, 0] == -2)
 
 
 # --- the walk ----------------------------------------------------------------------------------
@@ -329,9 +330,9 @@ def check(cap: Capture, progress: Callable[[int, int], None] | None = None, sink
     report.cut = (np.flatnonzero(cut) + cap.first_index).tolist()
     walk_all = np.ones(len(cap), dtype=bool)
     if sink is None and _cwalk is not None:
-        done = c_fast(cap, ~cut, report)
+        done, judged = c_fast(cap, ~cut, report)
         report.fast = int(np.count_nonzero(done))
-        walk_all[done] = False
+        walk_all[done | judged] = False
     elif sink is None:
         d = np.frombuffer(cap.data, dtype=np.uint8)
         index, v4, proto = fast_ok(cap, d, ~cut)
