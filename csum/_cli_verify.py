@@ -11,7 +11,9 @@ passes", for the plainest packets (Ethernet with at most one VLAN tag, SLL/SLL2,
 without options, IPv6 without extension headers; TCP, UDP off the tunnel ports, ICMP/ICMPv6
 other than errors). Both read offsets and minimum lengths from :mod:`csum.layers.table`; every
 other packet goes through the walker (tests/test_pcap.py checks that the report is the same with
-and without the fast path).
+and without the fast path). Packet by packet (``--format jsonl``, and what the fast path leaves),
+a whole packet the C walker walks gets its Results from csum/_cwalk.c too, unless it is a fragment
+or has a failing field inside a tunnel.
 
 IP fragments are reassembled within the capture (:mod:`csum.layers.reassembly`) and the whole
 datagram's checksums reported on the fragment carrying each field. Counts are kept per protocol
@@ -29,7 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import batch
-from .layers import Result, Status, accel, corrections, evaluate, table as T, walk
+from .layers import Reason, Result, Status, accel, corrections, evaluate, table as T, walk
 from .layers.reassembly import Done, Reassembler
 from .pcap import Capture
 
@@ -223,12 +225,31 @@ def c_fast(cap: Capture, todo: np.ndarray, report: Report) -> tuple[np.ndarray, 
             name, depth = _C_CODES[code % 8], (code & ~_C_NA) // 8
             key = name if not depth else f"{name}@{depth}"
             report.counts.setdefault(key, _zero_counts())["n/a" if code & _C_NA else "ok"] += n
-    for i, results in reported:  # fields at depth 0 only: each correction is the field's own computed value
+    for i, results in reported:
         report.tally(cap.first_index + i, results)
-        base = cap.base + int(cap.offsets[i])
-        report.patches += [(base + r.field, r.computed.to_bytes(2, "big")) for r in results
-                           if r.status in (Status.BAD, Status.OFFLOAD)]
+        report.patches += _patches(cap, i, results)
     return done, todo & (out[:, 0] == -2)
+
+
+def _patches(cap: Capture, i: int, results: list[Result]) -> list[tuple[int, bytes]]:
+    """The corrections of packet ``i`` from C's results: no failing field below the outer IP layer, so each is the
+    field's own computed value (csum.layers.corrections for the rest)."""
+    base = cap.base + int(cap.offsets[i])
+    return [(base + r.field, r.computed.to_bytes(2, "big")) for r in results if r.status in (Status.BAD, Status.OFFLOAD)]
+
+
+_PARTIAL = frozenset({Reason.NEEDS_REASSEMBLY, Reason.NON_FIRST_FRAGMENT})
+
+
+def _from_c(view: memoryview, linktype: int, wire: int) -> list[Result] | None:
+    """The C walker's results for one whole packet, unless it is a fragment (the Reassembler needs the walk) or has a
+    failing field inside a tunnel (correcting it changes the outer fields: csum.layers.corrections)."""
+    if _cwalk is None or wire != len(view):
+        return None
+    results = _cwalk.verify(view, linktype)
+    if results is None or any(r.reason in _PARTIAL or (r.depth and r.ok is False) for r in results):
+        return None
+    return results
 
 
 # --- the walk ----------------------------------------------------------------------------------
@@ -248,8 +269,15 @@ class _Checker:
         cap, report = self.cap, self.report
         view = cap.packet(i)
         wire = int(cap.origlens[i])
-        stack = walk(view, int(cap.linktypes[i]), wire_len=wire)
         g = cap.first_index + i
+        results = _from_c(view, int(cap.linktypes[i]), wire)
+        if results is not None:  # the jsonl path's common packets, or what fast_check left to this one
+            report.patches += _patches(cap, i, results)
+            self.rows.append((g, results))
+            self.held[g] = results
+            self.flush()
+            return
+        stack = walk(view, int(cap.linktypes[i]), wire_len=wire)
         if stack.unsupported is not None:
             report.unsupported[stack.unsupported] = report.unsupported.get(stack.unsupported, 0) + 1
         elif stack.not_ip:

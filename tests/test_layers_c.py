@@ -16,7 +16,7 @@ from scapy.layers.inet6 import (ICMPv6EchoRequest, IPv6ExtHdrDestOpt, IPv6ExtHdr
                                  IPv6ExtHdrRouting, fragment6)
 from scapy.layers.vxlan import VXLAN
 
-from captures import epb, idb, shb
+from captures import epb, idb, python_report, shb
 from csum import _cli_verify, inet, pcap
 from csum._cli_verify import check
 from csum.errors import CsumValueError
@@ -217,10 +217,15 @@ def _capture(items: list[tuple[int, bytes]]) -> pcap.Capture:
 @given(cases=st.lists(_mutated(), min_size=1, max_size=8))
 def test_capture_results_from_c_equal_the_walker(cases):
     """Differential, all nine fields: the failing and offload Results the capture checker takes from C (csum
-    verify's bad/offload lists, patches) equal the walker-only run's (the jsonl path walks every packet)."""
+    verify's bad/offload lists, patches), and every Result of the jsonl path (where C judges the packets it walks),
+    equal the Python walker's."""
     cap = _capture(cases)
-    walked = check(cap, sink=lambda i, results: None)
+    rows: list = []
+    walked = python_report(cap, sink=lambda i, results: rows.append((i, [_row(r) for r in results])))
     report = check(cap)
+    jsonl: list = []
+    check(cap, sink=lambda i, results: jsonl.append((i, [_row(r) for r in results])))
+    assert jsonl == rows
     for attr in ("bad", "offload"):
         assert [(i, _row(r)) for i, r in getattr(report, attr)] == [(i, _row(r)) for i, r in getattr(walked, attr)]
     assert report.counts == walked.counts and report.patches == walked.patches
