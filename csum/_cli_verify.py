@@ -6,14 +6,14 @@ path sits in front: the C walker csum/_cwalk.c where it is built (common link ty
 IPv4 options, IPv6 extension headers, VXLAN, IPv4 fragments reassembled where the Reassembler
 would complete them the same way; see its header comment), which counts the packets whose every
 checksum passes and hands over the :class:`Result` of every field of a packet with a failing one
-(tunnels and fragments aside); else numpy over csum.batch sums, which only says "every checksum
+(fragments aside); else numpy over csum.batch sums, which only says "every checksum
 passes", for the plainest packets (Ethernet with at most one VLAN tag, SLL/SLL2, IPoIB, Cisco HDLC or raw IP; IPv4
 without options, IPv6 without extension headers; TCP, UDP off the tunnel ports, ICMP/ICMPv6
 other than errors). Both read offsets and minimum lengths from :mod:`csum.layers.table`; every
 other packet goes through the walker (tests/test_pcap.py checks that the report is the same with
 and without the fast path). Packet by packet (``--format jsonl``, and what the fast path leaves),
-a whole packet the C walker walks gets its Results from csum/_cwalk.c too, unless it is a fragment
-or has a failing field inside a tunnel.
+a whole packet the C walker walks gets its Results from csum/_cwalk.c too, unless it is a
+fragment.
 
 IP fragments are reassembled within the capture (:mod:`csum.layers.reassembly`) and the whole
 datagram's checksums reported on the fragment carrying each field. Counts are kept per protocol
@@ -211,7 +211,7 @@ _C_NA = 64  # a code counted "n/a" (the transport layer of a later fragment), el
 
 def c_fast(cap: Capture, todo: np.ndarray, report: Report) -> tuple[np.ndarray, np.ndarray]:
     """(packets among ``todo`` whose every checksum the C walker found passing, the other packets it judged), all
-    counted in ``report``: the second are packets without tunnels or fragments with a failing field, every field's
+    counted in ``report``: the second are packets (not fragments) with a failing field, every field's
     :class:`Result` from C."""
     out = np.zeros((len(cap), _C_SLOTS), dtype=np.int8)
     reported = _cwalk.fast_check(cap.data, np.ascontiguousarray(cap.offsets, dtype=np.int64),
@@ -231,23 +231,39 @@ def c_fast(cap: Capture, todo: np.ndarray, report: Report) -> tuple[np.ndarray, 
     return done, todo & (out[:, 0] == -2)
 
 
+_FIX = (Status.BAD, Status.OFFLOAD)
+
+
 def _patches(cap: Capture, i: int, results: list[Result]) -> list[tuple[int, bytes]]:
-    """The corrections of packet ``i`` from C's results: no failing field below the outer IP layer, so each is the
-    field's own computed value (csum.layers.corrections for the rest)."""
+    """csum.layers.corrections of packet ``i`` from C's results: each bad/offload field set to its computed value,
+    inner levels first, the outer ones judged again after (a tunnel's UDP covers the inner packet). Fields of one
+    level C walks are independent (no checksum covers another one of its level)."""
     base = cap.base + int(cap.offsets[i])
-    return [(base + r.field, r.computed.to_bytes(2, "big")) for r in results if r.status in (Status.BAD, Status.OFFLOAD)]
+    if not any(r.depth and r.status in _FIX for r in results):
+        return [(base + r.field, r.computed.to_bytes(2, "big")) for r in results if r.status in _FIX]
+    view = cap.packet(i)
+    work = bytearray(view)
+    for depth in range(max(r.depth for r in results), -1, -1):
+        now = _cwalk.verify(work, int(cap.linktypes[i]))
+        if now is None:  # cannot happen (only checksum fields change), but the walker is the reference
+            stack = walk(view, int(cap.linktypes[i]), wire_len=int(cap.origlens[i]))
+            return [(base + at, new) for at, new in corrections(view, stack.fields)]
+        for r in now:
+            if r.depth == depth and r.status in _FIX:
+                work[r.field : r.field + 2] = r.computed.to_bytes(2, "big")
+    return [(base + r.field, bytes(work[r.field : r.field + 2])) for r in results
+            if work[r.field : r.field + 2] != view[r.field : r.field + 2]]
 
 
 _PARTIAL = frozenset({Reason.NEEDS_REASSEMBLY, Reason.NON_FIRST_FRAGMENT})
 
 
 def _from_c(view: memoryview, linktype: int, wire: int) -> list[Result] | None:
-    """The C walker's results for one whole packet, unless it is a fragment (the Reassembler needs the walk) or has a
-    failing field inside a tunnel (correcting it changes the outer fields: csum.layers.corrections)."""
+    """The C walker's results for one whole packet, unless it is a fragment (the Reassembler needs the walk)."""
     if _cwalk is None or wire != len(view):
         return None
     results = _cwalk.verify(view, linktype)
-    if results is None or any(r.reason in _PARTIAL or (r.depth and r.ok is False) for r in results):
+    if results is None or any(r.reason in _PARTIAL for r in results):
         return None
     return results
 

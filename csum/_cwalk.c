@@ -8,7 +8,7 @@
  * path and depth. verify() does it for one packet and returns csum.layers.check.Result
  * objects; fast_check() does it for a chunk of a capture: the codes of packets whose every checksum passes (protocol code + 8 * depth, in
  * packet order; + NA for a later fragment's transport layer, counted n/a), the Results of packets
- * with a failing field (no tunnel, no fragment), and -1 ("ask the Python walker") for the rest.
+ * with a failing field (not fragments), and -1 ("ask the Python walker") for the rest.
  * Anything it does not walk (an unusual layer, an option that moves the pseudo-header, an absent
  * UDP checksum, an ICMP error, a fragment of a datagram it does not reassemble: see datagrams()
  * below) goes to csum/layers, the reference; tests/test_layers_c.py checks that every Result from
@@ -824,8 +824,7 @@ static PyObject *verify(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 /* fast_check(data, offsets, caplens, linktypes, links, facts, out, todo) -> [(i, [Result, ...]), ...]: out is int8
  * (n, SLOTS); todo is int8 (n): packets to judge (the others, cut by the snap length, still key their fragments).
  * out[i] lists the codes of a packet whose every checksum passes; -1 in out[i][0]: to the Python walker; -2: a
- * packet with a failing checksum, all of its Results in the returned list (only packets without tunnels, so
- * that correcting a field changes no other field's sum, and no fragments). */
+ * packet with a failing checksum (not a fragment), all of its Results in the returned list. */
 static PyObject *fast_check(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     if (nargs != 8) {
@@ -870,21 +869,15 @@ static PyObject *fast_check(PyObject *self, PyObject *const *args, Py_ssize_t na
                 if (r == FRAGMENT && w.bad)
                     r = 0;
                 if (r == 1 && w.bad && todo[i]) {
-                    for (int k = 0; k < w.n; k++)
-                        r &= w.recs[k].depth == 0;
-                    PyObject *results = r ? make_results(&w) : NULL, *item = NULL;
-                    if (results != NULL) {
-                        item = Py_BuildValue("nN", i, results);
-                        if (item == NULL || PyList_Append(reported, item) < 0) {
-                            Py_XDECREF(item);
-                            goto out;
-                        }
-                        Py_DECREF(item);
-                        codes[0] = -2;
-                        continue;
-                    }
-                    if (r)
+                    PyObject *results = make_results(&w), *item = NULL;
+                    if (results == NULL || (item = Py_BuildValue("nN", i, results)) == NULL ||
+                        PyList_Append(reported, item) < 0) {
+                        Py_XDECREF(item);
                         goto out;
+                    }
+                    Py_DECREF(item);
+                    codes[0] = -2;
+                    continue;
                 }
                 if (r == FRAGMENT && todo[i])
                     state[i] = 1;

@@ -231,12 +231,37 @@ def test_capture_results_from_c_equal_the_walker(cases):
     assert report.counts == walked.counts and report.patches == walked.patches
 
 
+def _scapy_fixed(frame: bytes) -> bytes:
+    """The frame with every IP/TCP/UDP checksum recomputed by scapy (fields deleted, packet rebuilt)."""
+    packet = Ether(frame)
+    for layer in (IP, TCP, UDP):
+        k = 1
+        while packet.getlayer(layer, k) is not None:
+            del packet.getlayer(layer, k).chksum
+            k += 1
+    return raw(Ether(raw(packet)))
+
+
 def test_capture_takes_failing_packets_from_c(monkeypatch):
-    """A capture of plain packets with wrong TCP checksums is judged without the Python walker at all."""
-    frames_ = _shapes()[:5]
-    broken = bytearray(frames_[0])
-    broken[-1] ^= 1
-    cap = _capture([(1, f) for f in frames_ + [bytes(broken)]])
+    """Packets with wrong checksums on the stacks C walks, a VXLAN one with a wrong inner TCP checksum among them,
+    are judged without the Python walker at all, and the patches give scapy's checksums: the inner TCP field and
+    the outer UDP one that covers it (corrected after the inner one, as csum.layers.corrections does)."""
+    frames_ = _shapes()
+    broken = [bytearray(frames_[0]), bytearray(frames_[-1])]
+    for frame in broken:
+        frame[-1] ^= 1
+        frame[-3] ^= 0x20
+    cap = _capture([(1, f) for f in frames_ + [bytes(b) for b in broken]])
     monkeypatch.setattr(_cli_verify._Checker, "packet", lambda self, i: pytest.fail(f"packet {i} walked in Python"))
     report = check(cap)
-    assert report.fast == 5 and [i for i, _ in report.bad] == [5] and report.bad[0][1].path == "eth/ipv4/tcp"
+    n = len(frames_)
+    assert report.fast == n and [i for i, _ in report.bad] == [n, n + 1, n + 1]
+    assert [r.path for _, r in report.bad] == ["eth/ipv4/tcp", "eth/ipv4/udp",
+                                               "eth/ipv4/udp/vxlan/eth/ipv4/tcp"]
+    for k, frame in enumerate(broken):
+        start = cap.base + int(cap.offsets[n + k])
+        fixed = bytearray(frame)
+        for at, new in report.patches:
+            if start <= at < start + len(frame):
+                fixed[at - start : at - start + 2] = new
+        assert bytes(fixed) == _scapy_fixed(bytes(frame)) and bytes(fixed) != bytes(frame)
