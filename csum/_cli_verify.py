@@ -3,7 +3,7 @@
 Every packet is walked by :func:`csum.layers.walk` on its capture link type, and each checksum
 field judged by :func:`csum.layers.evaluate`, exactly as :func:`csum.inet.verify` does. A fast
 path sits in front: the C walker csum/_cwalk.c where it is built (common link types, VLAN tags,
-IPv4 options, IPv6 extension headers, VXLAN, IPv4 fragments reassembled where the Reassembler
+IPv4 options, IPv6 extension headers, VXLAN, IPv4 and IPv6 fragments reassembled where the Reassembler
 would complete them the same way; see its header comment), which counts the packets whose every
 checksum passes and hands over the :class:`Result` of every field of a packet with a failing one
 (fragments aside); else numpy over csum.batch sums, which only says "every checksum

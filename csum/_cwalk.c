@@ -4,7 +4,7 @@
  * It walks the common stacks (below) and, for a packet made only of what it walks, reports every
  * checksum field as csum/layers/check.py's evaluate() would: layer, header offset, stored,
  * computed, ok, reason (ok, mismatch, negative-zero, offload; needs-reassembly and
- * non-first-fragment for an outer IPv4 fragment and, in verify(), an IPv6 one), field offset,
+ * non-first-fragment for an outer IPv4 fragment or an IPv6 one), field offset,
  * path and depth. verify() does it for one packet and returns csum.layers.check.Result
  * objects; fast_check() does it for a chunk of a capture: the codes of packets whose every checksum passes (protocol code + 8 * depth, in
  * packet order; + NA for a later fragment's transport layer, counted n/a), the Results of packets
@@ -21,8 +21,9 @@
  * tags), ethertype (fixed header, EtherType at an offset), ip and BSD family words; IPv4 with
  * options other than source routes; IPv6 with hop-by-hop / destination options (no Jumbo
  * Payload, no Home Address) and used-up routing headers; TCP, UDP (VXLAN inside, one level),
- * ICMP and ICMPv6 other than errors; outer IPv4 fragments of TCP, UDP and ICMP datagrams, reassembled
- * within the chunk as csum/layers/reassembly.py does.
+ * ICMP and ICMPv6 other than errors; outer IPv4 fragments of TCP, UDP and ICMP datagrams and outer
+ * IPv6 fragments of TCP, UDP and ICMPv6 ones, reassembled within the chunk as csum/layers/reassembly.py
+ * does.
  *
  * pcap_records() is csum/pcap.py's pcap record walk (record headers only, no protocol facts).
  */
@@ -45,12 +46,16 @@ enum { F_TCP_FIELD, F_TCP_MIN, F_UDP_FIELD, F_UDP_MIN, F_ICMP_FIELD, F_ICMP_MIN,
 /* ip_layer's `ethertype` for a bare IP layer: the version nibble says which. */
 #define ANY_IP 0x10000
 
-/* The outer IPv4 header of a packet, as far as fragment reassembly needs it (filled by ip_layer at depth 0). */
+/* The outer IP header of a packet, as far as fragment reassembly needs it (filled by ip_layer at depth 0). */
+#define KEY 37
 typedef struct {
     int reached;            /* the walk got to an outer IP header: 4 or 6 (0: it stopped in front of it) */
-    int frag;               /* the outer IPv4 header has MF set or a fragment offset */
-    uint8_t key[11];        /* source, destination, identification, protocol: how receivers key fragments */
-    Py_ssize_t l3, ihl, dlen;
+    int frag;               /* the outer IPv4 header, or its IPv6 Fragment header, has M set or an offset */
+    /* how csum/layers/reassembly.py keys fragments: version, source, destination, identification and, for IPv4,
+     * the protocol (zeros after) */
+    uint8_t key[KEY];
+    unsigned proto;         /* the datagram's protocol (IPv6: the Fragment header's next header) */
+    Py_ssize_t l3, ihl, dlen;  /* ihl: the bytes in front of the fragment's data (IPv6: up to the Fragment header's end) */
     unsigned offset, more;
 } outer_t;
 
@@ -295,9 +300,10 @@ static int ip_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, unsigne
         unsigned frag = be16(b + at + 6) & 0x3fff;
         if (o != NULL && frag) {  /* known even when the packet fails below: its key stays with Python */
             o->frag = 1;
-            memcpy(o->key, b + at + 12, 8);
-            memcpy(o->key + 8, b + at + 4, 2);
-            o->key[10] = b[at + 9];
+            o->key[0] = 4;
+            memcpy(o->key + 1, b + at + 12, 8);
+            memcpy(o->key + 9, b + at + 4, 2);
+            o->key[11] = o->proto = b[at + 9];
         }
         if (ihl < 20 || total < ihl || total > end - at || (frag && o == NULL))
             return 0;
@@ -327,7 +333,7 @@ static int ip_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, unsigne
     if (plen == 0 || stop > end)
         return 0;
     int fragment = 0, seen = 0;  /* fragment 1: first, 2: later (RFC 8200 4.5; 0 with seen: atomic, RFC 6946) */
-    while (nh == 0 || nh == 60 || nh == 43 || (nh == 44 && w->frag6)) {
+    while (nh == 0 || nh == 60 || nh == 43 || (nh == 44 && (w->frag6 || o != NULL))) {
         if (pos + 8 > stop)
             return 0;
         Py_ssize_t size = nh == 44 ? 8 : ((Py_ssize_t)b[pos + 1] + 1) * 8;
@@ -338,6 +344,23 @@ static int ip_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, unsigne
             if (seen++)
                 return 0;  /* a second fragment header: the Python walker */
             fragment = word >> 3 ? 2 : word & 1;
+            if (fragment && !w->frag6) {  /* an outer fragment of a capture: the datagram decides */
+                o->frag = 1;
+                o->key[0] = 6;
+                memcpy(o->key + 1, b + at + 8, 32);
+                memcpy(o->key + 33, b + pos + 4, 4);
+                o->proto = b[pos];
+                o->l3 = at;
+                o->ihl = pos + 8 - at;
+                o->dlen = stop - pos - 8;
+                o->offset = word & ~7u;
+                o->more = word & 1;
+                if (o->proto != 6 && o->proto != 17 && o->proto != 58)
+                    return 0;
+                if (o->offset && !emit(w, (o->proto == 6 ? C_TCP : o->proto == 17 ? C_UDP : C_ICMPV6) | NA, depth))
+                    return 0;
+                return FRAGMENT;
+            }
         } else if (nh == 43 ? b[pos + 3] != 0 : !options_ok(b, pos + 2, pos + size, 1)) {
             return 0;  /* a live routing header names the final destination: the Python walker */
         }
@@ -427,7 +450,7 @@ typedef struct {
 static uint64_t key_hash(const uint8_t *k)
 {
     uint64_t h = 1469598103934665603ull;
-    for (int i = 0; i < 11; i++)
+    for (int i = 0; i < KEY; i++)
         h = (h ^ k[i]) * 1099511628211ull;
     return h;
 }
@@ -482,24 +505,30 @@ static int whole(dgram_t *k, const uint8_t *data, const int64_t *off, outer_t *o
     if (size > 65535)
         return -1;
     const uint8_t *ip = data + off[head] + h->l3;
+    int v4 = h->key[0] == 4;
     memcpy(scratch, ip, h->ihl);
-    scratch[2] = (uint8_t)(size >> 8);
-    scratch[3] = (uint8_t)size;
-    scratch[6] &= 0x40;
-    scratch[7] = 0;
-    scratch[10] = scratch[11] = 0;
-    unsigned c = ~fold(sum16(scratch, h->ihl)) & 0xffff;  /* a valid header, so the walk below goes on */
-    scratch[10] = (uint8_t)(c >> 8);
-    scratch[11] = (uint8_t)c;
+    if (v4) {
+        scratch[2] = (uint8_t)(size >> 8);
+        scratch[3] = (uint8_t)size;
+        scratch[6] &= 0x40;
+        scratch[7] = 0;
+        scratch[10] = scratch[11] = 0;
+        unsigned c = ~fold(sum16(scratch, h->ihl)) & 0xffff;  /* a valid header, so the walk below goes on */
+        scratch[10] = (uint8_t)(c >> 8);
+        scratch[11] = (uint8_t)c;
+    } else {  /* payload length; the Fragment header (the head's last 8 bytes) made atomic: offset 0, M 0 */
+        scratch[4] = (uint8_t)((size - 40) >> 8);
+        scratch[5] = (uint8_t)(size - 40);
+        scratch[h->ihl - 6] = scratch[h->ihl - 5] = 0;
+    }
     for (Py_ssize_t i = k->first; i >= 0; i = next[i])
         memcpy(scratch + h->ihl + outer[i].offset, data + off[i] + outer[i].l3 + outer[i].ihl, outer[i].dlen);
     int8_t codes[SLOTS] = {0};
     rec_t recs[SLOTS];
-    walk_t w = {scratch, facts, codes, 0, NULL, 0, 0, recs};
-    if (ip_layer(&w, 0, size, 0, 0x0800, 0) != 1 || w.n != 2)
+    walk_t w = {scratch, facts, codes, 0, NULL, 0, 0, recs, 1};
+    if (ip_layer(&w, 0, size, 0, v4 ? 0x0800 : 0x86dd, 0) != 1 || w.n != (v4 ? 2 : 1))
         return -1;  /* a tunnel, an ICMP error, a failing or absent checksum: the Python walker */
-    int64_t field = codes[1] == C_TCP ? facts[F_TCP_FIELD] : codes[1] == C_UDP ? facts[F_UDP_FIELD] : facts[F_ICMP_FIELD];
-    if (field + 2 > h->dlen)
+    if (recs[w.n - 1].field + 2 > h->ihl + h->dlen)
         return -1;  /* the field sits in another fragment: reported there, by the Python walker */
     int8_t *mine = out + head * SLOTS;
     int used = 0;
@@ -507,12 +536,12 @@ static int whole(dgram_t *k, const uint8_t *data, const int64_t *off, outer_t *o
         used++;
     if (used == SLOTS)
         return -1;
-    mine[used] = codes[1];
+    mine[used] = codes[w.n - 1];
     return 1;
 }
 
 static int datagrams(const uint8_t *data, const int64_t *off, outer_t *outer, int8_t *state, int8_t *out,
-                     Py_ssize_t n, const int64_t *facts, int unknown)
+                     Py_ssize_t n, const int64_t *facts, int unknown, int unknown6)
 {
     Py_ssize_t frags = 0, keys = 0, v6 = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
@@ -538,7 +567,7 @@ static int datagrams(const uint8_t *data, const int64_t *off, outer_t *outer, in
         if (!outer[i].frag)
             continue;
         Py_ssize_t h = key_hash(outer[i].key) & (cap - 1);
-        while (table[h].used && memcmp(outer[table[h].first].key, outer[i].key, 11))
+        while (table[h].used && memcmp(outer[table[h].first].key, outer[i].key, KEY))
             h = (h + 1) & (cap - 1);
         if (!table[h].used) {
             table[h].used = 1;
@@ -554,7 +583,7 @@ static int datagrams(const uint8_t *data, const int64_t *off, outer_t *outer, in
         if (slot[i] < 0)
             continue;
         dgram_t *k = table + slot[i];
-        if (give_up || k->declined || !state[i]) {
+        if (give_up || (unknown6 && outer[i].key[0] == 6) || k->declined || !state[i]) {
             if (!k->declined) {
                 k->declined = 1;
                 hand_over(k->first, next, state, out);
@@ -809,7 +838,7 @@ static PyObject *verify(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         int r = link_layer(&w, v.len, row, index);
         if (r == FRAGMENT) {  /* an outer IPv4 fragment: recs[0] is its header (a later one's NA code undone) */
             w.n = 1;
-            r = partial(&w, outer.key[10], 1, outer.l3 + outer.ihl, outer.l3 + outer.ihl + outer.dlen, 0,
+            r = partial(&w, outer.proto, 1, outer.l3 + outer.ihl, outer.l3 + outer.ihl + outer.dlen, 0,
                         outer.offset != 0, recs[0].path);
         }
         if (r == 1)
@@ -850,7 +879,7 @@ static PyObject *fast_check(PyObject *self, PyObject *const *args, Py_ssize_t na
         } else {
             outer_t *outer = PyMem_Calloc(n ? n : 1, sizeof(outer_t));
             int8_t *state = PyMem_Calloc(n ? n : 1, 1);  /* 0: done, 1: a fragment its datagram decides */
-            int unknown = 0;
+            int unknown = 0, unknown6 = 0;
             PyObject *reported = PyList_New(0);
             if (outer == NULL || state == NULL || reported == NULL) {
                 PyErr_NoMemory();
@@ -884,9 +913,10 @@ static PyObject *fast_check(PyObject *self, PyObject *const *args, Py_ssize_t na
                 else if (r != 1 || !todo[i]) {
                     codes[0] = -1;
                     unknown |= !outer[i].reached;
+                    unknown6 |= outer[i].reached == 6 && !outer[i].frag;  /* maybe a fragment of any IPv6 datagram */
                 }
             }
-            if (datagrams(data, off, outer, state, out, n, v[5].buf, unknown) < 0)
+            if (datagrams(data, off, outer, state, out, n, v[5].buf, unknown, unknown6) < 0)
                 PyErr_NoMemory();
             else {
                 result = reported;
