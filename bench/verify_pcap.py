@@ -9,22 +9,31 @@ them with a wrong TCP checksum (so every implementation finds the same bad packe
 
 Timed, each from the file on disk to the counts:
 
-* ``csum verify``: csum.pcap.read + the check behind the CLI (vectorized path + walker);
-* ``csum.inet.verify`` packet by packet, on a slice;
+* ``csum verify FILE`` from the shell (a new process: interpreter start-up, import, ``--jobs``
+  default; wall time, and the children's CPU time);
+* ``csum verify`` in process: csum.pcap.read + the check behind the CLI (C walker + Python walker),
+  the median of ``--repeat`` runs;
+* ``csum.inet.verify`` packet by packet, on a slice, with the C walker and with the pure-Python
+  walker alone (the reference, ``CSUM_ENGINE=python``'s path), in the same run;
 * scapy: ``rdpcap`` + for each packet, delete the IP/TCP/UDP checksums of a copy and rebuild
   it to recompute them (what a scapy user writes), on a slice;
 * tshark (where installed): ``tshark -r`` with IP/TCP/UDP checksum validation on, printing each
   packet's checksum statuses, on the slice (process start-up included).
 
-The slices' rates are per packet, so the ratios compare like with like. Results go to
-bench/results/verify_pcap.json with the machine description.
+The slices' rates are per packet, so the ratios compare like with like. Besides the captures,
+``csum.inet.verify`` one call at a time on one 154-byte Ether/IPv4/TCP packet (C walker vs the
+Python walker). Results go to bench/results/verify_pcap.json with the machine description and
+the load average before and after (the machine may be shared: compare the ratios).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
+import resource
+import statistics
 import shutil
 import struct
 import subprocess
@@ -92,18 +101,76 @@ def write_workload(path: Path, n: int, kind: str = "plain") -> None:
     path.write_bytes(b"".join(parts))
 
 
-def time_csum(path: Path) -> tuple[float, int, int]:
-    start = time.perf_counter()
-    report = check(pcap.read(path))
-    return time.perf_counter() - start, report.packets, len({i for i, _ in report.bad})
+def time_csum(path: Path, repeat: int = 1) -> tuple[float, int, int]:
+    """The median of ``repeat`` runs of pcap.read + check."""
+    runs = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        report = check(pcap.read(path))
+        runs.append(time.perf_counter() - start)
+    return statistics.median(runs), report.packets, len({i for i, _ in report.bad})
 
 
-def time_inet(path: Path, limit: int) -> tuple[float, int, int]:
+def time_shell(path: Path, repeat: int = 1) -> tuple[float, int, int, float]:
+    """``csum verify FILE --format json`` in a new process (median wall time of ``repeat``; children's CPU)."""
+    cmd = [sys.executable, "-m", "csum"]  # the csum on sys.path (the console script is the same code)
+    runs, cpu = [], []
+    for _ in range(repeat):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        out = subprocess.run(cmd + ["verify", str(path), "--format", "json"], capture_output=True, text=True).stdout
+        runs.append(time.perf_counter() - start)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    summary = json.loads(out)
+    return statistics.median(runs), summary["packets"], summary["bad_count"], statistics.median(cpu)
+
+
+def _inet_verify(c_walker: bool):
+    """csum.inet.verify with or without the C walker (without: the Python walker, the reference)."""
+    if c_walker or getattr(inet, "_c_verify", None) is None:
+        return inet.verify
+    def python_only(packet: object, **kw: Any) -> list[inet.Result]:
+        saved, inet._c_verify = inet._c_verify, None
+        try:
+            return inet.verify(packet, **kw)
+        finally:
+            inet._c_verify = saved
+    return python_only
+
+
+def time_inet(path: Path, limit: int, c_walker: bool = True) -> tuple[float, int, int]:
+    verify = _inet_verify(c_walker)
     start = time.perf_counter()
     cap = pcap.read(path)
     count = min(limit, len(cap))
-    bad = sum(1 for i in range(count) if any(r.ok is False for r in inet.verify(cap.packet(i), link=1)))
+    bad = sum(1 for i in range(count) if any(r.ok is False for r in verify(cap.packet(i), link=1)))
     return time.perf_counter() - start, count, bad
+
+
+def one_packet() -> bytes:
+    """The 154-byte Ether/IPv4/TCP packet of issue 15 item 4 (100 bytes of payload), checksums by scapy."""
+    from scapy.all import IP, TCP, Ether, raw
+
+    return raw(Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02") / IP(src="10.0.0.1", dst="10.0.0.2")
+               / TCP(sport=1000, dport=80) / bytes(range(100)))
+
+
+def time_one_packet(calls: int, repeat: int) -> list[dict[str, Any]]:
+    """``csum.inet.verify(pkt)`` in a loop, C walker and Python walker; median of ``repeat``, CPU time."""
+    packet, rows = one_packet(), []
+    for name, c_walker in (("C walker", True), ("Python walker", False)):
+        verify, runs = _inet_verify(c_walker), []
+        assert all(r.ok for r in verify(packet))
+        for _ in range(repeat):
+            start = time.process_time()
+            for _ in range(calls):
+                verify(packet)
+            runs.append(time.process_time() - start)
+        seconds = statistics.median(runs)
+        rows.append({"impl": f"csum.inet.verify(pkt), 154-byte Ether/IPv4/TCP, {name}", "calls": calls,
+                     "cpu_seconds": round(seconds, 4), "calls_per_s": round(calls / seconds)})
+    return rows
 
 
 def time_scapy(path: Path, limit: int) -> tuple[float, int, int]:
@@ -137,16 +204,23 @@ def time_tshark(path: Path, limit: int) -> tuple[float, int, int] | None:
     return seconds, len(out), sum(1 for line in out if "0" in line.replace("\t", ",").split(","))
 
 
-def run(n: int, slice_n: int) -> dict[str, Any]:
+def run(n: int, slice_n: int, repeat: int = 3, calls: int = 200_000) -> dict[str, Any]:
     rows = []
+    load = [os.getloadavg()[0]]
     with tempfile.TemporaryDirectory() as tmp:
         for kind in ("plain", "mixed"):
             full, part = Path(tmp) / f"{kind}.pcap", Path(tmp) / f"{kind}-slice.pcap"
             write_workload(full, n, kind)
             write_workload(part, slice_n, kind)
-            timed = [(f"csum verify, {kind}", time_csum(full)),
-                     (f"csum verify, {kind} slice", time_csum(part)),
+            shell = time_shell(full, repeat)
+            rows.append({"impl": f"csum verify FILE (shell), {kind}", "workload": kind, "packets": shell[1],
+                         "seconds": round(shell[0], 3), "packets_per_s": round(shell[1] / shell[0]),
+                         "bad_found": shell[2], "cpu_seconds": round(shell[3], 3)})
+            timed = [(f"csum verify, {kind}", time_csum(full, repeat)),
+                     (f"csum verify, {kind} slice", time_csum(part, repeat)),
                      (f"csum.inet.verify per packet, {kind} slice", time_inet(part, slice_n)),
+                     (f"csum.inet.verify per packet (Python walker), {kind} slice",
+                      time_inet(part, slice_n, c_walker=False)),
                      (f"scapy rdpcap + recompute, {kind} slice", time_scapy(part, slice_n)),
                      (f"tshark -r (checksums on), {kind} slice", time_tshark(part, slice_n))]
             for name, measured in timed:
@@ -159,7 +233,10 @@ def run(n: int, slice_n: int) -> dict[str, Any]:
         found = {r["bad_found"] for r in rows if r["workload"] == kind and "slice" in r["impl"]}
         if len(found) != 1:
             raise SystemExit(f"bench.verify_pcap: implementations disagree on the {kind} slice's bad packets: {rows}")
-    return {"machine": machine(), "packets": n, "slice": slice_n, "tshark": _tshark_version(), "rows": rows}
+    one = time_one_packet(calls, repeat)
+    load.append(os.getloadavg()[0])
+    return {"machine": machine(), "load_average": load, "packets": n, "slice": slice_n, "repeat": repeat,
+            "tshark": _tshark_version(), "rows": rows, "one_packet": one}
 
 
 def _tshark_version() -> str | None:
@@ -171,11 +248,15 @@ def _tshark_version() -> str | None:
 
 def table(results: dict[str, Any]) -> str:
     scapy = {r["workload"]: r["packets_per_s"] for r in results["rows"] if r["impl"].startswith("scapy")}
-    lines = ["| implementation | packets | seconds | packets/s | × scapy | bad found |",
-             "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    lines = ["| implementation | packets | seconds | packets/s | × scapy | bad found | CPU seconds (shell) |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for r in results["rows"]:
         lines.append(f"| {r['impl']} | {r['packets']:,} | {r['seconds']} | {r['packets_per_s']:,} | "
-                     f"{r['packets_per_s'] / scapy[r['workload']]:.1f} | {r['bad_found']} |")
+                     f"{r['packets_per_s'] / scapy[r['workload']]:.1f} | {r['bad_found']} | {r.get('cpu_seconds', '')} |")
+    lines += ["", "| one packet | calls | CPU seconds | calls/s |", "| --- | ---: | ---: | ---: |"]
+    lines += [f"| {r['impl']} | {r['calls']:,} | {r['cpu_seconds']} | {r['calls_per_s']:,} |"
+              for r in results["one_packet"]]
+    lines.append(f"\nload average (1 min) before / after: {' / '.join(f'{x:.2f}' for x in results['load_average'])}")
     return "\n".join(lines)
 
 
@@ -183,11 +264,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.verify_pcap", description=__doc__.split("\n\n")[0])
     parser.add_argument("--packets", type=int, default=1_000_000, help="packets in the full capture (default 1e6)")
     parser.add_argument("--slice", type=int, default=20_000, help="packets for the slow implementations")
-    parser.add_argument("--quick", action="store_true", help="20,000 packets and a 2,000-packet slice")
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each csum timing (the median is kept)")
+    parser.add_argument("--quick", action="store_true", help="20,000 packets, a 2,000-packet slice, 20,000 calls")
     parser.add_argument("--out", type=Path, default=RESULTS / "verify_pcap.json", help="where to write the JSON")
     args = parser.parse_args(argv)
-    n, slice_n = (20_000, 2_000) if args.quick else (args.packets, args.slice)
-    results = run(n, slice_n)
+    n, slice_n, calls = (20_000, 2_000, 20_000) if args.quick else (args.packets, args.slice, 200_000)
+    results = run(n, slice_n, args.repeat, calls)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     print(table(results))

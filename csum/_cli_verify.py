@@ -2,15 +2,18 @@
 
 Every packet is walked by :func:`csum.layers.walk` on its capture link type, and each checksum
 field judged by :func:`csum.layers.evaluate`, exactly as :func:`csum.inet.verify` does. A fast
-path sits in front and only ever says "every checksum of this packet passes": the C walker
-csum/_cwalk.c where it is built (common link types, VLAN tags, IPv4 options, IPv6 extension
-headers, VXLAN, IPv4 fragments reassembled where the Reassembler would complete them the same
-way; see its header comment), else numpy over csum.batch sums for the plainest
-packets (Ethernet with at most one VLAN tag, SLL/SLL2, IPoIB, Cisco HDLC or raw IP; IPv4
+path sits in front: the C walker csum/_cwalk.c where it is built (common link types, VLAN tags,
+IPv4 options, IPv6 extension headers, VXLAN, IPv4 and IPv6 fragments reassembled where the Reassembler
+would complete them the same way; see its header comment), which counts the packets whose every
+checksum passes and hands over the :class:`Result` of every field of a packet with a failing one
+(fragments aside); else numpy over csum.batch sums, which only says "every checksum
+passes", for the plainest packets (Ethernet with at most one VLAN tag, SLL/SLL2, IPoIB, Cisco HDLC or raw IP; IPv4
 without options, IPv6 without extension headers; TCP, UDP off the tunnel ports, ICMP/ICMPv6
 other than errors). Both read offsets and minimum lengths from :mod:`csum.layers.table`; every
-other packet, and any that fails, goes through the walker (tests/test_pcap.py checks that the
-report is the same with and without the fast path).
+other packet goes through the walker (tests/test_pcap.py checks that the report is the same with
+and without the fast path). Packet by packet (``--format jsonl``, and what the fast path leaves),
+a whole packet the C walker walks gets its Results from csum/_cwalk.c too, unless it is a
+fragment.
 
 IP fragments are reassembled within the capture (:mod:`csum.layers.reassembly`) and the whole
 datagram's checksums reported on the fragment carrying each field. Counts are kept per protocol
@@ -28,9 +31,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import batch
-from ._engine import ENGINE
-from .layers import Result, Status, corrections, evaluate, table as T, walk
-from .layers.reassembly import MAX_DATAGRAMS, Done, Reassembler
+from .layers import Reason, Result, Status, accel, corrections, evaluate, table as T, walk
+from .layers.reassembly import Done, Reassembler
 from .pcap import Capture
 
 #: The counters of every ``Report.counts`` entry, in the order the outputs show them.
@@ -200,35 +202,22 @@ def fast_ok(cap: Capture, d: np.ndarray, todo: np.ndarray) -> tuple[np.ndarray, 
 
 # --- the C fast walker (csum/_cwalk.c), driven by the same table -------------------------------
 
-try:
-    from . import _cwalk
-except ImportError:  # built without a compiler: the numpy path above
-    _cwalk = None
-if ENGINE != "c":  # CSUM_ENGINE=numpy / python keeps C out of the checker too
-    _cwalk = None
-
-_C_KINDS = {"ethernet": 1, "ethertype": 2, "ip": 3, "family-host": 4, "family-net": 4}
-_C_LINKS = np.array([(number, _C_KINDS[e.kind], e.header, e.at) for number, e in T.LINKTYPES.items()
-                     if e.kind in _C_KINDS], dtype=np.int64)
-_C_FACTS = np.array([T.TCP_ENTRY.field, T.TCP_ENTRY.minimum, T.UDP_ENTRY.field, T.UDP_ENTRY.minimum,
-                     T.ICMP_ENTRY.field, T.ICMP_ENTRY.minimum, T.VXLAN_PORT,
-                     *sorted(set(T.UDP_TUNNELS) - {T.VXLAN_PORT}),  # the tunnels C leaves to Python
-                     sum(1 << t for t in T.ICMP_ERRORS), sum(1 << t for t in T.ICMPV6_ERRORS),
-                     *sorted(T.VLAN_TPIDS), MAX_DATAGRAMS], dtype=np.int64)
+_cwalk = accel.cwalk
 #: csum/_cwalk.c's protocol codes (code + 8 * depth in its output).
-_C_CODES = {1: T.IPV4_HEADER.name, 2: T.TCP_ENTRY.name, 3: T.UDP_ENTRY.name, 4: T.ICMP_ENTRY.name,
-            5: T.ICMPV6_ENTRY.name}
+_C_CODES = dict(enumerate(accel.CODES))
 _C_SLOTS = 6
 _C_NA = 64  # a code counted "n/a" (the transport layer of a later fragment), else "ok"
 
 
-def c_fast(cap: Capture, todo: np.ndarray, report: Report) -> np.ndarray:
-    """Packets among ``todo`` whose every checksum the C walker found passing (counted in ``report``)."""
+def c_fast(cap: Capture, todo: np.ndarray, report: Report) -> tuple[np.ndarray, np.ndarray]:
+    """(packets among ``todo`` whose every checksum the C walker found passing, the other packets it judged), all
+    counted in ``report``: the second are packets (not fragments) with a failing field, every field's
+    :class:`Result` from C."""
     out = np.zeros((len(cap), _C_SLOTS), dtype=np.int8)
-    _cwalk.fast_check(cap.data, np.ascontiguousarray(cap.offsets, dtype=np.int64),
-                      np.ascontiguousarray(cap.caplens, dtype=np.int64),
-                      np.ascontiguousarray(cap.linktypes, dtype=np.int64), _C_LINKS, _C_FACTS, out,
-                      todo.astype(np.int8))
+    reported = _cwalk.fast_check(cap.data, np.ascontiguousarray(cap.offsets, dtype=np.int64),
+                                 np.ascontiguousarray(cap.caplens, dtype=np.int64),
+                                 np.ascontiguousarray(cap.linktypes, dtype=np.int64), accel.LINKS, accel.FACTS, out,
+                                 todo.astype(np.int8))
     done = todo & (out[:, 0] > 0)
     codes = out[done].ravel()
     for code, n in enumerate(np.bincount(codes[codes > 0], minlength=128).tolist()):
@@ -236,7 +225,47 @@ def c_fast(cap: Capture, todo: np.ndarray, report: Report) -> np.ndarray:
             name, depth = _C_CODES[code % 8], (code & ~_C_NA) // 8
             key = name if not depth else f"{name}@{depth}"
             report.counts.setdefault(key, _zero_counts())["n/a" if code & _C_NA else "ok"] += n
-    return done
+    for i, results in reported:
+        report.tally(cap.first_index + i, results)
+        report.patches += _patches(cap, i, results)
+    return done, todo & (out[:, 0] == -2)
+
+
+_FIX = (Status.BAD, Status.OFFLOAD)
+
+
+def _patches(cap: Capture, i: int, results: list[Result]) -> list[tuple[int, bytes]]:
+    """csum.layers.corrections of packet ``i`` from C's results: each bad/offload field set to its computed value,
+    inner levels first, the outer ones judged again after (a tunnel's UDP covers the inner packet). Fields of one
+    level C walks are independent (no checksum covers another one of its level)."""
+    base = cap.base + int(cap.offsets[i])
+    if not any(r.depth and r.status in _FIX for r in results):
+        return [(base + r.field, r.computed.to_bytes(2, "big")) for r in results if r.status in _FIX]
+    view = cap.packet(i)
+    work = bytearray(view)
+    for depth in range(max(r.depth for r in results), -1, -1):
+        now = _cwalk.verify(work, int(cap.linktypes[i]))
+        if now is None:  # cannot happen (only checksum fields change), but the walker is the reference
+            stack = walk(view, int(cap.linktypes[i]), wire_len=int(cap.origlens[i]))
+            return [(base + at, new) for at, new in corrections(view, stack.fields)]
+        for r in now:
+            if r.depth == depth and r.status in _FIX:
+                work[r.field : r.field + 2] = r.computed.to_bytes(2, "big")
+    return [(base + r.field, bytes(work[r.field : r.field + 2])) for r in results
+            if work[r.field : r.field + 2] != view[r.field : r.field + 2]]
+
+
+_PARTIAL = frozenset({Reason.NEEDS_REASSEMBLY, Reason.NON_FIRST_FRAGMENT})
+
+
+def _from_c(view: memoryview, linktype: int, wire: int) -> list[Result] | None:
+    """The C walker's results for one whole packet, unless it is a fragment (the Reassembler needs the walk)."""
+    if _cwalk is None or wire != len(view):
+        return None
+    results = _cwalk.verify(view, linktype)
+    if results is None or any(r.reason in _PARTIAL for r in results):
+        return None
+    return results
 
 
 # --- the walk ----------------------------------------------------------------------------------
@@ -256,8 +285,15 @@ class _Checker:
         cap, report = self.cap, self.report
         view = cap.packet(i)
         wire = int(cap.origlens[i])
-        stack = walk(view, int(cap.linktypes[i]), wire_len=wire)
         g = cap.first_index + i
+        results = _from_c(view, int(cap.linktypes[i]), wire)
+        if results is not None:  # the jsonl path's common packets, or what fast_check left to this one
+            report.patches += _patches(cap, i, results)
+            self.rows.append((g, results))
+            self.held[g] = results
+            self.flush()
+            return
+        stack = walk(view, int(cap.linktypes[i]), wire_len=wire)
         if stack.unsupported is not None:
             report.unsupported[stack.unsupported] = report.unsupported.get(stack.unsupported, 0) + 1
         elif stack.not_ip:
@@ -338,9 +374,9 @@ def check(cap: Capture, progress: Callable[[int, int], None] | None = None, sink
     report.cut = (np.flatnonzero(cut) + cap.first_index).tolist()
     walk_all = np.ones(len(cap), dtype=bool)
     if sink is None and _cwalk is not None:
-        done = c_fast(cap, ~cut, report)
+        done, judged = c_fast(cap, ~cut, report)
         report.fast = int(np.count_nonzero(done))
-        walk_all[done] = False
+        walk_all[done | judged] = False
     elif sink is None:
         d = np.frombuffer(cap.data, dtype=np.uint8)
         index, v4, proto = fast_ok(cap, d, ~cut)

@@ -14,13 +14,21 @@ net/ipv4/udp.c ``udp4_csum_init``, net/ipv6/ip6_checksum.c ``udp6_csum_init``):
 * A TCP/UDP field holding exactly the pseudo-header sum is transmit offload's (:data:`OFFLOAD`).
 
 Malformed outer headers raise :class:`CsumValueError` with the codes of :mod:`csum.layers.walk`.
+
+Where the C walker is built (:mod:`csum.layers.accel`), packets made only of the layers it walks
+(Ethernet with up to two VLAN tags, SLL/SLL2, raw IP, BSD loopback; IPv4 with options, IPv6 with
+hop-by-hop / destination options; TCP, UDP, VXLAN, ICMP/ICMPv6 other than errors; outer IPv4
+fragments, IPv6 fragments) get their Results from C, equal in every field to the Python
+walker's; everything else, and every packet with ``CSUM_ENGINE`` other than ``c``, goes through
+the Python walker.
 """
 
 from __future__ import annotations
 
 from ._check import as_view
 from .errors import CsumValueError
-from .layers import Link, Reason, Result, verify_stack, walk
+from .layers import Link, Reason, Result, table, verify_stack, walk
+from .layers.accel import cwalk
 from .types import WireSum
 
 __all__ = [
@@ -49,8 +57,20 @@ def verify(packet: object, *, link: Link = "auto", udp6_zero_ok: bool = False) -
     :data:`csum.layers.table.LINKTYPES`). ``udp6_zero_ok`` accepts a stored UDP checksum of 0
     over IPv6 (RFC 6936). ESP yields one not-verifiable result ("esp", reason ``encrypted``).
     """
+    if _c_verify is not None:  # the C walker (csum/layers/accel.py) when it walks everything the packet holds
+        number = _C_LINKS.get(link) if type(link) is str else link if type(link) is int and 0 <= link < 1 << 31 \
+            else None
+        if number is not None:
+            results = _c_verify(packet if type(packet) in (bytes, bytearray) else as_view(packet, "packet"), number)
+            if results is not None:
+                return results
     view = as_view(packet, "packet")
     return verify_stack(view, walk(view, link, strict=True).fields, udp6_zero_ok)
+
+
+_c_verify = None if cwalk is None else cwalk.verify
+#: ``link`` names -> csum/_cwalk.c's link type argument (-1: "auto", decided as csum.layers.walk decides it).
+_C_LINKS = {"auto": -1, **table.LINK_NAMES}
 
 
 def compute(packet: object, layer: str | None = None, *, link: Link = "auto") -> WireSum:

@@ -60,3 +60,15 @@ def pb(data: bytes, iface: int = 0, endian: str = "<") -> bytes:
 def other(kind: int, body: bytes, endian: str = "<") -> bytes:
     """Any other block (e.g. 5 Interface Statistics, or a custom type csum does not know)."""
     return _block(endian, kind, body)
+
+
+def python_report(cap, sink=None):
+    """csum verify's report of ``cap`` from the Python walker alone (csum/layers, the reference): the C walker
+    (csum/_cwalk.c) and the vectorized path out of the way; ``sink`` as csum._cli_verify.check takes it."""
+    from csum import _cli_verify
+
+    saved, _cli_verify._cwalk = _cli_verify._cwalk, None
+    try:
+        return _cli_verify.check(cap, sink=sink or (lambda i, results: None))
+    finally:
+        _cli_verify._cwalk = saved

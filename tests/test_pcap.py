@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, example, given, settings, strategies as st
 from scapy.all import ICMP, IP, TCP, UDP, Ether, ICMPv6EchoRequest, IPv6, PcapNgWriter, Raw, rdpcap, wrpcap
 from scapy.utils import RawPcapNgReader, RawPcapReader
 
-from captures import epb, idb, other, pb, pcap_bytes, shb, spb
+from captures import epb, idb, other, pb, pcap_bytes, python_report, shb, spb
 from csum import inet, pcap
 from csum._cli_verify import check, fast_ok
 from csum.errors import CsumValueError
@@ -256,7 +256,7 @@ def test_vectorized_path_gives_inet_verify_results(frames):
         assert [r.layer for r in ref] == (["ipv4"] if v4[k] else []) + [names[int(proto[k])]]
         assert all(r.status == "ok" for r in ref)
     rows: list = []
-    walked = check(cap, sink=lambda i, results: rows.append((i, results)))
+    walked = python_report(cap, sink=lambda i, results: rows.append((i, results)))
     report = check(cap)
     for attr in ("counts", "bad", "offload", "malformed", "cut", "not_ip", "patches"):
         assert getattr(report, attr) == getattr(walked, attr), attr
@@ -316,7 +316,7 @@ def test_fast_paths_equal_the_walker(monkeypatch, frames, corrupt, c_walker):
         if k < len(packets) and at < len(packets[k]):
             packets[k][at] ^= 0x40
     cap = _capture([(link, bytes(p), len(p)) for (link, _), p in zip(frames, packets)])
-    walked = check(cap, sink=lambda i, results: None)
+    walked = python_report(cap)
     report = check(cap)
     for attr in ("counts", "bad", "offload", "malformed", "cut", "not_ip", "unsupported", "patches"):
         assert getattr(report, attr) == getattr(walked, attr), attr
@@ -418,21 +418,28 @@ def test_c_record_walk_equals_the_python_one(records, tail, big):
 
 @st.composite
 def _fragmented(draw):
-    """Ethernet (sometimes VLAN-tagged) frames of 1-3 IPv4 datagrams (UDP, TCP, ICMP, or UDP to the VXLAN port;
-    checksums by scapy) cut into fragments by hand, then some dropped, duplicated, reordered, overlapped, cut by
-    the snap length or given another datagram's key; (frame, original length) pairs."""
+    """Ethernet (sometimes VLAN-tagged) frames of 1-3 IPv4 or IPv6 datagrams (UDP, TCP, ICMP/ICMPv6, or UDP to the
+    VXLAN port; checksums by scapy) cut into fragments by hand, then some dropped, duplicated, reordered,
+    overlapped, cut by the snap length or given another datagram's key; (frame, original length) pairs."""
     from scapy.all import Dot1Q
+    from scapy.layers.inet6 import IPv6ExtHdrDestOpt, IPv6ExtHdrFragment
 
     out = []
     for n in range(draw(st.integers(1, 3))):
+        v6 = draw(st.integers(0, 2)) == 0
         proto = draw(st.sampled_from(("udp", "tcp", "icmp", "vxlan")))
         body = draw(st.binary(min_size=0, max_size=90))
-        l4 = {"udp": UDP(sport=7), "tcp": TCP(sport=7), "icmp": ICMP(),
+        l4 = {"udp": UDP(sport=7), "tcp": TCP(sport=7), "icmp": ICMPv6EchoRequest() if v6 else ICMP(),
               "vxlan": UDP(sport=7, dport=4789) / bytes(8) / bytes(ETH / IP(dst="10.9.9.9") / UDP())}[proto]
         ident = draw(st.sampled_from((1, 1, 2, 3 + n)))
-        dgram = bytes(IP(src="192.0.2.1", dst="192.0.2.2", id=ident, flags=draw(st.sampled_from((0, 2)))) /
-                      l4 / body)
-        head, data = dgram[:20], dgram[20:]
+        if v6:  # sometimes a destination options header in the fragmentable part
+            after = IPv6ExtHdrDestOpt() / l4 if draw(st.integers(0, 3)) == 0 else l4
+            dgram = bytes(IPv6(src="2001:db8::1", dst="2001:db8::2") / IPv6ExtHdrFragment(id=ident) / after / body)
+            head, data = dgram[:48], dgram[48:]
+        else:
+            dgram = bytes(IP(src="192.0.2.1", dst="192.0.2.2", id=ident, flags=draw(st.sampled_from((0, 2)))) /
+                          l4 / body)
+            head, data = dgram[:20], dgram[20:]
         step = 8 * draw(st.integers(1, 6))
         pieces = [(at, data[at : at + step]) for at in range(0, len(data), step)]
         if draw(st.booleans()):
@@ -444,13 +451,18 @@ def _fragmented(draw):
                 at += 8  # overlaps the next piece
             more = at + len(piece) < len(data)
             h = bytearray(head)
-            h[2:4] = (20 + len(piece)).to_bytes(2, "big")
-            h[6:8] = ((head[6] & 0x40) << 8 | more << 13 | at // 8).to_bytes(2, "big")
-            h[10:12] = b"\0\0"
-            h[10:12] = rfc1071_checksum(bytes(h)).to_bytes(2, "big")
-            l2 = bytes(ETH / Dot1Q(vlan=5))[:18] if draw(st.booleans()) else bytes(ETH)[:12] + b"\x08\x00"
+            if v6:  # payload length; the Fragment header's offset (8-byte units, in place) and M flag
+                h[4:6] = (8 + len(piece)).to_bytes(2, "big")
+                h[42:44] = (at | more).to_bytes(2, "big")
+            else:
+                h[2:4] = (20 + len(piece)).to_bytes(2, "big")
+                h[6:8] = ((head[6] & 0x40) << 8 | more << 13 | at // 8).to_bytes(2, "big")
+                h[10:12] = b"\0\0"
+                h[10:12] = rfc1071_checksum(bytes(h)).to_bytes(2, "big")
+            ethertype = b"\x86\xdd" if v6 else b"\x08\x00"
+            l2 = bytes(ETH / Dot1Q(vlan=5))[:18] if draw(st.booleans()) else bytes(ETH)[:12] + ethertype
             if len(l2) == 18:
-                l2 = l2[:16] + b"\x08\x00"
+                l2 = l2[:16] + ethertype
             frame = l2 + bytes(h) + piece
             for _ in range(1 + (draw(st.integers(0, 9)) == 0)):  # sometimes twice
                 cut = draw(st.integers(0, 19)) == 0
@@ -474,7 +486,7 @@ def test_c_reassembly_equals_the_walker(frames, corrupt, plain):
         if k < len(packets) and at < len(packets[k][1]):
             packets[k][1][at] ^= 0x40
     cap = _capture([(link, bytes(p), max(orig, len(p))) for link, p, orig in packets])
-    walked = check(cap, sink=lambda i, results: None)
+    walked = python_report(cap)
     report = check(cap)
     for attr in ("counts", "bad", "offload", "malformed", "cut", "not_ip", "unsupported", "patches"):
         assert getattr(report, attr) == getattr(walked, attr), attr

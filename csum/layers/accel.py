@@ -1,0 +1,58 @@
+"""The C walker csum/_cwalk.c, bound to this package's table, reasons and :class:`~csum.layers.check.Result`.
+
+csum/_cwalk.c walks the common stacks (see its header comment) and, for a packet made only of
+what it walks, reports every checksum field as a :class:`Result` equal in all nine fields to
+what :func:`csum.layers.walk` + :func:`csum.layers.evaluate` give (tests/test_layers_c.py checks
+it on generated stacks); for anything else it answers None and the Python walker, the reference,
+answers. Its protocol facts come from :mod:`csum.layers.table` through :data:`LINKS` and
+:data:`FACTS`, and its names (layers, reasons, path parts) through :func:`_bind`.
+
+:data:`cwalk` is None where the extension is not built or ``CSUM_ENGINE`` is not ``c``.
+"""
+
+from __future__ import annotations
+
+from array import array
+from types import ModuleType
+
+from .._engine import ENGINE
+from . import table as T
+from .check import Result
+from .reasons import R
+from .reassembly import MAX_DATAGRAMS
+
+cwalk: ModuleType | None
+try:
+    from .. import _cwalk as cwalk
+except ImportError:  # built without a compiler: the Python walker answers everything
+    cwalk = None
+if ENGINE != "c":  # CSUM_ENGINE=numpy / python keeps C out of the walk too
+    cwalk = None
+
+#: csum/_cwalk.c's link kinds (K_*) by the table's LinkType.kind.
+_KINDS = {"ethernet": 1, "ethertype": 2, "ip": 3, "family-host": 4, "family-net": 4}
+_ROWS = [(number, _KINDS[e.kind], e.header, e.at) for number, e in T.LINKTYPES.items() if e.kind in _KINDS]
+#: (link type, kind, header length, protocol word offset) per row (int64).
+LINKS = array("q", [x for row in _ROWS for x in row])
+#: The facts[] of csum/_cwalk.c, in its F_* order (int64).
+FACTS = array("q", [T.TCP_ENTRY.field, T.TCP_ENTRY.minimum, T.UDP_ENTRY.field, T.UDP_ENTRY.minimum,
+                    T.ICMP_ENTRY.field, T.ICMP_ENTRY.minimum, T.VXLAN_PORT,
+                    *sorted(set(T.UDP_TUNNELS) - {T.VXLAN_PORT}),  # F_TUN1..3: the tunnels C leaves to Python
+                    sum(1 << t for t in T.ICMP_ERRORS), sum(1 << t for t in T.ICMPV6_ERRORS),
+                    *sorted(T.VLAN_TPIDS), MAX_DATAGRAMS])
+#: csum/_cwalk.c's protocol codes C_* (code + 8 * depth in fast_check's output) -> layer name.
+CODES = (None, T.IPV4_HEADER.name, T.TCP_ENTRY.name, T.UDP_ENTRY.name, T.ICMP_ENTRY.name, T.ICMPV6_ENTRY.name)
+#: Its reasons RS_* -> Reason.
+REASONS = (R.OK, R.MISMATCH, R.NEGATIVE_ZERO, R.OFFLOAD, R.NON_FIRST_FRAGMENT, R.NEEDS_REASSEMBLY)
+#: Its path tokens T_* -> the path part csum.layers.walk writes for that layer (T_LINK + row: the link's name).
+_TOKENS = (None, "vlan", T.IPV4_HEADER.name, "ipv6", T.TCP_ENTRY.name, T.UDP_ENTRY.name, T.ICMP_ENTRY.name,
+           T.ICMPV6_ENTRY.name, T.UDP_TUNNELS[T.VXLAN_PORT], T.LINKTYPES[1].name)
+TOKENS = (_TOKENS + tuple(T.LINKTYPES[row[0]].name for row in _ROWS) + (None,) * 32)[:32]
+
+
+def _bind() -> None:
+    if cwalk is not None:
+        cwalk.bind(Result, CODES, REASONS, TOKENS, LINKS, FACTS)
+
+
+_bind()

@@ -1,0 +1,267 @@
+"""The C walker (csum/_cwalk.c via csum/layers/accel.py) against the reference: csum.layers.walk + evaluate.
+
+Every expected value here comes from the Python walker and csum/layers/check.py (the reference
+implementation, itself tested against scapy and tshark in tests/test_layers.py and
+tests/test_verify_jsonl.py) or, for the packets built below, from scapy's own checksums. Each
+test compares all nine fields of every :class:`Result` (``field``, ``path`` and ``depth`` are
+left out of ``Result.__eq__``, so the tests compare tuples).
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import example, given, settings, strategies as st
+from scapy.all import ICMP, IP, TCP, UDP, Dot1Q, Ether, IPOption_NOP, IPOption_Router_Alert, IPv6, fragment, raw
+from scapy.layers.inet6 import (ICMPv6EchoRequest, IPv6ExtHdrDestOpt, IPv6ExtHdrFragment, IPv6ExtHdrHopByHop,
+                                 IPv6ExtHdrRouting, fragment6)
+from scapy.layers.vxlan import VXLAN
+
+from captures import epb, idb, python_report, shb
+from csum import _cli_verify, inet, pcap
+from csum._cli_verify import check
+from csum.errors import CsumValueError
+from csum.layers import accel, verify_stack, walk
+from csum.layers.check import Result
+from csum.testing import buffers, frames
+
+pytestmark = pytest.mark.skipif(accel.cwalk is None, reason="csum._cwalk is not built or CSUM_ENGINE is not c")
+
+_FIELDS = Result.__slots__
+
+
+def _row(r: Result) -> tuple:
+    return tuple(getattr(r, name) for name in _FIELDS)
+
+
+def _python(frame: bytes, link: object) -> list[tuple] | str:
+    """The reference: the Python walker + evaluate (what inet.verify answers without C), or the error code."""
+    view = memoryview(frame)
+    try:
+        return [_row(r) for r in verify_stack(view, walk(view, link, strict=True).fields)]
+    except CsumValueError as exc:
+        return exc.code
+
+
+def _ones(data: bytes) -> int:
+    """RFC 1071 section 4.1's sum, folded (a test-side copy; the oracle for the offload values below)."""
+    if len(data) % 2:
+        data += b"\0"
+    total = sum(int.from_bytes(data[k : k + 2], "big") for k in range(0, len(data), 2))
+    while total >> 16:
+        total = (total & 0xFFFF) + (total >> 16)
+    return total
+
+
+@st.composite
+def _mutated(draw) -> tuple[int, bytes]:
+    """A csum.testing.frames stack, maybe with one checksum field set to 0, 0xffff or transmit offload's
+    pseudo-header sum (with the length or 0), and up to three bytes flipped."""
+    link, frame = draw(frames(max_payload=60))
+    data = bytearray(frame)
+    fields = walk(memoryview(frame), link).fields
+    if fields and draw(st.booleans()):
+        f = draw(st.sampled_from(fields))
+        if f.at is not None:
+            values = [0, 0xFFFF]
+            if f.pseudo is not None:
+                src, dst, size, length, proto = f.pseudo
+                addresses = frame[src : src + size] + frame[dst : dst + size]
+                values += [_ones(addresses + bytes([0, proto]) + length.to_bytes(4, "big")),
+                           _ones(addresses + bytes([0, proto]))]
+            data[f.at : f.at + 2] = draw(st.sampled_from(values)).to_bytes(2, "big")
+    for at in draw(st.lists(st.integers(0, len(data) - 1), max_size=3)):
+        data[at] ^= draw(st.sampled_from((0x01, 0x40, 0xFF)))
+    return link, bytes(data)
+
+
+_NEG_ZERO = (b"\x02" * 12 + b"\x08\x00" + bytes.fromhex("450000220000000040017cd97f0000017f000001")
+             + b"\x08\x00\xff\xff\xf7\xff" + b"\0" * 8)
+
+
+@given(case=_mutated(), auto=st.booleans())
+@example(case=(1, _NEG_ZERO), auto=True)
+def test_c_results_equal_the_walker(case, auto):
+    """Differential, all nine fields: wherever the C walker answers, its Results are the Python walker's, on
+    generated stacks (VLAN/QinQ, MPLS, options, extension headers, IP-in-IP, GRE, VXLAN; TCP, UDP, UDP-Lite,
+    ICMP/ICMPv6) with fields set to 0 / 0xffff / the offload value and bytes flipped, link given or "auto"."""
+    link, frame = case
+    got = accel.cwalk.verify(frame, -1 if auto else link)
+    if got is not None:
+        assert [_row(r) for r in got] == _python(frame, "auto" if auto else link)
+
+
+@settings(max_examples=500)
+@given(data=buffers(max_size=120), link=st.sampled_from((-1, 0, 1, 12, 101, 108, 113, 276, 9999)))
+def test_c_on_arbitrary_bytes(data, link):
+    """Differential on arbitrary bytes (mostly not packets): C answers only where the walker agrees."""
+    got = accel.cwalk.verify(data, link)
+    if got is not None:
+        assert [_row(r) for r in got] == _python(data, "auto" if link == -1 else link)
+
+
+@settings(max_examples=200)
+@given(proto=st.sampled_from((6, 17, 1)), v6=st.booleans(), size=st.integers(0, 300), fragsize=st.integers(1, 40),
+       vlan=st.booleans(), flips=st.lists(st.tuples(st.integers(0, 63), st.integers(0, 80)), max_size=2))
+def test_c_fragments_equal_the_walker(proto, v6, size, fragsize, vlan, flips):
+    """Differential, all nine fields, on IPv4 fragments (scapy's fragment(); the first fragment sometimes too short
+    to hold the transport checksum field) and IPv6 ones (fragment6()), VLAN-tagged or not, bytes flipped: the IPv4
+    header judged, the transport field "needs-reassembly" (first) or "non-first-fragment" (later), as the Python
+    walker says."""
+    eth = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
+    payload = (bytes(range(256)) * 2)[:size]
+    if v6:
+        l4 = {6: TCP(), 17: UDP(), 1: ICMPv6EchoRequest()}[proto]
+        datagram = IPv6(src="2001:db8::1", dst="2001:db8::2") / IPv6ExtHdrFragment(id=7) / l4 / payload
+        pieces = fragment6(datagram, 56 + fragsize * 8)
+    else:
+        l4 = {6: TCP(), 17: UDP(), 1: ICMP()}[proto]
+        pieces = fragment(IP(src="192.0.2.1", dst="198.51.100.2", id=7) / l4 / payload, fragsize=fragsize * 8)
+    frames_ = [bytearray(raw((eth / Dot1Q(vlan=3) if vlan else eth) / f)) for f in pieces[:4]]
+    for k, at in flips:
+        if k < len(frames_) and at < len(frames_[k]):
+            frames_[k][at] ^= 0x40
+    answered = 0
+    for frame in map(bytes, frames_):
+        got = accel.cwalk.verify(frame, 1)
+        if got is not None:
+            answered += 1
+            assert [_row(r) for r in got] == _python(frame, 1)
+    assert answered or flips
+
+
+def _shapes() -> list[bytes]:
+    """The stacks bench/verify_pcap.py's mixed capture holds (fragments aside), checksums by scapy."""
+    eth = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
+    v4, v6 = IP(src="10.0.0.1", dst="10.1.0.2"), IPv6(src="2001:db8::1", dst="2001:db8::2")
+    return [raw(p) for p in (
+        eth / v4 / TCP(sport=1000, dport=80) / b"payload",
+        eth / v6 / UDP(sport=1000) / b"x",
+        eth / IP(src="10.0.0.1", dst="10.1.0.2", options=[IPOption_Router_Alert(), IPOption_NOP()] * 2) / UDP(),
+        eth / v6 / IPv6ExtHdrHopByHop() / IPv6ExtHdrDestOpt() / TCP() / b"abc",
+        eth / Dot1Q(vlan=5) / v4 / UDP(sport=7) / b"abcd",
+        eth / Dot1Q(vlan=5) / Dot1Q(vlan=6) / v6 / ICMPv6EchoRequest() / b"q",
+        eth / v4 / ICMP() / b"ping",
+        eth / v4 / UDP(sport=40000, dport=4789) / VXLAN(vni=3) / eth / IP(src="172.16.0.1", dst="172.16.0.2")
+        / TCP() / b"in",
+    )]
+
+
+def test_c_walks_the_common_stacks():
+    """C answers (not None) for every common stack and agrees with scapy's checksums: each stored value (scapy's)
+    is the computed one and passes; with the TCP/UDP/ICMP field broken, the same field is reported failing."""
+    for frame in _shapes():
+        results = inet.verify(frame)
+        got = accel.cwalk.verify(frame, -1)
+        assert got is not None and [_row(r) for r in got] == [_row(r) for r in results] == _python(frame, "auto")
+        assert all(r.ok and r.stored == r.computed and r.reason == "ok" for r in results)
+        last = results[-1]
+        broken = bytearray(frame)
+        broken[last.field] ^= 0x10
+        again = accel.cwalk.verify(bytes(broken), -1)
+        assert again is not None and [_row(r) for r in again] == _python(bytes(broken), "auto")
+        assert again[-1].ok is False and again[-1].reason == "mismatch" and again[-1].computed == last.stored
+
+
+@pytest.mark.parametrize("link, header", [
+    (113, b"\0\0\0\x01\0\x06" + b"\x02" * 6 + b"\0\0" + b"\x08\x00"),             # Linux SLL
+    (276, b"\x08\x00\0\0" + b"\0\0\0\x02" + b"\0\x01\0\x06" + b"\x02" * 6 + b"\0\0"),  # SLL2
+    (104, b"\x0f\x00\x08\x00"),                                                   # Cisco HDLC
+    (242, b"\x08\x00\0\0"),                                                       # IPoIB
+    (0, b"\x02\0\0\0"), (0, b"\0\0\0\x02"), (108, b"\0\0\0\x02"),                  # NULL / LOOP, both orders
+    (101, b""), (12, b""), (228, b""),                                                # raw IP
+])
+def test_c_link_types(link, header):
+    """The link types C walks (csum.layers.table.LINKTYPES kinds ethertype, family-*, ip): path and offsets as the
+    Python walker gives them, on scapy-built IPv4/TCP and ICMP (checksums by scapy), good and with the field broken."""
+    for packet in (IP(src="192.0.2.1", dst="192.0.2.2") / TCP() / b"data", IP() / ICMP() / b"x"):
+        frame = header + raw(packet)
+        for broken in (False, True):
+            data = bytearray(frame)
+            if broken:
+                data[-1] ^= 1
+            got = accel.cwalk.verify(bytes(data), link)
+            assert got is not None and [_row(r) for r in got] == _python(bytes(data), link)
+            assert [r.ok for r in got] == [True, not broken]
+
+
+def test_inet_verify_link_argument_and_fallback(monkeypatch):
+    """inet.verify takes the same ``link`` values with and without C, raises the same errors, and answers through
+    the Python walker where C does not walk the packet (an ICMP error, UDP checksum 0, a live routing header)."""
+    frame = _shapes()[0]
+    for link in ("auto", "ethernet", "ether", 1):
+        assert [_row(r) for r in inet.verify(frame, link=link)] == _python(frame, link)
+    assert [_row(r) for r in inet.verify(memoryview(frame))] == _python(frame, "auto")
+    for link in (-1, True, "bogus", 2**70):
+        with pytest.raises((CsumValueError, TypeError)) as with_c:
+            inet.verify(frame, link=link)
+        monkeypatch.setattr(inet, "_c_verify", None)
+        with pytest.raises(type(with_c.value)) as without:
+            inet.verify(frame, link=link)
+        monkeypatch.undo()
+        assert str(with_c.value) == str(without.value)
+    eth = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
+    for packet in (eth / IP() / ICMP(type=3) / IP() / UDP(), eth / IP() / UDP(chksum=0),
+                   eth / IPv6() / IPv6ExtHdrRouting(addresses=["2001:db8::9"], segleft=1) / TCP()):
+        frame = raw(packet)
+        assert accel.cwalk.verify(frame, -1) is None
+        assert [_row(r) for r in inet.verify(frame)] == _python(frame, "auto")
+
+
+def _capture(items: list[tuple[int, bytes]]) -> pcap.Capture:
+    links = sorted({link for link, _ in items})
+    blocks = shb() + b"".join(idb(link) for link in links)
+    return pcap.parse(blocks + b"".join(epb(f, links.index(link)) for link, f in items))
+
+
+@settings(max_examples=150)
+@given(cases=st.lists(_mutated(), min_size=1, max_size=8))
+def test_capture_results_from_c_equal_the_walker(cases):
+    """Differential, all nine fields: the failing and offload Results the capture checker takes from C (csum
+    verify's bad/offload lists, patches), and every Result of the jsonl path (where C judges the packets it walks),
+    equal the Python walker's."""
+    cap = _capture(cases)
+    rows: list = []
+    walked = python_report(cap, sink=lambda i, results: rows.append((i, [_row(r) for r in results])))
+    report = check(cap)
+    jsonl: list = []
+    check(cap, sink=lambda i, results: jsonl.append((i, [_row(r) for r in results])))
+    assert jsonl == rows
+    for attr in ("bad", "offload"):
+        assert [(i, _row(r)) for i, r in getattr(report, attr)] == [(i, _row(r)) for i, r in getattr(walked, attr)]
+    assert report.counts == walked.counts and report.patches == walked.patches
+
+
+def _scapy_fixed(frame: bytes) -> bytes:
+    """The frame with every IP/TCP/UDP checksum recomputed by scapy (fields deleted, packet rebuilt)."""
+    packet = Ether(frame)
+    for layer in (IP, TCP, UDP):
+        k = 1
+        while packet.getlayer(layer, k) is not None:
+            del packet.getlayer(layer, k).chksum
+            k += 1
+    return raw(Ether(raw(packet)))
+
+
+def test_capture_takes_failing_packets_from_c(monkeypatch):
+    """Packets with wrong checksums on the stacks C walks, a VXLAN one with a wrong inner TCP checksum among them,
+    are judged without the Python walker at all, and the patches give scapy's checksums: the inner TCP field and
+    the outer UDP one that covers it (corrected after the inner one, as csum.layers.corrections does)."""
+    frames_ = _shapes()
+    broken = [bytearray(frames_[0]), bytearray(frames_[-1])]
+    for frame in broken:
+        frame[-1] ^= 1
+        frame[-3] ^= 0x20
+    cap = _capture([(1, f) for f in frames_ + [bytes(b) for b in broken]])
+    monkeypatch.setattr(_cli_verify._Checker, "packet", lambda self, i: pytest.fail(f"packet {i} walked in Python"))
+    report = check(cap)
+    n = len(frames_)
+    assert report.fast == n and [i for i, _ in report.bad] == [n, n + 1, n + 1]
+    assert [r.path for _, r in report.bad] == ["eth/ipv4/tcp", "eth/ipv4/udp",
+                                               "eth/ipv4/udp/vxlan/eth/ipv4/tcp"]
+    for k, frame in enumerate(broken):
+        start = cap.base + int(cap.offsets[n + k])
+        fixed = bytearray(frame)
+        for at, new in report.patches:
+            if start <= at < start + len(frame):
+                fixed[at - start : at - start + 2] = new
+        assert bytes(fixed) == _scapy_fixed(bytes(frame)) and bytes(fixed) != bytes(frame)
