@@ -13,6 +13,13 @@ and the pipes carry only small messages, all from the main thread: a pool
 with feeder threads (concurrent.futures, multiprocessing.Pool) makes the reading thread fight them for the GIL and ran slower than one process.
 Workers ignore SIGINT; Ctrl-C reaches the parent alone, which ends them and
 re-raises.
+
+:func:`check_index` is the path for a file that can be mapped (uncompressed, on a local
+file system): the records were found in one pass over the mapping (:meth:`csum.pcap.Reader.index`,
+the C record walk for pcap) before the fork, so no chunk is read or copied by the parent;
+every process, the parent included, takes the next chunk number from a shared counter,
+copies that chunk's bytes out of the mapping and checks it, and the reports come back once,
+at the end, to be merged in chunk order.
 """
 
 from __future__ import annotations
@@ -22,18 +29,20 @@ import multiprocessing
 import os
 import signal
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import chain
 from multiprocessing.connection import Connection
 
 import numpy as np
 
 from . import _cli_verify
-from .pcap import Capture
+from .pcap import Capture, Index
 
-__all__ = ["checked", "default_jobs"]
+__all__ = ["check_index", "checked", "default_jobs"]
 
 _COLUMNS = ("offsets", "caplens", "origlens", "linktypes")
+#: ``read(file offset, size)``: a capture's bytes there.
+Read = Callable[[int, int], bytes]
 #: Chunks queued per worker; the reading process checks a chunk itself when every worker has this many.
 DEPTH = 3
 
@@ -166,3 +175,89 @@ def checked(chunks: Iterable[Capture], jobs: int = 1, slot_bytes: int | None = N
         pool.close(kill=True)
         raise
     pool.close(kill=False)
+
+
+def _share(index: Index, read: Read, counter: object, keep_patches: bool,
+           done: Callable[[int, _cli_verify.Report], None]) -> None:
+    """Check chunks of ``index`` taken from ``counter`` (a shared int) until none is left, each handed to ``done``."""
+    while True:
+        with counter.get_lock():  # type: ignore[attr-defined]
+            k = counter.value  # type: ignore[attr-defined]
+            counter.value = k + 1  # type: ignore[attr-defined]
+        if k >= len(index):
+            return
+        report = _cli_verify.check(index.chunk(k, read))
+        if not keep_patches:
+            report.patches = []
+        done(k, report)
+
+
+def _serve_share(conn: Connection, index: Index, read: Read, counter: object, keep_patches: bool) -> None:
+    """A worker of :func:`check_index`: ("ok", (chunk number, report)) for each chunk it checks, then ("ok", None);
+    ("error", exception) if one fails."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        _share(index, read, counter, keep_patches, lambda k, report: conn.send(("ok", (k, report))))
+        conn.send(("ok", None))
+    except Exception as exc:  # noqa: BLE001 - handed to the parent, which raises it
+        conn.send(("error", exc))
+    conn.close()
+
+
+def check_index(index: Index, read: Read, jobs: int = 1, *, keep_patches: bool = False,
+                progress: Callable[[int], None] | None = None) -> _cli_verify.Report:
+    """The report of every chunk of ``index`` merged in order (the serial report), checked by ``jobs`` processes.
+
+    ``read(file offset, size)`` gives the file's bytes there (``os.pread`` on it; each process calls it);
+    ``keep_patches``: keep each chunk's ``patches`` (else dropped, as :func:`csum.scan.scan` does);
+    ``progress(file offset)`` is called after each chunk the calling process checks. The workers send
+    each chunk's report as they finish it and the calling process takes them in between its own
+    chunks, so unpickling them overlaps the checking.
+    """
+    parts: list[tuple[int, _cli_verify.Report]] = []
+    ctx = multiprocessing.get_context("fork")
+    counter = ctx.Value("q", 0)
+    conns: list[Connection] = []  # of the workers still sending
+    procs, pipes = [], []
+
+    def drain(conn: Connection) -> bool:
+        """Take what ``conn`` sent so far; False once its worker is done."""
+        while conn.poll():
+            part = _receive(conn)
+            if part is None:
+                return False
+            parts.append(part)
+        return True
+
+    def mine(k: int, report: _cli_verify.Report) -> None:
+        parts.append((k, report))
+        conns[:] = [c for c in conns if drain(c)]
+        if progress is not None:
+            progress(int(index.offsets[index.bounds[k + 1] - 1]))
+
+    try:
+        for _ in range(min(jobs, len(index)) - 1):
+            parent, child = ctx.Pipe(duplex=False)
+            proc = ctx.Process(target=_serve_share, args=(child, index, read, counter, keep_patches), daemon=True)
+            proc.start()
+            child.close()
+            conns.append(parent)
+            pipes.append(parent)
+            procs.append(proc)
+        _share(index, read, counter, keep_patches, mine)
+        for conn in conns:
+            while (part := _receive(conn)) is not None:
+                parts.append(part)
+    except BaseException:
+        for proc in procs:
+            proc.terminate()
+        raise
+    finally:
+        for proc, pipe in zip(procs, pipes):
+            proc.join()
+            pipe.close()
+    parts.sort(key=lambda part: part[0])
+    report = _cli_verify.Report(0)
+    for _, part in parts:
+        report.update(part)
+    return report

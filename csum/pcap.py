@@ -48,7 +48,7 @@ if ENGINE != "c":  # CSUM_ENGINE=numpy / python: no C anywhere (and the Python w
 
 __all__ = [
     "CHUNK_BYTES", "LINKTYPE_ETHERNET", "LINKTYPE_IPV4", "LINKTYPE_IPV6", "LINKTYPE_LINUX_SLL",
-    "LINKTYPE_LINUX_SLL2", "LINKTYPE_RAW", "MAX_RECORD", "Capture", "Reader", "Stop", "parse", "patched", "read",
+    "LINKTYPE_LINUX_SLL2", "LINKTYPE_RAW", "MAX_RECORD", "Capture", "Index", "Reader", "Stop", "parse", "patched", "read",
 ]
 
 #: Link types (tcpdump.org/linktypes.html) whose packets csum can find IP in.
@@ -140,6 +140,13 @@ class _Walked:
     end: int
     problem: str | None = None  # the record at ``end`` cannot be read ...
     short: bool = True           # ... because the buffer ends inside it (else: its header is nonsense)
+    ends: array | None = None    # pcapng: where each packet's block ends (pcap: offs + caps)
+
+    def block_ends(self) -> np.ndarray:
+        """Where each packet's record (pcap) or block (pcapng) ends in the buffer."""
+        if self.ends is not None:
+            return _column(self.ends)
+        return _column(self.offs) + _column(self.caps)
 
 
 class _PcapWalker:
@@ -196,7 +203,7 @@ class _PcapngWalker:
 
     def walk(self, data: bytes, pos: int) -> _Walked:
         offs, caps, origs, links = array("q"), array("q"), array("q"), array("q")
-        walked = _Walked(offs, caps, origs, links, pos)
+        walked = _Walked(offs, caps, origs, links, pos, ends=array("q"))
         size = len(data)
         while pos < size:
             walked.end = pos
@@ -253,6 +260,7 @@ class _PcapngWalker:
         walked.caps.append(cap)  # type: ignore[union-attr]
         walked.origs.append(orig)  # type: ignore[union-attr]
         walked.links.append(interfaces[iface][0])  # type: ignore[union-attr]
+        walked.ends.append(pos + length)  # type: ignore[union-attr]
         return None
 
     @staticmethod
@@ -379,6 +387,53 @@ class Reader:
                 break
         self._buf = bytes(buf)
 
+    def index(self) -> Index:
+        """Walk the rest of the stream as iterating would, keeping only where each packet is: an :class:`Index`.
+
+        Call instead of iterating, right after construction. The stream is read ``chunk_bytes`` at a
+        time into one reused buffer (no chunk is copied out), and the packets walked after each read
+        form one chunk, as iterating makes them; :attr:`stop` and :attr:`packets` are set as
+        iterating sets them. :meth:`rest` is not available afterwards.
+        """
+        size, stream = self.chunk_bytes, self._stream
+        have, pos, eof = len(self._buf), self._pos, False
+        buf = bytearray(have + size)
+        buf[:have] = self._buf
+        columns: list[tuple[np.ndarray, ...]] = []
+        while True:
+            if not eof:
+                if len(buf) < have + size:  # a record larger than what the buffer holds
+                    buf += bytes(have + size - len(buf))
+                view = memoryview(buf)
+                got = _read_into(stream, view[have : have + size])
+                view.release()
+                eof = got < size or getattr(stream, "ended_early", False)
+                have += got
+            walked = self._walker.walk(memoryview(buf)[:have], pos)
+            end = walked.end
+            if len(walked.offs):
+                chunk = _capture(b"", self.format, walked, 0, 0)
+                columns.append((chunk.offsets + self._base, chunk.caplens, chunk.origlens, chunk.linktypes))
+            if end:
+                self.packets += len(walked.offs)
+                self._base += end
+                buf[: have - end] = buf[end:have]
+                have, pos = have - end, 0
+            if walked.problem is not None and not walked.short:
+                self.stop = Stop(self._base, self.packets, False, walked.problem)
+                break
+            if eof:
+                if have:
+                    self.stop = Stop(self._base, self.packets, True, walked.problem or "truncated")
+                elif getattr(stream, "ended_early", False):
+                    self.stop = Stop(self._base, self.packets, True,
+                                     "the compressed data ends before its end-of-stream marker")
+                break
+        self._buf = b""
+        bounds = np.cumsum([0, *(len(c[0]) for c in columns)]).tolist()
+        whole = [np.concatenate(col) for col in zip(*columns)] if columns else [np.zeros(0, dtype=np.int64)] * 4
+        return Index(self.format, *whole, bounds)
+
     def rest(self) -> Iterator[bytes]:
         """After iterating: the bytes from :attr:`stop` to the end of the stream, in blocks."""
         if self._buf:
@@ -386,6 +441,36 @@ class Reader:
             self._buf = b""
         while block := self._stream.read(self.chunk_bytes):
             yield block
+
+
+@dataclass(frozen=True, eq=False)
+class Index:
+    """Where every packet of a capture is (file offsets) and the :class:`Reader` chunks they fall in: chunk k is
+    packets ``bounds[k]`` to ``bounds[k + 1]`` (see :meth:`Reader.index`)."""
+
+    format: str
+    offsets: np.ndarray
+    caplens: np.ndarray
+    origlens: np.ndarray
+    linktypes: np.ndarray
+    bounds: list[int]
+
+    def __len__(self) -> int:
+        return len(self.bounds) - 1
+
+    def chunk(self, k: int, read: Callable[[int, int], bytes]) -> Capture:
+        """Chunk ``k`` as a :class:`Capture`, its bytes (from its first packet's to its last's) got by
+        ``read(file offset, size)``, e.g. ``os.pread`` on the file."""
+        a, b = self.bounds[k], self.bounds[k + 1]
+        offs = self.offsets[a:b]
+        lo = int(offs[0])
+        hi = int((offs + self.caplens[a:b]).max())
+        data = read(lo, hi - lo)
+        if len(data) != hi - lo:
+            raise CsumValueError(f"the capture changed while it was read: {hi - lo} bytes at offset {lo} "
+                                 f"read as {len(data)}", code="truncated")
+        return Capture(data, self.format, offs - lo, self.caplens[a:b], self.origlens[a:b], self.linktypes[a:b],
+                       first_index=a, base=lo)
 
 
 def parse(data: bytes, progress: Progress | None = None) -> Capture:

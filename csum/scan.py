@@ -12,6 +12,7 @@ copy differs from the input in checksum bytes only.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -20,7 +21,7 @@ from . import pcap
 from ._cli_verify import Report
 from ._cli_verify import Sink as ResultSink
 from ._cli_verify import check
-from .parallel import checked
+from .parallel import check_index, checked
 from .source import open_source
 
 __all__ = ["Scan", "merged", "scan"]
@@ -62,6 +63,12 @@ def scan(name: str, *, jobs: int = 1, chunk_bytes: int = pcap.CHUNK_BYTES, sink:
     """
     with open_source(name) as source:
         reader = pcap.Reader(source.stream, chunk_bytes)
+        fd = source.fileno() if jobs > 1 and sink is None and each is None else None
+        if fd is not None:  # nothing to copy out: each process reads its own chunks from the file
+            tick = None if progress is None else (lambda at: progress(at, source.size))
+            report = check_index(reader.index(), lambda at, n: os.pread(fd, n, at), jobs,
+                                 keep_patches=keep_patches, progress=tick)
+            return Scan(source.name, reader.format, source.compression, report, reader.stop)
         report = Report(0)
         patched = packets = 0
         parts = checked(reader, jobs) if each is None else ((c, check(c, sink=each)) for c in reader)
@@ -72,7 +79,7 @@ def scan(name: str, *, jobs: int = 1, chunk_bytes: int = pcap.CHUNK_BYTES, sink:
                 packets += len({i for i, r in part.bad + part.offload if r.computed is not None})
             if not keep_patches:
                 part.patches = []
-            report = report.merge(part)  # type: ignore[attr-defined]
+            report.update(part)
             if progress is not None:
                 progress(source.consumed(), source.size)
         if sink is not None:
