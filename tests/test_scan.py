@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import dataclasses
 import gzip
+import io
 
 import pytest
-from scapy.all import IP, TCP, UDP, Ether, IPv6, Raw
+from scapy.all import IP, TCP, UDP, Ether, IPv6, Raw, fragment
 
-from captures import pcap_bytes
+from captures import epb, idb, other, pb, pcap_bytes, shb, spb
 from csum import pcap
+from csum import scan as scan_module
 from csum._cli_verify import check
 from csum.scan import merged, scan
 
@@ -61,3 +63,77 @@ def test_merged_scans_add_up(tmp_path):
     assert b.compression == "gzip" and dataclasses.asdict(a.report) == dataclasses.asdict(b.report)
     total = merged([a, b]).report
     assert total.packets == 200 and len(total.bad) == 2 * len(a.report.bad)
+
+
+# --- the index path of --jobs (a regular file: each process reads its own chunks) ---------------------
+
+def _mixed(n: int = 120) -> list[bytes]:
+    """Packets with bad checksums, cut packets and IPv4 fragments (some datagrams straddle a small chunk)."""
+    pkts = []
+    for i in range(n):
+        if i % 17 == 3:
+            bad = i % 2
+            whole = ETH / IP(src="192.0.2.1", dst="198.51.100.2", id=i) / UDP(chksum=0x1234 if bad else None) \
+                / Raw(bytes(range(256)) * 2)
+            pkts += [bytes(f) for f in fragment(whole, fragsize=200)]
+            continue
+        l3 = IP(src="192.0.2.1", dst="198.51.100.2") if i % 2 else IPv6(src="2001:db8::1", dst="2001:db8::2")
+        p = bytearray(bytes(ETH / l3 / (TCP() if i % 3 else UDP()) / Raw(bytes(i % 50))))
+        if i % 11 == 5:
+            p[-1] ^= 0xFF
+        pkts.append(bytes(p))
+    return pkts
+
+
+def _files() -> dict[str, bytes]:
+    pkts = _mixed()
+    ng = shb() + idb(1, snaplen=65535) + idb(101)
+    ng += b"".join(epb(p) if i % 5 else epb(p[14:], 1) for i, p in enumerate(pkts[:60]))
+    ng += other(5, b"\0" * 20) + spb(pkts[60]) + pb(pkts[61])
+    ng += shb(">") + idb(101, ">") + idb(1, ">") + b"".join(epb(p, 1, ">") for p in pkts[62:])
+    return {"pcap-le": pcap_bytes(pkts, origlens=[len(p) + (i % 23 == 1) for i, p in enumerate(pkts)]),
+            "pcap-be-ns": pcap_bytes(pkts, endian=">", nano=True),
+            "pcapng": ng, "pcap-truncated": pcap_bytes(pkts)[:-30]}
+
+
+@pytest.mark.parametrize("name", ["pcap-le", "pcap-be-ns", "pcapng", "pcap-truncated"])
+def test_index_gives_the_chunks_iterating_gives(name):
+    """Reader.index(): the packets of each chunk (file offsets, lengths, link types, numbers), the chunk split,
+    stop and packet count are those of iterating a Reader over the same bytes, at several chunk sizes."""
+    data = _files()[name]
+    for chunk_bytes in (1, 300, 2000, 1 << 20):
+        reader = pcap.Reader(io.BytesIO(data), chunk_bytes)
+        chunks = [c for c in reader if len(c)]
+        indexer = pcap.Reader(io.BytesIO(data), chunk_bytes)
+        index = indexer.index()
+        got = [index.chunk(k, lambda at, n: data[at : at + n]) for k in range(len(index))]
+        assert len(got) == len(chunks)
+        for mine, theirs in zip(got, chunks):
+            assert mine.first_index == theirs.first_index and mine.format == theirs.format
+            assert [bytes(mine.packet(i)) for i in range(len(mine))] == \
+                [bytes(theirs.packet(i)) for i in range(len(theirs))]
+            assert (mine.base + mine.offsets).tolist() == (theirs.base + theirs.offsets).tolist()
+            for col in ("caplens", "origlens", "linktypes"):
+                assert getattr(mine, col).tolist() == getattr(theirs, col).tolist()
+        assert (indexer.stop, indexer.packets) == (reader.stop, reader.packets)
+        assert (reader.stop is not None) == (name == "pcap-truncated")
+
+
+@pytest.mark.parametrize("name", ["pcap-le", "pcap-be-ns", "pcapng", "pcap-truncated"])
+@pytest.mark.parametrize("chunk_bytes", [700, 5000])
+def test_jobs_on_a_file_equals_serial(name, chunk_bytes, tmp_path, monkeypatch):
+    """scan(jobs=2) of a regular file goes through the index path (the pipe path is not called) and gives the
+    serial scan's Report and stop, fragments, bad, cut and patches included."""
+    path = tmp_path / "c"
+    path.write_bytes(_files()[name])
+    serial = scan(str(path), jobs=1, chunk_bytes=chunk_bytes, keep_patches=True)
+    assert serial.report.bad and serial.report.counts["udp"]["ok"]
+
+    def refuse(*_args, **_kwargs):
+        raise AssertionError("--jobs 2 on a regular file read the chunks in the parent")
+
+    monkeypatch.setattr(scan_module, "checked", refuse)
+    for jobs in (2, 3):
+        par = scan(str(path), jobs=jobs, chunk_bytes=chunk_bytes, keep_patches=True)
+        assert dataclasses.asdict(par.report) == dataclasses.asdict(serial.report)
+        assert (par.stop, par.format) == (serial.stop, serial.format)
