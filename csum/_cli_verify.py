@@ -317,9 +317,14 @@ class _Checker:
                                     and r.field is not None]
 
     def flush(self, everything: bool = False) -> None:
+        """Emit the rows no pending datagram can amend any more: those before its first fragment to arrive,
+        whichever fragment (and so whichever checksum field) that is, and before any pending first fragment."""
         while self.order and self.order[0] not in self.waiting:
             heapq.heappop(self.order)
-        limit = self.order[0] if self.order and not everything else None
+        limit = None
+        if not everything:
+            held = [i for i in (self.order[0] if self.order else None, self.frags.earliest()) if i is not None]
+            limit = min(held) if held else None
         while self.rows and (limit is None or self.rows[0][0] < limit):
             g, results = self.rows.popleft()
             del self.held[g]
