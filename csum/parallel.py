@@ -14,12 +14,10 @@ with feeder threads (concurrent.futures, multiprocessing.Pool) makes the reading
 Workers ignore SIGINT; Ctrl-C reaches the parent alone, which ends them and
 re-raises.
 
-:func:`check_index` is the path for a file that can be mapped (uncompressed, on a local
-file system): the records were found in one pass over the mapping (:meth:`csum.pcap.Reader.index`,
-the C record walk for pcap) before the fork, so no chunk is read or copied by the parent;
-every process, the parent included, takes the next chunk number from a shared counter,
-copies that chunk's bytes out of the mapping and checks it, and the reports come back once,
-at the end, to be merged in chunk order.
+:func:`check_spans` is the path for an uncompressed regular file: the parent only finds where
+each chunk's records are (:meth:`csum.pcap.Reader.spans`, the C record walk for pcap) and queues
+those few numbers; every process, the parent included, reads the chunks it takes with
+``os.pread`` and checks them, so no chunk's bytes go through the parent or a pipe.
 """
 
 from __future__ import annotations
@@ -36,9 +34,9 @@ from multiprocessing.connection import Connection
 import numpy as np
 
 from . import _cli_verify
-from .pcap import Capture, Index
+from .pcap import Capture, Span
 
-__all__ = ["check_index", "checked", "default_jobs"]
+__all__ = ["check_spans", "checked", "default_jobs"]
 
 _COLUMNS = ("offsets", "caplens", "origlens", "linktypes")
 #: ``read(file offset, size)``: a capture's bytes there.
@@ -177,77 +175,99 @@ def checked(chunks: Iterable[Capture], jobs: int = 1, slot_bytes: int | None = N
     pool.close(kill=False)
 
 
-def _share(index: Index, read: Read, counter: object, keep_patches: bool,
-           done: Callable[[int, _cli_verify.Report], None]) -> None:
-    """Check chunks of ``index`` taken from ``counter`` (a shared int) until none is left, each handed to ``done``."""
-    while True:
-        with counter.get_lock():  # type: ignore[attr-defined]
-            k = counter.value  # type: ignore[attr-defined]
-            counter.value = k + 1  # type: ignore[attr-defined]
-        if k >= len(index):
-            return
-        report = _cli_verify.check(index.chunk(k, read))
-        if not keep_patches:
-            report.patches = []
-        done(k, report)
-
-
-def _serve_share(conn: Connection, index: Index, read: Read, counter: object, keep_patches: bool) -> None:
-    """A worker of :func:`check_index`: ("ok", (chunk number, report)) for each chunk it checks, then ("ok", None);
-    ("error", exception) if one fails."""
+def _serve_spans(conn: Connection, spans: object, taken: object, read: Read, keep_patches: bool) -> None:
+    """A worker of :func:`check_spans`: takes spans from the shared queue until None (counting them in ``taken``);
+    sends ("ok", (chunk number, report)) for each, then ("ok", None), or ("error", exception)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        _share(index, read, counter, keep_patches, lambda k, report: conn.send(("ok", (k, report))))
+        while (item := spans.get()) is not None:  # type: ignore[attr-defined]
+            with taken.get_lock():  # type: ignore[attr-defined]
+                taken.value += 1  # type: ignore[attr-defined]
+            conn.send(("ok", _check_span(item, read, keep_patches)))
         conn.send(("ok", None))
     except Exception as exc:  # noqa: BLE001 - handed to the parent, which raises it
         conn.send(("error", exc))
     conn.close()
 
 
-def check_index(index: Index, read: Read, jobs: int = 1, *, keep_patches: bool = False,
-                progress: Callable[[int], None] | None = None) -> _cli_verify.Report:
-    """The report of every chunk of ``index`` merged in order (the serial report), checked by ``jobs`` processes.
+def _check_span(item: tuple[int, Span], read: Read, keep_patches: bool) -> tuple[int, _cli_verify.Report]:
+    k, span = item
+    report = _cli_verify.check(span.capture(read))
+    if not keep_patches:
+        report.patches = []
+    return k, report
 
-    ``read(file offset, size)`` gives the file's bytes there (``os.pread`` on it; each process calls it);
+
+def check_spans(spans: Iterable[Span], read: Read, jobs: int = 1, *, keep_patches: bool = False,
+                progress: Callable[[int], None] | None = None) -> _cli_verify.Report:
+    """The reports of the chunks at ``spans`` (:meth:`csum.pcap.Reader.spans`) merged in order: the serial report.
+
+    ``read(file offset, size)`` gives the file's bytes there (``os.pread``; every process calls it).
+    ``jobs - 1`` workers are forked once a second span is found; the calling process finds the spans and queues
+    each (a ``SimpleQueue``: a locked pipe, no feeder thread) unless :data:`DEPTH` per worker are already
+    waiting, in which case it checks that chunk itself; once the spans are all found it takes queued
+    chunks like a worker. (It never calls ``get()`` while it is still the producer: a worker holding
+    the queue's lock while waiting for data would then wait for it forever.)
+    Workers send each chunk's report when done with it; the calling process takes them in between
+    its own chunks and merges them in chunk order as they come, so memory holds a bounded window.
     ``keep_patches``: keep each chunk's ``patches`` (else dropped, as :func:`csum.scan.scan` does);
-    ``progress(file offset)`` is called after each chunk the calling process checks. The workers send
-    each chunk's report as they finish it and the calling process takes them in between its own
-    chunks, so unpickling them overlaps the checking.
+    ``progress(file offset)`` is called after each chunk the calling process checks.
     """
-    parts: list[tuple[int, _cli_verify.Report]] = []
     ctx = multiprocessing.get_context("fork")
-    counter = ctx.Value("q", 0)
+    queue, taken = ctx.SimpleQueue(), ctx.Value("q", 0)
+    report = _cli_verify.Report(0)
+    waiting: dict[int, _cli_verify.Report] = {}
+    merged = [0]  # the next chunk number to merge
     conns: list[Connection] = []  # of the workers still sending
     procs, pipes = [], []
 
-    def drain(conn: Connection) -> bool:
-        """Take what ``conn`` sent so far; False once its worker is done."""
-        while conn.poll():
-            part = _receive(conn)
-            if part is None:
-                return False
-            parts.append(part)
-        return True
+    def take(part: tuple[int, _cli_verify.Report]) -> None:
+        waiting[part[0]] = part[1]
+        while merged[0] in waiting:
+            report.update(waiting.pop(merged[0]))
+            merged[0] += 1
 
-    def mine(k: int, report: _cli_verify.Report) -> None:
-        parts.append((k, report))
-        conns[:] = [c for c in conns if drain(c)]
+    def drain() -> None:
+        for conn in list(conns):
+            while conn.poll():
+                part = _receive(conn)
+                if part is None:
+                    conns.remove(conn)
+                    break
+                take(part)
+
+    def mine(span_item: tuple[int, Span]) -> None:
+        take(_check_span(span_item, read, keep_patches))
+        drain()
         if progress is not None:
-            progress(int(index.offsets[index.bounds[k + 1] - 1]))
+            progress(span_item[1].hi)
 
     try:
-        for _ in range(min(jobs, len(index)) - 1):
-            parent, child = ctx.Pipe(duplex=False)
-            proc = ctx.Process(target=_serve_share, args=(child, index, read, counter, keep_patches), daemon=True)
-            proc.start()
-            child.close()
-            conns.append(parent)
-            pipes.append(parent)
-            procs.append(proc)
-        _share(index, read, counter, keep_patches, mine)
-        for conn in conns:
+        queued = 0
+        for k, span in enumerate(spans):
+            if k == 1:  # a second chunk: worth the workers
+                for _ in range(jobs - 1):
+                    parent, child = ctx.Pipe(duplex=False)
+                    proc = ctx.Process(target=_serve_spans, args=(child, queue, taken, read, keep_patches),
+                                       daemon=True)
+                    proc.start()
+                    child.close()
+                    conns.append(parent)
+                    pipes.append(parent)
+                    procs.append(proc)
+            if k and queued - taken.value >= DEPTH * len(procs):
+                mine((k, span))  # the workers have enough queued: this one is the calling process's
+            else:
+                queue.put((k, span))
+                queued += 1
+        for _ in range(len(procs) + 1):  # one end mark per process, the last one this process's: its get() below
+            queue.put(None)               # cannot wait forever, and never waits while it is the only producer
+        while (item := queue.get()) is not None:
+            mine(item)
+        for conn in list(conns):
             while (part := _receive(conn)) is not None:
-                parts.append(part)
+                take(part)
+            conns.remove(conn)
     except BaseException:
         for proc in procs:
             proc.terminate()
@@ -256,8 +276,5 @@ def check_index(index: Index, read: Read, jobs: int = 1, *, keep_patches: bool =
         for proc, pipe in zip(procs, pipes):
             proc.join()
             pipe.close()
-    parts.sort(key=lambda part: part[0])
-    report = _cli_verify.Report(0)
-    for _, part in parts:
-        report.update(part)
+        queue.close()
     return report

@@ -48,7 +48,7 @@ if ENGINE != "c":  # CSUM_ENGINE=numpy / python: no C anywhere (and the Python w
 
 __all__ = [
     "CHUNK_BYTES", "LINKTYPE_ETHERNET", "LINKTYPE_IPV4", "LINKTYPE_IPV6", "LINKTYPE_LINUX_SLL",
-    "LINKTYPE_LINUX_SLL2", "LINKTYPE_RAW", "MAX_RECORD", "Capture", "Index", "Reader", "Stop", "parse", "patched", "read",
+    "LINKTYPE_LINUX_SLL2", "LINKTYPE_RAW", "MAX_RECORD", "Capture", "Reader", "Span", "Stop", "parse", "patched", "read",
 ]
 
 #: Link types (tcpdump.org/linktypes.html) whose packets csum can find IP in.
@@ -140,13 +140,6 @@ class _Walked:
     end: int
     problem: str | None = None  # the record at ``end`` cannot be read ...
     short: bool = True           # ... because the buffer ends inside it (else: its header is nonsense)
-    ends: array | None = None    # pcapng: where each packet's block ends (pcap: offs + caps)
-
-    def block_ends(self) -> np.ndarray:
-        """Where each packet's record (pcap) or block (pcapng) ends in the buffer."""
-        if self.ends is not None:
-            return _column(self.ends)
-        return _column(self.offs) + _column(self.caps)
 
 
 class _PcapWalker:
@@ -157,6 +150,10 @@ class _PcapWalker:
     def __init__(self, endian: str, linktype: int) -> None:
         self._endian, self._linktype = endian, linktype
         self._u32 = struct.Struct(endian + "I").unpack_from
+
+    def state(self) -> tuple:
+        """What a walker needs to go on from a record boundary (see :func:`_walker_at`)."""
+        return self._endian, self._linktype
 
     def walk(self, data: bytes, pos: int) -> _Walked:
         if _cwalk is not None:  # the same loop in C (csum/_cwalk.c pcap_records)
@@ -201,9 +198,13 @@ class _PcapngWalker:
         self._endian = "<"
         self._interfaces: list[tuple[int, int]] = []  # (link type, snap length) of the current section
 
+    def state(self) -> tuple:
+        """What a walker needs to go on from a block boundary (see :func:`_walker_at`)."""
+        return self._endian, tuple(self._interfaces)
+
     def walk(self, data: bytes, pos: int) -> _Walked:
         offs, caps, origs, links = array("q"), array("q"), array("q"), array("q")
-        walked = _Walked(offs, caps, origs, links, pos, ends=array("q"))
+        walked = _Walked(offs, caps, origs, links, pos)
         size = len(data)
         while pos < size:
             walked.end = pos
@@ -260,7 +261,6 @@ class _PcapngWalker:
         walked.caps.append(cap)  # type: ignore[union-attr]
         walked.origs.append(orig)  # type: ignore[union-attr]
         walked.links.append(interfaces[iface][0])  # type: ignore[union-attr]
-        walked.ends.append(pos + length)  # type: ignore[union-attr]
         return None
 
     @staticmethod
@@ -375,31 +375,24 @@ class Reader:
                 self._base += end
                 buf, pos = bytes(memoryview(buf)[end:]), 0
                 yield chunk
-            if walked.problem is not None and not walked.short:
-                self.stop = Stop(self._base, self.packets, False, walked.problem)
-                break
-            if eof:
-                if buf:
-                    self.stop = Stop(self._base, self.packets, True, walked.problem or "truncated")
-                elif getattr(self._stream, "ended_early", False):
-                    self.stop = Stop(self._base, self.packets, True,
-                                     "the compressed data ends before its end-of-stream marker")
+            if self._stopped(walked, eof, len(buf)):
                 break
         self._buf = bytes(buf)
 
-    def index(self) -> Index:
-        """Walk the rest of the stream as iterating would, keeping only where each packet is: an :class:`Index`.
+    def spans(self) -> Iterator[Span]:
+        """Walk the rest of the stream as iterating would, yielding where each chunk is instead of its bytes.
 
         Call instead of iterating, right after construction. The stream is read ``chunk_bytes`` at a
-        time into one reused buffer (no chunk is copied out), and the packets walked after each read
-        form one chunk, as iterating makes them; :attr:`stop` and :attr:`packets` are set as
-        iterating sets them. :meth:`rest` is not available afterwards.
+        time into one reused buffer (nothing is copied out), and the records walked after each read
+        form one chunk, as iterating makes them; each non-empty one is yielded as a :class:`Span`
+        that :meth:`Span.capture` turns back into that chunk from the file's bytes. :attr:`stop` and
+        :attr:`packets` are set as iterating sets them; :meth:`rest` is not available afterwards.
         """
-        size, stream = self.chunk_bytes, self._stream
+        size, stream, walker = self.chunk_bytes, self._stream, self._walker
         have, pos, eof = len(self._buf), self._pos, False
         buf = bytearray(have + size)
         buf[:have] = self._buf
-        columns: list[tuple[np.ndarray, ...]] = []
+        self._buf = b""
         while True:
             if not eof:
                 if len(buf) < have + size:  # a record larger than what the buffer holds
@@ -409,30 +402,31 @@ class Reader:
                 view.release()
                 eof = got < size or getattr(stream, "ended_early", False)
                 have += got
-            walked = self._walker.walk(memoryview(buf)[:have], pos)
+            state = walker.state()
+            walked = walker.walk(memoryview(buf)[:have], pos)
             end = walked.end
             if len(walked.offs):
-                chunk = _capture(b"", self.format, walked, 0, 0)
-                columns.append((chunk.offsets + self._base, chunk.caplens, chunk.origlens, chunk.linktypes))
+                yield Span(self.format, state, self._base + pos, self._base + end, self.packets, len(walked.offs))
             if end:
                 self.packets += len(walked.offs)
                 self._base += end
                 buf[: have - end] = buf[end:have]
                 have, pos = have - end, 0
-            if walked.problem is not None and not walked.short:
-                self.stop = Stop(self._base, self.packets, False, walked.problem)
-                break
-            if eof:
-                if have:
-                    self.stop = Stop(self._base, self.packets, True, walked.problem or "truncated")
-                elif getattr(stream, "ended_early", False):
-                    self.stop = Stop(self._base, self.packets, True,
-                                     "the compressed data ends before its end-of-stream marker")
-                break
-        self._buf = b""
-        bounds = np.cumsum([0, *(len(c[0]) for c in columns)]).tolist()
-        whole = [np.concatenate(col) for col in zip(*columns)] if columns else [np.zeros(0, dtype=np.int64)] * 4
-        return Index(self.format, *whole, bounds)
+            if self._stopped(walked, eof, have):
+                return
+
+    def _stopped(self, walked: _Walked, eof: bool, left: int) -> bool:
+        """Whether reading ends after ``walked`` (``left`` bytes not read as records), setting :attr:`stop`."""
+        if walked.problem is not None and not walked.short:
+            self.stop = Stop(self._base, self.packets, False, walked.problem)
+            return True
+        if not eof:
+            return False
+        if left:
+            self.stop = Stop(self._base, self.packets, True, walked.problem or "truncated")
+        elif getattr(self._stream, "ended_early", False):
+            self.stop = Stop(self._base, self.packets, True, "the compressed data ends before its end-of-stream marker")
+        return True
 
     def rest(self) -> Iterator[bytes]:
         """After iterating: the bytes from :attr:`stop` to the end of the stream, in blocks."""
@@ -443,34 +437,36 @@ class Reader:
             yield block
 
 
-@dataclass(frozen=True, eq=False)
-class Index:
-    """Where every packet of a capture is (file offsets) and the :class:`Reader` chunks they fall in: chunk k is
-    packets ``bounds[k]`` to ``bounds[k + 1]`` (see :meth:`Reader.index`)."""
+@dataclass(frozen=True)
+class Span:
+    """Where one :class:`Reader` chunk's records are in the file: bytes ``lo`` to ``hi`` (records only), its
+    ``packets`` numbered from ``first_index``, and ``state``, what the record walk knew when it got there
+    (pcap: byte order and link type; pcapng: the section's byte order and interfaces)."""
 
     format: str
-    offsets: np.ndarray
-    caplens: np.ndarray
-    origlens: np.ndarray
-    linktypes: np.ndarray
-    bounds: list[int]
+    state: tuple
+    lo: int
+    hi: int
+    first_index: int
+    packets: int
 
-    def __len__(self) -> int:
-        return len(self.bounds) - 1
+    def capture(self, read: Callable[[int, int], bytes]) -> Capture:
+        """The chunk, its bytes got by ``read(file offset, size)`` (e.g. ``os.pread`` on the file) and walked again."""
+        data = read(self.lo, self.hi - self.lo)
+        walked = _walker_at(self.format, self.state).walk(data, 0)
+        if walked.end != len(data) or len(walked.offs) != self.packets:
+            raise CsumValueError(f"the capture changed while it was read: {self.hi - self.lo} bytes at offset "
+                                 f"{self.lo} no longer hold {self.packets} records", code="truncated")
+        return _capture(data, self.format, walked, self.first_index, self.lo)
 
-    def chunk(self, k: int, read: Callable[[int, int], bytes]) -> Capture:
-        """Chunk ``k`` as a :class:`Capture`, its bytes (from its first packet's to its last's) got by
-        ``read(file offset, size)``, e.g. ``os.pread`` on the file."""
-        a, b = self.bounds[k], self.bounds[k + 1]
-        offs = self.offsets[a:b]
-        lo = int(offs[0])
-        hi = int((offs + self.caplens[a:b]).max())
-        data = read(lo, hi - lo)
-        if len(data) != hi - lo:
-            raise CsumValueError(f"the capture changed while it was read: {hi - lo} bytes at offset {lo} "
-                                 f"read as {len(data)}", code="truncated")
-        return Capture(data, self.format, offs - lo, self.caplens[a:b], self.origlens[a:b], self.linktypes[a:b],
-                       first_index=a, base=lo)
+
+def _walker_at(fmt: str, state: tuple) -> _PcapWalker | _PcapngWalker:
+    """A record walker in ``state`` (:meth:`_PcapWalker.state` / :meth:`_PcapngWalker.state`)."""
+    if fmt == "pcap":
+        return _PcapWalker(*state)
+    walker = _PcapngWalker()
+    walker._endian, walker._interfaces = state[0], list(state[1])
+    return walker
 
 
 def parse(data: bytes, progress: Progress | None = None) -> Capture:

@@ -21,7 +21,7 @@ from . import pcap
 from ._cli_verify import Report
 from ._cli_verify import Sink as ResultSink
 from ._cli_verify import check
-from .parallel import check_index, checked
+from .parallel import check_spans, checked
 from .source import open_source
 
 __all__ = ["Scan", "merged", "scan"]
@@ -66,7 +66,7 @@ def scan(name: str, *, jobs: int = 1, chunk_bytes: int = pcap.CHUNK_BYTES, sink:
         fd = source.fileno() if jobs > 1 and sink is None and each is None else None
         if fd is not None:  # nothing to copy out: each process reads its own chunks from the file
             tick = None if progress is None else (lambda at: progress(at, source.size))
-            report = check_index(reader.index(), lambda at, n: os.pread(fd, n, at), jobs,
+            report = check_spans(reader.spans(), lambda at, n: os.pread(fd, n, at), jobs,
                                  keep_patches=keep_patches, progress=tick)
             return Scan(source.name, reader.format, source.compression, report, reader.stop)
         report = Report(0)

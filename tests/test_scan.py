@@ -97,16 +97,16 @@ def _files() -> dict[str, bytes]:
 
 
 @pytest.mark.parametrize("name", ["pcap-le", "pcap-be-ns", "pcapng", "pcap-truncated"])
-def test_index_gives_the_chunks_iterating_gives(name):
-    """Reader.index(): the packets of each chunk (file offsets, lengths, link types, numbers), the chunk split,
-    stop and packet count are those of iterating a Reader over the same bytes, at several chunk sizes."""
+def test_spans_give_the_chunks_iterating_gives(name):
+    """Reader.spans(): each span walked again from the file's bytes is the chunk iterating a Reader over the same
+    bytes yields (packets, file offsets, lengths, link types, numbers); stop and packet count are the same, at
+    several chunk sizes (1 byte: every record its own chunk)."""
     data = _files()[name]
     for chunk_bytes in (1, 300, 2000, 1 << 20):
         reader = pcap.Reader(io.BytesIO(data), chunk_bytes)
         chunks = [c for c in reader if len(c)]
-        indexer = pcap.Reader(io.BytesIO(data), chunk_bytes)
-        index = indexer.index()
-        got = [index.chunk(k, lambda at, n: data[at : at + n]) for k in range(len(index))]
+        spanner = pcap.Reader(io.BytesIO(data), chunk_bytes)
+        got = [span.capture(lambda at, n: data[at : at + n]) for span in spanner.spans()]
         assert len(got) == len(chunks)
         for mine, theirs in zip(got, chunks):
             assert mine.first_index == theirs.first_index and mine.format == theirs.format
@@ -115,8 +115,16 @@ def test_index_gives_the_chunks_iterating_gives(name):
             assert (mine.base + mine.offsets).tolist() == (theirs.base + theirs.offsets).tolist()
             for col in ("caplens", "origlens", "linktypes"):
                 assert getattr(mine, col).tolist() == getattr(theirs, col).tolist()
-        assert (indexer.stop, indexer.packets) == (reader.stop, reader.packets)
+        assert (spanner.stop, spanner.packets) == (reader.stop, reader.packets)
         assert (reader.stop is not None) == (name == "pcap-truncated")
+
+
+def test_a_file_changed_under_the_reader_is_an_error():
+    """A span whose bytes no longer hold its records (the file was rewritten meanwhile) raises, never mis-checks."""
+    data = _files()["pcap-le"]
+    span = next(iter(pcap.Reader(io.BytesIO(data), 300).spans()))
+    with pytest.raises(pcap.CsumValueError, match="changed while it was read"):
+        span.capture(lambda at, n: data[at : at + n - 1])
 
 
 @pytest.mark.parametrize("name", ["pcap-le", "pcap-be-ns", "pcapng", "pcap-truncated"])
