@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import io
+import struct
 
 import pytest
 from scapy.all import IP, TCP, UDP, Ether, IPv6, Raw, fragment
@@ -93,10 +94,16 @@ def _files() -> dict[str, bytes]:
     ng += shb(">") + idb(101, ">") + idb(1, ">") + b"".join(epb(p, 1, ">") for p in pkts[62:])
     return {"pcap-le": pcap_bytes(pkts, origlens=[len(p) + (i % 23 == 1) for i, p in enumerate(pkts)]),
             "pcap-be-ns": pcap_bytes(pkts, endian=">", nano=True),
-            "pcapng": ng, "pcap-truncated": pcap_bytes(pkts)[:-30]}
+            "pcapng": ng, "pcap-truncated": pcap_bytes(pkts)[:-30],
+            # record 70 announces 2 GiB: the reading stops there, nothing after it is read
+            "pcap-damaged": pcap_bytes(pkts[:70]) + struct.pack("<IIII", 0, 0, 1 << 31, 1 << 31)
+            + pcap_bytes(pkts[70:])[24:]}
 
 
-@pytest.mark.parametrize("name", ["pcap-le", "pcap-be-ns", "pcapng", "pcap-truncated"])
+NAMES = ["pcap-le", "pcap-be-ns", "pcapng", "pcap-truncated", "pcap-damaged"]
+
+
+@pytest.mark.parametrize("name", NAMES)
 def test_spans_give_the_chunks_iterating_gives(name):
     """Reader.spans(): each span walked again from the file's bytes is the chunk iterating a Reader over the same
     bytes yields (packets, file offsets, lengths, link types, numbers); stop and packet count are the same, at
@@ -116,7 +123,8 @@ def test_spans_give_the_chunks_iterating_gives(name):
             for col in ("caplens", "origlens", "linktypes"):
                 assert getattr(mine, col).tolist() == getattr(theirs, col).tolist()
         assert (spanner.stop, spanner.packets) == (reader.stop, reader.packets)
-        assert (reader.stop is not None) == (name == "pcap-truncated")
+        assert (reader.stop is not None) == (name in ("pcap-truncated", "pcap-damaged"))
+        assert reader.stop is None or reader.stop.truncated == (name == "pcap-truncated")
 
 
 def test_a_file_changed_under_the_reader_is_an_error():
@@ -127,7 +135,7 @@ def test_a_file_changed_under_the_reader_is_an_error():
         span.capture(lambda at, n: data[at : at + n - 1])
 
 
-@pytest.mark.parametrize("name", ["pcap-le", "pcap-be-ns", "pcapng", "pcap-truncated"])
+@pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("chunk_bytes", [700, 5000])
 def test_jobs_on_a_file_equals_serial(name, chunk_bytes, tmp_path, monkeypatch):
     """scan(jobs=2) of a regular file goes through the index path (the pipe path is not called) and gives the
@@ -145,3 +153,13 @@ def test_jobs_on_a_file_equals_serial(name, chunk_bytes, tmp_path, monkeypatch):
         par = scan(str(path), jobs=jobs, chunk_bytes=chunk_bytes, keep_patches=True)
         assert dataclasses.asdict(par.report) == dataclasses.asdict(serial.report)
         assert (par.stop, par.format) == (serial.stop, serial.format)
+
+
+def test_jobs_on_a_capture_without_packets(tmp_path):
+    """A pcap with its file header only, and one with a single packet: --jobs 2 gives the serial report."""
+    for data in (pcap_bytes([]), pcap_bytes(_mixed(1))):
+        path = tmp_path / "small.pcap"
+        path.write_bytes(data)
+        one, two = scan(str(path), jobs=1), scan(str(path), jobs=2)
+        assert dataclasses.asdict(one.report) == dataclasses.asdict(two.report)
+        assert one.report.packets == two.report.packets == len(pcap.parse(data))
