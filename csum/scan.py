@@ -3,8 +3,9 @@
 :func:`scan` is what ``csum verify`` and ``csum fix`` run for each input and
 what :mod:`csum.dask` runs on each worker. It opens the capture
 (:func:`csum.source.open_source`: a path, ``-``, compressed or not), reads it
-with :class:`csum.pcap.Reader`, checks the chunks (:func:`csum.parallel.checked`)
-and merges their reports in order. Given a ``sink`` (a writable such as
+with :class:`csum.pcap.Reader`, checks the chunks (:func:`csum.parallel.checked`; for ``verify``
+of an uncompressed regular file with ``jobs`` > 1, :func:`csum.parallel.check_spans`, where every
+process reads its own chunks) and merges their reports in order. Given a ``sink`` (a writable such as
 :class:`csum.output.AtomicFile`), it writes each chunk with its bad checksums
 corrected, then the bytes after a truncated or damaged record unchanged: the
 copy differs from the input in checksum bytes only.
