@@ -81,17 +81,28 @@ class Report:
 
     def merge(self, other: Report) -> Report:
         """This report followed by ``other``'s (the next chunk of the same capture): counts added, lists joined."""
-        counts = {k: dict(v) for k, v in self.counts.items()}
+        out = Report(self.packets, {k: dict(v) for k, v in self.counts.items()}, list(self.bad), list(self.offload),
+                     list(self.malformed), list(self.cut), self.not_ip, dict(self.unsupported), self.fast,
+                     list(self.patches))
+        out.update(other)
+        return out
+
+    def update(self, other: Report) -> None:
+        """:meth:`merge` in place: ``other`` (the next chunk) added to this report."""
+        self.packets += other.packets
         for key, row in other.counts.items():
-            mine = counts.setdefault(key, _zero_counts())
+            mine = self.counts.setdefault(key, _zero_counts())
             for status, n in row.items():
                 mine[status] = mine.get(status, 0) + n
-        unsupported = dict(self.unsupported)
         for link, n in other.unsupported.items():
-            unsupported[link] = unsupported.get(link, 0) + n
-        return Report(self.packets + other.packets, counts, self.bad + other.bad, self.offload + other.offload,
-                      self.malformed + other.malformed, self.cut + other.cut, self.not_ip + other.not_ip,
-                      unsupported, self.fast + other.fast, self.patches + other.patches)
+            self.unsupported[link] = self.unsupported.get(link, 0) + n
+        self.bad += other.bad
+        self.offload += other.offload
+        self.malformed += other.malformed
+        self.cut += other.cut
+        self.patches += other.patches
+        self.not_ip += other.not_ip
+        self.fast += other.fast
 
     def tally(self, index: int, results: list[Result]) -> None:
         for r in results:
@@ -343,9 +354,14 @@ class _Checker:
                                     and r.field is not None]
 
     def flush(self, everything: bool = False) -> None:
+        """Emit the rows no pending datagram can amend any more: those before its first fragment to arrive,
+        whichever fragment (and so whichever checksum field) that is, and before any pending first fragment."""
         while self.order and self.order[0] not in self.waiting:
             heapq.heappop(self.order)
-        limit = self.order[0] if self.order and not everything else None
+        limit = None
+        if not everything:
+            held = [i for i in (self.order[0] if self.order else None, self.frags.earliest()) if i is not None]
+            limit = min(held) if held else None
         while self.rows and (limit is None or self.rows[0][0] < limit):
             g, results = self.rows.popleft()
             del self.held[g]

@@ -13,6 +13,11 @@ and the pipes carry only small messages, all from the main thread: a pool
 with feeder threads (concurrent.futures, multiprocessing.Pool) makes the reading thread fight them for the GIL and ran slower than one process.
 Workers ignore SIGINT; Ctrl-C reaches the parent alone, which ends them and
 re-raises.
+
+:func:`check_spans` is the path for an uncompressed regular file: the parent only finds where
+each chunk's records are (:meth:`csum.pcap.Reader.spans`, the C record walk for pcap) and queues
+those few numbers; every process, the parent included, reads the chunks it takes with
+``os.pread`` and checks them, so no chunk's bytes go through the parent or a pipe.
 """
 
 from __future__ import annotations
@@ -22,18 +27,20 @@ import multiprocessing
 import os
 import signal
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import chain
 from multiprocessing.connection import Connection
 
 import numpy as np
 
 from . import _cli_verify
-from .pcap import Capture
+from .pcap import Capture, Span
 
-__all__ = ["checked", "default_jobs"]
+__all__ = ["check_spans", "checked", "default_jobs"]
 
 _COLUMNS = ("offsets", "caplens", "origlens", "linktypes")
+#: ``read(file offset, size)``: a capture's bytes there.
+Read = Callable[[int, int], bytes]
 #: Chunks queued per worker; the reading process checks a chunk itself when every worker has this many.
 DEPTH = 3
 
@@ -166,3 +173,108 @@ def checked(chunks: Iterable[Capture], jobs: int = 1, slot_bytes: int | None = N
         pool.close(kill=True)
         raise
     pool.close(kill=False)
+
+
+def _serve_spans(conn: Connection, spans: object, taken: object, read: Read, keep_patches: bool) -> None:
+    """A worker of :func:`check_spans`: takes spans from the shared queue until None (counting them in ``taken``);
+    sends ("ok", (chunk number, report)) for each, then ("ok", None), or ("error", exception)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        while (item := spans.get()) is not None:  # type: ignore[attr-defined]
+            with taken.get_lock():  # type: ignore[attr-defined]
+                taken.value += 1  # type: ignore[attr-defined]
+            conn.send(("ok", _check_span(item, read, keep_patches)))
+        conn.send(("ok", None))
+    except Exception as exc:  # noqa: BLE001 - handed to the parent, which raises it
+        conn.send(("error", exc))
+    conn.close()
+
+
+def _check_span(item: tuple[int, Span], read: Read, keep_patches: bool) -> tuple[int, _cli_verify.Report]:
+    k, span = item
+    report = _cli_verify.check(span.capture(read))
+    if not keep_patches:
+        report.patches = []
+    return k, report
+
+
+def check_spans(spans: Iterable[Span], read: Read, jobs: int = 1, *, keep_patches: bool = False,
+                progress: Callable[[int], None] | None = None) -> _cli_verify.Report:
+    """The reports of the chunks at ``spans`` (:meth:`csum.pcap.Reader.spans`) merged in order: the serial report.
+
+    ``read(file offset, size)`` gives the file's bytes there (``os.pread``; every process calls it).
+    ``jobs - 1`` workers are forked once a second span is found; the calling process finds the spans and queues
+    each (a ``SimpleQueue``: a locked pipe, no feeder thread) unless :data:`DEPTH` per worker are already
+    waiting, in which case it checks that chunk itself; once the spans are all found it takes queued
+    chunks like a worker. (It never calls ``get()`` while it is still the producer: a worker holding
+    the queue's lock while waiting for data would then wait for it forever.)
+    Workers send each chunk's report when done with it; the calling process takes them in between
+    its own chunks and merges them in chunk order as they come, so memory holds a bounded window.
+    ``keep_patches``: keep each chunk's ``patches`` (else dropped, as :func:`csum.scan.scan` does);
+    ``progress(file offset)`` is called after each chunk the calling process checks.
+    """
+    ctx = multiprocessing.get_context("fork")
+    queue, taken = ctx.SimpleQueue(), ctx.Value("q", 0)
+    report = _cli_verify.Report(0)
+    waiting: dict[int, _cli_verify.Report] = {}
+    merged = [0]  # the next chunk number to merge
+    conns: list[Connection] = []  # of the workers still sending
+    procs, pipes = [], []
+
+    def take(part: tuple[int, _cli_verify.Report]) -> None:
+        waiting[part[0]] = part[1]
+        while merged[0] in waiting:
+            report.update(waiting.pop(merged[0]))
+            merged[0] += 1
+
+    def drain() -> None:
+        for conn in list(conns):
+            while conn.poll():
+                part = _receive(conn)
+                if part is None:
+                    conns.remove(conn)
+                    break
+                take(part)
+
+    def mine(span_item: tuple[int, Span]) -> None:
+        take(_check_span(span_item, read, keep_patches))
+        drain()
+        if progress is not None:
+            progress(span_item[1].hi)
+
+    try:
+        queued = 0
+        for k, span in enumerate(spans):
+            if k == 1:  # a second chunk: worth the workers
+                for _ in range(jobs - 1):
+                    parent, child = ctx.Pipe(duplex=False)
+                    proc = ctx.Process(target=_serve_spans, args=(child, queue, taken, read, keep_patches),
+                                       daemon=True)
+                    proc.start()
+                    child.close()
+                    conns.append(parent)
+                    pipes.append(parent)
+                    procs.append(proc)
+            if k and queued - taken.value >= DEPTH * len(procs):
+                mine((k, span))  # the workers have enough queued: this one is the calling process's
+            else:
+                queue.put((k, span))
+                queued += 1
+        for _ in range(len(procs) + 1):  # one end mark per process, the last one this process's: its get() below
+            queue.put(None)               # cannot wait forever, and never waits while it is the only producer
+        while (item := queue.get()) is not None:
+            mine(item)
+        for conn in list(conns):
+            while (part := _receive(conn)) is not None:
+                take(part)
+            conns.remove(conn)
+    except BaseException:
+        for proc in procs:
+            proc.terminate()
+        raise
+    finally:
+        for proc, pipe in zip(procs, pipes):
+            proc.join()
+            pipe.close()
+        queue.close()
+    return report

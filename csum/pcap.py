@@ -48,7 +48,7 @@ if ENGINE != "c":  # CSUM_ENGINE=numpy / python: no C anywhere (and the Python w
 
 __all__ = [
     "CHUNK_BYTES", "LINKTYPE_ETHERNET", "LINKTYPE_IPV4", "LINKTYPE_IPV6", "LINKTYPE_LINUX_SLL",
-    "LINKTYPE_LINUX_SLL2", "LINKTYPE_RAW", "MAX_RECORD", "Capture", "Reader", "Stop", "parse", "patched", "read",
+    "LINKTYPE_LINUX_SLL2", "LINKTYPE_RAW", "MAX_RECORD", "Capture", "Reader", "Span", "Stop", "parse", "patched", "read",
 ]
 
 #: Link types (tcpdump.org/linktypes.html) whose packets csum can find IP in.
@@ -151,6 +151,10 @@ class _PcapWalker:
         self._endian, self._linktype = endian, linktype
         self._u32 = struct.Struct(endian + "I").unpack_from
 
+    def state(self) -> tuple:
+        """What a walker needs to go on from a record boundary (see :func:`_walker_at`)."""
+        return self._endian, self._linktype
+
     def walk(self, data: bytes, pos: int) -> _Walked:
         if _cwalk is not None:  # the same loop in C (csum/_cwalk.c pcap_records)
             offs_b, caps_b, origs_b, pos = _cwalk.pcap_records(data, pos, self._endian == ">", MAX_RECORD)
@@ -193,6 +197,10 @@ class _PcapngWalker:
     def __init__(self) -> None:
         self._endian = "<"
         self._interfaces: list[tuple[int, int]] = []  # (link type, snap length) of the current section
+
+    def state(self) -> tuple:
+        """What a walker needs to go on from a block boundary (see :func:`_walker_at`)."""
+        return self._endian, tuple(self._interfaces)
 
     def walk(self, data: bytes, pos: int) -> _Walked:
         offs, caps, origs, links = array("q"), array("q"), array("q"), array("q")
@@ -367,17 +375,58 @@ class Reader:
                 self._base += end
                 buf, pos = bytes(memoryview(buf)[end:]), 0
                 yield chunk
-            if walked.problem is not None and not walked.short:
-                self.stop = Stop(self._base, self.packets, False, walked.problem)
-                break
-            if eof:
-                if buf:
-                    self.stop = Stop(self._base, self.packets, True, walked.problem or "truncated")
-                elif getattr(self._stream, "ended_early", False):
-                    self.stop = Stop(self._base, self.packets, True,
-                                     "the compressed data ends before its end-of-stream marker")
+            if self._stopped(walked, eof, len(buf)):
                 break
         self._buf = bytes(buf)
+
+    def spans(self) -> Iterator[Span]:
+        """Walk the rest of the stream as iterating would, yielding where each chunk is instead of its bytes.
+
+        Call instead of iterating, right after construction. The stream is read ``chunk_bytes`` at a
+        time into one reused buffer (nothing is copied out), and the records walked after each read
+        form one chunk, as iterating makes them; each non-empty one is yielded as a :class:`Span`
+        that :meth:`Span.capture` turns back into that chunk from the file's bytes. :attr:`stop` and
+        :attr:`packets` are set as iterating sets them; :meth:`rest` is not available afterwards.
+        """
+        size, stream, walker = self.chunk_bytes, self._stream, self._walker
+        have, pos, eof = len(self._buf), self._pos, False
+        buf = bytearray(have + size)
+        buf[:have] = self._buf
+        self._buf = b""
+        while True:
+            if not eof:
+                if len(buf) < have + size:  # a record larger than what the buffer holds
+                    buf += bytes(have + size - len(buf))
+                view = memoryview(buf)
+                got = _read_into(stream, view[have : have + size])
+                view.release()
+                eof = got < size or getattr(stream, "ended_early", False)
+                have += got
+            state = walker.state()
+            walked = walker.walk(memoryview(buf)[:have], pos)
+            end = walked.end
+            if len(walked.offs):
+                yield Span(self.format, state, self._base + pos, self._base + end, self.packets, len(walked.offs))
+            if end:
+                self.packets += len(walked.offs)
+                self._base += end
+                buf[: have - end] = buf[end:have]
+                have, pos = have - end, 0
+            if self._stopped(walked, eof, have):
+                return
+
+    def _stopped(self, walked: _Walked, eof: bool, left: int) -> bool:
+        """Whether reading ends after ``walked`` (``left`` bytes not read as records), setting :attr:`stop`."""
+        if walked.problem is not None and not walked.short:
+            self.stop = Stop(self._base, self.packets, False, walked.problem)
+            return True
+        if not eof:
+            return False
+        if left:
+            self.stop = Stop(self._base, self.packets, True, walked.problem or "truncated")
+        elif getattr(self._stream, "ended_early", False):
+            self.stop = Stop(self._base, self.packets, True, "the compressed data ends before its end-of-stream marker")
+        return True
 
     def rest(self) -> Iterator[bytes]:
         """After iterating: the bytes from :attr:`stop` to the end of the stream, in blocks."""
@@ -386,6 +435,38 @@ class Reader:
             self._buf = b""
         while block := self._stream.read(self.chunk_bytes):
             yield block
+
+
+@dataclass(frozen=True)
+class Span:
+    """Where one :class:`Reader` chunk's records are in the file: bytes ``lo`` to ``hi`` (records only), its
+    ``packets`` numbered from ``first_index``, and ``state``, what the record walk knew when it got there
+    (pcap: byte order and link type; pcapng: the section's byte order and interfaces)."""
+
+    format: str
+    state: tuple
+    lo: int
+    hi: int
+    first_index: int
+    packets: int
+
+    def capture(self, read: Callable[[int, int], bytes]) -> Capture:
+        """The chunk, its bytes got by ``read(file offset, size)`` (e.g. ``os.pread`` on the file) and walked again."""
+        data = read(self.lo, self.hi - self.lo)
+        walked = _walker_at(self.format, self.state).walk(data, 0)
+        if walked.end != len(data) or len(walked.offs) != self.packets:
+            raise CsumValueError(f"the capture changed while it was read: {self.hi - self.lo} bytes at offset "
+                                 f"{self.lo} no longer hold {self.packets} records", code="truncated")
+        return _capture(data, self.format, walked, self.first_index, self.lo)
+
+
+def _walker_at(fmt: str, state: tuple) -> _PcapWalker | _PcapngWalker:
+    """A record walker in ``state`` (:meth:`_PcapWalker.state` / :meth:`_PcapngWalker.state`)."""
+    if fmt == "pcap":
+        return _PcapWalker(*state)
+    walker = _PcapngWalker()
+    walker._endian, walker._interfaces = state[0], list(state[1])
+    return walker
 
 
 def parse(data: bytes, progress: Progress | None = None) -> Capture:

@@ -3,8 +3,9 @@
 :func:`scan` is what ``csum verify`` and ``csum fix`` run for each input and
 what :mod:`csum.dask` runs on each worker. It opens the capture
 (:func:`csum.source.open_source`: a path, ``-``, compressed or not), reads it
-with :class:`csum.pcap.Reader`, checks the chunks (:func:`csum.parallel.checked`)
-and merges their reports in order. Given a ``sink`` (a writable such as
+with :class:`csum.pcap.Reader`, checks the chunks (:func:`csum.parallel.checked`; for ``verify``
+of an uncompressed regular file with ``jobs`` > 1, :func:`csum.parallel.check_spans`, where every
+process reads its own chunks) and merges their reports in order. Given a ``sink`` (a writable such as
 :class:`csum.output.AtomicFile`), it writes each chunk with its bad checksums
 corrected, then the bytes after a truncated or damaged record unchanged: the
 copy differs from the input in checksum bytes only.
@@ -12,6 +13,7 @@ copy differs from the input in checksum bytes only.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -20,7 +22,7 @@ from . import pcap
 from ._cli_verify import Report
 from ._cli_verify import Sink as ResultSink
 from ._cli_verify import check
-from .parallel import checked
+from .parallel import check_spans, checked
 from .source import open_source
 
 __all__ = ["Scan", "merged", "scan"]
@@ -62,6 +64,12 @@ def scan(name: str, *, jobs: int = 1, chunk_bytes: int = pcap.CHUNK_BYTES, sink:
     """
     with open_source(name) as source:
         reader = pcap.Reader(source.stream, chunk_bytes)
+        fd = source.fileno() if jobs > 1 and sink is None and each is None else None
+        if fd is not None:  # nothing to copy out: each process reads its own chunks from the file
+            tick = None if progress is None else (lambda at: progress(at, source.size))
+            report = check_spans(reader.spans(), lambda at, n: os.pread(fd, n, at), jobs,
+                                 keep_patches=keep_patches, progress=tick)
+            return Scan(source.name, reader.format, source.compression, report, reader.stop)
         report = Report(0)
         patched = packets = 0
         parts = checked(reader, jobs) if each is None else ((c, check(c, sink=each)) for c in reader)
@@ -72,7 +80,7 @@ def scan(name: str, *, jobs: int = 1, chunk_bytes: int = pcap.CHUNK_BYTES, sink:
                 packets += len({i for i, r in part.bad + part.offload if r.computed is not None})
             if not keep_patches:
                 part.patches = []
-            report = report.merge(part)  # type: ignore[attr-defined]
+            report.update(part)
             if progress is not None:
                 progress(source.consumed(), source.size)
         if sink is not None:

@@ -116,6 +116,16 @@ class Source:
         stream = io.BufferedReader(_decompressor(self.compression, buffered), _BUFFER) if self.compression else buffered
         self.stream: BinaryIO = stream  # type: ignore[assignment]
 
+    def fileno(self) -> int | None:
+        """The stored file's descriptor, for ``os.pread``, when it is an uncompressed regular file opened by name
+        (else None; standard input may not start at the file's first byte)."""
+        if self.compression is not None or not self.size or not self._owned:
+            return None
+        try:
+            return self._raw.fileno()
+        except (AttributeError, OSError, io.UnsupportedOperation):
+            return None  # fsspec files have no descriptor
+
     def consumed(self) -> int:
         """Bytes of the stored file read so far."""
         return self._counted.count

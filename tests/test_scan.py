@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import dataclasses
 import gzip
+import io
+import struct
 
 import pytest
-from scapy.all import IP, TCP, UDP, Ether, IPv6, Raw
+from scapy.all import IP, TCP, UDP, Ether, IPv6, Raw, fragment
 
-from captures import pcap_bytes
+from captures import epb, idb, other, pb, pcap_bytes, shb, spb
 from csum import pcap
+from csum import scan as scan_module
 from csum._cli_verify import check
 from csum.scan import merged, scan
 
@@ -61,3 +64,102 @@ def test_merged_scans_add_up(tmp_path):
     assert b.compression == "gzip" and dataclasses.asdict(a.report) == dataclasses.asdict(b.report)
     total = merged([a, b]).report
     assert total.packets == 200 and len(total.bad) == 2 * len(a.report.bad)
+
+
+# --- the index path of --jobs (a regular file: each process reads its own chunks) ---------------------
+
+def _mixed(n: int = 120) -> list[bytes]:
+    """Packets with bad checksums, cut packets and IPv4 fragments (some datagrams straddle a small chunk)."""
+    pkts = []
+    for i in range(n):
+        if i % 17 == 3:
+            bad = i % 2
+            whole = ETH / IP(src="192.0.2.1", dst="198.51.100.2", id=i) / UDP(chksum=0x1234 if bad else None) \
+                / Raw(bytes(range(256)) * 2)
+            pkts += [bytes(f) for f in fragment(whole, fragsize=200)]
+            continue
+        l3 = IP(src="192.0.2.1", dst="198.51.100.2") if i % 2 else IPv6(src="2001:db8::1", dst="2001:db8::2")
+        p = bytearray(bytes(ETH / l3 / (TCP() if i % 3 else UDP()) / Raw(bytes(i % 50))))
+        if i % 11 == 5:
+            p[-1] ^= 0xFF
+        pkts.append(bytes(p))
+    return pkts
+
+
+def _files() -> dict[str, bytes]:
+    pkts = _mixed()
+    ng = shb() + idb(1, snaplen=65535) + idb(101)
+    ng += b"".join(epb(p) if i % 5 else epb(p[14:], 1) for i, p in enumerate(pkts[:60]))
+    ng += other(5, b"\0" * 20) + spb(pkts[60]) + pb(pkts[61])
+    ng += shb(">") + idb(101, ">") + idb(1, ">") + b"".join(epb(p, 1, ">") for p in pkts[62:])
+    return {"pcap-le": pcap_bytes(pkts, origlens=[len(p) + (i % 23 == 1) for i, p in enumerate(pkts)]),
+            "pcap-be-ns": pcap_bytes(pkts, endian=">", nano=True),
+            "pcapng": ng, "pcap-truncated": pcap_bytes(pkts)[:-30],
+            # record 70 announces 2 GiB: the reading stops there, nothing after it is read
+            "pcap-damaged": pcap_bytes(pkts[:70]) + struct.pack("<IIII", 0, 0, 1 << 31, 1 << 31)
+            + pcap_bytes(pkts[70:])[24:]}
+
+
+NAMES = ["pcap-le", "pcap-be-ns", "pcapng", "pcap-truncated", "pcap-damaged"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_spans_give_the_chunks_iterating_gives(name):
+    """Reader.spans(): each span walked again from the file's bytes is the chunk iterating a Reader over the same
+    bytes yields (packets, file offsets, lengths, link types, numbers); stop and packet count are the same, at
+    several chunk sizes (1 byte: every record its own chunk)."""
+    data = _files()[name]
+    for chunk_bytes in (1, 300, 2000, 1 << 20):
+        reader = pcap.Reader(io.BytesIO(data), chunk_bytes)
+        chunks = [c for c in reader if len(c)]
+        spanner = pcap.Reader(io.BytesIO(data), chunk_bytes)
+        got = [span.capture(lambda at, n: data[at : at + n]) for span in spanner.spans()]
+        assert len(got) == len(chunks)
+        for mine, theirs in zip(got, chunks):
+            assert mine.first_index == theirs.first_index and mine.format == theirs.format
+            assert [bytes(mine.packet(i)) for i in range(len(mine))] == \
+                [bytes(theirs.packet(i)) for i in range(len(theirs))]
+            assert (mine.base + mine.offsets).tolist() == (theirs.base + theirs.offsets).tolist()
+            for col in ("caplens", "origlens", "linktypes"):
+                assert getattr(mine, col).tolist() == getattr(theirs, col).tolist()
+        assert (spanner.stop, spanner.packets) == (reader.stop, reader.packets)
+        assert (reader.stop is not None) == (name in ("pcap-truncated", "pcap-damaged"))
+        assert reader.stop is None or reader.stop.truncated == (name == "pcap-truncated")
+
+
+def test_a_file_changed_under_the_reader_is_an_error():
+    """A span whose bytes no longer hold its records (the file was rewritten meanwhile) raises, never mis-checks."""
+    data = _files()["pcap-le"]
+    span = next(iter(pcap.Reader(io.BytesIO(data), 300).spans()))
+    with pytest.raises(pcap.CsumValueError, match="changed while it was read"):
+        span.capture(lambda at, n: data[at : at + n - 1])
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("chunk_bytes", [700, 5000])
+def test_jobs_on_a_file_equals_serial(name, chunk_bytes, tmp_path, monkeypatch):
+    """scan(jobs=2) of a regular file goes through the index path (the pipe path is not called) and gives the
+    serial scan's Report and stop, fragments, bad, cut and patches included."""
+    path = tmp_path / "c"
+    path.write_bytes(_files()[name])
+    serial = scan(str(path), jobs=1, chunk_bytes=chunk_bytes, keep_patches=True)
+    assert serial.report.bad and serial.report.counts["udp"]["ok"]
+
+    def refuse(*_args, **_kwargs):
+        raise AssertionError("--jobs 2 on a regular file read the chunks in the parent")
+
+    monkeypatch.setattr(scan_module, "checked", refuse)
+    for jobs in (2, 3):
+        par = scan(str(path), jobs=jobs, chunk_bytes=chunk_bytes, keep_patches=True)
+        assert dataclasses.asdict(par.report) == dataclasses.asdict(serial.report)
+        assert (par.stop, par.format) == (serial.stop, serial.format)
+
+
+def test_jobs_on_a_capture_without_packets(tmp_path):
+    """A pcap with its file header only, and one with a single packet: --jobs 2 gives the serial report."""
+    for data in (pcap_bytes([]), pcap_bytes(_mixed(1))):
+        path = tmp_path / "small.pcap"
+        path.write_bytes(data)
+        one, two = scan(str(path), jobs=1), scan(str(path), jobs=2)
+        assert dataclasses.asdict(one.report) == dataclasses.asdict(two.report)
+        assert one.report.packets == two.report.packets == len(pcap.parse(data))

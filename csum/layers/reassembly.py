@@ -92,6 +92,13 @@ class Reassembler:
                 out.append(self._finish(dgram, whole))
         return out
 
+    def earliest(self) -> int | None:
+        """The packet index of the oldest fragment still pending (datagrams are kept in the order their first
+        piece arrived, whichever fragment that was), or None: results from it on may still change."""
+        for dgram in self.pending.values():
+            return dgram.pieces[0].index
+        return None
+
     def flush(self) -> list[Done]:
         """Every datagram still pending (the capture ended): left unverified."""
         out = [Done(d.head_index, {}) for d in self.pending.values() if d.head_index >= 0]

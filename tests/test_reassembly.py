@@ -1,0 +1,98 @@
+"""csum/layers/reassembly.py inside the capture checker: the whole datagram's checksum, whatever order its
+fragments arrive in and whichever fragment carries the checksum field.
+
+Expected values come from scapy: the datagram is built whole (scapy fills in the right TCP/UDP
+checksum, read back from the bytes it built) and cut with ``scapy.fragment``; where tshark is
+installed, its own verdicts on the reassembled datagrams (ip.defragment is on by default, checksum
+validation switched on) must agree.
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+import subprocess
+
+import pytest
+from scapy.all import IP, TCP, UDP, Ether, Raw, fragment, raw
+
+from captures import pcap_bytes
+from csum import _cli_verify, pcap
+from csum._cli_verify import check
+from csum.layers import Status
+
+ETH = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
+A4, B4 = "192.0.2.1", "198.51.100.7"
+
+
+def _datagram(l4: str, bad: bool, ident: int = 7, size: int = 40) -> tuple[list[bytes], int, int, int]:
+    """Fragments of 8 data bytes each of one TCP or UDP datagram; (frames, scapy's right checksum, stored
+    checksum, field's offset in the fragmentable part)."""
+    layer = TCP(sport=1, dport=2) if l4 == "tcp" else UDP(sport=1, dport=2)
+    right = IP(raw(IP(src=A4, dst=B4, id=ident) / layer / Raw(bytes(range(size)))))[l4.upper()].chksum
+    stored = right ^ 0x0101 if bad else right
+    whole = IP(src=A4, dst=B4, id=ident) / layer.copy() / Raw(bytes(range(size)))
+    whole[l4.upper()].chksum = stored
+    frames = [raw(ETH / f) for f in fragment(whole, fragsize=8)]
+    return frames, right, stored, (16 if l4 == "tcp" else 6)
+
+
+ORDERS = {"in order": lambda n: list(range(n)), "reversed": lambda n: list(range(n))[::-1],
+          "head last": lambda n: list(range(1, n)) + [0], "shuffled": lambda n: random.Random(5).sample(range(n), n)}
+
+
+def _judged(frames: list[bytes], monkeypatch: pytest.MonkeyPatch, c_walker: bool) -> _cli_verify.Report:
+    if not c_walker:
+        monkeypatch.setattr(_cli_verify, "_cwalk", None)
+    return check(pcap.parse(pcap_bytes(frames)))
+
+
+@pytest.mark.parametrize("c_walker", [True, False], ids=["c-walker", "python"])
+@pytest.mark.parametrize("order", list(ORDERS))
+@pytest.mark.parametrize("l4,bad", [("tcp", True), ("tcp", False), ("udp", True), ("udp", False)])
+def test_the_checksum_of_fragments_in_any_order(l4, bad, order, c_walker, monkeypatch):
+    """The TCP checksum sits in the third 8-byte fragment (UDP's in the first); in every arrival order the
+    datagram gets exactly one verdict: scapy's right value as ``computed``, on the packet that carries the
+    field, bad when the stored value differs. (Before the fix, a field-carrying fragment that arrived
+    before the offset-0 one lost its result.)"""
+    frames, right, stored, field = _datagram(l4, bad)
+    perm = ORDERS[order](len(frames))
+    report = _judged([frames[i] for i in perm], monkeypatch, c_walker)
+    row = report.counts[l4]
+    assert (row["ok"], row["bad"]) == ((0, 1) if bad else (1, 0))
+    assert row["n/a"] == len(frames) - 1  # the transport layer of every later fragment
+    carrier = perm.index(field // 8)
+    if bad:
+        [(index, r)] = report.bad
+        assert (index, r.layer, r.stored, r.computed, r.status) == (carrier, l4, stored, right, Status.BAD)
+        # fix: the field of the fragment that carries it
+        [(at, new)] = [p for p in report.patches if p[1] == right.to_bytes(2, "big")]
+        data = pcap_bytes([frames[i] for i in perm])
+        assert data[at : at + 2] == stored.to_bytes(2, "big")
+    else:
+        assert not report.bad
+
+
+@pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark is not installed (apt-get install tshark)")
+def test_tshark_agrees_on_fragments_in_any_order(tmp_path):
+    """tshark reassembles the same datagrams (one good and one bad TCP, one bad UDP, in the orders above) and
+    its checksum verdicts are csum's, datagram by datagram."""
+    frames: list[bytes] = []
+    expected = []
+    for k, (l4, bad) in enumerate([("tcp", False), ("tcp", True), ("udp", True)]):
+        for n, order in enumerate(ORDERS.values()):
+            got, *_ = _datagram(l4, bad, ident=100 + 10 * k + n)
+            frames += [got[i] for i in order(len(got))]
+            expected.append((l4, "0" if bad else "1"))
+    path = tmp_path / "frags.pcap"
+    path.write_bytes(pcap_bytes(frames))
+    out = subprocess.run(["tshark", "-r", str(path), "-o", "tcp.check_checksum:TRUE", "-o", "udp.check_checksum:TRUE",
+                          "-T", "fields", "-e", "tcp.checksum.status", "-e", "udp.checksum.status"],
+                         capture_output=True, text=True, check=True, timeout=120).stdout
+    theirs = [("tcp" if t else "udp", t or u) for t, u in (line.split("\t") for line in out.splitlines())
+              if t in ("0", "1") or u in ("0", "1")]
+    rows: list = []
+    check(pcap.parse(path.read_bytes()), sink=lambda i, results: rows.extend(results))
+    ours = [(r.layer, "1" if r.status is Status.OK else "0") for r in rows
+            if r.layer in ("tcp", "udp") and r.status in (Status.OK, Status.BAD)]
+    assert theirs == ours == expected
