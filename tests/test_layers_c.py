@@ -166,7 +166,7 @@ def test_c_walks_the_common_stacks():
     (113, b"\0\0\0\x01\0\x06" + b"\x02" * 6 + b"\0\0" + b"\x08\x00"),             # Linux SLL
     (276, b"\x08\x00\0\0" + b"\0\0\0\x02" + b"\0\x01\0\x06" + b"\x02" * 6 + b"\0\0"),  # SLL2
     (104, b"\x0f\x00\x08\x00"),                                                   # Cisco HDLC
-    (242, b"\x08\x00\0\0"),                                                       # IPoIB
+    (242, bytes(40) + b"\x08\x00\0\0"),                                          # IPoIB (pcap form)
     (0, b"\x02\0\0\0"), (0, b"\0\0\0\x02"), (108, b"\0\0\0\x02"),                  # NULL / LOOP, both orders
     (101, b""), (12, b""), (228, b""),                                                # raw IP
 ])
