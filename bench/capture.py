@@ -8,10 +8,13 @@ Two measurements, both from the shell (``python -m csum`` as a real process):
   ``csum fix`` run on it with ``--jobs 1`` and ``--jobs 2``. Peak RSS is read two
   ways: the kernel's ``ru_maxrss`` from ``wait4`` (the largest single process of
   the tree) and the sum of the RSS of csum and its workers, sampled every 20 ms.
-* **--jobs scaling**: ``csum verify`` of an N-packet capture (default 1,000,000)
+* **--jobs scaling**: ``csum verify`` of N-packet captures (default 1,000,000)
   with ``--jobs 1, 2, 4``, interleaved, ``R`` repeats; the median wall time, its
   ratio to ``--jobs 1`` of the same run, and the CPU seconds of all processes
-  (with the load average: on a shared machine, other work takes cores too).
+  (with the load average: on a shared machine, other work takes cores too). Two
+  workloads: the small packets of bench.verify_pcap (86 bytes on average, where
+  the interpreter's start-up is a third of the time) and full-size frames
+  (1,514-byte Ether/IPv4/TCP, as bulk transfers fill a capture).
 
 Results go to bench/results/capture.json with the machine description.
 """
@@ -22,6 +25,7 @@ import argparse
 import json
 import os
 import statistics
+import struct
 import subprocess
 import sys
 import tempfile
@@ -32,6 +36,9 @@ from typing import Any
 
 from .run import machine
 from .verify_pcap import write_workload
+
+#: The scaling workloads: name -> (description, writer of an N-packet pcap).
+WORKLOADS: dict[str, tuple[str, Any]] = {}
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -106,9 +113,30 @@ def memory(gib: float, root: Path) -> dict[str, Any]:
     return {"bytes": path.stat().st_size, "packets": packets, "rows": rows}
 
 
-def scaling(packets: int, repeats: int, root: Path) -> dict[str, Any]:
+def write_full_size(path: Path, n: int) -> None:
+    """N full-size frames (64 scapy-built 1,514-byte Ether/IPv4/TCP templates), every 100th with a wrong TCP
+    checksum (last byte flipped)."""
+    from scapy.all import IP, TCP, Ether, raw
+
+    templates = [raw(Ether() / IP(src="10.0.0.1", dst="10.0.0.2", id=k) / TCP(sport=1000 + k, dport=80, seq=k)
+                     / (bytes([k]) * 1460)) for k in range(64)]
+    with path.open("wb") as out:
+        out.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
+        for i in range(n):
+            p = templates[i % 64]
+            if i % 100 == 7:
+                p = p[:-1] + bytes([p[-1] ^ 1])
+            out.write(struct.pack("<IIII", i // 1000, i % 1000, len(p), len(p)) + p)
+
+
+WORKLOADS.update({"small": ("the bench.verify_pcap packets", write_workload),
+                  "full-size": ("1,514-byte frames", write_full_size)})
+
+
+def scaling(packets: int, repeats: int, root: Path, workload: str = "small") -> dict[str, Any]:
     path = root / "scaling.pcap"
-    write_workload(path, packets)
+    what, write = WORKLOADS[workload]
+    write(path, packets)
     jobs = ("1", "2", "4")
     times: dict[str, list[float]] = {j: [] for j in jobs}
     cpu: dict[str, list[float]] = {j: [] for j in jobs}
@@ -126,7 +154,9 @@ def scaling(packets: int, repeats: int, root: Path) -> dict[str, Any]:
     startup = statistics.median(measure(["verify", str(tiny), "--jobs", "1"])["seconds"] for _ in range(repeats))
     serial = statistics.median(times["1"])
     cpu_split = split(path, repeats)
-    return {"packets": packets, "bytes": path.stat().st_size, "repeats": repeats, "loadavg_1min": load,
+    size = path.stat().st_size
+    path.unlink()
+    return {"workload": what, "packets": packets, "bytes": size, "repeats": repeats, "loadavg_1min": load,
             "split": cpu_split, "startup_s": startup,
             "rows": [{"jobs": int(j), "median_s": round(statistics.median(t), 3), "min_s": min(t), "max_s": max(t),
                       "cpu_s": round(statistics.median(cpu[j]), 2),
@@ -165,12 +195,18 @@ def table(results: dict[str, Any]) -> str:
             lines.append(f"| csum {r['args'][0]} | {r['args'][-1]} | {r['seconds']} | {r['exit']} | "
                          f"{r['maxrss_mib']} MiB | {r['tree_peak_mib']} MiB |")
         lines.append("")
-    sc = results["scaling"]
+    for sc in results["scaling"]:
+        lines += scaling_table(sc)
+    return "\n".join(lines)
+
+
+def scaling_table(sc: dict[str, Any]) -> list[str]:
     before, after = sc["loadavg_1min"]
-    lines += [f"`csum verify` of a {sc['packets']:,}-packet pcap ({sc['bytes'] / 1e6:.0f} MB), median of "
-              f"{sc['repeats']} runs from the shell (1-minute load average {before:.1f} before, {after:.1f} after):",
-              "", "| --jobs | median s | min-max s | CPU s (all processes) | speedup vs --jobs 1 |",
-              "| ---: | ---: | ---: | ---: | ---: |"]
+    lines = [f"`csum verify` of a {sc['packets']:,}-packet pcap of {sc.get('workload', 'small packets')} "
+             f"({sc['bytes'] / 1e6:.0f} MB), median of {sc['repeats']} runs from the shell (1-minute load average "
+             f"{before:.1f} before, {after:.1f} after):",
+             "", "| --jobs | median s | min-max s | CPU s (all processes) | speedup vs --jobs 1 |",
+             "| ---: | ---: | ---: | ---: | ---: |"]
     lines += [f"| {r['jobs']} | {r['median_s']} | {r['min_s']}-{r['max_s']} | {r['cpu_s']} | {r['speedup']}x |"
               for r in sc["rows"]]
     sp = sc["split"]
@@ -182,7 +218,7 @@ def table(results: dict[str, Any]) -> str:
         lines += ["", f"Start-up (`csum verify` of a 1-packet capture: interpreter, imports, exit): {start} s of the "
                   f"{one} s of `--jobs 1`; it runs once whatever --jobs is, so two cores can give at most "
                   f"{one / (start + (one - start) / 2):.2f}x here."]
-    return "\n".join(lines)
+    return lines + [""]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -200,7 +236,8 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         results = {"machine": machine(), "cpus_usable": len(os.sched_getaffinity(0)),
                    "memory": memory(gib, Path(tmp)) if gib else saved.get("memory"),
-                   "scaling": scaling(packets, repeats, Path(tmp)) if packets else saved["scaling"]}
+                   "scaling": [scaling(packets, repeats, Path(tmp), w) for w in WORKLOADS] if packets
+                   else saved["scaling"]}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     print(table(results))
