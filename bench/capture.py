@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .run import machine
+from .run import machine, publish
 from .verify_pcap import write_workload
 
 #: The scaling workloads: name -> (description, writer of an N-packet pcap).
@@ -238,10 +238,7 @@ def main(argv: list[str] | None = None) -> int:
                    "memory": memory(gib, Path(tmp)) if gib else saved.get("memory"),
                    "scaling": [scaling(packets, repeats, Path(tmp), w) for w in WORKLOADS] if packets
                    else saved["scaling"]}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
-    print(table(results))
-    return 0
+    return publish(results, args.out, table)
 
 
 if __name__ == "__main__":

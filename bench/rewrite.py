@@ -20,7 +20,6 @@ Results go to bench/results/rewrite.json with the machine description.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -30,7 +29,7 @@ from typing import Any, Callable
 
 from csum.rewrite import rewrite
 
-from .run import machine
+from .run import machine, publish
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -131,10 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     load = [round(x, 2) for x in os.getloadavg()]
     results = {"machine": machine(), "calls": calls, "repeats": repeats, "workloads": measure(calls, repeats)}
     results["load_average"] = [load, [round(x, 2) for x in os.getloadavg()]]
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
-    print(table(results))
-    return 0
+    return publish(results, args.out, table)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ this installation has is timed directly through its :class:`csum._engine.Engine`
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import statistics
@@ -20,6 +21,7 @@ import timeit
 import zlib
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
@@ -196,6 +198,14 @@ def import_time(quick: bool) -> list[dict[str, Any]]:
             runs.append(float(out.stdout))
         rows.append({"import": mods, "median_s": statistics.median(runs), "min_s": min(runs), "max_s": max(runs)})
     return rows
+
+
+def publish(results: dict[str, Any], out: Path, table: Callable[[dict[str, Any]], str]) -> int:
+    """Save a bench's results as JSON at ``out`` and print its table; the exit status of its main()."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    print(table(results))
+    return 0
 
 
 def machine() -> dict[str, Any]:

@@ -46,7 +46,7 @@ from typing import Any
 from csum import inet, pcap
 from csum._cli_verify import check
 
-from .run import machine
+from .run import machine, publish
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -270,10 +270,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     n, slice_n, calls = (20_000, 2_000, 20_000) if args.quick else (args.packets, args.slice, 200_000)
     results = run(n, slice_n, args.repeat, calls)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
-    print(table(results))
-    return 0
+    return publish(results, args.out, table)
 
 
 if __name__ == "__main__":
