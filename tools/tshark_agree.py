@@ -5,7 +5,7 @@
 For every frame and every checksum both judge, the verdicts must agree (tshark's "good" is csum's
 ok/none; offload counts as bad on both sides). tshark reports a fragmented datagram's transport
 verdict on the frame that completes the reassembly, csum on the fragment carrying the field: the
-verdicts of a first fragment are moved to its ``reassembled_in`` frame before comparing.
+verdicts of a first fragment are moved to its ``reassembled_in`` frame (tshark -2, two passes) before comparing.
 Checksums tshark judges and csum does not are counted as ``missing`` per tshark field.
 Prints one JSON summary; exit 1 on any disagreement. Needs tshark (Debian package tshark).
 
@@ -29,9 +29,12 @@ FIELDS = {"ipv4": "ip.checksum.status", "tcp": "tcp.checksum.status", "udp": "ud
           "gre": "gre.checksum.status", "vrrp": "vrrp.checksum.status", "carp": "carp.checksum.status",
           "eigrp": "eigrp.checksum.status", "dccp": "dccp.checksum.status",
           "icmp-ext": "icmp.ext.checksum.status", "cdp": "cdp.checksum.status", "pgm": "pgm.hdr.cksum.status"}
+#: IGMP messages tshark dissects under their own names (DVMRP, PIMv1, multicast router discovery, MSNIP,
+#: IGAP): the same IGMP checksum, which csum reports as "igmp".
+IGMP_KIN = ("dvmrp.checksum.status", "pim.cksum.status", "mrdisc.checksum.status", "msnip.checksum.status",
+            "igap.checksum.status")
 #: Other tshark fields of protocols that carry an Internet checksum: counted when csum has no verdict.
-OTHERS = ("dvmrp.checksum.status", "mrdisc.checksum.status", "msnip.checksum.status", "igap.checksum.status",
-          "hip.checksum.status", "nhrp.hdr.chksum.status", "lmp.checksum.status")
+OTHERS = IGMP_KIN + ("hip.checksum.status", "nhrp.hdr.chksum.status", "lmp.checksum.status")
 PREFS = ("ip.check_checksum:TRUE", "tcp.check_checksum:TRUE", "udp.check_checksum:TRUE",
          "udplite.check_checksum:TRUE", "dccp.check_checksum:TRUE")
 TRANSPORT = ("tcp", "udp", "udplite", "icmp", "icmpv6", "dccp", "pgm")
@@ -40,7 +43,7 @@ TRANSPORT = ("tcp", "udp", "udplite", "icmp", "icmpv6", "dccp", "pgm")
 def tshark(path: str) -> dict[int, dict[str, list[str]]]:
     """frame number -> tshark field -> its values; ``_in`` holds the reassembling frame."""
     names = sorted(set(FIELDS.values()) | set(OTHERS))
-    cmd = ["tshark", "-n", "-r", path, "-T", "fields", "-E", "separator=\t", "-E", "occurrence=a",
+    cmd = ["tshark", "-2", "-n", "-r", path, "-T", "fields", "-E", "separator=\t", "-E", "occurrence=a",
            "-e", "frame.number", "-e", "ip.reassembled_in", "-e", "ipv6.reassembled.in"]
     for pref in PREFS:
         cmd += ["-o", pref]
@@ -87,6 +90,10 @@ def compare(path: str, totals: collections.Counter, details: list) -> None:
                 ours[later[0]][name] += moved
                 ours[frame][name] = [r for r in rows if r not in moved]
     for frame, values in theirs.items():
+        if ours.get(frame, {}).get("igmp.checksum.status") and not values.get("igmp.checksum.status"):
+            kin = next((name for name in IGMP_KIN if values.get(name)), None)
+            if kin is not None:
+                values["igmp.checksum.status"] = values.pop(kin)
         for name, verdicts in values.items():
             if name == "_in":
                 continue
