@@ -54,6 +54,10 @@ def count_key(r: Result) -> str:
     return r.layer if not r.depth else f"{r.layer}@{r.depth}"
 
 
+#: The per-item lists of a :class:`Report` (bounded by ``Report.keep``).
+KEPT = ("bad", "offload", "malformed", "cut")
+
+
 @dataclass
 class Report:
     """What checking a capture (or a chunk of one) found; packet numbers are global (``first_index`` + i).
@@ -66,6 +70,11 @@ class Report:
     IPv4 nor IPv6; ``unsupported``: link type -> packets; ``fast``: packets counted by the
     vectorized path; ``patches``: (file offset, new field bytes) that correct every bad and
     offload checksum (and the outer checksums covering a corrected inner one).
+
+    ``keep``: when set, :meth:`update` keeps at most that many items in each of ``bad``,
+    ``offload``, ``malformed`` and ``cut`` and counts the rest in ``dropped`` (the CLI keeps what
+    it prints, so a capture with millions of bad checksums checks in bounded memory);
+    :meth:`total` is the whole number either way.
     """
 
     packets: int
@@ -78,12 +87,18 @@ class Report:
     unsupported: dict[int, int] = field(default_factory=dict)
     fast: int = 0
     patches: list[tuple[int, bytes]] = field(default_factory=list)
+    keep: int | None = None
+    dropped: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KEPT, 0))
+
+    def total(self, name: str) -> int:
+        """How many ``name`` ("bad", "offload", "malformed", "cut") items there are, kept or dropped."""
+        return len(getattr(self, name)) + self.dropped[name]
 
     def merge(self, other: Report) -> Report:
         """This report followed by ``other``'s (the next chunk of the same capture): counts added, lists joined."""
         out = Report(self.packets, {k: dict(v) for k, v in self.counts.items()}, list(self.bad), list(self.offload),
                      list(self.malformed), list(self.cut), self.not_ip, dict(self.unsupported), self.fast,
-                     list(self.patches))
+                     list(self.patches), self.keep, dict(self.dropped))
         out.update(other)
         return out
 
@@ -96,10 +111,11 @@ class Report:
                 mine[status] = mine.get(status, 0) + n
         for link, n in other.unsupported.items():
             self.unsupported[link] = self.unsupported.get(link, 0) + n
-        self.bad += other.bad
-        self.offload += other.offload
-        self.malformed += other.malformed
-        self.cut += other.cut
+        for name in KEPT:
+            mine, theirs = getattr(self, name), getattr(other, name)
+            room = len(theirs) if self.keep is None else max(0, min(len(theirs), self.keep - len(mine)))
+            mine += theirs[:room]
+            self.dropped[name] += other.dropped[name] + len(theirs) - room
         self.patches += other.patches
         self.not_ip += other.not_ip
         self.fast += other.fast
@@ -438,18 +454,18 @@ def as_json(report: Report, cap: Capture, name: str, show: int) -> dict[str, obj
         "file": name, "format": cap.format, "packets": report.packets, "vectorized": report.fast,
         "not_ip": report.not_ip, "unsupported_linktypes": {str(k): v for k, v in report.unsupported.items()},
         "counts": report.counts,
-        "bad_count": len(report.bad), "bad": [_bad_row(i, r) for i, r in report.bad[:show]],
-        "offload_count": len(report.offload), "offload": [_bad_row(i, r) for i, r in report.offload[:show]],
-        "malformed_count": len(report.malformed),
+        "bad_count": report.total("bad"), "bad": [_bad_row(i, r) for i, r in report.bad[:show]],
+        "offload_count": report.total("offload"), "offload": [_bad_row(i, r) for i, r in report.offload[:show]],
+        "malformed_count": report.total("malformed"),
         "malformed": [{"packet": i, "reason": why} for i, why in report.malformed[:show]],
-        "cut_count": len(report.cut), "cut": report.cut[:show],
+        "cut_count": report.total("cut"), "cut": report.cut[:show],
     }
 
 
-def _rows(title: str, items: list[tuple[int, Result]], show: int) -> list[str]:
-    if not items:
+def _rows(title: str, items: list[tuple[int, Result]], total: int, show: int) -> list[str]:
+    if not total:
         return []
-    lines = ["", f"{title}: {len(items)}" + (f" (first {show})" if len(items) > show else "")]
+    lines = ["", f"{title}: {total}" + (f" (first {show})" if total > show else "")]
     if show > 0:
         lines.append(f"{'packet':>8}  {'layer':<10} {'offset':>6}  {'stored':<7} {'computed':<8}  reason")
     return lines + [f"{i:>8}  {count_key(r):<10} {r.offset:>6}  {_hex16(r.stored) or '-':<7} "
@@ -460,17 +476,18 @@ def as_text(report: Report, cap: Capture, name: str, show: int) -> str:
     """The report as tables: counts per protocol and depth, then the first ``show`` bad, offload, malformed, cut."""
     walked = report.packets - report.fast
     lines = [f"{name}: {cap.format}, {report.packets} packets ({report.fast} on the fast path, {walked} walked "
-             f"layer by layer; {report.not_ip} not IP; {len(report.cut)} cut by the snap length, their captured "
+             f"layer by layer; {report.not_ip} not IP; {report.total('cut')} cut by the snap length, their captured "
              "headers checked)"]
     lines += [f"link type {k} not supported: {v} packets not checked" for k, v in sorted(report.unsupported.items())]
     lines += ["", f"{'layer':<10} " + " ".join(f"{s:>9}" for s in STATUSES)]
     lines += [f"{key:<10} " + " ".join(f"{c.get(s, 0):>9}" for s in STATUSES) for key, c in report.counts.items()]
-    lines += _rows("bad checksums", report.bad, show)
-    lines += _rows("transmit offload (the field holds the pseudo-header sum; the NIC fills it in)", report.offload, show)
-    if report.malformed:
-        lines += ["", f"malformed packets: {len(report.malformed)}"]
+    lines += _rows("bad checksums", report.bad, report.total("bad"), show)
+    lines += _rows("transmit offload (the field holds the pseudo-header sum; the NIC fills it in)", report.offload,
+                   report.total("offload"), show)
+    if report.total("malformed"):
+        lines += ["", f"malformed packets: {report.total('malformed')}"]
         lines += [f"{i:>8}  {why}" for i, why in report.malformed[:show]]
-    if report.cut:
+    if report.total("cut"):
         first = f" (first: {', '.join(map(str, report.cut[:show]))})" if show else ""
-        lines += ["", f"cut by the snap length: {len(report.cut)}{first}"]
+        lines += ["", f"cut by the snap length: {report.total('cut')}{first}"]
     return "\n".join(lines)

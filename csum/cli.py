@@ -299,7 +299,7 @@ def _scan(args: argparse.Namespace, name: str, bar: _progress.Bar, sink: _Sink |
     bar.phase(f"checking {name}" if sink is None else f"checking {name} and writing {args.out}")
     try:
         return scan(name, jobs=args.jobs, chunk_bytes=args.chunk_bytes or pcap.CHUNK_BYTES, sink=sink,
-                    progress=bar.update, each=each)
+                    progress=bar.update, each=each, keep=getattr(args, "show", None))
     except OSError as exc:
         raise _UsageError(f"cannot read {name}: {exc.strerror or exc}") from None
 
@@ -308,7 +308,7 @@ def _exit_code(scans: Sequence[Scan], args: argparse.Namespace) -> int:
     """The exit-code table (README, CLI): 1 a bad checksum anywhere; else 2 for records csum could not read
     or link types it cannot look into (unless --skip-unsupported); else 0."""
     strict = getattr(args, "strict", False)  # verify --strict: transmit offload's pseudo-header sums are bad too
-    if any(s.report.bad or (strict and s.report.offload) for s in scans):
+    if any(s.report.total("bad") or (strict and s.report.total("offload")) for s in scans):
         return 1
     if any(s.stop is not None and not s.stop.truncated for s in scans):
         return 2
@@ -369,8 +369,8 @@ def _print_scans(scans: Sequence[Scan], args: argparse.Namespace) -> None:
         print("\n\n".join(_scan_text(s, args.show) for s in scans))
         if len(scans) > 1:
             t = _total(scans).report
-            print(f"\ntotal: {len(scans)} files, {t.packets} packets, {len(t.bad)} bad checksums, "
-                  f"{len(t.malformed)} malformed, {len(t.cut)} cut")
+            print(f"\ntotal: {len(scans)} files, {t.packets} packets, {t.total('bad')} bad checksums, "
+                  f"{t.total('malformed')} malformed, {t.total('cut')} cut")
 
 
 def _total(scans: Sequence[Scan]) -> Scan:

@@ -199,7 +199,7 @@ def _check_span(item: tuple[int, Span], read: Read, keep_patches: bool) -> tuple
 
 
 def check_spans(spans: Iterable[Span], read: Read, jobs: int = 1, *, keep_patches: bool = False,
-                progress: Callable[[int], None] | None = None) -> _cli_verify.Report:
+                progress: Callable[[int], None] | None = None, keep: int | None = None) -> _cli_verify.Report:
     """The reports of the chunks at ``spans`` (:meth:`csum.pcap.Reader.spans`) merged in order: the serial report.
 
     ``read(file offset, size)`` gives the file's bytes there (``os.pread``; every process calls it).
@@ -215,7 +215,7 @@ def check_spans(spans: Iterable[Span], read: Read, jobs: int = 1, *, keep_patche
     """
     ctx = multiprocessing.get_context("fork")
     queue, taken = ctx.SimpleQueue(), ctx.Value("q", 0)
-    report = _cli_verify.Report(0)
+    report = _cli_verify.Report(0, keep=keep)
     waiting: dict[int, _cli_verify.Report] = {}
     merged = [0]  # the next chunk number to merge
     conns: list[Connection] = []  # of the workers still sending

@@ -52,7 +52,7 @@ class Scan:
 
 def scan(name: str, *, jobs: int = 1, chunk_bytes: int = pcap.CHUNK_BYTES, sink: Sink | None = None,
          keep_patches: bool = False, progress: Callable[[int, int | None], None] | None = None,
-         each: ResultSink | None = None) -> Scan:
+         each: ResultSink | None = None, keep: int | None = None) -> Scan:
     """Check the capture ``name`` (a path or ``-``); see the module docstring.
 
     ``keep_patches`` keeps ``report.patches`` (file offset, new bytes) in the
@@ -60,6 +60,7 @@ def scan(name: str, *, jobs: int = 1, chunk_bytes: int = pcap.CHUNK_BYTES, sink:
     ``progress(bytes read, file size or None)`` is called after each chunk.
     ``each(packet index, results)``, when given, receives every packet's results in order
     (``verify --format jsonl``); chunks are then checked in this process, one after another.
+    ``keep`` bounds the items the report keeps per list (:class:`~csum._cli_verify.Report`; counts stay whole).
     Raises OSError (unreadable) and CsumValueError (not a capture, corrupt compression).
     """
     with open_source(name) as source:
@@ -68,9 +69,9 @@ def scan(name: str, *, jobs: int = 1, chunk_bytes: int = pcap.CHUNK_BYTES, sink:
         if fd is not None:  # nothing to copy out: each process reads its own chunks from the file
             tick = None if progress is None else (lambda at: progress(at, source.size))
             report = check_spans(reader.spans(), lambda at, n: os.pread(fd, n, at), jobs,
-                                 keep_patches=keep_patches, progress=tick)
+                                 keep_patches=keep_patches, progress=tick, keep=keep)
             return Scan(source.name, reader.format, source.compression, report, reader.stop)
-        report = Report(0)
+        report = Report(0, keep=keep)
         patched = packets = 0
         parts = checked(reader, jobs) if each is None else ((c, check(c, sink=each)) for c in reader)
         for chunk, part in parts:

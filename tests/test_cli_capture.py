@@ -321,6 +321,28 @@ def test_jobs_report_identical_to_serial(tmp_path):
     assert fixed1.read_bytes() == fixed2.read_bytes()
 
 
+def test_reports_keep_what_they_print_and_count_the_rest(tmp_path):
+    """The CLI keeps only the --show items it prints (a capture of a sending host can hold millions of offload
+    fields; memory must not grow with them): counts, exit code and the listed rows are those of --show 1000, for
+    --jobs 1 and 2 over small chunks, and --show 0 still exits 1 with the whole count. Expected bad packets: the
+    ones the test broke, confirmed by scapy's recomputation."""
+    pkts, bad = _corrupt(_packets(300), every=4)
+    path = tmp_path / "many.pcap"
+    path.write_bytes(pcap_bytes(pkts))
+    assert _scapy_bad(path) == bad and len(bad) > 50
+    whole = _json(run("verify", str(path), "--json", "--show", "1000"))
+    assert [row["packet"] for row in whole["bad"]] == bad and whole["bad_count"] == len(bad)
+    for jobs in ("1", "2"):
+        few = run("verify", str(path), "--json", "--show", "3", "--jobs", jobs, "--chunk-bytes", "2048")
+        assert few.returncode == 1
+        doc = _json(few)
+        assert doc["bad_count"] == len(bad) and doc["bad"] == whole["bad"][:3] and doc["counts"] == whole["counts"]
+    none = run("verify", str(path), "--json", "--show", "0")
+    assert none.returncode == 1 and _json(none)["bad_count"] == len(bad) and _json(none)["bad"] == []
+    text = run("verify", str(path), "--show", "2").stdout.decode()
+    assert f"bad checksums: {len(bad)} (first 2)" in text
+
+
 # --- the small things --------------------------------------------------------------------------------
 
 def test_json_on_version_and_small_messages(bad_capture):
