@@ -300,6 +300,8 @@ def _scan(args: argparse.Namespace, name: str, bar: _progress.Bar, sink: _Sink |
     try:
         return scan(name, jobs=args.jobs, chunk_bytes=args.chunk_bytes or pcap.CHUNK_BYTES, sink=sink,
                     progress=bar.update, each=each, keep=getattr(args, "show", None))
+    except BrokenPipeError:  # our output's reader left (`| head`): not a read error; main() stops quietly
+        raise
     except OSError as exc:
         raise _UsageError(f"cannot read {name}: {exc.strerror or exc}") from None
 

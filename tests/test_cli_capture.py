@@ -343,6 +343,18 @@ def test_reports_keep_what_they_print_and_count_the_rest(tmp_path):
     assert f"bad checksums: {len(bad)} (first 2)" in text
 
 
+def test_output_piped_into_head_stops_quietly(tmp_path):
+    """`csum verify FILE --format jsonl | head -1`: when the reader closes the pipe, csum stops with exit 0 and
+    says nothing (it used to report "cannot read FILE: Broken pipe")."""
+    path = tmp_path / "long.pcap"
+    path.write_bytes(pcap_bytes(_packets(40) * 500))
+    proc = subprocess.Popen([sys.executable, "-m", "csum", "verify", str(path), "--format", "jsonl"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert json.loads(proc.stdout.readline())["frame"] == 1
+    proc.stdout.close()
+    assert proc.wait(timeout=120) == 0 and proc.stderr.read() == b""
+
+
 # --- the small things --------------------------------------------------------------------------------
 
 def test_json_on_version_and_small_messages(bad_capture):
