@@ -1,9 +1,12 @@
 """csum's one protocol model: a declarative table (:mod:`.table`), one walker (:mod:`.walk`) and the
-verdict on each checksum field (:mod:`.check`). csum.inet, the capture checker behind ``csum
-verify``/``csum fix`` and csum.rewrite all consume the same :class:`Stack`.
+verdict on each checksum field (:mod:`.check`). csum.rewrite consumes the walker's :class:`Stack`;
+csum.inet and the capture checker behind ``csum verify``/``csum fix`` consume its :class:`Result`\ s,
+which the C walker (:mod:`.accel`, csum/_cwalk.c) gives for the stacks it knows and the Python
+walker, the reference, for everything.
 
 Adding a protocol is one entry in :mod:`.table` (plus, where its layout varies with a type or
-version field, a line in ``_Walker.entry_for``) and its tests.
+version field, a line in ``_Walker.entry_for``, or a handler ``h_<name>`` for a new encapsulation)
+and its tests; the C walker leaves what it does not know to the Python walker.
 """
 
 from __future__ import annotations
