@@ -364,7 +364,8 @@ class Reader:
                 grown[: len(buf)] = buf
                 got = _read_into(self._stream, memoryview(grown)[len(buf) :])
                 eof = got < self.chunk_bytes or getattr(self._stream, "ended_early", False)
-                del grown[len(buf) + got :]
+                if got < self.chunk_bytes:  # the last chunk: a copy, as a stream may still hold a view of it
+                    grown = grown[: len(buf) + got]
                 buf = grown
             walked = self._walker.walk(buf, pos)
             end = walked.end
