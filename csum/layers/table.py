@@ -169,7 +169,7 @@ VLAN_TPIDS = frozenset({0x8100, 0x88A8, 0x9100})
 #: EtherType -> next layer name (the walker's dispatch keys).
 ETHERTYPES = {ETH_IPV4: "ipv4", ETH_IPV6: "ipv6", ETH_TEB: "eth", ETH_MPLS: "mpls", ETH_MPLS_MC: "mpls",
               ETH_PPPOE_SESSION: "pppoe", ETH_ERSPAN2: "erspan", ETH_ERSPAN3: "erspan3", ETH_PPP: "ppp",
-              ETH_MACSEC: "macsec", ETH_NSH: "nsh", ETH_ARISTA: "arista"}
+              ETH_MACSEC: "macsec", ETH_NSH: "nsh", ETH_ARISTA: "arista", CDP_PID: "cdp"}
 #: Arista's vendor EtherType: subtype 1 (timestamp), then the timestamp's size by its format nibble
 #: (tcpdump print-arista.c: 1 = 64-bit, 2 = 48-bit); the frame's EtherType follows.
 ARISTA_TIMESTAMP, ARISTA_FORMATS = 0x0001, {1: 8, 2: 6}

@@ -256,9 +256,6 @@ class _Walker:
             self.llc(at, at + value, depth, path)
             return
         name = T.ETHERTYPES.get(value)
-        if value == T.CDP_PID:  # Cisco HDLC and Ethernet II frames carry CDP with this EtherType
-            self.cdp(at, self.wire, depth, path)
-            return
         if name is None:
             self.not_ip(f"EtherType {value:#06x} at offset {where} is neither IPv4 (ethertype 0x0800) nor IPv6 "
                         "(0x86dd)")
@@ -293,6 +290,10 @@ class _Walker:
             self.need(at + 15, "Token Ring routing information")
             size += self.b[at + 14] & 0x1F
         self.llc(at + size, self.wire, depth, path)
+
+    def h_cdp(self, at: int, end: int, depth: int, path: str) -> None:
+        """CDP by EtherType (Cisco HDLC, Ethernet II): to the end of the frame."""
+        self.cdp(at, end, depth, path)
 
     def cdp(self, at: int, stop: int, depth: int, path: str) -> None:
         """A CDP PDU from ``at`` to ``stop`` (the end the 802.3 length gives); its checksum covers all of it."""
