@@ -25,13 +25,14 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
 from . import batch
-from .layers import Reason, Result, Status, accel, corrections, evaluate, table as T, walk
+from .layers import Reason, Result, Status, accel, corrections, evaluate, reassembly, table as T, walk
 from .layers.reassembly import Done, Reassembler
 from .pcap import Capture
 
@@ -54,8 +55,13 @@ def count_key(r: Result) -> str:
     return r.layer if not r.depth else f"{r.layer}@{r.depth}"
 
 
-#: The per-item lists of a :class:`Report` (bounded by ``Report.keep``).
+#: The per-item lists of a :class:`Report` (bounded by ``Report.keep``), each in packet order.
 KEPT = ("bad", "offload", "malformed", "cut")
+
+
+def _number(item: int | tuple[int, object]) -> int:
+    """The packet number of an item of a KEPT list."""
+    return item if isinstance(item, int) else item[0]
 
 
 @dataclass
@@ -113,12 +119,27 @@ class Report:
             self.unsupported[link] = self.unsupported.get(link, 0) + n
         for name in KEPT:
             mine, theirs = getattr(self, name), getattr(other, name)
+            if mine and theirs and _number(theirs[0]) < _number(mine[-1]):  # a datagram settled a chunk late
+                both = list(heapq.merge(mine, theirs, key=_number))
+                room = len(both) if self.keep is None else min(len(both), self.keep)
+                mine[:] = both[:room]
+                self.dropped[name] += other.dropped[name] + len(both) - room
+                continue
             room = len(theirs) if self.keep is None else max(0, min(len(theirs), self.keep - len(mine)))
             mine += theirs[:room]
             self.dropped[name] += other.dropped[name] + len(theirs) - room
-        self.patches += other.patches
+        if self.patches and other.patches and other.patches[0] < self.patches[-1]:
+            self.patches[:] = heapq.merge(self.patches, other.patches)
+        else:
+            self.patches += other.patches
         self.not_ip += other.not_ip
         self.fast += other.fast
+
+    def sort(self) -> None:
+        """Put the lists in packet order (and the patches in file order)."""
+        for name in ("bad", "offload", "malformed"):
+            getattr(self, name).sort(key=_number)
+        self.patches.sort()
 
     def tally(self, index: int, results: list[Result]) -> None:
         for r in results:
@@ -144,7 +165,7 @@ def _byte(d: np.ndarray, idx: np.ndarray) -> np.ndarray:
     return d[np.clip(idx, 0, len(d) - 1)].astype(np.int64)
 
 
-def _l3_offsets(cap: Capture, d: np.ndarray) -> np.ndarray:
+def _l3_offsets(cap: Capture | Batch, d: np.ndarray) -> np.ndarray:
     """Per packet, the IP header's offset when the link header is fixed and names IPv4/IPv6 directly, else -1."""
     l3 = np.full(len(cap), -1, dtype=np.int64)
     for linktype, entry in T.LINKTYPES.items():
@@ -181,7 +202,7 @@ def _canonical(total: np.ndarray) -> np.ndarray:
     return np.where((r == 0) & (total != 0), U64(0xFFFF), r)
 
 
-def fast_ok(cap: Capture, d: np.ndarray, todo: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def fast_ok(cap: Capture | Batch, d: np.ndarray, todo: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(packet indices, IPv4?, L4 protocol) of the plain packets among ``todo`` whose every checksum passes."""
     l3 = _l3_offsets(cap, d)
     cand = np.flatnonzero(todo & (l3 >= 0) & (cap.caplens == cap.origlens))
@@ -236,15 +257,14 @@ _C_SLOTS = 6
 _C_NA = 64  # a code counted "n/a" (the transport layer of a later fragment), else "ok"
 
 
-def c_fast(cap: Capture, todo: np.ndarray, report: Report) -> tuple[np.ndarray, np.ndarray]:
-    """(packets among ``todo`` whose every checksum the C walker found passing, the other packets it judged), all
-    counted in ``report``: the second are packets (not fragments) with a failing field, every field's
-    :class:`Result` from C."""
+def c_fast(cap: Batch, todo: np.ndarray, report: Report) -> tuple[np.ndarray, np.ndarray, bytes, int]:
+    """(packets among ``todo`` whose every checksum the C walker found passing, the other packets it judged, the keys
+    of the datagrams it reassembled, their peak: see csum/_cwalk.c datagrams()), all counted in ``report``: the
+    second are packets (not fragments) with a failing field, every field's :class:`Result` from C."""
     out = np.zeros((len(cap), _C_SLOTS), dtype=np.int8)
-    reported = _cwalk.fast_check(cap.data, np.ascontiguousarray(cap.offsets, dtype=np.int64),
-                                 np.ascontiguousarray(cap.caplens, dtype=np.int64),
-                                 np.ascontiguousarray(cap.linktypes, dtype=np.int64), accel.LINKS, accel.FACTS, out,
-                                 todo.astype(np.int8))
+    reported, closed, peak = _cwalk.fast_check(
+        cap.data, cap.offsets, cap.caplens, cap.linktypes, accel.LINKS, accel.FACTS, out, todo.astype(np.int8),
+        cap.indices, reassembly.MAX_DATAGRAMS, reassembly.WINDOW)
     done = todo & (out[:, 0] > 0)
     codes = out[done].ravel()
     for code, n in enumerate(np.bincount(codes[codes > 0], minlength=128).tolist()):
@@ -253,43 +273,43 @@ def c_fast(cap: Capture, todo: np.ndarray, report: Report) -> tuple[np.ndarray, 
             key = name if not depth else f"{name}@{depth}"
             report.counts.setdefault(key, _zero_counts())["n/a" if code & _C_NA else "ok"] += n
     for i, results in reported:
-        report.tally(cap.first_index + i, results)
-        report.patches += _patches(cap, i, results)
-    return done, todo & (out[:, 0] == -2)
+        p = cap.packet(i)
+        report.tally(p.number, results)
+        report.patches += _patches(p, results)
+    return done, todo & (out[:, 0] == -2), closed, peak
 
 
 _FIX = (Status.BAD, Status.OFFLOAD)
 
 
-def _patches(cap: Capture, i: int, results: list[Result]) -> list[tuple[int, bytes]]:
-    """csum.layers.corrections of packet ``i`` from C's results: each bad/offload field set to its computed value,
+def _patches(p: Packet, results: list[Result]) -> list[tuple[int, bytes]]:
+    """csum.layers.corrections of packet ``p`` from C's results: each bad/offload field set to its computed value,
     inner levels first, the outer ones judged again after (a tunnel's UDP covers the inner packet). Fields of one
     level C walks are independent (no checksum covers another one of its level)."""
-    base = cap.base + int(cap.offsets[i])
     if not any(r.depth and r.status in _FIX for r in results):
-        return [(base + r.field, r.computed.to_bytes(2, "big")) for r in results if r.status in _FIX]
-    view = cap.packet(i)
-    work = bytearray(view)
+        return [(p.base + r.field, r.computed.to_bytes(2, "big")) for r in results if r.status in _FIX]
+    work = bytearray(p.data)
     for depth in range(max(r.depth for r in results), -1, -1):
-        now = _cwalk.verify(work, int(cap.linktypes[i]))
+        now = _cwalk.verify(work, p.linktype)
         if now is None:  # cannot happen (only checksum fields change), but the walker is the reference
-            stack = walk(view, int(cap.linktypes[i]), wire_len=int(cap.origlens[i]))
-            return [(base + at, new) for at, new in corrections(view, stack.fields)]
+            view = memoryview(p.data)
+            stack = walk(view, p.linktype, wire_len=p.wire)
+            return [(p.base + at, new) for at, new in corrections(view, stack.fields)]
         for r in now:
             if r.depth == depth and r.status in _FIX:
                 work[r.field : r.field + 2] = r.computed.to_bytes(2, "big")
-    return [(base + r.field, bytes(work[r.field : r.field + 2])) for r in results
-            if work[r.field : r.field + 2] != view[r.field : r.field + 2]]
+    return [(p.base + r.field, bytes(work[r.field : r.field + 2])) for r in results
+            if work[r.field : r.field + 2] != p.data[r.field : r.field + 2]]
 
 
 _PARTIAL = frozenset({Reason.NEEDS_REASSEMBLY, Reason.NON_FIRST_FRAGMENT})
 
 
-def _from_c(view: memoryview, linktype: int, wire: int) -> list[Result] | None:
+def _from_c(p: Packet) -> list[Result] | None:
     """The C walker's results for one whole packet, unless it is a fragment (the Reassembler needs the walk)."""
-    if _cwalk is None or wire != len(view):
+    if _cwalk is None or p.wire != len(p.data):
         return None
-    results = _cwalk.verify(view, linktype)
+    results = _cwalk.verify(p.data, p.linktype)
     if results is None or any(r.reason in _PARTIAL for r in results):
         return None
     return results
@@ -297,138 +317,279 @@ def _from_c(view: memoryview, linktype: int, wire: int) -> list[Result] | None:
 
 # --- the walk ----------------------------------------------------------------------------------
 
-class _Checker:
-    """Walks packets, holds back results that a pending reassembly may still change, emits in order."""
+class Packet(NamedTuple):
+    """One packet as the checker needs it: its number in the capture, file offset, link type, length on the wire,
+    bytes (a copy once handed over between processes)."""
 
-    def __init__(self, cap: Capture, report: Report, sink: Sink | None) -> None:
-        self.cap, self.report, self.sink = cap, report, sink
+    number: int
+    base: int
+    linktype: int
+    wire: int
+    data: memoryview | bytes
+
+
+@dataclass(frozen=True, eq=False)
+class Batch:
+    """Packets checked at once: a chunk of a capture, after the fragments still pending from before it (their
+    datagrams are rebuilt from them, so the C walker can complete them). The columns of :class:`Capture` (int64,
+    contiguous), plus each packet's global number and file offset."""
+
+    data: bytes
+    offsets: np.ndarray
+    caplens: np.ndarray
+    origlens: np.ndarray
+    linktypes: np.ndarray
+    indices: np.ndarray
+    bases: np.ndarray
+
+    @classmethod
+    def of(cls, cap: Capture, carried: list[Packet]) -> Batch:
+        def col(a: object) -> np.ndarray:
+            return np.ascontiguousarray(a, dtype=np.int64)
+
+        index = np.arange(cap.first_index, cap.first_index + len(cap), dtype=np.int64)
+        if not carried:
+            return cls(cap.data, col(cap.offsets), col(cap.caplens), col(cap.origlens), col(cap.linktypes), index,
+                       cap.base + col(cap.offsets))
+        lens = [len(p.data) for p in carried]
+        front = sum(lens)
+        starts = np.cumsum([0] + lens[:-1])
+        return cls(b"".join(bytes(p.data) for p in carried) + bytes(cap.data),
+                   col(np.concatenate([starts, cap.offsets + front])), col(np.concatenate([lens, cap.caplens])),
+                   col(np.concatenate([[p.wire for p in carried], cap.origlens])),
+                   col(np.concatenate([[p.linktype for p in carried], cap.linktypes])),
+                   col(np.concatenate([[p.number for p in carried], index])),
+                   col(np.concatenate([[p.base for p in carried], cap.base + cap.offsets])))
+
+    def __len__(self) -> int:
+        return len(self.offsets)
+
+    def packet(self, i: int) -> Packet:
+        start = int(self.offsets[i])
+        return Packet(int(self.indices[i]), int(self.bases[i]), int(self.linktypes[i]), int(self.origlens[i]),
+                      memoryview(self.data)[start : start + int(self.caplens[i])])
+
+
+@dataclass
+class _Row:
+    """A walked packet's findings, kept until no pending datagram can amend them."""
+
+    index: int
+    results: list[Result]
+    patches: list[tuple[int, bytes]]
+    malformed: str | None = None
+
+
+@dataclass
+class Part:
+    """One chunk checked on its own (:meth:`Checker.detach`), for csum/_stitch.py to join to the chunks before it.
+
+    ``report``: everything the chunk settled; ``open``: the packets of the datagrams still pending at its end, their
+    findings left out of ``report``; ``closed``: the keys of the datagrams completed or given up in the chunk
+    (:func:`csum.layers.accel.key_bytes` each, end to end); ``crowd``: the most datagrams pending at once (an
+    upper bound).
+    """
+
+    report: Report
+    open: list[Packet]
+    closed: bytes
+    crowd: int
+
+    def conflicts(self, pending: Iterable[reassembly.Key]) -> bool:
+        """Whether a datagram of this chunk was completed or given up under one of the keys ``pending``."""
+        return any(accel.holds(self.closed, accel.key_bytes(key)) for key in pending)
+
+
+class Checker:
+    """Checks the chunks of one capture in order, IP fragments reassembled across them.
+
+    :meth:`check` returns a chunk's :class:`Report`: its fast-path counts and the findings of every walked
+    packet that no pending datagram may still amend (some from earlier chunks); :meth:`close` the rest.
+    ``sink(index, results)``, when given, receives every packet's results in packet order (the fast path is
+    then off, so every field is seen); a pending datagram holds back the rows after its first fragment, at
+    most :data:`~csum.layers.reassembly.WINDOW` packets.
+    """
+
+    def __init__(self, sink: Sink | None = None) -> None:
+        self.sink = sink
         self.frags = Reassembler()
-        self.rows: deque[tuple[int, list[Result]]] = deque()
-        self.held: dict[int, list[Result]] = {}  # packet index -> its results, while a reassembly may amend them
-        self.waiting: set[int] = set()           # first fragments whose datagram is pending
-        self.order: list[int] = []               # the same, as a heap (lazily pruned)
+        self.rows: deque[_Row] = deque()
+        self.by_index: dict[int, _Row] = {}
+        self.held: dict[int, Packet] = {}  # packets of pending datagrams: their rows may still change
+        self.report = Report(0)
+        self.c_closed: list[bytes] = []
+        self.c_peak = 0
 
-    def packet(self, i: int) -> None:
-        cap, report = self.cap, self.report
-        view = cap.packet(i)
-        wire = int(cap.origlens[i])
-        g = cap.first_index + i
-        results = _from_c(view, int(cap.linktypes[i]), wire)
+    def check(self, cap: Capture, progress: Callable[[int, int], None] | None = None) -> Report:
+        report = self.report = Report(len(cap))
+        carried = self._reopen() if self.sink is None and self.frags.pending else []
+        cut = cap.caplens < cap.origlens
+        report.cut = (np.flatnonzero(cut) + cap.first_index).tolist()
+        batch = Batch.of(cap, carried)
+        if not len(batch):
+            return report
+        cut = batch.caplens < batch.origlens
+        walk_all = np.ones(len(batch), dtype=bool)
+        if self.sink is None and _cwalk is not None:
+            done, judged, closed, peak = c_fast(batch, ~cut, report)
+            self.c_closed.append(closed)
+            self.c_peak = max(self.c_peak, peak)
+            report.fast = int(np.count_nonzero(done))
+            walk_all[done | judged] = False
+        elif self.sink is None:
+            d = np.frombuffer(batch.data, dtype=np.uint8)
+            index, v4, proto = fast_ok(batch, d, ~cut)
+            report.fast = len(index)
+            report.counts["ipv4"]["ok"] += int(np.count_nonzero(v4))
+            for number, entry in ((T.TCP, T.TCP_ENTRY), (T.UDP, T.UDP_ENTRY), (T.ICMP, T.ICMP_ENTRY),
+                                  (T.ICMPV6, T.ICMPV6_ENTRY)):
+                report.counts[entry.name]["ok"] += int(np.count_nonzero(proto == number))
+            walk_all[index] = False
+        rest = np.flatnonzero(walk_all).tolist()
+        for n, i in enumerate(rest):
+            self.packet(batch.packet(i))
+            if progress is not None and not n & 0xFFF:
+                progress(n, len(rest))
+        for given_up in self.frags.expire(int(batch.indices[-1])):
+            self.finish(given_up)
+        self.flush()
+        report.sort()
+        return report
+
+    def _reopen(self) -> list[Packet]:
+        """The packets of the pending datagrams, taken back (their rows dropped, the datagrams forgotten) to be
+        checked again in front of the next chunk; every other row is emitted now."""
+        carried = sorted(self.held.values(), key=lambda p: p.number)
+        for row in self.rows:
+            if row.index not in self.held:
+                self._emit(row)
+        self.rows.clear()
+        self.by_index.clear()
+        self.held.clear()
+        self.frags.pending.clear()
+        return carried
+
+    def packet(self, p: Packet) -> None:
+        """Walk one packet (or take C's results for it), reassembling it if it is a fragment."""
+        results = _from_c(p)
         if results is not None:  # the jsonl path's common packets, or what fast_check left to this one
-            report.patches += _patches(cap, i, results)
-            self.rows.append((g, results))
-            self.held[g] = results
-            self.flush()
+            self._row(_Row(p.number, results, _patches(p, results)))
             return
-        stack = walk(view, int(cap.linktypes[i]), wire_len=wire)
+        view = memoryview(p.data)
+        stack = walk(view, p.linktype, wire_len=p.wire)
+        report = self.report
         if stack.unsupported is not None:
             report.unsupported[stack.unsupported] = report.unsupported.get(stack.unsupported, 0) + 1
         elif stack.not_ip:
             report.not_ip += 1
-        if stack.malformed is not None:
-            report.malformed.append((g, stack.malformed[1]))
         results = [evaluate(view, f) for f in stack.fields]
-        base = cap.base + int(cap.offsets[i])
-        if any(r.status in (Status.BAD, Status.OFFLOAD) for r in results):
-            report.patches += [(base + at, new) for at, new in corrections(view, stack.fields)]
-        self.rows.append((g, results))
-        self.held[g] = results
+        fixes = [(p.base + at, new) for at, new in corrections(view, stack.fields)] \
+            if any(r.status in _FIX for r in results) else []
+        row = _Row(p.number, results, fixes, None if stack.malformed is None else stack.malformed[1])
         outer = stack.ips[0] if stack.ips else None
-        if outer is not None and outer.depth == 0 and outer.fragment in ("first", "later"):
-            if outer.fragment == "first":
-                self.waiting.add(g)
-                heapq.heappush(self.order, g)
-            name = f"ipv{outer.version}"
-            path = next((f.path for f in stack.fields if f.depth == 0 and name in f.path), "")
-            prefix = path[: path.index(name)] if path else ""
-            for done in self.frags.add(g, view, outer, wire > len(view), prefix):
-                self.finish(done)
+        if outer is None or outer.depth or outer.fragment not in ("first", "later"):
+            self._row(row)
+            return
+        self.rows.append(row)
+        self.by_index[p.number] = row
+        self.held[p.number] = p
+        name = f"ipv{outer.version}"
+        path = next((f.path for f in stack.fields if f.depth == 0 and name in f.path), "")
+        prefix = path[: path.index(name)] if path else ""
+        for done in self.frags.add(p.number, view, outer, p.wire > len(view), prefix):
+            self.finish(done)
         self.flush()
 
+    def _row(self, row: _Row) -> None:
+        if self.rows:
+            self.rows.append(row)
+            self.by_index[row.index] = row
+            self.flush()
+        else:
+            self._emit(row)
+
     def finish(self, done: Done) -> None:
-        """Put a reassembled datagram's results in place of the first fragment's "needs reassembly"."""
-        self.waiting.discard(done.first)
-        head = self.held.get(done.first)
+        """Put a reassembled datagram's results in place of the first fragment's "needs reassembly"; the rows of
+        its fragments are final now."""
+        pieces = {index: self.held.pop(index) for index in done.pieces if index in self.held}
+        head = self.by_index.get(done.first)
         if head is None:
             return
         if done.failed is not None:
-            head[:] = [Result(r.layer, r.offset, r.stored, None, None, done.failed, r.field, r.path, r.depth)
-                       if r.reason == "needs-reassembly" else r for r in head]
+            head.results[:] = [Result(r.layer, r.offset, r.stored, None, None, done.failed, r.field, r.path, r.depth)
+                               if r.reason == Reason.NEEDS_REASSEMBLY else r for r in head.results]
             return
         if done.results:
-            head[:] = [r for r in head if r.reason != "needs-reassembly"]
+            head.results[:] = [r for r in head.results if r.reason != Reason.NEEDS_REASSEMBLY]
         for index, found in done.results.items():
-            rows = self.held.get(index)
-            if rows is None:
+            row = self.by_index.get(index)
+            if row is None:
                 continue
-            rows.extend(found)
-            rows.sort(key=lambda r: r.offset if r.field is None else r.field)
-            local = index - self.cap.first_index
-            base = self.cap.base + int(self.cap.offsets[local])
-            self.report.patches += [(base + r.field, r.computed.to_bytes(2, "big")) for r in found
-                                    if r.status in (Status.BAD, Status.OFFLOAD) and r.computed is not None
-                                    and r.field is not None]
+            row.results.extend(found)
+            row.results.sort(key=lambda r: r.offset if r.field is None else r.field)
+            row.patches += [(pieces[index].base + r.field, r.computed.to_bytes(2, "big")) for r in found
+                            if r.status in _FIX and r.computed is not None and r.field is not None]
 
-    def flush(self, everything: bool = False) -> None:
-        """Emit the rows no pending datagram can amend any more: those before its first fragment to arrive,
-        whichever fragment (and so whichever checksum field) that is, and before any pending first fragment."""
-        while self.order and self.order[0] not in self.waiting:
-            heapq.heappop(self.order)
-        limit = None
-        if not everything:
-            held = [i for i in (self.order[0] if self.order else None, self.frags.earliest()) if i is not None]
-            limit = min(held) if held else None
-        while self.rows and (limit is None or self.rows[0][0] < limit):
-            g, results = self.rows.popleft()
-            del self.held[g]
-            self.report.tally(g, results)
-            if self.sink is not None:
-                self.sink(g, results)
+    def flush(self) -> None:
+        """Emit the rows in order up to the first one a pending datagram may still amend."""
+        while self.rows and self.rows[0].index not in self.held:
+            row = self.rows.popleft()
+            del self.by_index[row.index]
+            self._emit(row)
 
-    def close(self) -> None:
+    def _emit(self, row: _Row) -> None:
+        report = self.report
+        report.tally(row.index, row.results)
+        report.patches += row.patches
+        if row.malformed is not None:
+            report.malformed.append((row.index, row.malformed))
+        if self.sink is not None:
+            self.sink(row.index, row.results)
+
+    def unsettled(self) -> int | None:
+        """The first packet whose findings are not yet in a report (None: every packet's are)."""
+        return self.rows[0].index if self.rows else None
+
+    def detach(self) -> Part:
+        """End here without waiting for the datagrams still pending: every other row goes into the last chunk's
+        report, and those datagrams' packets are handed over (copied)."""
+        report = self.report
+        for row in self.rows:
+            if row.index not in self.held:
+                self._emit(row)
+        report.sort()
+        packets = [Packet(p.number, p.base, p.linktype, p.wire, bytes(p.data)) for p in self.held.values()]
+        closed = b"".join(self.c_closed + [accel.key_bytes(key) for key in self.frags.closed])
+        crowd = max(self.frags.peak, self.c_peak)
+        self.rows.clear()
+        self.by_index.clear()
+        self.held.clear()
+        self.frags = Reassembler()
+        return Part(report, sorted(packets, key=lambda p: p.number), closed, crowd)
+
+    def close(self) -> Report:
+        """The capture ended: every pending datagram given up, every row emitted; the report of those rows."""
+        report = self.report = Report(0)
         for done in self.frags.flush():
             self.finish(done)
-        self.waiting.clear()
-        self.order.clear()
-        self.flush(everything=True)
+        self.flush()
+        report.sort()
+        return report
 
 
 def check(cap: Capture, progress: Callable[[int, int], None] | None = None, sink: Sink | None = None) -> Report:
-    """Check every packet of ``cap``; see :class:`Report`.
-
-    ``sink``, when given, receives (global packet index, results) for every packet in order
-    (``csum verify --format jsonl``); the vectorized path is then off, so every field is seen.
-    """
-    report = Report(len(cap))
-    if not len(cap):
-        return report
-    cut = cap.caplens < cap.origlens
-    report.cut = (np.flatnonzero(cut) + cap.first_index).tolist()
-    walk_all = np.ones(len(cap), dtype=bool)
-    if sink is None and _cwalk is not None:
-        done, judged = c_fast(cap, ~cut, report)
-        report.fast = int(np.count_nonzero(done))
-        walk_all[done | judged] = False
-    elif sink is None:
-        d = np.frombuffer(cap.data, dtype=np.uint8)
-        index, v4, proto = fast_ok(cap, d, ~cut)
-        report.fast = len(index)
-        report.counts["ipv4"]["ok"] += int(np.count_nonzero(v4))
-        for number, entry in ((T.TCP, T.TCP_ENTRY), (T.UDP, T.UDP_ENTRY), (T.ICMP, T.ICMP_ENTRY),
-                              (T.ICMPV6, T.ICMPV6_ENTRY)):
-            report.counts[entry.name]["ok"] += int(np.count_nonzero(proto == number))
-        walk_all[index] = False
-    checker = _Checker(cap, report, sink)
-    rest = np.flatnonzero(walk_all).tolist()
-    for n, i in enumerate(rest):
-        checker.packet(i)
-        if progress is not None and not n & 0xFFF:
-            progress(n, len(rest))
-    checker.close()
-    report.bad.sort(key=lambda item: item[0])
-    report.offload.sort(key=lambda item: item[0])
-    report.patches.sort()
+    """Check every packet of ``cap``, a whole capture; see :class:`Report` and :class:`Checker`."""
+    checker = Checker(sink)
+    report = checker.check(cap, progress)
+    report.update(checker.close())
     return report
+
+
+def check_part(cap: Capture) -> Part:
+    """Check the chunk ``cap`` on its own, leaving its datagrams still pending at its end to csum/_stitch.py."""
+    checker = Checker()
+    checker.check(cap)
+    return checker.detach()
 
 
 # --- the two commands' output ----------------------------------------------------------------

@@ -37,7 +37,7 @@ enum { K_ETHERNET = 1, K_ETHERTYPE = 2, K_IP = 3, K_FAMILY = 4 };
 enum { C_IPV4 = 1, C_TCP = 2, C_UDP = 3, C_ICMP = 4, C_ICMPV6 = 5 };
 /* facts[]: indices */
 enum { F_TCP_FIELD, F_TCP_MIN, F_UDP_FIELD, F_UDP_MIN, F_ICMP_FIELD, F_ICMP_MIN, F_VXLAN, F_TUN1, F_TUN2, F_TUN3,
-       F_ICMP_ERRORS, F_ICMPV6_ERRORS, F_TPID1, F_TPID2, F_TPID3, F_MAX_DATAGRAMS, F_COUNT };
+       F_ICMP_ERRORS, F_ICMPV6_ERRORS, F_TPID1, F_TPID2, F_TPID3, F_COUNT };
 /* A code with NA set counts as "n/a" (a later fragment's transport layer), else as "ok". */
 #define NA 64
 /* ip_layer's answer for an outer IPv4 fragment (its own header judged): the datagram decides. */
@@ -436,11 +436,16 @@ static int get(PyObject *o, Py_buffer *v, int writable, Py_ssize_t itemsize)
  * with no hole). Only a datagram the Python Reassembler would treat the same way is judged here:
  * - nothing may stop in front of the outer IP header (`unknown`: it could be a fragment of any datagram);
  * - a key with any fragment this file does not pass (its own header, a cut packet, an overlap, a datagram
- *   left open at the end, a rebuilt datagram with anything but one plain TCP/UDP/ICMP checksum) goes to
- *   Python from that datagram on, for the rest of the chunk;
- * - at most facts[F_MAX_DATAGRAMS] keys (counting every IPv6 packet handed to Python as one), so the
- *   Reassembler never evicts a pending datagram either way.
- * Every fragment left undecided is handed to Python (codes[0] = -1). */
+ *   left open at the end, a rebuilt datagram with anything but one plain TCP/UDP/ICMP checksum, a piece
+ *   `window` packets or more after its datagram's first: the Reassembler's expiry) goes to Python from that
+ *   datagram on, for the rest of the chunk;
+ * - the Reassembler never evicts a pending datagram either way: at no point may more than `budget` be open,
+ *   counting each datagram judged here from its first piece to its last, each key handed to Python from its
+ *   first piece to the end of the chunk and every IPv6 packet handed to Python as one more throughout;
+ *   beyond that every fragment goes to Python.
+ * Every fragment left undecided is handed to Python (codes[0] = -1). `closed` receives the keys of the
+ * datagrams judged here (KEY bytes each) and `peak` that count at its highest when there are any, else 0:
+ * csum/_stitch.py needs both to join chunks checked apart. */
 typedef struct {
     Py_ssize_t first, last;  /* the open datagram's fragments: a list through `next`, in packet order */
     int used, declined;
@@ -540,24 +545,40 @@ static int whole(dgram_t *k, const uint8_t *data, const int64_t *off, outer_t *o
     return 1;
 }
 
-static int datagrams(const uint8_t *data, const int64_t *off, outer_t *outer, int8_t *state, int8_t *out,
-                     Py_ssize_t n, const int64_t *facts, int unknown, int unknown6)
+/* A key whose fragments go to Python from now on: its open datagram's pieces and `i` handed over. */
+static void decline(dgram_t *k, Py_ssize_t i, const Py_ssize_t *next, int8_t *state, int8_t *out,
+                    Py_ssize_t *open, Py_ssize_t *declined)
 {
-    Py_ssize_t frags = 0, keys = 0, v6 = 0;
+    if (!k->declined) {
+        if (k->first >= 0)
+            (*open)--;
+        k->declined = 1;
+        (*declined)++;
+        hand_over(k->first, next, state, out);
+    }
+    hand_over(i, next, state, out);
+}
+
+static int datagrams(const uint8_t *data, const int64_t *off, const int64_t *index, outer_t *outer, int8_t *state,
+                     int8_t *out, Py_ssize_t n, const int64_t *facts, int unknown, int unknown6, Py_ssize_t budget,
+                     Py_ssize_t window, PyObject **closed, Py_ssize_t *peak_out)
+{
+    Py_ssize_t frags = 0, v6 = 0;
+    *peak_out = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         frags += outer[i].frag;
         v6 += outer[i].reached == 6 && out[i * SLOTS] < 0;
     }
     if (!frags)
-        return 0;
+        return (*closed = PyBytes_FromStringAndSize(NULL, 0)) == NULL ? -1 : 0;
     Py_ssize_t cap = 16;
     while (cap < 2 * frags)
         cap <<= 1;
     dgram_t *table = PyMem_Calloc(cap, sizeof(dgram_t));
     Py_ssize_t *slot = PyMem_Malloc(n * sizeof(Py_ssize_t)), *next = PyMem_Malloc(n * sizeof(Py_ssize_t));
-    uint8_t *scratch = PyMem_Malloc(65536 + 64);
+    uint8_t *scratch = PyMem_Malloc(65536 + 64), *keys = PyMem_Malloc(frags * KEY);
     int rc = 0;
-    if (table == NULL || slot == NULL || next == NULL || scratch == NULL) {
+    if (table == NULL || slot == NULL || next == NULL || scratch == NULL || keys == NULL) {
         rc = -1;
         goto done;
     }
@@ -572,50 +593,61 @@ static int datagrams(const uint8_t *data, const int64_t *off, outer_t *outer, in
         if (!table[h].used) {
             table[h].used = 1;
             table[h].first = i;  /* for the comparison only; reset below */
-            keys++;
         }
         slot[i] = h;
     }
-    int give_up = unknown || keys + v6 > facts[F_MAX_DATAGRAMS];
     for (Py_ssize_t h = 0; h < cap; h++)
         table[h].first = table[h].last = table[h].total = -1;
+    Py_ssize_t open = 0, declined = 0, peak = 0, judged = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         if (slot[i] < 0)
             continue;
         dgram_t *k = table + slot[i];
-        if (give_up || (unknown6 && outer[i].key[0] == 6) || k->declined || !state[i]) {
-            if (!k->declined) {
-                k->declined = 1;
-                hand_over(k->first, next, state, out);
+        if (unknown || (unknown6 && outer[i].key[0] == 6) || k->declined || !state[i] ||
+            (k->first >= 0 && index[i] - index[k->first] >= window)) {
+            decline(k, i, next, state, out, &open, &declined);
+        } else {
+            if (k->first < 0) {
+                k->first = i;
+                open++;
+            } else {
+                next[k->last] = i;
             }
-            hand_over(i, next, state, out);
-            continue;
+            k->last = i;
+            if (!outer[i].more)
+                k->total = outer[i].offset + outer[i].dlen;
+            int r = whole(k, data, off, outer, next, facts, out, scratch);
+            if (r < 0) {
+                decline(k, i, next, state, out, &open, &declined);
+            } else if (r > 0) {
+                for (Py_ssize_t j = k->first; j >= 0; j = next[j])
+                    state[j] = 0;
+                memcpy(keys + judged++ * KEY, outer[i].key, KEY);
+                k->first = k->last = k->total = -1;
+                open--;
+            }
         }
-        if (k->first < 0)
-            k->first = i;
-        else
-            next[k->last] = i;
-        k->last = i;
-        if (!outer[i].more)
-            k->total = outer[i].offset + outer[i].dlen;
-        int r = whole(k, data, off, outer, next, facts, out, scratch);
-        if (r < 0) {
-            k->declined = 1;
-            hand_over(k->first, next, state, out);
-        } else if (r > 0) {
-            for (Py_ssize_t j = k->first; j >= 0; j = next[j])
-                state[j] = 0;
-            k->first = k->last = k->total = -1;
-        }
+        if (open + declined + v6 > peak)
+            peak = open + declined + v6;
     }
     for (Py_ssize_t h = 0; h < cap; h++)  /* datagrams the chunk ends inside */
         if (table[h].used && !table[h].declined && table[h].first >= 0)
             hand_over(table[h].first, next, state, out);
+    if (peak > budget) {  /* the Reassembler could evict: every fragment to Python */
+        for (Py_ssize_t i = 0; i < n; i++)
+            if (slot[i] >= 0)
+                out[i * SLOTS] = -1;
+        judged = 0;
+    }
+    *peak_out = judged ? peak : 0;
+    if ((*closed = PyBytes_FromStringAndSize((const char *)keys, judged * KEY)) == NULL)
+        rc = -1;
 done:
     PyMem_Free(table);
     PyMem_Free(slot);
     PyMem_Free(next);
     PyMem_Free(scratch);
+    PyMem_Free(keys);
     return rc;
 }
 
@@ -855,31 +887,37 @@ static PyObject *verify(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     return result;
 }
 
-/* fast_check(data, offsets, caplens, linktypes, links, facts, out, todo) -> [(i, [Result, ...]), ...]: out is int8
- * (n, SLOTS); todo is int8 (n): packets to judge (the others, cut by the snap length, still key their fragments).
- * out[i] lists the codes of a packet whose every checksum passes; -1 in out[i][0]: to the Python walker; -2: a
- * packet with a failing checksum (not a fragment), all of its Results in the returned list. */
+/* fast_check(data, offsets, caplens, linktypes, links, facts, out, todo, indices, budget, window)
+ *     -> ([(i, [Result, ...]), ...], closed, peak):
+ * out is int8 (n, SLOTS); todo is int8 (n): packets to judge (the others, cut by the snap length, still key their
+ * fragments). out[i] lists the codes of a packet whose every checksum passes; -1 in out[i][0]: to the Python walker;
+ * -2: a packet with a failing checksum (not a fragment), all of its Results in the returned list. indices is int64
+ * (n): the packets' numbers in the capture (the pending fragments of earlier chunks may come first); budget and
+ * window: the Reassembler's limits; closed and peak: what datagrams() says of the datagrams judged here. */
 static PyObject *fast_check(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 8) {
-        PyErr_SetString(PyExc_TypeError, "fast_check takes 8 arguments");
+    if (nargs != 11) {
+        PyErr_SetString(PyExc_TypeError, "fast_check takes 11 arguments");
         return NULL;
     }
-    Py_buffer v[8];
-    const Py_ssize_t sizes[8] = {1, 8, 8, 8, 8, 8, 1, 1};
+    Py_ssize_t budget = PyLong_AsSsize_t(args[9]), window = PyLong_AsSsize_t(args[10]);
+    if ((budget == -1 || window == -1) && PyErr_Occurred())
+        return NULL;
+    Py_buffer v[9];
+    const Py_ssize_t sizes[9] = {1, 8, 8, 8, 8, 8, 1, 1, 8};
     int got = 0;
-    for (; got < 8; got++)
+    for (; got < 9; got++)
         if (get(args[got], &v[got], got == 6, sizes[got]) < 0)
             break;
     PyObject *result = NULL;
-    if (got == 8) {
+    if (got == 9) {
         const uint8_t *data = v[0].buf;
         const int64_t *off = v[1].buf, *cap = v[2].buf, *link = v[3].buf, *links = v[4].buf;
         Py_ssize_t n = v[1].len / 8, nlinks = v[4].len / 32;
         int8_t *out = v[6].buf;
         const int8_t *todo = v[7].buf;
         if (v[5].len / 8 < F_COUNT || v[2].len / 8 != n || v[3].len / 8 != n || v[6].len != n * SLOTS ||
-            v[7].len != n) {
+            v[7].len != n || v[8].len / 8 != n) {
             PyErr_SetString(PyExc_ValueError, "fast_check: inconsistent array sizes");
         } else {
             outer_t *outer = PyMem_Calloc(n ? n : 1, sizeof(outer_t));
@@ -921,11 +959,14 @@ static PyObject *fast_check(PyObject *self, PyObject *const *args, Py_ssize_t na
                     unknown6 |= outer[i].reached == 6 && !outer[i].frag;  /* maybe a fragment of any IPv6 datagram */
                 }
             }
-            if (datagrams(data, off, outer, state, out, n, v[5].buf, unknown, unknown6) < 0)
-                PyErr_NoMemory();
-            else {
-                result = reported;
-                reported = NULL;
+            PyObject *closed = NULL;
+            Py_ssize_t peak = 0;
+            if (datagrams(data, off, v[8].buf, outer, state, out, n, v[5].buf, unknown, unknown6, budget, window,
+                          &closed, &peak) < 0) {
+                if (!PyErr_Occurred())
+                    PyErr_NoMemory();
+            } else {
+                result = Py_BuildValue("ONn", reported, closed, peak);
             }
         out:
             Py_XDECREF(reported);
@@ -988,7 +1029,8 @@ done:
 
 static PyMethodDef methods[] = {
     {"fast_check", (PyCFunction)(void (*)(void))fast_check, METH_FASTCALL,
-     "fast_check(data, offsets, caplens, linktypes, links, facts, out, todo) -> [(i, results)] (see csum/_cwalk.c)."},
+     "fast_check(data, offsets, caplens, linktypes, links, facts, out, todo, budget, window) -> (reported, closed, peak) "
+     "(see csum/_cwalk.c)."},
     {"verify", (PyCFunction)(void (*)(void))verify, METH_FASTCALL,
      "verify(packet, linktype) -> [Result, ...] or None (see csum/_cwalk.c)."},
     {"bind", bind, METH_VARARGS,

@@ -1,11 +1,12 @@
 """Check capture chunks in worker processes, in order, with a bounded number in flight.
 
 :func:`checked` pairs each :class:`csum.pcap.Capture` chunk with its
-:func:`csum._cli_verify.check` report, computed in ``jobs`` forked processes
+:func:`csum._cli_verify.check_part` part (the chunk checked on its own, the datagrams pending at its
+end handed over for :class:`csum._stitch.Stitcher` to join), computed in ``jobs`` forked processes
 while the caller reads the next chunks. At most ``4 * jobs`` chunks are held
 (``DEPTH`` queued per worker, the rest checked and waiting for their turn), so
-memory stays bounded whatever the capture's size, and reports come back in
-chunk order, so merging them gives the serial report.
+memory stays bounded whatever the capture's size, and parts come back in
+chunk order, so stitching them gives the serial report.
 
 Chunks travel through shared anonymous memory (one slot per chunk in flight,
 mapped before the fork; a chunk too big for a slot is checked by the caller)
@@ -17,7 +18,8 @@ re-raises.
 :func:`check_spans` is the path for an uncompressed regular file: the parent only finds where
 each chunk's records are (:meth:`csum.pcap.Reader.spans`, the C record walk for pcap) and queues
 those few numbers; every process, the parent included, reads the chunks it takes with
-``os.pread`` and checks them, so no chunk's bytes go through the parent or a pipe.
+``os.pread`` and checks them, so no chunk's bytes go through the parent or a pipe; the parent
+stitches the parts in chunk order.
 """
 
 from __future__ import annotations
@@ -29,11 +31,14 @@ import signal
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from itertools import chain
+from typing import Any
 from multiprocessing.connection import Connection
 
 import numpy as np
 
 from . import _cli_verify
+from ._cli_verify import Part, Report
+from ._stitch import Stitcher
 from .pcap import Capture, Span
 
 __all__ = ["check_spans", "checked", "default_jobs"]
@@ -72,13 +77,13 @@ def _get(slot: mmap.mmap, size: int, n: int, fmt: str, first_index: int, base: i
 
 
 def _serve(conn: Connection, slots: list[mmap.mmap]) -> None:
-    """A worker: (slot, message) in, ("ok", report) or ("error", exception) out, until None."""
+    """A worker: (slot, message) in, ("ok", part) or ("error", exception) out, until None."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     while (job := conn.recv()) is not None:
         index, body = job
         try:
             chunk = _get(slots[index], *body)
-            conn.send(("ok", _cli_verify.check(chunk)))
+            conn.send(("ok", _cli_verify.check_part(chunk)))
         except Exception as exc:  # noqa: BLE001 - handed to the parent, which raises it
             conn.send(("error", exc))
 
@@ -112,7 +117,7 @@ class _Pool:
             slot.close()
 
 
-def _receive(conn: Connection) -> _cli_verify.Report:
+def _receive(conn: Connection) -> Any:
     status, value = conn.recv()
     if status == "error":
         raise value
@@ -120,8 +125,8 @@ def _receive(conn: Connection) -> _cli_verify.Report:
 
 
 def checked(chunks: Iterable[Capture], jobs: int = 1, slot_bytes: int | None = None
-            ) -> Iterator[tuple[Capture, _cli_verify.Report]]:
-    """(chunk, report) for each chunk, in order, using ``jobs`` processes when there are two chunks or more.
+            ) -> Iterator[tuple[Capture, Part]]:
+    """(chunk, part) for each chunk, in order, using ``jobs`` processes when there are two chunks or more.
 
     The calling process reads the chunks and is one of the ``jobs``: it hands
     a chunk to the ``jobs - 1`` workers when one has room and
@@ -133,7 +138,7 @@ def checked(chunks: Iterable[Capture], jobs: int = 1, slot_bytes: int | None = N
     head = [c for c in (next(it, None), next(it, None)) if c is not None]
     if jobs <= 1 or len(head) < 2:
         for chunk in chain(head, it):
-            yield chunk, _cli_verify.check(chunk)
+            yield chunk, _cli_verify.check_part(chunk)
         return
     workers = jobs - 1
     pool = _Pool(workers, slot_bytes or 3 * max(len(c.data) for c in head) + 4096)
@@ -141,7 +146,7 @@ def checked(chunks: Iterable[Capture], jobs: int = 1, slot_bytes: int | None = N
     busy = [0] * workers
     window: deque[list] = deque()  # [chunk, report or None, worker, slot], in chunk order
 
-    def oldest() -> tuple[Capture, _cli_verify.Report]:
+    def oldest() -> tuple[Capture, Part]:
         entry = window.popleft()
         if entry[1] is None:
             entry[1] = _receive(pool.conns[entry[2]])
@@ -166,7 +171,7 @@ def checked(chunks: Iterable[Capture], jobs: int = 1, slot_bytes: int | None = N
                 busy[w] += 1
                 window.append([chunk, None, w, slot])
             else:
-                window.append([chunk, _cli_verify.check(chunk), -1, -1])
+                window.append([chunk, _cli_verify.check_part(chunk), -1, -1])
         while window:
             yield oldest()
     except BaseException:
@@ -177,7 +182,7 @@ def checked(chunks: Iterable[Capture], jobs: int = 1, slot_bytes: int | None = N
 
 def _serve_spans(conn: Connection, spans: object, taken: object, read: Read, keep_patches: bool) -> None:
     """A worker of :func:`check_spans`: takes spans from the shared queue until None (counting them in ``taken``);
-    sends ("ok", (chunk number, report)) for each, then ("ok", None), or ("error", exception)."""
+    sends ("ok", (chunk number, part)) for each, then ("ok", None), or ("error", exception)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         while (item := spans.get()) is not None:  # type: ignore[attr-defined]
@@ -190,17 +195,17 @@ def _serve_spans(conn: Connection, spans: object, taken: object, read: Read, kee
     conn.close()
 
 
-def _check_span(item: tuple[int, Span], read: Read, keep_patches: bool) -> tuple[int, _cli_verify.Report]:
+def _check_span(item: tuple[int, Span], read: Read, keep_patches: bool) -> tuple[int, Part]:
     k, span = item
-    report = _cli_verify.check(span.capture(read))
+    part = _cli_verify.check_part(span.capture(read))
     if not keep_patches:
-        report.patches = []
-    return k, report
+        part.report.patches = []
+    return k, part
 
 
 def check_spans(spans: Iterable[Span], read: Read, jobs: int = 1, *, keep_patches: bool = False,
-                progress: Callable[[int], None] | None = None, keep: int | None = None) -> _cli_verify.Report:
-    """The reports of the chunks at ``spans`` (:meth:`csum.pcap.Reader.spans`) merged in order: the serial report.
+                progress: Callable[[int], None] | None = None, keep: int | None = None) -> Report:
+    """The parts of the chunks at ``spans`` (:meth:`csum.pcap.Reader.spans`) stitched in order: the serial report.
 
     ``read(file offset, size)`` gives the file's bytes there (``os.pread``; every process calls it).
     ``jobs - 1`` workers are forked once a second span is found; the calling process finds the spans and queues
@@ -208,23 +213,32 @@ def check_spans(spans: Iterable[Span], read: Read, jobs: int = 1, *, keep_patche
     waiting, in which case it checks that chunk itself; once the spans are all found it takes queued
     chunks like a worker. (It never calls ``get()`` while it is still the producer: a worker holding
     the queue's lock while waiting for data would then wait for it forever.)
-    Workers send each chunk's report when done with it; the calling process takes them in between
-    its own chunks and merges them in chunk order as they come, so memory holds a bounded window.
+    Workers send each chunk's part when done with it; the calling process takes them in between
+    its own chunks and stitches them in chunk order as they come (a chunk that must be checked again,
+    see csum/_stitch.py, is read again), so memory holds a bounded window.
     ``keep_patches``: keep each chunk's ``patches`` (else dropped, as :func:`csum.scan.scan` does);
     ``progress(file offset)`` is called after each chunk the calling process checks.
     """
     ctx = multiprocessing.get_context("fork")
     queue, taken = ctx.SimpleQueue(), ctx.Value("q", 0)
-    report = _cli_verify.Report(0, keep=keep)
-    waiting: dict[int, _cli_verify.Report] = {}
-    merged = [0]  # the next chunk number to merge
+    report = Report(0, keep=keep)
+    stitcher = Stitcher()
+    waiting: dict[int, Part] = {}
+    where: dict[int, Span] = {}  # the spans not yet stitched
+    merged = [0]  # the next chunk number to stitch
     conns: list[Connection] = []  # of the workers still sending
     procs, pipes = [], []
 
-    def take(part: tuple[int, _cli_verify.Report]) -> None:
-        waiting[part[0]] = part[1]
+    def merge(part: Report) -> None:
+        if not keep_patches:
+            part.patches = []
+        report.update(part)
+
+    def take(item: tuple[int, Part]) -> None:
+        waiting[item[0]] = item[1]
         while merged[0] in waiting:
-            report.update(waiting.pop(merged[0]))
+            span = where.pop(merged[0])
+            merge(stitcher.add(waiting.pop(merged[0]), lambda: span.capture(read)))
             merged[0] += 1
 
     def drain() -> None:
@@ -245,6 +259,7 @@ def check_spans(spans: Iterable[Span], read: Read, jobs: int = 1, *, keep_patche
     try:
         queued = 0
         for k, span in enumerate(spans):
+            where[k] = span
             if k == 1:  # a second chunk: worth the workers
                 for _ in range(jobs - 1):
                     parent, child = ctx.Pipe(duplex=False)
@@ -268,6 +283,7 @@ def check_spans(spans: Iterable[Span], read: Read, jobs: int = 1, *, keep_patche
             while (part := _receive(conn)) is not None:
                 take(part)
             conns.remove(conn)
+        merge(stitcher.close())
     except BaseException:
         for proc in procs:
             proc.terminate()

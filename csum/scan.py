@@ -5,23 +5,25 @@ what :mod:`csum.dask` runs on each worker. It opens the capture
 (:func:`csum.source.open_source`: a path, ``-``, compressed or not), reads it
 with :class:`csum.pcap.Reader`, checks the chunks (:func:`csum.parallel.checked`; for ``verify``
 of an uncompressed regular file with ``jobs`` > 1, :func:`csum.parallel.check_spans`, where every
-process reads its own chunks) and merges their reports in order. Given a ``sink`` (a writable such as
+process reads its own chunks) and stitches them in order (:class:`csum._stitch.Stitcher`: IP
+fragments are reassembled across chunks). Given a ``sink`` (a writable such as
 :class:`csum.output.AtomicFile`), it writes each chunk with its bad checksums
-corrected, then the bytes after a truncated or damaged record unchanged: the
-copy differs from the input in checksum bytes only.
+corrected once no datagram still pending can change it, then the bytes after a truncated or
+damaged record unchanged: the copy differs from the input in checksum bytes only.
 """
 
 from __future__ import annotations
 
 import os
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 from . import pcap
-from ._cli_verify import Report
+from ._cli_verify import Checker, Report
 from ._cli_verify import Sink as ResultSink
-from ._cli_verify import check
+from ._stitch import Stitcher
 from .parallel import check_spans, checked
 from .source import open_source
 
@@ -72,22 +74,51 @@ def scan(name: str, *, jobs: int = 1, chunk_bytes: int = pcap.CHUNK_BYTES, sink:
                                  keep_patches=keep_patches, progress=tick, keep=keep)
             return Scan(source.name, reader.format, source.compression, report, reader.stop)
         report = Report(0, keep=keep)
-        patched = packets = 0
-        parts = checked(reader, jobs) if each is None else ((c, check(c, sink=each)) for c in reader)
-        for chunk, part in parts:
+        counted = [0, 0]  # checksums patched, packets they are in
+        held: deque[pcap.Capture] = deque()  # chunks not yet written: a pending datagram may still patch them
+        fixes: list[tuple[int, bytes]] = []
+
+        def take(part: Report) -> None:
             if sink is not None:
-                sink.write(pcap.patched(chunk, part.patches) if part.patches else chunk.data)
-                patched += len(part.patches)
-                packets += len({i for i, r in part.bad + part.offload if r.computed is not None})
+                fixes.extend(part.patches)
+                counted[0] += len(part.patches)
+                counted[1] += len({i for i, r in part.bad + part.offload if r.computed is not None})
             if not keep_patches:
                 part.patches = []
             report.update(part)
+
+        def write(settled: int | None) -> None:
+            while sink is not None and held and (settled is None or held[0].first_index + len(held[0]) <= settled):
+                chunk = held.popleft()
+                end = chunk.base + len(chunk.data)
+                mine = sorted(p for p in fixes if p[0] < end)
+                fixes[:] = [p for p in fixes if p[0] >= end]
+                sink.write(pcap.patched(chunk, mine) if mine else chunk.data)
+
+        checker: Checker | Stitcher
+        if each is not None or jobs <= 1:  # one Checker carries the pending datagrams from chunk to chunk
+            checker = Checker(each)
+            parts = ((c, checker.check(c)) for c in reader)
+        else:
+            checker = stitcher = Stitcher()
+            parts = ((c, stitcher.add(part, again(c))) for c, part in checked(reader, jobs))
+        for chunk, part in parts:
+            take(part)
+            held.append(chunk)
+            write(checker.unsettled())
             if progress is not None:
                 progress(source.consumed(), source.size)
+        take(checker.close())
+        write(None)
         if sink is not None:
             for block in reader.rest():
                 sink.write(block)
-        return Scan(source.name, reader.format, source.compression, report, reader.stop, patched, packets)
+        return Scan(source.name, reader.format, source.compression, report, reader.stop, *counted)
+
+
+def again(chunk: pcap.Capture) -> Callable[[], pcap.Capture]:
+    """``chunk``, for a :class:`~csum._stitch.Stitcher` that may need it again."""
+    return lambda: chunk
 
 
 def merged(scans: Sequence[Scan], name: str = "total") -> Scan:

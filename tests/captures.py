@@ -57,6 +57,13 @@ def pb(data: bytes, iface: int = 0, endian: str = "<") -> bytes:
     return _block(endian, 2, struct.pack(endian + "HHIIII", iface, 0, 1, 2, len(data), len(data)) + data)
 
 
+def pcapng_bytes(frames: Sequence[tuple[int, bytes, int]]) -> bytes:
+    """A pcapng file of (link type, frame, original length) records: one interface per link type."""
+    links = sorted({link for link, _, _ in frames})
+    blocks = shb() + b"".join(idb(link) for link in links)
+    return blocks + b"".join(epb(f, links.index(link), origlen=orig) for link, f, orig in frames)
+
+
 def other(kind: int, body: bytes, endian: str = "<") -> bytes:
     """Any other block (e.g. 5 Interface Statistics, or a custom type csum does not know)."""
     return _block(endian, kind, body)

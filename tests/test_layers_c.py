@@ -252,7 +252,7 @@ def test_capture_takes_failing_packets_from_c(monkeypatch):
         frame[-1] ^= 1
         frame[-3] ^= 0x20
     cap = _capture([(1, f) for f in frames_ + [bytes(b) for b in broken]])
-    monkeypatch.setattr(_cli_verify._Checker, "packet", lambda self, i: pytest.fail(f"packet {i} walked in Python"))
+    monkeypatch.setattr(_cli_verify.Checker, "packet", lambda self, p: pytest.fail(f"packet {p.number} walked in Python"))
     report = check(cap)
     n = len(frames_)
     assert report.fast == n and [i for i, _ in report.bad] == [n, n + 1, n + 1]

@@ -19,7 +19,7 @@ from .._engine import ENGINE
 from . import table as T
 from .check import Result
 from .reasons import R
-from .reassembly import MAX_DATAGRAMS
+from .reassembly import Key
 
 cwalk: ModuleType | None
 try:
@@ -39,7 +39,7 @@ FACTS = array("q", [T.TCP_ENTRY.field, T.TCP_ENTRY.minimum, T.UDP_ENTRY.field, T
                     T.ICMP_ENTRY.field, T.ICMP_ENTRY.minimum, T.VXLAN_PORT,
                     *sorted(set(T.UDP_TUNNELS) - {T.VXLAN_PORT}),  # F_TUN1..3: the tunnels C leaves to Python
                     sum(1 << t for t in T.ICMP_ERRORS), sum(1 << t for t in T.ICMPV6_ERRORS),
-                    *sorted(T.VLAN_TPIDS), MAX_DATAGRAMS])
+                    *sorted(T.VLAN_TPIDS)])
 #: csum/_cwalk.c's protocol codes C_* (code + 8 * depth in fast_check's output) -> layer name.
 CODES = (None, T.IPV4_HEADER.name, T.TCP_ENTRY.name, T.UDP_ENTRY.name, T.ICMP_ENTRY.name, T.ICMPV6_ENTRY.name)
 #: Its reasons RS_* -> Reason.
@@ -48,6 +48,27 @@ REASONS = (R.OK, R.MISMATCH, R.NEGATIVE_ZERO, R.OFFLOAD, R.NON_FIRST_FRAGMENT, R
 _TOKENS = (None, "vlan", T.IPV4_HEADER.name, "ipv6", T.TCP_ENTRY.name, T.UDP_ENTRY.name, T.ICMP_ENTRY.name,
            T.ICMPV6_ENTRY.name, T.UDP_TUNNELS[T.VXLAN_PORT], T.LINKTYPES[1].name)
 TOKENS = (_TOKENS + tuple(T.LINKTYPES[row[0]].name for row in _ROWS) + (None,) * 32)[:32]
+
+
+#: The bytes csum/_cwalk.c keys a datagram by (its outer_t.key).
+KEY_BYTES = 37
+
+
+def key_bytes(key: Key) -> bytes:
+    """A Reassembler key as csum/_cwalk.c writes it (fast_check()'s ``closed`` holds KEY_BYTES for each): the
+    version, then the IPv4 source, destination, identification and protocol, or the IPv6 source, destination
+    and identification; zeros after."""
+    version, saddr, daddr, ident, proto = key
+    raw = bytes([version]) + saddr + daddr + ident.to_bytes(2 if version == 4 else 4, "big")
+    return (raw + bytes([proto]) if version == 4 else raw).ljust(KEY_BYTES, b"\0")
+
+
+def holds(keys: bytes, key: bytes) -> bool:
+    """Whether the KEY_BYTES-long ``key`` is one of ``keys`` (KEY_BYTES each, end to end)."""
+    at = keys.find(key)
+    while at >= 0 and at % KEY_BYTES:
+        at = keys.find(key, at + 1)
+    return at >= 0
 
 
 def _bind() -> None:

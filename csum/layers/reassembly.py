@@ -9,7 +9,10 @@ fragmentable part is reported on the fragment that carries its field, at that fr
 Overlapping fragments whose bytes differ (RFC 5722 forbids overlaps for IPv6; Linux drops both
 cases, net/ipv4/ip_fragment.c, net/ipv6/reassembly.c) make the datagram unverifiable
 (``reassembly-failed``). Memory is bounded by :data:`MAX_DATAGRAMS` pending datagrams of at most
-65535 bytes each; the oldest is given up first.
+65535 bytes each; the oldest is given up first. A datagram still incomplete when :data:`WINDOW` packets
+have passed since its first fragment is given up too (left ``needs-reassembly``): Linux gives up after
+``ipfrag_time``, 30 s (net/ipv4/ip_fragment.c); a capture has packet numbers, not a clock csum trusts,
+and the rule keeps what a checker holds back bounded.
 """
 
 from __future__ import annotations
@@ -24,7 +27,12 @@ from .walk import IPLayer, walk
 
 #: Datagrams being reassembled at once; beyond this the oldest is given up (left "needs-reassembly").
 MAX_DATAGRAMS = 1024
+#: Packets after its first fragment by which a datagram must be whole, else it is given up.
+WINDOW = 65536
 _MAX_DATAGRAM = 65535
+
+#: How fragments are keyed: (IP version, source, destination, identification, IPv4 protocol or 0).
+Key = tuple[int, bytes, bytes, int, int]
 
 
 @dataclass
@@ -49,33 +57,40 @@ class _Datagram:
 
 @dataclass
 class Done:
-    """A datagram whose fate is known: its results by packet index (reassembled), or why it failed."""
+    """A datagram whose fate is known: its results by packet index (reassembled) or why it failed (given up:
+    neither), and every packet holding one of its fragments (``pieces``); ``first``: the first fragment's packet,
+    -1 when it never came."""
 
     first: int
     results: dict[int, list[Result]]
     failed: Reason | None = None
+    pieces: tuple[int, ...] = ()
 
 
 class Reassembler:
-    """Collects the fragments of one capture; :meth:`add` returns the datagrams it completes."""
+    """Collects the fragments of one capture; :meth:`add` returns the datagrams it completes or gives up.
+
+    ``closed``: the keys of every datagram completed or given up so far; ``peak``: the most pending at once.
+    """
 
     def __init__(self) -> None:
-        self.pending: OrderedDict[tuple, _Datagram] = OrderedDict()
+        self.pending: OrderedDict[Key, _Datagram] = OrderedDict()
+        self.closed: set[Key] = set()
+        self.peak = 0
 
     def add(self, index: int, buf: memoryview, ip: IPLayer, cut: bool, prefix: str = "") -> list[Done]:
         """Add the fragment in packet ``index`` (its outer IP layer ``ip``; ``prefix``: the path of the layers
-        in front of it, "eth/vlan/"); return what completes or is evicted."""
+        in front of it, "eth/vlan/"); return what completes or is given up (evicted, expired)."""
         key = (ip.version, bytes(buf[ip.saddr : ip.saddr + (4 if ip.version == 4 else 16)]),
                bytes(buf[ip.daddr : ip.daddr + (4 if ip.version == 4 else 16)]), ip.frag_id,
                ip.proto if ip.version == 4 else 0)
-        out: list[Done] = []
+        out = self.expire(index)
         dgram = self.pending.get(key)
         if dgram is None:
             dgram = self.pending[key] = _Datagram(version=ip.version)
             if len(self.pending) > MAX_DATAGRAMS:
-                _, old = self.pending.popitem(last=False)
-                if old.head_index >= 0:
-                    out.append(Done(old.head_index, {}))
+                out.append(self._give_up(*self.pending.popitem(last=False)))
+            self.peak = max(self.peak, len(self.pending))
         data = bytes(buf[ip.frag_data : ip.end])
         if cut or ip.frag_offset + len(data) > _MAX_DATAGRAM:
             dgram.failed = "cut" if cut else "too long"
@@ -88,22 +103,31 @@ class Reassembler:
         whole = self._whole(dgram)
         if whole is not None or dgram.failed == "overlap":
             del self.pending[key]
-            if dgram.head_index >= 0:
-                out.append(self._finish(dgram, whole))
+            self.closed.add(key)
+            out.append(self._finish(dgram, whole))
         return out
 
-    def earliest(self) -> int | None:
-        """The packet index of the oldest fragment still pending (datagrams are kept in the order their first
-        piece arrived, whichever fragment that was), or None: results from it on may still change."""
-        for dgram in self.pending.values():
-            return dgram.pieces[0].index
-        return None
+    def expire(self, index: int) -> list[Done]:
+        """Give up the datagrams whose first fragment is :data:`WINDOW` packets or more before packet ``index``
+        (they are kept in the order their first fragment arrived)."""
+        out = []
+        while self.pending:
+            key, dgram = next(iter(self.pending.items()))
+            if index - dgram.pieces[0].index < WINDOW:
+                break
+            del self.pending[key]
+            out.append(self._give_up(key, dgram))
+        return out
 
     def flush(self) -> list[Done]:
         """Every datagram still pending (the capture ended): left unverified."""
-        out = [Done(d.head_index, {}) for d in self.pending.values() if d.head_index >= 0]
+        out = [self._give_up(*item) for item in self.pending.items()]
         self.pending.clear()
         return out
+
+    def _give_up(self, key: Key, dgram: _Datagram) -> Done:
+        self.closed.add(key)
+        return Done(dgram.head_index, {}, pieces=tuple(p.index for p in dgram.pieces))
 
     @staticmethod
     def _whole(dgram: _Datagram) -> bytes | None:
@@ -127,8 +151,10 @@ class Reassembler:
 
     @staticmethod
     def _finish(dgram: _Datagram, whole: bytes | None) -> Done:
+        pieces = tuple(p.index for p in dgram.pieces)
         if whole is None or dgram.failed:
-            return Done(dgram.head_index, {}, Reason.REASSEMBLY_FAILED if dgram.failed == "overlap" else None)
+            return Done(dgram.head_index, {}, Reason.REASSEMBLY_FAILED if dgram.failed == "overlap" else None,
+                        pieces)
         head = bytearray(dgram.head or b"")
         if dgram.version == 4:
             head[2:4] = (len(head) + len(whole)).to_bytes(2, "big")
@@ -147,7 +173,7 @@ class Reassembler:
             moved = dataclasses.replace(r, offset=r.offset + shift, path=dgram.prefix + r.path,
                                         field=None if r.field is None else r.field + shift)
             results.setdefault(index, []).append(moved)
-        return Done(dgram.head_index, results)
+        return Done(dgram.head_index, results, pieces=pieces)
 
 
 def _locate(dgram: _Datagram, head_len: int, at: int) -> tuple[int, int]:
