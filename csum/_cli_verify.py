@@ -16,7 +16,10 @@ a whole packet the C walker walks gets its Results from csum/_cwalk.c too, unles
 fragment.
 
 IP fragments are reassembled within the capture (:mod:`csum.layers.reassembly`) and the whole
-datagram's checksums reported on the fragment carrying each field. Counts are kept per protocol
+datagram's checksums reported on the fragment carrying each field. A :class:`Checker` lives for
+the whole capture and carries the pending datagrams from one chunk to the next (their fragments go
+in front of the next chunk's packets, a :class:`Batch`); :func:`check_part` checks a chunk on its
+own for csum/_stitch.py to join. Counts are kept per protocol
 and depth: ``"tcp"`` is TCP over the outer IP layer, ``"tcp@1"`` TCP one tunnel (or ICMP quote)
 deeper.
 """

@@ -22,8 +22,8 @@
  * options other than source routes; IPv6 with hop-by-hop / destination options (no Jumbo
  * Payload, no Home Address) and used-up routing headers; TCP, UDP (VXLAN inside, one level),
  * ICMP and ICMPv6 other than errors; outer IPv4 fragments of TCP, UDP and ICMP datagrams and outer
- * IPv6 fragments of TCP, UDP and ICMPv6 ones, reassembled within the chunk as csum/layers/reassembly.py
- * does.
+ * IPv6 fragments of TCP, UDP and ICMPv6 ones, reassembled within the chunk (the fragments still pending from
+ * earlier chunks placed in front of it) as csum/layers/reassembly.py does.
  *
  * pcap_records() is csum/pcap.py's pcap record walk (record headers only, no protocol facts).
  */
