@@ -390,17 +390,32 @@ def _report_problems(scans: Sequence[Scan], args: argparse.Namespace, code: int,
             print(f"csum: {args.command} {verb} {scan.name}: {'; '.join(found)}{tail}", file=sys.stderr)
 
 
-def _jsonl_rows() -> ResultSink:
-    """``verify --format jsonl``: one JSON object per checksum field, written as each packet is checked."""
-    from . import _cli_verify
+class _JsonlRows:
+    """``verify --format jsonl``: one JSON object per checksum field, in packet order, written in blocks of a few
+    thousand lines (:meth:`flush` writes the rest)."""
 
-    write = sys.stdout.write
+    def __init__(self) -> None:
+        from ._cli_verify import jsonl_line
 
-    def sink(index: int, results: list) -> None:
-        for r in results:
-            write(json.dumps(_cli_verify.jsonl_row(index, r)) + "\n")
+        self.line = jsonl_line
+        self.lines: list[str] = []
 
-    return sink
+    def __call__(self, index: int, results: list) -> None:
+        self.lines += [self.line(index, r) for r in results]
+        if len(self.lines) >= 4096:
+            self.flush()
+
+    def flush(self) -> None:
+        sys.stdout.write("".join(self.lines))
+        self.lines.clear()
+
+
+def _jsonl_scan(args: argparse.Namespace, name: str, bar: _progress.Bar) -> Scan:
+    rows = _JsonlRows()
+    try:
+        return _scan(args, name, bar, each=rows)
+    finally:
+        rows.flush()
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
@@ -421,7 +436,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
             except (OSError, TimeoutError) as exc:
                 raise _UsageError(f"cannot reach the dask scheduler {args.dask}: {exc}") from None
         else:
-            scans = [_scan(args, name, bar, each=_jsonl_rows() if args.format == "jsonl" else None)
+            scans = [_jsonl_scan(args, name, bar) if args.format == "jsonl" else _scan(args, name, bar)
                      for name in args.files]
     finally:
         bar.close()

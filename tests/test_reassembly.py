@@ -14,7 +14,7 @@ import shutil
 import subprocess
 
 import pytest
-from scapy.all import IP, TCP, UDP, Ether, Raw, fragment, raw
+from scapy.all import IP, TCP, UDP, Ether, IPv6, Raw, fragment, raw
 
 from captures import pcap_bytes
 from csum import _cli_verify, pcap
@@ -96,3 +96,44 @@ def test_tshark_agrees_on_fragments_in_any_order(tmp_path):
     ours = [(r.layer, "1" if r.status is Status.OK else "0") for r in rows
             if r.layer in ("tcp", "udp") and r.status in (Status.OK, Status.BAD)]
     assert theirs == ours == expected
+
+
+def _oversized(v6: bool) -> list[bytes]:
+    """Fragments of a UDP datagram whose data fits the 65,535 bytes a fragment offset can reach, but whose headers
+    make it longer than IP allows: IPv4 with 4 bytes of options (24 + 65,512 bytes), IPv6 with an 8-byte
+    destination options header in front of the data (payload 8 + 8 + 65,520 bytes). Built by hand (scapy will not
+    write a length over 65,535); IPv4 header checksums by the RFC 1071 model."""
+    from oracle import rfc1071_checksum
+
+    data = bytes(UDP(sport=1, dport=2, len=8, chksum=0x1111)) + bytes(65504 if not v6 else 65512)
+    step, frames = 8192, []
+    for at in range(0, len(data), step):
+        piece, more = data[at : at + step], at + step < len(data)
+        if v6:
+            head = bytearray(IPv6(src="2001:db8::1", dst="2001:db8::2", nh=60, plen=16 + len(piece)).build()[:40])
+            head += bytes([44, 0]) + b"\0" * 6  # destination options (nothing), then the Fragment header
+            head += bytes([17, 0]) + (at | more).to_bytes(2, "big") + (9).to_bytes(4, "big")
+            frames.append(raw(ETH)[:12] + b"\x86\xdd" + bytes(head) + piece)
+        else:
+            head = bytearray(bytes.fromhex("46000000000900004011") + bytes(2) + bytes([192, 0, 2, 1, 198, 51, 100, 7]))
+            head += b"\x01\x01\x01\x00"  # NOP NOP NOP EOL
+            head[2:4] = (24 + len(piece)).to_bytes(2, "big")
+            head[6:8] = ((more << 13) | at // 8).to_bytes(2, "big")
+            head[10:12] = rfc1071_checksum(bytes(head)).to_bytes(2, "big")
+            frames.append(raw(ETH)[:12] + b"\x08\x00" + bytes(head) + piece)
+    return frames
+
+
+@pytest.mark.parametrize("c_walker", [True, False], ids=["c-walker", "python"])
+@pytest.mark.parametrize("v6", [False, True], ids=["ipv4", "ipv6"])
+def test_a_datagram_longer_than_ip_allows(v6, c_walker, monkeypatch):
+    """Every byte of the datagram is here but it would be longer than 65,535 bytes rebuilt: Linux drops it
+    ("Oversized IP packet", net/ipv4/ip_fragment.c; IPV6_MAXPLEN in net/ipv6/reassembly.c), and csum reports the
+    first fragment's UDP checksum as reassembly-failed instead of a verdict (before: an OverflowError)."""
+    frames = _oversized(v6)
+    report = _judged(frames, monkeypatch, c_walker)
+    rows: list = []
+    check(pcap.parse(pcap_bytes(frames)), sink=lambda i, results: rows.extend((i, r) for r in results))
+    assert [(i, r.reason) for i, r in rows if r.layer == "udp" and r.reason != "non-first-fragment"] == \
+        [(0, "reassembly-failed")]
+    assert report.counts["udp"] == {"ok": 0, "bad": 0, "offload": 0, "none": 0, "n/a": len(frames)}

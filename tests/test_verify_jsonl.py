@@ -6,7 +6,7 @@ transmit-offload field (the folded pseudo-header sum, RFC 9293 3.1).
 
 import json
 
-from scapy.all import IP, TCP, UDP, Ether, IPv6, raw
+from scapy.all import IP, TCP, UDP, Ether, IPv6, fragment, raw
 from scapy.layers.vxlan import VXLAN
 
 from captures import pcap_bytes
@@ -85,3 +85,22 @@ def test_format_json_is_the_json_summary(tmp_path, capsys):
     first = capsys.readouterr().out
     assert main(["verify", str(path), "--format", "json"]) == 0
     assert capsys.readouterr().out == first and json.loads(first)["counts"]["udp"]["ok"] == 1
+
+
+def test_jsonl_lines_are_what_json_writes(tmp_path, capsys):
+    """Every line is exactly what json.dumps writes for its object (key order, spacing, null for a field with no
+    offset or computed value), over frames that give every status: ok, bad, offload, none and n/a (a first
+    fragment's needs-reassembly, a cut packet's not-captured)."""
+    good = raw(ETH / IP(src=A4, dst=B4) / TCP() / b"ok")
+    bad = bytearray(raw(ETH / IP(src=A4, dst=B4) / UDP() / b"bad"))
+    bad[-1] ^= 1
+    lone_head = raw(ETH / fragment(IP(src=A4, dst=B4, id=3) / UDP() / bytes(64), fragsize=32)[0])
+    offload = raw(Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02", type=0x0800)) + offload_tcp()
+    frames = [good, bytes(bad), offload, raw(ETH / IP(src=A4, dst=B4) / UDP(chksum=0)), lone_head, good]
+    path = tmp_path / "all.pcap"
+    path.write_bytes(pcap_bytes(frames, origlens=[len(f) for f in frames[:-1]] + [len(good) + 10]))
+    main(["verify", str(path), "--format", "jsonl"])
+    lines = capsys.readouterr().out.splitlines()
+    assert [json.dumps(json.loads(line)) for line in lines] == lines
+    assert {json.loads(line)["status"] for line in lines} == {"ok", "bad", "offload", "none", "n/a"}
+    assert any(json.loads(line)["computed"] is None for line in lines)

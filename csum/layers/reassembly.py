@@ -8,11 +8,12 @@ fragment, RFC 6946, payload length set) and walked like any packet; each checksu
 fragmentable part is reported on the fragment that carries its field, at that fragment's offsets.
 Overlapping fragments whose bytes differ (RFC 5722 forbids overlaps for IPv6; Linux drops both
 cases, net/ipv4/ip_fragment.c, net/ipv6/reassembly.c) make the datagram unverifiable
-(``reassembly-failed``). Memory is bounded by :data:`MAX_DATAGRAMS` pending datagrams of at most
-65535 bytes each; the oldest is given up first. A datagram still incomplete when :data:`WINDOW` packets
-have passed since its first fragment is given up too (left ``needs-reassembly``): Linux gives up after
-``ipfrag_time``, 30 s (net/ipv4/ip_fragment.c); a capture has packet numbers, not a clock csum trusts,
-and the rule keeps what a checker holds back bounded.
+(``reassembly-failed``), and so does a datagram longer than the 65,535 bytes IP allows. Memory is
+bounded by :data:`MAX_DATAGRAMS` pending datagrams of at most 65535 bytes each; the oldest is given
+up first. A datagram still incomplete when :data:`WINDOW` packets have passed since its first
+fragment is given up too (left ``needs-reassembly``): Linux gives up after ``ipfrag_time``, 30 s
+(net/ipv4/ip_fragment.c); a capture has packet numbers, not a clock csum trusts, and the rule keeps
+what a checker holds back bounded.
 """
 
 from __future__ import annotations
@@ -30,6 +31,9 @@ MAX_DATAGRAMS = 1024
 #: Packets after its first fragment by which a datagram must be whole, else it is given up.
 WINDOW = 65536
 _MAX_DATAGRAM = 65535
+
+#: Why a datagram whose every byte came cannot be verified: its fragments disagree, or it is longer than IP allows.
+_FAILED = {"overlap": Reason.REASSEMBLY_FAILED, "too long": Reason.REASSEMBLY_FAILED}
 
 #: How fragments are keyed: (IP version, source, destination, identification, IPv4 protocol or 0).
 Key = tuple[int, bytes, bytes, int, int]
@@ -152,10 +156,11 @@ class Reassembler:
     @staticmethod
     def _finish(dgram: _Datagram, whole: bytes | None) -> Done:
         pieces = tuple(p.index for p in dgram.pieces)
-        if whole is None or dgram.failed:
-            return Done(dgram.head_index, {}, Reason.REASSEMBLY_FAILED if dgram.failed == "overlap" else None,
-                        pieces)
         head = bytearray(dgram.head or b"")
+        if whole is not None and len(head) - (0 if dgram.version == 4 else 40) + len(whole) > _MAX_DATAGRAM:
+            dgram.failed = "too long"  # Linux drops it too: "Oversized IP packet" (net/ipv4/ip_fragment.c)
+        if whole is None or dgram.failed:
+            return Done(dgram.head_index, {}, _FAILED.get(dgram.failed or ""), pieces)
         if dgram.version == 4:
             head[2:4] = (len(head) + len(whole)).to_bytes(2, "big")
             head[6:8] = bytes([head[6] & 0x40, 0])  # keep DF, clear MF and the offset
