@@ -15,7 +15,7 @@ import io
 
 import pytest
 from hypothesis import given, settings, strategies as st
-from scapy.all import IP, UDP, Ether, Raw, fragment, raw
+from scapy.all import IP, UDP, Ether, IPv6, IPv6ExtHdrFragment, Raw, fragment, fragment6, raw
 
 from captures import pcapng_bytes
 from csum import _cli_verify, pcap
@@ -84,25 +84,29 @@ def test_chunks_give_the_whole_capture_report(pieces, plain, chunk_bytes, window
 ETH = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
 
 
-def _repeated_key(n: int = 30) -> bytes:
+def _repeated_key(v6: bool, n: int = 30) -> bytes:
     """``n`` two-fragment UDP datagrams under one key (same addresses and identification, as a generator or a
     replayed capture sends them), each followed by a plain packet; every third one with a wrong UDP checksum. The
     payloads differ, so a first fragment joined to another datagram's last fails."""
     out = []
     for i in range(n):
-        dgram = IP(src="192.0.2.1", dst="198.51.100.2", id=77) / UDP(sport=9, dport=1000) / Raw(bytes([i]) * 300)
-        if i % 3 == 2:
-            dgram[UDP].chksum = 0x1234
-        out += [raw(ETH / f) for f in fragment(dgram, fragsize=200)]
+        udp = UDP(sport=9, dport=1000, chksum=0x1234 if i % 3 == 2 else None) / Raw(bytes([i]) * 300)
+        if v6:
+            dgram = IPv6(src="2001:db8::1", dst="2001:db8::2") / IPv6ExtHdrFragment(id=77) / udp
+            out += [raw(ETH / f) for f in fragment6(dgram, 250)]
+        else:
+            out += [raw(ETH / f) for f in fragment(IP(src="192.0.2.1", dst="198.51.100.2", id=77) / udp,
+                                                  fragsize=200)]
         out.append(raw(ETH / IP(src="192.0.2.9", dst="192.0.2.10") / UDP() / Raw(b"x" * i)))
     return pcapng_bytes([(1, f, len(f)) for f in out])
 
 
-def test_one_key_across_every_boundary():
+@pytest.mark.parametrize("v6", [False, True], ids=["ipv4", "ipv6"])
+def test_one_key_across_every_boundary(v6):
     """Datagrams that reuse one key, cut at every chunk size from a record a chunk on: the carried check and the
     stitched parts give the whole check's report, in which every datagram is verified (30 UDP verdicts, scapy's
     wrong 0x1234 in ten of them as bad, none left for reassembly), and stitching needs to check chunks again."""
-    data = _repeated_key()
+    data = _repeated_key(v6)
     whole = check(pcap.parse(data))
     assert whole.counts["udp"]["ok"] == 30 + 20 and whole.counts["udp"]["bad"] == 10
     assert {r.stored for _, r in whole.bad} == {0x1234}
