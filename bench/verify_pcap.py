@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from csum import inet, pcap
-from csum._cli_verify import check
+from csum._checker import check
 
 from .run import machine, publish
 

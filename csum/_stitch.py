@@ -1,10 +1,10 @@
 """Join chunks checked on their own into the capture's report: IP fragments that straddle chunks.
 
-A chunk of a capture is checked apart (:func:`csum._cli_verify.check_part`, in a ``--jobs`` worker or
+A chunk of a capture is checked apart (:func:`csum._checker.check_part`, in a ``--jobs`` worker or
 here) as if the capture began with it; the datagrams still pending at its end are not given up but
-handed over with the packets of their fragments (:class:`~csum._cli_verify.Part`). A
+handed over with the packets of their fragments (:class:`~csum._checker.Part`). A
 :class:`Stitcher` takes the parts in chunk order and walks those packets again in one
-:class:`~csum._cli_verify.Checker` that lives for the whole capture, so a datagram whose fragments
+:class:`~csum._checker.Checker` that lives for the whole capture, so a datagram whose fragments
 lie in two chunks (or more, up to :data:`~csum.layers.reassembly.WINDOW` packets) is reassembled as
 if the capture had been checked in one piece.
 
@@ -20,7 +20,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ._cli_verify import Checker, Part, Report
+from ._checker import Checker, Part
+from ._cli_verify import Report
 from .layers import reassembly
 from .pcap import Capture
 

@@ -26,7 +26,7 @@ from .profiles import profile
 from .sample import SAMPLE_PACKET
 
 if TYPE_CHECKING:  # numpy-backed modules are imported when verify/fix run, keeping other commands' start-up light
-    from ._cli_verify import Sink as ResultSink
+    from ._checker import Sink as ResultSink
     from .output import AtomicFile
     from .scan import Scan
 

@@ -1,7 +1,7 @@
 """Check capture chunks in worker processes, in order, with a bounded number in flight.
 
 :func:`checked` pairs each :class:`csum.pcap.Capture` chunk with its
-:func:`csum._cli_verify.check_part` part (the chunk checked on its own, the datagrams pending at its
+:func:`csum._checker.check_part` part (the chunk checked on its own, the datagrams pending at its
 end handed over for :class:`csum._stitch.Stitcher` to join), computed in ``jobs`` forked processes
 while the caller reads the next chunks. At most ``4 * jobs`` chunks are held
 (``DEPTH`` queued per worker, the rest checked and waiting for their turn), so
@@ -36,8 +36,8 @@ from multiprocessing.connection import Connection
 
 import numpy as np
 
-from . import _cli_verify
-from ._cli_verify import Part, Report
+from ._checker import Part, check_part
+from ._cli_verify import Report
 from ._stitch import Stitcher
 from .pcap import Capture, Span
 
@@ -83,7 +83,7 @@ def _serve(conn: Connection, slots: list[mmap.mmap]) -> None:
         index, body = job
         try:
             chunk = _get(slots[index], *body)
-            conn.send(("ok", _cli_verify.check_part(chunk)))
+            conn.send(("ok", check_part(chunk)))
         except Exception as exc:  # noqa: BLE001 - handed to the parent, which raises it
             conn.send(("error", exc))
 
@@ -138,7 +138,7 @@ def checked(chunks: Iterable[Capture], jobs: int = 1, slot_bytes: int | None = N
     head = [c for c in (next(it, None), next(it, None)) if c is not None]
     if jobs <= 1 or len(head) < 2:
         for chunk in chain(head, it):
-            yield chunk, _cli_verify.check_part(chunk)
+            yield chunk, check_part(chunk)
         return
     workers = jobs - 1
     pool = _Pool(workers, slot_bytes or 3 * max(len(c.data) for c in head) + 4096)
@@ -171,7 +171,7 @@ def checked(chunks: Iterable[Capture], jobs: int = 1, slot_bytes: int | None = N
                 busy[w] += 1
                 window.append([chunk, None, w, slot])
             else:
-                window.append([chunk, _cli_verify.check_part(chunk), -1, -1])
+                window.append([chunk, check_part(chunk), -1, -1])
         while window:
             yield oldest()
     except BaseException:
@@ -197,7 +197,7 @@ def _serve_spans(conn: Connection, spans: object, taken: object, read: Read, kee
 
 def _check_span(item: tuple[int, Span], read: Read, keep_patches: bool) -> tuple[int, Part]:
     k, span = item
-    part = _cli_verify.check_part(span.capture(read))
+    part = check_part(span.capture(read))
     if not keep_patches:
         part.report.patches = []
     return k, part

@@ -21,8 +21,9 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from . import pcap
-from ._cli_verify import Checker, Report
-from ._cli_verify import Sink as ResultSink
+from ._checker import Checker
+from ._checker import Sink as ResultSink
+from ._cli_verify import Report
 from ._stitch import Stitcher
 from .parallel import check_spans, checked
 from .source import open_source

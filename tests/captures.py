@@ -71,11 +71,11 @@ def other(kind: int, body: bytes, endian: str = "<") -> bytes:
 
 def python_report(cap, sink=None):
     """csum verify's report of ``cap`` from the Python walker alone (csum/layers, the reference): the C walker
-    (csum/_cwalk.c) and the vectorized path out of the way; ``sink`` as csum._cli_verify.check takes it."""
-    from csum import _cli_verify
+    (csum/_cwalk.c) and the vectorized path out of the way; ``sink`` as csum._checker.check takes it."""
+    from csum import _checker, _fastpath
 
-    saved, _cli_verify._cwalk = _cli_verify._cwalk, None
+    saved, _fastpath._cwalk = _fastpath._cwalk, None
     try:
-        return _cli_verify.check(cap, sink=sink or (lambda i, results: None))
+        return _checker.check(cap, sink=sink or (lambda i, results: None))
     finally:
-        _cli_verify._cwalk = saved
+        _fastpath._cwalk = saved

@@ -41,7 +41,8 @@ from scapy.layers.vxlan import VXLAN
 
 from captures import epb, idb, pcap_bytes, shb
 from csum import inet, pcap
-from csum._cli_verify import Report, check
+from csum._checker import check
+from csum._cli_verify import Report
 from csum.errors import CsumValueError
 from csum.layers import Reason, Status, evaluate, table, walk
 from oracle import rfc1071_checksum

@@ -17,8 +17,8 @@ from scapy.layers.inet6 import (ICMPv6EchoRequest, IPv6ExtHdrDestOpt, IPv6ExtHdr
 from scapy.layers.vxlan import VXLAN
 
 from captures import epb, idb, python_report, shb
-from csum import _cli_verify, inet, pcap
-from csum._cli_verify import check
+from csum import _checker, inet, pcap
+from csum._checker import check
 from csum.errors import CsumValueError
 from csum.layers import accel, verify_stack, walk
 from csum.layers.check import Result
@@ -252,7 +252,7 @@ def test_capture_takes_failing_packets_from_c(monkeypatch):
         frame[-1] ^= 1
         frame[-3] ^= 0x20
     cap = _capture([(1, f) for f in frames_ + [bytes(b) for b in broken]])
-    monkeypatch.setattr(_cli_verify.Checker, "packet", lambda self, p: pytest.fail(f"packet {p.number} walked in Python"))
+    monkeypatch.setattr(_checker.Checker, "packet", lambda self, p: pytest.fail(f"packet {p.number} walked in Python"))
     report = check(cap)
     n = len(frames_)
     assert report.fast == n and [i for i, _ in report.bad] == [n, n + 1, n + 1]

@@ -1,4 +1,4 @@
-"""csum/pcap.py (reading pcap/pcapng whole or in chunks, patching) and csum/_cli_verify.py (checking captures).
+"""csum/pcap.py (reading pcap/pcapng whole or in chunks, patching) and csum/_checker.py (checking captures).
 
 Independent sources: scapy's pcap/pcapng readers and writers, the test writers in
 tests/captures.py (cross-checked here against scapy), the naive RFC 1071 model in
@@ -19,7 +19,8 @@ from scapy.utils import RawPcapNgReader, RawPcapReader
 from captures import epb, idb, other, pb, pcap_bytes, pcapng_bytes, python_report, shb, spb
 from fragmented import fragmented
 from csum import inet, pcap
-from csum._cli_verify import check, fast_ok
+from csum._checker import check
+from csum._fastpath import fast_ok
 from csum.errors import CsumValueError
 from csum.testing import buffers, frames, u16s
 from oracle import rfc1071_checksum
@@ -305,10 +306,10 @@ def test_fast_paths_equal_the_walker(monkeypatch, frames, corrupt, c_walker):
     """Differential: the report with the fast path (the C walker csum/_cwalk.c where built, else the numpy one)
     equals the walker-only report on stacks from csum.testing.frames (VLAN/QinQ, MPLS, options, extension
     headers, IP-in-IP, GRE, VXLAN) and the generated frames above, some bytes flipped."""
-    from csum import _cli_verify
+    from csum import _fastpath
 
-    if not c_walker or _cli_verify._cwalk is None:
-        monkeypatch.setattr(_cli_verify, "_cwalk", None)
+    if not c_walker or _fastpath._cwalk is None:
+        monkeypatch.setattr(_fastpath, "_cwalk", None)
     packets = [bytearray(f) for _, f in frames]
     for k, at in corrupt:
         if k < len(packets) and at < len(packets[k]):
@@ -421,9 +422,9 @@ def test_c_reassembly_equals_the_walker(frames, corrupt, plain):
     """Differential: fragments judged by the C walker (csum/_cwalk.c reassembles the datagrams it can) give the
     same report as the walker-only run (csum/layers/reassembly.py), on fragments lost, repeated, reordered,
     overlapping, cut, sharing a key, corrupted, or mixed with csum.testing.frames stacks."""
-    from csum import _cli_verify
+    from csum import _fastpath
 
-    if _cli_verify._cwalk is None:
+    if _fastpath._cwalk is None:
         pytest.skip("csum._cwalk is not built")
     packets = [(1, bytearray(f), orig) for f, orig in frames] + [(link, bytearray(f), len(f)) for link, f in plain]
     for k, at in corrupt:

@@ -17,8 +17,9 @@ import pytest
 from scapy.all import IP, TCP, UDP, Ether, IPv6, Raw, fragment, raw
 
 from captures import pcap_bytes
-from csum import _cli_verify, pcap
-from csum._cli_verify import check
+from csum import _fastpath, pcap
+from csum._cli_verify import Report
+from csum._checker import check
 from csum.layers import Status
 
 ETH = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
@@ -41,9 +42,9 @@ ORDERS = {"in order": lambda n: list(range(n)), "reversed": lambda n: list(range
           "head last": lambda n: list(range(1, n)) + [0], "shuffled": lambda n: random.Random(5).sample(range(n), n)}
 
 
-def _judged(frames: list[bytes], monkeypatch: pytest.MonkeyPatch, c_walker: bool) -> _cli_verify.Report:
+def _judged(frames: list[bytes], monkeypatch: pytest.MonkeyPatch, c_walker: bool) -> Report:
     if not c_walker:
-        monkeypatch.setattr(_cli_verify, "_cwalk", None)
+        monkeypatch.setattr(_fastpath, "_cwalk", None)
     return check(pcap.parse(pcap_bytes(frames)))
 
 

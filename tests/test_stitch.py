@@ -1,7 +1,7 @@
-"""IP fragments across chunks (csum/_cli_verify.py Checker, csum/_stitch.py): a capture checked chunk by chunk, in
+"""IP fragments across chunks (csum/_checker.py Checker, csum/_stitch.py): a capture checked chunk by chunk, in
 one process or as parts joined afterwards, gives the report of the whole capture checked at once.
 
-Reference: csum._cli_verify.check on the whole capture, itself checked against scapy's checksums (and tshark's
+Reference: csum._checker.check on the whole capture, itself checked against scapy's checksums (and tshark's
 verdicts) in tests/test_reassembly.py and against the Python walker alone in tests/test_pcap.py. The packets:
 scapy-built datagrams cut into fragments lost, repeated, reordered, overlapping and cut
 (tests/fragmented.py), among csum.testing.frames stacks; the Reassembler's limits are made small so that
@@ -18,8 +18,9 @@ from hypothesis import given, settings, strategies as st
 from scapy.all import IP, UDP, Ether, IPv6, IPv6ExtHdrFragment, Raw, fragment, fragment6, raw
 
 from captures import pcapng_bytes
-from csum import _cli_verify, pcap
-from csum._cli_verify import Checker, Report, check, check_part
+from csum import _fastpath, pcap
+from csum._checker import Checker, check, check_part
+from csum._cli_verify import Report
 from csum._stitch import Stitcher
 from csum.layers import reassembly
 from csum.testing import frames
@@ -70,7 +71,7 @@ def test_chunks_give_the_whole_capture_report(pieces, plain, chunk_bytes, window
         patch.setattr(reassembly, "WINDOW", window)
         patch.setattr(reassembly, "MAX_DATAGRAMS", most)
         if not c_walker:
-            patch.setattr(_cli_verify, "_cwalk", None)
+            patch.setattr(_fastpath, "_cwalk", None)
         whole = check(pcap.parse(data))
         chunks = _chunked(data, chunk_bytes)
         _same(_carried(chunks), whole)
@@ -181,7 +182,7 @@ def test_limits_apply_across_a_boundary(c_walker, monkeypatch):
     no first; scapy's checksums: only the second datagram is verified); with a window of 3 packets, a last
     fragment 3 packets after its first is too late. Carried and stitched checks give the whole check's report."""
     if not c_walker:
-        monkeypatch.setattr(_cli_verify, "_cwalk", None)
+        monkeypatch.setattr(_fastpath, "_cwalk", None)
     d, e = _udp_fragments(1, 0xAA), _udp_fragments(2, 0xBB)
     data = pcapng_bytes([(1, f, len(f)) for f in [d[0], e[0], e[1], d[1]]])
     for name, value, verified in (("MAX_DATAGRAMS", 1, 1), ("WINDOW", 3, 1), ("WINDOW", 4, 2)):
