@@ -86,7 +86,7 @@ class Bpf:
             try:
                 return self.call(BPF_PROG_LOAD, attr)
             except OSError as again:
-                raise BpfError(f"BPF_PROG_LOAD of {name} rejected", errno=again.errno,
+                raise BpfError(f"BPF_PROG_LOAD of {name} rejected", errno=again.errno or 0,  # call() sets errno
                                log=log.value.decode(errors="replace")) from first
 
     def close_fd(self, fd: int) -> None:

@@ -6,9 +6,11 @@ Each check names the offending argument in its message, so a user sees
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar, overload
 
 from .errors import Code, CsumTypeError, CsumValueError
+
+_Int = TypeVar("_Int", bound=int)
 
 
 def as_view(buf: Any, name: str) -> memoryview:
@@ -35,8 +37,15 @@ def as_view(buf: Any, name: str) -> memoryview:
     return view
 
 
+@overload
+def check_uint(value: _Int, bits: int, name: str) -> _Int: ...
+@overload
+def check_uint(value: object, bits: int, name: str) -> int: ...
 def check_uint(value: Any, bits: int, name: str) -> int:
-    """Return ``value`` if it is an int in 0..2**bits-1, else raise naming ``name``."""
+    """Return ``value`` if it is an int in 0..2**bits-1, else raise naming ``name``.
+
+    ``value`` itself is returned, so its kind (``Wsum``, ``Sum16`` ...; csum/types.py) is kept.
+    """
     if isinstance(value, bool) or not isinstance(value, int):
         raise CsumTypeError(
             f"{name} must be an int in 0..{(1 << bits) - 1:#x}, not {type(value).__name__}", code=Code.BAD_TYPE

@@ -51,8 +51,9 @@ class Engine(NamedTuple):
     #: ``(buf, width, byteorder[, name]) -> int``: the canonical ``width``-bit sum of ``buf``, or
     #: NotImplemented for arguments the engine does not sum.
     ones_sum: Callable[..., Any]
-    #: ``(buf, offsets, lengths, out, width, byteorder) -> None``: each row's sum into ``out``.
-    ones_sum_many: Callable[[Any, Any, Any, Any, int, str], None]
+    #: ``(buf, offsets, lengths, out, width, byteorder) -> None``: each row's sum into ``out``
+    #: (the C one's stub takes only the literal widths and byte orders the caller has checked).
+    ones_sum_many: Callable[[Any, Any, Any, Any, Any, Any], None]
 
 
 try:
@@ -90,7 +91,7 @@ def _choose(wanted: str) -> str:
 ENGINE: str = _choose(os.environ.get("CSUM_ENGINE", "auto"))
 _sum: Callable[..., Any] = ENGINES[ENGINE].ones_sum
 #: The bound engine's row sums (csum/batch.py): arguments checked by the caller.
-ones_sum_many: Callable[[Any, Any, Any, Any, int, str], None] = ENGINES[ENGINE].ones_sum_many
+ones_sum_many: Callable[[Any, Any, Any, Any, Any, Any], None] = ENGINES[ENGINE].ones_sum_many
 
 
 F = TypeVar("F", bound=Callable[..., Any])

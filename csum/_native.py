@@ -20,9 +20,12 @@ reduction over 32-bit words above it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._arith import canonical
+
+if TYPE_CHECKING:
+    from ._engine import ByteOrder
 
 WIDTHS = (8, 16, 32, 64)
 #: Buffers at least this long are summed with numpy by the ``numpy`` engine (crossover measured by bench/).
@@ -43,7 +46,7 @@ def _bytes_view(buf: Any, width: Any, byteorder: Any) -> memoryview:
 
 
 def _int_sum(view: Any, width: int, byteorder: str) -> int:
-    n = int.from_bytes(view, byteorder)
+    n = int.from_bytes(view, "big" if byteorder == "big" else "little")  # the caller checked it is one of the two
     if byteorder == "big":
         n <<= 8 * (-len(view) % (width // 8))
     return canonical(n, width)
@@ -73,7 +76,7 @@ def _numpy_sum(view: memoryview, width: int, byteorder: str) -> int:
     # apart; any width dividing 32 is the plain sum of little-endian 32-bit words (a 16-bit
     # big-endian sum is the little-endian one byte-swapped, RFC 1071 section 2(B)).
     lanes = width == 64 or (big and width == 32)
-    order = "big" if lanes and big else "little"
+    order: ByteOrder = "big" if lanes and big else "little"
     words = np.frombuffer(view, dtype=">u4" if order == "big" else "<u4", count=whole // 4)
     total = 0
     step = _NUMPY_CHUNK // 4

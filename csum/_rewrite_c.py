@@ -112,7 +112,8 @@ def _groups(calls: tuple[Call, ...]) -> list[tuple[list[Call], StoreBytesCall]]:
     """The calls cut after each store: one group per changed field."""
     from .rewrite import StoreBytesCall
 
-    groups, pending = [], []
+    groups: list[tuple[list[Call], StoreBytesCall]] = []
+    pending: list[Call] = []
     for call in calls:
         if isinstance(call, StoreBytesCall):
             groups.append((pending, call))

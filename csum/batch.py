@@ -32,6 +32,7 @@ from ._check import as_view, check_align, check_uint
 from .errors import Code, CsumTypeError, CsumValueError
 from .arch import register_vectorized, vectorized
 from .profiles import profile as _profile
+from .types import Wsum
 
 
 
@@ -174,6 +175,6 @@ def csum_partials(packets2d: np.ndarray, seed: Any = 0, *, profile: str = "gener
     form = vectorized(prof.implementation.algorithm)
     result = form(packets, seeds, align) if form else None
     if result is None:  # no vectorized form for this algorithm (or this alignment): the scalar emulation
-        result = np.fromiter((prof.csum_partial(row, int(s), align=align) for row, s in zip(packets, seeds)),
+        result = np.fromiter((prof.csum_partial(row, Wsum(int(s)), align=align) for row, s in zip(packets, seeds)),
                              dtype=np.uint64, count=len(packets))
     return result.astype(np.uint32)

@@ -21,7 +21,7 @@ from ._check import as_view, check_align, check_field, check_uint
 from .errors import EFAULT, EINVAL, CsumTypeError, CsumValueError
 from ._arith import M16, M32, add32, fold, from32to16
 from .ones import CSUM_MANGLED_0, csum_replace2, csum_replace4, csum_replace_by_diff
-from .types import Wsum
+from .types import Be16, Be32, Sum16, Wsum
 from . import _misuse
 from ._misuse import BpfMisuse  # noqa: F401  (public: csum.bpf.BpfMisuse)
 
@@ -42,7 +42,7 @@ SCRATCH_SIZE = 512
 PartialFn = Callable[[memoryview, int, int], int]
 
 
-def csum_diff(partial: PartialFn, frm: object, to: object, seed: Wsum = 0, *, frm_align: int = 0,
+def csum_diff(partial: PartialFn, frm: object, to: object, seed: Wsum = Wsum(0), *, frm_align: int = 0,
               to_align: int = 0) -> int:
     """net/core/filter.c ``bpf_csum_diff`` (>= 6.13) over the given ``csum_partial``; a 16-bit result.
 
@@ -53,7 +53,7 @@ def csum_diff(partial: PartialFn, frm: object, to: object, seed: Wsum = 0, *, fr
     old x86_64, i386), and there only in the 0x0000-vs-0xffff corner.
     """
     f, t = as_view(frm, "frm"), as_view(to, "to")
-    ret = check_uint(seed, 32, "seed")
+    ret: int = check_uint(seed, 32, "seed")
     fa, ta = check_align(frm_align, "frm_align"), check_align(to_align, "to_align")
     if len(f) and len(t):
         ret = add32(partial(t, ret, ta), partial(f, 0, fa) ^ M32)
@@ -77,7 +77,7 @@ def inet_proto_csum_replace16(partial: PartialFn, sum16: int, frm: object, to: o
     return fold(partial(memoryview(bytes(b ^ 0xFF for b in old) + new), seed, 0))
 
 
-def csum_diff_legacy(partial: PartialFn, frm: object, to: object, seed: Wsum = 0) -> int:
+def csum_diff_legacy(partial: PartialFn, frm: object, to: object, seed: Wsum = Wsum(0)) -> int:
     """net/core/filter.c ``bpf_csum_diff`` (<= 6.12): ``csum_partial`` of the scratch buffer ``~frm || to``.
 
     The buffers' own addresses never matter: they are copied into the per-CPU
@@ -139,16 +139,16 @@ def l3_csum_replace_at(pkt: object, offset: int, frm: object, to: object, flags:
         return located
     view, off = located
     _misuse.check_l3(f, t, flags, stacklevel + 1)
-    old = int.from_bytes(view[off : off + 2], "little")
+    old = Sum16(int.from_bytes(view[off : off + 2], "little"))
     size = flags & BPF_F_HDR_FIELD_MASK
     if size == 0:
         if f:
             return -EINVAL
-        new = csum_replace_by_diff(old, t & M32)
+        new = csum_replace_by_diff(old, Wsum(t & M32))
     elif size == 2:
-        new = csum_replace2(old, f & M16, t & M16)
+        new = csum_replace2(old, Be16(f & M16), Be16(t & M16))
     elif size == 4:
-        new = csum_replace4(old, f & M32, t & M32)
+        new = csum_replace4(old, Be32(f & M32), Be32(t & M32))
     else:
         return -EINVAL
     view[off : off + 2] = new.to_bytes(2, "little")
@@ -167,7 +167,7 @@ def bpf_l4_csum_replace(pkt: object, offset: int, frm: object, to: object, flags
     PARTIAL keeps the field as the pseudo-header seed and only changes it for
     pseudo-header fields. Return codes and errors as for :func:`bpf_l3_csum_replace`.
     """
-    return l4_csum_replace_skb(pkt, offset, frm, to, flags, ip_summed, 0)[0]
+    return l4_csum_replace_skb(pkt, offset, frm, to, flags, ip_summed, Wsum(0))[0]
 
 
 def l4_csum_replace_skb(pkt: object, offset: int, frm: object, to: object, flags: int, ip_summed: int,
@@ -195,7 +195,7 @@ def l4_csum_replace_skb(pkt: object, offset: int, frm: object, to: object, flags
     view, off = located
     if misuse:
         _misuse.check_l4(view, off, f, t, flags, stacklevel + 1)
-    old = int.from_bytes(view[off : off + 2], "little")
+    old = Sum16(int.from_bytes(view[off : off + 2], "little"))
     mangled0 = bool(flags & BPF_F_MARK_MANGLED_0)
     if mangled0 and not flags & BPF_F_MARK_ENFORCE and old == 0:
         return 0, skb_csum
@@ -205,14 +205,15 @@ def l4_csum_replace_skb(pkt: object, offset: int, frm: object, to: object, flags
     mask = M16 if size == 2 else M32
     f, t = f & mask, t & mask
     pseudo = bool(flags & BPF_F_PSEUDO_HDR)
+    new: int
     if ip_summed != CHECKSUM_PARTIAL:
-        new = csum_replace_by_diff(old, t) if size == 0 else csum_replace4(old, f, t)
+        new = csum_replace_by_diff(old, Wsum(t)) if size == 0 else csum_replace4(old, Be32(f), Be32(t))
         if ip_summed == CHECKSUM_COMPLETE and pseudo:
             if size == 0:
                 if not flags & BPF_F_IPV6:
-                    skb_csum = add32(t, skb_csum ^ M32) ^ M32
+                    skb_csum = Wsum(add32(t, skb_csum ^ M32) ^ M32)
             else:
-                skb_csum = add32(add32(skb_csum ^ M32, f ^ M32), t) ^ M32
+                skb_csum = Wsum(add32(add32(skb_csum ^ M32, f ^ M32), t) ^ M32)
     elif not pseudo:
         new = old
     elif size == 0:

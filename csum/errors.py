@@ -115,7 +115,8 @@ class CsumError(Exception):
     def __init__(self, message: str, *, code: str | None = None) -> None:
         super().__init__(message)
         if code is not None:
-            self.code = Code(code) if code in Code._value2member_map_ else code
+            # mypy checks Code(code) against Code.__new__ (three fields); Enum's metaclass looks the value up instead
+            self.code = Code(code) if code in Code._value2member_map_ else code  # type: ignore[call-arg]
 
 
 class CsumTypeError(CsumError, TypeError):

@@ -87,6 +87,6 @@ def compute(packet: object, layer: str | None = None, *, link: Link = "auto") ->
             if result.computed is None:
                 why = f"packet: {result.layer} checksum not computable here ({result.reason})"
                 raise CsumValueError(why, code="not-applicable")
-            return result.computed
+            return WireSum(result.computed)
     have = ", ".join(r.layer for r in results) or "none"
     raise CsumValueError(f"layer: packet has no {layer or 'transport'} checksum (layers: {have})", code="no-layer")

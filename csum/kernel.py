@@ -286,7 +286,7 @@ class _Kernel:
         size = len(packet)
         with self.lock:
             ctypes.memset(self.value, 0, _VALUE_SIZE)
-            self.value[0:len(records)] = records
+            self.value[0:len(records)] = records  # type: ignore[call-overload]  # typeshed: c_char slices take bytes
             self.bpf.map_write(self.fds["map"], self.value)
             self.run.data_in[0:size] = packet
             err, out = 0, None

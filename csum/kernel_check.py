@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Callable, Iterator, TextIO
 
 from . import kernel
+from .types import Wsum
 
 #: Sizes worth hitting on purpose: 0, odd, not multiples of 4, word and scratch-buffer edges, the maximum.
 EDGE_SIZES = (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 20, 31, 32, 33, 40, 63, 64, 65,
@@ -117,7 +118,7 @@ def cases(n: int, seed: int) -> Iterator[Case]:
         yield frm, to, s
 
 
-def _emulation(profile: kernel.RunningProfile) -> Callable[[bytes, bytes, int], int]:
+def _emulation(profile: kernel.RunningProfile) -> Callable[[object, object, Wsum], int]:
     from .profiles import profile as select_profile
 
     emulated = select_profile(profile.name, kernel=f"{profile.version[0]}.{profile.version[1]}")
@@ -138,7 +139,7 @@ def kernel_check(n: int = 2000, seed: int | None = None, *, progress: TextIO | N
     report = KernelCheckReport(running.name, running.release, running.csum_diff_kind, seed)
     start = last = time.monotonic()
     for frm, to, s in cases(n, seed):
-        got, want = kernel.bpf_csum_diff(frm, to, s), emulate(frm, to, s)
+        got, want = kernel.bpf_csum_diff(frm, to, s), emulate(frm, to, Wsum(s))
         report.cases += 1
         if got != want:
             report.mismatches.append(Mismatch(frm.hex(), to.hex(), s, got, want))

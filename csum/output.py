@@ -14,6 +14,7 @@ temporary file is gone. A target ending in ``.gz`` is written gzip-compressed.
 from __future__ import annotations
 
 import gzip
+import io
 import os
 import stat
 import tempfile
@@ -75,8 +76,8 @@ class AtomicFile:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
         self._tmp: str | None = None
-        self._raw = None
-        self._out = None
+        self._raw: io.BufferedWriter | None = None
+        self._out: io.BufferedWriter | gzip.GzipFile | None = None
 
     def __enter__(self) -> AtomicFile:
         fd, self._tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.", suffix=".tmp")
@@ -122,7 +123,7 @@ class AtomicFile:
         try:
             if self._out is not None and self._out is not self._raw:
                 try:
-                    self._out.close()  # type: ignore[union-attr]
+                    self._out.close()
                 except (OSError, ValueError):
                     pass
             if self._raw is not None:

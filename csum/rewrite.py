@@ -50,6 +50,7 @@ from .layers import UDP, UDPLITE, Field, Layout, Link, Stack, layout as parse, p
 from .errors import CsumTypeError, CsumValueError
 from .profiles import Profile, profile
 from .skb import BPF_F_RECOMPUTE_CSUM, DIFF, Op, Skb
+from .types import Wsum
 
 Address = Union[str, bytes, ipaddress.IPv4Address, ipaddress.IPv6Address]
 
@@ -224,8 +225,10 @@ class _Editor:
         """Carry a change of the bytes at ``offset`` into every enclosing checksum that covers them (as payload:
         no pseudo-header). ``diff``: the change is a 16-byte address whose bpf_csum_diff was just taken."""
         for outer in self.enclosing:
-            start = outer.covers[0][0]
-            if outer.at == offset or not any(s <= offset < e for s, e in outer.covers):
+            start, at = outer.covers[0][0], outer.at
+            if at is None:  # _inner_layer keeps only fields it can patch
+                raise AssertionError(f"csum.rewrite: the enclosing {outer.entry.name} checksum has no field offset")
+            if at == offset or not any(s <= offset < e for s, e in outer.covers):
                 continue
             flags = bpf.BPF_F_MARK_MANGLED_0 if outer.entry.zero is not table.ZERO.VALUE else 0
             odd = (offset - start) & 1
@@ -233,13 +236,13 @@ class _Editor:
                 raise CsumValueError(f"the layer at offset {offset} sits at an odd distance from the {outer.entry.name} "
                                      f"header at {start} that covers it", code="bad-offset")
             if diff:
-                self._replace("bpf_l4_csum_replace", outer.at, 0, self.calls_diff(), flags, offset)
+                self._replace("bpf_l4_csum_replace", at, 0, self.calls_diff(), flags, offset)
                 continue
             lo = offset - odd  # a 1-byte TTL / hop limit: the 16-bit word holding it
             hi = lo + len(new) + (len(new) & 1)
             was = bytes(self.buf[lo:offset]) + old + bytes(self.buf[offset + len(new):hi])
             now = bytes(self.buf[lo:offset]) + new + bytes(self.buf[offset + len(new):hi])
-            self._replace("bpf_l4_csum_replace", outer.at, _le(was), _le(now), flags | (hi - lo), lo)
+            self._replace("bpf_l4_csum_replace", at, _le(was), _le(now), flags | (hi - lo), lo)
 
     def calls_diff(self) -> int:
         """The result of the last bpf_csum_diff call (what a size-0 replace takes)."""
@@ -279,7 +282,7 @@ class _Editor:
         offset = lay.saddr if which == "saddr" else lay.daddr
         old = bytes(self.buf[offset:offset + len(new)])
         frm_align = (self.arch.net_ip_align + offset) & 7
-        diff = self.arch.bpf_csum_diff(old, new, 0, frm_align=frm_align)
+        diff = self.arch.bpf_csum_diff(old, new, Wsum(0), frm_align=frm_align)
         self.calls.append(CsumDiffCall(old, new, 0, diff, frm_align, 0))
         in_pseudo = lay.saddr_in_pseudo if which == "saddr" else lay.daddr_in_pseudo
         if lay.l4_csum is not None and lay.pseudo and in_pseudo:
@@ -312,6 +315,8 @@ class _Editor:
                 self._replace("bpf_l3_csum_replace", lay.ip_csum, _le(old), _le(change.new), size)
             if change.pseudo_header and lay.l4_csum is not None and lay.pseudo:
                 self._replace("bpf_l4_csum_replace", lay.l4_csum, _le(old), _le(change.new), self.l4_flags(size, True))
+        elif lay.l4_csum is None:  # _check_field refuses such a change (no-l4-checksum)
+            raise AssertionError(f"csum.rewrite: a field at offset {off} in the L4 layer without an L4 checksum")
         else:
             self._replace("bpf_l4_csum_replace", lay.l4_csum, _le(old), _le(change.new), self.l4_flags(size, False))
         self.store(off, change.new)

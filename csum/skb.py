@@ -16,6 +16,7 @@ stack would drop the packet ("hw csum failure").
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Iterable, Literal
 
 from . import bpf
@@ -64,7 +65,7 @@ class Skb:
     Methods return what the helpers return: 0 or a negative errno, or a value.
     """
 
-    def __init__(self, data: object, *, ip_summed: int = CHECKSUM_NONE, csum: Wsum = 0, csum_level: int = 0,
+    def __init__(self, data: object, *, ip_summed: int = CHECKSUM_NONE, csum: Wsum = Wsum(0), csum_level: int = 0,
                  network_offset: int = 14, align: int = 0, arch: str | Profile = "generic") -> None:
         self.data = bytearray(as_view(data, "data"))
         if ip_summed not in _NAMES:
@@ -96,7 +97,7 @@ class Skb:
                 f"csum_level={self.csum_level}, arch={self.arch.name!r})")
 
     def _partial(self, start: int, end: int) -> Wsum:
-        return self.arch.csum_partial(memoryview(self.data)[start:end], 0, align=(self.align + start) & 7)
+        return self.arch.csum_partial(memoryview(self.data)[start:end], Wsum(0), align=(self.align + start) & 7)
 
     def skb_checksum(self) -> Wsum:
         """net/core/skbuff.c ``skb_checksum(skb, network_offset, len - network_offset, 0)`` of the bytes now."""
@@ -154,7 +155,7 @@ class Skb:
         csum = check_uint(csum, 32, "csum")
         if self.ip_summed != CHECKSUM_COMPLETE:
             return -ENOTSUPP
-        self.csum = add32(self.csum, csum)
+        self.csum = Wsum(add32(self.csum, csum))
         return self.csum
 
     def bpf_csum_level(self, level: int) -> int:
@@ -181,7 +182,7 @@ class Skb:
             return -EINVAL
         return 0
 
-    def bpf_csum_diff(self, frm: object, to: object, seed: Wsum = 0) -> int:
+    def bpf_csum_diff(self, frm: object, to: object, seed: Wsum = Wsum(0)) -> int:
         """``bpf_csum_diff`` (Linux >= 6.13) with this skb's architecture; the value to pass as a size-0 ``to``."""
         return self.arch.bpf_csum_diff(frm, to, seed)
 
@@ -202,6 +203,7 @@ class Skb:
         return results
 
 
-_OPS = {"bpf_l3_csum_replace": Skb.bpf_l3_csum_replace, "bpf_l4_csum_replace": Skb.bpf_l4_csum_replace,
-        "bpf_skb_store_bytes": Skb.bpf_skb_store_bytes, "bpf_csum_update": Skb.bpf_csum_update, "bpf_csum_level": Skb.bpf_csum_level,
-        "bpf_csum_diff": Skb.bpf_csum_diff}
+_OPS: dict[str, Callable[..., int]] = {
+    "bpf_l3_csum_replace": Skb.bpf_l3_csum_replace, "bpf_l4_csum_replace": Skb.bpf_l4_csum_replace,
+    "bpf_skb_store_bytes": Skb.bpf_skb_store_bytes, "bpf_csum_update": Skb.bpf_csum_update,
+    "bpf_csum_level": Skb.bpf_csum_level, "bpf_csum_diff": Skb.bpf_csum_diff}

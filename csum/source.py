@@ -23,7 +23,7 @@ import re
 import stat
 import sys
 import zlib
-from typing import BinaryIO
+from typing import BinaryIO, Protocol
 
 from .errors import CsumValueError
 
@@ -55,10 +55,16 @@ class _Counted(io.RawIOBase):
         return n
 
 
+class _Reader1(Protocol):
+    """A decompressing reader (GzipFile, BZ2File, LZMAFile, zstandard's stream reader): what _Decompressed calls."""
+
+    def read1(self, size: int = ..., /) -> bytes: ...
+
+
 class _Decompressed(io.RawIOBase):
     """Decompressed bytes of ``inner``, with its errors turned into one-line CsumValueErrors."""
 
-    def __init__(self, inner: BinaryIO, kind: str, errors: tuple[type[BaseException], ...]) -> None:
+    def __init__(self, inner: _Reader1, kind: str, errors: tuple[type[BaseException], ...]) -> None:
         self._inner, self.kind, self._errors = inner, kind, errors
         self.ended_early = False
 
@@ -114,7 +120,7 @@ class Source:
         #: Compression found by magic bytes, or None.
         self.compression = next((kind for magic, kind in COMPRESSIONS.items() if head.startswith(magic)), None)
         stream = io.BufferedReader(_decompressor(self.compression, buffered), _BUFFER) if self.compression else buffered
-        self.stream: BinaryIO = stream  # type: ignore[assignment]
+        self.stream: BinaryIO = stream
 
     def fileno(self) -> int | None:
         """The stored file's descriptor, for ``os.pread``, when it is an uncompressed regular file opened by name

@@ -52,7 +52,7 @@ class Checksum:
     __slots__ = ("_sum16", "_length", "_seed")
 
     def __init__(self, data: object = b"", *, seed: Wsum = Wsum(0)) -> None:
-        self._seed = check_uint(seed, 32, "seed")
+        self._seed: int = check_uint(seed, 32, "seed")
         self._sum16 = 0  # canonical 16-bit sum of the bytes so far, as little-endian words
         self._length = 0
         self._feed(data, "data")

@@ -1,10 +1,8 @@
 """csum/types.py: the NewType kinds, checked by mypy (the independent source: the type checker itself).
 
 mypy runs on a small typed snippet that mixes the kinds (each wrong line must be reported, each
-right one must not) and on the public modules of :data:`PUBLIC`, which must be clean. That list is
-the stated baseline: ``mypy csum/`` as a whole reported 97 errors when the kinds became NewTypes
-(63 before, 2 of them fixed here; the 36 new ones are internal modules, csum/bpf.py 23, csum/skb.py 7, a few others,
-passing plain ints where a kind is now expected).
+right one must not) and on the whole package ``csum``, which must be clean (no error, no unused
+``type: ignore``) in every file but those of :data:`EXCLUDED`.
 """
 
 import os
@@ -17,9 +15,10 @@ import pytest
 pytest.importorskip("mypy")
 
 ROOT = Path(__file__).resolve().parent.parent
-PUBLIC = ["csum/__init__.py", "csum/types.py", "csum/ones.py", "csum/partial.py", "csum/pseudo.py",
-          "csum/stream.py", "csum/profiles.py", "csum/crossarch.py", "csum/profile.py", "csum/compare.py",
-          "csum/_deprecated_module.py", "csum/_crossarch_report.py"]
+#: Files left out of the clean check: they were being edited on another branch when the rest of the
+#: package was made clean (19 errors among them then: Optional and NewType narrowing, a redefined
+#: import, an unused ``type: ignore``). Each must still report an error: drop it from here once clean.
+EXCLUDED = {"csum/_cli_verify.py", "csum/layers/accel.py", "csum/parallel.py", "csum/pcap.py", "csum/scan.py"}
 
 SNIPPET = '''\
 import csum
@@ -64,10 +63,15 @@ def test_mypy_tells_the_byte_order_kinds_apart(tmp_path):
     assert all("[arg-type]" in e for e in errors), run.stdout
 
 
-def test_mypy_public_modules_are_clean():
-    """The public modules type-check with no error (and no unused ``type: ignore``)."""
-    run = _mypy(*PUBLIC)
-    assert run.returncode == 0, run.stdout + run.stderr
+def test_mypy_package_is_clean():
+    """``mypy csum`` reports no error (and no unused ``type: ignore``) outside :data:`EXCLUDED`, and some in each
+    excluded file (so that the exclusion shrinks as they are fixed)."""
+    run = _mypy("csum")
+    assert run.returncode in (0, 1) and ("Success:" in run.stdout or "Found " in run.stdout), run.stdout + run.stderr
+    errors = [line for line in run.stdout.splitlines() if ": error:" in line]
+    files = {line.split(":")[0].replace(os.sep, "/") for line in errors}
+    assert [e for e in errors if e.split(":")[0].replace(os.sep, "/") not in EXCLUDED] == [], run.stdout
+    assert EXCLUDED <= files, f"clean now, drop from EXCLUDED: {sorted(EXCLUDED - files)}"
 
 
 def test_kinds_are_ints_at_run_time():

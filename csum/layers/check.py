@@ -52,9 +52,9 @@ class Result:
         return status(self.ok, self.reason)
 
 
-def _covered(buf: memoryview, f: Field) -> int:
-    """Canonical 16-bit sum of the covered bytes, the checksum field left out."""
-    total, at = 0, f.at
+def _covered(buf: memoryview, f: Field, at: int) -> int:
+    """Canonical 16-bit sum of the covered bytes, the checksum field (at ``at``, which is ``f.at``) left out."""
+    total = 0
     for start, end in f.covers:
         if f.entry.odd_tail and (end - start) & 1:
             last = buf[end - 1]
@@ -81,7 +81,7 @@ def evaluate(buf: memoryview, f: Field, udp6_zero_ok: bool = False) -> Result:
     if f.na is not None or at is None:
         return Result(entry.name, f.header, stored, None, None, f.na or R.NOT_CAPTURED, at, f.path, f.depth)
     assert stored is not None
-    rest = _covered(buf, f)
+    rest = _covered(buf, f, at)
     pseudo = 0 if f.pseudo is None else _pseudo(buf, f.pseudo, f.pseudo[3])
     r = canonical(rest + pseudo, 16)
     computed = r ^ 0xFFFF

@@ -27,7 +27,7 @@ branch of the walk and is noted in :attr:`Stack.notes`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal, Union
+from typing import Literal, NoReturn, Union
 
 from ..errors import CsumValueError
 from . import table as T
@@ -196,7 +196,7 @@ class _Walker:
     def dispatch(self, kind: str, at: int, end: int, depth: int, path: str) -> None:
         _HANDLERS[kind](self, at, end, depth, path)
 
-    def not_ip(self, what: str) -> None:
+    def not_ip(self, what: str) -> NoReturn:
         raise _Bad("not-ip", f"packet: {what}")
 
     # --- link layers ---------------------------------------------------------------------------
@@ -548,7 +548,8 @@ class _Walker:
         if plen and stop > end and not quote:
             raise _Bad("truncated", f"packet: truncated: IPv6 payload length {plen} needs {stop} bytes, packet has "
                        f"{end}")
-        src, dst, pos = at + 8, at + 24, at + 40
+        src, pos = at + 8, at + 40
+        dst: int | None = at + 24  # None: a routing header names a final destination csum does not read
         fragment: Fragment = "none"
         frag_id = frag_offset = frag_data = 0
         frag_more = False
@@ -719,9 +720,11 @@ class _Walker:
                 na = R.BAD_LENGTH
             end = at + length
         elif cover is T.COVER.COVERAGE:
-            end = self.coverage(proto, at, available)
-            if end is None:
-                end, na = stop, R.BAD_COVERAGE
+            covered = self.coverage(proto, at, available)
+            if covered is None:
+                na = R.BAD_COVERAGE  # the end stays at stop
+            else:
+                end = covered
         elif cover is T.COVER.PREFIX:
             end, length = at + entry.prefix, entry.prefix
         pseudo = None
@@ -731,6 +734,7 @@ class _Walker:
             else:
                 pseudo = (ip.pseudo_saddr, ip.pseudo_daddr, 4 if ip.version == 4 else 16, length, proto)
         skip = entry.skip
+        covers: tuple[tuple[int, int], ...]
         if skip is not None and na is None and entry is T.OSPF2_ENTRY:
             if self.u16(at + 14) == 2:  # cryptographic authentication: the checksum is not computed (RFC 2328 D.4.3)
                 na = R.CRYPTO_AUTH

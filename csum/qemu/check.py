@@ -15,11 +15,12 @@ import shlex
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Literal, cast
 
 from .. import bpf
 from ..errors import EINVAL
 from ..profiles import Profile, profile, profile_for_machine
+from ..types import Wsum
 from .plan import Case, DiffCase, GuestLog, ReplaceCase
 
 
@@ -169,8 +170,8 @@ def emulate(p: Profile, kind: str, obs: Observation) -> tuple[int, bytes]:
     case = obs.case
     if isinstance(case, DiffCase):
         if kind == "legacy":
-            return p.bpf_csum_diff_legacy(case.frm, case.to, case.seed), b""
-        return p.bpf_csum_diff(case.frm, case.to, case.seed, frm_align=obs.frm_align, to_align=obs.to_align), b""
+            return p.bpf_csum_diff_legacy(case.frm, case.to, Wsum(case.seed)), b""
+        return p.bpf_csum_diff(case.frm, case.to, Wsum(case.seed), frm_align=obs.frm_align, to_align=obs.to_align), b""
     pkt = bytearray(case.packet)
     helper = bpf.bpf_l3_csum_replace if case.helper == "l3" else bpf.bpf_l4_csum_replace
     return helper(pkt, case.offset, case.frm, case.to, case.flags), bytes(pkt)
@@ -284,6 +285,7 @@ def read_vectors(path: Path) -> VectorFile:
     """Parse a file written by :func:`write_vectors`."""
     header: dict[str, str] = {}
     obs: list[Observation] = []
+    case: Case
     for n, line in enumerate(path.read_text().splitlines()):
         if line.startswith("#"):
             key, _, value = line[1:].strip().partition(": ")
@@ -295,8 +297,9 @@ def read_vectors(path: Path) -> VectorFile:
             case = DiffCase(f"v{n}", f[2], frm, to, int(f[5], 16), 0, 0)
             obs.append(Observation(f[1], case, int(f[6]), int(f[3]), int(f[4])))
         else:
-            case = ReplaceCase(f"v{n}", f[0], bytes.fromhex(f[7]), int(f[2]), int(f[3], 16), int(f[4], 16),
-                               int(f[5], 16))  # type: ignore[arg-type]
+            helper = cast(Literal["l3", "l4"], f[0])  # write_vectors wrote a ReplaceCase's helper here
+            case = ReplaceCase(f"v{n}", helper, bytes.fromhex(f[7]), int(f[2]), int(f[3], 16), int(f[4], 16),
+                               int(f[5], 16))
             obs.append(Observation(f[1], case, int(f[6]), data=bytes.fromhex(f[8])))
     return VectorFile(header, obs)
 

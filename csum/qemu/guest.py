@@ -132,7 +132,8 @@ def initramfs(runner: bytes, plan: str) -> bytes:
 
 def read_cpio(blob: bytes) -> dict[str, tuple[int, bytes, tuple[int, int]]]:
     """Parse a ``newc`` cpio into ``{name: (mode, data, (rdevmajor, rdevminor))}`` (for tests and checks)."""
-    out, pos = {}, 0
+    out: dict[str, tuple[int, bytes, tuple[int, int]]] = {}
+    pos = 0
     while True:
         if blob[pos:pos + 6] != b"070701":
             raise CsumValueError(f"not a newc cpio record at byte {pos}", code="bad-cpio")
