@@ -72,8 +72,9 @@ def _put(slot: mmap.mmap, chunk: Capture) -> tuple[object, ...] | None:
 
 def _get(slot: mmap.mmap, size: int, n: int, fmt: str, first_index: int, base: int) -> Capture:
     start = -(-size // 8) * 8
-    columns = [np.frombuffer(slot, dtype=np.int64, count=n, offset=start + 8 * n * k).copy() for k in range(4)]
-    return Capture(slot[:size], fmt, *columns, first_index=first_index, base=base)
+    offsets, caplens, origlens, linktypes = (
+        np.frombuffer(slot, dtype=np.int64, count=n, offset=start + 8 * n * k).copy() for k in range(4))
+    return Capture(slot[:size], fmt, offsets, caplens, origlens, linktypes, first_index=first_index, base=base)
 
 
 def _serve(conn: Connection, slots: list[mmap.mmap]) -> None:

@@ -26,21 +26,24 @@ bytes changed (:func:`patched`) differs from the original in those bytes only.
 
 from __future__ import annotations
 
+import importlib
 import os
 import struct
 from array import array
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from types import ModuleType
+from typing import BinaryIO, Literal
 
 import numpy as np
 
 from ._engine import ENGINE
 from .errors import CsumValueError
 
+_cwalk: ModuleType | None
 try:
-    from . import _cwalk
+    _cwalk = importlib.import_module("csum._cwalk")
 except ImportError:  # built without a compiler: the record walk in Python below
     _cwalk = None
 if ENGINE != "c":  # CSUM_ENGINE=numpy / python: no C anywhere (and the Python walk stays tested)
@@ -155,12 +158,13 @@ class _PcapWalker:
         """What a walker needs to go on from a record boundary (see :func:`_walker_at`)."""
         return self._endian, self._linktype
 
-    def walk(self, data: bytes, pos: int) -> _Walked:
+    def walk(self, data: bytes | bytearray | memoryview, pos: int) -> _Walked:
         if _cwalk is not None:  # the same loop in C (csum/_cwalk.c pcap_records)
             offs_b, caps_b, origs_b, pos = _cwalk.pcap_records(data, pos, self._endian == ">", MAX_RECORD)
             offs, caps, origs = (np.frombuffer(c, dtype=np.int64) for c in (offs_b, caps_b, origs_b))
             return _Walked(offs, caps, origs, self._linktype, pos, *self._why(data, pos))
-        u32, size, heads, most = self._u32, len(data), [], MAX_RECORD
+        heads: list[int] = []
+        u32, size, most = self._u32, len(data), MAX_RECORD
         add, limit = heads.append, size - 16
         while pos <= limit:  # the hot loop: one unpack per record, the checks folded into one test
             incl = u32(data, pos + 8)[0]
@@ -178,7 +182,7 @@ class _PcapWalker:
             origs |= d[offs - 4 + k].astype(np.int64) << shift
         return _Walked(offs, caps, origs, self._linktype, pos, *self._why(data, pos))
 
-    def _why(self, data: bytes, pos: int) -> tuple[str | None, bool]:
+    def _why(self, data: bytes | bytearray | memoryview, pos: int) -> tuple[str | None, bool]:
         """(problem, short) of the record at ``pos``, where the walk stopped."""
         size, most = len(data), MAX_RECORD
         if pos + 16 > size:
@@ -202,7 +206,7 @@ class _PcapngWalker:
         """What a walker needs to go on from a block boundary (see :func:`_walker_at`)."""
         return self._endian, tuple(self._interfaces)
 
-    def walk(self, data: bytes, pos: int) -> _Walked:
+    def walk(self, data: bytes | bytearray | memoryview, pos: int) -> _Walked:
         offs, caps, origs, links = array("q"), array("q"), array("q"), array("q")
         walked = _Walked(offs, caps, origs, links, pos)
         size = len(data)
@@ -241,7 +245,8 @@ class _PcapngWalker:
         walked.end = pos
         return walked
 
-    def _packet(self, data: bytes, pos: int, kind: int, length: int, walked: _Walked) -> str | None:
+    def _packet(self, data: bytes | bytearray | memoryview, pos: int, kind: int, length: int, walked: _Walked
+                ) -> str | None:
         endian, interfaces = self._endian, self._interfaces
         if length < (16 if kind == _SPB else 32):
             return f"packet block is too short ({length} bytes)"
@@ -325,7 +330,8 @@ def _walker(head: bytes, more: Callable[[int], bytes]) -> tuple[_PcapWalker | _P
         if major != 1:
             raise _bad(f"pcapng version {major} is not supported (only 1.x)", "not-a-capture")
         return _PcapngWalker(), head, 0
-    for endian, order in (("<", "little"), (">", "big")):
+    orders: tuple[tuple[str, Literal["little", "big"]], ...] = (("<", "little"), (">", "big"))
+    for endian, order in orders:
         if int.from_bytes(head[:4], order) in _PCAP_MAGICS:
             head += more(24 - len(head))
             if len(head) < 24:
@@ -357,7 +363,8 @@ class Reader:
         self._base = 0
 
     def __iter__(self) -> Iterator[Capture]:
-        buf, pos, eof = self._buf, self._pos, False
+        buf: bytes | bytearray = self._buf
+        pos, eof = self._pos, False
         while True:
             if not eof:  # the unread rest of the last chunk, then the stream's next bytes read in after it
                 grown = bytearray(len(buf) + self.chunk_bytes)

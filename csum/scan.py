@@ -126,7 +126,7 @@ def merged(scans: Sequence[Scan], name: str = "total") -> Scan:
     """All ``scans`` as one: reports merged in order (packet numbers stay those of each file)."""
     report = Report(0)
     for s in scans:
-        report = report.merge(s.report)  # type: ignore[attr-defined]
+        report = report.merge(s.report)
     formats = sorted({s.format for s in scans})
     return Scan(name, "+".join(formats), None, report, None, sum(s.patched for s in scans),
                 sum(s.patched_packets for s in scans))

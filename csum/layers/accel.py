@@ -12,6 +12,7 @@ answers. Its protocol facts come from :mod:`csum.layers.table` through :data:`LI
 
 from __future__ import annotations
 
+import importlib
 from array import array
 from types import ModuleType
 
@@ -23,7 +24,7 @@ from .reassembly import Key
 
 cwalk: ModuleType | None
 try:
-    from .. import _cwalk as cwalk
+    cwalk = importlib.import_module("csum._cwalk")
 except ImportError:  # built without a compiler: the Python walker answers everything
     cwalk = None
 if ENGINE != "c":  # CSUM_ENGINE=numpy / python keeps C out of the walk too
