@@ -132,7 +132,7 @@ class Checker:
         """Walk one packet (or take C's results for it), reassembling it if it is a fragment."""
         results = _fastpath.from_c(p)
         if results is not None:  # the jsonl path's common packets, or what fast_check left to this one
-            self._row(_Row(p.number, results, _fastpath.patches(p, results)))
+            self._row(_Row(p.number, results, _fastpath.patches(results, p.base, lambda: p)))
             return
         view = memoryview(p.data)
         stack = walk(view, p.linktype, wire_len=p.wire)

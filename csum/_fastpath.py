@@ -16,6 +16,8 @@ fragment.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -203,9 +205,8 @@ def c_fast(cap: Batch, todo: np.ndarray, report: Report) -> tuple[np.ndarray, np
             key = name if not depth else f"{name}@{depth}"
             report.counts.setdefault(key, zero_counts())["n/a" if code & _C_NA else "ok"] += n
     for i, results in reported:
-        p = cap.packet(i)
-        report.tally(p.number, results)
-        report.patches += patches(p, results)
+        report.tally(int(cap.indices[i]), results)
+        report.patches += patches(results, int(cap.bases[i]), functools.partial(cap.packet, i))
     return done, todo & (out[:, 0] == -2), closed, peak
 
 
@@ -213,14 +214,16 @@ def c_fast(cap: Batch, todo: np.ndarray, report: Report) -> tuple[np.ndarray, np
 FIX = (Status.BAD, Status.OFFLOAD)
 
 
-def patches(p: Packet, results: list[Result]) -> list[tuple[int, bytes]]:
-    """csum.layers.corrections of packet ``p`` from C's results: each bad/offload field set to its computed value,
-    inner levels first, the outer ones judged again after (a tunnel's UDP covers the inner packet). Fields of one
-    level C walks are independent (no checksum covers another one of its level)."""
+def patches(results: list[Result], base: int, packet: Callable[[], Packet]) -> list[tuple[int, bytes]]:
+    """csum.layers.corrections of a packet at file offset ``base`` from C's results: each bad/offload field set to
+    its computed value, inner levels first, the outer ones judged again after (a tunnel's UDP covers the inner
+    packet; ``packet()`` gives the packet then). Fields of one level C walks are independent (no checksum covers
+    another one of its level)."""
     wrong = [(r.field, r.computed) for r in results
              if r.status in FIX and r.field is not None and r.computed is not None]
     if not any(r.depth and r.status in FIX for r in results):
-        return [(p.base + at, value.to_bytes(2, "big")) for at, value in wrong]
+        return [(base + at, value.to_bytes(2, "big")) for at, value in wrong]
+    p = packet()
     work = bytearray(p.data)
     for depth in range(max(r.depth for r in results), -1, -1):
         now = None if _cwalk is None else _cwalk.verify(work, p.linktype)
