@@ -89,7 +89,9 @@ def scan(name: str, *, jobs: int = 1, chunk_bytes: int = pcap.CHUNK_BYTES, sink:
             report.update(part)
 
         def write(settled: int | None) -> None:
-            while sink is not None and held and (settled is None or held[0].first_index + len(held[0]) <= settled):
+            if sink is None:
+                return
+            while held and (settled is None or held[0].first_index + len(held[0]) <= settled):
                 chunk = held.popleft()
                 end = chunk.base + len(chunk.data)
                 mine = sorted(p for p in fixes if p[0] < end)
@@ -105,7 +107,8 @@ def scan(name: str, *, jobs: int = 1, chunk_bytes: int = pcap.CHUNK_BYTES, sink:
             parts = ((c, stitcher.add(part, again(c))) for c, part in checked(reader, jobs))
         for chunk, part in parts:
             take(part)
-            held.append(chunk)
+            if sink is not None:
+                held.append(chunk)
             write(checker.unsettled())
             if progress is not None:
                 progress(source.consumed(), source.size)

@@ -23,6 +23,7 @@ from csum._checker import Checker, check, check_part
 from csum._cli_verify import Report
 from csum._stitch import Stitcher
 from csum.layers import reassembly
+from csum.scan import scan
 from csum.testing import frames
 from fragmented import fragmented
 
@@ -133,8 +134,6 @@ def test_fix_corrects_a_datagram_split_across_chunks(tmp_path):
     """A datagram whose first fragment (holding the UDP field) ends one chunk and whose last starts the next, its
     UDP checksum wrong: verify says bad, with scapy's checksum of the datagram as ``computed``, and fix writes
     that value into the first fragment, at --jobs 1 and 2, the copy equal to the whole-file fix."""
-    from csum.scan import scan
-
     dgram = IP(src="192.0.2.1", dst="198.51.100.2", id=5) / UDP(sport=1, dport=2) / Raw(bytes(range(200)) * 2)
     right = IP(raw(dgram))[UDP].chksum  # scapy's
     dgram[UDP].chksum = right ^ 0xFF
@@ -193,3 +192,40 @@ def test_limits_apply_across_a_boundary(c_walker, monkeypatch):
             chunks = _cut(pcap.parse(data), 1)
             _same(_carried(chunks), whole)
             _same(_stitched(chunks)[0], whole)
+
+
+@pytest.mark.parametrize("fix", [False, True], ids=["verify", "fix"])
+def test_scan_holds_a_bounded_number_of_chunks(fix, tmp_path, monkeypatch):
+    """scan() keeps no chunk it is done with: verify none at all, fix only those a pending datagram may still
+    patch, at most the window (made 40 packets here) after a datagram that never completes; the fixed copy is
+    the whole-file fix all the same. (A verify that kept every chunk grew to 5.8 GiB on a 4 GiB capture.)"""
+    import weakref
+
+    from csum import scan as scan_module
+
+    monkeypatch.setattr(reassembly, "WINDOW", 40)
+    lost = _udp_fragments(9, 0xCC)[:1]  # its last fragment never comes
+    filler = [raw(ETH / IP(src="192.0.2.9", dst="192.0.2.10") / UDP(chksum=0x4321) / Raw(bytes([i % 256]) * 40))
+              for i in range(300)]
+    data = pcapng_bytes([(1, f, len(f)) for f in filler[:5] + lost + filler[5:]])
+    path = tmp_path / "long.pcapng"
+    path.write_bytes(data)
+    alive: list[weakref.ref] = []
+    most = [0]
+    real = pcap.Reader.__iter__
+
+    def counting(self):
+        for chunk in real(self):
+            alive.append(weakref.ref(chunk))
+            most[0] = max(most[0], sum(r() is not None for r in alive))
+            yield chunk
+
+    monkeypatch.setattr(scan_module.pcap.Reader, "__iter__", counting)
+    written: list[bytes] = []
+    sink = type("S", (), {"write": staticmethod(written.append)})() if fix else None
+    got = scan(str(path), jobs=1, chunk_bytes=200, sink=sink, keep_patches=True)
+    assert len(alive) > 100 and got.report.total("bad") == 300
+    chunk_packets = len(filler) / len(alive)
+    assert most[0] <= (40 / chunk_packets + 3 if fix else 3), (most[0], chunk_packets)
+    if fix:
+        assert b"".join(written) == pcap.patched(pcap.parse(data), check(pcap.parse(data)).patches)
