@@ -66,17 +66,18 @@ class Checker:
     packet that no pending datagram may still amend (some from earlier chunks); :meth:`close` the rest.
     ``sink(index, results)``, when given, receives every packet's results in packet order (the fast path is
     then off, so every field is seen); a pending datagram holds back the rows after its first fragment, at
-    most :data:`~csum.layers.reassembly.WINDOW` packets.
+    most :data:`~csum.layers.reassembly.WINDOW` packets. ``part``: this checker checks one chunk on its own and
+    ends with :meth:`detach` (it records what a :class:`Part` tells).
     """
 
-    def __init__(self, sink: Sink | None = None) -> None:
+    def __init__(self, sink: Sink | None = None, *, part: bool = False) -> None:
         self.sink = sink
-        self.frags = Reassembler()
+        self.frags = Reassembler(record=part)
         self.rows: deque[_Row] = deque()
         self.by_index: dict[int, _Row] = {}
         self.held: dict[int, Packet] = {}  # packets of pending datagrams: their rows may still change
         self.report = Report(0)
-        self.c_closed: list[bytes] = []
+        self.c_closed = b""  # the last chunk's: what csum/_cwalk.c reassembled (a part has one chunk)
         self.c_peak = 0
 
     def check(self, cap: Capture, progress: Callable[[int, int], None] | None = None) -> Report:
@@ -91,8 +92,7 @@ class Checker:
         walk_all = np.ones(len(batch), dtype=bool)
         if self.sink is None and _fastpath._cwalk is not None:
             done, judged, closed, peak = _fastpath.c_fast(batch, ~cut, report)
-            self.c_closed.append(closed)
-            self.c_peak = max(self.c_peak, peak)
+            self.c_closed, self.c_peak = closed, peak
             report.fast = int(np.count_nonzero(done))
             walk_all[done | judged] = False
         elif self.sink is None:
@@ -211,19 +211,22 @@ class Checker:
 
     def detach(self) -> Part:
         """End here without waiting for the datagrams still pending: every other row goes into the last chunk's
-        report, and those datagrams' packets are handed over (copied)."""
+        report, and those datagrams' packets are handed over (copied). For a ``Checker(part=True)`` that checked
+        one chunk."""
+        if self.frags.closed is None:
+            raise ValueError("detach: for a Checker(part=True)")
         report = self.report
         for row in self.rows:
             if row.index not in self.held:
                 self._emit(row)
         report.sort()
         packets = [Packet(p.number, p.base, p.linktype, p.wire, bytes(p.data)) for p in self.held.values()]
-        closed = b"".join(self.c_closed + [accel.key_bytes(key) for key in self.frags.closed])
+        closed = self.c_closed + b"".join(accel.key_bytes(key) for key in self.frags.closed)
         crowd = max(self.frags.peak, self.c_peak)
         self.rows.clear()
         self.by_index.clear()
         self.held.clear()
-        self.frags = Reassembler()
+        self.frags = Reassembler(record=True)
         return Part(report, sorted(packets, key=lambda p: p.number), closed, crowd)
 
     def close(self) -> Report:
@@ -246,6 +249,6 @@ def check(cap: Capture, progress: Callable[[int, int], None] | None = None, sink
 
 def check_part(cap: Capture) -> Part:
     """Check the chunk ``cap`` on its own, leaving its datagrams still pending at its end to csum/_stitch.py."""
-    checker = Checker()
+    checker = Checker(part=True)
     checker.check(cap)
     return checker.detach()

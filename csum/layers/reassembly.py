@@ -74,12 +74,13 @@ class Done:
 class Reassembler:
     """Collects the fragments of one capture; :meth:`add` returns the datagrams it completes or gives up.
 
-    ``closed``: the keys of every datagram completed or given up so far; ``peak``: the most pending at once.
+    ``closed``: when asked for (``record``), the keys of every datagram completed or given up so far (a chunk
+    checked on its own reports them; over a whole capture they would only grow); ``peak``: the most pending at once.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, record: bool = False) -> None:
         self.pending: OrderedDict[Key, _Datagram] = OrderedDict()
-        self.closed: set[Key] = set()
+        self.closed: set[Key] | None = set() if record else None
         self.peak = 0
 
     def add(self, index: int, buf: memoryview, ip: IPLayer, cut: bool, prefix: str = "") -> list[Done]:
@@ -107,7 +108,7 @@ class Reassembler:
         whole = self._whole(dgram)
         if whole is not None or dgram.failed == "overlap":
             del self.pending[key]
-            self.closed.add(key)
+            self._close(key)
             out.append(self._finish(dgram, whole))
         return out
 
@@ -129,8 +130,12 @@ class Reassembler:
         self.pending.clear()
         return out
 
+    def _close(self, key: Key) -> None:
+        if self.closed is not None:
+            self.closed.add(key)
+
     def _give_up(self, key: Key, dgram: _Datagram) -> Done:
-        self.closed.add(key)
+        self._close(key)
         return Done(dgram.head_index, {}, pieces=tuple(p.index for p in dgram.pieces))
 
     @staticmethod
