@@ -65,3 +65,20 @@ def test_disagreements_and_missing_verdicts_are_listed(tmp_path):
     assert code == 1 and summary["disagree"] == 1 and summary["missing tcp.checksum.status"] == 1
     assert [(r["kind"], r["frame"], r["field"]) for r in rows] == [
         ("disagree", 1, "pim.cksum.status"), ("missing", 2, "tcp.checksum.status")]
+
+
+def test_a_csum_crash_is_reported_not_missing(tmp_path, monkeypatch):
+    """When csum itself fails with a traceback, the file is counted as ``csum crashed`` with the error in the
+    details and the tool exits 1, instead of its verdicts silently counting as missing."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("tshark_agree", TOOL)
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    monkeypatch.setattr(tool, "CSUM", [sys.executable, "-c", "1 / 0"])
+    cap = tmp_path / "c.pcap"
+    cap.write_bytes(pcap_bytes([raw(Ether() / IP(src="192.0.2.1", dst="192.0.2.2") / TCP())]))
+    details = tmp_path / "d.jsonl"
+    assert tool.main(["--details", str(details), str(cap)]) == 1
+    [row] = [json.loads(line) for line in details.read_text().splitlines() if '"crashed"' in line]
+    assert row["error"].startswith("ZeroDivisionError")

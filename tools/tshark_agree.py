@@ -7,7 +7,7 @@ ok/none; offload counts as bad on both sides). tshark reports a fragmented datag
 verdict on the frame that completes the reassembly, csum on the fragment carrying the field: the
 verdicts of a first fragment are moved to its ``reassembled_in`` frame (tshark -2, two passes) before comparing.
 Checksums tshark judges and csum does not are counted as ``missing`` per tshark field.
-Prints one JSON summary; exit 1 on any disagreement. Needs tshark (Debian package tshark).
+Prints one JSON summary; exit 1 on any disagreement or csum crash. Needs tshark (Debian package tshark).
 
 Corpora used for the README's numbers: the test captures of tcpdump and Wireshark
 (``apt-get source --download-only tcpdump wireshark`` with a deb-src line; tests/*.pcap* and
@@ -67,21 +67,30 @@ def tshark(path: str) -> dict[int, dict[str, list[str]]]:
     return frames
 
 
-def csum(path: str) -> tuple[int, dict[int, dict[str, list[dict]]]]:
-    proc = subprocess.run([sys.executable, "-m", "csum", "verify", path, "--format", "jsonl"],
-                          capture_output=True, text=True, timeout=600)
+#: How csum is run (the csum importable here).
+CSUM = [sys.executable, "-m", "csum"]
+
+
+def csum(path: str) -> tuple[int, dict[int, dict[str, list[dict]]], str | None]:
+    """csum's exit code, its rows by frame and field, and the traceback's last line if csum crashed (a crash
+    must not pass for missing verdicts)."""
+    proc = subprocess.run(CSUM + ["verify", path, "--format", "jsonl"], capture_output=True, text=True, timeout=600)
     frames: dict[int, dict[str, list[dict]]] = collections.defaultdict(lambda: collections.defaultdict(list))
     for line in proc.stdout.splitlines():
         row = json.loads(line)
         if "frame" in row and row["protocol"] in FIELDS:
             frames[row["frame"]][FIELDS[row["protocol"]]].append(row)
-    return proc.returncode, frames
+    crash = proc.stderr.strip().splitlines()[-1] if "Traceback (most recent call last)" in proc.stderr else None
+    return proc.returncode, frames, crash
 
 
 def compare(path: str, totals: collections.Counter, details: list) -> None:
     theirs = tshark(path)
-    code, ours = csum(path)
+    code, ours, crash = csum(path)
     totals[f"csum exit {code}"] += 1
+    if crash is not None:
+        totals["csum crashed"] += 1
+        details.append({"kind": "crashed", "file": path, "error": crash})
     for frame, values in theirs.items():
         later = [int(v) for v in values["_in"] if int(v) != frame]
         if later:
@@ -125,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.details:
         with open(args.details, "w") as out:
             out.writelines(json.dumps(d) + "\n" for d in details)
-    return 1 if totals["disagree"] else 0
+    return 1 if totals["disagree"] or totals["csum crashed"] else 0
 
 
 if __name__ == "__main__":
