@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .run import machine, publish
+from .run import compile_csum, machine, publish
 from .verify_pcap import write_workload
 
 #: The scaling workloads: name -> (description, writer of an N-packet pcap).
@@ -233,6 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     gib, packets, repeats = (0.05, 100_000, 2) if args.quick else (args.gib, args.packets, args.repeats)
     saved = json.loads(args.out.read_text(encoding="utf-8")) if args.out.exists() else {}
+    compile_csum()
     with tempfile.TemporaryDirectory() as tmp:
         results = {"machine": machine(), "cpus_usable": len(os.sched_getaffinity(0)),
                    "memory": memory(gib, Path(tmp)) if gib else saved.get("memory"),

@@ -46,7 +46,7 @@ from typing import Any
 from csum import inet, pcap
 from csum._checker import check
 
-from .run import machine, publish
+from .run import compile_csum, machine, publish
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -269,6 +269,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=RESULTS / "verify_pcap.json", help="where to write the JSON")
     args = parser.parse_args(argv)
     n, slice_n, calls = (20_000, 2_000, 20_000) if args.quick else (args.packets, args.slice, 200_000)
+    compile_csum()
     results = run(n, slice_n, args.repeat, calls)
     return publish(results, args.out, table)
 
