@@ -20,10 +20,11 @@
  * UDP tunnel ports, ICMP error types). Walked: link types of kind ethernet (with up to two VLAN
  * tags), ethertype (fixed header, EtherType at an offset), ip and BSD family words; IPv4 with
  * options other than source routes; IPv6 with hop-by-hop / destination options (no Jumbo
- * Payload, no Home Address) and used-up routing headers; TCP, UDP (VXLAN inside, one level),
- * ICMP and ICMPv6 other than errors; outer IPv4 fragments of TCP, UDP and ICMP datagrams and outer
- * IPv6 fragments of TCP, UDP and ICMPv6 ones, reassembled within the chunk (the fragments still pending from
- * earlier chunks placed in front of it) as csum/layers/reassembly.py does.
+ * Payload, no Home Address) and used-up routing headers; IP-in-IP and 6in4; GRE (its checksum,
+ * then IPv4, IPv6 or transparent Ethernet bridging); TCP, UDP (VXLAN inside, one level), ICMP and
+ * ICMPv6 other than errors; outer IPv4 fragments of TCP, UDP and ICMP datagrams and outer IPv6
+ * fragments of TCP, UDP and ICMPv6 ones, reassembled within the chunk (the fragments still pending
+ * from earlier chunks placed in front of it) as csum/layers/reassembly.py does.
  *
  * pcap_records() is csum/pcap.py's pcap record walk (record headers only, no protocol facts).
  */
@@ -34,7 +35,7 @@
 #include <structmember.h>
 
 enum { K_ETHERNET = 1, K_ETHERTYPE = 2, K_IP = 3, K_FAMILY = 4 };
-enum { C_IPV4 = 1, C_TCP = 2, C_UDP = 3, C_ICMP = 4, C_ICMPV6 = 5 };
+enum { C_IPV4 = 1, C_TCP = 2, C_UDP = 3, C_ICMP = 4, C_ICMPV6 = 5, C_GRE = 6, C_COUNT };
 /* facts[]: indices */
 enum { F_TCP_FIELD, F_TCP_MIN, F_UDP_FIELD, F_UDP_MIN, F_ICMP_FIELD, F_ICMP_MIN, F_VXLAN, F_TUN1, F_TUN2, F_TUN3,
        F_ICMP_ERRORS, F_ICMPV6_ERRORS, F_TPID1, F_TPID2, F_TPID3, F_COUNT };
@@ -62,8 +63,13 @@ typedef struct {
 /* Why a field got its verdict: indices into the reasons bind() was given (csum.layers.reasons.Reason). */
 enum { RS_OK, RS_MISMATCH, RS_NEGATIVE_ZERO, RS_OFFLOAD, RS_NON_FIRST_FRAGMENT, RS_NEEDS_REASSEMBLY, RS_COUNT };
 /* Path tokens (5 bits each, outer first); a link layer's token is T_LINK + its row in `links`. */
-enum { T_VLAN = 1, T_IPV4, T_IPV6, T_TCP, T_UDP, T_ICMP, T_ICMPV6, T_VXLAN, T_ETH, T_LINK, T_COUNT = 32 };
+enum { T_VLAN = 1, T_IPV4, T_IPV6, T_TCP, T_UDP, T_ICMP, T_ICMPV6, T_VXLAN, T_ETH, T_GRE, T_LINK, T_COUNT = 32 };
 #define PATH(path, token) (((path) << 5) | (token))
+/* An IP layer may start a path of at most 8 tokens: the most one level adds before the next IP layer is 4
+ * (ipv4/udp/vxlan/eth), and a path holds 12. */
+#define ROOM(path) (((path) >> 40) == 0)
+/* Encapsulations walked into (csum/layers/walk.py _MAX_DEPTH). */
+#define MAX_DEPTH 8
 
 /* One checksum field found: what csum.layers.check.evaluate reports for it (offsets from the packet start).
  * ok -1: not verifiable here (computed None; field -1: None, stored too). */
@@ -207,6 +213,31 @@ static int partial(walk_t *w, unsigned proto, int v4, Py_ssize_t at, Py_ssize_t 
     return emit(w, code, depth);
 }
 
+/* GRE (csum/layers/walk.py gre: RFC 2784, RFC 2890 key and sequence number): its optional checksum over the
+ * GRE header and payload (no pseudo-header), then IPv4, IPv6 or transparent Ethernet bridging (0x6558) inside.
+ * Routing present, version 1 (PPTP), ERSPAN and other payloads: the Python walker. */
+static int gre(walk_t *w, Py_ssize_t at, Py_ssize_t stop, int depth, uint64_t path)
+{
+    const uint8_t *b = w->b;
+    if (at + 4 > stop || depth + 1 > MAX_DEPTH)
+        return 0;
+    unsigned flags = b[at], proto = be16(b + at + 2);
+    if ((flags & 0x40) || (b[at + 1] & 7))
+        return 0;
+    Py_ssize_t size = 4 + ((flags & 0x80) ? 4 : 0) + ((flags & 0x20) ? 4 : 0) + ((flags & 0x10) ? 4 : 0);
+    if (at + size > stop)
+        return 0;
+    path = PATH(path, T_GRE);
+    if ((flags & 0x80) && !judge(w, C_GRE, depth, at, at + 4, stop, 0, 0, 0, 0, path))
+        return 0;
+    Py_ssize_t inner = at + size;
+    if (proto == 0x0800 || proto == 0x86dd)
+        return ip_layer(w, inner, stop, depth + 1, proto, path);
+    if (proto == 0x6558 && inner + 14 <= stop)
+        return ip_layer(w, inner + 14, stop, depth + 1, be16(b + inner + 12), PATH(path, T_ETH));
+    return 0;
+}
+
 static int transport(walk_t *w, unsigned proto, Py_ssize_t at, Py_ssize_t stop, int v4, Py_ssize_t src,
                      Py_ssize_t dst, int depth, uint64_t path)
 {
@@ -214,6 +245,13 @@ static int transport(walk_t *w, unsigned proto, Py_ssize_t at, Py_ssize_t stop, 
     const int64_t *f = w->f;
     Py_ssize_t len = stop - at, covered = len, field;
     int code, pseudo = 1, token;
+    if (proto == 4 || proto == 41) {  /* IP-in-IP, 6in4 */
+        if (depth + 1 > MAX_DEPTH)
+            return 0;
+        return ip_layer(w, at, stop, depth + 1, proto == 4 ? 0x0800 : 0x86dd, path);
+    }
+    if (proto == 47)
+        return gre(w, at, stop, depth, path);
     if (proto == 6) {
         if (len < f[F_TCP_MIN] || len < 13 || (b[at + 12] >> 4) * 4 < 20 || (b[at + 12] >> 4) * 4 > len)
             return 0;
@@ -284,7 +322,7 @@ static int options_ok(const uint8_t *b, Py_ssize_t at, Py_ssize_t end, int v6)
 static int ip_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, unsigned ethertype, uint64_t path)
 {
     const uint8_t *b = w->b;
-    if (at >= end)
+    if (at >= end || !ROOM(path))
         return 0;
     unsigned version = b[at] >> 4;
     if ((ethertype == 0x0800 && version != 4) || (ethertype == 0x86dd && version != 6) ||
@@ -762,7 +800,7 @@ static PyObject *bind(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "O!O!O!O!OO", &PyType_Type, &type, &PyTuple_Type, &layers, &PyTuple_Type, &why,
                           &PyTuple_Type, &names, &links, &facts))
         return NULL;
-    if (PyTuple_GET_SIZE(layers) != 6 || PyTuple_GET_SIZE(why) != RS_COUNT || PyTuple_GET_SIZE(names) != T_COUNT) {
+    if (PyTuple_GET_SIZE(layers) != C_COUNT || PyTuple_GET_SIZE(why) != RS_COUNT || PyTuple_GET_SIZE(names) != T_COUNT) {
         PyErr_SetString(PyExc_ValueError, "_cwalk.bind: wrong number of names");
         return NULL;
     }
@@ -797,7 +835,7 @@ static PyObject *bind(PyObject *self, PyObject *args)
     bound_nlinks = nl / 4;
     Py_INCREF(type);
     Py_XSETREF(result_type, t);
-    for (int k = 0; k < 6; k++)
+    for (int k = 0; k < C_COUNT; k++)
         Py_XSETREF(layer_names[k], Py_NewRef(PyTuple_GET_ITEM(layers, k)));
     for (int k = 0; k < RS_COUNT; k++)
         Py_XSETREF(reasons[k], Py_NewRef(PyTuple_GET_ITEM(why, k)));

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 from hypothesis import example, given, settings, strategies as st
-from scapy.all import ICMP, IP, TCP, UDP, Dot1Q, Ether, IPOption_NOP, IPOption_Router_Alert, IPv6, fragment, raw
+from scapy.all import GRE, ICMP, IP, TCP, UDP, Dot1Q, Ether, IPOption_NOP, IPOption_Router_Alert, IPv6, fragment, raw
 from scapy.layers.inet6 import (ICMPv6EchoRequest, IPv6ExtHdrDestOpt, IPv6ExtHdrFragment, IPv6ExtHdrHopByHop,
                                  IPv6ExtHdrRouting, fragment6)
 from scapy.layers.vxlan import VXLAN
@@ -130,7 +130,8 @@ def test_c_fragments_equal_the_walker(proto, v6, size, fragsize, vlan, flips):
 
 
 def _shapes() -> list[bytes]:
-    """The stacks bench/verify_pcap.py's mixed capture holds (fragments aside), checksums by scapy."""
+    """The stacks bench/verify_pcap.py's mixed capture holds (fragments aside) and the IP-in-IP and GRE tunnels the
+    C walker walks too, checksums by scapy."""
     eth = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
     v4, v6 = IP(src="10.0.0.1", dst="10.1.0.2"), IPv6(src="2001:db8::1", dst="2001:db8::2")
     return [raw(p) for p in (
@@ -143,6 +144,11 @@ def _shapes() -> list[bytes]:
         eth / v4 / ICMP() / b"ping",
         eth / v4 / UDP(sport=40000, dport=4789) / VXLAN(vni=3) / eth / IP(src="172.16.0.1", dst="172.16.0.2")
         / TCP() / b"in",
+        eth / v4 / IP(src="172.16.0.1", dst="172.16.0.2") / TCP() / b"ipip",
+        eth / v4 / IPv6(src="2001:db8::3", dst="2001:db8::4") / UDP() / b"6in4",
+        eth / v4 / GRE(chksum_present=1, key_present=1, key=5) / IP(src="172.16.0.1", dst="172.16.0.2") / UDP()
+        / b"gre",
+        eth / v6 / GRE(proto=0x6558) / eth / IP(src="172.16.0.1", dst="172.16.0.2") / ICMP() / b"teb",
     )]
 
 
@@ -232,9 +238,9 @@ def test_capture_results_from_c_equal_the_walker(cases):
 
 
 def _scapy_fixed(frame: bytes) -> bytes:
-    """The frame with every IP/TCP/UDP checksum recomputed by scapy (fields deleted, packet rebuilt)."""
+    """The frame with every IP/TCP/UDP/GRE checksum recomputed by scapy (fields deleted, packet rebuilt)."""
     packet = Ether(frame)
-    for layer in (IP, TCP, UDP):
+    for layer in (IP, TCP, UDP, GRE):
         k = 1
         while packet.getlayer(layer, k) is not None:
             del packet.getlayer(layer, k).chksum
@@ -243,11 +249,14 @@ def _scapy_fixed(frame: bytes) -> bytes:
 
 
 def test_capture_takes_failing_packets_from_c(monkeypatch):
-    """Packets with wrong checksums on the stacks C walks, a VXLAN one with a wrong inner TCP checksum among them,
-    are judged without the Python walker at all, and the patches give scapy's checksums: the inner TCP field and
-    the outer UDP one that covers it (corrected after the inner one, as csum.layers.corrections does)."""
+    """Packets with wrong checksums on the stacks C walks, a VXLAN one and a GRE one with a wrong inner checksum
+    among them, are judged without the Python walker at all, and the patches give scapy's checksums: the inner
+    field and the outer UDP or GRE one that covers it (corrected after the inner one, as csum.layers.corrections
+    does)."""
     frames_ = _shapes()
-    broken = [bytearray(frames_[0]), bytearray(frames_[-1])]
+    vxlan, gre = frames_[7], frames_[10]
+    assert vxlan.endswith(b"in") and gre.endswith(b"gre")
+    broken = [bytearray(frames_[0]), bytearray(vxlan), bytearray(gre)]
     for frame in broken:
         frame[-1] ^= 1
         frame[-3] ^= 0x20
@@ -255,9 +264,9 @@ def test_capture_takes_failing_packets_from_c(monkeypatch):
     monkeypatch.setattr(_checker.Checker, "packet", lambda self, p: pytest.fail(f"packet {p.number} walked in Python"))
     report = check(cap)
     n = len(frames_)
-    assert report.fast == n and [i for i, _ in report.bad] == [n, n + 1, n + 1]
-    assert [r.path for _, r in report.bad] == ["eth/ipv4/tcp", "eth/ipv4/udp",
-                                               "eth/ipv4/udp/vxlan/eth/ipv4/tcp"]
+    assert report.fast == n and [i for i, _ in report.bad] == [n, n + 1, n + 1, n + 2, n + 2]
+    assert [r.path for _, r in report.bad] == ["eth/ipv4/tcp", "eth/ipv4/udp", "eth/ipv4/udp/vxlan/eth/ipv4/tcp",
+                                               "eth/ipv4/gre", "eth/ipv4/gre/ipv4/udp"]
     for k, frame in enumerate(broken):
         start = cap.base + int(cap.offsets[n + k])
         fixed = bytearray(frame)

@@ -42,12 +42,13 @@ FACTS = array("q", [T.TCP_ENTRY.field, T.TCP_ENTRY.minimum, T.UDP_ENTRY.field, T
                     sum(1 << t for t in T.ICMP_ERRORS), sum(1 << t for t in T.ICMPV6_ERRORS),
                     *sorted(T.VLAN_TPIDS)])
 #: csum/_cwalk.c's protocol codes C_* (code + 8 * depth in fast_check's output) -> layer name.
-CODES = (None, T.IPV4_HEADER.name, T.TCP_ENTRY.name, T.UDP_ENTRY.name, T.ICMP_ENTRY.name, T.ICMPV6_ENTRY.name)
+CODES = (None, T.IPV4_HEADER.name, T.TCP_ENTRY.name, T.UDP_ENTRY.name, T.ICMP_ENTRY.name, T.ICMPV6_ENTRY.name,
+         T.GRE_ENTRY.name)
 #: Its reasons RS_* -> Reason.
 REASONS = (R.OK, R.MISMATCH, R.NEGATIVE_ZERO, R.OFFLOAD, R.NON_FIRST_FRAGMENT, R.NEEDS_REASSEMBLY)
 #: Its path tokens T_* -> the path part csum.layers.walk writes for that layer (T_LINK + row: the link's name).
 _TOKENS = (None, "vlan", T.IPV4_HEADER.name, "ipv6", T.TCP_ENTRY.name, T.UDP_ENTRY.name, T.ICMP_ENTRY.name,
-           T.ICMPV6_ENTRY.name, T.UDP_TUNNELS[T.VXLAN_PORT], T.LINKTYPES[1].name)
+           T.ICMPV6_ENTRY.name, T.UDP_TUNNELS[T.VXLAN_PORT], T.LINKTYPES[1].name, T.GRE_ENTRY.name)
 TOKENS = (_TOKENS + tuple(T.LINKTYPES[row[0]].name for row in _ROWS) + (None,) * 32)[:32]
 
 
