@@ -21,8 +21,8 @@
  * tags), ethertype (fixed header, EtherType at an offset), ip and BSD family words; IPv4 with
  * options other than source routes; IPv6 with hop-by-hop / destination options (no Jumbo
  * Payload, no Home Address) and used-up routing headers; IP-in-IP and 6in4; GRE (its checksum,
- * then IPv4, IPv6 or transparent Ethernet bridging); TCP, UDP (VXLAN inside, one level), ICMP and
- * ICMPv6 other than errors; outer IPv4 fragments of TCP, UDP and ICMP datagrams and outer IPv6
+ * then IPv4, IPv6, or Ethernet by transparent bridging or ERSPAN I/II/III); TCP, UDP (VXLAN inside,
+ * one level), ICMP and ICMPv6 other than errors; Ethernet inside a tunnel with up to two VLAN tags; outer IPv4 fragments of TCP, UDP and ICMP datagrams and outer IPv6
  * fragments of TCP, UDP and ICMPv6 ones, reassembled within the chunk (the fragments still pending
  * from earlier chunks placed in front of it) as csum/layers/reassembly.py does.
  *
@@ -63,11 +63,13 @@ typedef struct {
 /* Why a field got its verdict: indices into the reasons bind() was given (csum.layers.reasons.Reason). */
 enum { RS_OK, RS_MISMATCH, RS_NEGATIVE_ZERO, RS_OFFLOAD, RS_NON_FIRST_FRAGMENT, RS_NEEDS_REASSEMBLY, RS_COUNT };
 /* Path tokens (5 bits each, outer first); a link layer's token is T_LINK + its row in `links`. */
-enum { T_VLAN = 1, T_IPV4, T_IPV6, T_TCP, T_UDP, T_ICMP, T_ICMPV6, T_VXLAN, T_ETH, T_GRE, T_LINK, T_COUNT = 32 };
+enum { T_VLAN = 1, T_IPV4, T_IPV6, T_TCP, T_UDP, T_ICMP, T_ICMPV6, T_VXLAN, T_ETH, T_GRE, T_ERSPAN, T_LINK, T_COUNT = 32 };
 #define PATH(path, token) (((path) << 5) | (token))
-/* An IP layer may start a path of at most 8 tokens: the most one level adds before the next IP layer is 4
- * (ipv4/udp/vxlan/eth), and a path holds 12. */
-#define ROOM(path) (((path) >> 40) == 0)
+/* A path holds 12 tokens. An IP layer may start one of at most 9: the most it adds before the next IP or
+ * Ethernet layer (which checks again) is 3 (ipv4/udp/vxlan, ipv4/gre/erspan) or, at the end, 2 (ipv4/tcp); an
+ * Ethernet layer checks each token it adds (FULL: 12 already). */
+#define ROOM(path) (((path) >> 45) == 0)
+#define FULL(path) (((path) >> 55) != 0)
 /* Encapsulations walked into (csum/layers/walk.py _MAX_DEPTH). */
 #define MAX_DEPTH 8
 
@@ -213,9 +215,30 @@ static int partial(walk_t *w, unsigned proto, int v4, Py_ssize_t at, Py_ssize_t 
     return emit(w, code, depth);
 }
 
+/* An Ethernet frame inside a tunnel (csum/layers/walk.py h_eth): up to two VLAN tags, then IPv4 or IPv6. */
+static int eth_layer(walk_t *w, Py_ssize_t at, Py_ssize_t stop, int depth, uint64_t path)
+{
+    const uint8_t *b = w->b;
+    const int64_t *f = w->f;
+    if (at + 14 > stop || FULL(path))
+        return 0;
+    path = PATH(path, T_ETH);
+    Py_ssize_t pos = at + 12;
+    for (int tags = 0; tags < 2; tags++) {
+        unsigned t = be16(b + pos);
+        if (t != f[F_TPID1] && t != f[F_TPID2] && t != f[F_TPID3])
+            break;
+        pos += 4;
+        if (pos + 2 > stop || FULL(path))
+            return 0;
+        path = PATH(path, T_VLAN);
+    }
+    return ip_layer(w, pos + 2, stop, depth, be16(b + pos), path);
+}
+
 /* GRE (csum/layers/walk.py gre: RFC 2784, RFC 2890 key and sequence number): its optional checksum over the
- * GRE header and payload (no pseudo-header), then IPv4, IPv6 or transparent Ethernet bridging (0x6558) inside.
- * Routing present, version 1 (PPTP), ERSPAN and other payloads: the Python walker. */
+ * GRE header and payload (no pseudo-header), then IPv4, IPv6, Ethernet (transparent bridging 0x6558, ERSPAN
+ * types I, II and III) inside. Routing present, version 1 (PPTP) and other payloads: the Python walker. */
 static int gre(walk_t *w, Py_ssize_t at, Py_ssize_t stop, int depth, uint64_t path)
 {
     const uint8_t *b = w->b;
@@ -233,8 +256,12 @@ static int gre(walk_t *w, Py_ssize_t at, Py_ssize_t stop, int depth, uint64_t pa
     Py_ssize_t inner = at + size;
     if (proto == 0x0800 || proto == 0x86dd)
         return ip_layer(w, inner, stop, depth + 1, proto, path);
-    if (proto == 0x6558 && inner + 14 <= stop)
-        return ip_layer(w, inner + 14, stop, depth + 1, be16(b + inner + 12), PATH(path, T_ETH));
+    if (proto == 0x6558 || (proto == 0x88be && !(flags & 0x10)))  /* bridged Ethernet; ERSPAN type I */
+        return eth_layer(w, inner, stop, depth + 1, path);
+    if (proto == 0x88be)  /* ERSPAN type II: an 8-byte header */
+        return eth_layer(w, inner + 8, stop, depth + 1, PATH(path, T_ERSPAN));
+    if (proto == 0x22eb && inner + 12 <= stop)  /* type III: 12 bytes, 8 more with the platform sub-header */
+        return eth_layer(w, inner + 12 + ((b[inner + 11] & 1) ? 8 : 0), stop, depth + 1, PATH(path, T_ERSPAN));
     return 0;
 }
 
@@ -288,12 +315,8 @@ static int transport(walk_t *w, unsigned proto, Py_ssize_t at, Py_ssize_t stop, 
     if (!judge(w, code, depth, at, at + field, at + covered, ps, ps0, code != C_ICMP && code != C_ICMPV6, code == C_UDP,
                path))
         return 0;
-    if (proto == 17 && be16(b + at + 2) == f[F_VXLAN]) {  /* VXLAN: 8 bytes, then Ethernet */
-        Py_ssize_t eth = at + 16;
-        if (eth + 14 > stop)
-            return 0;
-        return ip_layer(w, eth + 14, stop, depth + 1, be16(b + eth + 12), PATH(PATH(path, T_VXLAN), T_ETH));
-    }
+    if (proto == 17 && be16(b + at + 2) == f[F_VXLAN])  /* VXLAN: 8 bytes, then Ethernet */
+        return eth_layer(w, at + 16, stop, depth + 1, PATH(path, T_VXLAN));
     return 1;
 }
 

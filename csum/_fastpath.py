@@ -1,7 +1,7 @@
 """The fast paths in front of the walker in ``csum verify`` and ``csum fix``: the C walker, else numpy.
 
 The C walker csum/_cwalk.c where it is built (common link types, VLAN tags, IPv4 options, IPv6
-extension headers, IP-in-IP, GRE, VXLAN, IPv4 and IPv6 fragments reassembled where the Reassembler would complete
+extension headers, IP-in-IP, GRE, ERSPAN, VXLAN, IPv4 and IPv6 fragments reassembled where the Reassembler would complete
 them the same way; see its header comment) counts the packets whose every checksum passes and hands
 over the :class:`~csum.layers.Result` of every field of a packet with a failing one (fragments
 aside); else numpy over csum.batch sums, which only says "every checksum passes", for the plainest

@@ -14,6 +14,7 @@ from hypothesis import example, given, settings, strategies as st
 from scapy.all import GRE, ICMP, IP, TCP, UDP, Dot1Q, Ether, IPOption_NOP, IPOption_Router_Alert, IPv6, fragment, raw
 from scapy.layers.inet6 import (ICMPv6EchoRequest, IPv6ExtHdrDestOpt, IPv6ExtHdrFragment, IPv6ExtHdrHopByHop,
                                  IPv6ExtHdrRouting, fragment6)
+from scapy.contrib.erspan import ERSPAN_II, ERSPAN_III
 from scapy.layers.vxlan import VXLAN
 
 from captures import epb, idb, python_report, shb
@@ -130,8 +131,8 @@ def test_c_fragments_equal_the_walker(proto, v6, size, fragsize, vlan, flips):
 
 
 def _shapes() -> list[bytes]:
-    """The stacks bench/verify_pcap.py's mixed capture holds (fragments aside) and the IP-in-IP and GRE tunnels the
-    C walker walks too, checksums by scapy."""
+    """The stacks bench/verify_pcap.py's mixed capture holds (fragments aside) and the IP-in-IP, GRE and ERSPAN
+    tunnels the C walker walks too (and VLAN tags inside a tunnel, 11 path parts deep), checksums by scapy."""
     eth = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
     v4, v6 = IP(src="10.0.0.1", dst="10.1.0.2"), IPv6(src="2001:db8::1", dst="2001:db8::2")
     return [raw(p) for p in (
@@ -149,6 +150,11 @@ def _shapes() -> list[bytes]:
         eth / v4 / GRE(chksum_present=1, key_present=1, key=5) / IP(src="172.16.0.1", dst="172.16.0.2") / UDP()
         / b"gre",
         eth / v6 / GRE(proto=0x6558) / eth / IP(src="172.16.0.1", dst="172.16.0.2") / ICMP() / b"teb",
+        eth / v4 / GRE(seqnum_present=1) / ERSPAN_II() / eth / Dot1Q(vlan=7) / IP(src="172.16.0.1", dst="172.16.0.2")
+        / TCP() / b"erspan",
+        eth / v4 / GRE(proto=0x22EB) / ERSPAN_III() / eth / IPv6(src="2001:db8::3", dst="2001:db8::4") / UDP() / b"3",
+        eth / Dot1Q(vlan=5) / Dot1Q(vlan=6) / v4 / UDP(sport=40000, dport=4789) / VXLAN(vni=3) / eth / Dot1Q(vlan=8)
+        / Dot1Q(vlan=9) / IP(src="172.16.0.1", dst="172.16.0.2") / TCP() / b"deep",
     )]
 
 
@@ -166,6 +172,17 @@ def test_c_walks_the_common_stacks():
         again = accel.cwalk.verify(bytes(broken), -1)
         assert again is not None and [_row(r) for r in again] == _python(bytes(broken), "auto")
         assert again[-1].ok is False and again[-1].reason == "mismatch" and again[-1].computed == last.stored
+
+
+def test_c_leaves_paths_too_long_for_it():
+    """A stack of more path parts than the C walker's path holds (12) is left to the Python walker, never reported
+    with a cut path: QinQ, VXLAN, QinQ inside, IP-in-IP, TCP (13 parts, checksums by scapy)."""
+    eth = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
+    deep = raw(eth / Dot1Q(vlan=5) / Dot1Q(vlan=6) / IP(src="10.0.0.1", dst="10.1.0.2") / UDP(sport=4, dport=4789)
+               / VXLAN(vni=3) / eth / Dot1Q(vlan=8) / Dot1Q(vlan=9) / IP(src="172.16.0.1", dst="172.16.0.2")
+               / IP(src="192.0.2.1", dst="192.0.2.2") / TCP() / b"x")
+    assert accel.cwalk.verify(deep, 1) is None
+    assert _python(deep, 1)[-1][7] == "eth/vlan/vlan/ipv4/udp/vxlan/eth/vlan/vlan/ipv4/ipv4/tcp"
 
 
 @pytest.mark.parametrize("link, header", [

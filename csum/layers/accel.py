@@ -48,7 +48,8 @@ CODES = (None, T.IPV4_HEADER.name, T.TCP_ENTRY.name, T.UDP_ENTRY.name, T.ICMP_EN
 REASONS = (R.OK, R.MISMATCH, R.NEGATIVE_ZERO, R.OFFLOAD, R.NON_FIRST_FRAGMENT, R.NEEDS_REASSEMBLY)
 #: Its path tokens T_* -> the path part csum.layers.walk writes for that layer (T_LINK + row: the link's name).
 _TOKENS = (None, "vlan", T.IPV4_HEADER.name, "ipv6", T.TCP_ENTRY.name, T.UDP_ENTRY.name, T.ICMP_ENTRY.name,
-           T.ICMPV6_ENTRY.name, T.UDP_TUNNELS[T.VXLAN_PORT], T.LINKTYPES[1].name, T.GRE_ENTRY.name)
+           T.ICMPV6_ENTRY.name, T.UDP_TUNNELS[T.VXLAN_PORT], T.LINKTYPES[1].name, T.GRE_ENTRY.name,
+           T.ETHERTYPES[T.ETH_ERSPAN2])
 TOKENS = (_TOKENS + tuple(T.LINKTYPES[row[0]].name for row in _ROWS) + (None,) * 32)[:32]
 
 
