@@ -212,7 +212,7 @@ class Checker:
     def detach(self) -> Part:
         """End here without waiting for the datagrams still pending: every other row goes into the last chunk's
         report, and those datagrams' packets are handed over (copied). For a ``Checker(part=True)`` that checked
-        one chunk."""
+        one chunk; the checker is done with after it."""
         if self.frags.closed is None:
             raise ValueError("detach: for a Checker(part=True)")
         report = self.report
@@ -222,12 +222,7 @@ class Checker:
         report.sort()
         packets = [Packet(p.number, p.base, p.linktype, p.wire, bytes(p.data)) for p in self.held.values()]
         closed = self.c_closed + b"".join(accel.key_bytes(key) for key in self.frags.closed)
-        crowd = max(self.frags.peak, self.c_peak)
-        self.rows.clear()
-        self.by_index.clear()
-        self.held.clear()
-        self.frags = Reassembler(record=True)
-        return Part(report, sorted(packets, key=lambda p: p.number), closed, crowd)
+        return Part(report, sorted(packets, key=lambda p: p.number), closed, max(self.frags.peak, self.c_peak))
 
     def close(self) -> Report:
         """The capture ended: every pending datagram given up, every row emitted; the report of those rows."""

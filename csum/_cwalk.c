@@ -215,14 +215,15 @@ static int partial(walk_t *w, unsigned proto, int v4, Py_ssize_t at, Py_ssize_t 
     return emit(w, code, depth);
 }
 
-/* An Ethernet frame inside a tunnel (csum/layers/walk.py h_eth): up to two VLAN tags, then IPv4 or IPv6. */
-static int eth_layer(walk_t *w, Py_ssize_t at, Py_ssize_t stop, int depth, uint64_t path)
+/* An Ethernet frame (csum/layers/walk.py h_ethernet), the link layer's or inside a tunnel, its path part
+ * `token`: up to two VLAN tags, then IPv4 or IPv6. */
+static int eth_layer(walk_t *w, Py_ssize_t at, Py_ssize_t stop, int depth, uint64_t path, int token)
 {
     const uint8_t *b = w->b;
     const int64_t *f = w->f;
     if (at + 14 > stop || FULL(path))
         return 0;
-    path = PATH(path, T_ETH);
+    path = PATH(path, token);
     Py_ssize_t pos = at + 12;
     for (int tags = 0; tags < 2; tags++) {
         unsigned t = be16(b + pos);
@@ -257,11 +258,12 @@ static int gre(walk_t *w, Py_ssize_t at, Py_ssize_t stop, int depth, uint64_t pa
     if (proto == 0x0800 || proto == 0x86dd)
         return ip_layer(w, inner, stop, depth + 1, proto, path);
     if (proto == 0x6558 || (proto == 0x88be && !(flags & 0x10)))  /* bridged Ethernet; ERSPAN type I */
-        return eth_layer(w, inner, stop, depth + 1, path);
+        return eth_layer(w, inner, stop, depth + 1, path, T_ETH);
     if (proto == 0x88be)  /* ERSPAN type II: an 8-byte header */
-        return eth_layer(w, inner + 8, stop, depth + 1, PATH(path, T_ERSPAN));
+        return eth_layer(w, inner + 8, stop, depth + 1, PATH(path, T_ERSPAN), T_ETH);
     if (proto == 0x22eb && inner + 12 <= stop)  /* type III: 12 bytes, 8 more with the platform sub-header */
-        return eth_layer(w, inner + 12 + ((b[inner + 11] & 1) ? 8 : 0), stop, depth + 1, PATH(path, T_ERSPAN));
+        return eth_layer(w, inner + 12 + ((b[inner + 11] & 1) ? 8 : 0), stop, depth + 1, PATH(path, T_ERSPAN),
+                         T_ETH);
     return 0;
 }
 
@@ -316,7 +318,7 @@ static int transport(walk_t *w, unsigned proto, Py_ssize_t at, Py_ssize_t stop, 
                path))
         return 0;
     if (proto == 17 && be16(b + at + 2) == f[F_VXLAN])  /* VXLAN: 8 bytes, then Ethernet */
-        return eth_layer(w, at + 16, stop, depth + 1, PATH(path, T_VXLAN));
+        return eth_layer(w, at + 16, stop, depth + 1, PATH(path, T_VXLAN), T_ETH);
     return 1;
 }
 
@@ -440,7 +442,6 @@ static int ip_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, unsigne
 static int link_layer(walk_t *w, Py_ssize_t len, const int64_t *row, Py_ssize_t index)
 {
     const uint8_t *b = w->b;
-    const int64_t *f = w->f;
     int64_t kind = row[1], header = row[2], at = row[3];
     uint64_t path = T_LINK + index;
     if (kind == K_IP)
@@ -464,19 +465,9 @@ static int link_layer(walk_t *w, Py_ssize_t len, const int64_t *row, Py_ssize_t 
             return 0;
         return ip_layer(w, header, len, 0, be16(b + at), path);
     }
-    if (kind != K_ETHERNET || len < 14)
+    if (kind != K_ETHERNET)
         return 0;
-    Py_ssize_t pos = 12;
-    for (int tags = 0; tags < 2; tags++) {
-        unsigned t = be16(b + pos);
-        if (t != f[F_TPID1] && t != f[F_TPID2] && t != f[F_TPID3])
-            break;
-        pos += 4;
-        path = PATH(path, T_VLAN);
-        if (pos + 2 > len)
-            return 0;
-    }
-    return ip_layer(w, pos + 2, len, 0, be16(b + pos), path);
+    return eth_layer(w, 0, len, 0, 0, (int)path);
 }
 
 static int get(PyObject *o, Py_buffer *v, int writable, Py_ssize_t itemsize)

@@ -68,7 +68,7 @@ class Batch:
         lens = [len(p.data) for p in carried]
         front = sum(lens)
         starts = np.cumsum([0] + lens[:-1])
-        return cls(b"".join(bytes(p.data) for p in carried) + bytes(cap.data),
+        return cls(b"".join([*(p.data for p in carried), cap.data]),
                    col(np.concatenate([starts, cap.offsets + front])), col(np.concatenate([lens, cap.caplens])),
                    col(np.concatenate([[p.wire for p in carried], cap.origlens])),
                    col(np.concatenate([[p.linktype for p in carried], cap.linktypes])),

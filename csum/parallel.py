@@ -31,8 +31,8 @@ import signal
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from itertools import chain
-from typing import Any
 from multiprocessing.connection import Connection
+from typing import Any
 
 import numpy as np
 
