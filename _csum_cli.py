@@ -1,6 +1,6 @@
 """The ``csum`` console script: :func:`csum.cli.main`, with a bad ``CSUM_ENGINE`` reported in one line.
 
-csum binds its summing engine when the package is imported (csum/_engine.py), so
+csum binds its summing engine when the package is imported (csum/engine/__init__.py), so
 a ``CSUM_ENGINE`` it cannot honour fails the import itself, before any code
 inside the package could catch it: this module sits outside the package to do so.
 """

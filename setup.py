@@ -1,11 +1,13 @@
-"""Build the optional C accelerators csum._speedups (summing) and csum._cwalk (the capture checker's fast
-walker); all metadata lives in pyproject.toml.
+"""Build the optional C extensions of csum.engine: _speedups (summing) and _cwalk (the capture checker's fast
+walker, with the protocol table generated from csum/layers/table.py: csum/engine/_cwalk_table.h); all metadata
+lives in pyproject.toml.
 
-``optional=True``: without a C compiler the extension is skipped and csum runs
-on its numpy / pure-Python engines (csum/_engine.py).
+``optional=True``: without a C compiler the extensions are skipped and csum runs on its numpy / pure-Python
+engines and its Python walker (csum/engine/__init__.py).
 """
 
 from setuptools import Extension, setup
 
-setup(ext_modules=[Extension("csum._speedups", sources=["csum/_speedups.c"], optional=True),
-                   Extension("csum._cwalk", sources=["csum/_cwalk.c"], optional=True)])
+setup(ext_modules=[Extension("csum.engine._speedups", sources=["csum/engine/_speedups.c"], optional=True),
+                   Extension("csum.engine._cwalk", sources=["csum/engine/_cwalk.c"],
+                             depends=["csum/engine/_cwalk_table.h"], optional=True)])

@@ -4,7 +4,7 @@ Each number is the median of ``repeats`` timings (each timing ``number`` calls,
 calibrated to a time slice), with the min-max spread; ratios against scapy,
 dpkt and a bare ``zlib.crc32`` call are taken from the same run. The public
 functions run on the engine bound at import (``CSUM_ENGINE``); every engine
-this installation has is timed directly through its :class:`csum._engine.Engine`. Workloads are named after conventions.md: 20,
+this installation has is timed directly through its :class:`csum.engine.Engine`. Workloads are named after conventions.md: 20,
 40, 64, 1500 B, 64 KiB, 4 MiB and the odd sizes 1499 and 65535.
 """
 
@@ -28,7 +28,7 @@ import numpy as np
 
 import csum
 import csum.batch
-from csum import _engine
+from csum import engine
 
 SIZES = [20, 40, 64, 1499, 1500, 65535, 65536, 4 << 20]
 BPF_SIZES = [4, 8, 16, 20, 32, 40, 64, 128, 256, 512]

@@ -43,10 +43,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from csum import inet, pcap
-from csum._checker import check
+from csum.layers import inet
+from csum.capture import pcap
+from csum.capture.checker import check
 
-from .run import compile_csum, machine, publish
+from run import compile_csum, machine, publish
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

@@ -5,49 +5,23 @@ little-endian CPU; :func:`profile` selects an architecture's own code.
 """
 
 import importlib
-import sys
 
-from .bpf import (
-    BPF_F_HDR_FIELD_MASK,
-    BPF_F_IPV6,
-    BPF_F_MARK_ENFORCE,
-    BPF_F_MARK_MANGLED_0,
-    BPF_F_PSEUDO_HDR,
-    bpf_l3_csum_replace,
-    bpf_l4_csum_replace,
-)
+from .bpf.helpers import (BPF_F_HDR_FIELD_MASK, BPF_F_IPV6, BPF_F_MARK_ENFORCE, BPF_F_MARK_MANGLED_0, BPF_F_PSEUDO_HDR,
+                         bpf_l3_csum_replace, bpf_l4_csum_replace)
 from . import bpf as _bpf
 from .arch.generic import generic_le as _generic_le
-from .crossarch import compare
-from ._deprecated_module import Package as _Package
+from .arch.crossarch import compare
 from .errors import CsumError, CsumTypeError, CsumValueError
-from .ones import (
-    CSUM_MANGLED_0,
-    csum16_add,
-    csum16_sub,
-    csum_add,
-    csum_block_add,
-    csum_block_sub,
-    csum_fold,
-    csum_fold_bytes,
-    csum_neg,
-    csum_replace2,
-    csum_replace4,
-    csum_replace_by_diff,
-    csum_shift,
-    csum_sub,
-    csum_unfold,
-    from32to16,
-    from64to32,
-)
-from .partial import (csum_partial, do_csum, internet_checksum, internet_checksum_bytes, ip_compute_csum,
-                      ip_compute_csum_bytes, ip_fast_csum, ip_fast_csum_bytes, verify_checksum)
-from .profiles import Profile, profile, profile_names
-from .pseudo import (csum_ipv6_magic, csum_ipv6_magic_bytes, csum_tcpudp_magic, csum_tcpudp_magic_bytes,
-                     csum_tcpudp_nofold)
-from .stream import Checksum, internet_checksum_iov
+from .core.ones import (CSUM_MANGLED_0, csum16_add, csum16_sub, csum_add, csum_block_add, csum_block_sub, csum_fold,
+                        csum_fold_bytes, csum_neg, csum_replace2, csum_replace4, csum_replace_by_diff, csum_shift,
+                        csum_sub, csum_unfold, from32to16, from64to32)
+from .core.partial import (csum_partial, do_csum, internet_checksum, internet_checksum_bytes, ip_compute_csum,
+                           ip_compute_csum_bytes, ip_fast_csum, ip_fast_csum_bytes, verify_checksum)
+from .arch.profiles import Profile, profile, profile_names
+from .core.pseudo import (csum_ipv6_magic, csum_ipv6_magic_bytes, csum_tcpudp_magic, csum_tcpudp_magic_bytes,
+                          csum_tcpudp_nofold)
+from .core.stream import Checksum, internet_checksum_iov
 from .types import Sum16, Wsum
-from . import inet  # the module API: csum.inet.verify / compute
 
 __version__ = "0.1.0"
 
@@ -59,15 +33,6 @@ def inet_proto_csum_replace16(sum16: Sum16, frm: object, to: object) -> Sum16:
     16 bytes. :meth:`Profile.inet_proto_csum_replace16` uses another architecture's ``csum_partial``.
     """
     return _bpf.inet_proto_csum_replace16(_generic_le, sum16, frm, to)  # type: ignore[return-value]
-
-
-def csum_replace16(sum16: Sum16, frm: object, to: object) -> Sum16:
-    """Deprecated alias of :func:`inet_proto_csum_replace16` (the kernel has no ``csum_replace16``)."""
-    import warnings
-
-    warnings.warn("csum.csum_replace16 is deprecated: use csum.inet_proto_csum_replace16 (net/core/utils.c)",
-                  DeprecationWarning, stacklevel=2)
-    return inet_proto_csum_replace16(sum16, frm, to)
 
 
 def bpf_csum_diff(frm: object, to: object, seed: Wsum = Wsum(0), *, frm_align: int = 0, to_align: int = 0) -> int:
@@ -84,7 +49,10 @@ def bpf_csum_diff_legacy(frm: object, to: object, seed: Wsum = Wsum(0)) -> int:
     return _bpf.csum_diff_legacy(_generic_le, frm, to, seed)
 
 
-_SUBMODULES = ("batch", "kernel", "layers", "pcap", "prog", "rewrite", "skb")
+#: The public modules, imported on first attribute access: each wing's face (csum/<name>.py re-exports a wing's
+#: module) and the wings users import whole. Decided once (docs/design.md "Public paths").
+_SUBMODULES = ("batch", "crossarch", "dask", "inet", "kernel", "layers", "pcap", "profiles", "prog", "rewrite",
+               "scan", "skb")
 
 __all__ = [
     "bpf_csum_diff", "bpf_csum_diff_legacy", "BPF_F_HDR_FIELD_MASK", "BPF_F_IPV6", "BPF_F_MARK_ENFORCE",
@@ -93,11 +61,11 @@ __all__ = [
     "csum_ipv6_magic", "csum_ipv6_magic_bytes", "CSUM_MANGLED_0", "csum_neg", "csum_partial", "csum_replace2",
     "csum_replace4", "csum_replace_by_diff", "csum_shift", "csum_sub", "csum_tcpudp_magic",
     "csum_tcpudp_magic_bytes", "csum_tcpudp_nofold", "csum_unfold", "CsumError", "CsumTypeError", "CsumValueError",
-    "do_csum", "from32to16", "from64to32", "inet", "inet_proto_csum_replace16", "internet_checksum",
+    "do_csum", "from32to16", "from64to32", "inet_proto_csum_replace16", "internet_checksum",
     "internet_checksum_bytes", "internet_checksum_iov", "ip_compute_csum", "ip_compute_csum_bytes", "ip_fast_csum",
     "ip_fast_csum_bytes", "Profile", "profile", "profile_names", "verify_checksum",
     # modules imported with the package
-    "bpf", "crossarch", "errors", "profiles", "types",
+    "bpf", "errors", "types",
     # submodules, imported on first attribute access (or by ``from csum import *``)
     *_SUBMODULES,
 ]
@@ -109,7 +77,3 @@ def __getattr__(name: str) -> object:
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-
-# csum.profile and csum.compare are functions; importing the deprecated modules of those names
-# (csum/profile.py, csum/compare.py) must not rebind them (csum/_deprecated_module.py).
-sys.modules[__name__].__class__ = _Package

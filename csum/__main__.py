@@ -1,4 +1,4 @@
-"""``python -m csum``: the command line (csum/cli.py)."""
+"""``python -m csum``: the command line (csum/cli/__init__.py)."""
 
 import sys
 

@@ -13,7 +13,7 @@ Two layouts:
 Every function gives, row by row, the same bits as its scalar counterpart:
 :func:`internet_checksums` as :func:`csum.internet_checksum` (RFC 1071),
 :func:`csum_partials` as ``csum.profile(name).csum_partial``. The sums come
-from the bound engine's ``ones_sum_many`` (csum/_engine.py: C, or numpy
+from the bound engine's ``ones_sum_many`` (csum/engine/__init__.py: C, or numpy
 byte-position sums); the per-architecture arithmetic on the sums is
 vectorized for the algorithms with a form registered beside the scalar one
 (csum.arch.register_vectorized, below), and any other registered
@@ -26,12 +26,12 @@ from typing import Any
 
 import numpy as np
 
-from . import _engine
-from ._arith_np import M16, M32, add32, canonical, from32to16, ror32, swab16
-from ._check import as_view, check_align, check_uint
+from . import engine
+from .core.arith_np import M16, M32, add32, canonical, from32to16, ror32, swab16
+from .core.inputs import as_view, check_align, check_uint
 from .errors import Code, CsumTypeError, CsumValueError
 from .arch import register_vectorized, vectorized
-from .profiles import profile as _profile
+from .arch.profiles import profile as _profile
 from .types import Wsum
 
 
@@ -72,12 +72,12 @@ def _ragged(buf: Any, offsets: Any, lengths: Any) -> tuple[memoryview, np.ndarra
 
 def _sums(view: Any, offs: np.ndarray, lens: np.ndarray, width: int, byteorder: str) -> np.ndarray:
     out = np.zeros(len(offs), dtype=np.uint64)
-    _engine.ones_sum_many(view, offs, lens, out, width, byteorder)
+    engine.ones_sum_many(view, offs, lens, out, width, byteorder)
     return out
 
 
 def ones_sums(packets2d: np.ndarray, width: int = 16, byteorder: str = "little") -> np.ndarray:
-    """Per row, what :func:`csum._engine.ones_sum` gives: canonical ``width``-bit sums (16 or 32), uint64 (N,)."""
+    """Per row, what :func:`csum.engine.ones_sum` gives: canonical ``width``-bit sums (16 or 32), uint64 (N,)."""
     packets = _as_packets(packets2d)
     _check_word(width, byteorder)
     n, length = packets.shape

@@ -37,7 +37,7 @@ class Code(StrEnum):
     #: What the code means, as the README's error table says it (tools/readme_errors.py).
     meaning: str
 
-    # arguments (csum/_check.py and every public function)
+    # arguments (csum/core/inputs.py and every public function)
     BAD_TYPE = "bad-type", "CsumTypeError", "an int/bytes argument of another type"
     BAD_VALUE = "bad-value", "CsumValueError", "a value outside the allowed set"
     NOT_A_BUFFER = "not-a-buffer", "CsumTypeError", "not bytes-like (str, int, list ...)"
@@ -51,7 +51,7 @@ class Code(StrEnum):
     NOT_AN_ARRAY = "not-an-array", "CsumTypeError", "packets2d is not a numpy array"
     BAD_ARRAY = "bad-array", "CsumTypeError", "wrong dtype or number of dimensions"
     BAD_SHAPE = "bad-shape", "CsumValueError", "offsets and lengths differ in length"
-    # profiles and kernels (csum/profiles.py, csum/arch/, csum/kernel.py)
+    # profiles and kernels (csum/arch/profiles.py, csum/arch/, csum/kernel/live.py)
     UNKNOWN_PROFILE = "unknown-profile", "CsumValueError", "no profile or alias of that name"
     BAD_PROFILE = "bad-profile", "CsumValueError", "a profile TOML file breaks the schema"
     BAD_RELEASE = "bad-release", "CsumValueError", "not a kernel release like 5.10"
@@ -62,7 +62,7 @@ class Code(StrEnum):
     BPF_FAILED = "bpf-failed", "BpfError", "bpf(2) failed or the verifier said no"
     TOO_LARGE = "too-large", "CsumValueError", "more than the kernel helper takes"
     BAD_LENGTH = "bad-length", "CsumValueError", "a length field or size the kernel would reject"
-    # packets (csum/_packet.py, csum/inet.py, csum/rewrite.py)
+    # packets (csum/_packet.py, csum/layers/inet.py, csum/layers/rewrite.py)
     TRUNCATED = "truncated", "CsumValueError", "fewer bytes than a header or record needs"
     NOT_IP = "not-ip", "CsumValueError", "the link layer does not carry IPv4/IPv6"
     BAD_VERSION = "bad-version", "CsumValueError", "an IP version other than the one its EtherType announces"
@@ -78,25 +78,25 @@ class Code(StrEnum):
     NO_TUNNEL = "no-tunnel", "CsumValueError", "inner= on a packet without a VXLAN/Geneve/GRE/IP-in-IP tunnel"
     NO_ICMP_ID = "no-icmp-id", "CsumValueError", "an ICMP identifier rewrite on a packet that is not an ICMP query"
     TTL_EXPIRED = "ttl-expired", "CsumValueError", "decrementing a TTL / hop limit of 0"
-    # captures (csum/pcap.py)
+    # captures (csum/capture/pcap.py)
     NOT_A_CAPTURE = "not-a-capture", "CsumValueError", "neither pcap nor pcapng"
     BAD_BLOCK = "bad-block", "CsumValueError", "a pcapng block that contradicts itself"
     UNSUPPORTED_LINK = "unsupported-link", "CsumValueError", "a link type csum does not walk (strict walk)"
-    # capture input and output (csum/source.py, csum/output.py, csum/dask.py)
+    # capture input and output (csum/capture/source.py, csum/capture/output.py, csum/capture/dask.py)
     BAD_COMPRESSION = "bad-compression", "CsumValueError", "corrupt gzip/bzip2/xz/zstd data"
     MISSING_ZSTD = "missing-zstd", "CsumValueError", "zstd input without the zstandard package (the [zstd] extra)"
     MISSING_FSSPEC = "missing-fsspec", "CsumValueError", "a URL input without fsspec (the [dask] extra)"
     MISSING_DASK = "missing-dask", "CsumValueError", "--dask without dask.distributed (the [dask] extra)"
     UNREADABLE = "unreadable", "CsumValueError", "a Dask worker cannot read an input file"
     UNSAFE_OUTPUT = "unsafe-output", "CsumValueError", "OUT is a symbolic link, not a regular file, or an input"
-    # kernel models and comparisons (csum/skb.py, csum/crossarch.py)
+    # kernel models and comparisons (csum/bpf/skb.py, csum/arch/crossarch.py)
     NOT_MODELLED = "not-modelled", "CsumValueError", "a helper case whose kernel outcome csum does not model"
     BAD_FUNCTION = "bad-function", "CsumValueError", "not one of the functions csum compare knows"
-    # BPF objects (csum/_libbpf.py, csum/prog.py)
+    # BPF objects (csum/kernel/libbpf.py, csum/kernel/prog.py)
     LIBBPF_FAILED = "libbpf-failed", "LibbpfError", "libbpf is missing or cannot open/load the BPF object"
     NO_PROGRAM = "no-program", "CsumValueError", "the BPF object has no program matching the choice"
     AMBIGUOUS = "ambiguous", "CsumValueError", "several programs match: pick one by name or section"
-    # kernels booted under QEMU (csum/qemu/guest.py)
+    # kernels booted under QEMU (csum/kernel/qemu/guest.py)
     UNKNOWN_ARCH = "unknown-arch", "CsumValueError", "no QEMU architecture of that name"
     NO_COMPILER = "no-compiler", "CsumValueError", "the architecture's cross compiler is not on PATH"
     BUILD_FAILED = "build-failed", "CsumValueError", "the cross compiler failed to build the runner"
@@ -132,7 +132,7 @@ class CsumValueError(CsumError, ValueError):
 
 
 class CsumEngineError(CsumValueError, ImportError):
-    """``CSUM_ENGINE`` names no engine this installation has: raised by ``import csum`` (csum/_engine.py).
+    """``CSUM_ENGINE`` names no engine this installation has: raised by ``import csum`` (csum/engine/__init__.py).
 
     A ValueError like every other bad setting, and an ImportError of package
     ``csum``: ``python -m csum`` then reports it in one line without a traceback

@@ -157,7 +157,7 @@ def assert_checksums_ok(packet: object, *, link: str = "auto", udp6_zero_ok: boo
     Uses :func:`csum.inet.verify`; a stored 0xffff where 0x0000 is computed passes (the same number),
     checksums that cannot be verified from this packet alone (fragments) are not failures.
     """
-    from .inet import verify
+    from .layers.inet import verify
 
     results = verify(packet, link=link, udp6_zero_ok=udp6_zero_ok)  # type: ignore[arg-type]
     bad = [r for r in results if r.ok is False]

@@ -9,7 +9,7 @@ expected is an error (tests/test_types.py runs mypy on such a snippet).
 A literal of a kind is written ``Sum16(0x1c46)`` (an identity call at run time), the way
 kernel code writes ``(__force __sum16)``. csum's own functions return their kinds without
 that call (it costs a Python call on the hot path): their results come from the unchecked
-arithmetic of csum/_arith.py, and a ``# type: ignore[return-value]`` marks each such line.
+arithmetic of csum/core/arith.py, and a ``# type: ignore[return-value]`` marks each such line.
 
 The generic functions (``csum.csum_fold``, ``csum.ip_compute_csum`` ...) model a
 little-endian CPU; a :class:`csum.Profile` of a big-endian architecture holds the

@@ -28,7 +28,7 @@ def why_not() -> str | None:
     if not kernel.available():
         return f"csum.kernel: {kernel.why_unavailable()}"
     try:
-        from csum._libbpf import library
+        from csum.kernel.libbpf import library
 
         library()
     except Exception as exc:  # noqa: BLE001  (any failure to find libbpf is a reason to skip)

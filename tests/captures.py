@@ -1,7 +1,7 @@
 """Capture writers for the tests: pcap (both byte orders, us/ns) and pcapng (both byte orders, any blocks).
 
 Written from the format drafts (draft-ietf-opsawg-pcap, draft-ietf-opsawg-pcapng)
-independently of csum/pcap.py; tests/test_pcap.py checks that scapy reads back
+independently of csum/capture/pcap.py; tests/test_pcap.py checks that scapy reads back
 what these write, so they can serve as inputs with known contents.
 """
 
@@ -71,8 +71,8 @@ def other(kind: int, body: bytes, endian: str = "<") -> bytes:
 
 def python_report(cap, sink=None):
     """csum verify's report of ``cap`` from the Python walker alone (csum/layers, the reference): the C walker
-    (csum/_cwalk.c) and the vectorized path out of the way; ``sink`` as csum._checker.check takes it."""
-    from csum import _checker, _fastpath
+    (csum/engine/_cwalk.c) and the vectorized path out of the way; ``sink`` as csum.capture.checker.check takes it."""
+    from csum.capture import checker, fastpath
 
     saved, _fastpath._cwalk = _fastpath._cwalk, None
     try:

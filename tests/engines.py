@@ -1,4 +1,4 @@
-"""The ``engine`` fixture: one :class:`csum._engine.Engine` object per summing engine this installation has.
+"""The ``engine`` fixture: one :class:`csum.engine.Engine` object per summing engine this installation has.
 
     def test_something(engine):      # tests/conftest.py makes the fixture available everywhere
         engine.ones_sum(buf, 16, "little")
@@ -11,7 +11,7 @@ each ``CSUM_ENGINE`` value in a subprocess.
 
 import pytest
 
-from csum import _engine
+from csum import engine
 
 
 @pytest.fixture(params=list(_engine.ENGINES.values()), ids=list(_engine.ENGINES))

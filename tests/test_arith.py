@@ -1,4 +1,4 @@
-"""csum/_arith.py (unchecked primitives) against the naive oracle, and csum/_arith_np.py against it.
+"""csum/core/arith.py (unchecked primitives) against the naive oracle, and csum/core/arith_np.py against it.
 
 Expected values: tests/oracle.py (RFC 1071 section 4.1, step by step) and the plain
 ``(n - 1) % (2**w - 1) + 1`` definition of the canonical sum; the numpy twin must give the
@@ -9,7 +9,7 @@ import numpy as np
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from csum import _arith, _arith_np
+from csum.core import arith, arith_np
 from oracle import fold16, ones_add32
 
 U32 = st.integers(0, 0xFFFFFFFF)
@@ -71,7 +71,7 @@ def test_canonical_folding_of_large_ints(n, width):
 @given(st.lists(U32, min_size=1, max_size=50), st.lists(U32, min_size=1, max_size=50), st.integers(1, 31))
 @example(CORNERS32, CORNERS32[::-1], 8)
 def test_numpy_twin_gives_the_same_bits(xs, ys, n):
-    """Parity: each csum/_arith_np.py function equals its csum/_arith.py namesake element by element."""
+    """Parity: each csum/core/arith_np.py function equals its csum/core/arith.py namesake element by element."""
     k = min(len(xs), len(ys))
     xs, ys = xs[:k], ys[:k]
     a, b = np.array(xs, np.uint64), np.array(ys, np.uint64)

@@ -14,9 +14,9 @@ from hypothesis.extra import numpy as hnp
 from scapy.utils import checksum as scapy_checksum
 
 import csum
-import csum._engine
+import csum.engine
 import csum.batch as batch
-from csum import _arith_np
+from csum.core import arith_np
 from csum.errors import CsumTypeError, CsumValueError
 from csum.testing import CORNER_SEEDS
 from oracle import ones_sum16
@@ -87,7 +87,7 @@ def test_million_packets_all_little_endian_profiles_agree_mod_0xffff():
     All kernel csum_partial implementations agree modulo 0xffff (shared/kernel-csum.md); folding with
     from32to16 makes that an equality. Seconds, not minutes, because the forms are vectorized.
     """
-    if csum._engine.ENGINE == "python":
+    if csum.engine.ENGINE == "python":
         pytest.skip("pure-Python row loop: a million rows is the numpy engine's job")
     rows = np.random.default_rng(7).integers(0, 256, (1_000_000, 64), dtype=np.uint8)
     rows[::1000] = 0xFF

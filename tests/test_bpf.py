@@ -1,4 +1,4 @@
-"""csum/bpf.py: bpf_csum_diff (homogenized, legacy) and the l3/l4 csum replace helpers.
+"""csum/bpf/helpers.py: bpf_csum_diff (homogenized, legacy) and the l3/l4 csum replace helpers.
 
 Independent sources: the kernel selftest tools/testing/selftests/bpf/prog_tests/test_csum_diff.c
 (tests/vectors/test_csum_diff_selftest.txt: its 16 vectors with little- and
@@ -14,7 +14,7 @@ from scapy.layers.inet import IP, TCP, UDP
 from scapy.packet import Raw
 
 import csum
-from csum.bpf import (BPF_F_MARK_ENFORCE, BPF_F_MARK_MANGLED_0, BPF_F_PSEUDO_HDR, CHECKSUM_PARTIAL)
+from csum.bpf.helpers import BPF_F_MARK_ENFORCE, BPF_F_MARK_MANGLED_0, BPF_F_PSEUDO_HDR, CHECKSUM_PARTIAL
 from csum.testing import buffers, seeds
 from oracle import ones_add32, ones_sum16
 from vectors import selftest_cases

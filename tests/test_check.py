@@ -1,4 +1,4 @@
-"""Bad input gets a clear error naming the argument (csum/_check.py), never a wrong number."""
+"""Bad input gets a clear error naming the argument (csum/core/inputs.py), never a wrong number."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""csum/cli.py: exit codes, messages and output, in-process and as real subprocesses.
+"""csum/cli/__init__.py: exit codes, messages and output, in-process and as real subprocesses.
 
 Independent sources: scapy (packets, their checksums, pcap/pcapng writing and
 reading), include/uapi/linux/bpf.h's description of the replace flags, and the
@@ -16,7 +16,7 @@ from scapy.all import ICMP, IP, TCP, UDP, Ether, ICMPv6EchoRequest, IPv6, PcapNg
 import csum
 from captures import epb, idb, other, pcap_bytes, shb
 from csum.cli import main
-from csum.sample import SAMPLE_PACKET
+from csum.cli.sample import SAMPLE_PACKET
 
 
 def test_default_runs_compare_on_the_sample(capsys):
@@ -338,7 +338,7 @@ def test_progress_only_on_a_terminal_for_long_files():
     the phase, and close() erases it."""
     import io
 
-    from csum._progress import Bar
+    from csum.cli.progress import Bar
 
     class Tty(io.StringIO):
         def isatty(self):

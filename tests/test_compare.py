@@ -1,9 +1,9 @@
-"""csum/crossarch.py: the cross-profile table against the kernel-produced vectors."""
+"""csum/arch/crossarch.py: the cross-profile table against the kernel-produced vectors."""
 
 import pytest
 
 import csum
-from csum.crossarch import compare, field16
+from csum.arch.crossarch import compare, field16
 from vectors import ROOT, partial_cases
 
 
@@ -41,9 +41,3 @@ def test_field16_is_the_fields_bytes_of_a_register_value():
     assert field16(csum.ip_compute_csum(data), "little") == checksum(data).to_bytes(2, "big")
 
 
-def test_wire16_is_a_deprecated_alias():
-    """crossarch.wire16 (the name before field16) warns, one release, and gives field16's bytes."""
-    from csum.crossarch import wire16
-
-    with pytest.warns(DeprecationWarning, match="field16"):
-        assert wire16(0x1234ABCD, "little") == b"\x01\xbe"

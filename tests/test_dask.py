@@ -1,4 +1,4 @@
-"""csum/dask.py: an archive of captures on a dask.distributed LocalCluster gives the serial merged report.
+"""csum/capture/dask.py: an archive of captures on a dask.distributed LocalCluster gives the serial merged report.
 
 Reference: csum.scan.scan on each file here, merged (itself checked against the
 whole-file check in tests/test_scan.py); packets built by scapy.
@@ -22,8 +22,8 @@ distributed = pytest.importorskip("dask.distributed")
 #: Fixed MAC addresses: scapy would otherwise look the destination up (ARP, routes), slowly.
 ETH = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
 
-import csum.dask  # noqa: E402
-from csum.scan import merged, scan  # noqa: E402
+import csum.capture.dask
+from csum.capture.scan import merged, scan
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""csum/_engine.py, csum/_native.py and csum/_speedups.c: every engine object, and the one bound at import.
+"""csum/engine/__init__.py, csum/engine/native.py and csum/engine/_speedups.c: every engine object, and the one bound at import.
 
 Independent sources: tests/oracle.py (naive RFC 1071 16-bit loop), a naive
 word-by-word end-around-carry loop of any width written here, scapy.utils.checksum
@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 from scapy.utils import checksum as scapy_checksum
 
 import csum
-from csum import _engine, _native
+from csum import engine
+from csum.engine import native
 from csum.errors import CsumTypeError, CsumValueError
 from csum.testing import buffers
 from oracle import ones_sum16
@@ -143,26 +144,26 @@ def test_non_buffers_are_rejected():
     assert err.value.code == "bad-byteorder"
 
 
-@pytest.mark.skipif(not HAS_C, reason="csum._speedups not built")
+@pytest.mark.skipif(not HAS_C, reason="csum.engine._speedups not built")
 @settings(max_examples=300)  # each example sums at every block size: 300 keep it under a second
 @given(buffers(max_size=2000), st.sampled_from([8, 16, 32, 64]), st.sampled_from(["little", "big"]))
 def test_c_block_combining(data, width, byteorder):
     """The C loop's per-block sums, combined end-around, give the one-block answer at every block size."""
-    from csum import _speedups
+    from csum.engine import _speedups
 
     want = naive_ones_sum(data, width, byteorder)
     for block in (8, 16, 24, 64, 1 << 12):
         assert _speedups.ones_sum_blocked(data, width, byteorder, block) == want
 
 
-@pytest.mark.skipif(not HAS_C, reason="csum._speedups not built")
+@pytest.mark.skipif(not HAS_C, reason="csum.engine._speedups not built")
 def test_c_block_bound_with_all_ones():
     """All-0xff words make every accumulator as large as it can be: a 2**20-word block of them stays exact.
 
     Per block each 32-bit lane accumulator ends at words * (2**32 - 1); the C comment proves the
     2**31-word block bound; here all-ones input, block sizes from 1 word up, == the naive loop's 0xff..ff.
     """
-    from csum import _speedups
+    from csum.engine import _speedups
 
     data = b"\xff" * (8 << 20)
     for block in (8, 8 << 10, 8 << 20):
@@ -202,7 +203,7 @@ def test_nothing_switches_the_bound_engine():
     """The binding is made once: no use_engine/set_fallback, and the checked ones_sum wraps the bound engine."""
     assert not hasattr(_engine, "use_engine")
     if HAS_C:
-        from csum import _speedups
+        from csum.engine import _speedups
 
         assert not hasattr(_speedups, "set_fallback")
     assert _engine._sum is _engine.ENGINES[_engine.ENGINE].ones_sum
@@ -243,7 +244,7 @@ def test_bad_csum_engine_is_one_line_from_import_and_cli(value):
 
 
 def test_csum_engine_c_without_the_extension_names_the_alternatives(tmp_path):
-    """CSUM_ENGINE=c where csum._speedups cannot be imported: one line naming the other values.
+    """CSUM_ENGINE=c where csum.engine._speedups cannot be imported: one line naming the other values.
 
     The extension is hidden by a meta-path finder that refuses it (a copy of the package without it
     would do the same).
@@ -251,15 +252,15 @@ def test_csum_engine_c_without_the_extension_names_the_alternatives(tmp_path):
     hide = ("import sys\n"
             "class Hide:\n"
             "    def find_spec(self, name, path=None, target=None):\n"
-            "        if name == 'csum._speedups':\n"
+            "        if name == 'csum.engine._speedups':\n"
             "            raise ImportError('hidden')\n"
             "sys.meta_path.insert(0, Hide())\n"
             "import csum\n")
     out = _run(["-c", hide], "c")
     assert out.returncode == 1
-    assert "CSUM_ENGINE=c but the C extension csum._speedups is not built" in out.stderr
+    assert "CSUM_ENGINE=c but the C extension csum.engine._speedups is not built" in out.stderr
     assert "auto, numpy, python" in out.stderr
-    assert _run(["-c", hide + "print(csum._engine.ENGINE)"], "auto").stdout.strip() == "numpy"
+    assert _run(["-c", hide + "print(csum.engine.ENGINE)"], "auto").stdout.strip() == "numpy"
 
 
 @pytest.mark.skipif(os.environ.get("CSUM_EVERY_ENGINE_CHILD") == "1", reason="already inside such a run")

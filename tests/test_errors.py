@@ -25,22 +25,23 @@ from scapy.layers.inet import ICMP, IP, TCP, UDP
 
 import csum
 import csum.batch
-import csum.dask
-import csum.inet
-import csum.kernel
+import csum.capture.dask
+import csum.layers.inet
+import csum.kernel.live
 import csum.layers
-import csum.output
-import csum.pcap
-import csum.prog
-import csum.rewrite
-import csum.skb
-import csum.source
+import csum.capture.output
+import csum.capture.pcap
+import csum.kernel.prog
+import csum.layers.rewrite
+import csum.bpf.skb
+import csum.capture.source
 
 profile_module = importlib.import_module("csum.profiles")
 compare_module = importlib.import_module("csum.crossarch")
-from csum import _engine, _libbpf, arch, bpf
+from csum import engine, arch, bpf
+from csum.kernel import libbpf
 from csum.errors import Code, CsumError
-from csum.qemu import guest
+from csum.kernel.qemu import guest
 
 SRC = Path(csum.__file__).resolve().parent
 UDP4 = bytes(IP(src="192.0.2.1", dst="192.0.2.2", ttl=9) / UDP(sport=1, dport=2) / b"data")
@@ -66,7 +67,7 @@ def _rejected_program(monkeypatch):
     """A BPF program the verifier rejects (exit without setting R0): needs a kernel that loads programs."""
     if not csum.kernel.available():
         pytest.skip(f"BPF unavailable: {csum.kernel.why_unavailable()}")
-    from csum._bpf_syscall import Bpf, SYSCALL_NR
+    from csum.kernel.syscall import Bpf, SYSCALL_NR
     import platform
 
     Bpf(SYSCALL_NR[platform.machine()]).prog_load(bytes([0x95]) + bytes(7), "bad")
@@ -136,7 +137,7 @@ def _write(path: Path, data: bytes) -> Path:
 
 
 def _read(name: str) -> bytes:
-    with csum.source.open_source(name) as source:
+    with csum.capture.source.open_source(name) as source:
         return source.stream.read()
 
 
@@ -277,9 +278,9 @@ TRIGGERS = {
     Code.MISSING_ZSTD: [_zstd_without_zstandard],
     Code.MISSING_FSSPEC: [_url_without_fsspec],
     Code.MISSING_DASK: [_dask_without_dask],
-    Code.UNREADABLE: [lambda m, tmp: csum.dask._verify_one(str(tmp / "no-such.pcap"), csum.pcap.CHUNK_BYTES)],
-    Code.UNSAFE_OUTPUT: [lambda m, tmp: csum.output.target(tmp),
-                         lambda m, tmp: csum.output.target(_bad_gzip(tmp), [_bad_gzip(tmp)])],
+    Code.UNREADABLE: [lambda m, tmp: csum.capture.dask._verify_one(str(tmp / "no-such.pcap"), csum.pcap.CHUNK_BYTES)],
+    Code.UNSAFE_OUTPUT: [lambda m, tmp: csum.capture.output.target(tmp),
+                         lambda m, tmp: csum.capture.output.target(_bad_gzip(tmp), [_bad_gzip(tmp)])],
     Code.NOT_MODELLED: [lambda: csum.skb.Skb(bytes(64), ip_summed=bpf.CHECKSUM_PARTIAL)
                         .bpf_skb_store_bytes(20, b"ab", csum.skb.BPF_F_RECOMPUTE_CSUM)],
     Code.BAD_FUNCTION: [lambda: compare_module.compare_function("csum_nope")],
@@ -322,7 +323,7 @@ def test_every_registered_code_has_a_trigger():
 
 def _codes_in_source() -> dict[str, set[str]]:
     """Every code string csum/ passes: ``code="x"``, ``code = "x"`` class defaults, ``Code.X`` and the
-    ``_bad(..., "x")`` / ``_malformed(..., "x")`` helpers of csum/pcap.py and csum/_packet.py."""
+    ``_bad(..., "x")`` / ``_malformed(..., "x")`` helpers of csum/capture/pcap.py and csum/_packet.py."""
     found: dict[str, set[str]] = {}
     for path in sorted(SRC.rglob("*.py")):
         text = path.read_text(encoding="utf-8")

@@ -1,4 +1,4 @@
-"""csum/inet.py: checksums of IPv4 headers, TCP, UDP, ICMP and ICMPv6 in raw packets.
+"""csum/layers/inet.py: checksums of IPv4 headers, TCP, UDP, ICMP and ICMPv6 in raw packets.
 
 Independent sources: scapy 2.8 (packets built and checksummed by scapy), the naive RFC 1071
 model in tests/oracle.py over pseudo-headers written here from the RFC text (RFC 793/768
@@ -20,7 +20,7 @@ from scapy.all import (
 )
 
 import csum
-from csum import inet
+from csum.layers import inet
 from csum.errors import CsumValueError
 from csum.testing import u16s
 from oracle import rfc1071_checksum

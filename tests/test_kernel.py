@@ -1,4 +1,4 @@
-"""csum.kernel and csum.kernel_check: the running kernel's BPF checksum helpers, and the emulation against them.
+"""csum.kernel and csum.kernel.check: the running kernel's BPF checksum helpers, and the emulation against them.
 
 Skipped (with the reason) where csum.kernel.available() is False. Each property
 test records its case count as the ``kernel_checked`` property, which
@@ -13,12 +13,12 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from csum import _bpf_insn as I
+from csum.kernel import insn as I
 from csum import bpf as emulated
 from csum import kernel
 from csum.errors import CsumValueError
-from csum.kernel_check import EDGE_SEEDS, EDGE_SIZES, MAX_SIZE, KernelCheckReport, Mismatch, cases, kernel_check
-from csum.profiles import profile
+from csum.kernel.check import EDGE_SEEDS, EDGE_SIZES, MAX_SIZE, KernelCheckReport, Mismatch, cases, kernel_check
+from csum.arch.profiles import profile
 
 pytestmark = pytest.mark.skipif(not kernel.available(), reason=f"csum.kernel: {kernel.why_unavailable()}")
 

@@ -40,9 +40,10 @@ from scapy.layers.vrrp import VRRP, VRRPv3
 from scapy.layers.vxlan import VXLAN
 
 from captures import epb, idb, pcap_bytes, shb
-from csum import inet, pcap
-from csum._checker import check
-from csum._cli_verify import Report
+from csum.layers import inet
+from csum.capture import pcap
+from csum.capture.checker import check
+from csum.capture.report import Report
 from csum.errors import CsumValueError
 from csum.layers import Reason, Status, evaluate, table, walk
 from oracle import rfc1071_checksum
@@ -329,7 +330,7 @@ def test_every_case_verifies_with_scapys_checksums(case):
     """csum finds exactly the listed checksums, in packet order, each with its status (ok unless listed), and
     its computed value is the one in scapy's (or the oracle's) bytes."""
     results = inet.verify(case.data, link=case.linktype)
-    from csum._cli_verify import count_key
+    from csum.capture.report import count_key
     assert [count_key(r) for r in results] == case.layers
     assert [str(r.status) for r in results] == (case.statuses or ["ok"] * len(case.layers))
     for r in results:

@@ -1,4 +1,4 @@
-"""The C walker (csum/_cwalk.c via csum/layers/accel.py) against the reference: csum.layers.walk + evaluate.
+"""The C walker (csum/engine/_cwalk.c via csum/layers/accel.py) against the reference: csum.layers.walk + evaluate.
 
 Every expected value here comes from the Python walker and csum/layers/check.py (the reference
 implementation, itself tested against scapy and tshark in tests/test_layers.py and
@@ -18,14 +18,15 @@ from scapy.contrib.erspan import ERSPAN_II, ERSPAN_III
 from scapy.layers.vxlan import VXLAN
 
 from captures import epb, idb, python_report, shb
-from csum import _checker, inet, pcap
-from csum._checker import check
+from csum.capture import checker, pcap
+from csum.layers import inet
+from csum.capture.checker import check
 from csum.errors import CsumValueError
 from csum.layers import accel, verify_stack, walk
 from csum.layers.check import Result
 from csum.testing import buffers, frames
 
-pytestmark = pytest.mark.skipif(accel.cwalk is None, reason="csum._cwalk is not built or CSUM_ENGINE is not c")
+pytestmark = pytest.mark.skipif(accel.cwalk is None, reason="csum.engine._cwalk is not built or CSUM_ENGINE is not c")
 
 _FIELDS = Result.__slots__
 

@@ -1,4 +1,4 @@
-"""csum/ones.py: the include/net/checksum.h arithmetic.
+"""csum/core/ones.py: the include/net/checksum.h arithmetic.
 
 Oracle: tests/oracle.py (naive RFC 1071 loops); known answers from RFC 1624.
 """

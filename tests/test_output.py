@@ -1,4 +1,4 @@
-"""csum/output.py: where fix may write, and atomic replacement (POSIX file semantics are the reference)."""
+"""csum/capture/output.py: where fix may write, and atomic replacement (POSIX file semantics are the reference)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import stat
 import pytest
 
 from csum.errors import CsumValueError
-from csum.output import AtomicFile, target
+from csum.capture.output import AtomicFile, target
 
 
 def test_target_accepts_new_and_regular_files_only(tmp_path):

@@ -1,4 +1,4 @@
-"""csum/partial.py: generic csum_partial, internet_checksum, ip_fast_csum, verify_checksum.
+"""csum/core/partial.py: generic csum_partial, internet_checksum, ip_fast_csum, verify_checksum.
 
 Independent sources: RFC 1071 section 3's worked example, scapy.utils.checksum,
 tests/oracle.py (a naive RFC 1071 loop), and tests/vectors/helpers/generic.txt
@@ -142,7 +142,7 @@ def _kinds(data: bytes) -> list:
 @pytest.mark.every_engine
 @given(buffers(max_size=300), seeds(), aligns())
 def test_csum_partial_fast_path_equals_oracle_for_every_buffer_kind(data, seed, align):
-    """The C fast path (csum._engine.fast_path, taken when the C engine is bound) and the checked Python
+    """The C fast path (csum.engine.fast_path, taken when the C engine is bound) and the checked Python
     function both give the oracle's value, for every buffer kind and argument spelling."""
     want = ones_add32(ones_sum16(data, "little"), seed)
     checked = getattr(csum.csum_partial, "slow", csum.csum_partial)
@@ -181,14 +181,6 @@ def test_csum_partial_looks_like_a_function():
     assert csum.csum_partial.__name__ == "csum_partial"
     assert csum.csum_partial.__doc__.startswith("lib/checksum.c ``csum_partial``")
     assert pickle.loads(pickle.dumps(csum.csum_partial)) is csum.csum_partial
-
-
-def test_do_csum_align_is_deprecated():
-    """lib/checksum.c's do_csum takes no alignment: align= warns (and is still checked)."""
-    with pytest.warns(DeprecationWarning, match="has no effect"):
-        assert csum.do_csum(b"\x01\x02\x03", align=3) == csum.do_csum(b"\x01\x02\x03") == 0x0204
-    with pytest.raises(csum.CsumValueError, match="^align must be in 0..7"):
-        csum.do_csum(b"", align=9)
 
 
 def test_internet_checksum_bytes_is_the_field_as_transmitted():

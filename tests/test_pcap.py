@@ -1,4 +1,4 @@
-"""csum/pcap.py (reading pcap/pcapng whole or in chunks, patching) and csum/_checker.py (checking captures).
+"""csum/capture/pcap.py (reading pcap/pcapng whole or in chunks, patching) and csum/capture/checker.py (checking captures).
 
 Independent sources: scapy's pcap/pcapng readers and writers, the test writers in
 tests/captures.py (cross-checked here against scapy), the naive RFC 1071 model in
@@ -18,9 +18,10 @@ from scapy.utils import RawPcapNgReader, RawPcapReader
 
 from captures import epb, idb, other, pb, pcap_bytes, pcapng_bytes, python_report, shb, spb
 from fragmented import fragmented
-from csum import inet, pcap
-from csum._checker import check
-from csum._fastpath import fast_ok
+from csum.layers import inet
+from csum.capture import pcap
+from csum.capture.checker import check
+from csum.capture.fastpath import fast_ok
 from csum.errors import CsumValueError
 from csum.testing import buffers, frames, u16s
 from oracle import rfc1071_checksum
@@ -303,10 +304,10 @@ def test_negative_zero_and_patches():
        corrupt=st.lists(st.tuples(st.integers(0, 7), st.integers(0, 300)), max_size=3),
        c_walker=st.booleans())
 def test_fast_paths_equal_the_walker(monkeypatch, frames, corrupt, c_walker):
-    """Differential: the report with the fast path (the C walker csum/_cwalk.c where built, else the numpy one)
+    """Differential: the report with the fast path (the C walker csum/engine/_cwalk.c where built, else the numpy one)
     equals the walker-only report on stacks from csum.testing.frames (VLAN/QinQ, MPLS, options, extension
     headers, IP-in-IP, GRE, VXLAN) and the generated frames above, some bytes flipped."""
-    from csum import _fastpath
+    from csum.capture import fastpath
 
     if not c_walker or _fastpath._cwalk is None:
         monkeypatch.setattr(_fastpath, "_cwalk", None)
@@ -395,13 +396,13 @@ def test_reader_validates_the_header_before_reading_on():
 @given(records=st.lists(st.tuples(st.binary(max_size=40), st.integers(0, 80)), max_size=12),
        tail=st.binary(max_size=20), big=st.booleans())
 def test_c_record_walk_equals_the_python_one(records, tail, big):
-    """Differential: the pcap record walk of csum/_cwalk.c (pcap_records) finds the same records, stop offset and
+    """Differential: the pcap record walk of csum/engine/_cwalk.c (pcap_records) finds the same records, stop offset and
     reason as the Python loop it replaces, on records with random captured/original lengths and a random tail
     (sometimes a header announcing more than is left)."""
-    from csum import pcap as module
+    from csum.capture import pcap as module
 
     if module._cwalk is None:
-        pytest.skip("csum._cwalk is not built")
+        pytest.skip("csum.engine._cwalk is not built")
     e = ">" if big else "<"
     data = b"".join(struct.pack(e + "IIII", 0, 0, len(body), orig) + body for body, orig in records) + tail
     c, saved = module._PcapWalker(e, 1).walk(data, 0), module._cwalk
@@ -419,13 +420,13 @@ def test_c_record_walk_equals_the_python_one(records, tail, big):
 @given(frames=fragmented(), corrupt=st.lists(st.tuples(st.integers(0, 30), st.integers(0, 120)), max_size=2),
        plain=st.lists(frames(), max_size=3))
 def test_c_reassembly_equals_the_walker(frames, corrupt, plain):
-    """Differential: fragments judged by the C walker (csum/_cwalk.c reassembles the datagrams it can) give the
+    """Differential: fragments judged by the C walker (csum/engine/_cwalk.c reassembles the datagrams it can) give the
     same report as the walker-only run (csum/layers/reassembly.py), on fragments lost, repeated, reordered,
     overlapping, cut, sharing a key, corrupted, or mixed with csum.testing.frames stacks."""
-    from csum import _fastpath
+    from csum.capture import fastpath
 
     if _fastpath._cwalk is None:
-        pytest.skip("csum._cwalk is not built")
+        pytest.skip("csum.engine._cwalk is not built")
     packets = [(1, bytearray(f), orig) for f, orig in frames] + [(link, bytearray(f), len(f)) for link, f in plain]
     for k, at in corrupt:
         if k < len(packets) and at < len(packets[k][1]):

@@ -1,4 +1,4 @@
-"""csum/arch/primitives.py and the Profile primitives: csum_tcpudp_nofold, csum_fold, ip_fast_csum per arch.
+"""csum/core/primitives.py and the Profile primitives: csum_tcpudp_nofold, csum_fold, ip_fast_csum per arch.
 
 Expected values: tests/vectors/primitives/<profile>.txt, the kernel's own header code
 (arch/*/include/asm/checksum.h, lib/checksum.c, include/asm-generic/checksum.h)

@@ -1,4 +1,4 @@
-"""csum/profiles.py and arch_profiles/: loading, schema, aliases, kernel releases, user profiles, wheels."""
+"""csum/arch/profiles.py and arch_profiles/: loading, schema, aliases, kernel releases, user profiles, wheels."""
 
 import os
 import subprocess
@@ -11,7 +11,7 @@ import pytest
 
 import csum
 from csum.arch import register
-from csum.profiles import parse_profile, reload_profiles
+from csum.arch.profiles import parse_profile, reload_profiles
 
 REPO = Path(__file__).resolve().parent.parent
 REQUIRED = ["generic", "x86_64", "i386", "arm64", "arm", "riscv64", "powerpc64", "powerpc64le", "s390x",

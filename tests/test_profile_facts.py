@@ -1,6 +1,6 @@
 """Each profile TOML fact checked against the profile's behaviour, for every implementation it lists.
 
-Facts (arch_profiles/*.toml, csum/profiles.py SCHEMA): ``endian``, ``result`` (csum.profiles.RESULTS),
+Facts (arch_profiles/*.toml, csum/arch/profiles.py SCHEMA): ``endian``, ``result`` (csum.profiles.RESULTS),
 ``alignment_sensitive`` and ``uname``. Expected values come from tests/oracle.py (RFC 1071 section
 4.1, word by word) and from the definitions of the facts, never from the profile code under test.
 ``word_size`` has no behaviour to check here: every modelled accumulator yields the canonical sum
@@ -15,7 +15,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import csum
-from csum.profiles import RESULTS, profile_for_machine
+from csum.arch.profiles import RESULTS, profile_for_machine
 from oracle import ones_add32, ones_sum16
 
 IMPLEMENTATIONS = [pytest.param(dataclasses.replace(csum.profile(name), implementation=impl),

@@ -18,7 +18,8 @@ from scapy.layers.l2 import Ether
 from scapy.utils import rdpcap, wrpcap
 
 from bpf_build import EXAMPLES, compile_bpf, why_not
-from csum import cli, prog
+from csum import cli
+from csum.kernel import prog
 from csum.testing import sample_packets
 
 pytestmark = pytest.mark.skipif(why_not() is not None, reason=str(why_not()))

@@ -1,4 +1,4 @@
-"""csum/pseudo.py: pseudo-header sums against scapy and against lib/checksum.c compiled outside the repo.
+"""csum/core/pseudo.py: pseudo-header sums against scapy and against lib/checksum.c compiled outside the repo.
 
 For every packet kind scapy builds, the L4 checksum scapy writes into raw(pkt)
 must equal csum_tcpudp_magic / csum_ipv6_magic over the segment with a zeroed

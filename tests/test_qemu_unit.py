@@ -18,7 +18,7 @@ import pytest
 
 import csum
 from csum import kernel
-from csum.qemu import check, guest, plan, programs
+from csum.kernel.qemu import check, guest, plan, programs
 
 RUNNER_ONLY_LOG = """\
 [    0.000000] Booting Linux on physical CPU 0x0

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 import csum
-from csum.qemu import check, guest
-from csum.qemu.check import Observation
-from csum.qemu.plan import DiffCase
+from csum.kernel.qemu import check, guest
+from csum.kernel.qemu.check import Observation
+from csum.kernel.qemu.plan import DiffCase
 
 VECTORS = sorted((Path(__file__).parent / "vectors" / "qemu").glob("*.txt"))
 

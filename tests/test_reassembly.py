@@ -17,9 +17,9 @@ import pytest
 from scapy.all import IP, TCP, UDP, Ether, IPv6, Raw, fragment, raw
 
 from captures import pcap_bytes
-from csum import _fastpath, pcap
-from csum._cli_verify import Report
-from csum._checker import check
+from csum.capture import fastpath, pcap
+from csum.capture.report import Report
+from csum.capture.checker import check
 from csum.layers import Status
 
 ETH = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")

@@ -26,7 +26,8 @@ from scapy.packet import Packet, Raw
 
 from csum import bpf
 from csum.errors import CsumTypeError, CsumValueError
-from csum.rewrite import CsumDiffCall, CsumReplaceCall, FieldChange, Rewrite, StoreBytesCall, rewrite, set_field
+from csum.layers.rewrite import (CsumDiffCall, CsumReplaceCall, FieldChange, Rewrite, StoreBytesCall, rewrite,
+                                 set_field)
 from oracle import ones_sum16
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -15,9 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bpf_build import compile_bpf, why_not
-from csum import prog
+from csum.kernel import prog
 from csum.errors import CsumValueError
-from csum.rewrite import rewrite
+from csum.layers.rewrite import rewrite
 from csum.testing import packets, sample_packets
 
 pytestmark = pytest.mark.skipif(why_not() is not None, reason=str(why_not()))

@@ -27,8 +27,8 @@ from scapy.layers.vxlan import VXLAN
 from scapy.packet import Raw
 
 from bpf_build import compile_bpf, why_not
-from csum import prog
-from csum.rewrite import rewrite
+from csum.kernel import prog
+from csum.layers.rewrite import rewrite
 
 pytestmark = pytest.mark.skipif(why_not() is not None, reason=str(why_not()))
 

@@ -1,6 +1,6 @@
-"""csum/scan.py and csum/parallel.py: chunked and parallel checking give the whole-file report.
+"""csum/capture/scan.py and csum/capture/parallel.py: chunked and parallel checking give the whole-file report.
 
-Reference: csum._checker.check on the whole capture read at once (csum.pcap.read),
+Reference: csum.capture.checker.check on the whole capture read at once (csum.pcap.read),
 itself checked against scapy and csum.inet in tests/test_pcap.py; the packets are
 built by scapy, with known fields overwritten.
 """
@@ -16,10 +16,10 @@ import pytest
 from scapy.all import IP, TCP, UDP, Ether, IPv6, Raw, fragment
 
 from captures import epb, idb, other, pb, pcap_bytes, shb, spb
-from csum import pcap
-from csum import scan as scan_module
-from csum._checker import check
-from csum.scan import merged, scan
+from csum.capture import pcap
+from csum.capture import scan as scan_module
+from csum.capture.checker import check
+from csum.capture.scan import merged, scan
 
 ETH = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
 

@@ -16,10 +16,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from csum import bpf, kernel
-from csum.bpf import BpfMisuse
-from csum.profiles import profile
-from csum.rewrite import rewrite
-from csum.skb import DIFF, Skb
+from csum.bpf.helpers import BpfMisuse
+from csum.arch.profiles import profile
+from csum.layers.rewrite import rewrite
+from csum.bpf.skb import DIFF, Skb
 from csum.testing import packets, seeds, u32s
 
 pytestmark = [

@@ -1,7 +1,7 @@
-"""IP fragments across chunks (csum/_checker.py Checker, csum/_stitch.py): a capture checked chunk by chunk, in
+"""IP fragments across chunks (csum/capture/checker.py Checker, csum/capture/stitch.py): a capture checked chunk by chunk, in
 one process or as parts joined afterwards, gives the report of the whole capture checked at once.
 
-Reference: csum._checker.check on the whole capture, itself checked against scapy's checksums (and tshark's
+Reference: csum.capture.checker.check on the whole capture, itself checked against scapy's checksums (and tshark's
 verdicts) in tests/test_reassembly.py and against the Python walker alone in tests/test_pcap.py. The packets:
 scapy-built datagrams cut into fragments lost, repeated, reordered, overlapping and cut
 (tests/fragmented.py), among csum.testing.frames stacks; the Reassembler's limits are made small so that
@@ -18,12 +18,12 @@ from hypothesis import given, settings, strategies as st
 from scapy.all import IP, UDP, Ether, IPv6, IPv6ExtHdrFragment, Raw, fragment, fragment6, raw
 
 from captures import pcapng_bytes
-from csum import _fastpath, pcap
-from csum._checker import Checker, check, check_part
-from csum._cli_verify import Report
-from csum._stitch import Stitcher
+from csum.capture import fastpath, pcap
+from csum.capture.checker import Checker, check, check_part
+from csum.capture.report import Report
+from csum.capture.stitch import Stitcher
 from csum.layers import reassembly
-from csum.scan import scan
+from csum.capture.scan import scan
 from csum.testing import frames
 from fragmented import fragmented
 
@@ -201,7 +201,7 @@ def test_scan_holds_a_bounded_number_of_chunks(fix, tmp_path, monkeypatch):
     the whole-file fix all the same. (A verify that kept every chunk grew to 5.8 GiB on a 4 GiB capture.)"""
     import weakref
 
-    from csum import scan as scan_module
+    from csum.capture import scan as scan_module
 
     monkeypatch.setattr(reassembly, "WINDOW", 40)
     lost = _udp_fragments(9, 0xCC)[:1]  # its last fragment never comes

@@ -1,4 +1,4 @@
-"""csum/stream.py: the running Checksum object and scatter/gather internet_checksum_iov.
+"""csum/core/stream.py: the running Checksum object and scatter/gather internet_checksum_iov.
 
 Oracle: tests/oracle.py (naive RFC 1071 loops over the joined bytes); peers' behaviour
 (dpkt, scapy, NuttX) is described in the docstrings of the tests that guard against it.
@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import csum
 from csum.errors import CsumTypeError, CsumValueError
-from csum.stream import Checksum, internet_checksum_iov
+from csum.core.stream import Checksum, internet_checksum_iov
 from csum.testing import buffers, chunked, seeds
 from oracle import fold16, ones_add32, ones_sum16, rfc1071_checksum
 

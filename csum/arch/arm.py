@@ -29,16 +29,16 @@ odd-address rotation; modelled literally:
   addresses), then at most one tail halfword and a tail byte at the low end.
 
 Only ``align % 4`` matters (the code tests address bits 0 and 1). The bulk of
-4-byte words is summed by the engine (:func:`csum._engine.ones_sum`, width 32):
+4-byte words is summed by the engine (:func:`csum.engine.ones_sum`, width 32):
 its canonical sum is congruent to their integer sum and 0 only when they are,
 so it can stand in for them inside :func:`canonical`.
 """
 
 from __future__ import annotations
 
-from .._arith import canonical
-from .._engine import ones_sum
-from ..ones import ror32
+from ..core.arith import canonical
+from ..engine import ones_sum
+from ..core.ones import ror32
 from . import register
 
 

@@ -41,8 +41,8 @@ are 0 only if ``a == n == 0``). No per-word loop runs in Python.
 
 from __future__ import annotations
 
-from .._arith import M16, M32, add16, add32, canonical, ror32
-from .._engine import ones_sum
+from ..core.arith import M16, M32, add16, add32, canonical, ror32
+from ..engine import ones_sum
 from . import register
 
 

@@ -35,8 +35,8 @@ use this file (it selects GENERIC_CSUM, see the generic profiles).
 
 from __future__ import annotations
 
-from .._arith import add32, canonical
-from .._engine import ByteOrder, ones_sum
+from ..core.arith import add32, canonical
+from ..engine import ByteOrder, ones_sum
 from . import register
 
 

@@ -25,7 +25,7 @@ What is added is modelled literally, native byte order for every load:
   last byte, each added at the *low* end of the accumulator (the byte shifted
   left by 8 on big-endian, as is on little-endian).
 
-The doublewords are summed by the engine (:func:`csum._engine.ones_sum`, width
+The doublewords are summed by the engine (:func:`csum.engine.ones_sum`, width
 64), whose canonical value can stand in for their integer sum inside
 :func:`canonical` (congruent mod ``2**64 - 1``, hence mod ``2**32 - 1``, and 0
 only when they are all 0).
@@ -35,8 +35,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from .._arith import canonical
-from .._engine import ones_sum
+from ..core.arith import canonical
+from ..engine import ones_sum
 from . import register
 
 

@@ -14,7 +14,7 @@ both 0, i.e. every word was 0), so it is the canonical 64-bit sum.
   first word: the sum of ``int.from_bytes(view) << 8 * align``.
 
 Both are the engine's canonical 64-bit little-endian sum
-(:func:`csum._engine.ones_sum`), shifted left by ``8 * align`` bytes for the
+(:func:`csum.engine.ones_sum`), shifted left by ``8 * align`` bytes for the
 second (a shift is a multiplication, so it keeps congruence and zero-ness).
 
 The Zbb fold (the alternative patched in on CPUs with Zbb): ``rori``/``add``/
@@ -28,13 +28,13 @@ At an odd address the Zbb path instead byte-reverses the register (``rev8``)
 and returns ``(csum << 16) >> 48``: the 16-bit sum byte-swapped, zero-extended.
 
 lib/checksum.c ``csum_partial`` finally adds the seed with a 32-bit end-around
-carry (:func:`csum._arith.add32`).
+carry (:func:`csum.core.arith.add32`).
 """
 
 from __future__ import annotations
 
-from .._arith import M16, M32, add32, canonical, ror32, swab16
-from .._engine import ones_sum
+from ..core.arith import M16, M32, add32, canonical, ror32, swab16
+from ..engine import ones_sum
 from . import register
 
 

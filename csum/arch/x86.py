@@ -18,8 +18,8 @@ handling (a 16-bit fold plus byte swap, which drops the unfolded sum).
 
 from __future__ import annotations
 
-from .._arith import add32, canonical, ror32, swab16
-from .._engine import ones_sum
+from ..core.arith import add32, canonical, ror32, swab16
+from ..engine import ones_sum
 from . import register
 
 

@@ -1,7 +1,7 @@
 """csum's one protocol model: a declarative table (:mod:`.table`), one walker (:mod:`.walk`) and the
 verdict on each checksum field (:mod:`.check`). csum.rewrite consumes the walker's :class:`Stack`;
 csum.inet and the capture checker behind ``csum verify``/``csum fix`` consume its :class:`Result` objects,
-which the C walker (:mod:`.accel`, csum/_cwalk.c) gives for the stacks it knows and the Python
+which the C walker (:mod:`.accel`, csum/engine/_cwalk.c) gives for the stacks it knows and the Python
 walker, the reference, for everything.
 
 Adding a protocol is one entry in :mod:`.table` (plus, where its layout varies with a type or

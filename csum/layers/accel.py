@@ -1,6 +1,6 @@
-"""The C walker csum/_cwalk.c, bound to this package's table, reasons and :class:`~csum.layers.check.Result`.
+"""The C walker csum/engine/_cwalk.c, bound to this package's table, reasons and :class:`~csum.layers.check.Result`.
 
-csum/_cwalk.c walks the common stacks (see its header comment) and, for a packet made only of
+csum/engine/_cwalk.c walks the common stacks (see its header comment) and, for a packet made only of
 what it walks, reports every checksum field as a :class:`Result` equal in all nine fields to
 what :func:`csum.layers.walk` + :func:`csum.layers.evaluate` give (tests/test_layers_c.py checks
 it on generated stacks); for anything else it answers None and the Python walker, the reference,
@@ -12,36 +12,26 @@ answers. Its protocol facts come from :mod:`csum.layers.table` through :data:`LI
 
 from __future__ import annotations
 
-import importlib
 from array import array
-from types import ModuleType
 
-from .._engine import ENGINE
+from .. import engine
 from . import table as T
 from .check import Result
 from .reasons import R
 from .reassembly import Key
 
-cwalk: ModuleType | None
-try:
-    cwalk = importlib.import_module("csum._cwalk")
-except ImportError:  # built without a compiler: the Python walker answers everything
-    cwalk = None
-if ENGINE != "c":  # CSUM_ENGINE=numpy / python keeps C out of the walk too
-    cwalk = None
-
-#: csum/_cwalk.c's link kinds (K_*) by the table's LinkType.kind.
+#: csum/engine/_cwalk.c's link kinds (K_*) by the table's LinkType.kind.
 _KINDS = {"ethernet": 1, "ethertype": 2, "ip": 3, "family-host": 4, "family-net": 4}
 _ROWS = [(number, _KINDS[e.kind], e.header, e.at) for number, e in T.LINKTYPES.items() if e.kind in _KINDS]
 #: (link type, kind, header length, protocol word offset) per row (int64).
 LINKS = array("q", [x for row in _ROWS for x in row])
-#: The facts[] of csum/_cwalk.c, in its F_* order (int64).
+#: The facts[] of csum/engine/_cwalk.c, in its F_* order (int64).
 FACTS = array("q", [T.TCP_ENTRY.field, T.TCP_ENTRY.minimum, T.UDP_ENTRY.field, T.UDP_ENTRY.minimum,
                     T.ICMP_ENTRY.field, T.ICMP_ENTRY.minimum, T.VXLAN_PORT,
                     *sorted(set(T.UDP_TUNNELS) - {T.VXLAN_PORT}),  # F_TUN1..3: the tunnels C leaves to Python
                     sum(1 << t for t in T.ICMP_ERRORS), sum(1 << t for t in T.ICMPV6_ERRORS),
                     *sorted(T.VLAN_TPIDS)])
-#: csum/_cwalk.c's protocol codes C_* (code + 8 * depth in fast_check's output) -> layer name.
+#: csum/engine/_cwalk.c's protocol codes C_* (code + 8 * depth in fast_check's output) -> layer name.
 CODES = (None, T.IPV4_HEADER.name, T.TCP_ENTRY.name, T.UDP_ENTRY.name, T.ICMP_ENTRY.name, T.ICMPV6_ENTRY.name,
          T.GRE_ENTRY.name)
 #: Its reasons RS_* -> Reason.
@@ -53,12 +43,12 @@ _TOKENS = (None, "vlan", T.IPV4_HEADER.name, "ipv6", T.TCP_ENTRY.name, T.UDP_ENT
 TOKENS = (_TOKENS + tuple(T.LINKTYPES[row[0]].name for row in _ROWS) + (None,) * 32)[:32]
 
 
-#: The bytes csum/_cwalk.c keys a datagram by (its outer_t.key).
+#: The bytes csum/engine/_cwalk.c keys a datagram by (its outer_t.key).
 KEY_BYTES = 37
 
 
 def key_bytes(key: Key) -> bytes:
-    """A Reassembler key as csum/_cwalk.c writes it (fast_check()'s ``closed`` holds KEY_BYTES for each): the
+    """A Reassembler key as csum/engine/_cwalk.c writes it (fast_check()'s ``closed`` holds KEY_BYTES for each): the
     version, then the IPv4 source, destination, identification and protocol, or the IPv6 source, destination
     and identification; zeros after."""
     version, saddr, daddr, ident, proto = key
@@ -75,8 +65,8 @@ def holds(keys: bytes, key: bytes) -> bool:
 
 
 def _bind() -> None:
-    if cwalk is not None:
-        cwalk.bind(Result, CODES, REASONS, TOKENS, LINKS, FACTS)
+    if engine.cwalk is not None:
+        engine.cwalk.bind(Result, CODES, REASONS, TOKENS, LINKS, FACTS)
 
 
 _bind()

@@ -15,8 +15,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from .._arith import canonical
-from .._engine import ones_sum
+from ..core.arith import canonical
+from ..engine import ones_sum
 from . import table as T
 from .reasons import R, Reason, Status, status
 from .walk import Field

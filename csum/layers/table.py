@@ -3,7 +3,7 @@
 Nothing else in csum restates an offset, a minimum length, a pseudo-header rule or a zero rule:
 the walker (:mod:`csum.layers.walk`) reads these entries, the checker
 (:mod:`csum.layers.check`) applies the zero rules, the vectorized capture path
-(:mod:`csum._cli_verify`) takes its field offsets and minimum lengths from here.
+(:mod:`csum.capture.report`) takes its field offsets and minimum lengths from here.
 
 Sources: the link types are tcpdump.org's LINKTYPE_ list (pcap-linktype(7)); EtherTypes and IP
 protocol numbers are IANA's registries; each :class:`Protocol` names the RFC that defines its

@@ -1,0 +1,231 @@
+"""The BPF checksum helpers of net/core/filter.c, emulated.
+
+``bpf_csum_diff`` exists in two forms: the legacy one (Linux <= 6.12), which
+copied ``~from`` and ``to`` into a 512-byte per-CPU scratch buffer and returned
+the *arch* ``csum_partial`` of it, and the homogenized one (Linux >= 6.13,
+"bpf: bpf_csum_diff: optimize and homogenize for all archs"), which works on
+the two buffers in place and folds with ``csum_from32to16``. Both are written
+here once, over a ``csum_partial`` implementation, so every profile reuses them.
+
+``bpf_l3_csum_replace`` and ``bpf_l4_csum_replace`` patch a checksum field in a
+mutable packet buffer and return the kernel's return code (0, -EINVAL, -EFAULT);
+calls the kernel accepts but that are almost surely wrong raise a :class:`BpfMisuse`
+warning (see :mod:`csum.bpf.misuse`). :class:`csum.skb.Skb` adds ``skb->csum``.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from ..core.inputs import as_view, check_align, check_field, check_uint
+from ..errors import EFAULT, EINVAL, CsumTypeError, CsumValueError
+from ..core.arith import M16, M32, add32, fold, from32to16
+from ..core.ones import CSUM_MANGLED_0, csum_replace2, csum_replace4, csum_replace_by_diff
+from ..types import Be16, Be32, Sum16, Wsum
+from . import misuse
+from .misuse import BpfMisuse
+
+__all__ = ["BPF_F_HDR_FIELD_MASK", "BPF_F_IPV6", "BPF_F_MARK_ENFORCE", "BPF_F_MARK_MANGLED_0", "BPF_F_PSEUDO_HDR",
+           "BpfMisuse", "CHECKSUM_COMPLETE", "CHECKSUM_NONE", "CHECKSUM_PARTIAL", "CHECKSUM_UNNECESSARY",
+           "PartialFn", "SCRATCH_SIZE", "bpf_l3_csum_replace", "bpf_l4_csum_replace", "csum_diff",
+           "csum_diff_legacy", "inet_proto_csum_replace16", "l3_csum_replace_at", "l4_csum_replace_skb"]
+
+#: include/uapi/linux/bpf.h flags of the l3/l4 replace helpers.
+BPF_F_HDR_FIELD_MASK = 0xF
+BPF_F_PSEUDO_HDR = 1 << 4
+BPF_F_MARK_MANGLED_0 = 1 << 5
+BPF_F_MARK_ENFORCE = 1 << 6
+BPF_F_IPV6 = 1 << 7
+
+#: include/linux/skbuff.h ``ip_summed`` states of the skb the helper runs on.
+CHECKSUM_NONE, CHECKSUM_UNNECESSARY, CHECKSUM_COMPLETE, CHECKSUM_PARTIAL = 0, 1, 2, 3
+
+#: Size of the legacy helper's scratch buffer (``MAX_BPF_STACK``), in bytes.
+SCRATCH_SIZE = 512
+
+#: A csum_partial implementation: (bytes view, u32 seed, align) -> u32.
+PartialFn = Callable[[memoryview, int, int], int]
+
+
+def csum_diff(partial: PartialFn, frm: object, to: object, seed: Wsum = Wsum(0), *, frm_align: int = 0,
+              to_align: int = 0) -> int:
+    """net/core/filter.c ``bpf_csum_diff`` (>= 6.13) over the given ``csum_partial``; a 16-bit result.
+
+    This helper reads ``from`` and ``to`` in place: ``frm_align``/``to_align``
+    are their addresses' offsets from an 8-byte boundary (0..7), handed to
+    ``csum_partial`` as the kernel's pointers are. They matter only where the
+    arch's ``csum_partial`` depends on the address (arm, powerpc, riscv-zbb,
+    old x86_64, i386), and there only in the 0x0000-vs-0xffff corner.
+    """
+    f, t = as_view(frm, "frm"), as_view(to, "to")
+    ret: int = check_uint(seed, 32, "seed")
+    fa, ta = check_align(frm_align, "frm_align"), check_align(to_align, "to_align")
+    if len(f) and len(t):
+        ret = add32(partial(t, ret, ta), partial(f, 0, fa) ^ M32)
+    elif len(t):
+        ret = partial(t, ret, ta)
+    elif len(f):
+        ret = partial(f, ret ^ M32, fa) ^ M32
+    return from32to16(ret)
+
+
+def inet_proto_csum_replace16(partial: PartialFn, sum16: int, frm: object, to: object) -> int:
+    """net/core/utils.c ``inet_proto_csum_replace16`` on a non-CHECKSUM_PARTIAL skb: a 16-byte field changed.
+
+    The new checksum is ``csum_fold(csum_partial(~frm || to, ~csum_unfold(sum16)))`` with the
+    given (the arch's) ``csum_partial``; the 32-byte ``diff`` array lives on the kernel stack,
+    modelled at address 0 mod 8. ``sum16`` and the result are the 16-bit field as the CPU holds it.
+    """
+    old = check_field(frm, (16,), "frm")
+    new = check_field(to, (16,), "to")
+    seed = check_uint(sum16, 16, "sum16") ^ M32
+    return fold(partial(memoryview(bytes(b ^ 0xFF for b in old) + new), seed, 0))
+
+
+def csum_diff_legacy(partial: PartialFn, frm: object, to: object, seed: Wsum = Wsum(0)) -> int:
+    """net/core/filter.c ``bpf_csum_diff`` (<= 6.12): ``csum_partial`` of the scratch buffer ``~frm || to``.
+
+    The buffers' own addresses never matter: they are copied into the per-CPU
+    scratch buffer, modelled at address 0 mod 8; the 6.1 kernels booted for
+    tests/vectors/qemu (armhf and ppc64el included, whose csum_partial would show
+    another address) agree. Returns -EINVAL (-22) when a size is not a multiple of 4 or the two exceed 512 bytes.
+    """
+    f, t = as_view(frm, "frm"), as_view(to, "to")
+    seed = check_uint(seed, 32, "seed")
+    if (len(f) | len(t)) & 3 or len(f) + len(t) > SCRATCH_SIZE:
+        return -EINVAL
+    inverted = (int.from_bytes(f, "little") ^ ((1 << (8 * len(f))) - 1)).to_bytes(len(f), "little")
+    return partial(memoryview(inverted + t.tobytes()), seed, 0)
+
+
+def _field_value(value: object, name: str) -> int:
+    """A helper argument: an int as the helper's u64 register holds it, or the field's bytes."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        data = bytes(value)
+        if len(data) not in (2, 4):
+            raise CsumValueError(f"{name} as bytes must be 2 or 4 bytes (the field's contents), got {len(data)}",
+                                 code="bad-width")
+        return int.from_bytes(data, "little")
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise CsumTypeError(f"{name} must be an int (u64 register value) or 2/4 bytes, not {type(value).__name__}",
+                            code="bad-type")
+    return check_uint(value, 64, name)
+
+
+def _sum_field(pkt: object, offset: object) -> tuple[memoryview, int] | int:
+    view = as_view(pkt, "pkt")
+    if view.readonly:
+        raise CsumTypeError("pkt must be a writable buffer (bytearray, memoryview of one, numpy array)",
+                            code="read-only")
+    offset = check_uint(offset, 32, "offset")
+    if offset > 0xFFFF or offset & 1 or offset + 2 > len(view):
+        return -EFAULT
+    return view, offset
+
+
+def bpf_l3_csum_replace(pkt: object, offset: int, frm: object, to: object, flags: int) -> int:
+    """net/core/filter.c ``bpf_l3_csum_replace``: patch the checksum at ``pkt[offset:offset+2]`` in place.
+
+    Field size ``flags & 0xf`` is 0 (``to`` is a diff, e.g. from bpf_csum_diff), 2 or 4.
+    Returns 0, -EINVAL (bad flags or size, non-zero ``frm`` with size 0) or -EFAULT
+    (odd offset, offset > 0xffff, field outside the packet); the buffer is untouched on error.
+    """
+    return l3_csum_replace_at(pkt, offset, frm, to, flags)
+
+
+def l3_csum_replace_at(pkt: object, offset: int, frm: object, to: object, flags: int, *, stacklevel: int = 3) -> int:
+    """:func:`bpf_l3_csum_replace`; ``stacklevel`` places :class:`BpfMisuse` warnings at the caller's caller."""
+    flags = check_uint(flags, 64, "flags")
+    f, t = _field_value(frm, "frm"), _field_value(to, "to")
+    if flags & ~BPF_F_HDR_FIELD_MASK:
+        return -EINVAL
+    located = _sum_field(pkt, offset)
+    if isinstance(located, int):
+        return located
+    view, off = located
+    misuse.check_l3(f, t, flags, stacklevel + 1)
+    old = Sum16(int.from_bytes(view[off : off + 2], "little"))
+    size = flags & BPF_F_HDR_FIELD_MASK
+    if size == 0:
+        if f:
+            return -EINVAL
+        new = csum_replace_by_diff(old, Wsum(t & M32))
+    elif size == 2:
+        new = csum_replace2(old, Be16(f & M16), Be16(t & M16))
+    elif size == 4:
+        new = csum_replace4(old, Be32(f & M32), Be32(t & M32))
+    else:
+        return -EINVAL
+    view[off : off + 2] = new.to_bytes(2, "little")
+    return 0
+
+
+def bpf_l4_csum_replace(pkt: object, offset: int, frm: object, to: object, flags: int, *,
+                        ip_summed: int = CHECKSUM_NONE) -> int:
+    """net/core/filter.c ``bpf_l4_csum_replace`` (+ net/core/utils.c ``inet_proto_csum_replace*``).
+
+    Flags: field size 0/2/4, BPF_F_PSEUDO_HDR, BPF_F_MARK_MANGLED_0 (a stored 0
+    means "no checksum" and is left alone; a result of 0 is stored as 0xffff),
+    BPF_F_MARK_ENFORCE (update a stored 0 too) and BPF_F_IPV6. ``ip_summed`` is
+    the skb's state: NONE/UNNECESSARY/COMPLETE patch the field as shown here
+    (what a COMPLETE skb's ``skb->csum`` becomes is modelled by :class:`csum.skb.Skb`);
+    PARTIAL keeps the field as the pseudo-header seed and only changes it for
+    pseudo-header fields. Return codes and errors as for :func:`bpf_l3_csum_replace`.
+    """
+    return l4_csum_replace_skb(pkt, offset, frm, to, flags, ip_summed, Wsum(0))[0]
+
+
+def l4_csum_replace_skb(pkt: object, offset: int, frm: object, to: object, flags: int, ip_summed: int,
+                        skb_csum: Wsum, *, stacklevel: int = 3, misuse: bool = True) -> tuple[int, Wsum]:
+    """:func:`bpf_l4_csum_replace` on an skb whose ``skb->csum`` is ``skb_csum``: (return code, new skb->csum).
+
+    net/core/utils.c: on a CHECKSUM_COMPLETE skb a pseudo-header change moves ``skb->csum``
+    by minus the change (``inet_proto_csum_replace4``: ``~csum_add(csum_sub(~csum, from), to)``;
+    ``inet_proto_csum_replace_by_diff``: ``~csum_sub(diff, csum)``, skipped with BPF_F_IPV6);
+    a non-pseudo change leaves it alone (the field and its checksum cancel in the sum).
+    ``misuse=False`` skips the :mod:`csum.bpf.misuse` checks (for calls csum itself makes, e.g. csum.rewrite's).
+    """
+    flags = check_uint(flags, 64, "flags")
+    f, t = _field_value(frm, "frm"), _field_value(to, "to")
+    skb_csum = check_uint(skb_csum, 32, "skb_csum")
+    if ip_summed not in (CHECKSUM_NONE, CHECKSUM_UNNECESSARY, CHECKSUM_COMPLETE, CHECKSUM_PARTIAL):
+        raise CsumValueError(f"ip_summed must be one of CHECKSUM_NONE..CHECKSUM_PARTIAL (0..3), got {ip_summed!r}",
+                             code="out-of-range")
+    allowed = BPF_F_HDR_FIELD_MASK | BPF_F_PSEUDO_HDR | BPF_F_MARK_MANGLED_0 | BPF_F_MARK_ENFORCE | BPF_F_IPV6
+    if flags & ~allowed:
+        return -EINVAL, skb_csum
+    located = _sum_field(pkt, offset)
+    if isinstance(located, int):
+        return located, skb_csum
+    view, off = located
+    if misuse:
+        misuse.check_l4(view, off, f, t, flags, stacklevel + 1)
+    old = Sum16(int.from_bytes(view[off : off + 2], "little"))
+    mangled0 = bool(flags & BPF_F_MARK_MANGLED_0)
+    if mangled0 and not flags & BPF_F_MARK_ENFORCE and old == 0:
+        return 0, skb_csum
+    size = flags & BPF_F_HDR_FIELD_MASK
+    if size not in (0, 2, 4) or (size == 0 and f):
+        return -EINVAL, skb_csum
+    mask = M16 if size == 2 else M32
+    f, t = f & mask, t & mask
+    pseudo = bool(flags & BPF_F_PSEUDO_HDR)
+    new: int
+    if ip_summed != CHECKSUM_PARTIAL:
+        new = csum_replace_by_diff(old, Wsum(t)) if size == 0 else csum_replace4(old, Be32(f), Be32(t))
+        if ip_summed == CHECKSUM_COMPLETE and pseudo:
+            if size == 0:
+                if not flags & BPF_F_IPV6:
+                    skb_csum = Wsum(add32(t, skb_csum ^ M32) ^ M32)
+            else:
+                skb_csum = Wsum(add32(add32(skb_csum ^ M32, f ^ M32), t) ^ M32)
+    elif not pseudo:
+        new = old
+    elif size == 0:
+        new = from32to16(add32(t, old))
+    else:
+        new = from32to16(add32(add32(old, f ^ M32), t))
+    if mangled0 and new == 0:
+        new = CSUM_MANGLED_0
+    view[off : off + 2] = new.to_bytes(2, "little")
+    return 0, skb_csum

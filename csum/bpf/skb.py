@@ -1,0 +1,209 @@
+"""An skb as the tc BPF checksum helpers see it: the bytes from ``skb->data``, ``ip_summed``, ``skb->csum``, ``csum_level``.
+
+Models include/linux/skbuff.h (``ip_summed``, ``csum_level``, ``__skb_postpull_rcsum`` /
+``__skb_postpush_rcsum``, ``__skb_{incr,decr,reset}_checksum_unnecessary``) and the helpers of
+net/core/filter.c that read or move ``skb->csum``: ``bpf_l3_csum_replace``, ``bpf_l4_csum_replace``
+(net/core/utils.c ``inet_proto_csum_replace*``), ``bpf_skb_store_bytes`` with BPF_F_RECOMPUTE_CSUM,
+``bpf_csum_update``, ``bpf_csum_level`` and ``bpf_csum_diff`` feeding them.
+
+On a CHECKSUM_COMPLETE skb, ``skb->csum`` is the ``csum_partial`` (the architecture's own, so the
+u32 differs between arches while its fold does not) of the bytes from the network header to the end.
+:meth:`Skb.checksum_complete` builds one as BPF_PROG_TEST_RUN does with BPF_F_TEST_SKB_CHECKSUM_COMPLETE
+(net/bpf/test_run.c, Linux >= 6.11), and :meth:`Skb.csum_valid` is the test run's closing check:
+``csum_fold(skb->csum) == csum_fold(sum of the bytes now)``, else the run fails with EBADMSG, as the
+stack would drop the packet ("hw csum failure").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Iterable, Literal
+
+from .. import bpf
+from ..core.inputs import as_view, check_uint
+from .helpers import CHECKSUM_COMPLETE, CHECKSUM_NONE, CHECKSUM_PARTIAL, CHECKSUM_UNNECESSARY
+from ..errors import EFAULT, EINVAL, CsumValueError
+from ..core.arith import add32, fold
+from ..core.ones import csum_block_add, csum_block_sub
+from ..core.partial import csum_partial as generic_csum_partial
+from ..arch.profiles import Profile, profile
+from ..types import Wsum
+
+__all__ = [
+    "BPF_CSUM_LEVEL_DEC", "BPF_CSUM_LEVEL_INC", "BPF_CSUM_LEVEL_QUERY", "BPF_CSUM_LEVEL_RESET",
+    "BPF_F_INVALIDATE_HASH", "BPF_F_RECOMPUTE_CSUM", "DIFF", "EACCES", "ENOTSUPP", "SKB_MAX_CSUM_LEVEL",
+    "Op", "Skb",
+]
+
+#: include/uapi/linux/bpf.h: bpf_skb_store_bytes flags and bpf_csum_level levels.
+BPF_F_RECOMPUTE_CSUM, BPF_F_INVALIDATE_HASH = 1 << 0, 1 << 1
+BPF_CSUM_LEVEL_QUERY, BPF_CSUM_LEVEL_INC, BPF_CSUM_LEVEL_DEC, BPF_CSUM_LEVEL_RESET = 0, 1, 2, 3
+#: include/linux/skbuff.h: the deepest csum_level an skb records.
+SKB_MAX_CSUM_LEVEL = 3
+#: errno values the helpers return negated: EACCES (csum_level query off CHECKSUM_UNNECESSARY) and the
+#: kernel-internal ENOTSUPP (include/linux/errno.h, 524: bpf_csum_update off CHECKSUM_COMPLETE).
+EACCES, ENOTSUPP = 13, 524
+#: In an :data:`Op`, ``to=DIFF`` passes what the last ``bpf_csum_diff`` op returned (a program's ``diff`` variable).
+DIFF: Literal["diff"] = "diff"
+
+#: One helper call, as :meth:`Skb.run` and :func:`csum.kernel.skb_run` take it:
+#: ("bpf_l3_csum_replace" | "bpf_l4_csum_replace", offset, from, to, flags) with ``to`` an int or DIFF,
+#: ("bpf_skb_store_bytes", offset, bytes, flags), ("bpf_csum_update", csum), ("bpf_csum_level", level),
+#: ("bpf_csum_diff", from_bytes, to_bytes, seed). Methods of :class:`Skb` carry the same names.
+Op = tuple[Any, ...]
+_NAMES = {CHECKSUM_NONE: "CHECKSUM_NONE", CHECKSUM_UNNECESSARY: "CHECKSUM_UNNECESSARY",
+          CHECKSUM_COMPLETE: "CHECKSUM_COMPLETE", CHECKSUM_PARTIAL: "CHECKSUM_PARTIAL"}
+_INT_MAX = (1 << 31) - 1
+
+
+class Skb:
+    """A mutable skb: ``data`` (bytearray from ``skb->data``), ``ip_summed``, ``csum`` (u32), ``csum_level``.
+
+    ``network_offset``: where the network header starts in ``data`` (14 on Ethernet, as in tc);
+    ``align``: ``skb->data``'s offset from an 8-byte boundary (the test run's is 0 on x86_64);
+    ``arch``: whose ``csum_partial`` sums the bytes (a little-endian profile name or Profile).
+    Methods return what the helpers return: 0 or a negative errno, or a value.
+    """
+
+    def __init__(self, data: object, *, ip_summed: int = CHECKSUM_NONE, csum: Wsum = Wsum(0), csum_level: int = 0,
+                 network_offset: int = 14, align: int = 0, arch: str | Profile = "generic") -> None:
+        self.data = bytearray(as_view(data, "data"))
+        if ip_summed not in _NAMES:
+            raise CsumValueError(f"ip_summed must be one of CHECKSUM_NONE..CHECKSUM_PARTIAL (0..3), got {ip_summed!r}",
+                                 code="out-of-range")
+        self.ip_summed = ip_summed
+        self.csum = check_uint(csum, 32, "csum")
+        self.csum_level = check_uint(csum_level, 2, "csum_level")
+        self.network_offset = check_uint(network_offset, 16, "network_offset")
+        if self.network_offset > len(self.data):
+            raise CsumValueError(f"network_offset {network_offset} is past the {len(self.data)}-byte data",
+                                 code="bad-offset")
+        self.align = check_uint(align, 3, "align")
+        self.arch = arch if isinstance(arch, Profile) else profile(arch)
+        if self.arch.endian != "little":
+            raise CsumValueError(f"arch: the skb helpers are modelled for little-endian CPUs, {self.arch.name} is "
+                                 f"{self.arch.endian}-endian", code="bad-value")
+
+    @classmethod
+    def checksum_complete(cls, data: object, *, network_offset: int = 14, align: int = 0,
+                          arch: str | Profile = "generic") -> Skb:
+        """A CHECKSUM_COMPLETE skb whose ``csum`` sums ``data[network_offset:]``, as net/bpf/test_run.c builds it."""
+        skb = cls(data, network_offset=network_offset, align=align, arch=arch)
+        skb.ip_summed, skb.csum = CHECKSUM_COMPLETE, skb.skb_checksum()
+        return skb
+
+    def __repr__(self) -> str:
+        return (f"Skb({len(self.data)} bytes, {_NAMES[self.ip_summed]}, csum={self.csum:#010x}, "
+                f"csum_level={self.csum_level}, arch={self.arch.name!r})")
+
+    def _partial(self, start: int, end: int) -> Wsum:
+        return self.arch.csum_partial(memoryview(self.data)[start:end], Wsum(0), align=(self.align + start) & 7)
+
+    def skb_checksum(self) -> Wsum:
+        """net/core/skbuff.c ``skb_checksum(skb, network_offset, len - network_offset, 0)`` of the bytes now."""
+        return self._partial(self.network_offset, len(self.data))
+
+    def csum_valid(self) -> bool:
+        """Whether ``skb->csum`` still describes the bytes: net/bpf/test_run.c's check (folded values equal).
+
+        Always True off CHECKSUM_COMPLETE, where ``skb->csum`` carries no sum of the data. The fold of a sum is
+        the same on every architecture (only the unfolded u32 differs), so the generic sum (the fast engine) serves.
+        """
+        return self.ip_summed != CHECKSUM_COMPLETE or \
+            fold(self.csum) == fold(generic_csum_partial(memoryview(self.data)[self.network_offset:]))
+
+    def bpf_l3_csum_replace(self, offset: int, frm: object, to: object, flags: int) -> int:
+        """``bpf_l3_csum_replace(skb, offset, from, to, flags)``: patches the field, never ``skb->csum``."""
+        return bpf.l3_csum_replace_at(self.data, offset, frm, to, flags, stacklevel=3)
+
+    def bpf_l4_csum_replace(self, offset: int, frm: object, to: object, flags: int, *, misuse: bool = True) -> int:
+        """``bpf_l4_csum_replace(skb, offset, from, to, flags)``: the field, and ``skb->csum`` on a pseudo-header change.
+
+        ``misuse=False``: no :class:`csum.bpf.misuse.BpfMisuse` checks (calls csum makes itself)."""
+        rc, self.csum = bpf.l4_csum_replace_skb(self.data, offset, frm, to, flags, self.ip_summed, self.csum,
+                                                stacklevel=3, misuse=misuse)
+        return rc
+
+    def bpf_skb_store_bytes(self, offset: int, frm: object, flags: int = 0) -> int:
+        """``bpf_skb_store_bytes(skb, offset, from, len, flags)``; BPF_F_RECOMPUTE_CSUM carries ``skb->csum`` along.
+
+        The kernel subtracts the old bytes' ``csum_partial`` and adds the new one's, each rotated by
+        the offset's parity (``csum_block_sub`` / ``csum_block_add``). Returns -EINVAL for other
+        flags, -EFAULT for an offset past INT_MAX or bytes past the end.
+        """
+        new = as_view(frm, "from").tobytes()
+        offset, flags = check_uint(offset, 32, "offset"), check_uint(flags, 64, "flags")
+        if flags & ~(BPF_F_RECOMPUTE_CSUM | BPF_F_INVALIDATE_HASH):
+            return -EINVAL
+        if offset > _INT_MAX or offset + len(new) > len(self.data):
+            return -EFAULT
+        end = offset + len(new)
+        recompute = flags & BPF_F_RECOMPUTE_CSUM and self.ip_summed == CHECKSUM_COMPLETE
+        if recompute:
+            self.csum = csum_block_sub(self.csum, self._partial(offset, end), offset)
+        elif flags & BPF_F_RECOMPUTE_CSUM and self.ip_summed == CHECKSUM_PARTIAL:
+            raise CsumValueError("store_bytes with BPF_F_RECOMPUTE_CSUM on a CHECKSUM_PARTIAL skb is not modelled "
+                                 "(the kernel may turn it into CHECKSUM_NONE)", code="not-modelled")
+        self.data[offset:end] = new
+        if recompute:
+            self.csum = csum_block_add(self.csum, self._partial(offset, end), offset)
+        return 0
+
+    def bpf_csum_update(self, csum: Wsum) -> int:
+        """``bpf_csum_update(skb, csum)``: on CHECKSUM_COMPLETE ``skb->csum = csum_add(skb->csum, csum)``, returned;
+        -ENOTSUPP otherwise. ``bpf_csum_update(0)`` reads ``skb->csum``."""
+        csum = check_uint(csum, 32, "csum")
+        if self.ip_summed != CHECKSUM_COMPLETE:
+            return -ENOTSUPP
+        self.csum = Wsum(add32(self.csum, csum))
+        return self.csum
+
+    def bpf_csum_level(self, level: int) -> int:
+        """``bpf_csum_level(skb, level)``: INC / DEC / RESET move ``csum_level`` and ``ip_summed`` (0); QUERY
+        returns ``csum_level`` on CHECKSUM_UNNECESSARY, else -EACCES; other levels -EINVAL."""
+        level = check_uint(level, 64, "level")
+        unnecessary = self.ip_summed == CHECKSUM_UNNECESSARY
+        if level == BPF_CSUM_LEVEL_QUERY:
+            return self.csum_level if unnecessary else -EACCES
+        if level == BPF_CSUM_LEVEL_INC:
+            if unnecessary:
+                self.csum_level = min(self.csum_level + 1, SKB_MAX_CSUM_LEVEL)
+            elif self.ip_summed == CHECKSUM_NONE:
+                self.ip_summed, self.csum_level = CHECKSUM_UNNECESSARY, 0
+        elif level == BPF_CSUM_LEVEL_DEC:
+            if unnecessary and self.csum_level == 0:
+                self.ip_summed = CHECKSUM_NONE
+            elif unnecessary:
+                self.csum_level -= 1
+        elif level == BPF_CSUM_LEVEL_RESET:
+            if unnecessary:
+                self.ip_summed, self.csum_level = CHECKSUM_NONE, 0
+        else:
+            return -EINVAL
+        return 0
+
+    def bpf_csum_diff(self, frm: object, to: object, seed: Wsum = Wsum(0)) -> int:
+        """``bpf_csum_diff`` (Linux >= 6.13) with this skb's architecture; the value to pass as a size-0 ``to``."""
+        return self.arch.bpf_csum_diff(frm, to, seed)
+
+    def run(self, ops: Iterable[Op]) -> list[int]:
+        """Apply helper calls in order (see :data:`Op`); returns each call's return value."""
+        results, diff = [], 0
+        for op in ops:
+            name, args = op[0], list(op[1:])
+            if name in ("bpf_l3_csum_replace", "bpf_l4_csum_replace") and len(args) == 4 and args[2] == DIFF:
+                args[2] = diff
+            method = _OPS.get(name)
+            if method is None:
+                raise CsumValueError(f"ops: unknown helper {name!r} (one of {', '.join(_OPS)})", code="bad-value")
+            result = method(self, *args)
+            if name == "bpf_csum_diff":
+                diff = result
+            results.append(result)
+        return results
+
+
+_OPS: dict[str, Callable[..., int]] = {
+    "bpf_l3_csum_replace": Skb.bpf_l3_csum_replace, "bpf_l4_csum_replace": Skb.bpf_l4_csum_replace,
+    "bpf_skb_store_bytes": Skb.bpf_skb_store_bytes, "bpf_csum_update": Skb.bpf_csum_update,
+    "bpf_csum_level": Skb.bpf_csum_level, "bpf_csum_diff": Skb.bpf_csum_diff}

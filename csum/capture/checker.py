@@ -1,0 +1,250 @@
+"""Check a capture chunk after chunk: the walk behind ``csum verify`` and ``csum fix``, fragments across chunks.
+
+Every packet the fast paths (:mod:`csum.capture.fastpath`) leave is walked by :func:`csum.layers.walk` on its
+capture link type, and each checksum field judged by :func:`csum.layers.evaluate`, exactly as
+:func:`csum.inet.verify` does. IP fragments are reassembled within the capture
+(:mod:`csum.layers.reassembly`) and the whole datagram's checksums reported on the fragment carrying
+each field. A :class:`Checker` lives for the whole capture and carries the pending datagrams from one
+chunk to the next (their fragments go in front of the next chunk's packets, a
+:class:`~csum.capture.fastpath.Batch`); :func:`check_part` checks a chunk on its own for csum/capture/stitch.py to
+join.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import fastpath
+from .. import engine
+from .report import Report
+from .fastpath import FIX, Batch, Packet
+from ..layers import Reason, Result, accel, corrections, evaluate, reassembly, table as T, walk
+from ..layers.reassembly import Done, Reassembler
+from .pcap import Capture
+
+#: (packet index, every Result of that packet) for each packet, in order: the ``sink`` of :func:`check`.
+Sink = Callable[[int, list[Result]], None]
+
+
+@dataclass
+class _Row:
+    """A walked packet's findings, kept until no pending datagram can amend them."""
+
+    index: int
+    results: list[Result]
+    patches: list[tuple[int, bytes]]
+    malformed: str | None = None
+
+
+@dataclass
+class Part:
+    """One chunk checked on its own (:meth:`Checker.detach`), for csum/capture/stitch.py to join to the chunks before it.
+
+    ``report``: everything the chunk settled; ``open``: the packets of the datagrams still pending at its end, their
+    findings left out of ``report``; ``closed``: the keys of the datagrams completed or given up in the chunk
+    (:func:`csum.layers.accel.key_bytes` each, end to end); ``crowd``: the most datagrams pending at once (an
+    upper bound).
+    """
+
+    report: Report
+    open: list[Packet]
+    closed: bytes
+    crowd: int
+
+    def conflicts(self, pending: Iterable[reassembly.Key]) -> bool:
+        """Whether a datagram of this chunk was completed or given up under one of the keys ``pending``."""
+        return any(accel.holds(self.closed, accel.key_bytes(key)) for key in pending)
+
+
+class Checker:
+    """Checks the chunks of one capture in order, IP fragments reassembled across them.
+
+    :meth:`check` returns a chunk's :class:`Report`: its fast-path counts and the findings of every walked
+    packet that no pending datagram may still amend (some from earlier chunks); :meth:`close` the rest.
+    ``sink(index, results)``, when given, receives every packet's results in packet order (the fast path is
+    then off, so every field is seen); a pending datagram holds back the rows after its first fragment, at
+    most :data:`~csum.layers.reassembly.WINDOW` packets. ``part``: this checker checks one chunk on its own and
+    ends with :meth:`detach` (it records what a :class:`Part` tells).
+    """
+
+    def __init__(self, sink: Sink | None = None, *, part: bool = False) -> None:
+        self.sink = sink
+        self.frags = Reassembler(record=part)
+        self.rows: deque[_Row] = deque()
+        self.by_index: dict[int, _Row] = {}
+        self.held: dict[int, Packet] = {}  # packets of pending datagrams: their rows may still change
+        self.report = Report(0)
+        self.c_closed = b""  # the last chunk's: what csum/engine/_cwalk.c reassembled (a part has one chunk)
+        self.c_peak = 0
+
+    def check(self, cap: Capture, progress: Callable[[int, int], None] | None = None) -> Report:
+        report = self.report = Report(len(cap))
+        carried = self._reopen() if self.sink is None and self.frags.pending else []
+        cut = cap.caplens < cap.origlens
+        report.cut = (np.flatnonzero(cut) + cap.first_index).tolist()
+        batch = Batch.of(cap, carried)
+        if not len(batch):
+            return report
+        cut = batch.caplens < batch.origlens
+        walk_all = np.ones(len(batch), dtype=bool)
+        if self.sink is None and engine.cwalk is not None:
+            done, judged, closed, peak = fastpath.c_fast(batch, ~cut, report)
+            self.c_closed, self.c_peak = closed, peak
+            report.fast = int(np.count_nonzero(done))
+            walk_all[done | judged] = False
+        elif self.sink is None:
+            d = np.frombuffer(batch.data, dtype=np.uint8)
+            index, v4, proto = fastpath.fast_ok(batch, d, ~cut)
+            report.fast = len(index)
+            report.counts["ipv4"]["ok"] += int(np.count_nonzero(v4))
+            for number, entry in ((T.TCP, T.TCP_ENTRY), (T.UDP, T.UDP_ENTRY), (T.ICMP, T.ICMP_ENTRY),
+                                  (T.ICMPV6, T.ICMPV6_ENTRY)):
+                report.counts[entry.name]["ok"] += int(np.count_nonzero(proto == number))
+            walk_all[index] = False
+        rest = np.flatnonzero(walk_all).tolist()
+        for n, i in enumerate(rest):
+            self.packet(batch.packet(i))
+            if progress is not None and not n & 0xFFF:
+                progress(n, len(rest))
+        for given_up in self.frags.expire(int(batch.indices[-1])):
+            self.finish(given_up)
+        self.flush()
+        report.sort()
+        return report
+
+    def _reopen(self) -> list[Packet]:
+        """The packets of the pending datagrams, taken back (their rows dropped, the datagrams forgotten) to be
+        checked again in front of the next chunk; every other row is emitted now."""
+        carried = sorted(self.held.values(), key=lambda p: p.number)
+        for row in self.rows:
+            if row.index not in self.held:
+                self._emit(row)
+        self.rows.clear()
+        self.by_index.clear()
+        self.held.clear()
+        self.frags.pending.clear()
+        return carried
+
+    def packet(self, p: Packet) -> None:
+        """Walk one packet (or take C's results for it), reassembling it if it is a fragment."""
+        results = fastpath.from_c(p)
+        if results is not None:  # the jsonl path's common packets, or what fast_check left to this one
+            self._row(_Row(p.number, results, fastpath.patches(results, p.base, lambda: p)))
+            return
+        view = memoryview(p.data)
+        stack = walk(view, p.linktype, wire_len=p.wire)
+        report = self.report
+        if stack.unsupported is not None:
+            report.unsupported[stack.unsupported] = report.unsupported.get(stack.unsupported, 0) + 1
+        elif stack.not_ip:
+            report.not_ip += 1
+        results = [evaluate(view, f) for f in stack.fields]
+        fixes = [(p.base + at, new) for at, new in corrections(view, stack.fields)] \
+            if any(r.status in FIX for r in results) else []
+        row = _Row(p.number, results, fixes, None if stack.malformed is None else stack.malformed[1])
+        outer = stack.ips[0] if stack.ips else None
+        if outer is None or outer.depth or outer.fragment not in ("first", "later"):
+            self._row(row)
+            return
+        self.rows.append(row)
+        self.by_index[p.number] = row
+        self.held[p.number] = p
+        name = f"ipv{outer.version}"
+        path = next((f.path for f in stack.fields if f.depth == 0 and name in f.path), "")
+        prefix = path[: path.index(name)] if path else ""
+        for done in self.frags.add(p.number, view, outer, p.wire > len(view), prefix):
+            self.finish(done)
+        self.flush()
+
+    def _row(self, row: _Row) -> None:
+        if self.rows:
+            self.rows.append(row)
+            self.by_index[row.index] = row
+            self.flush()
+        else:
+            self._emit(row)
+
+    def finish(self, done: Done) -> None:
+        """Put a reassembled datagram's results in place of the first fragment's "needs reassembly"; the rows of
+        its fragments are final now."""
+        pieces = {index: self.held.pop(index) for index in done.pieces if index in self.held}
+        head = self.by_index.get(done.first)
+        if head is None:
+            return
+        if done.failed is not None:
+            head.results[:] = [Result(r.layer, r.offset, r.stored, None, None, done.failed, r.field, r.path, r.depth)
+                               if r.reason == Reason.NEEDS_REASSEMBLY else r for r in head.results]
+            return
+        if done.results:
+            head.results[:] = [r for r in head.results if r.reason != Reason.NEEDS_REASSEMBLY]
+        for index, found in done.results.items():
+            row = self.by_index.get(index)
+            if row is None:
+                continue
+            row.results.extend(found)
+            row.results.sort(key=lambda r: r.offset if r.field is None else r.field)
+            row.patches += [(pieces[index].base + r.field, r.computed.to_bytes(2, "big")) for r in found
+                            if r.status in FIX and r.computed is not None and r.field is not None]
+
+    def flush(self) -> None:
+        """Emit the rows in order up to the first one a pending datagram may still amend."""
+        while self.rows and self.rows[0].index not in self.held:
+            row = self.rows.popleft()
+            del self.by_index[row.index]
+            self._emit(row)
+
+    def _emit(self, row: _Row) -> None:
+        report = self.report
+        report.tally(row.index, row.results)
+        report.patches += row.patches
+        if row.malformed is not None:
+            report.malformed.append((row.index, row.malformed))
+        if self.sink is not None:
+            self.sink(row.index, row.results)
+
+    def unsettled(self) -> int | None:
+        """The first packet whose findings are not yet in a report (None: every packet's are)."""
+        return self.rows[0].index if self.rows else None
+
+    def detach(self) -> Part:
+        """End here without waiting for the datagrams still pending: every other row goes into the last chunk's
+        report, and those datagrams' packets are handed over (copied). For a ``Checker(part=True)`` that checked
+        one chunk; the checker is done with after it."""
+        if self.frags.closed is None:
+            raise ValueError("detach: for a Checker(part=True)")
+        report = self.report
+        for row in self.rows:
+            if row.index not in self.held:
+                self._emit(row)
+        report.sort()
+        packets = [Packet(p.number, p.base, p.linktype, p.wire, bytes(p.data)) for p in self.held.values()]
+        closed = self.c_closed + b"".join(accel.key_bytes(key) for key in self.frags.closed)
+        return Part(report, sorted(packets, key=lambda p: p.number), closed, max(self.frags.peak, self.c_peak))
+
+    def close(self) -> Report:
+        """The capture ended: every pending datagram given up, every row emitted; the report of those rows."""
+        report = self.report = Report(0)
+        for done in self.frags.flush():
+            self.finish(done)
+        self.flush()
+        report.sort()
+        return report
+
+
+def check(cap: Capture, progress: Callable[[int, int], None] | None = None, sink: Sink | None = None) -> Report:
+    """Check every packet of ``cap``, a whole capture; see :class:`Report` and :class:`Checker`."""
+    checker = Checker(sink)
+    report = checker.check(cap, progress)
+    report.update(checker.close())
+    return report
+
+
+def check_part(cap: Capture) -> Part:
+    """Check the chunk ``cap`` on its own, leaving its datagrams still pending at its end to csum/_stitch.py."""
+    checker = Checker(part=True)
+    checker.check(cap)
+    return checker.detach()

@@ -1,0 +1,504 @@
+"""Read pcap and pcapng captures far enough to find every packet, in bounded chunks.
+
+Formats (draft-ietf-opsawg-pcap, draft-ietf-opsawg-pcapng):
+
+* pcap: either byte order, microsecond (``a1b2c3d4``) or nanosecond
+  (``a1b23c4d``) timestamps; one link type per file.
+* pcapng: any number of sections, each in its own byte order; Interface
+  Description Blocks give each interface's link type and snap length; packets
+  come from Enhanced (6), Simple (3) and the obsolete Packet (2) blocks; every
+  other block is skipped here and kept byte for byte by :func:`patched`.
+
+:class:`Reader` validates the file header before reading anything else, then
+yields :class:`Capture` chunks of about ``chunk_bytes`` each, split at record
+boundaries: a chunk holds the file's bytes from ``base`` on (headers and
+non-packet blocks included, so the chunks laid end to end are the file) and,
+per packet, where its captured bytes start in ``data``, how many were captured,
+the original length and the link type. A record the file ends inside, or whose
+header makes no sense, stops the reading; :attr:`Reader.stop` says where and
+why, every record before it has been yielded, and :meth:`Reader.rest` gives the
+bytes not read as records. Nothing is decoded or re-encoded: a copy with some
+bytes changed (:func:`patched`) differs from the original in those bytes only.
+
+:func:`parse` and :func:`read` index a whole capture held in memory, and raise
+:class:`CsumValueError` at the first problem.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from array import array
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO, Literal
+
+import numpy as np
+
+from .. import engine
+from ..errors import CsumValueError
+
+__all__ = [
+    "CHUNK_BYTES", "LINKTYPE_ETHERNET", "LINKTYPE_IPV4", "LINKTYPE_IPV6", "LINKTYPE_LINUX_SLL",
+    "LINKTYPE_LINUX_SLL2", "LINKTYPE_RAW", "MAX_RECORD", "Capture", "Reader", "Span", "Stop", "parse", "patched", "read",
+]
+
+#: Link types (tcpdump.org/linktypes.html) whose packets csum can find IP in.
+LINKTYPE_ETHERNET = 1
+LINKTYPE_RAW = 101
+LINKTYPE_LINUX_SLL = 113
+LINKTYPE_IPV4 = 228
+LINKTYPE_IPV6 = 229
+LINKTYPE_LINUX_SLL2 = 276
+
+#: Bytes of records a :class:`Reader` chunk holds (one record larger than this gets a chunk of its own).
+CHUNK_BYTES = 2 << 20
+#: The largest record or block read; a header announcing more is taken as damage (Wireshark caps packets
+#: at 256 KiB, pcapng blocks at 16 MiB).
+MAX_RECORD = 64 << 20
+
+_PCAP_MAGICS = {0xA1B2C3D4: "us", 0xA1B23C4D: "ns"}
+_SHB, _IDB, _PB, _SPB, _EPB = 0x0A0D0D0A, 1, 2, 3, 6
+_BYTE_ORDERS = {b"\x4d\x3c\x2b\x1a": "<", b"\x1a\x2b\x3c\x4d": ">"}
+
+#: Called now and then while reading: (bytes read so far, file size).
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True, eq=False)
+class Capture:
+    """A capture's bytes (or one chunk of them) and, per packet, where it lies in them.
+
+    ``offsets[i]``: offset in ``data`` of packet i's first captured byte;
+    ``caplens[i]`` / ``origlens[i]``: captured and original length (the packet
+    was cut by the snap length when ``caplens[i] < origlens[i]``);
+    ``linktypes[i]``: its link type. ``format`` is "pcap" or "pcapng".
+    ``first_index``: the capture-wide number of packet 0; ``base``: the file
+    offset of ``data[0]`` (both 0 for a whole file).
+    """
+
+    data: bytes
+    format: str
+    offsets: np.ndarray
+    caplens: np.ndarray
+    origlens: np.ndarray
+    linktypes: np.ndarray
+    first_index: int = 0  # the global 0-based number of this Capture's packet 0 (chunks of a stream)
+    base: int = 0  # the file offset of data[0]
+
+    def __len__(self) -> int:
+        return len(self.offsets)
+
+    def packet(self, index: int) -> memoryview:
+        """The captured bytes of packet ``index`` (counted in this chunk)."""
+        start = int(self.offsets[index])
+        return memoryview(self.data)[start : start + int(self.caplens[index])]
+
+    def is_cut(self, index: int) -> bool:
+        """Whether packet ``index`` was captured only in part (snap length)."""
+        return bool(self.caplens[index] < self.origlens[index])
+
+
+@dataclass(frozen=True)
+class Stop:
+    """Where a :class:`Reader` stopped before the end of the file.
+
+    ``offset``: file offset of the first byte not read as a record; ``index``:
+    the number the packet there would have had; ``truncated``: the file ends
+    inside that record (otherwise its header makes no sense); ``reason``: why.
+    """
+
+    offset: int
+    index: int
+    truncated: bool
+    reason: str
+
+    def __str__(self) -> str:
+        return f"record {self.index} at offset {self.offset}: {self.reason}"
+
+
+def _bad(what: str, code: str) -> CsumValueError:
+    return CsumValueError(what, code=code)
+
+
+@dataclass
+class _Walked:
+    """Records found in a buffer from some position on, and why the walk ended before the buffer did."""
+
+    offs: array | np.ndarray
+    caps: array | np.ndarray
+    origs: array | np.ndarray
+    links: array | int
+    end: int
+    problem: str | None = None  # the record at ``end`` cannot be read ...
+    short: bool = True           # ... because the buffer ends inside it (else: its header is nonsense)
+
+
+class _PcapWalker:
+    """Record headers of a pcap file (16 bytes: seconds, fraction, captured and original length)."""
+
+    format = "pcap"
+
+    def __init__(self, endian: str, linktype: int) -> None:
+        self._endian, self._linktype = endian, linktype
+        self._u32 = struct.Struct(endian + "I").unpack_from
+
+    def state(self) -> tuple:
+        """What a walker needs to go on from a record boundary (see :func:`_walker_at`)."""
+        return self._endian, self._linktype
+
+    def walk(self, data: bytes | bytearray | memoryview, pos: int) -> _Walked:
+        cwalk = engine.cwalk
+        if cwalk is not None:  # the same loop in C (csum/engine/_cwalk.c pcap_records)
+            offs_b, caps_b, origs_b, pos = cwalk.pcap_records(data, pos, self._endian == ">", MAX_RECORD)
+            offs, caps, origs = (np.frombuffer(c, dtype=np.int64) for c in (offs_b, caps_b, origs_b))
+            return _Walked(offs, caps, origs, self._linktype, pos, *self._why(data, pos))
+        heads: list[int] = []
+        u32, size, most = self._u32, len(data), MAX_RECORD
+        add, limit = heads.append, size - 16
+        while pos <= limit:  # the hot loop: one unpack per record, the checks folded into one test
+            incl = u32(data, pos + 8)[0]
+            end = pos + 16 + incl
+            if end > size or incl > most:
+                break
+            add(pos)
+            pos = end
+        offs = np.array(heads, dtype=np.int64) + 16
+        d = np.frombuffer(data, dtype=np.uint8)
+        shifts = (0, 8, 16, 24) if self._endian == "<" else (24, 16, 8, 0)
+        caps, origs = np.zeros(len(offs), dtype=np.int64), np.zeros(len(offs), dtype=np.int64)
+        for k, shift in enumerate(shifts):
+            caps |= d[offs - 8 + k].astype(np.int64) << shift
+            origs |= d[offs - 4 + k].astype(np.int64) << shift
+        return _Walked(offs, caps, origs, self._linktype, pos, *self._why(data, pos))
+
+    def _why(self, data: bytes | bytearray | memoryview, pos: int) -> tuple[str | None, bool]:
+        """(problem, short) of the record at ``pos``, where the walk stopped."""
+        size, most = len(data), MAX_RECORD
+        if pos + 16 > size:
+            return (f"header truncated ({size - pos} of 16 bytes)" if pos < size else None), True
+        incl = self._u32(data, pos + 8)[0]
+        if incl > most:
+            return f"{incl} captured bytes announced, more than the {most >> 20} MiB csum reads", False
+        return f"{incl} captured bytes announced, {size - pos - 16} left in the file", True
+
+
+class _PcapngWalker:
+    """Blocks of a pcapng file; the current section's byte order and interfaces carry over between chunks."""
+
+    format = "pcapng"
+
+    def __init__(self) -> None:
+        self._endian = "<"
+        self._interfaces: list[tuple[int, int]] = []  # (link type, snap length) of the current section
+
+    def state(self) -> tuple:
+        """What a walker needs to go on from a block boundary (see :func:`_walker_at`)."""
+        return self._endian, tuple(self._interfaces)
+
+    def walk(self, data: bytes | bytearray | memoryview, pos: int) -> _Walked:
+        offs, caps, origs, links = array("q"), array("q"), array("q"), array("q")
+        walked = _Walked(offs, caps, origs, links, pos)
+        size = len(data)
+        while pos < size:
+            walked.end = pos
+            if pos + 12 > size:
+                walked.problem = f"block truncated ({size - pos} bytes left, a block needs 12)"
+                return walked
+            endian = self._endian
+            is_shb = int.from_bytes(data[pos : pos + 4], "little") == _SHB
+            if is_shb:
+                endian = _BYTE_ORDERS.get(bytes(data[pos + 8 : pos + 12]), "")
+                if not endian:
+                    magic = data[pos + 8 : pos + 12].hex()
+                    return self._damaged(walked, f"section header: bad byte-order magic {magic}")
+            kind, length = struct.unpack_from(endian + "II", data, pos)
+            if length < 12 or length % 4 or length > MAX_RECORD:
+                return self._damaged(walked, f"block total length {length} is not a multiple of 4 "
+                                             f"between 12 and {MAX_RECORD}")
+            if pos + length > size:
+                walked.problem = f"block of {length} bytes announced, {size - pos} left in the file"
+                return walked
+            if struct.unpack_from(endian + "I", data, pos + length - 4)[0] != length:
+                return self._damaged(walked, f"block's trailing length differs from leading length {length}")
+            if is_shb:
+                self._endian, self._interfaces = endian, []
+            elif kind == _IDB:
+                if length < 20:
+                    return self._damaged(walked, "interface description block is too short")
+                self._interfaces.append(struct.unpack_from(endian + "H2xI", data, pos + 8))
+            elif kind in (_EPB, _PB, _SPB):
+                why = self._packet(data, pos, kind, length, walked)
+                if why:
+                    return self._damaged(walked, why)
+            pos += length
+        walked.end = pos
+        return walked
+
+    def _packet(self, data: bytes | bytearray | memoryview, pos: int, kind: int, length: int, walked: _Walked
+                ) -> str | None:
+        endian, interfaces = self._endian, self._interfaces
+        if length < (16 if kind == _SPB else 32):
+            return f"packet block is too short ({length} bytes)"
+        if kind == _SPB:
+            iface, orig = 0, struct.unpack_from(endian + "I", data, pos + 8)[0]
+            snap = interfaces[0][1] if interfaces else 0
+            cap, start = min(orig, snap or orig, length - 16), pos + 12
+        else:
+            fmt = endian + ("I8xII" if kind == _EPB else "H10xII")
+            iface, cap, orig = struct.unpack_from(fmt, data, pos + 8)
+            start = pos + 28
+            if start + cap > pos + length - 4:
+                return f"packet block: {cap} captured bytes overrun the block"
+        if iface >= len(interfaces):
+            return f"packet block names interface {iface}, the section has {len(interfaces)}"
+        walked.offs.append(start)  # type: ignore[union-attr]
+        walked.caps.append(cap)  # type: ignore[union-attr]
+        walked.origs.append(orig)  # type: ignore[union-attr]
+        walked.links.append(interfaces[iface][0])  # type: ignore[union-attr]
+        return None
+
+    @staticmethod
+    def _damaged(walked: _Walked, why: str) -> _Walked:
+        walked.problem, walked.short = why, False
+        return walked
+
+
+def _column(values: array | np.ndarray) -> np.ndarray:
+    if isinstance(values, np.ndarray):
+        return values
+    return np.frombuffer(values, dtype=np.int64) if len(values) else np.zeros(0, dtype=np.int64)
+
+
+def _capture(data: bytes, fmt: str, walked: _Walked, first_index: int, base: int) -> Capture:
+    offs = _column(walked.offs)
+    links = walked.links
+    link = np.full(len(offs), links, dtype=np.int64) if isinstance(links, int) else _column(links)
+    return Capture(data, fmt, offs, _column(walked.caps), _column(walked.origs), link, first_index, base)
+
+
+def _read_full(stream: BinaryIO, n: int) -> bytes:
+    """Up to ``n`` bytes; fewer only at the end of the stream."""
+    parts, got = [], 0
+    while got < n:
+        block = stream.read(n - got)
+        if not block:
+            break
+        parts.append(block)
+        got += len(block)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+def _read_into(stream: BinaryIO, into: memoryview) -> int:
+    """Fill ``into`` from ``stream`` (short only at the end of the stream); the bytes read."""
+    readinto = getattr(stream, "readinto", None)
+    if readinto is None:
+        block = _read_full(stream, len(into))
+        into[: len(block)] = block
+        return len(block)
+    got = 0
+    while got < len(into):
+        n = readinto(into[got:])
+        if not n:
+            break
+        got += n
+    return got
+
+
+def _walker(head: bytes, more: Callable[[int], bytes]) -> tuple[_PcapWalker | _PcapngWalker, bytes, int]:
+    """Validate the file header; returns the walker, the header bytes read and where records start."""
+    if len(head) < 4:
+        raise _bad(f"not a pcap or pcapng capture: {len(head)} bytes", "not-a-capture")
+    if int.from_bytes(head[:4], "little") == _SHB:
+        head += more(28 - len(head))
+        if len(head) < 28:
+            raise _bad(f"pcapng section header needs 28 bytes, the file has {len(head)}", "truncated")
+        endian = _BYTE_ORDERS.get(head[8:12])
+        if endian is None:
+            raise _bad(f"block at offset 0: section header: bad byte-order magic {head[8:12].hex()}", "bad-block")
+        major = struct.unpack_from(endian + "H", head, 12)[0]
+        if major != 1:
+            raise _bad(f"pcapng version {major} is not supported (only 1.x)", "not-a-capture")
+        return _PcapngWalker(), head, 0
+    orders: tuple[tuple[str, Literal["little", "big"]], ...] = (("<", "little"), (">", "big"))
+    for endian, order in orders:
+        if int.from_bytes(head[:4], order) in _PCAP_MAGICS:
+            head += more(24 - len(head))
+            if len(head) < 24:
+                raise _bad(f"pcap file header needs 24 bytes, file has {len(head)}", "truncated")
+            major, _minor, _zone, _sig, _snap, link = struct.unpack_from(endian + "HHiIII", head, 4)
+            if major != 2:
+                raise _bad(f"pcap version {major} is not supported (only 2.x)", "not-a-capture")
+            return _PcapWalker(endian, link & 0xFFFF), head, 24
+    raise _bad(f"not a pcap or pcapng capture (starts with {head[:4].hex()})", "not-a-capture")
+
+
+class Reader:
+    """Read a capture from a binary stream in chunks of about ``chunk_bytes`` (see the module docstring).
+
+    The header is read and validated on construction (:class:`CsumValueError`
+    with code ``not-a-capture``, ``truncated`` or ``bad-block``). Iterating
+    yields :class:`Capture` chunks; afterwards :attr:`stop` is None when every
+    byte was read as records, else the :class:`Stop` that ended the reading.
+    """
+
+    def __init__(self, stream: BinaryIO, chunk_bytes: int = CHUNK_BYTES) -> None:
+        if chunk_bytes < 1:
+            raise CsumValueError(f"chunk_bytes must be positive, got {chunk_bytes}", code="out-of-range")
+        self._stream, self.chunk_bytes = stream, chunk_bytes
+        self._walker, self._buf, self._pos = _walker(_read_full(stream, 4), lambda n: _read_full(stream, n))
+        self.format: str = self._walker.format
+        self.stop: Stop | None = None
+        self.packets = 0
+        self._base = 0
+
+    def __iter__(self) -> Iterator[Capture]:
+        buf: bytes | bytearray = self._buf
+        pos, eof = self._pos, False
+        while True:
+            if not eof:  # the unread rest of the last chunk, then the stream's next bytes read in after it
+                grown = bytearray(len(buf) + self.chunk_bytes)
+                grown[: len(buf)] = buf
+                got = _read_into(self._stream, memoryview(grown)[len(buf) :])
+                eof = got < self.chunk_bytes or getattr(self._stream, "ended_early", False)
+                if got < self.chunk_bytes:  # the last chunk: a copy, as a stream may still hold a view of it
+                    grown = grown[: len(buf) + got]
+                buf = grown
+            walked = self._walker.walk(buf, pos)
+            end = walked.end
+            if end:
+                data = bytes(memoryview(buf)[:end])
+                chunk = _capture(data, self.format, walked, self.packets, self._base)
+                self.packets += len(chunk)
+                self._base += end
+                buf, pos = bytes(memoryview(buf)[end:]), 0
+                yield chunk
+            if self._stopped(walked, eof, len(buf)):
+                break
+        self._buf = bytes(buf)
+
+    def spans(self) -> Iterator[Span]:
+        """Walk the rest of the stream as iterating would, yielding where each chunk is instead of its bytes.
+
+        Call instead of iterating, right after construction. The stream is read ``chunk_bytes`` at a
+        time into one reused buffer (nothing is copied out), and the records walked after each read
+        form one chunk, as iterating makes them; each non-empty one is yielded as a :class:`Span`
+        that :meth:`Span.capture` turns back into that chunk from the file's bytes. :attr:`stop` and
+        :attr:`packets` are set as iterating sets them; :meth:`rest` is not available afterwards.
+        """
+        size, stream, walker = self.chunk_bytes, self._stream, self._walker
+        have, pos, eof = len(self._buf), self._pos, False
+        buf = bytearray(have + size)
+        buf[:have] = self._buf
+        self._buf = b""
+        while True:
+            if not eof:
+                if len(buf) < have + size:  # a record larger than what the buffer holds
+                    buf += bytes(have + size - len(buf))
+                view = memoryview(buf)
+                got = _read_into(stream, view[have : have + size])
+                view.release()
+                eof = got < size or getattr(stream, "ended_early", False)
+                have += got
+            state = walker.state()
+            walked = walker.walk(memoryview(buf)[:have], pos)
+            end = walked.end
+            if len(walked.offs):
+                yield Span(self.format, state, self._base + pos, self._base + end, self.packets, len(walked.offs))
+            if end:
+                self.packets += len(walked.offs)
+                self._base += end
+                buf[: have - end] = buf[end:have]
+                have, pos = have - end, 0
+            if self._stopped(walked, eof, have):
+                return
+
+    def _stopped(self, walked: _Walked, eof: bool, left: int) -> bool:
+        """Whether reading ends after ``walked`` (``left`` bytes not read as records), setting :attr:`stop`."""
+        if walked.problem is not None and not walked.short:
+            self.stop = Stop(self._base, self.packets, False, walked.problem)
+            return True
+        if not eof:
+            return False
+        if left:
+            self.stop = Stop(self._base, self.packets, True, walked.problem or "truncated")
+        elif getattr(self._stream, "ended_early", False):
+            self.stop = Stop(self._base, self.packets, True, "the compressed data ends before its end-of-stream marker")
+        return True
+
+    def rest(self) -> Iterator[bytes]:
+        """After iterating: the bytes from :attr:`stop` to the end of the stream, in blocks."""
+        if self._buf:
+            yield self._buf
+            self._buf = b""
+        while block := self._stream.read(self.chunk_bytes):
+            yield block
+
+
+@dataclass(frozen=True)
+class Span:
+    """Where one :class:`Reader` chunk's records are in the file: bytes ``lo`` to ``hi`` (records only), its
+    ``packets`` numbered from ``first_index``, and ``state``, what the record walk knew when it got there
+    (pcap: byte order and link type; pcapng: the section's byte order and interfaces)."""
+
+    format: str
+    state: tuple
+    lo: int
+    hi: int
+    first_index: int
+    packets: int
+
+    def capture(self, read: Callable[[int, int], bytes]) -> Capture:
+        """The chunk, its bytes got by ``read(file offset, size)`` (e.g. ``os.pread`` on the file) and walked again."""
+        data = read(self.lo, self.hi - self.lo)
+        walked = _walker_at(self.format, self.state).walk(data, 0)
+        if walked.end != len(data) or len(walked.offs) != self.packets:
+            raise CsumValueError(f"the capture changed while it was read: {self.hi - self.lo} bytes at offset "
+                                 f"{self.lo} no longer hold {self.packets} records", code="truncated")
+        return _capture(data, self.format, walked, self.first_index, self.lo)
+
+
+def _walker_at(fmt: str, state: tuple) -> _PcapWalker | _PcapngWalker:
+    """A record walker in ``state`` (:meth:`_PcapWalker.state` / :meth:`_PcapngWalker.state`)."""
+    if fmt == "pcap":
+        return _PcapWalker(*state)
+    walker = _PcapngWalker()
+    walker._endian, walker._interfaces = state[0], list(state[1])
+    return walker
+
+
+def parse(data: bytes, progress: Progress | None = None) -> Capture:
+    """Index the packets of a pcap or pcapng file held in ``data``, as one :class:`Capture`.
+
+    Raises :class:`CsumValueError` (code ``not-a-capture``, ``truncated`` or
+    ``bad-block``) naming the offset of the first problem. ``progress`` is
+    called once, at the end.
+    """
+    data = bytes(data)
+    walker, _head, start = _walker(data[:4], lambda n: data[4 : 4 + n])
+    walked = walker.walk(data, start)
+    if walked.problem is not None:
+        where = f"record {len(walked.offs)}" if walker.format == "pcap" else "block"
+        raise _bad(f"{where} at offset {walked.end}: {walked.problem}", "truncated" if walked.short else "bad-block")
+    if progress is not None:
+        progress(len(data), len(data))
+    return _capture(data, walker.format, walked, 0, 0)
+
+
+def read(path: str | os.PathLike[str], progress: Progress | None = None) -> Capture:
+    """Read and index the capture at ``path`` (see :func:`parse`); OSError propagates."""
+    return parse(Path(path).read_bytes(), progress)
+
+
+def patched(capture: Capture, patches: Iterable[tuple[int, bytes]]) -> bytes:
+    """The capture's bytes with ``new`` at each file offset of ``patches`` (offsets count from the file's start,
+    so a chunk takes the patches that fall inside it, ``capture.base`` on)."""
+    out = bytearray(capture.data)
+    for offset, new in patches:
+        at = offset - capture.base
+        if at < 0 or at + len(new) > len(out):
+            raise CsumValueError(f"patches: offset {offset} is outside the {len(out)} bytes from offset "
+                                 f"{capture.base}", code="out-of-range")
+        out[at : at + len(new)] = new
+    return bytes(out)

@@ -1,0 +1,200 @@
+"""What checking a capture found (:class:`Report`), and how ``csum verify`` and ``csum fix`` print it.
+
+The checking itself is :mod:`csum.capture.checker` (the walk, fragments across chunks) behind the fast paths of
+:mod:`csum.capture.fastpath`. Counts are kept per protocol and depth: ``"tcp"`` is TCP over the outer IP layer,
+``"tcp@1"`` TCP one tunnel (or ICMP quote) deeper.
+"""
+
+from __future__ import annotations
+
+import functools
+import heapq
+import json
+from dataclasses import dataclass, field
+
+from ..layers import Result, Status
+from .pcap import Capture
+
+#: The counters of every ``Report.counts`` entry, in the order the outputs show them.
+STATUSES = tuple(s.value for s in Status)
+#: Protocols always present in ``Report.counts`` (others appear once seen).
+LAYERS = ("ipv4", "tcp", "udp", "icmp", "icmpv6")
+def zero_counts() -> dict[str, int]:
+    return dict.fromkeys(STATUSES, 0)
+
+
+def count_key(r: Result) -> str:
+    """The ``Report.counts`` key of a result: the protocol, with ``@depth`` below the outer IP layer."""
+    return r.layer if not r.depth else f"{r.layer}@{r.depth}"
+
+
+#: The per-item lists of a :class:`Report` (bounded by ``Report.keep``), each in packet order.
+KEPT = ("bad", "offload", "malformed", "cut")
+
+
+def _number(item: int | tuple[int, object]) -> int:
+    """The packet number of an item of a KEPT list."""
+    return item if isinstance(item, int) else item[0]
+
+
+@dataclass
+class Report:
+    """What checking a capture (or a chunk of one) found; packet numbers are global (``first_index`` + i).
+
+    ``counts[key]`` = {"ok", "bad", "offload", "none", "n/a"} with ``key`` from :func:`count_key`;
+    ``bad``: (packet index, Result) of every wrong checksum, in packet order; ``offload``: the same
+    for fields holding transmit offload's pseudo-header sum (not in ``bad``); ``malformed``:
+    (index, reason) of packets whose outer headers are inconsistent; ``cut``: packets captured
+    only in part (their captured headers are still checked); ``not_ip``: packets carrying neither
+    IPv4 nor IPv6; ``unsupported``: link type -> packets; ``fast``: packets counted by the
+    vectorized path; ``patches``: (file offset, new field bytes) that correct every bad and
+    offload checksum (and the outer checksums covering a corrected inner one).
+
+    ``keep``: when set, :meth:`update` keeps at most that many items in each of ``bad``,
+    ``offload``, ``malformed`` and ``cut`` and counts the rest in ``dropped`` (the CLI keeps what
+    it prints, so a capture with millions of bad checksums checks in bounded memory);
+    :meth:`total` is the whole number either way.
+    """
+
+    packets: int
+    counts: dict[str, dict[str, int]] = field(default_factory=lambda: {k: zero_counts() for k in LAYERS})
+    bad: list[tuple[int, Result]] = field(default_factory=list)
+    offload: list[tuple[int, Result]] = field(default_factory=list)
+    malformed: list[tuple[int, str]] = field(default_factory=list)
+    cut: list[int] = field(default_factory=list)
+    not_ip: int = 0
+    unsupported: dict[int, int] = field(default_factory=dict)
+    fast: int = 0
+    patches: list[tuple[int, bytes]] = field(default_factory=list)
+    keep: int | None = None
+    dropped: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KEPT, 0))
+
+    def total(self, name: str) -> int:
+        """How many ``name`` ("bad", "offload", "malformed", "cut") items there are, kept or dropped."""
+        return len(getattr(self, name)) + self.dropped[name]
+
+    def merge(self, other: Report) -> Report:
+        """This report followed by ``other``'s (the next chunk of the same capture): counts added, lists joined."""
+        out = Report(self.packets, {k: dict(v) for k, v in self.counts.items()}, list(self.bad), list(self.offload),
+                     list(self.malformed), list(self.cut), self.not_ip, dict(self.unsupported), self.fast,
+                     list(self.patches), self.keep, dict(self.dropped))
+        out.update(other)
+        return out
+
+    def update(self, other: Report) -> None:
+        """:meth:`merge` in place: ``other`` (the next chunk) added to this report."""
+        self.packets += other.packets
+        for key, row in other.counts.items():
+            mine = self.counts.setdefault(key, zero_counts())
+            for status, n in row.items():
+                mine[status] = mine.get(status, 0) + n
+        for link, n in other.unsupported.items():
+            self.unsupported[link] = self.unsupported.get(link, 0) + n
+        for name in KEPT:
+            mine, theirs = getattr(self, name), getattr(other, name)
+            if mine and theirs and _number(theirs[0]) < _number(mine[-1]):  # a datagram settled a chunk late
+                both = list(heapq.merge(mine, theirs, key=_number))
+                room = len(both) if self.keep is None else min(len(both), self.keep)
+                mine[:] = both[:room]
+                self.dropped[name] += other.dropped[name] + len(both) - room
+                continue
+            room = len(theirs) if self.keep is None else max(0, min(len(theirs), self.keep - len(mine)))
+            mine += theirs[:room]
+            self.dropped[name] += other.dropped[name] + len(theirs) - room
+        if self.patches and other.patches and other.patches[0] < self.patches[-1]:
+            self.patches[:] = heapq.merge(self.patches, other.patches)
+        else:
+            self.patches += other.patches
+        self.not_ip += other.not_ip
+        self.fast += other.fast
+
+    def sort(self) -> None:
+        """Put the lists in packet order (and the patches in file order)."""
+        for name in ("bad", "offload", "malformed"):
+            getattr(self, name).sort(key=_number)
+        self.patches.sort()
+
+    def tally(self, index: int, results: list[Result]) -> None:
+        for r in results:
+            row = self.counts.get(count_key(r))
+            if row is None:
+                row = self.counts[count_key(r)] = zero_counts()
+            s = r.status
+            row[s.value] += 1
+            if s is Status.BAD:
+                self.bad.append((index, r))
+            elif s is Status.OFFLOAD:
+                self.offload.append((index, r))
+
+
+# --- the two commands' output ----------------------------------------------------------------
+
+def _bad_row(index: int, r: Result) -> dict[str, object]:
+    return {"packet": index, "layer": r.layer, "offset": r.offset, "stored": r.stored, "computed": r.computed,
+            "reason": str(r.reason)}
+
+
+def _hex16(value: int | None) -> str | None:
+    return None if value is None else f"{value:#06x}"
+
+
+@functools.lru_cache(maxsize=4096)
+def _js(text: str) -> str:
+    return json.dumps(text)
+
+
+def _js_hex16(value: int | None) -> str:
+    return "null" if value is None else f'"{value:#06x}"'
+
+
+def jsonl_line(index: int, r: Result) -> str:
+    """One ``--format jsonl`` line: the JSON object {frame (1-based), protocol, path, field offset, stored, computed,
+    status, reason}, as ``json.dumps`` writes it, and a newline (written out directly: a million packets' rows)."""
+    return (f'{{"frame": {index + 1}, "protocol": {_js(r.layer)}, "path": {_js(r.path)}, '
+            f'"offset": {"null" if r.field is None else r.field}, "stored": {_js_hex16(r.stored)}, '
+            f'"computed": {_js_hex16(r.computed)}, "status": {_js(str(r.status))}, "reason": {_js(str(r.reason))}}}\n')
+
+
+def as_json(report: Report, cap: Capture, name: str, show: int) -> dict[str, object]:
+    """The report as a JSON-ready dict (lists cut to their first ``show`` items, counts complete)."""
+    return {
+        "file": name, "format": cap.format, "packets": report.packets, "vectorized": report.fast,
+        "not_ip": report.not_ip, "unsupported_linktypes": {str(k): v for k, v in report.unsupported.items()},
+        "counts": report.counts,
+        "bad_count": report.total("bad"), "bad": [_bad_row(i, r) for i, r in report.bad[:show]],
+        "offload_count": report.total("offload"), "offload": [_bad_row(i, r) for i, r in report.offload[:show]],
+        "malformed_count": report.total("malformed"),
+        "malformed": [{"packet": i, "reason": why} for i, why in report.malformed[:show]],
+        "cut_count": report.total("cut"), "cut": report.cut[:show],
+    }
+
+
+def _rows(title: str, items: list[tuple[int, Result]], total: int, show: int) -> list[str]:
+    if not total:
+        return []
+    lines = ["", f"{title}: {total}" + (f" (first {show})" if total > show else "")]
+    if show > 0:
+        lines.append(f"{'packet':>8}  {'layer':<10} {'offset':>6}  {'stored':<7} {'computed':<8}  reason")
+    return lines + [f"{i:>8}  {count_key(r):<10} {r.offset:>6}  {_hex16(r.stored) or '-':<7} "
+                    f"{_hex16(r.computed) or '-':<8}  {r.reason}" for i, r in items[:show]]
+
+
+def as_text(report: Report, cap: Capture, name: str, show: int) -> str:
+    """The report as tables: counts per protocol and depth, then the first ``show`` bad, offload, malformed, cut."""
+    walked = report.packets - report.fast
+    lines = [f"{name}: {cap.format}, {report.packets} packets ({report.fast} on the fast path, {walked} walked "
+             f"layer by layer; {report.not_ip} not IP; {report.total('cut')} cut by the snap length, their captured "
+             "headers checked)"]
+    lines += [f"link type {k} not supported: {v} packets not checked" for k, v in sorted(report.unsupported.items())]
+    lines += ["", f"{'layer':<10} " + " ".join(f"{s:>9}" for s in STATUSES)]
+    lines += [f"{key:<10} " + " ".join(f"{c.get(s, 0):>9}" for s in STATUSES) for key, c in report.counts.items()]
+    lines += _rows("bad checksums", report.bad, report.total("bad"), show)
+    lines += _rows("transmit offload (the field holds the pseudo-header sum; the NIC fills it in)", report.offload,
+                   report.total("offload"), show)
+    if report.total("malformed"):
+        lines += ["", f"malformed packets: {report.total('malformed')}"]
+        lines += [f"{i:>8}  {why}" for i, why in report.malformed[:show]]
+    if report.total("cut"):
+        first = f" (first: {', '.join(map(str, report.cut[:show]))})" if show else ""
+        lines += ["", f"cut by the snap length: {report.total('cut')}{first}"]
+    return "\n".join(lines)

@@ -1,0 +1,135 @@
+"""One capture file through the checker: open, read in chunks, check (in parallel), merge, and copy patched.
+
+:func:`scan` is what ``csum verify`` and ``csum fix`` run for each input and
+what :mod:`csum.dask` runs on each worker. It opens the capture
+(:func:`csum.capture.source.open_source`: a path, ``-``, compressed or not), reads it
+with :class:`csum.pcap.Reader`, checks the chunks (:func:`csum.capture.parallel.checked`; for ``verify``
+of an uncompressed regular file with ``jobs`` > 1, :func:`csum.capture.parallel.check_spans`, where every
+process reads its own chunks) and stitches them in order (:class:`csum.capture.stitch.Stitcher`: IP
+fragments are reassembled across chunks). Given a ``sink`` (a writable such as
+:class:`csum.capture.output.AtomicFile`), it writes each chunk with its bad checksums
+corrected once no datagram still pending can change it, then the bytes after a truncated or
+damaged record unchanged: the copy differs from the input in checksum bytes only.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from . import pcap
+from .checker import Checker
+from .checker import Sink as ResultSink
+from .report import Report
+from .stitch import Stitcher
+from .parallel import check_spans, checked
+from .source import open_source
+
+__all__ = ["Scan", "merged", "scan"]
+
+
+class Sink(Protocol):
+    def write(self, data: bytes) -> None: ...
+
+
+@dataclass
+class Scan:
+    """The outcome for one capture: its report and how reading it went.
+
+    ``stop``: where reading stopped before the end (a truncated or damaged
+    record), else None; ``patched``/``patched_packets``: checksums corrected and
+    packets they are in (what a sink received).
+    """
+
+    name: str
+    format: str
+    compression: str | None
+    report: Report
+    stop: pcap.Stop | None
+    patched: int = 0
+    patched_packets: int = 0
+
+
+def scan(name: str, *, jobs: int = 1, chunk_bytes: int = pcap.CHUNK_BYTES, sink: Sink | None = None,
+         keep_patches: bool = False, progress: Callable[[int, int | None], None] | None = None,
+         each: ResultSink | None = None, keep: int | None = None) -> Scan:
+    """Check the capture ``name`` (a path or ``-``); see the module docstring.
+
+    ``keep_patches`` keeps ``report.patches`` (file offset, new bytes) in the
+    result; otherwise they are dropped chunk by chunk, keeping memory bounded.
+    ``progress(bytes read, file size or None)`` is called after each chunk.
+    ``each(packet index, results)``, when given, receives every packet's results in order
+    (``verify --format jsonl``); chunks are then checked in this process, one after another.
+    ``keep`` bounds the items the report keeps per list (:class:`~csum.capture.report.Report`; counts stay whole).
+    Raises OSError (unreadable) and CsumValueError (not a capture, corrupt compression).
+    """
+    with open_source(name) as source:
+        reader = pcap.Reader(source.stream, chunk_bytes)
+        fd = source.fileno() if jobs > 1 and sink is None and each is None else None
+        if fd is not None:  # nothing to copy out: each process reads its own chunks from the file
+            tick = None if progress is None else (lambda at: progress(at, source.size))
+            report = check_spans(reader.spans(), lambda at, n: os.pread(fd, n, at), jobs,
+                                 keep_patches=keep_patches, progress=tick, keep=keep)
+            return Scan(source.name, reader.format, source.compression, report, reader.stop)
+        report = Report(0, keep=keep)
+        counted = [0, 0]  # checksums patched, packets they are in
+        held: deque[pcap.Capture] = deque()  # chunks not yet written: a pending datagram may still patch them
+        fixes: list[tuple[int, bytes]] = []
+
+        def take(part: Report) -> None:
+            if sink is not None:
+                fixes.extend(part.patches)
+                counted[0] += len(part.patches)
+                counted[1] += len({i for i, r in part.bad + part.offload if r.computed is not None})
+            if not keep_patches:
+                part.patches = []
+            report.update(part)
+
+        def write(settled: int | None) -> None:
+            if sink is None:
+                return
+            while held and (settled is None or held[0].first_index + len(held[0]) <= settled):
+                chunk = held.popleft()
+                end = chunk.base + len(chunk.data)
+                mine = sorted(p for p in fixes if p[0] < end)
+                fixes[:] = [p for p in fixes if p[0] >= end]
+                sink.write(pcap.patched(chunk, mine) if mine else chunk.data)
+
+        checker: Checker | Stitcher
+        if each is not None or jobs <= 1:  # one Checker carries the pending datagrams from chunk to chunk
+            checker = Checker(each)
+            parts = ((c, checker.check(c)) for c in reader)
+        else:
+            checker = stitcher = Stitcher()
+            parts = ((c, stitcher.add(part, again(c))) for c, part in checked(reader, jobs))
+        for chunk, part in parts:
+            take(part)
+            if sink is not None:
+                held.append(chunk)
+            write(checker.unsettled())
+            if progress is not None:
+                progress(source.consumed(), source.size)
+        take(checker.close())
+        write(None)
+        if sink is not None:
+            for block in reader.rest():
+                sink.write(block)
+        return Scan(source.name, reader.format, source.compression, report, reader.stop, *counted)
+
+
+def again(chunk: pcap.Capture) -> Callable[[], pcap.Capture]:
+    """``chunk``, for a :class:`~csum.capture.stitch.Stitcher` that may need it again."""
+    return lambda: chunk
+
+
+def merged(scans: Sequence[Scan], name: str = "total") -> Scan:
+    """All ``scans`` as one: reports merged in order (packet numbers stay those of each file)."""
+    report = Report(0)
+    for s in scans:
+        report = report.merge(s.report)
+    formats = sorted({s.format for s in scans})
+    return Scan(name, "+".join(formats), None, report, None, sum(s.patched for s in scans),
+                sum(s.patched_packets for s in scans))

@@ -1,0 +1,1097 @@
+/*
+ * csum.engine._cwalk: the C walker (optional; csum/layers/accel.py binds it, csum/layers/inet.py and csum/capture/report.py use it).
+ *
+ * It walks the common stacks (below) and, for a packet made only of what it walks, reports every
+ * checksum field as csum/layers/check.py's evaluate() would: layer, header offset, stored,
+ * computed, ok, reason (ok, mismatch, negative-zero, offload; needs-reassembly and
+ * non-first-fragment for an outer IPv4 fragment or an IPv6 one), field offset,
+ * path and depth. verify() does it for one packet and returns csum.layers.check.Result
+ * objects; fast_check() does it for a chunk of a capture: the codes of packets whose every checksum passes (protocol code + 8 * depth, in
+ * packet order; + NA for a later fragment's transport layer, counted n/a), the Results of packets
+ * with a failing field (not fragments), and -1 ("ask the Python walker") for the rest.
+ * Anything it does not walk (an unusual layer, an option that moves the pseudo-header, an absent
+ * UDP checksum, an ICMP error, a fragment of a datagram it does not reassemble: see datagrams()
+ * below) goes to csum/layers, the reference; tests/test_layers_c.py checks that every Result from
+ * here equals the Python walker's in all nine fields, tests/test_pcap.py that the capture reports
+ * with and without this file are equal.
+ *
+ * Protocol facts come from csum/layers/table.py through the `links` and `facts` arrays (link
+ * types with their header layout; TCP/UDP/ICMP checksum offsets and minimum lengths, VLAN TPIDs,
+ * UDP tunnel ports, ICMP error types). Walked: link types of kind ethernet (with up to two VLAN
+ * tags), ethertype (fixed header, EtherType at an offset), ip and BSD family words; IPv4 with
+ * options other than source routes; IPv6 with hop-by-hop / destination options (no Jumbo
+ * Payload, no Home Address) and used-up routing headers; IP-in-IP and 6in4; GRE (its checksum,
+ * then IPv4, IPv6, or Ethernet by transparent bridging or ERSPAN I/II/III); TCP, UDP (VXLAN inside,
+ * one level), ICMP and ICMPv6 other than errors; Ethernet inside a tunnel with up to two VLAN tags; outer IPv4 fragments of TCP, UDP and ICMP datagrams and outer IPv6
+ * fragments of TCP, UDP and ICMPv6 ones, reassembled within the chunk (the fragments still pending
+ * from earlier chunks placed in front of it) as csum/layers/reassembly.py does.
+ *
+ * pcap_records() is csum/capture/pcap.py's pcap record walk (record headers only, no protocol facts).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+#include <structmember.h>
+
+enum { K_ETHERNET = 1, K_ETHERTYPE = 2, K_IP = 3, K_FAMILY = 4 };
+enum { C_IPV4 = 1, C_TCP = 2, C_UDP = 3, C_ICMP = 4, C_ICMPV6 = 5, C_GRE = 6, C_COUNT };
+/* facts[]: indices */
+enum { F_TCP_FIELD, F_TCP_MIN, F_UDP_FIELD, F_UDP_MIN, F_ICMP_FIELD, F_ICMP_MIN, F_VXLAN, F_TUN1, F_TUN2, F_TUN3,
+       F_ICMP_ERRORS, F_ICMPV6_ERRORS, F_TPID1, F_TPID2, F_TPID3, F_COUNT };
+/* A code with NA set counts as "n/a" (a later fragment's transport layer), else as "ok". */
+#define NA 64
+/* ip_layer's answer for an outer IPv4 fragment (its own header judged): the datagram decides. */
+#define FRAGMENT 2
+#define SLOTS 6
+/* ip_layer's `ethertype` for a bare IP layer: the version nibble says which. */
+#define ANY_IP 0x10000
+
+/* The outer IP header of a packet, as far as fragment reassembly needs it (filled by ip_layer at depth 0). */
+#define KEY 37
+typedef struct {
+    int reached;            /* the walk got to an outer IP header: 4 or 6 (0: it stopped in front of it) */
+    int frag;               /* the outer IPv4 header, or its IPv6 Fragment header, has M set or an offset */
+    /* how csum/layers/reassembly.py keys fragments: version, source, destination, identification and, for IPv4,
+     * the protocol (zeros after) */
+    uint8_t key[KEY];
+    unsigned proto;         /* the datagram's protocol (IPv6: the Fragment header's next header) */
+    Py_ssize_t l3, ihl, dlen;  /* ihl: the bytes in front of the fragment's data (IPv6: up to the Fragment header's end) */
+    unsigned offset, more;
+} outer_t;
+
+/* Why a field got its verdict: indices into the reasons bind() was given (csum.layers.reasons.Reason). */
+enum { RS_OK, RS_MISMATCH, RS_NEGATIVE_ZERO, RS_OFFLOAD, RS_NON_FIRST_FRAGMENT, RS_NEEDS_REASSEMBLY, RS_COUNT };
+/* Path tokens (5 bits each, outer first); a link layer's token is T_LINK + its row in `links`. */
+enum { T_VLAN = 1, T_IPV4, T_IPV6, T_TCP, T_UDP, T_ICMP, T_ICMPV6, T_VXLAN, T_ETH, T_GRE, T_ERSPAN, T_LINK, T_COUNT = 32 };
+#define PATH(path, token) (((path) << 5) | (token))
+/* A path holds 12 tokens. An IP layer may start one of at most 9: the most it adds before the next IP or
+ * Ethernet layer (which checks again) is 3 (ipv4/udp/vxlan, ipv4/gre/erspan) or, at the end, 2 (ipv4/tcp); an
+ * Ethernet layer checks each token it adds (FULL: 12 already). */
+#define ROOM(path) (((path) >> 45) == 0)
+#define FULL(path) (((path) >> 55) != 0)
+/* Encapsulations walked into (csum/layers/walk.py _MAX_DEPTH). */
+#define MAX_DEPTH 8
+
+/* One checksum field found: what csum.layers.check.evaluate reports for it (offsets from the packet start).
+ * ok -1: not verifiable here (computed None; field -1: None, stored too). */
+typedef struct {
+    int code, depth, reason, ok;
+    Py_ssize_t header, field;
+    unsigned stored, computed;
+    uint64_t path;
+} rec_t;
+
+typedef struct {
+    const uint8_t *b;
+    const int64_t *f;
+    int8_t *codes;
+    int n;
+    outer_t *outer;
+    int report;             /* 0: give up on a failing checksum; 1: record it (see judge) */
+    int bad;                /* a recorded field fails */
+    rec_t *recs;            /* SLOTS records (not initialized: the first n are set) */
+    int frag6;              /* report an IPv6 fragment's transport field (verify(); the capture reassembles) */
+} walk_t;
+
+static inline unsigned be16(const uint8_t *p) { return ((unsigned)p[0] << 8) | p[1]; }
+
+static inline unsigned fold(uint64_t s)
+{
+    while (s >> 16)
+        s = (s & 0xffff) + (s >> 16);
+    return (unsigned)s;
+}
+
+/* The one's-complement sum of n bytes as big-endian 16-bit words (an odd last byte padded with zero), folded:
+ * 0 only when every byte is 0. On a little-endian host it sums 32-bit little-endian words and swaps the folded
+ * result's bytes (RFC 1071 section 2(B): the sum is byte-order independent). */
+static uint64_t sum16(const uint8_t *p, Py_ssize_t n)
+{
+    uint64_t s = 0;
+    Py_ssize_t i = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        s += (w & 0xffffffffu) + (w >> 32);
+    }
+    for (; i + 1 < n; i += 2)
+        s += p[i] | ((uint64_t)p[i + 1] << 8);
+    if (i < n)
+        s += p[i];
+    unsigned f = fold(s);
+    return ((f & 0xff) << 8) | (f >> 8);
+#else
+    for (; i + 1 < n; i += 2)
+        s += ((uint64_t)p[i] << 8) | p[i + 1];
+    if (i < n)
+        s += (uint64_t)p[i] << 8;
+    return fold(s);
+#endif
+}
+
+static int emit(walk_t *w, int code, int depth)
+{
+    if (w->n >= SLOTS)
+        return 0;
+    w->codes[w->n++] = (int8_t)(code + 8 * depth);
+    return 1;
+}
+
+/* The verdict on the field at `field` of the header at `header` (csum/layers/check.py evaluate for the
+ * protocols walked here): the checksum covers [header, end) (`field` even from `header`); `ps` is the
+ * pseudo-header's sum (0: none), `ps0` the same with length 0 (transmit offload's other form); `udp`: a computed
+ * 0 is sent as 0xffff. A failing field ends the walk unless w->report. Returns 0 to hand the packet to the Python
+ * walker. */
+static int judge(walk_t *w, int code, int depth, Py_ssize_t header, Py_ssize_t field, Py_ssize_t end, uint64_t ps,
+                 uint64_t ps0, int offload, int udp, uint64_t path)
+{
+    if (w->n >= SLOTS)
+        return 0;
+    const uint8_t *b = w->b;
+    uint64_t rest = sum16(b + header, field - header) + sum16(b + field + 2, end - field - 2);
+    unsigned stored = be16(b + field), r = fold(rest + ps), computed = r ^ 0xffff;
+    if (udp && computed == 0)
+        computed = 0xffff;
+    int pass = fold((uint64_t)r + stored) == 0xffff, reason;
+    if (pass)
+        reason = stored == 0xffff && computed == 0 ? RS_NEGATIVE_ZERO : RS_OK;
+    else if (offload && (stored == fold(ps) || stored == fold(ps0)))
+        reason = RS_OFFLOAD;
+    else
+        reason = RS_MISMATCH;
+    if (!pass) {
+        if (!w->report)
+            return 0;
+        w->bad = 1;
+    }
+    rec_t *rec = w->recs + w->n;
+    rec->code = code;
+    rec->depth = depth;
+    rec->reason = reason;
+    rec->ok = pass;
+    rec->header = header;
+    rec->field = field;
+    rec->stored = stored;
+    rec->computed = computed;
+    rec->path = path;
+    return emit(w, code, depth);
+}
+
+static int ip_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, unsigned ethertype, uint64_t path);
+
+/* The transport field of a fragment (csum/layers/walk.py partial): a later fragment has none, the first one's is
+ * not verifiable alone (its stored value reported when the field is in this fragment). The datagram's
+ * transport header starts at `at`, this fragment's data ends at `stop`. */
+static int partial(walk_t *w, unsigned proto, int v4, Py_ssize_t at, Py_ssize_t stop, int depth, int later,
+                   uint64_t path)
+{
+    int code, token;
+    int64_t field;
+    if (proto == 6) {
+        code = C_TCP, token = T_TCP, field = w->f[F_TCP_FIELD];
+    } else if (proto == 17) {
+        code = C_UDP, token = T_UDP, field = w->f[F_UDP_FIELD];
+    } else if ((proto == 1 && v4) || (proto == 58 && !v4)) {
+        code = v4 ? C_ICMP : C_ICMPV6, token = v4 ? T_ICMP : T_ICMPV6, field = w->f[F_ICMP_FIELD];
+    } else {
+        return 0;
+    }
+    if (w->n >= SLOTS)
+        return 0;
+    rec_t *t = w->recs + w->n;
+    t->code = code;
+    t->depth = depth;
+    t->header = at;
+    t->path = PATH(path, token);
+    t->ok = -1;
+    t->field = -1;
+    t->reason = later ? RS_NON_FIRST_FRAGMENT : RS_NEEDS_REASSEMBLY;
+    if (!later && at + field + 2 <= stop) {
+        t->field = at + field;
+        t->stored = be16(w->b + at + field);
+    }
+    return emit(w, code, depth);
+}
+
+/* An Ethernet frame (csum/layers/walk.py h_ethernet), the link layer's or inside a tunnel, its path part
+ * `token`: up to two VLAN tags, then IPv4 or IPv6. */
+static int eth_layer(walk_t *w, Py_ssize_t at, Py_ssize_t stop, int depth, uint64_t path, int token)
+{
+    const uint8_t *b = w->b;
+    const int64_t *f = w->f;
+    if (at + 14 > stop || FULL(path))
+        return 0;
+    path = PATH(path, token);
+    Py_ssize_t pos = at + 12;
+    for (int tags = 0; tags < 2; tags++) {
+        unsigned t = be16(b + pos);
+        if (t != f[F_TPID1] && t != f[F_TPID2] && t != f[F_TPID3])
+            break;
+        pos += 4;
+        if (pos + 2 > stop || FULL(path))
+            return 0;
+        path = PATH(path, T_VLAN);
+    }
+    return ip_layer(w, pos + 2, stop, depth, be16(b + pos), path);
+}
+
+/* GRE (csum/layers/walk.py gre: RFC 2784, RFC 2890 key and sequence number): its optional checksum over the
+ * GRE header and payload (no pseudo-header), then IPv4, IPv6, Ethernet (transparent bridging 0x6558, ERSPAN
+ * types I, II and III) inside. Routing present, version 1 (PPTP) and other payloads: the Python walker. */
+static int gre(walk_t *w, Py_ssize_t at, Py_ssize_t stop, int depth, uint64_t path)
+{
+    const uint8_t *b = w->b;
+    if (at + 4 > stop || depth + 1 > MAX_DEPTH)
+        return 0;
+    unsigned flags = b[at], proto = be16(b + at + 2);
+    if ((flags & 0x40) || (b[at + 1] & 7))
+        return 0;
+    Py_ssize_t size = 4 + ((flags & 0x80) ? 4 : 0) + ((flags & 0x20) ? 4 : 0) + ((flags & 0x10) ? 4 : 0);
+    if (at + size > stop)
+        return 0;
+    path = PATH(path, T_GRE);
+    if ((flags & 0x80) && !judge(w, C_GRE, depth, at, at + 4, stop, 0, 0, 0, 0, path))
+        return 0;
+    Py_ssize_t inner = at + size;
+    if (proto == 0x0800 || proto == 0x86dd)
+        return ip_layer(w, inner, stop, depth + 1, proto, path);
+    if (proto == 0x6558 || (proto == 0x88be && !(flags & 0x10)))  /* bridged Ethernet; ERSPAN type I */
+        return eth_layer(w, inner, stop, depth + 1, path, T_ETH);
+    if (proto == 0x88be)  /* ERSPAN type II: an 8-byte header */
+        return eth_layer(w, inner + 8, stop, depth + 1, PATH(path, T_ERSPAN), T_ETH);
+    if (proto == 0x22eb && inner + 12 <= stop)  /* type III: 12 bytes, 8 more with the platform sub-header */
+        return eth_layer(w, inner + 12 + ((b[inner + 11] & 1) ? 8 : 0), stop, depth + 1, PATH(path, T_ERSPAN),
+                         T_ETH);
+    return 0;
+}
+
+static int transport(walk_t *w, unsigned proto, Py_ssize_t at, Py_ssize_t stop, int v4, Py_ssize_t src,
+                     Py_ssize_t dst, int depth, uint64_t path)
+{
+    const uint8_t *b = w->b;
+    const int64_t *f = w->f;
+    Py_ssize_t len = stop - at, covered = len, field;
+    int code, pseudo = 1, token;
+    if (proto == 4 || proto == 41) {  /* IP-in-IP, 6in4 */
+        if (depth + 1 > MAX_DEPTH)
+            return 0;
+        return ip_layer(w, at, stop, depth + 1, proto == 4 ? 0x0800 : 0x86dd, path);
+    }
+    if (proto == 47)
+        return gre(w, at, stop, depth, path);
+    if (proto == 6) {
+        if (len < f[F_TCP_MIN] || len < 13 || (b[at + 12] >> 4) * 4 < 20 || (b[at + 12] >> 4) * 4 > len)
+            return 0;
+        code = C_TCP;
+        field = f[F_TCP_FIELD];
+        token = T_TCP;
+    } else if (proto == 17) {
+        if (len < f[F_UDP_MIN] || be16(b + at + 4) != len || be16(b + at + f[F_UDP_FIELD]) == 0)
+            return 0;
+        unsigned port = be16(b + at + 2);
+        if (port == f[F_TUN1] || port == f[F_TUN2] || port == f[F_TUN3] || (port == f[F_VXLAN] && depth > 0))
+            return 0;
+        code = C_UDP;
+        field = f[F_UDP_FIELD];
+        token = T_UDP;
+    } else if ((proto == 1 && v4) || (proto == 58 && !v4)) {
+        int64_t errors = proto == 1 ? f[F_ICMP_ERRORS] : f[F_ICMPV6_ERRORS];
+        if (len < f[F_ICMP_MIN] || (b[at] < 63 && (errors >> b[at]) & 1))
+            return 0;
+        code = proto == 1 ? C_ICMP : C_ICMPV6;
+        pseudo = proto == 58;
+        field = f[F_ICMP_FIELD];
+        token = proto == 1 ? T_ICMP : T_ICMPV6;
+    } else {
+        return 0;
+    }
+    uint64_t ps = 0, ps0 = 0;
+    if (pseudo) {
+        Py_ssize_t size = v4 ? 4 : 16;
+        ps0 = sum16(b + src, size) + sum16(b + dst, size) + proto;
+        ps = ps0 + ((uint64_t)len >> 16) + (len & 0xffff);
+    }
+    path = PATH(path, token);
+    if (!judge(w, code, depth, at, at + field, at + covered, ps, ps0, code != C_ICMP && code != C_ICMPV6, code == C_UDP,
+               path))
+        return 0;
+    if (proto == 17 && be16(b + at + 2) == f[F_VXLAN])  /* VXLAN: 8 bytes, then Ethernet */
+        return eth_layer(w, at + 16, stop, depth + 1, PATH(path, T_VXLAN), T_ETH);
+    return 1;
+}
+
+static int options_ok(const uint8_t *b, Py_ssize_t at, Py_ssize_t end, int v6)
+{
+    while (at < end) {
+        unsigned kind = b[at];
+        if (kind == 0 && !v6)
+            return 1;
+        if ((kind == 0 && v6) || (kind == 1 && !v6)) {
+            at++;
+            continue;
+        }
+        if (at + 2 > end)
+            return 0;
+        Py_ssize_t size = v6 ? b[at + 1] + 2 : b[at + 1];
+        if (size < 2 || at + size > end)
+            return 0;
+        if (v6 ? (kind == 0xc2 || kind == 0xc9) : (kind == 0x83 || kind == 0x89))
+            return 0;  /* Jumbo Payload, Home Address, source routes: the Python walker */
+        at += size;
+    }
+    return 1;
+}
+
+static int ip_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, unsigned ethertype, uint64_t path)
+{
+    const uint8_t *b = w->b;
+    if (at >= end || !ROOM(path))
+        return 0;
+    unsigned version = b[at] >> 4;
+    if ((ethertype == 0x0800 && version != 4) || (ethertype == 0x86dd && version != 6) ||
+        (ethertype != 0x0800 && ethertype != 0x86dd && ethertype != ANY_IP))
+        return 0;
+    outer_t *o = depth == 0 ? w->outer : NULL;
+    if (o != NULL)
+        o->reached = version == 4 ? 4 : 6;
+    if (version == 4) {
+        if (end - at < 20)
+            return 0;
+        Py_ssize_t ihl = (b[at] & 15) * 4, total = be16(b + at + 2);
+        unsigned frag = be16(b + at + 6) & 0x3fff;
+        if (o != NULL && frag) {  /* known even when the packet fails below: its key stays with Python */
+            o->frag = 1;
+            o->key[0] = 4;
+            memcpy(o->key + 1, b + at + 12, 8);
+            memcpy(o->key + 9, b + at + 4, 2);
+            o->key[11] = o->proto = b[at + 9];
+        }
+        if (ihl < 20 || total < ihl || total > end - at || (frag && o == NULL))
+            return 0;
+        path = PATH(path, T_IPV4);
+        if (!options_ok(b, at + 20, at + ihl, 0) ||
+            !judge(w, C_IPV4, depth, at, at + 10, at + ihl, 0, 0, 0, 0, path))
+            return 0;
+        if (frag) {
+            unsigned proto = b[at + 9];
+            if (proto != 6 && proto != 17 && proto != 1)
+                return 0;
+            o->l3 = at;
+            o->ihl = ihl;
+            o->dlen = total - ihl;
+            o->offset = (frag & 0x1fff) * 8;
+            o->more = (frag & 0x2000) != 0;
+            if (o->offset && !emit(w, (proto == 6 ? C_TCP : proto == 17 ? C_UDP : C_ICMP) | NA, depth))
+                return 0;
+            return FRAGMENT;
+        }
+        return transport(w, b[at + 9], at + ihl, at + total, 1, at + 12, at + 16, depth, path);
+    }
+    if (version != 6 || end - at < 40)
+        return 0;
+    Py_ssize_t plen = be16(b + at + 4), stop = at + 40 + plen, pos = at + 40;
+    unsigned nh = b[at + 6];
+    if (plen == 0 || stop > end)
+        return 0;
+    int fragment = 0, seen = 0;  /* fragment 1: first, 2: later (RFC 8200 4.5; 0 with seen: atomic, RFC 6946) */
+    while (nh == 0 || nh == 60 || nh == 43 || (nh == 44 && (w->frag6 || o != NULL))) {
+        if (pos + 8 > stop)
+            return 0;
+        Py_ssize_t size = nh == 44 ? 8 : ((Py_ssize_t)b[pos + 1] + 1) * 8;
+        if (pos + size > stop)
+            return 0;
+        if (nh == 44) {
+            unsigned word = be16(b + pos + 2);
+            if (seen++)
+                return 0;  /* a second fragment header: the Python walker */
+            fragment = word >> 3 ? 2 : word & 1;
+            if (fragment && !w->frag6) {  /* an outer fragment of a capture: the datagram decides */
+                o->frag = 1;
+                o->key[0] = 6;
+                memcpy(o->key + 1, b + at + 8, 32);
+                memcpy(o->key + 33, b + pos + 4, 4);
+                o->proto = b[pos];
+                o->l3 = at;
+                o->ihl = pos + 8 - at;
+                o->dlen = stop - pos - 8;
+                o->offset = word & ~7u;
+                o->more = word & 1;
+                if (o->proto != 6 && o->proto != 17 && o->proto != 58)
+                    return 0;
+                if (o->offset && !emit(w, (o->proto == 6 ? C_TCP : o->proto == 17 ? C_UDP : C_ICMPV6) | NA, depth))
+                    return 0;
+                return FRAGMENT;
+            }
+        } else if (nh == 43 ? b[pos + 3] != 0 : !options_ok(b, pos + 2, pos + size, 1)) {
+            return 0;  /* a live routing header names the final destination: the Python walker */
+        }
+        nh = b[pos];
+        pos += size;
+        if (fragment == 2)
+            break;  /* fragment data follows, not headers */
+    }
+    path = PATH(path, T_IPV6);
+    if (fragment)
+        return partial(w, nh, 0, pos, stop, depth, fragment == 2, path);
+    return transport(w, nh, pos, stop, 0, at + 8, at + 24, depth, path);
+}
+
+/* `row`: the link type's row in `links`, `index` its position there (its path token). */
+static int link_layer(walk_t *w, Py_ssize_t len, const int64_t *row, Py_ssize_t index)
+{
+    const uint8_t *b = w->b;
+    int64_t kind = row[1], header = row[2], at = row[3];
+    uint64_t path = T_LINK + index;
+    if (kind == K_IP)
+        return ip_layer(w, 0, len, 0, ANY_IP, 0);
+    if (path >= T_COUNT)
+        return 0;
+    if (kind == K_FAMILY) {
+        if (len < 4)
+            return 0;
+        uint32_t le = b[0] | (b[1] << 8) | (b[2] << 16) | ((uint32_t)b[3] << 24);
+        uint32_t be = ((uint32_t)b[0] << 24) | (b[1] << 16) | (b[2] << 8) | b[3];
+        uint32_t fam = (le == 2 || le == 24 || le == 28 || le == 30) ? le : be;
+        if (fam == 2)
+            return ip_layer(w, 4, len, 0, 0x0800, path);
+        if (fam == 24 || fam == 28 || fam == 30)
+            return ip_layer(w, 4, len, 0, 0x86dd, path);
+        return 0;
+    }
+    if (kind == K_ETHERTYPE) {
+        if (len < header)
+            return 0;
+        return ip_layer(w, header, len, 0, be16(b + at), path);
+    }
+    if (kind != K_ETHERNET)
+        return 0;
+    return eth_layer(w, 0, len, 0, 0, (int)path);
+}
+
+static int get(PyObject *o, Py_buffer *v, int writable, Py_ssize_t itemsize)
+{
+    if (PyObject_GetBuffer(o, v, PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0)) < 0)
+        return -1;
+    if (itemsize == 8 && (v->itemsize != 8 || v->len % 8)) {
+        PyBuffer_Release(v);
+        PyErr_SetString(PyExc_TypeError, "fast_check: wrong item size");
+        return -1;
+    }
+    return 0;
+}
+
+/* Fragments: the datagrams whose every fragment is in this chunk, reassembled here, exactly where
+ * csum/layers/reassembly.py's Reassembler would complete them (fragments keyed by source, destination,
+ * identification and protocol, in packet order; whole once the first fragment and the last are here
+ * with no hole). Only a datagram the Python Reassembler would treat the same way is judged here:
+ * - nothing may stop in front of the outer IP header (`unknown`: it could be a fragment of any datagram);
+ * - a key with any fragment this file does not pass (its own header, a cut packet, an overlap, a datagram
+ *   left open at the end, a rebuilt datagram with anything but one plain TCP/UDP/ICMP checksum, a piece
+ *   `window` packets or more after its datagram's first: the Reassembler's expiry) goes to Python from that
+ *   datagram on, for the rest of the chunk;
+ * - the Reassembler never evicts a pending datagram either way: at no point may more than `budget` be open,
+ *   counting each datagram judged here from its first piece to its last, each key handed to Python from its
+ *   first piece to the end of the chunk and every IPv6 packet handed to Python as one more throughout;
+ *   beyond that every fragment goes to Python.
+ * Every fragment left undecided is handed to Python (codes[0] = -1). `closed` receives the keys of the
+ * datagrams judged here (KEY bytes each) and `peak` that count at its highest when there are any, else 0:
+ * csum/capture/stitch.py needs both to join chunks checked apart. */
+typedef struct {
+    Py_ssize_t first, last;  /* the open datagram's fragments: a list through `next`, in packet order */
+    int used, declined;
+    Py_ssize_t total;        /* end of the last fragment once seen, else -1 */
+} dgram_t;
+
+static uint64_t key_hash(const uint8_t *k)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (int i = 0; i < KEY; i++)
+        h = (h ^ k[i]) * 1099511628211ull;
+    return h;
+}
+
+static void hand_over(Py_ssize_t i, const Py_ssize_t *next, int8_t *state, int8_t *out)
+{
+    for (; i >= 0; i = next[i]) {
+        state[i] = 0;
+        out[i * SLOTS] = -1;
+    }
+}
+
+/* The open datagram of `k` when it is whole: 1 (judged, counted), 0 (not whole yet), -1 (to Python). */
+static int whole(dgram_t *k, const uint8_t *data, const int64_t *off, outer_t *outer, const Py_ssize_t *next,
+                 const int64_t *facts, int8_t *out, uint8_t *scratch)
+{
+    Py_ssize_t head = -1, count = 0;
+    for (Py_ssize_t i = k->first; i >= 0; i = next[i], count++) {
+        if (outer[i].offset == 0)
+            head = i;
+        if (outer[i].offset + outer[i].dlen > 65535)
+            return -1;  /* the Reassembler's "too long" */
+    }
+    if (head < 0 || k->total < 0)
+        return 0;
+    /* the pieces in offset order must tile [0, total), each used once (any overlap, any piece past the end:
+     * Python) */
+    Py_ssize_t reach = 0, done = 0;
+    for (; done < count; done++) {
+        Py_ssize_t at = -1;
+        for (Py_ssize_t i = k->first; i >= 0; i = next[i])
+            if ((Py_ssize_t)outer[i].offset == reach && (at < 0 || outer[i].dlen > outer[at].dlen))
+                at = i;
+        if (at < 0)
+            return 0;  /* a hole: wait for the piece */
+        for (Py_ssize_t i = k->first; i >= 0; i = next[i])
+            if (i != at && (Py_ssize_t)outer[i].offset < reach + outer[at].dlen &&
+                (Py_ssize_t)outer[i].offset + outer[i].dlen > reach)
+                return -1;
+        reach += outer[at].dlen;
+        if (reach >= k->total) {
+            done++;
+            break;
+        }
+    }
+    if (reach < k->total)
+        return 0;
+    if (reach > k->total || done != count)
+        return -1;
+    const outer_t *h = outer + head;
+    Py_ssize_t size = h->ihl + k->total;
+    if (size > 65535)
+        return -1;
+    const uint8_t *ip = data + off[head] + h->l3;
+    int v4 = h->key[0] == 4;
+    memcpy(scratch, ip, h->ihl);
+    if (v4) {
+        scratch[2] = (uint8_t)(size >> 8);
+        scratch[3] = (uint8_t)size;
+        scratch[6] &= 0x40;
+        scratch[7] = 0;
+        scratch[10] = scratch[11] = 0;
+        unsigned c = ~fold(sum16(scratch, h->ihl)) & 0xffff;  /* a valid header, so the walk below goes on */
+        scratch[10] = (uint8_t)(c >> 8);
+        scratch[11] = (uint8_t)c;
+    } else {  /* payload length; the Fragment header (the head's last 8 bytes) made atomic: offset 0, M 0 */
+        scratch[4] = (uint8_t)((size - 40) >> 8);
+        scratch[5] = (uint8_t)(size - 40);
+        scratch[h->ihl - 6] = scratch[h->ihl - 5] = 0;
+    }
+    for (Py_ssize_t i = k->first; i >= 0; i = next[i])
+        memcpy(scratch + h->ihl + outer[i].offset, data + off[i] + outer[i].l3 + outer[i].ihl, outer[i].dlen);
+    int8_t codes[SLOTS] = {0};
+    rec_t recs[SLOTS];
+    walk_t w = {scratch, facts, codes, 0, NULL, 0, 0, recs, 1};
+    if (ip_layer(&w, 0, size, 0, v4 ? 0x0800 : 0x86dd, 0) != 1 || w.n != (v4 ? 2 : 1))
+        return -1;  /* a tunnel, an ICMP error, a failing or absent checksum: the Python walker */
+    if (recs[w.n - 1].field + 2 > h->ihl + h->dlen)
+        return -1;  /* the field sits in another fragment: reported there, by the Python walker */
+    int8_t *mine = out + head * SLOTS;
+    int used = 0;
+    while (used < SLOTS && mine[used])
+        used++;
+    if (used == SLOTS)
+        return -1;
+    mine[used] = codes[w.n - 1];
+    return 1;
+}
+
+/* A key whose fragments go to Python from now on: its open datagram's pieces and `i` handed over. */
+static void decline(dgram_t *k, Py_ssize_t i, const Py_ssize_t *next, int8_t *state, int8_t *out,
+                    Py_ssize_t *open, Py_ssize_t *declined)
+{
+    if (!k->declined) {
+        if (k->first >= 0)
+            (*open)--;
+        k->declined = 1;
+        (*declined)++;
+        hand_over(k->first, next, state, out);
+    }
+    hand_over(i, next, state, out);
+}
+
+static int datagrams(const uint8_t *data, const int64_t *off, const int64_t *index, outer_t *outer, int8_t *state,
+                     int8_t *out, Py_ssize_t n, const int64_t *facts, int unknown, int unknown6, Py_ssize_t budget,
+                     Py_ssize_t window, PyObject **closed, Py_ssize_t *peak_out)
+{
+    Py_ssize_t frags = 0, v6 = 0;
+    *peak_out = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        frags += outer[i].frag;
+        v6 += outer[i].reached == 6 && out[i * SLOTS] < 0;
+    }
+    if (!frags)
+        return (*closed = PyBytes_FromStringAndSize(NULL, 0)) == NULL ? -1 : 0;
+    Py_ssize_t cap = 16;
+    while (cap < 2 * frags)
+        cap <<= 1;
+    dgram_t *table = PyMem_Calloc(cap, sizeof(dgram_t));
+    Py_ssize_t *slot = PyMem_Malloc(n * sizeof(Py_ssize_t)), *next = PyMem_Malloc(n * sizeof(Py_ssize_t));
+    uint8_t *scratch = PyMem_Malloc(65536 + 64), *keys = PyMem_Malloc(frags * KEY);
+    int rc = 0;
+    if (table == NULL || slot == NULL || next == NULL || scratch == NULL || keys == NULL) {
+        rc = -1;
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {  /* one table row per key */
+        slot[i] = -1;
+        next[i] = -1;
+        if (!outer[i].frag)
+            continue;
+        Py_ssize_t h = key_hash(outer[i].key) & (cap - 1);
+        while (table[h].used && memcmp(outer[table[h].first].key, outer[i].key, KEY))
+            h = (h + 1) & (cap - 1);
+        if (!table[h].used) {
+            table[h].used = 1;
+            table[h].first = i;  /* for the comparison only; reset below */
+        }
+        slot[i] = h;
+    }
+    for (Py_ssize_t h = 0; h < cap; h++)
+        table[h].first = table[h].last = table[h].total = -1;
+    Py_ssize_t open = 0, declined = 0, peak = 0, judged = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (slot[i] < 0)
+            continue;
+        dgram_t *k = table + slot[i];
+        if (unknown || (unknown6 && outer[i].key[0] == 6) || k->declined || !state[i] ||
+            (k->first >= 0 && index[i] - index[k->first] >= window)) {
+            decline(k, i, next, state, out, &open, &declined);
+        } else {
+            if (k->first < 0) {
+                k->first = i;
+                open++;
+            } else {
+                next[k->last] = i;
+            }
+            k->last = i;
+            if (!outer[i].more)
+                k->total = outer[i].offset + outer[i].dlen;
+            int r = whole(k, data, off, outer, next, facts, out, scratch);
+            if (r < 0) {
+                decline(k, i, next, state, out, &open, &declined);
+            } else if (r > 0) {
+                for (Py_ssize_t j = k->first; j >= 0; j = next[j])
+                    state[j] = 0;
+                memcpy(keys + judged++ * KEY, outer[i].key, KEY);
+                k->first = k->last = k->total = -1;
+                open--;
+            }
+        }
+        if (open + declined + v6 > peak)
+            peak = open + declined + v6;
+    }
+    for (Py_ssize_t h = 0; h < cap; h++)  /* datagrams the chunk ends inside */
+        if (table[h].used && !table[h].declined && table[h].first >= 0)
+            hand_over(table[h].first, next, state, out);
+    if (peak > budget) {  /* the Reassembler could evict: every fragment to Python */
+        for (Py_ssize_t i = 0; i < n; i++)
+            if (slot[i] >= 0)
+                out[i * SLOTS] = -1;
+        judged = 0;
+    }
+    *peak_out = judged ? peak : 0;
+    if ((*closed = PyBytes_FromStringAndSize((const char *)keys, judged * KEY)) == NULL)
+        rc = -1;
+done:
+    PyMem_Free(table);
+    PyMem_Free(slot);
+    PyMem_Free(next);
+    PyMem_Free(scratch);
+    PyMem_Free(keys);
+    return rc;
+}
+
+/* --- Results: csum.layers.check.Result objects made here (bind() gives the class and the names) --------- */
+
+enum { RF_LAYER, RF_OFFSET, RF_STORED, RF_COMPUTED, RF_OK, RF_REASON, RF_FIELD, RF_PATH, RF_DEPTH, RF_COUNT };
+static const char *const result_fields[RF_COUNT] = {"layer", "offset", "stored", "computed", "ok", "reason",
+                                                   "field", "path", "depth"};
+static PyTypeObject *result_type;
+static Py_ssize_t result_slot[RF_COUNT];
+static PyObject *layer_names[8], *reasons[RS_COUNT], *tokens[T_COUNT], *paths;
+static int64_t bound_facts[F_COUNT], *bound_links;
+static Py_ssize_t bound_nlinks;
+
+static PyObject *path_string(uint64_t key)
+{
+    PyObject *k = PyLong_FromUnsignedLongLong(key), *found;
+    if (k == NULL)
+        return NULL;
+    found = PyDict_GetItemWithError(paths, k);
+    if (found != NULL || PyErr_Occurred()) {
+        Py_DECREF(k);
+        Py_XINCREF(found);
+        return found;
+    }
+    int t[13], n = 0;
+    for (; key && n < 13; key >>= 5)
+        t[n++] = (int)(key & 31);
+    PyObject *parts = PyList_New(0), *sep = PyUnicode_FromString("/"), *s = NULL;
+    if (parts != NULL && sep != NULL) {
+        int k2 = n - 1;
+        for (; k2 >= 0; k2--)
+            if (tokens[t[k2]] == Py_None || PyList_Append(parts, tokens[t[k2]]) < 0)
+                break;
+        if (k2 < 0 && (s = PyUnicode_Join(sep, parts)) != NULL && PyDict_SetItem(paths, k, s) < 0)
+            Py_CLEAR(s);
+        if (k2 >= 0 && !PyErr_Occurred())
+            PyErr_SetString(PyExc_SystemError, "_cwalk: path token without a name");
+    }
+    Py_XDECREF(parts);
+    Py_XDECREF(sep);
+    Py_DECREF(k);
+    return s;
+}
+
+static PyObject *make_result(const rec_t *r)
+{
+    PyObject *v[RF_COUNT] = {NULL};
+    v[RF_LAYER] = layer_names[r->code];
+    Py_INCREF(v[RF_LAYER]);
+    v[RF_OFFSET] = PyLong_FromSsize_t(r->header);
+    v[RF_STORED] = r->field < 0 ? Py_NewRef(Py_None) : PyLong_FromLong(r->stored);
+    v[RF_COMPUTED] = r->ok < 0 ? Py_NewRef(Py_None) : PyLong_FromLong(r->computed);
+    v[RF_OK] = r->ok < 0 ? Py_NewRef(Py_None) : PyBool_FromLong(r->ok);
+    v[RF_REASON] = reasons[r->reason];
+    Py_INCREF(v[RF_REASON]);
+    v[RF_FIELD] = r->field < 0 ? Py_NewRef(Py_None) : PyLong_FromSsize_t(r->field);
+    v[RF_PATH] = path_string(r->path);
+    v[RF_DEPTH] = PyLong_FromLong(r->depth);
+    PyObject *obj = NULL;
+    int k = 0;
+    for (; k < RF_COUNT && v[k] != NULL; k++)
+        ;
+    if (k == RF_COUNT)
+        obj = result_type->tp_alloc(result_type, 0);
+    if (obj == NULL) {
+        for (k = 0; k < RF_COUNT; k++)
+            Py_XDECREF(v[k]);
+        return NULL;
+    }
+    for (k = 0; k < RF_COUNT; k++)  /* the slots of a frozen dataclass: set once, as its __init__ would */
+        *(PyObject **)((char *)obj + result_slot[k]) = v[k];
+    return obj;
+}
+
+static PyObject *make_results(const walk_t *w)
+{
+    PyObject *list = PyList_New(w->n);
+    for (int k = 0; list != NULL && k < w->n; k++) {
+        PyObject *r = make_result(w->recs + k);
+        if (r == NULL)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, k, r);
+    }
+    return list;
+}
+
+static int array_copy(PyObject *o, int64_t **dst, Py_ssize_t *n, Py_ssize_t at_least)
+{
+    Py_buffer v;
+    if (get(o, &v, 0, 8) < 0)
+        return -1;
+    int rc = -1;
+    if (v.len / 8 < at_least)
+        PyErr_SetString(PyExc_ValueError, "_cwalk.bind: array too short");
+    else if ((*dst = PyMem_Malloc(v.len ? v.len : 1)) == NULL)
+        PyErr_NoMemory();
+    else {
+        memcpy(*dst, v.buf, v.len);
+        *n = v.len / 8;
+        rc = 0;
+    }
+    PyBuffer_Release(&v);
+    return rc;
+}
+
+/* bind(Result, layer names by code, reasons by RS_ index, path token names, links, facts) */
+static PyObject *bind(PyObject *self, PyObject *args)
+{
+    PyObject *type, *layers, *why, *names, *links, *facts;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!OO", &PyType_Type, &type, &PyTuple_Type, &layers, &PyTuple_Type, &why,
+                          &PyTuple_Type, &names, &links, &facts))
+        return NULL;
+    if (PyTuple_GET_SIZE(layers) != C_COUNT || PyTuple_GET_SIZE(why) != RS_COUNT || PyTuple_GET_SIZE(names) != T_COUNT) {
+        PyErr_SetString(PyExc_ValueError, "_cwalk.bind: wrong number of names");
+        return NULL;
+    }
+    PyTypeObject *t = (PyTypeObject *)type;
+    for (int k = 0; k < RF_COUNT; k++) {
+        result_slot[k] = -1;
+        for (PyMemberDef *m = t->tp_members; m != NULL && m->name != NULL; m++)
+            if (!strcmp(m->name, result_fields[k]) && m->type == T_OBJECT_EX)
+                result_slot[k] = m->offset;
+        if (result_slot[k] < 0) {
+            PyErr_Format(PyExc_TypeError, "_cwalk.bind: %s has no slot %s", t->tp_name, result_fields[k]);
+            return NULL;
+        }
+    }
+    int64_t *f = NULL, *l = NULL;
+    Py_ssize_t nf, nl;
+    if (array_copy(facts, &f, &nf, F_COUNT) < 0)
+        return NULL;
+    if (nf != F_COUNT) {  /* one fact more or less would shift every F_* index after it */
+        PyMem_Free(f);
+        PyErr_SetString(PyExc_ValueError, "_cwalk.bind: facts has the wrong length");
+        return NULL;
+    }
+    if (array_copy(links, &l, &nl, 0) < 0) {
+        PyMem_Free(f);
+        return NULL;
+    }
+    memcpy(bound_facts, f, sizeof(bound_facts));
+    PyMem_Free(f);
+    PyMem_Free(bound_links);
+    bound_links = l;
+    bound_nlinks = nl / 4;
+    Py_INCREF(type);
+    Py_XSETREF(result_type, t);
+    for (int k = 0; k < C_COUNT; k++)
+        Py_XSETREF(layer_names[k], Py_NewRef(PyTuple_GET_ITEM(layers, k)));
+    for (int k = 0; k < RS_COUNT; k++)
+        Py_XSETREF(reasons[k], Py_NewRef(PyTuple_GET_ITEM(why, k)));
+    for (int k = 0; k < T_COUNT; k++)
+        Py_XSETREF(tokens[k], Py_NewRef(PyTuple_GET_ITEM(names, k)));
+    Py_XSETREF(paths, PyDict_New());
+    if (paths == NULL)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* Whether an IP header at `at` has version 4 or 6 and lengths that fit (csum/layers/walk.py _fits). */
+static int fits(const uint8_t *b, Py_ssize_t len, Py_ssize_t at)
+{
+    if (len <= at)
+        return 0;
+    unsigned version = b[at] >> 4;
+    Py_ssize_t ihl = (b[at] & 15) * 4;
+    if (version == 4)
+        return len >= at + 20 && 20 <= ihl && ihl <= (Py_ssize_t)be16(b + at + 2) && be16(b + at + 2) <= len - at;
+    return version == 6 && len >= at + 40 && at + 40 + (Py_ssize_t)be16(b + at + 4) <= len;
+}
+
+/* link="auto" as csum/layers/walk.py _auto decides it: 1 (Ethernet carrying IP), 101 (bare IP), or -1 where the
+ * answer needs a layer this file does not walk (MPLS, PPPoE: the Python walker decides). */
+static int64_t auto_link(const uint8_t *b, Py_ssize_t len, const int64_t *f)
+{
+    Py_ssize_t at = 12;
+    while (len >= at + 2 && (be16(b + at) == f[F_TPID1] || be16(b + at) == f[F_TPID2] || be16(b + at) == f[F_TPID3]))
+        at += 4;
+    if (len >= at + 3) {
+        unsigned ethertype = be16(b + at), version = b[at + 2] >> 4;
+        if (((ethertype == 0x0800 && version == 4) || (ethertype == 0x86dd && version == 6)) &&
+            (fits(b, len, at + 2) || !fits(b, len, 0)))
+            return 1;
+    }
+    return fits(b, len, 0) ? 101 : -1;
+}
+
+static const int64_t *link_row(const int64_t *links, Py_ssize_t nlinks, int64_t linktype, Py_ssize_t *index)
+{
+    for (Py_ssize_t k = 0; k < nlinks; k++)
+        if (links[4 * k] == linktype) {
+            *index = k;
+            return links + 4 * k;
+        }
+    return NULL;
+}
+
+/* verify(packet, linktype) -> [Result, ...] for every checksum of one whole packet (linktype -1: "auto"), or
+ * None when it holds anything this file does not walk (the Python walker answers: csum/layers/inet.py). */
+static PyObject *verify(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || result_type == NULL) {
+        PyErr_SetString(PyExc_TypeError, nargs != 2 ? "verify takes 2 arguments" : "_cwalk.bind() was not called");
+        return NULL;
+    }
+    int64_t linktype = PyLong_AsLongLong(args[1]);
+    if (linktype == -1 && PyErr_Occurred())
+        return NULL;
+    Py_buffer v;
+    if (PyObject_GetBuffer(args[0], &v, PyBUF_SIMPLE) < 0)
+        return NULL;
+    const uint8_t *b = v.buf;
+    PyObject *result = Py_None;
+    if (linktype == -1)
+        linktype = auto_link(b, v.len, bound_facts);
+    Py_ssize_t index = 0;
+    const int64_t *row = linktype < 0 ? NULL : link_row(bound_links, bound_nlinks, linktype, &index);
+    if (row != NULL) {
+        int8_t codes[SLOTS];
+        outer_t outer = {0};
+        rec_t recs[SLOTS];
+        walk_t w = {b, bound_facts, codes, 0, &outer, 1, 0, recs, 1};
+        int r = link_layer(&w, v.len, row, index);
+        if (r == FRAGMENT) {  /* an outer IPv4 fragment: recs[0] is its header (a later one's NA code undone) */
+            w.n = 1;
+            r = partial(&w, outer.proto, 1, outer.l3 + outer.ihl, outer.l3 + outer.ihl + outer.dlen, 0,
+                        outer.offset != 0, recs[0].path);
+        }
+        if (r == 1)
+            result = make_results(&w);
+    }
+    PyBuffer_Release(&v);
+    if (result == Py_None)
+        Py_INCREF(result);
+    return result;
+}
+
+/* fast_check(data, offsets, caplens, linktypes, links, facts, out, todo, indices, budget, window)
+ *     -> ([(i, [Result, ...]), ...], closed, peak):
+ * out is int8 (n, SLOTS); todo is int8 (n): packets to judge (the others, cut by the snap length, still key their
+ * fragments). out[i] lists the codes of a packet whose every checksum passes; -1 in out[i][0]: to the Python walker;
+ * -2: a packet with a failing checksum (not a fragment), all of its Results in the returned list. indices is int64
+ * (n): the packets' numbers in the capture (the pending fragments of earlier chunks may come first); budget and
+ * window: the Reassembler's limits; closed and peak: what datagrams() says of the datagrams judged here. */
+static PyObject *fast_check(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 11) {
+        PyErr_SetString(PyExc_TypeError, "fast_check takes 11 arguments");
+        return NULL;
+    }
+    Py_ssize_t budget = PyLong_AsSsize_t(args[9]), window = PyLong_AsSsize_t(args[10]);
+    if ((budget == -1 || window == -1) && PyErr_Occurred())
+        return NULL;
+    Py_buffer v[9];
+    const Py_ssize_t sizes[9] = {1, 8, 8, 8, 8, 8, 1, 1, 8};
+    int got = 0;
+    for (; got < 9; got++)
+        if (get(args[got], &v[got], got == 6, sizes[got]) < 0)
+            break;
+    PyObject *result = NULL;
+    if (got == 9) {
+        const uint8_t *data = v[0].buf;
+        const int64_t *off = v[1].buf, *cap = v[2].buf, *link = v[3].buf, *links = v[4].buf;
+        Py_ssize_t n = v[1].len / 8, nlinks = v[4].len / 32;
+        int8_t *out = v[6].buf;
+        const int8_t *todo = v[7].buf;
+        if (v[5].len / 8 < F_COUNT || v[2].len / 8 != n || v[3].len / 8 != n || v[6].len != n * SLOTS ||
+            v[7].len != n || v[8].len / 8 != n) {
+            PyErr_SetString(PyExc_ValueError, "fast_check: inconsistent array sizes");
+        } else {
+            outer_t *outer = PyMem_Calloc(n ? n : 1, sizeof(outer_t));
+            int8_t *state = PyMem_Calloc(n ? n : 1, 1);  /* 0: done, 1: a fragment its datagram decides */
+            int unknown = 0, unknown6 = 0;
+            PyObject *reported = PyList_New(0);
+            if (outer == NULL || state == NULL || reported == NULL) {
+                PyErr_NoMemory();
+                goto out;
+            }
+            rec_t recs[SLOTS];
+            for (Py_ssize_t i = 0; i < n; i++) {
+                int8_t *codes = out + i * SLOTS;
+                memset(codes, 0, SLOTS);
+                Py_ssize_t index = 0;
+                const int64_t *row = link_row(links, nlinks, link[i], &index);
+                walk_t w = {data + off[i], v[5].buf, codes, 0, outer + i, 1, 0, recs};
+                int r = 0;
+                if (off[i] >= 0 && off[i] + cap[i] <= v[0].len && row != NULL)
+                    r = link_layer(&w, cap[i], row, index);
+                if (r == FRAGMENT && w.bad)
+                    r = 0;
+                if (r == 1 && w.bad && todo[i]) {
+                    PyObject *results = make_results(&w), *item = NULL;
+                    if (results == NULL || (item = Py_BuildValue("nN", i, results)) == NULL ||
+                        PyList_Append(reported, item) < 0) {
+                        Py_XDECREF(item);
+                        goto out;
+                    }
+                    Py_DECREF(item);
+                    codes[0] = -2;
+                    continue;
+                }
+                if (r == FRAGMENT && todo[i])
+                    state[i] = 1;
+                else if (r != 1 || !todo[i]) {
+                    codes[0] = -1;
+                    unknown |= !outer[i].reached;
+                    unknown6 |= outer[i].reached == 6 && !outer[i].frag;  /* maybe a fragment of any IPv6 datagram */
+                }
+            }
+            PyObject *closed = NULL;
+            Py_ssize_t peak = 0;
+            if (datagrams(data, off, v[8].buf, outer, state, out, n, v[5].buf, unknown, unknown6, budget, window,
+                          &closed, &peak) < 0) {
+                if (!PyErr_Occurred())
+                    PyErr_NoMemory();
+            } else {
+                result = Py_BuildValue("ONn", reported, closed, peak);
+            }
+        out:
+            Py_XDECREF(reported);
+            PyMem_Free(outer);
+            PyMem_Free(state);
+        }
+    }
+    for (int k = 0; k < got; k++)
+        PyBuffer_Release(&v[k]);
+    return result;
+}
+
+/* pcap_records(data, pos, big_endian, most) -> (offsets, caplens, origlens, end): the pcap record walk of
+ * csum/capture/pcap.py's _PcapWalker.walk in C (int64 columns as bytes). It stops at the first record whose
+ * 16-byte header does not fit, whose data runs past the buffer or which announces more than `most`
+ * bytes; `end` is that record's offset, and the caller says why from the bytes there. */
+static inline uint32_t u32(const uint8_t *h, int big)
+{
+    return big ? ((uint32_t)h[0] << 24 | h[1] << 16 | h[2] << 8 | h[3])
+               : ((uint32_t)h[3] << 24 | h[2] << 16 | h[1] << 8 | h[0]);
+}
+
+static PyObject *pcap_records(PyObject *self, PyObject *args)
+{
+    Py_buffer v;
+    Py_ssize_t pos, most;
+    int big;
+    if (!PyArg_ParseTuple(args, "y*npn", &v, &pos, &big, &most))
+        return NULL;
+    const uint8_t *b = v.buf;
+    Py_ssize_t size = v.len, n = 0, p = pos;
+    if (p < 0)
+        p = size;
+    for (Py_ssize_t q = p; q + 16 <= size; n++) {  /* count first: the columns are allocated once */
+        uint32_t incl = u32(b + q + 8, big);
+        if (incl > (uint64_t)most || q + 16 + (Py_ssize_t)incl > size)
+            break;
+        q += 16 + incl;
+    }
+    PyObject *cols[3] = {NULL, NULL, NULL}, *result = NULL;
+    for (int k = 0; k < 3; k++)
+        if (!(cols[k] = PyBytes_FromStringAndSize(NULL, n * 8)))
+            goto done;
+    int64_t *offs = (int64_t *)PyBytes_AS_STRING(cols[0]), *caps = (int64_t *)PyBytes_AS_STRING(cols[1]),
+            *origs = (int64_t *)PyBytes_AS_STRING(cols[2]);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint32_t incl = u32(b + p + 8, big), orig = u32(b + p + 12, big);
+        offs[i] = p + 16;
+        caps[i] = incl;
+        origs[i] = orig;
+        p += 16 + incl;
+    }
+    result = Py_BuildValue("OOOn", cols[0], cols[1], cols[2], p);
+done:
+    for (int k = 0; k < 3; k++)
+        Py_XDECREF(cols[k]);
+    PyBuffer_Release(&v);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"fast_check", (PyCFunction)(void (*)(void))fast_check, METH_FASTCALL,
+     "fast_check(data, offsets, caplens, linktypes, links, facts, out, todo, budget, window) -> (reported, closed, peak) "
+     "(see csum/engine/_cwalk.c)."},
+    {"verify", (PyCFunction)(void (*)(void))verify, METH_FASTCALL,
+     "verify(packet, linktype) -> [Result, ...] or None (see csum/engine/_cwalk.c)."},
+    {"bind", bind, METH_VARARGS,
+     "bind(Result, layers, reasons, tokens, links, facts) -> None (see csum/engine/_cwalk.c)."},
+    {"pcap_records", pcap_records, METH_VARARGS,
+     "pcap_records(data, pos, big_endian, most) -> (offsets, caplens, origlens, end) (see csum/engine/_cwalk.c)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_cwalk", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit__cwalk(void) { return PyModule_Create(&module); }

@@ -1,0 +1,269 @@
+"""Booting a kernel of another architecture under ``qemu-system-*`` with csum's runner as ``/init``.
+
+* :data:`ARCHES`: per Debian architecture, the QEMU machine, console, cross
+  compiler, byte order and Debian kernel flavour.
+* :func:`build_runner`: compiles ``runner.c`` (csum's own code, never kernel
+  code) statically with the Debian cross compiler, cached under
+  :func:`cache_dir` by the source's hash.
+* :func:`initramfs`: a one-file ``newc`` cpio (``/init``, ``/plan.txt``,
+  ``/dev/console``), written here without the ``cpio`` tool.
+* :func:`qemu_command` / :func:`boot`: the command line, and one boot that
+  returns the console log.
+* :func:`fetch_debian`: a Debian kernel package for any architecture through
+  ``apt-get download`` with a private apt state under the cache directory
+  (the host's apt configuration is not touched).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Literal
+
+from ...errors import CsumValueError
+
+
+@dataclass(frozen=True)
+class Arch:
+    """How to boot one Debian architecture under QEMU and build the runner for it."""
+
+    debian: str
+    qemu: str
+    machine: tuple[str, ...]
+    console: str
+    cc: str
+    order: Literal["little", "big"]
+    flavour: str
+    memory: str = "512M"
+
+
+ARCHES = {a.debian: a for a in (
+    Arch("armhf", "qemu-system-arm", ("-M", "virt", "-cpu", "cortex-a15"), "ttyAMA0",
+         "arm-linux-gnueabihf-gcc", "little", "armmp"),
+    Arch("arm64", "qemu-system-aarch64", ("-M", "virt", "-cpu", "cortex-a57"), "ttyAMA0",
+         "aarch64-linux-gnu-gcc", "little", "arm64"),
+    Arch("ppc64el", "qemu-system-ppc64", ("-M", "pseries", "-cpu", "power9"), "hvc0",
+         "powerpc64le-linux-gnu-gcc", "little", "powerpc64le", "1G"),
+    Arch("riscv64", "qemu-system-riscv64", ("-M", "virt", "-cpu", "rv64,zbb=true"), "ttyS0",
+         "riscv64-linux-gnu-gcc", "little", "riscv64"),
+    # QEMU 7.2 emulates the vector facility's VCKSM wrongly: boot s390x without it (CKSM path).
+    Arch("s390x", "qemu-system-s390x", ("-M", "s390-ccw-virtio", "-cpu", "max,vx=off"), "ttysclp0",
+         "s390x-linux-gnu-gcc", "big", "s390x"),
+    Arch("amd64", "qemu-system-x86_64", ("-M", "q35", "-cpu", "max"), "ttyS0",
+         "x86_64-linux-gnu-gcc", "little", "amd64"),
+    Arch("i386", "qemu-system-i386", ("-M", "pc", "-cpu", "max"), "ttyS0",
+         "i686-linux-gnu-gcc", "little", "686-pae"),
+)}
+
+#: Other names a user may give for an architecture (uname -m, csum profile names).
+_ARCH_ALIASES = {"arm": "armhf", "armv7l": "armhf", "aarch64": "arm64", "ppc64le": "ppc64el",
+                 "powerpc64le": "ppc64el", "x86_64": "amd64", "i686": "i386"}
+
+
+def arch(name: str) -> Arch:
+    """The :class:`Arch` for a Debian architecture name (or a common alias such as ``aarch64``)."""
+    key = _ARCH_ALIASES.get(name, name)
+    if key not in ARCHES:
+        raise CsumValueError(f"--qemu: unknown architecture {name!r}; known: {', '.join(sorted(ARCHES))}",
+                             code="unknown-arch")
+    return ARCHES[key]
+
+
+def cache_dir() -> Path:
+    """Where runners, downloaded kernels and boot logs are kept: ``$CSUM_CACHE`` or ``~/.cache/csum``."""
+    base = os.environ.get("CSUM_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "csum")
+    return Path(base)
+
+
+def runner_source() -> bytes:
+    """The runner's C source, as shipped in the package."""
+    return resources.files("csum.kernel.qemu").joinpath("runner.c").read_bytes()
+
+
+def build_runner(a: Arch) -> Path:
+    """The static runner binary for ``a``, compiled on first use and cached by source hash."""
+    source = runner_source()
+    out = cache_dir() / "runner" / f"{a.debian}-{hashlib.sha256(source).hexdigest()[:16]}" / "init"
+    if out.exists():
+        return out
+    if shutil.which(a.cc) is None:
+        raise CsumValueError(f"--qemu {a.debian}: cross compiler {a.cc} not found (Debian package "
+                             f"gcc-{a.cc.rsplit('-gcc', 1)[0].replace('_', '-')})", code="no-compiler")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
+        src, binary = Path(tmp) / "runner.c", Path(tmp) / "init"
+        src.write_bytes(source)
+        done = subprocess.run([a.cc, "-O2", "-static", "-o", str(binary), str(src)], capture_output=True, text=True)
+        if done.returncode:
+            raise CsumValueError(f"building the runner with {a.cc} failed: {done.stderr.strip()[-400:]}",
+                                 code="build-failed")
+        os.replace(binary, out)
+    return out
+
+
+def _cpio_entry(name: str, mode: int, data: bytes = b"", rdev: tuple[int, int] = (0, 0), ino: int = 0) -> bytes:
+    """One ``newc`` record (070701): header, NUL-terminated name, data, each padded to 4 bytes."""
+    fields = (ino, mode, 0, 0, 1, 0, len(data), 0, 0, rdev[0], rdev[1], len(name) + 1, 0)
+    head = b"070701" + b"".join(b"%08x" % f for f in fields) + name.encode() + b"\0"
+    head += b"\0" * (-len(head) % 4)
+    return head + data + b"\0" * (-len(data) % 4)
+
+
+def initramfs(runner: bytes, plan: str) -> bytes:
+    """An uncompressed ``newc`` cpio holding ``/init`` (the runner), ``/plan.txt`` and ``/dev/console``."""
+    entries = [
+        ("dev", 0o040755, b"", (0, 0)),
+        ("dev/console", 0o020600, b"", (5, 1)),
+        ("proc", 0o040555, b"", (0, 0)),
+        ("init", 0o100755, runner, (0, 0)),
+        ("plan.txt", 0o100644, plan.encode(), (0, 0)),
+    ]
+    body = b"".join(_cpio_entry(n, m, d, r, i + 1) for i, (n, m, d, r) in enumerate(entries))
+    return body + _cpio_entry("TRAILER!!!", 0)
+
+
+def read_cpio(blob: bytes) -> dict[str, tuple[int, bytes, tuple[int, int]]]:
+    """Parse a ``newc`` cpio into ``{name: (mode, data, (rdevmajor, rdevminor))}`` (for tests and checks)."""
+    out: dict[str, tuple[int, bytes, tuple[int, int]]] = {}
+    pos = 0
+    while True:
+        if blob[pos:pos + 6] != b"070701":
+            raise CsumValueError(f"not a newc cpio record at byte {pos}", code="bad-cpio")
+        f = [int(blob[pos + 6 + 8 * i: pos + 14 + 8 * i], 16) for i in range(13)]
+        name_end = pos + 110 + f[11]
+        name = blob[pos + 110: name_end - 1].decode()
+        data_at = name_end + (-name_end % 4)
+        data = blob[data_at: data_at + f[6]]
+        pos = data_at + f[6] + (-(data_at + f[6]) % 4)
+        if name == "TRAILER!!!":
+            return out
+        out[name] = (f[1], data, (f[9], f[10]))
+
+
+def qemu_command(a: Arch, kernel: Path, initrd: Path, append_extra: str = "") -> list[str]:
+    """The ``qemu-system-*`` command line of one boot (one CPU, no network, console on stdio).
+
+    ``append_extra`` goes on the kernel command line (e.g. ``unaligned_scalar_speed=slow`` on riscv).
+    """
+    append = f"console={a.console} rdinit=/init panic=-1 quiet loglevel=1" + (f" {append_extra}" if append_extra else "")
+    return [a.qemu, *a.machine, "-m", a.memory, "-smp", "1", "-nographic", "-no-reboot", "-net", "none",
+            "-kernel", str(kernel), "-initrd", str(initrd), "-append", append]
+
+
+def boot(a: Arch, kernel: Path, plan: str, *, timeout: float = 1200.0, log: Path | None = None,
+         append_extra: str = "") -> tuple[str, list[str]]:
+    """Boot ``kernel`` with the runner and ``plan``; returns (console log, qemu command).
+
+    The log is also written to ``log`` when given. Raises CsumValueError when
+    qemu is missing or the boot does not finish within ``timeout`` seconds.
+    """
+    if shutil.which(a.qemu) is None:
+        raise CsumValueError(f"--qemu {a.debian}: {a.qemu} not found (Debian package qemu-system-*)",
+                             code="no-qemu")
+    runner = build_runner(a).read_bytes()
+    with tempfile.TemporaryDirectory() as tmp:
+        initrd = Path(tmp) / "initramfs.cpio"
+        initrd.write_bytes(initramfs(runner, plan))
+        command = qemu_command(a, kernel, initrd, append_extra)
+        try:
+            done = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
+        except subprocess.TimeoutExpired as exc:
+            text = (exc.stdout or b"").decode(errors="replace")
+            if log is not None:
+                log.write_text(text)
+            raise CsumValueError(f"--qemu {a.debian}: the boot did not finish in {timeout:.0f} s"
+                                 + (f" (console log in {log})" if log else ""), code="timeout") from None
+    text = done.stdout.decode(errors="replace").replace("\r\n", "\n")
+    if log is not None:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text(text)
+    if "CSUM-RUNNER" not in text:
+        tail = "\n".join(text.strip().splitlines()[-5:]) or done.stderr.decode(errors="replace").strip()[-300:]
+        raise CsumValueError(f"--qemu {a.debian}: the runner never started (qemu exit {done.returncode}); "
+                             f"last console lines:\n{tail}", code="boot-failed")
+    return text, [*command[:-4], "-initrd", "initramfs.cpio", *command[-2:]]
+
+
+@dataclass(frozen=True)
+class DebianKernel:
+    """A kernel image extracted from a Debian package, with the package's provenance."""
+
+    image: Path
+    package: str
+    version: str
+    deb_sha256: str
+    suite: str
+    arch: str
+
+
+def _apt(suite: str, debian_arch: str, *args: str, cwd: Path | None = None) -> str:
+    """apt-get/apt-cache with a private state for (suite, arch) under the cache directory."""
+    root = cache_dir() / "apt" / f"{suite}-{debian_arch}"
+    for sub in ("lists/partial", "archives/partial"):
+        (root / sub).mkdir(parents=True, exist_ok=True)
+    sources = root / "sources.list"
+    sources.write_text(f"deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] "
+                       f"http://deb.debian.org/debian {suite} main\n")
+    (root / "status").touch()
+    opts = [f"-oDir::State={root}", f"-oDir::State::status={root}/status", f"-oDir::State::Lists={root}/lists",
+            f"-oDir::Cache={root}", f"-oDir::Etc::SourceList={sources}", f"-oDir::Etc::SourceParts={root}/none",
+            f"-oDir::Etc::Preferences={root}/none", f"-oDir::Etc::PreferencesParts={root}/none",
+            f"-oAPT::Architecture={debian_arch}", f"-oAPT::Architectures::={debian_arch}",
+            "-oAcquire::Languages=none", "-oDebug::NoLocking=1", "-oAPT::Sandbox::User=root", "-q"]
+    done = subprocess.run([args[0], *opts, *args[1:]], capture_output=True, text=True, cwd=cwd)
+    if done.returncode:
+        raise CsumValueError(f"--debian: {' '.join(args[:2])} failed: {done.stderr.strip()[-300:]}", code="apt-failed")
+    return done.stdout
+
+
+def _depends(show: str) -> list[str]:
+    match = re.search(r"^Depends: (.*)$", show, re.M)
+    return [d.strip().split(" ")[0] for d in match.group(1).split(",")] if match else []
+
+
+def _kernel_file(tree: Path) -> Path | None:
+    for pattern in ("boot/vmlinu[xz]-*", "usr/lib/modules/*/vmlinu[xz]", "boot/vmlinu[xz]"):
+        found = sorted(tree.glob(pattern))
+        if found:
+            return found[0]
+    return None
+
+
+def fetch_debian(suite: str, debian_arch: str) -> DebianKernel:
+    """Download (once) Debian ``suite``'s current kernel for ``debian_arch`` and extract its image."""
+    a = arch(debian_arch)
+    _apt(suite, a.debian, "apt-get", "update")
+    meta = _apt(suite, a.debian, "apt-cache", "show", "--no-all-versions", f"linux-image-{a.flavour}")
+    package = next((d for d in _depends(meta) if d.startswith("linux-image-")), None)
+    if package is None:
+        raise CsumValueError(f"--debian: linux-image-{a.flavour} in {suite} names no kernel package", code="apt-failed")
+    debs = cache_dir() / "debs"
+    debs.mkdir(parents=True, exist_ok=True)
+    for _ in range(2):  # the image package, or (7.x) the linux-binary-* package it depends on
+        show = _apt(suite, a.debian, "apt-cache", "show", "--no-all-versions", package)
+        version = re.search(r"^Version: (.*)$", show, re.M).group(1)  # type: ignore[union-attr]
+        deb = next(debs.glob(f"{package}_*_{a.debian}.deb"), None)
+        if deb is None or re.sub("%3a", ":", deb.name.split("_")[1]) != version:
+            _apt(suite, a.debian, "apt-get", "download", f"{package}:{a.debian}", cwd=debs)
+            deb = next(debs.glob(f"{package}_*_{a.debian}.deb"))
+        tree = cache_dir() / "kernels" / deb.stem
+        if not tree.exists():
+            tree.parent.mkdir(parents=True, exist_ok=True)
+            tmp = Path(tempfile.mkdtemp(dir=tree.parent))
+            subprocess.run(["dpkg-deb", "-x", str(deb), str(tmp)], check=True)
+            os.replace(tmp, tree)
+        image = _kernel_file(tree)
+        if image is not None:
+            return DebianKernel(image, package, version, hashlib.sha256(deb.read_bytes()).hexdigest(), suite, a.debian)
+        package = next((d for d in _depends(show) if d.startswith("linux-binary-")), "")
+        if not package:
+            break
+    raise CsumValueError(f"--debian: no kernel image found in the {suite} packages for {a.debian}", code="apt-failed")

@@ -1,0 +1,566 @@
+"""NAT-style packet rewrites with incremental checksum updates, as a tc BPF program makes them.
+
+Every change patches the checksums through the emulated helpers of
+net/core/filter.c (:func:`csum.bpf.bpf_l3_csum_replace`,
+:func:`csum.bpf.bpf_l4_csum_replace`, arithmetic of net/core/utils.c and
+include/net/checksum.h) and never recomputes a checksum from the packet, so:
+
+* a checksum that was wrong before stays wrong by the same amount (RFC 1624:
+  an incremental update carries the old error along);
+* where the covered data becomes all zeros (possible only without a
+  pseudo-header: an ICMPv4 echo reply with id, sequence and payload all 0),
+  the helpers store 0x0000 where a full recomputation stores 0xffff; the
+  message then sums to +0 and a strict receiver (Linux: csum_fold of the sum
+  must be 0) rejects it. The kernel helpers do the same (RFC 1624 section 3);
+* UDP over IPv4 with a zero checksum ("none computed") keeps it
+  (BPF_F_MARK_MANGLED_0); a UDP result of 0 is stored as 0xffff (RFC 768);
+  UDP over IPv6 and UDP-Lite add BPF_F_MARK_ENFORCE since 0 is illegal there;
+* a non-first fragment has no L4 header: only the IPv4 header checksum changes.
+  The L4 checksum of the datagram sits in the first fragment; rewrite that one too;
+* ``quoted=`` / ``inner=`` rewrite the datagram an ICMP/ICMPv6 error quotes or the packet a tunnel
+  carries (:func:`_inner_layer`); every byte changed there, inner checksums included, is carried into
+  each enclosing checksum covering it (ICMP error, GRE, outer UDP; one that is 0 stays 0) as payload, with
+  ``bpf_l4_csum_replace`` and no pseudo-header flag. Linux NAT of related ICMP
+  (net/netfilter/nf_nat_proto.c ``nf_nat_icmp_reply_translation`` / ``nf_nat_ipv4_manip_pkt``) patches
+  the quote the same way, leaves a quoted L4 checksum the quote does not hold, and recomputes the ICMP
+  checksum in full (same bytes);
+* an address enters the L4 checksum only where it is in the pseudo-header
+  (:mod:`csum.layers.walk`): not the header's destination while a source route or
+  routing header names the final one, not the IPv6 source when a Home Address
+  option replaces it (RFC 6275 section 6.3).
+
+:attr:`Rewrite.calls` lists the helper calls made, in order, with the arguments a
+BPF program passes (offsets from the start of the buffer, as from ``skb->data``).
+Pseudo-header updates on IPv6 carry BPF_F_IPV6 (include/uapi/linux/bpf.h, 2025);
+kernels that predate it return -EINVAL for it: drop it there (it only steers the
+``skb->csum`` of CHECKSUM_COMPLETE packets, never the bytes).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import ipaddress
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Literal, Mapping, NamedTuple, Union
+
+from .. import bpf
+from ..core.inputs import as_view, check_uint
+from . import UDP, UDPLITE, Field, Layout, Link, Stack, layout as parse, protocol_name, table, walk
+from ..errors import CsumTypeError, CsumValueError
+from ..arch.profiles import Profile, profile
+from ..bpf.skb import BPF_F_RECOMPUTE_CSUM, DIFF, Op, Skb
+from ..types import Wsum
+
+__all__ = ["Address", "Call", "CsumDiffCall", "CsumReplaceCall", "FieldChange", "Rewrite", "StoreBytesCall",
+           "rewrite", "set_field"]
+
+Address = Union[str, bytes, ipaddress.IPv4Address, ipaddress.IPv6Address]
+
+_FLAG_NAMES = ((bpf.BPF_F_PSEUDO_HDR, "BPF_F_PSEUDO_HDR"), (bpf.BPF_F_MARK_MANGLED_0, "BPF_F_MARK_MANGLED_0"),
+               (bpf.BPF_F_MARK_ENFORCE, "BPF_F_MARK_ENFORCE"), (bpf.BPF_F_IPV6, "BPF_F_IPV6"))
+
+
+@dataclass(frozen=True)
+class FieldChange:
+    """Set ``len(new)`` (2 or 4) bytes at ``offset``; ``pseudo_header``: the bytes also enter the L4 pseudo-header."""
+
+    offset: int
+    new: bytes
+    pseudo_header: bool = False
+
+
+@dataclass(frozen=True)
+class CsumDiffCall:
+    """``bpf_csum_diff(frm, len(frm), to, len(to), seed)`` and what it returned (Linux >= 6.13 form).
+
+    ``frm_align``/``to_align``: the buffers' addresses mod 8 as the program passes them
+    (``frm`` in place in the packet, at ``skb->data`` = the profile's NET_IP_ALIGN mod 8
+    plus the field's offset; ``to`` from an 8-byte aligned stack slot). The homogenized
+    helper reads both in place, so ``result`` is computed at these alignments.
+    """
+
+    frm: bytes
+    to: bytes
+    seed: int
+    result: int
+    frm_align: int = 0
+    to_align: int = 0
+
+    def __str__(self) -> str:
+        return f"diff = bpf_csum_diff(&from /* {self.frm.hex()} */, {len(self.frm)}, &to /* {self.to.hex()} */, " \
+               f"{len(self.to)}, {self.seed:#x});  /* {self.result:#06x} */"
+
+
+@dataclass(frozen=True)
+class CsumReplaceCall:
+    """``helper(skb, offset, frm, to, flags)``: ``frm``/``to`` as the u64 registers hold them on little-endian."""
+
+    helper: str
+    offset: int
+    frm: int
+    to: int
+    flags: int
+    #: For a change carried into an enclosing checksum (``quoted=`` / ``inner=``): the offset of the bytes
+    #: whose change ``frm`` -> ``to`` is (another checksum field, or a TTL's 16-bit word); None otherwise.
+    carries: int | None = field(default=None, compare=False)
+
+    def __str__(self) -> str:
+        names = [n for bit, n in _FLAG_NAMES if self.flags & bit]
+        flags = " | ".join(([str(self.flags & bpf.BPF_F_HDR_FIELD_MASK)] if self.flags & 0xF or not names else [])
+                           + names)
+        to = "diff" if self.flags & bpf.BPF_F_HDR_FIELD_MASK == 0 else f"{self.to:#x}"
+        return f"{self.helper}(skb, {self.offset}, {self.frm:#x}, {to}, {flags});"
+
+
+@dataclass(frozen=True)
+class StoreBytesCall:
+    """``bpf_skb_store_bytes(skb, offset, &to, len(to), flags)``; ``frm`` is what was there.
+
+    ``flags`` is BPF_F_RECOMPUTE_CSUM where no checksum patch balances the change in the sum of
+    the bytes (an IPv6 hop limit, a field outside every checksum), so that a CHECKSUM_COMPLETE
+    skb's ``skb->csum`` stays right; else 0.
+    """
+
+    offset: int
+    frm: bytes
+    to: bytes
+    flags: int = 0
+
+    def __str__(self) -> str:
+        flags = "BPF_F_RECOMPUTE_CSUM" if self.flags & BPF_F_RECOMPUTE_CSUM else str(self.flags)
+        return f"bpf_skb_store_bytes(skb, {self.offset}, &to /* {self.to.hex()}, was {self.frm.hex()} */, " \
+               f"{len(self.to)}, {flags});"
+
+
+Call = Union[CsumDiffCall, CsumReplaceCall, StoreBytesCall]
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """The rewritten packet (bytes, the caller's bytearray when in place, or a scapy packet) and the calls made."""
+
+    packet: Any
+    calls: tuple[Call, ...]
+    #: The packet before the rewrite, as bytes (what :meth:`skb` replays the calls on).
+    original: bytes = field(default=b"", repr=False)
+    #: The keywords rewrite() was called with (what :mod:`csum.layers.rewrite_c` re-runs on a variant of the packet).
+    request: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def csum_diffs(self) -> tuple[CsumDiffCall, ...]:
+        """The bpf_csum_diff calls (one per address change)."""
+        return tuple(c for c in self.calls if isinstance(c, CsumDiffCall))
+
+    def format(self, kind: Literal["calls", "tc", "xdp"] = "calls", *, name: str = "csum_rewrite") -> str:
+        """The calls as C-like lines, one per call; or, for ``kind`` "tc" / "xdp", a complete C program
+        (function ``name``) that makes the same change on the kernel (see :mod:`csum.layers.rewrite_c`)."""
+        if kind == "calls":
+            return "\n".join(str(c) for c in self.calls)
+        if kind not in ("tc", "xdp"):
+            raise CsumValueError(f"kind must be 'calls', 'tc' or 'xdp', not {kind!r}", code="bad-value")
+        if not isinstance(name, str) or not name.isidentifier():
+            raise CsumValueError(f"name must be a C identifier, not {name!r}", code="bad-value")
+        from .rewrite_c import program
+
+        return program(self, kind, name)
+
+    def ops(self) -> list[Op]:
+        """The calls as :data:`csum.skb.Op` tuples, for :meth:`csum.skb.Skb.run` or :func:`csum.kernel.skb_run`."""
+        return [_as_op(c) for c in self.calls]
+
+    def skb(self, *, arch: str | Profile = "generic") -> Skb:
+        """The CHECKSUM_COMPLETE skb the calls leave: ``skb->csum`` (``.csum``) as ``arch``'s kernel holds it.
+
+        The calls are replayed (:mod:`csum.skb`) on the original packet as a CHECKSUM_COMPLETE skb
+        whose ``skb->csum`` sums it from the network header (as BPF_PROG_TEST_RUN builds one);
+        ``.csum_valid()`` says whether the stack would accept the result.
+        """
+        skb = Skb.checksum_complete(self.original, network_offset=parse(memoryview(self.original)).l3, arch=arch)
+        skb.run(self.ops())
+        return skb
+
+
+def _as_op(call: Call) -> Op:
+    if isinstance(call, CsumDiffCall):
+        return ("bpf_csum_diff", call.frm, call.to, call.seed)
+    if isinstance(call, CsumReplaceCall):
+        to = DIFF if call.flags & bpf.BPF_F_HDR_FIELD_MASK == 0 else call.to
+        return (call.helper, call.offset, call.frm, to, call.flags)
+    return ("bpf_skb_store_bytes", call.offset, call.to, call.flags)
+
+
+def _le(data: bytes) -> int:
+    return int.from_bytes(data, "little")
+
+
+class _Editor:
+    """Applies changes to a private copy, recording each helper call."""
+
+    def __init__(self, data: bytearray, layout: Layout, arch: Profile) -> None:
+        self.buf, self.layout, self.arch = data, layout, arch
+        self.calls: list[Call] = []
+        #: A CHECKSUM_COMPLETE copy, edited alongside: it tells which stores need BPF_F_RECOMPUTE_CSUM.
+        self.shadow = Skb.checksum_complete(data, network_offset=layout.l3)
+        #: Checksums of enclosing layers that cover this layer's bytes (an ICMP error's, a tunnel's UDP or GRE).
+        self.enclosing: tuple[Field, ...] = ()
+
+    def nested(self, layer: Layout, enclosing: tuple[Field, ...]) -> _Editor:
+        """An editor of an inner IP layer (a quoted datagram, a tunnel's packet) sharing this one's bytes and calls."""
+        editor = object.__new__(_Editor)
+        editor.buf, editor.arch, editor.calls, editor.shadow = self.buf, self.arch, self.calls, self.shadow
+        editor.layout, editor.enclosing = layer, enclosing
+        return editor
+
+    def _replace(self, helper: str, offset: int, frm: int, to: int, flags: int, carries: int | None = None) -> None:
+        old = bytes(self.buf[offset:offset + 2])
+        if helper == "bpf_l3_csum_replace":
+            rc = self.shadow.bpf_l3_csum_replace(offset, frm, to, flags)
+        else:  # csum's own calls: no BpfMisuse checks (each walks the packet)
+            rc = self.shadow.bpf_l4_csum_replace(offset, frm, to, flags, misuse=False)
+        if rc:
+            raise AssertionError(f"csum.rewrite made a bad {helper} call (rc {rc}): offset {offset}, flags {flags:#x}")
+        self.buf[offset:offset + 2] = self.shadow.data[offset:offset + 2]
+        self.calls.append(CsumReplaceCall(helper, offset, frm, to, flags, carries))
+        self.cover(offset, old, bytes(self.buf[offset:offset + 2]))
+
+    def cover(self, offset: int, old: bytes, new: bytes, diff: bool = False) -> None:
+        """Carry a change of the bytes at ``offset`` into every enclosing checksum that covers them (as payload:
+        no pseudo-header). ``diff``: the change is a 16-byte address whose bpf_csum_diff was just taken."""
+        for outer in self.enclosing:
+            start, at = outer.covers[0][0], outer.at
+            if at is None:  # _inner_layer keeps only fields it can patch
+                raise AssertionError(f"csum.rewrite: the enclosing {outer.entry.name} checksum has no field offset")
+            if at == offset or not any(s <= offset < e for s, e in outer.covers):
+                continue
+            flags = bpf.BPF_F_MARK_MANGLED_0 if outer.entry.zero is not table.ZERO.VALUE else 0
+            odd = (offset - start) & 1
+            if odd and len(new) != 1:
+                raise CsumValueError(f"the layer at offset {offset} sits at an odd distance from the {outer.entry.name} "
+                                     f"header at {start} that covers it", code="bad-offset")
+            if diff:
+                self._replace("bpf_l4_csum_replace", at, 0, self.calls_diff(), flags, offset)
+                continue
+            lo = offset - odd  # a 1-byte TTL / hop limit: the 16-bit word holding it
+            hi = lo + len(new) + (len(new) & 1)
+            was = bytes(self.buf[lo:offset]) + old + bytes(self.buf[offset + len(new):hi])
+            now = bytes(self.buf[lo:offset]) + new + bytes(self.buf[offset + len(new):hi])
+            self._replace("bpf_l4_csum_replace", at, _le(was), _le(now), flags | (hi - lo), lo)
+
+    def calls_diff(self) -> int:
+        """The result of the last bpf_csum_diff call (what a size-0 replace takes)."""
+        return next(c.result for c in reversed(self.calls) if isinstance(c, CsumDiffCall))
+
+    def l4_flags(self, size: int, pseudo: bool) -> int:
+        flags = size
+        if pseudo:
+            flags |= bpf.BPF_F_PSEUDO_HDR | (bpf.BPF_F_IPV6 if self.layout.version == 6 else 0)
+        if self.layout.proto == UDP:
+            flags |= bpf.BPF_F_MARK_MANGLED_0 | (bpf.BPF_F_MARK_ENFORCE if self.layout.version == 6
+                                                 and not self.udp_tunnel() else 0)
+        elif self.layout.proto == UDPLITE:
+            flags |= bpf.BPF_F_MARK_MANGLED_0 | bpf.BPF_F_MARK_ENFORCE
+        return flags
+
+    def udp_tunnel(self) -> bool:
+        """A UDP tunnel (VXLAN, Geneve ...): sent without a checksum (0) over IPv6 too (RFC 6935, RFC 6936), which a
+        rewrite keeps; so no BPF_F_MARK_ENFORCE (it acts on a 0 only), and the calls fit packets with and without."""
+        lay = self.layout
+        return lay.l4 is not None and int.from_bytes(self.buf[lay.l4 + 2:lay.l4 + 4], "big") in table.UDP_TUNNELS
+
+    def store(self, offset: int, new: bytes, diff: bool = False) -> None:
+        old = bytes(self.buf[offset:offset + len(new)])
+        self.cover(offset, old, new, diff)
+        self.buf[offset:offset + len(new)] = new
+        self.shadow.bpf_skb_store_bytes(offset, new)
+        flags = 0
+        if not self.shadow.csum_valid():  # no checksum patch balances this change: let the kernel carry it
+            self.shadow.data[offset:offset + len(new)] = old
+            flags = BPF_F_RECOMPUTE_CSUM
+            self.shadow.bpf_skb_store_bytes(offset, new, flags)
+        self.calls.append(StoreBytesCall(offset, old, new, flags))
+
+    def address(self, which: str, new: bytes) -> None:
+        lay = self.layout
+        offset = lay.saddr if which == "saddr" else lay.daddr
+        old = bytes(self.buf[offset:offset + len(new)])
+        frm_align = (self.arch.net_ip_align + offset) & 7
+        diff = self.arch.bpf_csum_diff(old, new, Wsum(0), frm_align=frm_align)
+        self.calls.append(CsumDiffCall(old, new, 0, diff, frm_align, 0))
+        in_pseudo = lay.saddr_in_pseudo if which == "saddr" else lay.daddr_in_pseudo
+        if lay.l4_csum is not None and lay.pseudo and in_pseudo:
+            self._replace("bpf_l4_csum_replace", lay.l4_csum, 0, diff, self.l4_flags(0, True))
+        if lay.ip_csum is not None:
+            self._replace("bpf_l3_csum_replace", lay.ip_csum, 0, diff, 0)
+        self.store(offset, new, diff=len(new) > 4)
+
+    def port(self, offset: int, port: int) -> None:
+        new = port.to_bytes(2, "big")
+        old = bytes(self.buf[offset:offset + 2])
+        if self.layout.l4_csum is not None:  # None only in a quote too short to hold it (Linux leaves it too)
+            self._replace("bpf_l4_csum_replace", self.layout.l4_csum, _le(old), _le(new), self.l4_flags(2, False))
+        self.store(offset, new)
+
+    def decrement_ttl(self) -> None:
+        lay = self.layout
+        ttl = self.buf[lay.ttl]
+        if lay.ip_csum is not None:
+            old = bytes(self.buf[lay.ttl:lay.ttl + 2])
+            new = bytes([ttl - 1, old[1]])
+            self._replace("bpf_l3_csum_replace", lay.ip_csum, _le(old), _le(new), 2)
+        self.store(lay.ttl, bytes([ttl - 1]))
+
+    def field(self, change: FieldChange) -> None:
+        lay, off, size = self.layout, change.offset, len(change.new)
+        old = bytes(self.buf[off:off + size])
+        if off < lay.l4_start:
+            if lay.ip_csum is not None and off < lay.l3_header_end:
+                self._replace("bpf_l3_csum_replace", lay.ip_csum, _le(old), _le(change.new), size)
+            if change.pseudo_header and lay.l4_csum is not None and lay.pseudo:
+                self._replace("bpf_l4_csum_replace", lay.l4_csum, _le(old), _le(change.new), self.l4_flags(size, True))
+        elif lay.l4_csum is None:  # _check_field refuses such a change (no-l4-checksum)
+            raise AssertionError(f"csum.rewrite: a field at offset {off} in the L4 layer without an L4 checksum")
+        else:
+            self._replace("bpf_l4_csum_replace", lay.l4_csum, _le(old), _le(change.new), self.l4_flags(size, False))
+        self.store(off, change.new)
+
+
+def _address(value: Address, version: int, name: str) -> bytes:
+    if isinstance(value, (ipaddress.IPv4Address, ipaddress.IPv6Address)):
+        packed = value.packed
+    elif isinstance(value, str):
+        try:
+            packed = ipaddress.ip_address(value).packed
+        except ValueError:
+            raise CsumValueError(f"{name} is not an IP address: {value!r}", code="bad-address") from None
+    elif isinstance(value, (bytes, bytearray, memoryview)):
+        packed = bytes(value)
+    else:
+        raise CsumTypeError(f"{name} must be an address string, bytes or ipaddress object, not "
+                            f"{type(value).__name__}", code="bad-type")
+    if len(packed) != (4 if version == 4 else 16):
+        raise CsumValueError(f"{name} must be an IPv{version} address for this IPv{version} packet, got "
+                             f"{len(packed)} bytes", code="bad-address")
+    return packed
+
+
+def _check_field(change: object, lay: Layout) -> FieldChange:
+    if not isinstance(change, FieldChange):
+        raise CsumTypeError(f"fields must hold FieldChange objects, not {type(change).__name__}", code="bad-type")
+    off = check_uint(change.offset, 32, "field offset")
+    new = as_view(change.new, "field new").tobytes()
+    where = f"field at offset {off}"
+    if len(new) not in (2, 4):
+        raise CsumValueError(f"{where}: new must be 2 or 4 bytes, got {len(new)}", code="bad-width")
+    if off < lay.l3 or off + len(new) > lay.end:
+        raise CsumValueError(f"{where}: outside the IP datagram (offsets {lay.l3}..{lay.end})", code="bad-offset")
+    if (off - lay.l3) & 1:
+        raise CsumValueError(f"{where}: must start at an even distance from the IP header (a 16-bit word "
+                             "boundary of every checksum covering it)", code="bad-offset")
+    for csum_off in (lay.ip_csum, lay.l4_csum):
+        if csum_off is not None and off < csum_off + 2 and csum_off < off + len(new):
+            raise CsumValueError(f"{where}: overlaps the checksum at offset {csum_off}", code="bad-offset")
+    for boundary in (lay.l3_header_end, lay.l4_start):
+        if off < boundary < off + len(new):
+            raise CsumValueError(f"{where}: straddles the header boundary at offset {boundary}", code="bad-offset")
+    if off >= lay.l4_start:
+        if lay.l4_csum is None:
+            raise CsumValueError(f"{where}: after the network headers of a packet whose L4 checksum is not "
+                                 f"known here ({protocol_name(lay.proto)}, fragment: {lay.fragment})",
+                                 code="no-l4-checksum")
+        if change.pseudo_header:
+            raise CsumValueError(f"{where}: in the {protocol_name(lay.proto)} header/payload, which is not part "
+                                 "of the pseudo-header", code="bad-value")
+    return FieldChange(off, new, bool(change.pseudo_header))
+
+#: The keywords ``quoted`` and ``inner`` accept: the outer packet's, for the inner one.
+_NESTED_KEYWORDS = ("saddr", "daddr", "sport", "dport", "icmp_id", "decrement_ttl")
+
+
+class _Plan(NamedTuple):
+    """One IP layer's checked changes, applied in this order."""
+
+    saddr: bytes | None
+    daddr: bytes | None
+    ports: list[tuple[int, int]]
+    decrement_ttl: bool
+
+
+def _keywords(request: object, name: str, nested: bool = False) -> dict[str, Any]:
+    """``request``'s keywords, every accepted one present (None when absent); ``nested``: "quoted" is accepted too."""
+    accepted = _NESTED_KEYWORDS + (("quoted",) if nested else ())
+    if not isinstance(request, Mapping):
+        raise CsumTypeError(f"{name} must be a dict of {', '.join(accepted)}, not {type(request).__name__}",
+                            code="bad-type")
+    unknown = sorted(set(request) - set(accepted))
+    if unknown:
+        raise CsumValueError(f"{name}: unknown keyword {unknown[0]!r} (accepted: {', '.join(accepted)})",
+                             code="bad-value")
+    return {key: request.get(key) for key in accepted}
+
+
+def _plan(data: bytearray, lay: Layout, name: str, request: dict[str, Any]) -> _Plan:
+    """Check one layer's requested changes (``name``: "" for the outer packet, "quoted" or "inner")."""
+    prefix = f"{name} " if name else ""
+    where = f"{name} packet" if name else "packet"
+    new = [None if request[key] is None else _address(request[key], lay.version, prefix + key)
+           for key in ("saddr", "daddr")]
+    ports = [(i, check_uint(request[key], 16, prefix + key)) for i, key in ((0, "sport"), (2, "dport"))
+             if request[key] is not None]
+    # An inner layer may lack its L4 checksum (a quote of 8 TCP bytes): its ports still change, as in Linux NAT.
+    held = lay.l4 is not None and lay.l4 + 4 <= len(data) and (bool(name) or lay.l4_csum is not None)
+    if ports and not (lay.has_ports and held):
+        raise CsumValueError(f"{where} has no ports to set ({protocol_name(lay.proto)}, fragment: {lay.fragment})",
+                             code="no-ports")
+    if request["icmp_id"] is not None:
+        ports.append((4, _icmp_id(data, lay, where, check_uint(request["icmp_id"], 16, prefix + "icmp_id"))))
+    if request["decrement_ttl"] and data[lay.ttl] == 0:
+        what = "TTL" if lay.version == 4 else "hop limit"
+        raise CsumValueError(f"{where}: the {what} is already 0 and cannot be decremented", code="ttl-expired")
+    return _Plan(new[0], new[1], ports, bool(request["decrement_ttl"]))
+
+
+def _icmp_id(data: bytearray, lay: Layout, where: str, value: int) -> int:
+    """``value`` once checked that ``lay`` is an ICMP/ICMPv6 query (:data:`csum.layers.table.ICMP_QUERIES`) holding
+    its identifier and checksum (net/netfilter/nf_nat_proto.c ``icmp_manip_pkt`` / ``icmpv6_manip_pkt``)."""
+    queries = table.ICMP_QUERIES.get(lay.proto) if lay.fragment != "later" else None
+    if not (queries and lay.l4 is not None and lay.l4_csum is not None and lay.l4 + 6 <= len(data)
+            and data[lay.l4] in queries):
+        what = protocol_name(lay.proto) if queries is None or lay.l4 is None or lay.l4 >= len(data) \
+            else f"{protocol_name(lay.proto)} type {data[lay.l4]}"
+        raise CsumValueError(f"{where} is not an ICMP/ICMPv6 query with an identifier ({what}, fragment: "
+                             f"{lay.fragment})", code="no-icmp-id")
+    return value
+
+
+def _apply(editor: _Editor, plan: _Plan) -> None:
+    for which, value in (("saddr", plan.saddr), ("daddr", plan.daddr)):
+        if value is not None:
+            editor.address(which, value)
+    for offset, port in plan.ports:
+        editor.port(editor.layout.l4 + offset, port)  # type: ignore[operator]
+    if plan.decrement_ttl:
+        editor.decrement_ttl()
+
+
+def _inner_layer(data: bytearray, stack: Stack, outer: Layout, name: str) -> tuple[Layout, tuple[Field, ...]]:
+    """The IP layer ``quoted`` (the datagram ``outer``'s ICMP/ICMPv6 error quotes) or ``inner`` (the packet
+    ``outer``'s tunnel carries) edits, one encapsulation deeper than ``outer``, with its L4 checksum filled in, and
+    the enclosing checksums covering it (a UDP one too when it is 0, none computed: its replaces carry
+    BPF_F_MARK_MANGLED_0 and leave it 0, so that the calls fit the tunnel's packets with and without it)."""
+    depth = outer.depth + 1
+    errors = {table.ICMP: table.ICMP_ERRORS, table.ICMPV6: table.ICMPV6_ERRORS}.get(outer.proto)
+    is_error = errors is not None and outer.l4 is not None and outer.l4 < len(data) and data[outer.l4] in errors
+    if name == "quoted":
+        found = [ip for ip in stack.ips if is_error and ip.depth == depth and ip.l3 == outer.l4 + 8]  # type: ignore[operator]
+        missing = "quoted: the packet is not an ICMP/ICMPv6 error quoting an IP datagram"
+    else:
+        found = [ip for ip in stack.ips if not is_error and ip.depth == depth and outer.l4_start <= ip.l3 < outer.end]
+        missing = "inner: the packet carries no tunnelled IP packet (IP-in-IP, GRE, VXLAN, Geneve)"
+    if not found:
+        if depth > 1:
+            missing = "inner " + missing.replace("the packet", "the tunnelled packet")
+        raise CsumValueError(missing, code="no-quote" if name == "quoted" else "no-tunnel")
+    ip = found[0]
+    l4 = next((f for f in stack.fields if f.depth == ip.depth and f.entry is not table.IPV4_HEADER
+               and ip.l4_start <= f.header < ip.end), None)
+    pseudo = l4 is not None and (l4.entry.pseudo is table.PSEUDO.ALWAYS
+                                 or (l4.entry.pseudo is table.PSEUDO.IPV6 and ip.version == 6))
+    layer = dataclasses.replace(ip, l4=None if l4 is None else l4.header, l4_csum=None if l4 is None else l4.at,
+                                pseudo=pseudo, link=outer.link)
+    enclosing = tuple(f for f in stack.fields if f.depth < ip.depth and f.at is not None and f.covers
+                      and any(s <= ip.l3 < e for s, e in f.covers))
+    return layer, enclosing
+
+
+def _nested(data: bytearray, link: Link, editor: _Editor, quoted: object, inner: object,
+            stack: Stack | None = None) -> list[tuple[_Editor, _Plan]]:
+    """The checked plans of ``quoted`` / ``inner`` under ``editor``'s layer, outer to inner; ``inner`` may hold a
+    ``quoted`` dict of its own (an ICMP error carried in a tunnel)."""
+    out: list[tuple[_Editor, _Plan]] = []
+    for name, request in (("quoted", quoted), ("inner", inner)):
+        if request is None:
+            continue
+        stack = stack if stack is not None else walk(memoryview(data), link, strict=True)
+        layer, enclosing = _inner_layer(data, stack, editor.layout, name)
+        keys = _keywords(request, name, nested=name == "inner")
+        sub = editor.nested(layer, enclosing)
+        out.append((sub, _plan(data, layer, name, keys)))
+        if name == "inner" and keys["quoted"] is not None:
+            out += _nested(data, link, sub, keys["quoted"], None, stack)
+    return out
+
+
+def _scapy_packet(packet: object) -> bool:
+    module = sys.modules.get("scapy.packet")
+    return module is not None and isinstance(packet, module.Packet)
+
+
+def rewrite(packet: Any, *, saddr: Address | None = None, daddr: Address | None = None,
+            sport: int | None = None, dport: int | None = None, icmp_id: int | None = None,
+            decrement_ttl: bool = False,
+            fields: Iterable[FieldChange] = (), quoted: Mapping[str, Any] | None = None,
+            inner: Mapping[str, Any] | None = None, link: Link = "auto", inplace: bool = False,
+            arch: str | Profile = "generic") -> Rewrite:
+    """Rewrite addresses, ports, TTL/hop limit or any 2/4-byte header field, patching checksums incrementally.
+
+    ``packet``: bytes-like (Ethernet or bare IP, see ``link``) or a scapy packet (Ether, IP or
+    IPv6 on top; the result is the same class). Returns new bytes unless ``inplace=True``,
+    which needs a bytearray and edits it (all checks run first: on error it is untouched).
+    ``icmp_id``: the identifier of an ICMP/ICMPv6 query (echo, timestamp ...; code ``no-icmp-id`` otherwise),
+    which Linux NAT rewrites as it does a port. Changes apply in the order saddr, daddr, sport, dport, icmp_id,
+    TTL, fields. Raises CsumValueError naming the problem: a malformed packet with a code of :mod:`csum.layers.walk`
+    (``truncated``, ``not-ip``, ``bad-length``, ``bad-option`` ...), a request it cannot
+    satisfy with ``bad-address``, ``no-ports``, ``bad-offset`` ... Helper semantics:
+    net/core/filter.c; see the module docstring. ``link``: "auto", "ethernet" (alias "ether") or "ip".
+
+    ``quoted``: changes (keywords saddr, daddr, sport, dport, icmp_id, decrement_ttl) to the datagram quoted by an
+    ICMP/ICMPv6 error (code ``no-quote`` if there is none); ``inner``: the same for the packet a VXLAN,
+    Geneve, GRE or IP-in-IP tunnel carries (``no-tunnel``); ``inner`` may hold ``quoted`` for an ICMP/ICMPv6
+    error the tunnel carries. They apply after the outer changes, outer to inner.
+
+    ``arch`` (a csum profile name or :class:`~csum.profile.Profile`) picks whose ``csum_partial``
+    the recorded ``bpf_csum_diff`` results come from (Linux >= 6.13 form). Architectures differ
+    only in how they write a zero diff (0x0000 or 0xffff); the packet bytes are the same.
+    """
+    rebuild = None
+    if _scapy_packet(packet):
+        names = [layer.__name__ for layer in packet.layers()]
+        if names[0] not in ("Ether", "IP", "IPv6"):
+            raise CsumValueError(f"packet: a scapy packet must start with Ether, IP or IPv6, not {names[0]}",
+                                 code="bad-packet")
+        if inplace:
+            raise CsumTypeError("inplace=True needs a bytearray packet, not a scapy packet", code="bad-type")
+        rebuild, link = type(packet), "ethernet" if names[0] == "Ether" else "ip"
+        data = bytearray(bytes(packet))
+    else:
+        if inplace and not isinstance(packet, bytearray):
+            raise CsumTypeError(f"inplace=True needs a bytearray packet, not {type(packet).__name__}",
+                                code="bad-type")
+        data = bytearray(as_view(packet, "packet"))
+    lay = parse(memoryview(data), link)
+    original = bytes(data)
+    editor = _Editor(data, lay, arch if isinstance(arch, Profile) else profile(arch))
+    plan = _plan(data, lay, "", dict(saddr=saddr, daddr=daddr, sport=sport, dport=dport, icmp_id=icmp_id,
+                                     decrement_ttl=decrement_ttl))
+    changes = [_check_field(c, lay) for c in fields]
+    nested = _nested(data, link, editor, quoted, inner)
+    _apply(editor, plan)
+    for change in changes:
+        editor.field(change)
+    for inner_editor, inner_plan in nested:
+        _apply(inner_editor, inner_plan)
+    if inplace:
+        packet[:] = data
+        result: Any = packet
+    else:
+        result = bytes(data) if rebuild is None else rebuild(bytes(data))
+    request = dict(saddr=saddr, daddr=daddr, sport=sport, dport=dport, icmp_id=icmp_id, decrement_ttl=decrement_ttl,
+                   fields=tuple(changes), quoted=quoted, inner=inner, link=link, arch=arch)
+    return Rewrite(result, tuple(editor.calls), original, request)
+
+
+def set_field(packet: Any, offset: int, new: bytes, *, pseudo_header: bool = False, link: Link = "auto",
+              inplace: bool = False) -> Rewrite:
+    """Set one 2- or 4-byte field at ``offset`` (from the buffer start): ``rewrite(fields=[FieldChange(...)])``."""
+    return rewrite(packet, fields=[FieldChange(offset, new, pseudo_header)], link=link, inplace=inplace)
