@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from  import report
+from . import report
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.table_only:
         results = json.loads(args.table_only.read_text(encoding="utf-8"))
     else:
-        from run import run_all
+        from .run import run_all
 
         start = time.perf_counter()
         results = run_all(args.quick)

@@ -34,8 +34,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from run import compile_csum, machine, publish
-from verify_pcap import write_workload
+from .run import compile_csum, machine, publish
+from .verify_pcap import write_workload
 
 #: The scaling workloads: name -> (description, writer of an N-packet pcap).
 WORKLOADS: dict[str, tuple[str, Any]] = {}
@@ -167,7 +167,7 @@ def split(packets_path: Path, repeats: int) -> dict[str, Any]:
     """``--jobs 2`` in this process (csum.scan.scan, as the CLI runs it): CPU seconds of the calling process (the
     critical path: it finds the records, forks, checks its share of the chunks and merges) and of the worker, and
     the wall time they would take on two idle cores (the larger of the two), against ``--jobs 1``'s CPU seconds."""
-    from csum.capture.scan import scan
+    from csum.scan import scan
 
     def once(jobs: int) -> tuple[float, float]:
         before = os.times()

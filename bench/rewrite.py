@@ -27,9 +27,9 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from csum.layers.rewrite import rewrite
+from csum.rewrite import rewrite
 
-from run import machine, publish
+from .run import machine, publish
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

@@ -28,7 +28,7 @@ import numpy as np
 
 import csum
 import csum.batch
-from csum import engine
+from csum import engine as _engine
 
 SIZES = [20, 40, 64, 1499, 1500, 65535, 65536, 4 << 20]
 BPF_SIZES = [4, 8, 16, 20, 32, 40, 64, 128, 256, 512]

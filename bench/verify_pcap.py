@@ -43,11 +43,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from csum.layers import inet
-from csum.capture import pcap
+from csum import inet, pcap
 from csum.capture.checker import check
 
-from run import compile_csum, machine, publish
+from .run import compile_csum, machine, publish
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import sys
 
 import csum
-from csum.arch.crossarch import field16
+from csum.crossarch import field16
 
 
 def main(argv: list[str]) -> int:

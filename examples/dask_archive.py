@@ -18,14 +18,14 @@ from pathlib import Path
 
 from dask.distributed import Client, LocalCluster
 
-import csum.capture.dask
+import csum.dask
 
 
 def build_archive(root: Path, files: int = 3, packets: int = 200) -> list[str]:
     """``files`` pcaps (every other one gzip-compressed) of scapy UDP packets, every 10th checksum wrong."""
     from scapy.all import IP, UDP, Ether, Raw, raw
 
-    from csum.capture.pcap import LINKTYPE_ETHERNET
+    from csum.pcap import LINKTYPE_ETHERNET
 
     names = []
     for k in range(files):

@@ -14,7 +14,7 @@ import ipaddress
 import struct
 
 from csum import internet_checksum, verify_checksum
-from csum.layers.rewrite import rewrite
+from csum.rewrite import rewrite
 
 ETH_HLEN = 14
 

@@ -72,10 +72,11 @@ def other(kind: int, body: bytes, endian: str = "<") -> bytes:
 def python_report(cap, sink=None):
     """csum verify's report of ``cap`` from the Python walker alone (csum/layers, the reference): the C walker
     (csum/engine/_cwalk.c) and the vectorized path out of the way; ``sink`` as csum.capture.checker.check takes it."""
-    from csum.capture import checker, fastpath
+    from csum import engine
+    from csum.capture import checker
 
-    saved, _fastpath._cwalk = _fastpath._cwalk, None
+    saved, engine.cwalk = engine.cwalk, None
     try:
-        return _checker.check(cap, sink=sink or (lambda i, results: None))
+        return checker.check(cap, sink=sink or (lambda i, results: None))
     finally:
-        _fastpath._cwalk = saved
+        engine.cwalk = saved

@@ -28,6 +28,6 @@ def pytest_configure(config):
 
 
 def pytest_report_header(config):
-    from csum import engine
+    from csum import engine as _engine
 
     return f"csum engine: {_engine.ENGINE} (of {', '.join(_engine.ENGINES)})"

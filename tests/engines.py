@@ -11,7 +11,7 @@ each ``CSUM_ENGINE`` value in a subprocess.
 
 import pytest
 
-from csum import engine
+from csum import engine as _engine
 
 
 @pytest.fixture(params=list(_engine.ENGINES.values()), ids=list(_engine.ENGINES))

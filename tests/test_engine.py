@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from scapy.utils import checksum as scapy_checksum
 
 import csum
-from csum import engine
+from csum import engine as _engine
 from csum.engine import native
 from csum.errors import CsumTypeError, CsumValueError
 from csum.testing import buffers
@@ -173,11 +173,11 @@ def test_c_block_bound_with_all_ones():
 
 def test_numpy_chunk_combining(monkeypatch):
     """The numpy engine's chunked reductions (tiny chunks here) give the naive loop's answer."""
-    monkeypatch.setattr(_native, "_NUMPY_CHUNK", 64)
+    monkeypatch.setattr(native, "_NUMPY_CHUNK", 64)
     data = os.urandom(10_007)
     for width in (8, 16, 32, 64):
         for order in ("little", "big"):
-            assert _native._numpy_sum(memoryview(data), width, order) == naive_ones_sum(data, width, order)
+            assert native._numpy_sum(memoryview(data), width, order) == naive_ones_sum(data, width, order)
 
 
 def test_sparse_buffer_over_4_gib(engine):

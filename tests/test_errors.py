@@ -57,9 +57,9 @@ def _ipv4(first: int, total: int, tail: bytes = b"") -> bytes:
 
 def _unavailable_kernel(monkeypatch):
     """The kernel module as on a machine without BPF: detection done, no state, a reason."""
-    monkeypatch.setattr(csum.kernel, "_detected", True)
-    monkeypatch.setattr(csum.kernel, "_state", None)
-    monkeypatch.setattr(csum.kernel, "_reason", "simulated: no bpf(2) here")
+    monkeypatch.setattr(csum.kernel.live, "_detected", True)
+    monkeypatch.setattr(csum.kernel.live, "_state", None)
+    monkeypatch.setattr(csum.kernel.live, "_reason", "simulated: no bpf(2) here")
     return csum.kernel.bpf_csum_diff(b"", b"")
 
 
@@ -81,14 +81,14 @@ def scratch(tmp_path_factory):
 
 def _no_libbpf(monkeypatch, tmp):
     """libbpf not installed: the library found is not there (ctypes really tries to load it and fails)."""
-    monkeypatch.setattr(_libbpf, "_lib", None)
+    monkeypatch.setattr(libbpf, "_lib", None)
     monkeypatch.setattr(ctypes.util, "find_library", lambda name: str(tmp / "absent" / "libbpf.so.1"))
     csum.prog.load(str(tmp / "any.o"))
 
 
 def _need_libbpf():
     try:
-        _libbpf.library()
+        libbpf.library()
     except CsumError as exc:
         pytest.skip(f"libbpf unavailable: {exc}")
 
@@ -157,7 +157,7 @@ def _url_without_fsspec(monkeypatch, tmp):
 def _dask_without_dask(monkeypatch, tmp):
     monkeypatch.setitem(sys.modules, "dask", None)
     monkeypatch.setitem(sys.modules, "dask.distributed", None)
-    csum.dask.verify_cli("local", [str(tmp / "capture.pcap")], 1)
+    csum.capture.dask.verify_cli("local", [str(tmp / "capture.pcap")], 1)
 
 
 def _arm64(*tools: str) -> guest.Arch:
@@ -245,7 +245,7 @@ TRIGGERS = {
     Code.BAD_RELEASE: [lambda: csum.profile("x86_64", kernel="five")],
     Code.UNKNOWN_ALGORITHM: [lambda: arch.algorithm("no-such-algorithm")],
     Code.DUPLICATE: [lambda: arch.register(arch.algorithm_names()[0])(lambda view, seed, align: 0)],
-    Code.BAD_ENGINE: [lambda: _engine._choose("fortran")],
+    Code.BAD_ENGINE: [lambda: engine._choose("fortran")],
     Code.KERNEL_UNAVAILABLE: [_unavailable_kernel],
     Code.BPF_FAILED: [_rejected_program],
     Code.TOO_LARGE: [lambda: csum.kernel.bpf_csum_diff(bytes(1 << 16), b"")],

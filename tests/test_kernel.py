@@ -132,7 +132,7 @@ def test_input_checks():
 
 def test_verifier_log_in_error():
     """Invariant: a program the verifier rejects raises BpfError carrying the verifier log."""
-    bpf = kernel._kernel().bpf
+    bpf = kernel.live._kernel().bpf
     with pytest.raises(kernel.BpfError, match="R0 !read_ok") as info:
         bpf.prog_load(I.exit_(), "bad")
     assert info.value.log

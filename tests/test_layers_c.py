@@ -18,6 +18,7 @@ from scapy.contrib.erspan import ERSPAN_II, ERSPAN_III
 from scapy.layers.vxlan import VXLAN
 
 from captures import epb, idb, python_report, shb
+from csum import engine
 from csum.capture import checker, pcap
 from csum.layers import inet
 from csum.capture.checker import check
@@ -26,7 +27,7 @@ from csum.layers import accel, verify_stack, walk
 from csum.layers.check import Result
 from csum.testing import buffers, frames
 
-pytestmark = pytest.mark.skipif(accel.cwalk is None, reason="csum.engine._cwalk is not built or CSUM_ENGINE is not c")
+pytestmark = pytest.mark.skipif(engine.cwalk is None, reason="csum.engine._cwalk is not built or CSUM_ENGINE is not c")
 
 _FIELDS = Result.__slots__
 
@@ -87,7 +88,7 @@ def test_c_results_equal_the_walker(case, auto):
     generated stacks (VLAN/QinQ, MPLS, options, extension headers, IP-in-IP, GRE, VXLAN; TCP, UDP, UDP-Lite,
     ICMP/ICMPv6) with fields set to 0 / 0xffff / the offload value and bytes flipped, link given or "auto"."""
     link, frame = case
-    got = accel.cwalk.verify(frame, -1 if auto else link)
+    got = engine.cwalk.verify(frame, -1 if auto else link)
     if got is not None:
         assert [_row(r) for r in got] == _python(frame, "auto" if auto else link)
 
@@ -96,7 +97,7 @@ def test_c_results_equal_the_walker(case, auto):
 @given(data=buffers(max_size=120), link=st.sampled_from((-1, 0, 1, 12, 101, 108, 113, 276, 9999)))
 def test_c_on_arbitrary_bytes(data, link):
     """Differential on arbitrary bytes (mostly not packets): C answers only where the walker agrees."""
-    got = accel.cwalk.verify(data, link)
+    got = engine.cwalk.verify(data, link)
     if got is not None:
         assert [_row(r) for r in got] == _python(data, "auto" if link == -1 else link)
 
@@ -124,7 +125,7 @@ def test_c_fragments_equal_the_walker(proto, v6, size, fragsize, vlan, flips):
             frames_[k][at] ^= 0x40
     answered = 0
     for frame in map(bytes, frames_):
-        got = accel.cwalk.verify(frame, 1)
+        got = engine.cwalk.verify(frame, 1)
         if got is not None:
             answered += 1
             assert [_row(r) for r in got] == _python(frame, 1)
@@ -164,13 +165,13 @@ def test_c_walks_the_common_stacks():
     is the computed one and passes; with the TCP/UDP/ICMP field broken, the same field is reported failing."""
     for frame in _shapes():
         results = inet.verify(frame)
-        got = accel.cwalk.verify(frame, -1)
+        got = engine.cwalk.verify(frame, -1)
         assert got is not None and [_row(r) for r in got] == [_row(r) for r in results] == _python(frame, "auto")
         assert all(r.ok and r.stored == r.computed and r.reason == "ok" for r in results)
         last = results[-1]
         broken = bytearray(frame)
         broken[last.field] ^= 0x10
-        again = accel.cwalk.verify(bytes(broken), -1)
+        again = engine.cwalk.verify(bytes(broken), -1)
         assert again is not None and [_row(r) for r in again] == _python(bytes(broken), "auto")
         assert again[-1].ok is False and again[-1].reason == "mismatch" and again[-1].computed == last.stored
 
@@ -182,7 +183,7 @@ def test_c_leaves_paths_too_long_for_it():
     deep = raw(eth / Dot1Q(vlan=5) / Dot1Q(vlan=6) / IP(src="10.0.0.1", dst="10.1.0.2") / UDP(sport=4, dport=4789)
                / VXLAN(vni=3) / eth / Dot1Q(vlan=8) / Dot1Q(vlan=9) / IP(src="172.16.0.1", dst="172.16.0.2")
                / IP(src="192.0.2.1", dst="192.0.2.2") / TCP() / b"x")
-    assert accel.cwalk.verify(deep, 1) is None
+    assert engine.cwalk.verify(deep, 1) is None
     assert _python(deep, 1)[-1][7] == "eth/vlan/vlan/ipv4/udp/vxlan/eth/vlan/vlan/ipv4/ipv4/tcp"
 
 
@@ -203,7 +204,7 @@ def test_c_link_types(link, header):
             data = bytearray(frame)
             if broken:
                 data[-1] ^= 1
-            got = accel.cwalk.verify(bytes(data), link)
+            got = engine.cwalk.verify(bytes(data), link)
             assert got is not None and [_row(r) for r in got] == _python(bytes(data), link)
             assert [r.ok for r in got] == [True, not broken]
 
@@ -218,7 +219,7 @@ def test_inet_verify_link_argument_and_fallback(monkeypatch):
     for link in (-1, True, "bogus", 2**70):
         with pytest.raises((CsumValueError, TypeError)) as with_c:
             inet.verify(frame, link=link)
-        monkeypatch.setattr(inet, "_c_verify", None)
+        monkeypatch.setattr(engine, "cwalk", None)
         with pytest.raises(type(with_c.value)) as without:
             inet.verify(frame, link=link)
         monkeypatch.undo()
@@ -227,7 +228,7 @@ def test_inet_verify_link_argument_and_fallback(monkeypatch):
     for packet in (eth / IP() / ICMP(type=3) / IP() / UDP(), eth / IP() / UDP(chksum=0),
                    eth / IPv6() / IPv6ExtHdrRouting(addresses=["2001:db8::9"], segleft=1) / TCP()):
         frame = raw(packet)
-        assert accel.cwalk.verify(frame, -1) is None
+        assert engine.cwalk.verify(frame, -1) is None
         assert [_row(r) for r in inet.verify(frame)] == _python(frame, "auto")
 
 
@@ -279,7 +280,7 @@ def test_capture_takes_failing_packets_from_c(monkeypatch):
         frame[-1] ^= 1
         frame[-3] ^= 0x20
     cap = _capture([(1, f) for f in frames_ + [bytes(b) for b in broken]])
-    monkeypatch.setattr(_checker.Checker, "packet", lambda self, p: pytest.fail(f"packet {p.number} walked in Python"))
+    monkeypatch.setattr(checker.Checker, "packet", lambda self, p: pytest.fail(f"packet {p.number} walked in Python"))
     report = check(cap)
     n = len(frames_)
     assert report.fast == n and [i for i, _ in report.bad] == [n, n + 1, n + 1, n + 2, n + 2]

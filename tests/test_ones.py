@@ -174,18 +174,6 @@ def test_profile_inet_proto_csum_replace16_equals_recompute(name, data, draw):
     _update_vs_recompute(data, offset, new, replace)
 
 
-def test_csum_replace16_is_a_deprecated_alias():
-    """csum.csum_replace16 (kept one release) warns and gives inet_proto_csum_replace16's bits.
-
-    Expected value by hand (RFC 1624 section 3): a field of zeros replaced by all ones changes
-    +0 into -0, so the checksum 0x1234 is unchanged.
-    """
-    old, new = bytes(16), b"\xff" * 16
-    with pytest.warns(DeprecationWarning, match="inet_proto_csum_replace16"):
-        got = csum.csum_replace16(0x1234, old, new)
-    assert got == csum.inet_proto_csum_replace16(0x1234, old, new) == 0x1234
-
-
 @given(buffers(min_size=2, max_size=64), u32s())
 def test_csum_replace_by_diff_of_noop_is_identity(data, diff):
     """No-op update: a diff of +0 or -0 (0xffffffff) leaves any checksum but 0xffff unchanged."""

@@ -18,6 +18,7 @@ from scapy.utils import RawPcapNgReader, RawPcapReader
 
 from captures import epb, idb, other, pb, pcap_bytes, pcapng_bytes, python_report, shb, spb
 from fragmented import fragmented
+from csum import engine
 from csum.layers import inet
 from csum.capture import pcap
 from csum.capture.checker import check
@@ -309,8 +310,8 @@ def test_fast_paths_equal_the_walker(monkeypatch, frames, corrupt, c_walker):
     headers, IP-in-IP, GRE, VXLAN) and the generated frames above, some bytes flipped."""
     from csum.capture import fastpath
 
-    if not c_walker or _fastpath._cwalk is None:
-        monkeypatch.setattr(_fastpath, "_cwalk", None)
+    if not c_walker or engine.cwalk is None:
+        monkeypatch.setattr(engine, "cwalk", None)
     packets = [bytearray(f) for _, f in frames]
     for k, at in corrupt:
         if k < len(packets) and at < len(packets[k]):
@@ -401,16 +402,16 @@ def test_c_record_walk_equals_the_python_one(records, tail, big):
     (sometimes a header announcing more than is left)."""
     from csum.capture import pcap as module
 
-    if module._cwalk is None:
+    if engine.cwalk is None:
         pytest.skip("csum.engine._cwalk is not built")
     e = ">" if big else "<"
     data = b"".join(struct.pack(e + "IIII", 0, 0, len(body), orig) + body for body, orig in records) + tail
-    c, saved = module._PcapWalker(e, 1).walk(data, 0), module._cwalk
+    c, saved = module._PcapWalker(e, 1).walk(data, 0), engine.cwalk
     try:
-        module._cwalk = None
+        engine.cwalk = None
         py = module._PcapWalker(e, 1).walk(data, 0)
     finally:
-        module._cwalk = saved
+        engine.cwalk = saved
     assert (c.end, c.problem, c.short) == (py.end, py.problem, py.short)
     for name in ("offs", "caps", "origs"):
         assert getattr(c, name).tolist() == getattr(py, name).tolist(), name
@@ -425,7 +426,7 @@ def test_c_reassembly_equals_the_walker(frames, corrupt, plain):
     overlapping, cut, sharing a key, corrupted, or mixed with csum.testing.frames stacks."""
     from csum.capture import fastpath
 
-    if _fastpath._cwalk is None:
+    if engine.cwalk is None:
         pytest.skip("csum.engine._cwalk is not built")
     packets = [(1, bytearray(f), orig) for f, orig in frames] + [(link, bytearray(f), len(f)) for link, f in plain]
     for k, at in corrupt:

@@ -17,6 +17,7 @@ import pytest
 from scapy.all import IP, TCP, UDP, Ether, IPv6, Raw, fragment, raw
 
 from captures import pcap_bytes
+from csum import engine
 from csum.capture import fastpath, pcap
 from csum.capture.report import Report
 from csum.capture.checker import check
@@ -44,7 +45,7 @@ ORDERS = {"in order": lambda n: list(range(n)), "reversed": lambda n: list(range
 
 def _judged(frames: list[bytes], monkeypatch: pytest.MonkeyPatch, c_walker: bool) -> Report:
     if not c_walker:
-        monkeypatch.setattr(_fastpath, "_cwalk", None)
+        monkeypatch.setattr(engine, "cwalk", None)
     return check(pcap.parse(pcap_bytes(frames)))
 
 

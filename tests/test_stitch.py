@@ -18,6 +18,7 @@ from hypothesis import given, settings, strategies as st
 from scapy.all import IP, UDP, Ether, IPv6, IPv6ExtHdrFragment, Raw, fragment, fragment6, raw
 
 from captures import pcapng_bytes
+from csum import engine
 from csum.capture import fastpath, pcap
 from csum.capture.checker import Checker, check, check_part
 from csum.capture.report import Report
@@ -72,7 +73,7 @@ def test_chunks_give_the_whole_capture_report(pieces, plain, chunk_bytes, window
         patch.setattr(reassembly, "WINDOW", window)
         patch.setattr(reassembly, "MAX_DATAGRAMS", most)
         if not c_walker:
-            patch.setattr(_fastpath, "_cwalk", None)
+            patch.setattr(engine, "cwalk", None)
         whole = check(pcap.parse(data))
         chunks = _chunked(data, chunk_bytes)
         _same(_carried(chunks), whole)
@@ -181,7 +182,7 @@ def test_limits_apply_across_a_boundary(c_walker, monkeypatch):
     no first; scapy's checksums: only the second datagram is verified); with a window of 3 packets, a last
     fragment 3 packets after its first is too late. Carried and stitched checks give the whole check's report."""
     if not c_walker:
-        monkeypatch.setattr(_fastpath, "_cwalk", None)
+        monkeypatch.setattr(engine, "cwalk", None)
     d, e = _udp_fragments(1, 0xAA), _udp_fragments(2, 0xBB)
     data = pcapng_bytes([(1, f, len(f)) for f in [d[0], e[0], e[1], d[1]]])
     for name, value, verified in (("MAX_DATAGRAMS", 1, 1), ("WINDOW", 3, 1), ("WINDOW", 4, 2)):

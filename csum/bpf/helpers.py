@@ -22,8 +22,7 @@ from ..errors import EFAULT, EINVAL, CsumTypeError, CsumValueError
 from ..core.arith import M16, M32, add32, fold, from32to16
 from ..core.ones import CSUM_MANGLED_0, csum_replace2, csum_replace4, csum_replace_by_diff
 from ..types import Be16, Be32, Sum16, Wsum
-from . import misuse
-from .misuse import BpfMisuse
+from .misuse import BpfMisuse, check_l3, check_l4
 
 __all__ = ["BPF_F_HDR_FIELD_MASK", "BPF_F_IPV6", "BPF_F_MARK_ENFORCE", "BPF_F_MARK_MANGLED_0", "BPF_F_PSEUDO_HDR",
            "BpfMisuse", "CHECKSUM_COMPLETE", "CHECKSUM_NONE", "CHECKSUM_PARTIAL", "CHECKSUM_UNNECESSARY",
@@ -143,7 +142,7 @@ def l3_csum_replace_at(pkt: object, offset: int, frm: object, to: object, flags:
     if isinstance(located, int):
         return located
     view, off = located
-    misuse.check_l3(f, t, flags, stacklevel + 1)
+    check_l3(f, t, flags, stacklevel + 1)
     old = Sum16(int.from_bytes(view[off : off + 2], "little"))
     size = flags & BPF_F_HDR_FIELD_MASK
     if size == 0:
@@ -199,7 +198,7 @@ def l4_csum_replace_skb(pkt: object, offset: int, frm: object, to: object, flags
         return located, skb_csum
     view, off = located
     if misuse:
-        misuse.check_l4(view, off, f, t, flags, stacklevel + 1)
+        check_l4(view, off, f, t, flags, stacklevel + 1)
     old = Sum16(int.from_bytes(view[off : off + 2], "little"))
     mangled0 = bool(flags & BPF_F_MARK_MANGLED_0)
     if mangled0 and not flags & BPF_F_MARK_ENFORCE and old == 0:

@@ -1092,6 +1092,6 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_cwalk", NULL, -1, methods};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "csum.engine._cwalk", NULL, -1, methods};
 
 PyMODINIT_FUNC PyInit__cwalk(void) { return PyModule_Create(&module); }

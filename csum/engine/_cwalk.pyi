@@ -1,0 +1,21 @@
+"""Signatures of the C walker csum/engine/_cwalk.c (its reference: the Python walker of csum/layers)."""
+
+from typing import Any
+
+from typing_extensions import Buffer
+
+def bind(result: type, layers: tuple[str | None, ...], reasons: tuple[Any, ...], tokens: tuple[str | None, ...],
+         links: Buffer, facts: Buffer, /) -> None:
+    """Give the walker csum.layers.check.Result, its names and the protocol facts (csum/layers/accel.py)."""
+
+def verify(packet: Buffer, linktype: int, /) -> list[Any] | None:
+    """Every checksum field of one packet as csum.layers.check.Result objects, or None: the Python walker's."""
+
+def fast_check(data: Buffer, offsets: Buffer, caplens: Buffer, linktypes: Buffer, links: Buffer, facts: Buffer,
+               out: Buffer, todo: Buffer, indices: Buffer, budget: int, window: int,
+               /) -> tuple[list[tuple[int, list[Any]]], bytes, int]:
+    """A chunk of a capture judged at once (csum/capture/fastpath.py c_fast)."""
+
+def pcap_records(data: Buffer, pos: int, big_endian: bool, most: int,
+                 /) -> tuple[bytes, bytes, bytes, int]:
+    """The pcap record walk of csum/capture/pcap.py: record offsets, captured and original lengths, end."""
