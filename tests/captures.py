@@ -1,7 +1,7 @@
 """Capture writers for the tests: pcap (both byte orders, us/ns) and pcapng (both byte orders, any blocks).
 
 Written from the format drafts (draft-ietf-opsawg-pcap, draft-ietf-opsawg-pcapng)
-independently of csum/capture/pcap.py; tests/test_pcap.py checks that scapy reads back
+independently of csum/capture/pcap.py; tests/capture/test_pcap.py checks that scapy reads back
 what these write, so they can serve as inputs with known contents.
 """
 

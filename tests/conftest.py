@@ -2,7 +2,7 @@
 
 ``default`` runs every property with 1,000 examples (what CI runs);
 ``thorough`` (CSUM_HYPOTHESIS_PROFILE=thorough) runs 20,000; ``engines`` (200) is what
-tests/test_engine.py uses when it re-runs the ``every_engine`` tests under another engine.
+tests/engine/test_engine.py uses when it re-runs the ``every_engine`` tests under another engine.
 """
 
 import os
@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, settings
 
 from engines import engine  # noqa: F401  (fixture: runs a test once per summing engine)
 
-#: prints how many cases were checked against the running kernel (tests/test_kernel.py)
+#: prints how many cases were checked against the running kernel (tests/kernel/test_kernel.py)
 pytest_plugins = ["kernel_count_plugin"]
 
 settings.register_profile("default", max_examples=1000, deadline=None,
@@ -24,7 +24,7 @@ settings.load_profile(os.environ.get("CSUM_HYPOTHESIS_PROFILE", "default"))
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "every_engine: also run under each other CSUM_ENGINE (tests/test_engine.py)")
+    config.addinivalue_line("markers", "every_engine: also run under each other CSUM_ENGINE (tests/engine/test_engine.py)")
 
 
 def pytest_report_header(config):

@@ -5,7 +5,7 @@
 
 Tests call the engine's functions directly (MarkupSafe's shape: nothing is
 switched at run time); the rest of csum runs on the engine bound at import
-(``CSUM_ENGINE``), and tests/test_engine.py runs the public functions under
+(``CSUM_ENGINE``), and tests/engine/test_engine.py runs the public functions under
 each ``CSUM_ENGINE`` value in a subprocess.
 """
 

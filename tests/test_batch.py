@@ -3,7 +3,7 @@
 Independent sources: scapy.utils.checksum per packet, tests/oracle.py (naive
 RFC 1071 loop); the batch emulations are checked bit for bit against the scalar
 emulations (csum.profile(...).csum_partial) they claim to vectorize. Tests marked
-``every_engine`` also run under each other CSUM_ENGINE (tests/test_engine.py).
+``every_engine`` also run under each other CSUM_ENGINE (tests/engine/test_engine.py).
 """
 
 import numpy as np

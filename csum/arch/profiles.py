@@ -36,7 +36,7 @@ __all__ = ["Implementation", "Profile", "RESULTS", "SCHEMA", "parse_profile", "p
            "profile_names", "reload_profiles"]
 
 #: The ``result`` fact of an implementation: what width its ``csum_partial`` u32 has
-#: (tests/test_profile_facts.py checks each profile's behaviour against it).
+#: (tests/arch/test_profile_facts.py checks each profile's behaviour against it).
 RESULTS = {
     "folded16": "the bytes' sum is folded to 16 bits, then the seed is added end-around (lib/checksum.c): "
                 "at most 0xffff with seed 0, a u32 once a seed is passed",

@@ -8,7 +8,7 @@ aside); else numpy over csum.batch sums, which only says "every checksum passes"
 packets (Ethernet with at most one VLAN tag, SLL/SLL2, IPoIB, Cisco HDLC or raw IP; IPv4 without
 options, IPv6 without extension headers; TCP, UDP off the tunnel ports, ICMP/ICMPv6 other than
 errors). Both read offsets and minimum lengths from :mod:`csum.layers.table`; every other packet
-goes through the walker in :mod:`csum.capture.checker` (tests/test_pcap.py checks that the report is the
+goes through the walker in :mod:`csum.capture.checker` (tests/capture/test_pcap.py checks that the report is the
 same with and without the fast path). Packet by packet (``--format jsonl``, and what the fast path
 leaves), a whole packet the C walker walks gets its Results from csum/engine/_cwalk.c too, unless it is a
 fragment.

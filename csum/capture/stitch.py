@@ -12,7 +12,7 @@ That is exact unless the chunk interacts with what is pending from before it in 
 could not see: a datagram of the chunk completed (or given up) under a key still pending, or more
 datagrams pending at once than the Reassembler holds (:data:`~csum.layers.reassembly.MAX_DATAGRAMS`).
 Then the part is dropped and the chunk checked again in the capture-long Checker (``chunk()``), the
-fragments still pending placed in front of it. tests/test_stitch.py checks the joined report against
+fragments still pending placed in front of it. tests/capture/test_stitch.py checks the joined report against
 the whole-capture check at every chunk size.
 """
 

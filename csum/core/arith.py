@@ -5,7 +5,7 @@ The verbs of include/net/checksum.h and include/asm-generic/checksum.h
 ``ror32``) and :func:`canonical`, the reduction every end-around accumulator
 lands on. Nothing here checks its arguments: callers pass integers of the
 stated width (csum/core/ones.py is the checked public form). csum/core/arith_np.py
-is the numpy twin over uint64 arrays; tests/test_arith.py checks the two agree.
+is the numpy twin over uint64 arrays; tests/core/test_arith.py checks the two agree.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Each function takes and returns ``np.uint64`` arrays holding values of the
 stated width and gives, element by element, the bits of its csum/core/arith.py
-namesake (tests/test_arith.py checks each pair). csum/batch.py builds its
+namesake (tests/core/test_arith.py checks each pair). csum/batch.py builds its
 vectorized ``csum_partial`` forms from these.
 """
 

@@ -5,8 +5,8 @@ riscv, loongarch ... with their own ``do_csum``, which give the same bits).
 ``do_csum`` returns the canonical folded 16-bit sum of the bytes read as
 little-endian 16-bit words; its odd-address path adds the first byte shifted
 and swaps the result back, which lands on the same value, so ``align`` (checked
-like everywhere else) cannot change a result here (tests/test_partial.py
-and tests/test_kernel_vectors.py check odd addresses against lib/checksum.c compiled outside the repository);
+like everywhere else) cannot change a result here (tests/core/test_partial.py
+and tests/arch/test_kernel_vectors.py check odd addresses against lib/checksum.c compiled outside the repository);
 ``do_csum``, like the kernel's, takes no alignment.
 """
 

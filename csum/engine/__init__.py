@@ -116,7 +116,7 @@ def fast_path(name: str) -> Callable[[F], F]:
     that is NotImplemented (an argument it does not take, whatever the reason), then
     calls the decorated, checked Python function, which gives the same bits and
     raises csum's errors. No Python frame runs on the fast path; with another engine
-    the function is returned unchanged. tests/test_partial.py checks the two agree.
+    the function is returned unchanged. tests/core/test_partial.py checks the two agree.
     """
     def bind(slow: F) -> F:
         if ENGINE != "c":

@@ -11,8 +11,8 @@
  * with a failing field (not fragments), and -1 ("ask the Python walker") for the rest.
  * Anything it does not walk (an unusual layer, an option that moves the pseudo-header, an absent
  * UDP checksum, an ICMP error, a fragment of a datagram it does not reassemble: see datagrams()
- * below) goes to csum/layers, the reference; tests/test_layers_c.py checks that every Result from
- * here equals the Python walker's in all nine fields, tests/test_pcap.py that the capture reports
+ * below) goes to csum/layers, the reference; tests/layers/test_layers_c.py checks that every Result from
+ * here equals the Python walker's in all nine fields, tests/capture/test_pcap.py that the capture reports
  * with and without this file are equal.
  *
  * Protocol facts come from csum/layers/table.py through the `links` and `facts` arrays (link

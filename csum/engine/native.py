@@ -1,7 +1,7 @@
 """The pure-Python and numpy twins of csum/engine/_speedups.c: the engines used when the C one is not.
 
 Each engine is a pair of functions with the C extension's signatures and the
-same bits for every input (tests/test_engine.py runs each against a naive loop):
+same bits for every input (tests/engine/test_engine.py runs each against a naive loop):
 
 * ``ones_sum(buf, width, byteorder) -> int``: the canonical ``width``-bit
   one's-complement sum of ``buf`` (see csum/engine/__init__.py for the definition);

@@ -2,7 +2,7 @@
 
 csum/engine/_cwalk.c walks the common stacks (see its header comment) and, for a packet made only of
 what it walks, reports every checksum field as a :class:`Result` equal in all nine fields to
-what :func:`csum.layers.walk` + :func:`csum.layers.evaluate` give (tests/test_layers_c.py checks
+what :func:`csum.layers.walk` + :func:`csum.layers.evaluate` give (tests/layers/test_layers_c.py checks
 it on generated stacks); for anything else it answers None and the Python walker, the reference,
 answers. Its protocol facts come from :mod:`csum.layers.table` through :data:`LINKS` and
 :data:`FACTS`, and its names (layers, reasons, path parts) through :func:`_bind`.

@@ -30,7 +30,7 @@ from csum.layers.rewrite import (CsumDiffCall, CsumReplaceCall, FieldChange, Rew
                                  set_field)
 from oracle import ones_sum16
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 #: Fixed MACs: scapy would otherwise derive the destination MAC from the IP destination.
 ETHER = Ether(dst="02:00:00:00:00:01", src="02:00:00:00:00:02")
 KINDS = [(v, l4) for v in (4, 6) for l4 in ("tcp", "udp", "icmp")]
@@ -49,7 +49,7 @@ payloads = st.one_of(st.binary(max_size=1500), st.integers(0, 1500).map(bytes),
 tcp_options = st.sampled_from([[], [("MSS", 1460)], [("NOP", None), ("WScale", 7)]])
 
 #: IPv4 options of at most 40 bytes: NOP, router alert, record route, timestamp, loose/strict source route
-#: (at most one source route: RFC 791 allows one; rewrite refuses two, see tests/test_packet.py).
+#: (at most one source route: RFC 791 allows one; rewrite refuses two, see tests/layers/test_packet.py).
 ipv4_options = st.lists(st.one_of(
     st.just(IPOption_NOP()), st.just(IPOption_Router_Alert()),
     st.lists(ipv4s, max_size=2).map(lambda r: IPOption_RR(routers=r)),
@@ -350,7 +350,7 @@ def test_icmpv4_zero_sum_gives_0000_not_ffff():
     """RFC 1624 section 3 corner: an echo reply whose every byte becomes 0 sums to +0. scapy's recomputation
     stores 0xffff (~0); csum_replace4 (bpf_l4_csum_replace) can only yield 0x0000 here, and the message then
     sums to +0, which a receiver checking "sum is -0" (RFC 1071; Linux: csum_fold(sum) == 0) rejects. The
-    helpers do exactly this (the live kernel too: tests/test_bpf_replace_kernel.py). Sums: tests/oracle.py."""
+    helpers do exactly this (the live kernel too: tests/kernel/test_bpf_replace_kernel.py). Sums: tests/oracle.py."""
     pkt = raw(IP(src="10.0.0.1", dst="10.0.0.2") / ICMP(type=0, id=0, seq=0x1234) / bytes(10))
     out = set_field(pkt, 20 + 6, b"\0\0").packet
     recomputed = raw(IP(src="10.0.0.1", dst="10.0.0.2") / ICMP(type=0, id=0, seq=0) / bytes(10))
@@ -457,7 +457,7 @@ def test_arch_changes_only_the_zero_diff_spelling(arch):
     other = rewrite(pkt, daddr="0.0.0.0", sport=5, arch=arch)
     assert other.packet == generic.packet == raw(IP(src="10.0.0.1", dst="0.0.0.0") / UDP(sport=5, dport=2) / b"abc")
     assert generic.csum_diffs[0].result == 0xFFFF and other.csum_diffs[0].result in (0, 0xFFFF)
-    if arch == "x86_64":  # what Linux 6.18 on x86_64 returned (tests/test_bpf_replace_kernel.py pins it)
+    if arch == "x86_64":  # what Linux 6.18 on x86_64 returned (tests/kernel/test_bpf_replace_kernel.py pins it)
         assert other.csum_diffs[0].result == 0
 
 

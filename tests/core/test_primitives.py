@@ -15,7 +15,7 @@ import pytest
 import csum
 from csum.cli import main
 
-ROOT = Path(__file__).parent / "vectors" / "primitives"
+ROOT = Path(__file__).parents[1] / "vectors" / "primitives"
 FILES = sorted(ROOT.glob("*.txt"))
 
 

@@ -1,8 +1,8 @@
 """The C walker (csum/engine/_cwalk.c via csum/layers/accel.py) against the reference: csum.layers.walk + evaluate.
 
 Every expected value here comes from the Python walker and csum/layers/check.py (the reference
-implementation, itself tested against scapy and tshark in tests/test_layers.py and
-tests/test_verify_jsonl.py) or, for the packets built below, from scapy's own checksums. Each
+implementation, itself tested against scapy and tshark in tests/layers/test_layers.py and
+tests/capture/test_verify_jsonl.py) or, for the packets built below, from scapy's own checksums. Each
 test compares all nine fields of every :class:`Result` (``field``, ``path`` and ``depth`` are
 left out of ``Result.__eq__``, so the tests compare tuples).
 """

@@ -1,7 +1,7 @@
 """csum/capture/dask.py: an archive of captures on a dask.distributed LocalCluster gives the serial merged report.
 
 Reference: csum.scan.scan on each file here, merged (itself checked against the
-whole-file check in tests/test_scan.py); packets built by scapy.
+whole-file check in tests/capture/test_scan.py); packets built by scapy.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Expected values: tests/oracle.py (naive RFC 1071 sums of the bytes: skb->csum must fold to the sum of
 the bytes from the network header), scapy (packets with correct checksums), and the state rules of
 include/linux/skbuff.h / net/core/filter.c as documented in include/uapi/linux/bpf.h. The same model is
-compared number for number with the running kernel in tests/test_skb_kernel.py.
+compared number for number with the running kernel in tests/kernel/test_skb_kernel.py.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Oracle: the generic profiles (lib/checksum.c semantics, themselves checked against
 tests/oracle.py and the compiled kernel vectors). The only allowed exception is the
-i386 non-PPRO carry-loss bug, whose exact condition is excluded (tests/test_arch_i386.py pins it).
+i386 non-PPRO carry-loss bug, whose exact condition is excluded (tests/arch/test_arch_i386.py pins it).
 """
 
 import pytest

@@ -247,7 +247,7 @@ def test_vectorized_path_gives_inet_verify_results(frames):
     the protocols it counted; the report with the vectorized path equals the one from the walker alone
     (counts, bad, offload, malformed, cut, not IP, patches); whole, well-formed packets get exactly
     inet.verify's results. Checksums in the frames come from the RFC 1071 oracle (tests/oracle.py).
-    Runs under every summing engine (tests/test_engine.py): csum.batch sums through the bound one."""
+    Runs under every summing engine (tests/engine/test_engine.py): csum.batch sums through the bound one."""
     cap = _capture(frames)
     d = np.frombuffer(cap.data, dtype=np.uint8)
     index, v4, proto = fast_ok(cap, d, cap.caplens == cap.origlens)

@@ -13,7 +13,7 @@ import csum
 from csum.arch import register
 from csum.arch.profiles import parse_profile, reload_profiles
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 REQUIRED = ["generic", "x86_64", "i386", "arm64", "arm", "riscv64", "powerpc64", "powerpc64le", "s390x",
             "parisc", "loongarch64", "mips"]
 

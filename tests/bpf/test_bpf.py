@@ -186,7 +186,7 @@ def test_l4_enforce_updates_a_zero_field():
 def test_error_codes_leave_packet_untouched(helper, offset, flags, frm, rc):
     """Odd/too-large/out-of-packet offset -> -EFAULT; bad size, bad flag, size 0 with from != 0 -> -EINVAL.
 
-    Same codes as the running kernel (tests/test_kernel.py checks them live).
+    Same codes as the running kernel (tests/kernel/test_kernel.py checks them live).
     """
     pkt = bytearray(range(20))
     assert helper(pkt, offset, frm, 5, flags) == rc

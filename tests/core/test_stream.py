@@ -2,7 +2,7 @@
 
 Oracle: tests/oracle.py (naive RFC 1071 loops over the joined bytes); peers' behaviour
 (dpkt, scapy, NuttX) is described in the docstrings of the tests that guard against it.
-Tests marked ``every_engine`` also run under each other CSUM_ENGINE (tests/test_engine.py).
+Tests marked ``every_engine`` also run under each other CSUM_ENGINE (tests/engine/test_engine.py).
 """
 
 import numpy as np

@@ -1,8 +1,8 @@
 """Rewrite.format("tc") / format("xdp"): the printed C compiles (clang -target bpf), loads, and makes on the running
 kernel the bytes csum.rewrite returns.
 
-Expected bytes: csum.rewrite's output, itself checked against scapy's recomputation (tests/test_rewrite.py) and the
-kernel's helpers (tests/test_bpf_replace_kernel.py); here the kernel runs the generated program (BPF_PROG_TEST_RUN)
+Expected bytes: csum.rewrite's output, itself checked against scapy's recomputation (tests/layers/test_rewrite.py) and the
+kernel's helpers (tests/kernel/test_bpf_replace_kernel.py); here the kernel runs the generated program (BPF_PROG_TEST_RUN)
 and the tc form also passes the kernel's CHECKSUM_COMPLETE check. Skipped where clang, libbpf or BPF are missing.
 """
 

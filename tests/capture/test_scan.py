@@ -1,7 +1,7 @@
 """csum/capture/scan.py and csum/capture/parallel.py: chunked and parallel checking give the whole-file report.
 
 Reference: csum.capture.checker.check on the whole capture read at once (csum.pcap.read),
-itself checked against scapy and csum.inet in tests/test_pcap.py; the packets are
+itself checked against scapy and csum.inet in tests/capture/test_pcap.py; the packets are
 built by scapy, with known fields overwritten.
 """
 

@@ -4,7 +4,7 @@
 Independent sources: scapy 2.8 (layer offsets of the packets it builds, its pseudo-header
 builders ``in4_pseudoheader`` / ``in6_pseudoheader``, its full checksum recomputation), the naive
 RFC 1071 model in tests/oracle.py over pseudo-headers written from the RFC text (helpers shared
-with tests/test_inet.py), and the RFC clauses named in each docstring.
+with tests/layers/test_inet.py), and the RFC clauses named in each docstring.
 
 The tests named ``*_was_*`` pin packets on which the two parsers this module replaces
 (csum.inet's private one and csum._packet's own) disagreed, decided by the RFC named.
@@ -110,7 +110,7 @@ def test_used_up_source_route_destination_was_not_in_pseudo_header(option):
     at the final destination) the header's destination is the final one and enters the pseudo-header.
     csum._packet took the route's last address regardless of the pointer; csum.inet followed the RFC. A
     daddr rewrite must now patch the UDP checksum. Expected: the oracle over the RFC 793 pseudo-header with
-    the new destination (scapy 2.8 takes routers[-1] here, see tests/test_inet.py)."""
+    the new destination (scapy 2.8 takes routers[-1] here, see tests/layers/test_inet.py)."""
     def build(chksum: int) -> bytes:
         return raw(IP(src=A4, dst=B4, options=[option(routers=[R1, R2], pointer=12)])
                    / UDP(sport=1, dport=2, chksum=chksum) / b"sr")
@@ -181,7 +181,7 @@ def test_auto_link_took_bare_ip_for_ethernet():
 def test_jumbogram_was_refused_by_rewrite():
     """RFC 2675: an IPv6 jumbogram (payload length 0, Jumbo Payload option) carries a 32-bit length.
     csum._packet had no Jumbo Payload support and called it truncated; now rewrite patches it like any
-    packet. Expected: scapy 2.8's full recomputation (which tests/test_inet.py checks against the oracle)."""
+    packet. Expected: scapy 2.8's full recomputation (which tests/layers/test_inet.py checks against the oracle)."""
     body = bytes(range(256)) * 273
 
     def build(sport: int, src: str) -> bytes:

@@ -21,7 +21,7 @@ from csum.kernel.qemu import check, guest
 from csum.kernel.qemu.check import Observation
 from csum.kernel.qemu.plan import DiffCase
 
-VECTORS = sorted((Path(__file__).parent / "vectors" / "qemu").glob("*.txt"))
+VECTORS = sorted((Path(__file__).parents[1] / "vectors" / "qemu").glob("*.txt"))
 
 
 def _load(path: Path) -> tuple[check.VectorFile, csum.Profile]:
@@ -103,7 +103,7 @@ def test_boot_a_cached_kernel(arch):
 def test_riscv64_slow_unaligned_needs_the_c_folded_misaligned_path():
     """Debian's 7.2.13 riscv64 kernel with unaligned_scalar_speed=slow: riscv64-zbb (Zbb fold on misaligned
     buffers too) gets 120 answers wrong; riscv64-zbb-cfold-misaligned gets none (the test above)."""
-    vf = check.read_vectors(Path(__file__).parent / "vectors" / "qemu" / "riscv64-7.2-slow-unaligned.txt")
+    vf = check.read_vectors(Path(__file__).parents[1] / "vectors" / "qemu" / "riscv64-7.2-slow-unaligned.txt")
     zbb = csum.profile("riscv64-zbb", kernel="7.2")
     wrong = [o for o in vf.observations if not check.agrees(zbb, "homogenized", o)[0]]
     assert sum(len(o.jit.split(",")) for o in wrong) == 120

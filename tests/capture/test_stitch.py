@@ -2,7 +2,7 @@
 one process or as parts joined afterwards, gives the report of the whole capture checked at once.
 
 Reference: csum.capture.checker.check on the whole capture, itself checked against scapy's checksums (and tshark's
-verdicts) in tests/test_reassembly.py and against the Python walker alone in tests/test_pcap.py. The packets:
+verdicts) in tests/layers/test_reassembly.py and against the Python walker alone in tests/capture/test_pcap.py. The packets:
 scapy-built datagrams cut into fragments lost, repeated, reordered, overlapping and cut
 (tests/fragmented.py), among csum.testing.frames stacks; the Reassembler's limits are made small so that
 evictions and expiries happen across chunk boundaries too.

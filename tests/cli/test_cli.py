@@ -2,7 +2,7 @@
 
 Independent sources: scapy (packets, their checksums, pcap/pcapng writing and
 reading), include/uapi/linux/bpf.h's description of the replace flags, and the
-capture writers of tests/captures.py (checked against scapy in tests/test_pcap.py).
+capture writers of tests/captures.py (checked against scapy in tests/capture/test_pcap.py).
 """
 
 import json

@@ -31,7 +31,7 @@ HAS_C = "c" in _engine.ENGINES
 #: Sizes around the engines' switch points and the C loop's 8-byte words.
 SIZES = [0, 1, 2, 3, 7, 8, 9, 15, 16, 17, 20, 40, 63, 64, 65, 1499, 1500, _engine.NUMPY_MIN_BYTES - 1,
          _engine.NUMPY_MIN_BYTES, _engine.NUMPY_MIN_BYTES + 1, 65535, 65536, 100003]
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def naive_ones_sum(data: bytes, width: int, byteorder: str) -> int:
