@@ -15,7 +15,7 @@ def main() -> int:
     try:
         from csum.cli import main as cli_main
     except ImportError as exc:
-        if getattr(exc, "code", None) != "bad-engine":
+        if getattr(exc, "code", None) != "bad-engine":  # csum.errors.Code.BAD_ENGINE (csum cannot be imported here)
             raise
         print(f"csum: {exc}", file=sys.stderr)
         return 2

@@ -11,6 +11,7 @@ code is one new line in :class:`Code` (plus its trigger in that test).
 
 from __future__ import annotations
 
+import os
 from enum import StrEnum
 
 #: errno values returned (negated) by the emulated BPF helpers, as on Linux.
@@ -62,7 +63,7 @@ class Code(StrEnum):
     BPF_FAILED = "bpf-failed", "BpfError", "bpf(2) failed or the verifier said no"
     TOO_LARGE = "too-large", "CsumValueError", "more than the kernel helper takes"
     BAD_LENGTH = "bad-length", "CsumValueError", "a length field or size the kernel would reject"
-    # packets (csum/_packet.py, csum/layers/inet.py, csum/layers/rewrite.py)
+    # packets (csum/_packet.py, csum/layers/inet.py, csum/rewrite/packet.py)
     TRUNCATED = "truncated", "CsumValueError", "fewer bytes than a header or record needs"
     NOT_IP = "not-ip", "CsumValueError", "the link layer does not carry IPv4/IPv6"
     BAD_VERSION = "bad-version", "CsumValueError", "an IP version other than the one its EtherType announces"
@@ -105,18 +106,24 @@ class Code(StrEnum):
     TIMEOUT = "timeout", "CsumValueError", "the guest did not finish within the timeout"
     BOOT_FAILED = "boot-failed", "CsumValueError", "the guest exited without starting the runner"
     APT_FAILED = "apt-failed", "CsumValueError", "apt could not find or fetch the Debian kernel package"
+    # BpfMisuse warnings (csum/bpf/misuse.py): legal helper calls that are almost surely bugs
+    SIZE_MISSING = "size-missing", "BpfMisuse", "field size 0 with a non-zero from: the kernel returns -EINVAL"
+    WIDE_FOR_SIZE_2 = "wide-for-size-2", "BpfMisuse", "size 2 keeps only the low 16 bits of a wider from / to"
+    PSEUDO_ON_NON_PSEUDO = "pseudo-on-non-pseudo", "BpfMisuse", "BPF_F_PSEUDO_HDR on a field outside the pseudo-header"
+    MANGLED0_ON_TCP = "mangled0-on-tcp", "BpfMisuse", "BPF_F_MARK_MANGLED_0 on a TCP checksum"
+    IPV6_FLAG_MISSING = "ipv6-flag-missing", "BpfMisuse", "an IPv6 pseudo-header diff without BPF_F_IPV6"
+    IPV6_FLAG_ON_IPV4 = "ipv6-flag-on-ipv4", "BpfMisuse", "BPF_F_IPV6 on an IPv4 packet"
 
 
 class CsumError(Exception):
-    """Base class of every error csum raises on purpose."""
+    """Base class of every error csum raises on purpose; ``code`` is one :class:`Code` member."""
 
-    code: str = "error"
+    code: Code = Code.BAD_VALUE
 
-    def __init__(self, message: str, *, code: str | None = None) -> None:
+    def __init__(self, message: str, *, code: Code | None = None) -> None:
         super().__init__(message)
         if code is not None:
-            # mypy checks Code(code) against Code.__new__ (three fields); Enum's metaclass looks the value up instead
-            self.code = Code(code) if code in Code._value2member_map_ else code  # type: ignore[call-arg]
+            self.code = code
 
 
 class CsumTypeError(CsumError, TypeError):
@@ -145,3 +152,37 @@ class CsumEngineError(CsumValueError, ImportError):
     def __init__(self, message: str) -> None:
         super().__init__(message, code=Code.BAD_ENGINE)
         self.name = "csum"
+
+
+class KernelUnavailable(CsumError, RuntimeError):
+    """The running kernel's helpers cannot be called here; the message says why (csum/kernel/live.py)."""
+
+    code = Code.KERNEL_UNAVAILABLE
+
+
+class BpfError(CsumError, OSError):
+    """bpf(2) failed; ``errno`` is set, and ``log`` holds the verifier log for a rejected program
+    (csum/kernel/syscall.py)."""
+
+    code = Code.BPF_FAILED
+
+    def __init__(self, message: str, *, errno: int = 0, log: str = "") -> None:
+        super().__init__(f"{message}: {os.strerror(errno)}" + (f"\nverifier log:\n{log}" if log else ""))
+        self.errno = errno
+        self.log = log
+
+
+class LibbpfError(CsumError, OSError):
+    """libbpf could not open or load an object; the message carries libbpf's (and the verifier's) log
+    (csum/kernel/libbpf.py)."""
+
+    code = Code.LIBBPF_FAILED
+
+
+class BpfMisuse(UserWarning):
+    """A legal helper call that is almost surely a bug (csum/bpf/misuse.py); ``code`` names the case, the
+    message says why."""
+
+    def __init__(self, message: str, code: Code) -> None:
+        super().__init__(message)
+        self.code = code

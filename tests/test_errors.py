@@ -32,7 +32,7 @@ import csum.layers
 import csum.capture.output
 import csum.capture.pcap
 import csum.kernel.prog
-import csum.layers.rewrite
+import csum.rewrite
 import csum.bpf.skb
 import csum.capture.source
 

@@ -18,7 +18,7 @@ import importlib
 import pkgutil
 from typing import Any, Callable
 
-from ..errors import CsumValueError
+from ..errors import Code, CsumValueError
 
 PartialFn = Callable[[memoryview, int, int], int]
 
@@ -35,7 +35,7 @@ def register(name: str) -> Callable[[PartialFn], PartialFn]:
 
     def wrap(fn: PartialFn) -> PartialFn:
         if name in _ALGORITHMS and _ALGORITHMS[name] is not fn:
-            raise CsumValueError(f"algorithm {name!r} is already registered", code="duplicate")
+            raise CsumValueError(f"algorithm {name!r} is already registered", code=Code.DUPLICATE)
         _ALGORITHMS[name] = fn
         return fn
 
@@ -48,7 +48,7 @@ def register_vectorized(name: str) -> Callable[[VectorFn], VectorFn]:
     def wrap(fn: VectorFn) -> VectorFn:
         algorithm(name)  # unknown-algorithm error for a form of nothing
         if name in _VECTORIZED and _VECTORIZED[name] is not fn:
-            raise CsumValueError(f"vectorized form of {name!r} is already registered", code="duplicate")
+            raise CsumValueError(f"vectorized form of {name!r} is already registered", code=Code.DUPLICATE)
         _VECTORIZED[name] = fn
         return fn
 
@@ -67,7 +67,7 @@ def algorithm(name: str) -> PartialFn:
         return _ALGORITHMS[name]
     except KeyError:
         known = ", ".join(sorted(_ALGORITHMS))
-        raise CsumValueError(f"unknown algorithm {name!r}; registered: {known}", code="unknown-algorithm") from None
+        raise CsumValueError(f"unknown algorithm {name!r}; registered: {known}", code=Code.UNKNOWN_ALGORITHM) from None
 
 
 def algorithm_names() -> list[str]:

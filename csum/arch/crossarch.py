@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from ..core.inputs import as_view, check_align, check_uint
-from ..errors import CsumValueError
+from ..errors import Code, CsumValueError
 from ..core.arith import M32, from32to16
 from .profiles import Profile, profile, profile_names
 from ..types import Wsum
@@ -144,7 +144,7 @@ def compare_function(function: str, *, data: object = b"", seed: Wsum = Wsum(0),
     ``saddr, daddr, length, proto, seed`` (16-byte addresses for csum_ipv6_magic); ``ip_fast_csum`` takes ``data`` (``len(data) // 4`` words);
     ``csum_fold`` folds ``seed``."""
     if function not in FUNCTIONS:
-        raise CsumValueError(f"function must be one of {', '.join(FUNCTIONS)}, got {function!r}", code="bad-function")
+        raise CsumValueError(f"function must be one of {', '.join(FUNCTIONS)}, got {function!r}", code=Code.BAD_FUNCTION)
 
     def value(p: Profile) -> int:
         if function == "ip_fast_csum":

@@ -25,7 +25,7 @@ from .. import bpf
 from ..core.inputs import as_view, check_align, check_uint
 from . import PartialFn, algorithm
 from ..core.primitives import TCPUDP_NOFOLD, ipv6_magic
-from ..errors import CsumTypeError, CsumValueError
+from ..errors import Code, CsumTypeError, CsumValueError
 from ..core.arith import swab16
 from ..core.ones import csum_fold
 from ..core.partial import ip_fast_csum
@@ -62,9 +62,9 @@ def _release(text: str, name: str) -> tuple[int, ...]:
         parts = tuple(int(p) for p in text.split("-")[0].split(".")[:3])
     except ValueError:
         raise CsumValueError(f"{name} must be a kernel release like '5.17' or '6.13.2', got {text!r}",
-                             code="bad-release") from None
+                             code=Code.BAD_RELEASE) from None
     if len(parts) < 2:
-        raise CsumValueError(f"{name} must be a kernel release like '5.17', got {text!r}", code="bad-release")
+        raise CsumValueError(f"{name} must be a kernel release like '5.17', got {text!r}", code=Code.BAD_RELEASE)
     return parts
 
 
@@ -182,24 +182,24 @@ class Profile:
         for impl in self.implementations:
             if impl.covers(release):
                 return dataclasses.replace(self, implementation=impl)
-        raise CsumValueError(f"profile {self.name!r} has no implementation for kernel {kernel}", code="bad-release")
+        raise CsumValueError(f"profile {self.name!r} has no implementation for kernel {kernel}", code=Code.BAD_RELEASE)
 
 
 def _check_keys(table: dict[str, Any], allowed: dict[str, type], required: set[str], where: str) -> None:
     unknown = set(table) - set(allowed)
     if unknown:
         raise CsumValueError(f"{where}: unknown key(s) {sorted(unknown)}; allowed: {sorted(allowed)}",
-                             code="bad-profile")
+                             code=Code.BAD_PROFILE)
     missing = required - set(table)
     if missing:
-        raise CsumValueError(f"{where}: missing key(s) {sorted(missing)}", code="bad-profile")
+        raise CsumValueError(f"{where}: missing key(s) {sorted(missing)}", code=Code.BAD_PROFILE)
     for key, value in table.items():
         if not isinstance(value, allowed[key]):
             raise CsumValueError(f"{where}: {key} must be {allowed[key].__name__}, got {type(value).__name__}",
-                                 code="bad-profile")
+                                 code=Code.BAD_PROFILE)
         if key in _CHOICES and value not in _CHOICES[key]:
             raise CsumValueError(f"{where}: {key} must be one of {sorted(_CHOICES[key])}, got {value!r}",
-                                 code="bad-profile")
+                                 code=Code.BAD_PROFILE)
 
 
 def parse_profile(text: str, path: str) -> Profile:
@@ -207,7 +207,7 @@ def parse_profile(text: str, path: str) -> Profile:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise CsumValueError(f"{path}: not valid TOML: {exc}", code="bad-profile") from None
+        raise CsumValueError(f"{path}: not valid TOML: {exc}", code=Code.BAD_PROFILE) from None
     _check_keys(data, _TOP_KEYS, _REQUIRED_TOP, path)
     impls = []
     for i, table in enumerate(data["implementation"]):
@@ -218,11 +218,11 @@ def parse_profile(text: str, path: str) -> Profile:
         algorithm(table["algorithm"])
         impls.append(Implementation(**{**table, "sources": tuple(table["sources"])}))
     if not impls:
-        raise CsumValueError(f"{path}: needs at least one [[implementation]]", code="bad-profile")
+        raise CsumValueError(f"{path}: needs at least one [[implementation]]", code=Code.BAD_PROFILE)
     current = [impl for impl in impls if not impl.until]
     if len(current) != 1:
         raise CsumValueError(f"{path}: exactly one implementation must have no 'until' (the current one)",
-                             code="bad-profile")
+                             code=Code.BAD_PROFILE)
     return Profile(data["name"], tuple(data.get("aliases", ())), data["endian"], data["word_size"],
                    data.get("description", ""), current[0], tuple(impls), path, data.get("net_ip_align", 2),
                    data.get("csum_tcpudp_nofold", "lib/checksum.c"), tuple(data.get("uname", ())))
@@ -250,7 +250,7 @@ def _registry() -> dict[str, Profile]:
         prof = parse_profile(text, path)
         if prof.name in by_name:
             raise CsumValueError(f"{path}: profile {prof.name!r} is already defined by {by_name[prof.name].path}",
-                                 code="bad-profile")
+                                 code=Code.BAD_PROFILE)
         by_name[prof.name] = prof
     return by_name
 
@@ -273,11 +273,11 @@ def profile_names() -> list[str]:
 def profile(name: str, kernel: str | None = None) -> Profile:
     """The profile called ``name`` (or one of its aliases), optionally as kernel release ``kernel`` had it."""
     if not isinstance(name, str):
-        raise CsumTypeError(f"name must be a str, not {type(name).__name__}", code="bad-type")
+        raise CsumTypeError(f"name must be a str, not {type(name).__name__}", code=Code.BAD_TYPE)
     canonical_name = _aliases().get(name.lower())
     if canonical_name is None:
         raise CsumValueError(f"unknown profile {name!r}; known: {', '.join(profile_names())}",
-                             code="unknown-profile")
+                             code=Code.UNKNOWN_PROFILE)
     prof = _registry()[canonical_name]
     return prof if kernel is None else prof.at(kernel)
 

@@ -18,11 +18,12 @@ from __future__ import annotations
 from typing import Callable
 
 from ..core.inputs import as_view, check_align, check_field, check_uint
-from ..errors import EFAULT, EINVAL, CsumTypeError, CsumValueError
+from ..errors import Code, EFAULT, EINVAL, CsumTypeError, CsumValueError
 from ..core.arith import M16, M32, add32, fold, from32to16
 from ..core.ones import CSUM_MANGLED_0, csum_replace2, csum_replace4, csum_replace_by_diff
 from ..types import Be16, Be32, Sum16, Wsum
-from .misuse import BpfMisuse, check_l3, check_l4
+from ..errors import BpfMisuse
+from .misuse import check_l3, check_l4
 
 __all__ = ["BPF_F_HDR_FIELD_MASK", "BPF_F_IPV6", "BPF_F_MARK_ENFORCE", "BPF_F_MARK_MANGLED_0", "BPF_F_PSEUDO_HDR",
            "BpfMisuse", "CHECKSUM_COMPLETE", "CHECKSUM_NONE", "CHECKSUM_PARTIAL", "CHECKSUM_UNNECESSARY",
@@ -103,11 +104,11 @@ def _field_value(value: object, name: str) -> int:
         data = bytes(value)
         if len(data) not in (2, 4):
             raise CsumValueError(f"{name} as bytes must be 2 or 4 bytes (the field's contents), got {len(data)}",
-                                 code="bad-width")
+                                 code=Code.BAD_WIDTH)
         return int.from_bytes(data, "little")
     if isinstance(value, bool) or not isinstance(value, int):
         raise CsumTypeError(f"{name} must be an int (u64 register value) or 2/4 bytes, not {type(value).__name__}",
-                            code="bad-type")
+                            code=Code.BAD_TYPE)
     return check_uint(value, 64, name)
 
 
@@ -115,7 +116,7 @@ def _sum_field(pkt: object, offset: object) -> tuple[memoryview, int] | int:
     view = as_view(pkt, "pkt")
     if view.readonly:
         raise CsumTypeError("pkt must be a writable buffer (bytearray, memoryview of one, numpy array)",
-                            code="read-only")
+                            code=Code.READ_ONLY)
     offset = check_uint(offset, 32, "offset")
     if offset > 0xFFFF or offset & 1 or offset + 2 > len(view):
         return -EFAULT
@@ -189,7 +190,7 @@ def l4_csum_replace_skb(pkt: object, offset: int, frm: object, to: object, flags
     skb_csum = check_uint(skb_csum, 32, "skb_csum")
     if ip_summed not in (CHECKSUM_NONE, CHECKSUM_UNNECESSARY, CHECKSUM_COMPLETE, CHECKSUM_PARTIAL):
         raise CsumValueError(f"ip_summed must be one of CHECKSUM_NONE..CHECKSUM_PARTIAL (0..3), got {ip_summed!r}",
-                             code="out-of-range")
+                             code=Code.OUT_OF_RANGE)
     allowed = BPF_F_HDR_FIELD_MASK | BPF_F_PSEUDO_HDR | BPF_F_MARK_MANGLED_0 | BPF_F_MARK_ENFORCE | BPF_F_IPV6
     if flags & ~allowed:
         return -EINVAL, skb_csum

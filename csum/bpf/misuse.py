@@ -15,20 +15,12 @@ from __future__ import annotations
 import warnings
 
 from ..layers import TCP, Layout, layout as parse
-from ..errors import CsumError
+from ..errors import BpfMisuse, Code, CsumError
 
 _SIZE_MASK, _PSEUDO, _MANGLED_0, _IPV6 = 0xF, 1 << 4, 1 << 5, 1 << 7
 
 
-class BpfMisuse(UserWarning):
-    """A legal helper call that is almost surely a bug; ``code`` names the case, the message says why."""
-
-    def __init__(self, message: str, code: str) -> None:
-        super().__init__(message)
-        self.code = code
-
-
-def _warn(message: str, code: str, stacklevel: int) -> None:
+def _warn(message: str, code: Code, stacklevel: int) -> None:
     warnings.warn(BpfMisuse(message, code), stacklevel=stacklevel)
 
 
@@ -37,10 +29,10 @@ def _common(helper: str, frm: int, to: int, flags: int, stacklevel: int) -> None
     if size == 0 and frm:
         _warn(f"{helper}: field size 0 (flags & 0xf) with a non-zero from ({frm:#x}): the kernel returns -EINVAL and "
               "leaves the checksum as it was; the field size (2 or 4) is probably missing from the flags",
-              "size-missing", stacklevel + 1)
+              Code.SIZE_MISSING, stacklevel + 1)
     if size == 2 and (frm > 0xFFFF or to > 0xFFFF):
         _warn(f"{helper}: size 2 keeps only the low 16 bits of from {frm:#x} / to {to:#x}; a 32-bit value or "
-              "diff needs size 4 (a bpf_csum_diff result: size 0)", "wide-for-size-2", stacklevel + 1)
+              "diff needs size 4 (a bpf_csum_diff result: size 0)", Code.WIDE_FOR_SIZE_2, stacklevel + 1)
 
 
 def check_l3(frm: int, to: int, flags: int, stacklevel: int) -> None:
@@ -90,17 +82,17 @@ def check_l4(view: memoryview, offset: int, frm: int, to: int, flags: int, stack
                 _warn(f"{helper}: BPF_F_PSEUDO_HDR on {what} (from {frm:#x} or to {to:#x} is the packet's, and "
                       "neither is a pseudo-header word): "
                       "it is not in the pseudo-header, so on a CHECKSUM_COMPLETE skb skb->csum moves by a change "
-                      "the packet does not have; drop the flag", "pseudo-on-non-pseudo", stacklevel + 1)
+                      "the packet does not have; drop the flag", Code.PSEUDO_ON_NON_PSEUDO, stacklevel + 1)
                 break
     if flags & _MANGLED_0 and lay.proto == TCP:
         _warn(f"{helper}: BPF_F_MARK_MANGLED_0 on a TCP checksum: 0 is a valid TCP checksum, yet the helper skips "
-              "the update when the field is 0; it is for UDP, whose 0 means 'no checksum'", "mangled0-on-tcp",
+              "the update when the field is 0; it is for UDP, whose 0 means 'no checksum'", Code.MANGLED0_ON_TCP,
               stacklevel + 1)
     if pseudo and size == 0:
         if lay.version == 6 and not flags & _IPV6:
             _warn(f"{helper}: a pseudo-header diff on IPv6 without BPF_F_IPV6: on a CHECKSUM_COMPLETE skb the kernel "
                   "takes the diff out of skb->csum as if an IPv4 header checksum had absorbed it, and the stack "
-                  "sees a bad checksum (Linux >= 6.16 has the flag)", "ipv6-flag-missing", stacklevel + 1)
+                  "sees a bad checksum (Linux >= 6.16 has the flag)", Code.IPV6_FLAG_MISSING, stacklevel + 1)
         elif lay.version == 4 and flags & _IPV6:
             _warn(f"{helper}: BPF_F_IPV6 on an IPv4 packet: the kernel then leaves skb->csum alone, which is stale "
-                  "after the IPv4 header checksum changed too", "ipv6-flag-on-ipv4", stacklevel + 1)
+                  "after the IPv4 header checksum changed too", Code.IPV6_FLAG_ON_IPV4, stacklevel + 1)

@@ -22,7 +22,7 @@ from typing import Any, Iterable, Literal
 from .. import bpf
 from ..core.inputs import as_view, check_uint
 from .helpers import CHECKSUM_COMPLETE, CHECKSUM_NONE, CHECKSUM_PARTIAL, CHECKSUM_UNNECESSARY
-from ..errors import EFAULT, EINVAL, CsumValueError
+from ..errors import Code, EFAULT, EINVAL, CsumValueError
 from ..core.arith import add32, fold
 from ..core.ones import csum_block_add, csum_block_sub
 from ..core.partial import csum_partial as generic_csum_partial
@@ -70,19 +70,19 @@ class Skb:
         self.data = bytearray(as_view(data, "data"))
         if ip_summed not in _NAMES:
             raise CsumValueError(f"ip_summed must be one of CHECKSUM_NONE..CHECKSUM_PARTIAL (0..3), got {ip_summed!r}",
-                                 code="out-of-range")
+                                 code=Code.OUT_OF_RANGE)
         self.ip_summed = ip_summed
         self.csum = check_uint(csum, 32, "csum")
         self.csum_level = check_uint(csum_level, 2, "csum_level")
         self.network_offset = check_uint(network_offset, 16, "network_offset")
         if self.network_offset > len(self.data):
             raise CsumValueError(f"network_offset {network_offset} is past the {len(self.data)}-byte data",
-                                 code="bad-offset")
+                                 code=Code.BAD_OFFSET)
         self.align = check_uint(align, 3, "align")
         self.arch = arch if isinstance(arch, Profile) else profile(arch)
         if self.arch.endian != "little":
             raise CsumValueError(f"arch: the skb helpers are modelled for little-endian CPUs, {self.arch.name} is "
-                                 f"{self.arch.endian}-endian", code="bad-value")
+                                 f"{self.arch.endian}-endian", code=Code.BAD_VALUE)
 
     @classmethod
     def checksum_complete(cls, data: object, *, network_offset: int = 14, align: int = 0,
@@ -143,7 +143,7 @@ class Skb:
             self.csum = csum_block_sub(self.csum, self._partial(offset, end), offset)
         elif flags & BPF_F_RECOMPUTE_CSUM and self.ip_summed == CHECKSUM_PARTIAL:
             raise CsumValueError("store_bytes with BPF_F_RECOMPUTE_CSUM on a CHECKSUM_PARTIAL skb is not modelled "
-                                 "(the kernel may turn it into CHECKSUM_NONE)", code="not-modelled")
+                                 "(the kernel may turn it into CHECKSUM_NONE)", code=Code.NOT_MODELLED)
         self.data[offset:end] = new
         if recompute:
             self.csum = csum_block_add(self.csum, self._partial(offset, end), offset)
@@ -195,7 +195,7 @@ class Skb:
                 args[2] = diff
             method = _OPS.get(name)
             if method is None:
-                raise CsumValueError(f"ops: unknown helper {name!r} (one of {', '.join(_OPS)})", code="bad-value")
+                raise CsumValueError(f"ops: unknown helper {name!r} (one of {', '.join(_OPS)})", code=Code.BAD_VALUE)
             result = method(self, *args)
             if name == "bpf_csum_diff":
                 diff = result

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .report import Report
-from ..errors import CsumValueError
+from ..errors import Code, CsumValueError
 from .pcap import CHUNK_BYTES
 from .scan import Scan, merged, scan
 
@@ -45,7 +45,7 @@ def _verify_one(name: str, chunk_bytes: int) -> Scan:
     try:
         return scan(name, jobs=1, chunk_bytes=chunk_bytes)
     except OSError as exc:
-        raise CsumValueError(f"cannot read {name}: {exc.strerror or exc}", code="unreadable") from None
+        raise CsumValueError(f"cannot read {name}: {exc.strerror or exc}", code=Code.UNREADABLE) from None
 
 
 def verify_files(files: Sequence[str], client: object, *, chunk_bytes: int = CHUNK_BYTES) -> Archive:
@@ -65,7 +65,7 @@ def verify_cli(scheduler: str, files: Sequence[str], jobs: int, chunk_bytes: int
         from dask.distributed import Client, LocalCluster
     except ImportError:
         raise CsumValueError("--dask needs dask.distributed: pip install 'linux-csum[dask]'",
-                             code="missing-dask") from None
+                             code=Code.MISSING_DASK) from None
     if scheduler == "local":
         with LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
                 Client(cluster) as client:

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 
-from ..errors import CsumValueError
+from ..errors import Code, CsumValueError
 
 __all__ = ["AtomicFile", "target"]
 
@@ -31,7 +31,7 @@ _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"), (
 
 
 def _refuse(what: str) -> CsumValueError:
-    return CsumValueError(what, code="unsafe-output")
+    return CsumValueError(what, code=Code.UNSAFE_OUTPUT)
 
 
 def _kind(mode: int) -> str | None:

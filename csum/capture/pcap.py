@@ -37,7 +37,7 @@ from typing import BinaryIO, Literal
 import numpy as np
 
 from .. import engine
-from ..errors import CsumValueError
+from ..errors import Code, CsumValueError
 
 __all__ = [
     "CHUNK_BYTES", "LINKTYPE_ETHERNET", "LINKTYPE_IPV4", "LINKTYPE_IPV6", "LINKTYPE_LINUX_SLL",
@@ -309,29 +309,29 @@ def _read_into(stream: BinaryIO, into: memoryview) -> int:
 def _walker(head: bytes, more: Callable[[int], bytes]) -> tuple[_PcapWalker | _PcapngWalker, bytes, int]:
     """Validate the file header; returns the walker, the header bytes read and where records start."""
     if len(head) < 4:
-        raise _bad(f"not a pcap or pcapng capture: {len(head)} bytes", "not-a-capture")
+        raise _bad(f"not a pcap or pcapng capture: {len(head)} bytes", Code.NOT_A_CAPTURE)
     if int.from_bytes(head[:4], "little") == _SHB:
         head += more(28 - len(head))
         if len(head) < 28:
-            raise _bad(f"pcapng section header needs 28 bytes, the file has {len(head)}", "truncated")
+            raise _bad(f"pcapng section header needs 28 bytes, the file has {len(head)}", Code.TRUNCATED)
         endian = _BYTE_ORDERS.get(head[8:12])
         if endian is None:
-            raise _bad(f"block at offset 0: section header: bad byte-order magic {head[8:12].hex()}", "bad-block")
+            raise _bad(f"block at offset 0: section header: bad byte-order magic {head[8:12].hex()}", Code.BAD_BLOCK)
         major = struct.unpack_from(endian + "H", head, 12)[0]
         if major != 1:
-            raise _bad(f"pcapng version {major} is not supported (only 1.x)", "not-a-capture")
+            raise _bad(f"pcapng version {major} is not supported (only 1.x)", Code.NOT_A_CAPTURE)
         return _PcapngWalker(), head, 0
     orders: tuple[tuple[str, Literal["little", "big"]], ...] = (("<", "little"), (">", "big"))
     for endian, order in orders:
         if int.from_bytes(head[:4], order) in _PCAP_MAGICS:
             head += more(24 - len(head))
             if len(head) < 24:
-                raise _bad(f"pcap file header needs 24 bytes, file has {len(head)}", "truncated")
+                raise _bad(f"pcap file header needs 24 bytes, file has {len(head)}", Code.TRUNCATED)
             major, _minor, _zone, _sig, _snap, link = struct.unpack_from(endian + "HHiIII", head, 4)
             if major != 2:
-                raise _bad(f"pcap version {major} is not supported (only 2.x)", "not-a-capture")
+                raise _bad(f"pcap version {major} is not supported (only 2.x)", Code.NOT_A_CAPTURE)
             return _PcapWalker(endian, link & 0xFFFF), head, 24
-    raise _bad(f"not a pcap or pcapng capture (starts with {head[:4].hex()})", "not-a-capture")
+    raise _bad(f"not a pcap or pcapng capture (starts with {head[:4].hex()})", Code.NOT_A_CAPTURE)
 
 
 class Reader:
@@ -345,7 +345,7 @@ class Reader:
 
     def __init__(self, stream: BinaryIO, chunk_bytes: int = CHUNK_BYTES) -> None:
         if chunk_bytes < 1:
-            raise CsumValueError(f"chunk_bytes must be positive, got {chunk_bytes}", code="out-of-range")
+            raise CsumValueError(f"chunk_bytes must be positive, got {chunk_bytes}", code=Code.OUT_OF_RANGE)
         self._stream, self.chunk_bytes = stream, chunk_bytes
         self._walker, self._buf, self._pos = _walker(_read_full(stream, 4), lambda n: _read_full(stream, n))
         self.format: str = self._walker.format
@@ -455,7 +455,7 @@ class Span:
         walked = _walker_at(self.format, self.state).walk(data, 0)
         if walked.end != len(data) or len(walked.offs) != self.packets:
             raise CsumValueError(f"the capture changed while it was read: {self.hi - self.lo} bytes at offset "
-                                 f"{self.lo} no longer hold {self.packets} records", code="truncated")
+                                 f"{self.lo} no longer hold {self.packets} records", code=Code.TRUNCATED)
         return _capture(data, self.format, walked, self.first_index, self.lo)
 
 
@@ -480,7 +480,7 @@ def parse(data: bytes, progress: Progress | None = None) -> Capture:
     walked = walker.walk(data, start)
     if walked.problem is not None:
         where = f"record {len(walked.offs)}" if walker.format == "pcap" else "block"
-        raise _bad(f"{where} at offset {walked.end}: {walked.problem}", "truncated" if walked.short else "bad-block")
+        raise _bad(f"{where} at offset {walked.end}: {walked.problem}", Code.TRUNCATED if walked.short else Code.BAD_BLOCK)
     if progress is not None:
         progress(len(data), len(data))
     return _capture(data, walker.format, walked, 0, 0)
@@ -499,6 +499,6 @@ def patched(capture: Capture, patches: Iterable[tuple[int, bytes]]) -> bytes:
         at = offset - capture.base
         if at < 0 or at + len(new) > len(out):
             raise CsumValueError(f"patches: offset {offset} is outside the {len(out)} bytes from offset "
-                                 f"{capture.base}", code="out-of-range")
+                                 f"{capture.base}", code=Code.OUT_OF_RANGE)
         out[at : at + len(new)] = new
     return bytes(out)

@@ -25,7 +25,7 @@ import sys
 import zlib
 from typing import BinaryIO, Protocol
 
-from ..errors import CsumValueError
+from ..errors import Code, CsumValueError
 
 __all__ = ["COMPRESSIONS", "Source", "open_source"]
 
@@ -80,7 +80,7 @@ class _Decompressed(io.RawIOBase):
             self.ended_early = True
             return 0
         except self._errors as exc:
-            raise CsumValueError(f"the {self.kind} data is corrupt: {exc}", code="bad-compression") from None
+            raise CsumValueError(f"the {self.kind} data is corrupt: {exc}", code=Code.BAD_COMPRESSION) from None
         buffer[: len(data)] = data
         return len(data)
 
@@ -96,7 +96,7 @@ def _decompressor(kind: str, raw: BinaryIO) -> _Decompressed:
         import zstandard
     except ImportError:
         raise CsumValueError("the input is zstd-compressed; reading it needs the zstandard package "
-                             "(pip install 'linux-csum[zstd]')", code="missing-zstd") from None
+                             "(pip install 'linux-csum[zstd]')", code=Code.MISSING_ZSTD) from None
     reader = zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True, closefd=False)
     return _Decompressed(reader, kind, (zstandard.ZstdError, OSError))
 
@@ -158,7 +158,7 @@ def open_source(name: str) -> Source:
             import fsspec
         except ImportError:
             raise CsumValueError(f"{name} is a URL; reading it needs fsspec (pip install 'linux-csum[dask]')",
-                                 code="missing-fsspec") from None
+                                 code=Code.MISSING_FSSPEC) from None
         remote = fsspec.open(name, "rb").open()
         return Source(name, remote, getattr(remote, "size", None))
     raw = open(name, "rb", buffering=0)  # a directory raises IsADirectoryError here

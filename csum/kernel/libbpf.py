@@ -14,7 +14,7 @@ import os
 import threading
 from dataclasses import dataclass
 
-from ..errors import CsumError
+from ..errors import CsumError, LibbpfError
 
 #: enum bpf_prog_type values csum prog runs (include/uapi/linux/bpf.h).
 PROG_TYPES = {3: "tc", 4: "tc", 6: "xdp"}
@@ -23,12 +23,6 @@ _lock = threading.Lock()
 _lib: ctypes.CDLL | None = None
 _log: list[str] = []
 _PRINT = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p)
-
-
-class LibbpfError(CsumError, OSError):
-    """libbpf could not open or load an object; the message carries libbpf's (and the verifier's) log."""
-
-    code = "libbpf-failed"
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ from . import insn as I
 from .syscall import (BPF_F_TEST_SKB_CHECKSUM_COMPLETE, SKB_CB, SKB_DATA, SKB_DATA_END, SYSCALL_NR, Bpf, BpfError,
                       SkbRun)
 from ..core.inputs import as_view, check_uint
-from ..errors import CsumError, CsumValueError
+from ..errors import Code, CsumError, CsumValueError, KernelUnavailable
 from ..arch.profiles import profile_for_machine
 from ..bpf.skb import DIFF, Op
 
@@ -77,12 +77,6 @@ _KINDS = {"bpf_l3_csum_replace": 1, "bpf_l4_csum_replace": 2, "bpf_skb_store_byt
 _RESULTS = MAX_OPS * _OP.size
 _FINAL = _RESULTS + 8 * MAX_OPS
 _VALUE_SIZE = _FINAL + 16
-
-class KernelUnavailable(CsumError, RuntimeError):
-    """The running kernel's helpers cannot be called here; the message says why."""
-
-    code = "kernel-unavailable"
-
 
 @dataclass(frozen=True)
 class RunningProfile:
@@ -215,7 +209,7 @@ def _encode(op: Op) -> bytes:
     name = op[0]
     kind = _KINDS.get(name)
     if kind is None:
-        raise CsumValueError(f"ops: unknown helper {name!r} (one of {', '.join(_KINDS)})", code="bad-value")
+        raise CsumValueError(f"ops: unknown helper {name!r} (one of {', '.join(_KINDS)})", code=Code.BAD_VALUE)
     offset = frm = to = flags = use_diff = 0
     a = b = b""
     if kind in (1, 2):
@@ -225,13 +219,13 @@ def _encode(op: Op) -> bytes:
         offset, a, flags = op[1], as_view(op[2], "store bytes").tobytes(), op[3]
         if not 1 <= len(a) <= _MAX_OP_BYTES:
             raise CsumValueError(f"ops: skb_store_bytes takes 1..{_MAX_OP_BYTES} bytes here, got {len(a)}",
-                                 code="bad-length")
+                                 code=Code.BAD_LENGTH)
     elif kind in (4, 5):
         frm = op[1]
     else:
         a, b, frm = as_view(op[1], "diff from").tobytes(), as_view(op[2], "diff to").tobytes(), op[3]
         if max(len(a), len(b)) > _MAX_OP_BYTES:
-            raise CsumValueError(f"ops: csum_diff takes at most {_MAX_OP_BYTES} bytes a side here", code="bad-length")
+            raise CsumValueError(f"ops: csum_diff takes at most {_MAX_OP_BYTES} bytes a side here", code=Code.BAD_LENGTH)
     return _OP.pack(kind, check_uint(offset, 32, "offset"), check_uint(frm, 64, "from"), check_uint(to, 64, "to"),
                     check_uint(flags, 64, "flags"), use_diff, len(a), len(b), a, b)
 
@@ -388,7 +382,7 @@ def bpf_csum_diff(frm: Any, to: Any, seed: int = 0) -> int:
     frm_view, to_view = as_view(frm, "frm"), as_view(to, "to")
     for name, view in (("frm", frm_view), ("to", to_view)):
         if len(view) > MAX_DIFF_SIZE:
-            raise CsumValueError(f"{name} must be at most {MAX_DIFF_SIZE} bytes, got {len(view)}", code="too-large")
+            raise CsumValueError(f"{name} must be at most {MAX_DIFF_SIZE} bytes, got {len(view)}", code=Code.TOO_LARGE)
     return _kernel().csum_diff(frm_view, to_view, check_uint(seed, 32, "seed"))
 
 
@@ -396,7 +390,7 @@ def _csum_replace(which: str, packet: Any, offset: int, frm: int, to: int, flags
     view = as_view(packet, "packet")
     if not _ETH_HLEN <= len(view) <= _MAX_PACKET:
         raise CsumValueError(f"packet must be {_ETH_HLEN}..{_MAX_PACKET} bytes (an Ethernet frame), "
-                             f"got {len(view)}", code="bad-length")
+                             f"got {len(view)}", code=Code.BAD_LENGTH)
     return _kernel().csum_replace(which, view, check_uint(offset, 32, "offset"), check_uint(frm, 32, "frm"),
                                   check_uint(to, 32, "to"), check_uint(flags, 64, "flags"))
 
@@ -430,9 +424,9 @@ def skb_run(packet: Any, ops: Sequence[Op], *, checksum_complete: bool = True) -
     view = as_view(packet, "packet")
     if not _ETH_HLEN <= len(view) <= _MAX_PACKET:
         raise CsumValueError(f"packet must be {_ETH_HLEN}..{_MAX_PACKET} bytes (an Ethernet frame), "
-                             f"got {len(view)}", code="bad-length")
+                             f"got {len(view)}", code=Code.BAD_LENGTH)
     if len(ops) > MAX_OPS:
-        raise CsumValueError(f"ops: at most {MAX_OPS} helper calls per run, got {len(ops)}", code="too-large")
+        raise CsumValueError(f"ops: at most {MAX_OPS} helper calls per run, got {len(ops)}", code=Code.TOO_LARGE)
     records = b"".join(_encode(op) for op in ops)
     return _kernel().skb_run(view, records, len(ops), checksum_complete)
 

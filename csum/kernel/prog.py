@@ -24,7 +24,7 @@ from ..layers import inet
 from .syscall import BPF_F_TEST_SKB_CHECKSUM_COMPLETE, SYSCALL_NR, Bpf, BpfError, test_run
 from .libbpf import BpfObject, LibbpfError, ProgramInfo
 from ..layers import layout as parse
-from ..errors import CsumError, CsumValueError
+from ..errors import Code, CsumError, CsumValueError
 from ..core.arith import from32to16, sub16, swab16
 from ..core.partial import csum_partial
 
@@ -167,7 +167,7 @@ class Program:
         except BpfError as exc:
             if exc.errno == errno.EINVAL and len(frame) < 14:
                 raise CsumValueError(f"packet: {len(frame)} bytes is shorter than an Ethernet header",
-                                     code="truncated") from None
+                                     code=Code.TRUNCATED) from None
             raise
 
     def run(self, packet: bytes) -> Run:
@@ -242,14 +242,14 @@ def load(path: str, *, section: str | None = None, prog: str | None = None) -> P
             chosen, what = runnable, "no tc or XDP program"
         listing = ", ".join(f"{p.name} (section {p.section}, {p.kind or f'type {p.prog_type}'})" for p in infos)
         if not chosen:
-            raise CsumValueError(f"{path}: {what}; it has: {listing or 'no programs'}", code="no-program")
+            raise CsumValueError(f"{path}: {what}; it has: {listing or 'no programs'}", code=Code.NO_PROGRAM)
         if len(chosen) > 1:
             raise CsumValueError(f"{path}: {len(chosen)} programs match, pick one with --prog/--section (prog=, "
-                                 f"section=): {listing}", code="ambiguous")
+                                 f"section=): {listing}", code=Code.AMBIGUOUS)
         info = chosen[0]
         if not info.kind:
             raise CsumValueError(f"{path}: program {info.name} (section {info.section}) is of type {info.prog_type}, "
-                                 "not tc (SCHED_CLS/SCHED_ACT) or XDP", code="bad-type")
+                                 "not tc (SCHED_CLS/SCHED_ACT) or XDP", code=Code.BAD_TYPE)
         fd = obj.load(info.name)
     except BaseException:
         obj.close()

@@ -13,7 +13,7 @@ import errno
 import os
 import struct
 
-from ..errors import CsumError
+from ..errors import BpfError, CsumError
 
 #: bpf(2) syscall numbers (arch/x86/entry/syscalls/syscall_64.tbl, include/uapi/asm-generic/unistd.h).
 SYSCALL_NR = {"x86_64": 321, "aarch64": 280}
@@ -35,17 +35,6 @@ SKB_DATA_END = 80
 
 _LOG_SIZE = 1 << 20
 _LICENSE = ctypes.create_string_buffer(b"GPL")
-
-
-class BpfError(CsumError, OSError):
-    """bpf(2) failed; ``errno`` is set, and ``log`` holds the verifier log for a rejected program."""
-
-    code = "bpf-failed"
-
-    def __init__(self, message: str, *, errno: int = 0, log: str = "") -> None:
-        super().__init__(f"{message}: {os.strerror(errno)}" + (f"\nverifier log:\n{log}" if log else ""))
-        self.errno = errno
-        self.log = log
 
 
 class Bpf:

@@ -26,7 +26,7 @@ the Python walker.
 from __future__ import annotations
 
 from ..core.inputs import as_view
-from ..errors import CsumValueError
+from ..errors import Code, CsumValueError
 from . import Link, Reason, Result, table, verify_stack, walk
 from .. import engine
 from ..types import WireSum
@@ -86,7 +86,7 @@ def compute(packet: object, layer: str | None = None, *, link: Link = "auto") ->
         if layer == result.layer or (layer is None and result.layer != "ipv4" and result.depth == 0):
             if result.computed is None:
                 why = f"packet: {result.layer} checksum not computable here ({result.reason})"
-                raise CsumValueError(why, code="not-applicable")
+                raise CsumValueError(why, code=Code.NOT_APPLICABLE)
             return WireSum(result.computed)
     have = ", ".join(r.layer for r in results) or "none"
-    raise CsumValueError(f"layer: packet has no {layer or 'transport'} checksum (layers: {have})", code="no-layer")
+    raise CsumValueError(f"layer: packet has no {layer or 'transport'} checksum (layers: {have})", code=Code.NO_LAYER)

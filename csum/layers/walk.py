@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, NoReturn, Union
 
-from ..errors import CsumValueError
+from ..errors import Code, CsumValueError
 from . import table as T
 from .reasons import R, Reason
 
@@ -140,13 +140,15 @@ class Stack:
     ips: list[IPLayer] = field(default_factory=list)
     not_ip: bool = False
     unsupported: int | None = None
-    malformed: tuple[str, str] | None = None
+    malformed: tuple[Code, str] | None = None
     cut: bool = False
     notes: list[str] = field(default_factory=list)
 
 
 class _Bad(Exception):
-    def __init__(self, code: str, message: str) -> None:
+    """A malformed header: ends the walk (strict: raised as CsumValueError with ``code``)."""
+
+    def __init__(self, code: Code, message: str) -> None:
         super().__init__(message)
         self.code = code
 
@@ -175,7 +177,7 @@ class _Walker:
         if end > self.n:
             if end <= self.wire:
                 raise _Cut
-            raise _Bad("truncated", f"packet: truncated: {what} needs {end} bytes, packet has {self.wire}")
+            raise _Bad(Code.TRUNCATED, f"packet: truncated: {what} needs {end} bytes, packet has {self.wire}")
 
     def emit(self, f: Field) -> None:
         self.stack.fields.append(f)
@@ -197,7 +199,7 @@ class _Walker:
         _HANDLERS[kind](self, at, end, depth, path)
 
     def not_ip(self, what: str) -> NoReturn:
-        raise _Bad("not-ip", f"packet: {what}")
+        raise _Bad(Code.NOT_IP, f"packet: {what}")
 
     # --- link layers ---------------------------------------------------------------------------
 
@@ -260,7 +262,7 @@ class _Walker:
             self.not_ip(f"EtherType {value:#06x} at offset {where} is neither IPv4 (ethertype 0x0800) nor IPv6 "
                         "(0x86dd)")
         if name in ("ipv4", "ipv6") and at < self.n and self.b[at] >> 4 != (4 if name == "ipv4" else 6):
-            raise _Bad("bad-version", f"packet: EtherType {value:#06x} at offset {where} but IP version "
+            raise _Bad(Code.BAD_VERSION, f"packet: EtherType {value:#06x} at offset {where} but IP version "
                        f"{self.b[at] >> 4}")
         self.dispatch(name, at, self.wire, depth, path)
 
@@ -300,10 +302,10 @@ class _Walker:
         entry = T.CDP_ENTRY
         path += "/cdp"
         if stop - at < entry.minimum:
-            raise _Bad("bad-length", f"packet: 802.3 length leaves {stop - at} bytes for CDP at offset {at}")
+            raise _Bad(Code.BAD_LENGTH, f"packet: 802.3 length leaves {stop - at} bytes for CDP at offset {at}")
         self.need(at + entry.minimum, "CDP header")
         if stop > self.wire:
-            raise _Bad("truncated", f"packet: truncated: CDP needs {stop} bytes, packet has {self.wire}")
+            raise _Bad(Code.TRUNCATED, f"packet: truncated: CDP needs {stop} bytes, packet has {self.wire}")
         self.emit(Field(entry, path, depth, at, at + entry.field, ((at, stop),),
                         na=R.NOT_CAPTURED if stop > self.n else None))
 
@@ -460,7 +462,7 @@ class _Walker:
             self.not_ip(f"IP version {b[at] >> 4} at offset {at} is not 4")
         ihl = (b[at] & 0x0F) * 4
         if ihl < 20:
-            raise _Bad("bad-ihl", f"packet: IPv4 IHL is {ihl // 4}, below the minimum of 5")
+            raise _Bad(Code.BAD_IHL, f"packet: IPv4 IHL is {ihl // 4}, below the minimum of 5")
         if at + ihl > self.n:
             if quote:
                 return
@@ -475,11 +477,11 @@ class _Walker:
             self.stack.notes.append(f"{path}: total length 0: a BIG TCP / TSO super-packet, taken at its length")
         else:
             if total < ihl:
-                raise _Bad("bad-length", f"packet: IPv4 total length {total} is shorter than its {ihl}-byte header")
+                raise _Bad(Code.BAD_LENGTH, f"packet: IPv4 total length {total} is shorter than its {ihl}-byte header")
             stop = at + total
             if stop > end:
                 if not quote:
-                    raise _Bad("truncated", f"packet: truncated: IPv4 total length {total} needs {stop} bytes, "
+                    raise _Bad(Code.TRUNCATED, f"packet: truncated: IPv4 total length {total} needs {stop} bytes, "
                                f"packet has {end}")
         final = self.ipv4_final_destination(at + 20, at + ihl, at + 16)
         frag = self.u16(at + 6)
@@ -505,15 +507,15 @@ class _Walker:
                 at += 1
                 continue
             if at + 2 > end or not 2 <= b[at + 1] <= end - at:
-                raise _Bad("bad-option", f"packet: IPv4 option {kind} at offset {at} has a bad length")
+                raise _Bad(Code.BAD_OPTION, f"packet: IPv4 option {kind} at offset {at} has a bad length")
             size = b[at + 1]
             if kind in T.IPV4_SOURCE_ROUTES:
                 routes += 1
                 pointer = b[at + 2] if size > 2 else 0
                 if size < 3 or (size - 3) % 4 or pointer < 4:
-                    raise _Bad("bad-option", f"packet: source route option at offset {at} is malformed")
+                    raise _Bad(Code.BAD_OPTION, f"packet: source route option at offset {at} is malformed")
                 if routes > 1:
-                    raise _Bad("bad-option", "packet: more than one IPv4 source route option (RFC 791)")
+                    raise _Bad(Code.BAD_OPTION, "packet: more than one IPv4 source route option (RFC 791)")
                 if size >= 7 and pointer <= size:  # route not used up: its last address is the final destination
                     final = at + size - 4
             at += size
@@ -528,7 +530,7 @@ class _Walker:
                 at += 1
                 continue
             if at + 2 > end or at + 2 + b[at + 1] > end:
-                raise _Bad("bad-option", f"packet: IPv6 option {kind:#04x} at offset {at} overruns its header")
+                raise _Bad(Code.BAD_OPTION, f"packet: IPv6 option {kind:#04x} at offset {at} overruns its header")
             if kind == wanted:
                 return at + 2, b[at + 1]
             at += 2 + b[at + 1]
@@ -546,7 +548,7 @@ class _Walker:
         plen, nh = self.u16(at + 4), b[at + 6]
         stop, jumbo, big = at + 40 + plen, False, False
         if plen and stop > end and not quote:
-            raise _Bad("truncated", f"packet: truncated: IPv6 payload length {plen} needs {stop} bytes, packet has "
+            raise _Bad(Code.TRUNCATED, f"packet: truncated: IPv6 payload length {plen} needs {stop} bytes, packet has "
                        f"{end}")
         src, pos = at + 8, at + 40
         dst: int | None = at + 24  # None: a routing header names a final destination csum does not read
@@ -563,11 +565,11 @@ class _Walker:
                     if option is not None:
                         length = int.from_bytes(b[option[0] : option[0] + option[1]], "big")
                         if plen or option[1] != 4 or length <= 0xFFFF:
-                            raise _Bad("bad-length", "packet: Jumbo Payload option needs payload length 0, 4 bytes "
+                            raise _Bad(Code.BAD_LENGTH, "packet: Jumbo Payload option needs payload length 0, 4 bytes "
                                        "and a length above 65535 (RFC 2675)")
                         stop, jumbo = at + 40 + length, True
                         if stop > end and not quote:
-                            raise _Bad("truncated", f"packet: truncated: jumbo payload length {length} needs "
+                            raise _Bad(Code.TRUNCATED, f"packet: truncated: jumbo payload length {length} needs "
                                        f"{stop} bytes, packet has {end}")
                 elif nh == T.ROUTING and b[pos + 3]:
                     dst = self.routing_destination(pos, size)
@@ -575,7 +577,7 @@ class _Walker:
                     option = self.ipv6_option(pos + 2, pos + size, T.HOME_ADDRESS_OPTION)
                     if option is not None:
                         if option[1] != 16:
-                            raise _Bad("bad-option", "packet: Home Address option must hold 16 bytes")
+                            raise _Bad(Code.BAD_OPTION, "packet: Home Address option must hold 16 bytes")
                         src = option[0]
                 elif nh == T.FRAGMENT:
                     word = self.u16(pos + 2)
@@ -586,7 +588,7 @@ class _Walker:
                     path += "/ah"
                 nh, pos = b[pos], pos + size
                 if pos > stop and (plen or jumbo):
-                    raise _Bad("bad-length", f"packet: IPv6 extension headers run past the payload end ({stop})")
+                    raise _Bad(Code.BAD_LENGTH, f"packet: IPv6 extension headers run past the payload end ({stop})")
                 if fragment == "later":  # fragment data follows, not headers (RFC 8200 section 4.5)
                     break
         except _Cut:
@@ -596,7 +598,7 @@ class _Walker:
         if not plen and not jumbo and not quote:
             if nh == T.NO_NEXT or pos >= end:
                 if nh != T.NO_NEXT:
-                    raise _Bad("bad-length", "packet: IPv6 payload length 0 without a Jumbo Payload option")
+                    raise _Bad(Code.BAD_LENGTH, "packet: IPv6 payload length 0 without a Jumbo Payload option")
             else:  # BIG TCP (Linux >= 5.19 without the hop-by-hop header) / GSO super-packet: the captured length
                 big, stop = True, end
                 self.stack.notes.append(f"{path}: payload length 0: a BIG TCP / GSO super-packet, taken at its length")
@@ -701,7 +703,7 @@ class _Walker:
             minimum = max(minimum, (self.b[at + 12] >> 4) * 4)
         if available < minimum:
             if legacy:
-                raise _Bad("truncated", f"packet: truncated: the {entry.name.upper()} header at offset {at} needs "
+                raise _Bad(Code.TRUNCATED, f"packet: truncated: the {entry.name.upper()} header at offset {at} needs "
                            f"{at + minimum} bytes, the {entry.name} segment has {available} bytes")
             self.emit(Field(entry, path, depth, at, self.stored_or_none(at + entry.field) if available >= entry.field
                             + 2 else None, na=R.BAD_LENGTH))
@@ -715,7 +717,7 @@ class _Walker:
                 if not length and ip.version == 6 and available > 0xFFFF:  # 0 only in a jumbogram (RFC 2675 4)
                     length = available
                 elif not 8 <= length <= available:
-                    raise _Bad("bad-length", f"packet: UDP length {length} outside 8..{available} (the IP payload)")
+                    raise _Bad(Code.BAD_LENGTH, f"packet: UDP length {length} outside 8..{available} (the IP payload)")
             elif not entry.minimum <= length <= available:
                 na = R.BAD_LENGTH
             end = at + length
@@ -871,7 +873,7 @@ class _Walker:
         self.need(at + 8, "NSH header")
         size = (self.b[at + 1] & 0x3F) * 4
         if size < 8:
-            raise _Bad("bad-length", f"packet: NSH length {size} bytes at offset {at} is below its 8-byte header")
+            raise _Bad(Code.BAD_LENGTH, f"packet: NSH length {size} bytes at offset {at} is below its 8-byte header")
         self.need(at + size, "NSH header")
         name = T.NEXT_PROTOCOLS.get(self.b[at + 3])
         if name is None:
@@ -947,7 +949,7 @@ def resolve_link(buf: memoryview, link: Link) -> int:
     number = T.LINK_NAMES.get(link) if isinstance(link, str) else None
     if number is None:
         raise CsumValueError(f"link must be 'auto', 'ethernet' (or 'ether'), 'ip' or a link type number, got {link!r}",
-                             code="bad-value")
+                             code=Code.BAD_VALUE)
     return number
 
 
@@ -965,13 +967,13 @@ def walk(buf: memoryview, link: Link = "auto", *, wire_len: int | None = None, s
     try:
         walker.link(linktype, 0)
         if stack.unsupported is not None and strict:
-            raise CsumValueError(f"link type {linktype} is not supported", code="unsupported-link")
+            raise CsumValueError(f"link type {linktype} is not supported", code=Code.UNSUPPORTED_LINK)
     except _Cut:
         stack.cut = True
     except _Bad as exc:
-        if exc.code == "not-ip" and not stack.ips:
+        if exc.code == Code.NOT_IP and not stack.ips:
             if strict:
-                raise CsumValueError(str(exc), code="not-ip") from None
+                raise CsumValueError(str(exc), code=Code.NOT_IP) from None
             stack.not_ip = True
         elif strict:
             raise CsumValueError(str(exc), code=exc.code) from None

@@ -19,7 +19,7 @@ from scapy.layers.l2 import Ether
 from csum import bpf
 from csum.bpf.helpers import BpfMisuse
 from csum.errors import CsumValueError
-from csum.layers.rewrite import rewrite
+from csum.rewrite import rewrite
 from csum.bpf.skb import (BPF_CSUM_LEVEL_DEC, BPF_CSUM_LEVEL_INC, BPF_CSUM_LEVEL_QUERY, BPF_CSUM_LEVEL_RESET,
                           BPF_F_RECOMPUTE_CSUM, DIFF, EACCES, ENOTSUPP, Skb)
 from oracle import fold16, ones_sum16

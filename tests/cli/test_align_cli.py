@@ -16,7 +16,7 @@ from scapy.all import IP, TCP, Ether
 
 import csum
 from csum.cli import main
-from csum.layers.rewrite import rewrite
+from csum.rewrite import rewrite
 
 
 def test_profile_diff_at_real_addresses():

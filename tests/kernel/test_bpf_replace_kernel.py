@@ -15,7 +15,7 @@ from scapy.layers.inet import ICMP, IP, UDP
 
 from csum import bpf
 from csum.arch.profiles import profile
-from csum.layers.rewrite import CsumDiffCall, CsumReplaceCall, StoreBytesCall, rewrite, set_field
+from csum.rewrite import CsumDiffCall, CsumReplaceCall, StoreBytesCall, rewrite, set_field
 from test_rewrite import ETHER, KINDS, Case, build, cases, corner_adjust, field_change
 
 kernel = pytest.importorskip("csum.kernel")

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from csum import bpf, kernel
 from csum.bpf.helpers import BpfMisuse
 from csum.arch.profiles import profile
-from csum.layers.rewrite import rewrite
+from csum.rewrite import rewrite
 from csum.bpf.skb import DIFF, Skb
 from csum.testing import packets, seeds, u32s
 

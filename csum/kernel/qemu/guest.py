@@ -27,7 +27,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Literal
 
-from ...errors import CsumValueError
+from ...errors import Code, CsumValueError
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,7 @@ def arch(name: str) -> Arch:
     key = _ARCH_ALIASES.get(name, name)
     if key not in ARCHES:
         raise CsumValueError(f"--qemu: unknown architecture {name!r}; known: {', '.join(sorted(ARCHES))}",
-                             code="unknown-arch")
+                             code=Code.UNKNOWN_ARCH)
     return ARCHES[key]
 
 
@@ -96,7 +96,7 @@ def build_runner(a: Arch) -> Path:
         return out
     if shutil.which(a.cc) is None:
         raise CsumValueError(f"--qemu {a.debian}: cross compiler {a.cc} not found (Debian package "
-                             f"gcc-{a.cc.rsplit('-gcc', 1)[0].replace('_', '-')})", code="no-compiler")
+                             f"gcc-{a.cc.rsplit('-gcc', 1)[0].replace('_', '-')})", code=Code.NO_COMPILER)
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
         src, binary = Path(tmp) / "runner.c", Path(tmp) / "init"
@@ -104,7 +104,7 @@ def build_runner(a: Arch) -> Path:
         done = subprocess.run([a.cc, "-O2", "-static", "-o", str(binary), str(src)], capture_output=True, text=True)
         if done.returncode:
             raise CsumValueError(f"building the runner with {a.cc} failed: {done.stderr.strip()[-400:]}",
-                                 code="build-failed")
+                                 code=Code.BUILD_FAILED)
         os.replace(binary, out)
     return out
 
@@ -136,7 +136,7 @@ def read_cpio(blob: bytes) -> dict[str, tuple[int, bytes, tuple[int, int]]]:
     pos = 0
     while True:
         if blob[pos:pos + 6] != b"070701":
-            raise CsumValueError(f"not a newc cpio record at byte {pos}", code="bad-cpio")
+            raise CsumValueError(f"not a newc cpio record at byte {pos}", code=Code.BAD_CPIO)
         f = [int(blob[pos + 6 + 8 * i: pos + 14 + 8 * i], 16) for i in range(13)]
         name_end = pos + 110 + f[11]
         name = blob[pos + 110: name_end - 1].decode()
@@ -167,7 +167,7 @@ def boot(a: Arch, kernel: Path, plan: str, *, timeout: float = 1200.0, log: Path
     """
     if shutil.which(a.qemu) is None:
         raise CsumValueError(f"--qemu {a.debian}: {a.qemu} not found (Debian package qemu-system-*)",
-                             code="no-qemu")
+                             code=Code.NO_QEMU)
     runner = build_runner(a).read_bytes()
     with tempfile.TemporaryDirectory() as tmp:
         initrd = Path(tmp) / "initramfs.cpio"
@@ -180,7 +180,7 @@ def boot(a: Arch, kernel: Path, plan: str, *, timeout: float = 1200.0, log: Path
             if log is not None:
                 log.write_text(text)
             raise CsumValueError(f"--qemu {a.debian}: the boot did not finish in {timeout:.0f} s"
-                                 + (f" (console log in {log})" if log else ""), code="timeout") from None
+                                 + (f" (console log in {log})" if log else ""), code=Code.TIMEOUT) from None
     text = done.stdout.decode(errors="replace").replace("\r\n", "\n")
     if log is not None:
         log.parent.mkdir(parents=True, exist_ok=True)
@@ -188,7 +188,7 @@ def boot(a: Arch, kernel: Path, plan: str, *, timeout: float = 1200.0, log: Path
     if "CSUM-RUNNER" not in text:
         tail = "\n".join(text.strip().splitlines()[-5:]) or done.stderr.decode(errors="replace").strip()[-300:]
         raise CsumValueError(f"--qemu {a.debian}: the runner never started (qemu exit {done.returncode}); "
-                             f"last console lines:\n{tail}", code="boot-failed")
+                             f"last console lines:\n{tail}", code=Code.BOOT_FAILED)
     return text, [*command[:-4], "-initrd", "initramfs.cpio", *command[-2:]]
 
 
@@ -220,7 +220,7 @@ def _apt(suite: str, debian_arch: str, *args: str, cwd: Path | None = None) -> s
             "-oAcquire::Languages=none", "-oDebug::NoLocking=1", "-oAPT::Sandbox::User=root", "-q"]
     done = subprocess.run([args[0], *opts, *args[1:]], capture_output=True, text=True, cwd=cwd)
     if done.returncode:
-        raise CsumValueError(f"--debian: {' '.join(args[:2])} failed: {done.stderr.strip()[-300:]}", code="apt-failed")
+        raise CsumValueError(f"--debian: {' '.join(args[:2])} failed: {done.stderr.strip()[-300:]}", code=Code.APT_FAILED)
     return done.stdout
 
 
@@ -244,7 +244,7 @@ def fetch_debian(suite: str, debian_arch: str) -> DebianKernel:
     meta = _apt(suite, a.debian, "apt-cache", "show", "--no-all-versions", f"linux-image-{a.flavour}")
     package = next((d for d in _depends(meta) if d.startswith("linux-image-")), None)
     if package is None:
-        raise CsumValueError(f"--debian: linux-image-{a.flavour} in {suite} names no kernel package", code="apt-failed")
+        raise CsumValueError(f"--debian: linux-image-{a.flavour} in {suite} names no kernel package", code=Code.APT_FAILED)
     debs = cache_dir() / "debs"
     debs.mkdir(parents=True, exist_ok=True)
     for _ in range(2):  # the image package, or (7.x) the linux-binary-* package it depends on
@@ -266,4 +266,4 @@ def fetch_debian(suite: str, debian_arch: str) -> DebianKernel:
         package = next((d for d in _depends(show) if d.startswith("linux-binary-")), "")
         if not package:
             break
-    raise CsumValueError(f"--debian: no kernel image found in the {suite} packages for {a.debian}", code="apt-failed")
+    raise CsumValueError(f"--debian: no kernel image found in the {suite} packages for {a.debian}", code=Code.APT_FAILED)

@@ -46,8 +46,8 @@ from typing import Any, Iterable, Literal, Mapping, NamedTuple, Union
 
 from .. import bpf
 from ..core.inputs import as_view, check_uint
-from . import UDP, UDPLITE, Field, Layout, Link, Stack, layout as parse, protocol_name, table, walk
-from ..errors import CsumTypeError, CsumValueError
+from ..layers import UDP, UDPLITE, Field, Layout, Link, Stack, layout as parse, protocol_name, table, walk
+from ..errors import Code, CsumTypeError, CsumValueError
 from ..arch.profiles import Profile, profile
 from ..bpf.skb import BPF_F_RECOMPUTE_CSUM, DIFF, Op, Skb
 from ..types import Wsum
@@ -144,7 +144,7 @@ class Rewrite:
     calls: tuple[Call, ...]
     #: The packet before the rewrite, as bytes (what :meth:`skb` replays the calls on).
     original: bytes = field(default=b"", repr=False)
-    #: The keywords rewrite() was called with (what :mod:`csum.layers.rewrite_c` re-runs on a variant of the packet).
+    #: The keywords rewrite() was called with (what :mod:`csum.rewrite.program` re-runs on a variant of the packet).
     request: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -154,14 +154,14 @@ class Rewrite:
 
     def format(self, kind: Literal["calls", "tc", "xdp"] = "calls", *, name: str = "csum_rewrite") -> str:
         """The calls as C-like lines, one per call; or, for ``kind`` "tc" / "xdp", a complete C program
-        (function ``name``) that makes the same change on the kernel (see :mod:`csum.layers.rewrite_c`)."""
+        (function ``name``) that makes the same change on the kernel (see :mod:`csum.rewrite.program`)."""
         if kind == "calls":
             return "\n".join(str(c) for c in self.calls)
         if kind not in ("tc", "xdp"):
-            raise CsumValueError(f"kind must be 'calls', 'tc' or 'xdp', not {kind!r}", code="bad-value")
+            raise CsumValueError(f"kind must be 'calls', 'tc' or 'xdp', not {kind!r}", code=Code.BAD_VALUE)
         if not isinstance(name, str) or not name.isidentifier():
-            raise CsumValueError(f"name must be a C identifier, not {name!r}", code="bad-value")
-        from .rewrite_c import program
+            raise CsumValueError(f"name must be a C identifier, not {name!r}", code=Code.BAD_VALUE)
+        from .program import program
 
         return program(self, kind, name)
 
@@ -237,7 +237,7 @@ class _Editor:
             odd = (offset - start) & 1
             if odd and len(new) != 1:
                 raise CsumValueError(f"the layer at offset {offset} sits at an odd distance from the {outer.entry.name} "
-                                     f"header at {start} that covers it", code="bad-offset")
+                                     f"header at {start} that covers it", code=Code.BAD_OFFSET)
             if diff:
                 self._replace("bpf_l4_csum_replace", at, 0, self.calls_diff(), flags, offset)
                 continue
@@ -332,45 +332,45 @@ def _address(value: Address, version: int, name: str) -> bytes:
         try:
             packed = ipaddress.ip_address(value).packed
         except ValueError:
-            raise CsumValueError(f"{name} is not an IP address: {value!r}", code="bad-address") from None
+            raise CsumValueError(f"{name} is not an IP address: {value!r}", code=Code.BAD_ADDRESS) from None
     elif isinstance(value, (bytes, bytearray, memoryview)):
         packed = bytes(value)
     else:
         raise CsumTypeError(f"{name} must be an address string, bytes or ipaddress object, not "
-                            f"{type(value).__name__}", code="bad-type")
+                            f"{type(value).__name__}", code=Code.BAD_TYPE)
     if len(packed) != (4 if version == 4 else 16):
         raise CsumValueError(f"{name} must be an IPv{version} address for this IPv{version} packet, got "
-                             f"{len(packed)} bytes", code="bad-address")
+                             f"{len(packed)} bytes", code=Code.BAD_ADDRESS)
     return packed
 
 
 def _check_field(change: object, lay: Layout) -> FieldChange:
     if not isinstance(change, FieldChange):
-        raise CsumTypeError(f"fields must hold FieldChange objects, not {type(change).__name__}", code="bad-type")
+        raise CsumTypeError(f"fields must hold FieldChange objects, not {type(change).__name__}", code=Code.BAD_TYPE)
     off = check_uint(change.offset, 32, "field offset")
     new = as_view(change.new, "field new").tobytes()
     where = f"field at offset {off}"
     if len(new) not in (2, 4):
-        raise CsumValueError(f"{where}: new must be 2 or 4 bytes, got {len(new)}", code="bad-width")
+        raise CsumValueError(f"{where}: new must be 2 or 4 bytes, got {len(new)}", code=Code.BAD_WIDTH)
     if off < lay.l3 or off + len(new) > lay.end:
-        raise CsumValueError(f"{where}: outside the IP datagram (offsets {lay.l3}..{lay.end})", code="bad-offset")
+        raise CsumValueError(f"{where}: outside the IP datagram (offsets {lay.l3}..{lay.end})", code=Code.BAD_OFFSET)
     if (off - lay.l3) & 1:
         raise CsumValueError(f"{where}: must start at an even distance from the IP header (a 16-bit word "
-                             "boundary of every checksum covering it)", code="bad-offset")
+                             "boundary of every checksum covering it)", code=Code.BAD_OFFSET)
     for csum_off in (lay.ip_csum, lay.l4_csum):
         if csum_off is not None and off < csum_off + 2 and csum_off < off + len(new):
-            raise CsumValueError(f"{where}: overlaps the checksum at offset {csum_off}", code="bad-offset")
+            raise CsumValueError(f"{where}: overlaps the checksum at offset {csum_off}", code=Code.BAD_OFFSET)
     for boundary in (lay.l3_header_end, lay.l4_start):
         if off < boundary < off + len(new):
-            raise CsumValueError(f"{where}: straddles the header boundary at offset {boundary}", code="bad-offset")
+            raise CsumValueError(f"{where}: straddles the header boundary at offset {boundary}", code=Code.BAD_OFFSET)
     if off >= lay.l4_start:
         if lay.l4_csum is None:
             raise CsumValueError(f"{where}: after the network headers of a packet whose L4 checksum is not "
                                  f"known here ({protocol_name(lay.proto)}, fragment: {lay.fragment})",
-                                 code="no-l4-checksum")
+                                 code=Code.NO_L4_CHECKSUM)
         if change.pseudo_header:
             raise CsumValueError(f"{where}: in the {protocol_name(lay.proto)} header/payload, which is not part "
-                                 "of the pseudo-header", code="bad-value")
+                                 "of the pseudo-header", code=Code.BAD_VALUE)
     return FieldChange(off, new, bool(change.pseudo_header))
 
 #: The keywords ``quoted`` and ``inner`` accept: the outer packet's, for the inner one.
@@ -391,11 +391,11 @@ def _keywords(request: object, name: str, nested: bool = False) -> dict[str, Any
     accepted = _NESTED_KEYWORDS + (("quoted",) if nested else ())
     if not isinstance(request, Mapping):
         raise CsumTypeError(f"{name} must be a dict of {', '.join(accepted)}, not {type(request).__name__}",
-                            code="bad-type")
+                            code=Code.BAD_TYPE)
     unknown = sorted(set(request) - set(accepted))
     if unknown:
         raise CsumValueError(f"{name}: unknown keyword {unknown[0]!r} (accepted: {', '.join(accepted)})",
-                             code="bad-value")
+                             code=Code.BAD_VALUE)
     return {key: request.get(key) for key in accepted}
 
 
@@ -411,12 +411,12 @@ def _plan(data: bytearray, lay: Layout, name: str, request: dict[str, Any]) -> _
     held = lay.l4 is not None and lay.l4 + 4 <= len(data) and (bool(name) or lay.l4_csum is not None)
     if ports and not (lay.has_ports and held):
         raise CsumValueError(f"{where} has no ports to set ({protocol_name(lay.proto)}, fragment: {lay.fragment})",
-                             code="no-ports")
+                             code=Code.NO_PORTS)
     if request["icmp_id"] is not None:
         ports.append((4, _icmp_id(data, lay, where, check_uint(request["icmp_id"], 16, prefix + "icmp_id"))))
     if request["decrement_ttl"] and data[lay.ttl] == 0:
         what = "TTL" if lay.version == 4 else "hop limit"
-        raise CsumValueError(f"{where}: the {what} is already 0 and cannot be decremented", code="ttl-expired")
+        raise CsumValueError(f"{where}: the {what} is already 0 and cannot be decremented", code=Code.TTL_EXPIRED)
     return _Plan(new[0], new[1], ports, bool(request["decrement_ttl"]))
 
 
@@ -429,7 +429,7 @@ def _icmp_id(data: bytearray, lay: Layout, where: str, value: int) -> int:
         what = protocol_name(lay.proto) if queries is None or lay.l4 is None or lay.l4 >= len(data) \
             else f"{protocol_name(lay.proto)} type {data[lay.l4]}"
         raise CsumValueError(f"{where} is not an ICMP/ICMPv6 query with an identifier ({what}, fragment: "
-                             f"{lay.fragment})", code="no-icmp-id")
+                             f"{lay.fragment})", code=Code.NO_ICMP_ID)
     return value
 
 
@@ -460,7 +460,7 @@ def _inner_layer(data: bytearray, stack: Stack, outer: Layout, name: str) -> tup
     if not found:
         if depth > 1:
             missing = "inner " + missing.replace("the packet", "the tunnelled packet")
-        raise CsumValueError(missing, code="no-quote" if name == "quoted" else "no-tunnel")
+        raise CsumValueError(missing, code=Code.NO_QUOTE if name == "quoted" else Code.NO_TUNNEL)
     ip = found[0]
     l4 = next((f for f in stack.fields if f.depth == ip.depth and f.entry is not table.IPV4_HEADER
                and ip.l4_start <= f.header < ip.end), None)
@@ -528,15 +528,15 @@ def rewrite(packet: Any, *, saddr: Address | None = None, daddr: Address | None 
         names = [layer.__name__ for layer in packet.layers()]
         if names[0] not in ("Ether", "IP", "IPv6"):
             raise CsumValueError(f"packet: a scapy packet must start with Ether, IP or IPv6, not {names[0]}",
-                                 code="bad-packet")
+                                 code=Code.BAD_PACKET)
         if inplace:
-            raise CsumTypeError("inplace=True needs a bytearray packet, not a scapy packet", code="bad-type")
+            raise CsumTypeError("inplace=True needs a bytearray packet, not a scapy packet", code=Code.BAD_TYPE)
         rebuild, link = type(packet), "ethernet" if names[0] == "Ether" else "ip"
         data = bytearray(bytes(packet))
     else:
         if inplace and not isinstance(packet, bytearray):
             raise CsumTypeError(f"inplace=True needs a bytearray packet, not {type(packet).__name__}",
-                                code="bad-type")
+                                code=Code.BAD_TYPE)
         data = bytearray(as_view(packet, "packet"))
     lay = parse(memoryview(data), link)
     original = bytes(data)

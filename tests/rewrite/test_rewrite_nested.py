@@ -26,7 +26,7 @@ from scapy.packet import Raw
 
 from csum import bpf, kernel
 from csum.errors import CsumTypeError, CsumValueError
-from csum.layers.rewrite import CsumReplaceCall, rewrite
+from csum.rewrite import CsumReplaceCall, rewrite
 
 ETHER = Ether(dst="02:00:00:00:00:01", src="02:00:00:00:00:02")
 INNER_ETHER = Ether(dst="02:00:00:00:00:03", src="02:00:00:00:00:04")

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Literal
 from ..bpf.helpers import BPF_F_HDR_FIELD_MASK, BPF_F_MARK_ENFORCE, BPF_F_MARK_MANGLED_0
 
 if TYPE_CHECKING:
-    from .rewrite import Call, CsumReplaceCall, Rewrite, StoreBytesCall
+    from .packet import Call, CsumReplaceCall, Rewrite, StoreBytesCall
 
 Kind = Literal["tc", "xdp"]
 
@@ -101,7 +101,7 @@ def _bytes(data: bytes) -> str:
 
 
 def _flag_names(flags: int) -> str:
-    from .rewrite import _FLAG_NAMES
+    from .packet import _FLAG_NAMES
 
     names = [n for bit, n in _FLAG_NAMES if flags & bit]
     size = flags & BPF_F_HDR_FIELD_MASK
@@ -110,7 +110,7 @@ def _flag_names(flags: int) -> str:
 
 def _groups(calls: tuple[Call, ...]) -> list[tuple[list[Call], StoreBytesCall]]:
     """The calls cut after each store: one group per changed field."""
-    from .rewrite import StoreBytesCall
+    from .packet import StoreBytesCall
 
     groups: list[tuple[list[Call], StoreBytesCall]] = []
     pending: list[Call] = []
@@ -133,7 +133,7 @@ class _Block:
     """
 
     def __init__(self, calls: list[Call], store: StoreBytesCall) -> None:
-        from .rewrite import CsumDiffCall, CsumReplaceCall
+        from .packet import CsumDiffCall, CsumReplaceCall
 
         self.store, self.has_diff = store, any(isinstance(c, CsumDiffCall) for c in calls)
         self.replaces = [c for c in calls if isinstance(c, CsumReplaceCall)]
@@ -193,7 +193,7 @@ def _tunnel_flags(rewrite: Rewrite) -> tuple[int | None, list[tuple[int, int]]]:
     balances when it is computed is balanced by nothing when it is 0: skb->csum then needs BPF_F_RECOMPUTE_CSUM.
     The flags come from csum.rewrite re-run on the packet with that checksum the other way (0 / 0xffff).
     """
-    from .rewrite import CsumReplaceCall, StoreBytesCall, rewrite as again
+    from .packet import CsumReplaceCall, StoreBytesCall, rewrite as again
 
     udp = sorted({c.offset for c in rewrite.calls if isinstance(c, CsumReplaceCall) and c.carries is not None
                   and c.flags & BPF_F_MARK_MANGLED_0})
@@ -257,7 +257,7 @@ def _xdp_group(block: _Block) -> list[str]:
 
 def program(rewrite: Rewrite, kind: Kind, name: str) -> str:
     """A complete C file: ``SEC("tc") int name(struct __sk_buff *)`` or ``SEC("xdp") int name(struct xdp_md *)``."""
-    from .rewrite import CsumDiffCall, CsumReplaceCall
+    from .packet import CsumDiffCall, CsumReplaceCall
 
     if kind not in ("tc", "xdp"):
         raise ValueError(f"kind must be 'tc' or 'xdp', not {kind!r}")

@@ -26,7 +26,7 @@ from scapy.packet import Packet, Raw
 
 from csum import bpf
 from csum.errors import CsumTypeError, CsumValueError
-from csum.layers.rewrite import (CsumDiffCall, CsumReplaceCall, FieldChange, Rewrite, StoreBytesCall, rewrite,
+from csum.rewrite import (CsumDiffCall, CsumReplaceCall, FieldChange, Rewrite, StoreBytesCall, rewrite,
                                  set_field)
 from oracle import ones_sum16
 

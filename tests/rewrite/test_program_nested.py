@@ -5,7 +5,7 @@ queries; VXLAN, Geneve, GRE with and without its checksum, IP-in-IP; an ICMP err
 of changes, the printed program is compiled once (clang -target bpf) from one packet of that kind, loaded, and
 run through BPF_PROG_TEST_RUN on generated packets of the same layout (other addresses, ports, TTLs, ids,
 payloads, outer UDP checksum computed or 0). Expected bytes: csum.rewrite's packet for each generated packet
-(itself equal to scapy's from-scratch build, tests/layers/test_rewrite_nested.py); the tc form must also pass the
+(itself equal to scapy's from-scratch build, tests/rewrite/test_rewrite_nested.py); the tc form must also pass the
 kernel's CHECKSUM_COMPLETE check (BPF_F_TEST_SKB_CHECKSUM_COMPLETE: a stale skb->csum fails it), and the output
 packet is checked field by field with csum's protocol model. Skipped where clang, libbpf or BPF are missing.
 """
@@ -28,7 +28,7 @@ from scapy.packet import Raw
 
 from bpf_build import compile_bpf, why_not
 from csum.kernel import prog
-from csum.layers.rewrite import rewrite
+from csum.rewrite import rewrite
 
 pytestmark = pytest.mark.skipif(why_not() is not None, reason=str(why_not()))
 

@@ -1,7 +1,7 @@
 """Rewrite.format("tc") / format("xdp"): the printed C compiles (clang -target bpf), loads, and makes on the running
 kernel the bytes csum.rewrite returns.
 
-Expected bytes: csum.rewrite's output, itself checked against scapy's recomputation (tests/layers/test_rewrite.py) and the
+Expected bytes: csum.rewrite's output, itself checked against scapy's recomputation (tests/rewrite/test_rewrite.py) and the
 kernel's helpers (tests/kernel/test_bpf_replace_kernel.py); here the kernel runs the generated program (BPF_PROG_TEST_RUN)
 and the tc form also passes the kernel's CHECKSUM_COMPLETE check. Skipped where clang, libbpf or BPF are missing.
 """
@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from bpf_build import compile_bpf, why_not
 from csum.kernel import prog
 from csum.errors import CsumValueError
-from csum.layers.rewrite import rewrite
+from csum.rewrite import rewrite
 from csum.testing import packets, sample_packets
 
 pytestmark = pytest.mark.skipif(why_not() is not None, reason=str(why_not()))
