@@ -12,7 +12,7 @@ from scapy.layers.vxlan import VXLAN
 from captures import pcap_bytes
 from csum.cli import main
 from oracle import rfc1071_checksum
-from test_layers import A4, B4, C4, D4, ETH, offload_tcp, pseudo4
+from packets import A4, B4, C4, D4, ETH, offload_tcp, pseudo4
 
 
 def _lines(capsys) -> list[dict]:

@@ -24,25 +24,9 @@ from csum.layers import inet
 from csum.errors import CsumValueError
 from csum.testing import u16s
 from oracle import rfc1071_checksum
+from packets import A4, A6, B4, B6, C4, C6, D4, D6, MAC, V4_OPTIONS, V6_EXT, oracle_l4, pseudo4, pseudo6, scapy_packets
 
-A4, B4, R1, R2 = "192.0.2.1", "198.51.100.7", "203.0.113.5", "203.0.113.9"
-MAC = "02:00:00:00:00:01"
-A6, B6, S1, S2 = "2001:db8::1", "2001:db8:1::2", "2001:db8:2::5", "2001:db8:3::9"
-
-
-def pseudo4(src: str, dst: str, proto: int, length: int) -> bytes:
-    """RFC 793 section 3.1 / RFC 768: source, destination, zero, protocol, 16-bit length."""
-    return ip_address(src).packed + ip_address(dst).packed + struct.pack("!BBH", 0, proto, length)
-
-
-def pseudo6(src: str, dst: str, proto: int, length: int) -> bytes:
-    """RFC 8200 section 8.1: source, destination, 32-bit upper-layer length, 3 zero bytes, next header."""
-    return ip_address(src).packed + ip_address(dst).packed + struct.pack("!I3xB", length, proto)
-
-
-def oracle_l4(pseudo: bytes, segment: bytes, field: int) -> int:
-    """The naive RFC 1071 checksum of pseudo-header + segment with its checksum field zeroed."""
-    return rfc1071_checksum(pseudo + segment[:field] + b"\0\0" + segment[field + 2 :])
+R1, R2, S1, S2 = C4, D4, C6, D6
 
 
 def by_layer(results):
@@ -53,46 +37,6 @@ def by_layer(results):
 
 L4_FIELD = {"tcp": (TCP, 16, "chksum"), "udp": (UDP, 6, "chksum"), "icmp": (ICMP, 2, "chksum"),
             "icmpv6": (ICMPv6EchoRequest, 2, "cksum")}
-V4_OPTIONS = {
-    "none": [], "nop": [IPOption_NOP()] * 4, "router-alert": [IPOption_Router_Alert()],
-    "lsrr": [IPOption_LSRR(routers=[R1, R2])], "ssrr": [IPOption_SSRR(routers=[R1])],
-}
-V6_EXT = {
-    "none": lambda: [], "hbh": lambda: [IPv6ExtHdrHopByHop()], "dest": lambda: [IPv6ExtHdrDestOpt()],
-    "rh0": lambda: [IPv6ExtHdrRouting(addresses=[S1, S2], segleft=2)],
-    "srh": lambda: [IPv6ExtHdrSegmentRouting(addresses=[S1, S2])],
-    "atomic-fragment": lambda: [IPv6ExtHdrFragment(m=0, offset=0)],
-    "hao": lambda: [IPv6ExtHdrDestOpt(options=[HAO(hoa=S2)])],
-}
-
-
-@st.composite
-def scapy_packets(draw):
-    """(packet object, transport layer name, ipv6?, link) for every kind csum verifies."""
-    ipv6 = draw(st.booleans())
-    payload = Raw(draw(st.binary(max_size=1500)))
-    if ipv6:
-        layer = draw(st.sampled_from(["tcp", "udp", "icmpv6"]))
-        pkt = IPv6(src=A6, dst=B6)
-        for ext in V6_EXT[draw(st.sampled_from(sorted(V6_EXT)))]():
-            pkt = pkt / ext
-    else:
-        layer = draw(st.sampled_from(["tcp", "udp", "icmp"]))
-        pkt = IP(src=A4, dst=B4, id=draw(u16s()), options=V4_OPTIONS[draw(st.sampled_from(sorted(V4_OPTIONS)))])
-    l4 = {"tcp": lambda: TCP(sport=draw(u16s()), dport=draw(u16s()), seq=draw(st.integers(0, 2**32 - 1))),
-          "udp": lambda: UDP(sport=draw(u16s()), dport=draw(u16s())),
-          "icmp": lambda: ICMP(id=draw(u16s()), seq=draw(u16s())),
-          "icmpv6": lambda: ICMPv6EchoRequest(id=draw(u16s()), seq=draw(u16s()))}[layer]()
-    pkt = pkt / l4 / payload
-    tags = draw(st.integers(0, 2))
-    if tags or draw(st.booleans()):
-        outer = Ether(src=MAC, dst=MAC)
-        for vlan in range(tags):
-            outer = outer / Dot1Q(vlan=vlan + 1)
-        return outer / pkt, layer, ipv6, "ether"
-    return pkt, layer, ipv6, "ip"
-
-
 @settings(max_examples=400)  # scapy builds each packet twice (~3 ms): 400 keeps this under 3 s
 @given(scapy_packets(), st.one_of(st.none(), u16s()))
 def test_verify_agrees_with_scapy(case, corrupt):

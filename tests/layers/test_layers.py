@@ -47,10 +47,8 @@ from csum.capture.report import Report
 from csum.errors import CsumValueError
 from csum.layers import Reason, Status, evaluate, table, walk
 from oracle import rfc1071_checksum
+from packets import A4, A6, B4, B6, C4, C6, D4, D6, ETH, offload_tcp, pseudo4, pseudo6
 
-A4, B4, C4, D4 = "192.0.2.1", "198.51.100.7", "203.0.113.5", "203.0.113.9"
-A6, B6, C6, D6 = "2001:db8::1", "2001:db8:1::2", "2001:db8:2::5", "2001:db8:3::9"
-ETH = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
 
 
 def carp() -> bytes:
@@ -65,14 +63,6 @@ def l4_bytes(pkt) -> bytes:
     return raw(pkt)[len(raw(pkt)) - len(raw(pkt.payload)):]
 
 
-def pseudo4(src: str, dst: str, proto: int, length: int) -> bytes:
-    from ipaddress import ip_address
-    return ip_address(src).packed + ip_address(dst).packed + struct.pack("!BBH", 0, proto, length)
-
-
-def pseudo6(src: str, dst: str, proto: int, length: int) -> bytes:
-    from ipaddress import ip_address
-    return ip_address(src).packed + ip_address(dst).packed + struct.pack("!I3xB", length, proto)
 
 
 def udplite(cov: int, payload: bytes, v6: bool = False) -> bytes:
@@ -108,16 +98,6 @@ def nflog(ip: bytes) -> bytes:
     hdr_tlv = struct.pack("<HH", 8, 1) + b"\x08\x00\x01\x00"
     payload = struct.pack("<HH", 4 + len(ip), 9) + ip
     return b"\x02\x00\x00\x00" + hdr_tlv + payload + b"\0" * (-len(payload) % 4)
-
-
-def offload_tcp() -> bytes:
-    """IPv4/TCP as a host using transmit checksum offload captures it: the TCP field holds the folded
-    pseudo-header sum (~csum_tcpudp_magic(saddr, daddr, len, IPPROTO_TCP, 0)); oracle over RFC 9293's
-    pseudo-header: the complement of its checksum."""
-    good = raw(IP(src=A4, dst=B4) / TCP(sport=1, dport=2) / b"offloaded")
-    seg = good[20:]
-    partial = rfc1071_checksum(pseudo4(A4, B4, 6, len(seg))) ^ 0xFFFF
-    return good[:36] + partial.to_bytes(2, "big") + good[38:]
 
 
 def big_tcp() -> bytes:

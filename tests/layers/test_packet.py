@@ -26,7 +26,9 @@ from csum.layers import inet
 from csum.layers import layout as parse
 from csum.errors import CsumValueError
 from csum.rewrite import CsumReplaceCall, rewrite
-from test_inet import A4, A6, B4, B6, MAC, R1, R2, S1, S2, oracle_l4, pseudo4, pseudo6, scapy_packets
+from packets import A4, A6, B4, B6, C4, C6, D4, D6, MAC, oracle_l4, pseudo4, pseudo6, scapy_packets
+
+R1, R2, S1, S2 = C4, D4, C6, D6
 
 L4_CLASSES = {"tcp": (TCP, 16), "udp": (UDP, 6), "icmp": (ICMP, 2), "icmpv6": (ICMPv6EchoRequest, 2)}
 

@@ -2,7 +2,7 @@
 kernel the bytes csum.rewrite returns.
 
 Expected bytes: csum.rewrite's output, itself checked against scapy's recomputation (tests/rewrite/test_rewrite.py) and the
-kernel's helpers (tests/kernel/test_bpf_replace_kernel.py); here the kernel runs the generated program (BPF_PROG_TEST_RUN)
+kernel's helpers (tests/rewrite/test_bpf_replace_kernel.py); here the kernel runs the generated program (BPF_PROG_TEST_RUN)
 and the tc form also passes the kernel's CHECKSUM_COMPLETE check. Skipped where clang, libbpf or BPF are missing.
 """
 

@@ -350,7 +350,7 @@ def test_icmpv4_zero_sum_gives_0000_not_ffff():
     """RFC 1624 section 3 corner: an echo reply whose every byte becomes 0 sums to +0. scapy's recomputation
     stores 0xffff (~0); csum_replace4 (bpf_l4_csum_replace) can only yield 0x0000 here, and the message then
     sums to +0, which a receiver checking "sum is -0" (RFC 1071; Linux: csum_fold(sum) == 0) rejects. The
-    helpers do exactly this (the live kernel too: tests/kernel/test_bpf_replace_kernel.py). Sums: tests/oracle.py."""
+    helpers do exactly this (the live kernel too: tests/rewrite/test_bpf_replace_kernel.py). Sums: tests/oracle.py."""
     pkt = raw(IP(src="10.0.0.1", dst="10.0.0.2") / ICMP(type=0, id=0, seq=0x1234) / bytes(10))
     out = set_field(pkt, 20 + 6, b"\0\0").packet
     recomputed = raw(IP(src="10.0.0.1", dst="10.0.0.2") / ICMP(type=0, id=0, seq=0) / bytes(10))
@@ -457,7 +457,7 @@ def test_arch_changes_only_the_zero_diff_spelling(arch):
     other = rewrite(pkt, daddr="0.0.0.0", sport=5, arch=arch)
     assert other.packet == generic.packet == raw(IP(src="10.0.0.1", dst="0.0.0.0") / UDP(sport=5, dport=2) / b"abc")
     assert generic.csum_diffs[0].result == 0xFFFF and other.csum_diffs[0].result in (0, 0xFFFF)
-    if arch == "x86_64":  # what Linux 6.18 on x86_64 returned (tests/kernel/test_bpf_replace_kernel.py pins it)
+    if arch == "x86_64":  # what Linux 6.18 on x86_64 returned (tests/rewrite/test_bpf_replace_kernel.py pins it)
         assert other.csum_diffs[0].result == 0
 
 
