@@ -8,7 +8,7 @@ import importlib
 
 from .bpf.helpers import (BPF_F_HDR_FIELD_MASK, BPF_F_IPV6, BPF_F_MARK_ENFORCE, BPF_F_MARK_MANGLED_0, BPF_F_PSEUDO_HDR,
                          bpf_l3_csum_replace, bpf_l4_csum_replace)
-from . import bpf as _bpf
+from .core import diff as _diff
 from .arch.generic import generic_le as _generic_le
 from .arch.crossarch import compare
 from .errors import CsumError, CsumTypeError, CsumValueError
@@ -32,7 +32,7 @@ def inet_proto_csum_replace16(sum16: Sum16, frm: object, to: object) -> Sum16:
     ``sum16``: the checksum field as a little-endian CPU holds it; ``frm``/``to``: the old and new
     16 bytes. :meth:`Profile.inet_proto_csum_replace16` uses another architecture's ``csum_partial``.
     """
-    return _bpf.inet_proto_csum_replace16(_generic_le, sum16, frm, to)  # type: ignore[return-value]
+    return _diff.inet_proto_csum_replace16(_generic_le, sum16, frm, to)  # type: ignore[return-value]
 
 
 def bpf_csum_diff(frm: object, to: object, seed: Wsum = Wsum(0), *, frm_align: int = 0, to_align: int = 0) -> int:
@@ -41,12 +41,12 @@ def bpf_csum_diff(frm: object, to: object, seed: Wsum = Wsum(0), *, frm_align: i
     The aligns (address mod 8 of each buffer) are accepted for symmetry with
     :meth:`Profile.bpf_csum_diff`; generic ``csum_partial`` does not depend on them.
     """
-    return _bpf.csum_diff(_generic_le, frm, to, seed, frm_align=frm_align, to_align=to_align)
+    return _diff.csum_diff(_generic_le, frm, to, seed, frm_align=frm_align, to_align=to_align)
 
 
 def bpf_csum_diff_legacy(frm: object, to: object, seed: Wsum = Wsum(0)) -> int:
     """net/core/filter.c ``bpf_csum_diff`` (Linux <= 6.12, scratch buffer) with generic csum_partial; -22 on bad sizes."""
-    return _bpf.csum_diff_legacy(_generic_le, frm, to, seed)
+    return _diff.csum_diff_legacy(_generic_le, frm, to, seed)
 
 
 #: The public modules, imported on first attribute access: each wing's face (csum/<name>.py re-exports a wing's

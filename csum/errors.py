@@ -5,7 +5,8 @@ value: they return the kernel's negative errno (see :data:`EINVAL`, :data:`EFAUL
 
 Each code belongs to exactly one exception class (the second field of its
 :class:`Code` entry); tests/test_errors.py triggers every code and checks the
-class, and fails on a ``code="..."`` in csum/ that is not listed here. A new
+class, and fails on a code written as a string anywhere in csum/ (codes are
+``Code`` members) and on an exception class defined outside this module. A new
 code is one new line in :class:`Code` (plus its trigger in that test).
 """
 
@@ -22,8 +23,8 @@ EFAULT = 14
 class Code(StrEnum):
     """Every error code csum raises: the code, the name of the one class that raises it, its meaning.
 
-    A ``StrEnum``: ``Code.BAD_WIDTH == "bad-width"``, so ``err.code == "bad-width"``
-    and ``code="bad-width"`` keep working.
+    A ``StrEnum``: a member equals its value (``Code.BAD_WIDTH`` is ``bad-width``), so users' code
+    and the JSON reports may compare ``err.code`` with the plain string; csum itself names members.
     """
 
     def __new__(cls, value: str, kind: str, meaning: str) -> Code:

@@ -18,9 +18,9 @@ import importlib
 import pkgutil
 from typing import Any, Callable
 
+from ..core.diff import PartialFn
 from ..errors import Code, CsumValueError
 
-PartialFn = Callable[[memoryview, int, int], int]
 
 #: A vectorized form: (uint8 rows (N, L), uint64 seeds (N,), align) -> uint64 u32 sums (N,), or None
 #: where it has no vectorized path (that alignment); csum.batch then runs the scalar algorithm.

@@ -21,7 +21,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Iterator
 
-from .. import bpf
+from ..core import diff
 from ..core.inputs import as_view, check_align, check_uint
 from . import PartialFn, algorithm
 from ..core.primitives import TCPUDP_NOFOLD, ipv6_magic
@@ -124,20 +124,20 @@ class Profile:
         """net/core/filter.c ``bpf_csum_diff`` (Linux >= 6.13) on this architecture.
 
         ``frm_align``/``to_align``: where the buffers sit (address mod 8), since this
-        helper reads them in place; see :func:`csum.bpf.csum_diff`.
+        helper reads them in place; see :func:`csum.core.diff.csum_diff`.
         """
-        return bpf.csum_diff(self._partial, frm, to, seed, frm_align=frm_align, to_align=to_align)
+        return diff.csum_diff(self._partial, frm, to, seed, frm_align=frm_align, to_align=to_align)
 
     def bpf_csum_diff_legacy(self, frm: object, to: object, seed: Wsum = Wsum(0)) -> int:
         """net/core/filter.c ``bpf_csum_diff`` (Linux <= 6.12) on this architecture; -22 on bad sizes."""
-        return bpf.csum_diff_legacy(self._partial, frm, to, seed)
+        return diff.csum_diff_legacy(self._partial, frm, to, seed)
 
     def inet_proto_csum_replace16(self, sum16: Sum16, frm: object, to: object) -> Sum16:
         """net/core/utils.c ``inet_proto_csum_replace16`` (non-CHECKSUM_PARTIAL) with this arch's ``csum_partial``.
 
         ``sum16``: the checksum field as this CPU holds it; ``frm``/``to``: the old and new 16 bytes.
         """
-        return bpf.inet_proto_csum_replace16(self._partial, sum16, frm, to)  # type: ignore[return-value]
+        return diff.inet_proto_csum_replace16(self._partial, sum16, frm, to)  # type: ignore[return-value]
 
     def csum_tcpudp_nofold(self, saddr: Address, daddr: Address, length: int, proto: int, wsum: Wsum = Wsum(0)) -> Wsum:
         """This arch's ``csum_tcpudp_nofold``: the IPv4 pseudo-header added to ``wsum``, unfolded, as the CPU holds it.

@@ -16,8 +16,8 @@ import warnings
 
 from ..layers import TCP, Layout, layout as parse
 from ..errors import BpfMisuse, Code, CsumError
+from .flags import BPF_F_HDR_FIELD_MASK, BPF_F_IPV6, BPF_F_MARK_MANGLED_0, BPF_F_PSEUDO_HDR
 
-_SIZE_MASK, _PSEUDO, _MANGLED_0, _IPV6 = 0xF, 1 << 4, 1 << 5, 1 << 7
 
 
 def _warn(message: str, code: Code, stacklevel: int) -> None:
@@ -25,7 +25,7 @@ def _warn(message: str, code: Code, stacklevel: int) -> None:
 
 
 def _common(helper: str, frm: int, to: int, flags: int, stacklevel: int) -> None:
-    size = flags & _SIZE_MASK
+    size = flags & BPF_F_HDR_FIELD_MASK
     if size == 0 and frm:
         _warn(f"{helper}: field size 0 (flags & 0xf) with a non-zero from ({frm:#x}): the kernel returns -EINVAL and "
               "leaves the checksum as it was; the field size (2 or 4) is probably missing from the flags",
@@ -75,7 +75,7 @@ def check_l4(view: memoryview, offset: int, frm: int, to: int, flags: int, stack
     lay = _layout(view)
     if lay is None or offset != lay.l4_csum:
         return
-    size, pseudo = flags & _SIZE_MASK, bool(flags & _PSEUDO)
+    size, pseudo = flags & BPF_F_HDR_FIELD_MASK, bool(flags & BPF_F_PSEUDO_HDR)
     if pseudo and size == 2 and frm != to and not {frm & 0xFFFF, to & 0xFFFF} & _pseudo_words(view, lay):
         for what, values in _words(view, lay).items():
             if frm & 0xFFFF in values or to & 0xFFFF in values:
@@ -84,15 +84,15 @@ def check_l4(view: memoryview, offset: int, frm: int, to: int, flags: int, stack
                       "it is not in the pseudo-header, so on a CHECKSUM_COMPLETE skb skb->csum moves by a change "
                       "the packet does not have; drop the flag", Code.PSEUDO_ON_NON_PSEUDO, stacklevel + 1)
                 break
-    if flags & _MANGLED_0 and lay.proto == TCP:
+    if flags & BPF_F_MARK_MANGLED_0 and lay.proto == TCP:
         _warn(f"{helper}: BPF_F_MARK_MANGLED_0 on a TCP checksum: 0 is a valid TCP checksum, yet the helper skips "
               "the update when the field is 0; it is for UDP, whose 0 means 'no checksum'", Code.MANGLED0_ON_TCP,
               stacklevel + 1)
     if pseudo and size == 0:
-        if lay.version == 6 and not flags & _IPV6:
+        if lay.version == 6 and not flags & BPF_F_IPV6:
             _warn(f"{helper}: a pseudo-header diff on IPv6 without BPF_F_IPV6: on a CHECKSUM_COMPLETE skb the kernel "
                   "takes the diff out of skb->csum as if an IPv4 header checksum had absorbed it, and the stack "
                   "sees a bad checksum (Linux >= 6.16 has the flag)", Code.IPV6_FLAG_MISSING, stacklevel + 1)
-        elif lay.version == 4 and flags & _IPV6:
+        elif lay.version == 4 and flags & BPF_F_IPV6:
             _warn(f"{helper}: BPF_F_IPV6 on an IPv4 packet: the kernel then leaves skb->csum alone, which is stale "
                   "after the IPv4 header checksum changed too", Code.IPV6_FLAG_ON_IPV4, stacklevel + 1)

@@ -21,7 +21,8 @@ from typing import Any, Iterable, Literal
 
 from .. import bpf
 from ..core.inputs import as_view, check_uint
-from .helpers import CHECKSUM_COMPLETE, CHECKSUM_NONE, CHECKSUM_PARTIAL, CHECKSUM_UNNECESSARY
+from .flags import (BPF_F_INVALIDATE_HASH, BPF_F_RECOMPUTE_CSUM, CHECKSUM_COMPLETE, CHECKSUM_NONE, CHECKSUM_PARTIAL,
+                    CHECKSUM_UNNECESSARY)
 from ..errors import Code, EFAULT, EINVAL, CsumValueError
 from ..core.arith import add32, fold
 from ..core.ones import csum_block_add, csum_block_sub
@@ -36,7 +37,6 @@ __all__ = [
 ]
 
 #: include/uapi/linux/bpf.h: bpf_skb_store_bytes flags and bpf_csum_level levels.
-BPF_F_RECOMPUTE_CSUM, BPF_F_INVALIDATE_HASH = 1 << 0, 1 << 1
 BPF_CSUM_LEVEL_QUERY, BPF_CSUM_LEVEL_INC, BPF_CSUM_LEVEL_DEC, BPF_CSUM_LEVEL_RESET = 0, 1, 2, 3
 #: include/linux/skbuff.h: the deepest csum_level an skb records.
 SKB_MAX_CSUM_LEVEL = 3

@@ -118,7 +118,7 @@ class Stop:
         return f"record {self.index} at offset {self.offset}: {self.reason}"
 
 
-def _bad(what: str, code: str) -> CsumValueError:
+def _bad(what: str, code: Code) -> CsumValueError:
     return CsumValueError(what, code=code)
 
 
