@@ -64,8 +64,8 @@ def measure(fn: Callable[..., Any], *args: Any, quick: bool) -> Timing:
 
 
 def _peers() -> dict[str, Callable[[bytes], int]]:
-    from scapy.utils import checksum as scapy_checksum
     import dpkt
+    from scapy.utils import checksum as scapy_checksum
 
     return {"scapy.utils.checksum": scapy_checksum, "dpkt.in_cksum": dpkt.in_cksum}
 

@@ -33,8 +33,8 @@ import json
 import os
 import random
 import resource
-import statistics
 import shutil
+import statistics
 import struct
 import subprocess
 import sys
@@ -53,8 +53,20 @@ RESULTS = Path(__file__).resolve().parent / "results"
 
 def _templates(kind: str) -> list[bytes]:
     """64 scapy-built frames of the workload's kinds, checksums by scapy."""
-    from scapy.all import (IP, TCP, UDP, Dot1Q, Ether, IPOption_NOP, IPOption_Router_Alert, IPv6,
-                           IPv6ExtHdrDestOpt, IPv6ExtHdrHopByHop, fragment, raw)
+    from scapy.all import (
+        IP,
+        TCP,
+        UDP,
+        Dot1Q,
+        Ether,
+        IPOption_NOP,
+        IPOption_Router_Alert,
+        IPv6,
+        IPv6ExtHdrDestOpt,
+        IPv6ExtHdrHopByHop,
+        fragment,
+        raw,
+    )
     from scapy.layers.vxlan import VXLAN
 
     rng = random.Random(1)

@@ -6,21 +6,58 @@ little-endian CPU; :func:`profile` selects an architecture's own code.
 
 import importlib
 
-from .bpf.helpers import (BPF_F_HDR_FIELD_MASK, BPF_F_IPV6, BPF_F_MARK_ENFORCE, BPF_F_MARK_MANGLED_0, BPF_F_PSEUDO_HDR,
-                         bpf_l3_csum_replace, bpf_l4_csum_replace)
-from .core import diff as _diff
-from .arch.generic import generic_le as _generic_le
 from .arch.crossarch import compare
-from .errors import CsumError, CsumTypeError, CsumValueError
-from .core.ones import (CSUM_MANGLED_0, csum16_add, csum16_sub, csum_add, csum_block_add, csum_block_sub, csum_fold,
-                        csum_fold_bytes, csum_neg, csum_replace2, csum_replace4, csum_replace_by_diff, csum_shift,
-                        csum_sub, csum_unfold, from32to16, from64to32)
-from .core.partial import (csum_partial, do_csum, internet_checksum, internet_checksum_bytes, ip_compute_csum,
-                           ip_compute_csum_bytes, ip_fast_csum, ip_fast_csum_bytes, verify_checksum)
+from .arch.generic import generic_le as _generic_le
 from .arch.profiles import Profile, profile, profile_names
-from .core.pseudo import (csum_ipv6_magic, csum_ipv6_magic_bytes, csum_tcpudp_magic, csum_tcpudp_magic_bytes,
-                          csum_tcpudp_nofold)
+from .bpf.helpers import (
+    BPF_F_HDR_FIELD_MASK,
+    BPF_F_IPV6,
+    BPF_F_MARK_ENFORCE,
+    BPF_F_MARK_MANGLED_0,
+    BPF_F_PSEUDO_HDR,
+    bpf_l3_csum_replace,
+    bpf_l4_csum_replace,
+)
+from .core import diff as _diff
+from .core.ones import (
+    CSUM_MANGLED_0,
+    csum16_add,
+    csum16_sub,
+    csum_add,
+    csum_block_add,
+    csum_block_sub,
+    csum_fold,
+    csum_fold_bytes,
+    csum_neg,
+    csum_replace2,
+    csum_replace4,
+    csum_replace_by_diff,
+    csum_shift,
+    csum_sub,
+    csum_unfold,
+    from32to16,
+    from64to32,
+)
+from .core.partial import (
+    csum_partial,
+    do_csum,
+    internet_checksum,
+    internet_checksum_bytes,
+    ip_compute_csum,
+    ip_compute_csum_bytes,
+    ip_fast_csum,
+    ip_fast_csum_bytes,
+    verify_checksum,
+)
+from .core.pseudo import (
+    csum_ipv6_magic,
+    csum_ipv6_magic_bytes,
+    csum_tcpudp_magic,
+    csum_tcpudp_magic_bytes,
+    csum_tcpudp_nofold,
+)
 from .core.stream import Checksum, internet_checksum_iov
+from .errors import CsumError, CsumTypeError, CsumValueError
 from .types import Sum16, Wsum
 
 __version__ = "0.1.0"

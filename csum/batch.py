@@ -27,13 +27,12 @@ from typing import Any
 import numpy as np
 
 from . import engine
+from .arch import register_vectorized, vectorized
+from .arch.profiles import profile as _profile
 from .core.arith_np import M16, M32, add32, canonical, from32to16, ror32, swab16
 from .core.inputs import as_view, check_align, check_uint
 from .errors import Code, CsumTypeError, CsumValueError
-from .arch import register_vectorized, vectorized
-from .arch.profiles import profile as _profile
 from .types import Wsum
-
 
 
 def _as_packets(packets2d: Any) -> np.ndarray:

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import struct
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import csum
 from csum.testing import buffers, chunked, field_changes, seeds

@@ -7,9 +7,8 @@ tests/engine/test_engine.py uses when it re-runs the ``every_engine`` tests unde
 
 import os
 
-from hypothesis import HealthCheck, settings
-
 from engines import engine  # noqa: F401  (fixture: runs a test once per summing engine)
+from hypothesis import HealthCheck, settings
 
 #: prints how many cases were checked against the running kernel (tests/kernel/test_kernel.py)
 pytest_plugins = ["kernel_count_plugin"]

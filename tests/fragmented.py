@@ -7,10 +7,9 @@ IPv4 header checksum of each fragment from the RFC 1071 model in tests/oracle.py
 from __future__ import annotations
 
 from hypothesis import strategies as st
+from oracle import rfc1071_checksum
 from scapy.all import ICMP, IP, TCP, UDP, Dot1Q, Ether, ICMPv6EchoRequest, IPv6
 from scapy.layers.inet6 import IPv6ExtHdrDestOpt, IPv6ExtHdrFragment
-
-from oracle import rfc1071_checksum
 
 ETH = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
 

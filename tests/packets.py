@@ -6,14 +6,31 @@ import struct
 from ipaddress import ip_address
 
 from hypothesis import strategies as st
+from oracle import rfc1071_checksum
 from scapy.all import (
-    HAO, ICMP, IP, TCP, UDP, Dot1Q, Ether, ICMPv6EchoRequest, IPOption_LSRR, IPOption_NOP, IPOption_Router_Alert,
-    IPOption_SSRR, IPv6, IPv6ExtHdrDestOpt, IPv6ExtHdrFragment, IPv6ExtHdrHopByHop, IPv6ExtHdrRouting,
-    IPv6ExtHdrSegmentRouting, Raw, raw,
+    HAO,
+    ICMP,
+    IP,
+    TCP,
+    UDP,
+    Dot1Q,
+    Ether,
+    ICMPv6EchoRequest,
+    IPOption_LSRR,
+    IPOption_NOP,
+    IPOption_Router_Alert,
+    IPOption_SSRR,
+    IPv6,
+    IPv6ExtHdrDestOpt,
+    IPv6ExtHdrFragment,
+    IPv6ExtHdrHopByHop,
+    IPv6ExtHdrRouting,
+    IPv6ExtHdrSegmentRouting,
+    Raw,
+    raw,
 )
 
 from csum.testing import u16s
-from oracle import rfc1071_checksum
 
 A4, B4, C4, D4 = "192.0.2.1", "198.51.100.7", "203.0.113.5", "203.0.113.9"
 A6, B6, C6, D6 = "2001:db8::1", "2001:db8:1::2", "2001:db8:2::5", "2001:db8:3::9"

@@ -11,15 +11,16 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from oracle import ones_sum16
 from scapy.utils import checksum as scapy_checksum
 
 import csum
-import csum.engine
 import csum.batch as batch
+import csum.engine
 from csum.core import arith_np
 from csum.errors import CsumTypeError, CsumValueError
 from csum.testing import CORNER_SEEDS
-from oracle import ones_sum16
+
 
 def packet_arrays(max_rows: int = 12, max_len: int = 80) -> st.SearchStrategy[np.ndarray]:
     """uint8 (N, L) arrays: random bytes, or rows of all 0xff / all zero mixed in."""

@@ -28,22 +28,22 @@ from scapy.layers.l2 import Ether
 
 import csum
 import csum.batch
+import csum.bpf.skb
 import csum.capture.dask
-import csum.layers.inet
-import csum.kernel.live
-import csum.layers
 import csum.capture.output
 import csum.capture.pcap
-import csum.kernel.prog
-import csum.rewrite
-import csum.bpf.skb
 import csum.capture.source
+import csum.kernel.live
+import csum.kernel.prog
+import csum.layers
+import csum.layers.inet
+import csum.rewrite
 
 profile_module = importlib.import_module("csum.profiles")
 compare_module = importlib.import_module("csum.crossarch")
-from csum import engine, arch, bpf
-from csum.kernel import libbpf
+from csum import arch, bpf, engine
 from csum.errors import Code, CsumError
+from csum.kernel import libbpf
 from csum.kernel.qemu import guest
 
 SRC = Path(csum.__file__).resolve().parent
@@ -75,8 +75,9 @@ def _rejected_program(monkeypatch):
     """A BPF program the verifier rejects (exit without setting R0): needs a kernel that loads programs."""
     if not csum.kernel.available():
         pytest.skip(f"BPF unavailable: {csum.kernel.why_unavailable()}")
-    from csum.kernel.syscall import Bpf, SYSCALL_NR
     import platform
+
+    from csum.kernel.syscall import SYSCALL_NR, Bpf
 
     Bpf(SYSCALL_NR[platform.machine()]).prog_load(bytes([0x95]) + bytes(7), "bad")
 

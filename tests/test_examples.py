@@ -12,10 +12,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from oracle import ones_sum16
 from scapy.utils import checksum as scapy_checksum
 
 import csum
-from oracle import ones_sum16
 
 ALL_ONES = b"\xff\xff\xff"  # compare_arches.py's default input
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"

@@ -13,10 +13,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from scapy.all import ICMP, IP, TCP, UDP, Ether, fragment, raw
-
 from captures import pcap_bytes
 from oracle import rfc1071_checksum
+from scapy.all import ICMP, IP, TCP, UDP, Ether, fragment, raw
 
 TOOL = Path(__file__).resolve().parent.parent / "tools" / "tshark_agree.py"
 pytestmark = pytest.mark.skipif(shutil.which("tshark") is None,

@@ -21,7 +21,6 @@ from typing import Any, Callable
 from ..core.diff import PartialFn
 from ..errors import Code, CsumValueError
 
-
 #: A vectorized form: (uint8 rows (N, L), uint64 seeds (N,), align) -> uint64 u32 sums (N,), or None
 #: where it has no vectorized path (that alignment); csum.batch then runs the scalar algorithm.
 VectorFn = Callable[[Any, Any, int], Any]

@@ -37,8 +37,8 @@ so it can stand in for them inside :func:`canonical`.
 from __future__ import annotations
 
 from ..core.arith import canonical
-from ..engine import ones_sum
 from ..core.ones import ror32
+from ..engine import ones_sum
 from . import register
 
 

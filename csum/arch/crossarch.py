@@ -20,11 +20,11 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from ..core.arith import M32, from32to16
 from ..core.inputs import as_view, check_align, check_uint
 from ..errors import Code, CsumValueError
-from ..core.arith import M32, from32to16
-from .profiles import Profile, profile, profile_names
 from ..types import Wsum
+from .profiles import Profile, profile, profile_names
 
 __all__ = ["FUNCTIONS", "FunctionRow", "REFERENCE", "Row", "align_dependence", "compare", "compare_function",
            "field16"]

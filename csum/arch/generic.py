@@ -7,8 +7,8 @@ the same value), then the seed is added with a 32-bit end-around carry.
 
 from __future__ import annotations
 
-from ..engine import ones_sum
 from ..core.arith import add32, from32to16
+from ..engine import ones_sum
 from . import register
 
 

@@ -22,15 +22,15 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from ..core import diff
-from ..core.inputs import as_view, check_align, check_uint
-from . import PartialFn, algorithm
-from ..core.primitives import TCPUDP_NOFOLD, ipv6_magic
-from ..errors import Code, CsumTypeError, CsumValueError
 from ..core.arith import swab16
+from ..core.inputs import as_view, check_align, check_uint
 from ..core.ones import csum_fold
 from ..core.partial import ip_fast_csum
+from ..core.primitives import TCPUDP_NOFOLD, ipv6_magic
 from ..core.pseudo import Address, _addr
+from ..errors import Code, CsumTypeError, CsumValueError
 from ..types import Sum16, Wsum
+from . import PartialFn, algorithm
 
 __all__ = ["Implementation", "Profile", "RESULTS", "SCHEMA", "parse_profile", "profile", "profile_for_machine",
            "profile_names", "reload_profiles"]

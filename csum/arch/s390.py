@@ -6,8 +6,8 @@ The seed and every big-endian 32-bit word (tail zero-padded) go through
 
 from __future__ import annotations
 
-from ..engine import ones_sum
 from ..core.arith import add32
+from ..engine import ones_sum
 from . import register
 
 

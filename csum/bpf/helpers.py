@@ -11,15 +11,23 @@ warning (see :mod:`csum.bpf.misuse`). :class:`csum.skb.Skb` adds ``skb->csum``.
 
 from __future__ import annotations
 
-from ..core.inputs import as_view, check_align, check_field, check_uint
-from ..errors import Code, EFAULT, EINVAL, CsumTypeError, CsumValueError
 from ..core.arith import M16, M32, add32, fold, from32to16
-from ..core.ones import CSUM_MANGLED_0, csum_replace2, csum_replace4, csum_replace_by_diff
-from ..types import Be16, Be32, Sum16, Wsum
-from ..errors import BpfMisuse
 from ..core.diff import SCRATCH_SIZE, PartialFn, csum_diff, csum_diff_legacy, inet_proto_csum_replace16
-from .flags import (BPF_F_HDR_FIELD_MASK, BPF_F_IPV6, BPF_F_MARK_ENFORCE, BPF_F_MARK_MANGLED_0, BPF_F_PSEUDO_HDR,
-                    CHECKSUM_COMPLETE, CHECKSUM_NONE, CHECKSUM_PARTIAL, CHECKSUM_UNNECESSARY)
+from ..core.inputs import as_view, check_align, check_field, check_uint
+from ..core.ones import CSUM_MANGLED_0, csum_replace2, csum_replace4, csum_replace_by_diff
+from ..errors import EFAULT, EINVAL, BpfMisuse, Code, CsumTypeError, CsumValueError
+from ..types import Be16, Be32, Sum16, Wsum
+from .flags import (
+    BPF_F_HDR_FIELD_MASK,
+    BPF_F_IPV6,
+    BPF_F_MARK_ENFORCE,
+    BPF_F_MARK_MANGLED_0,
+    BPF_F_PSEUDO_HDR,
+    CHECKSUM_COMPLETE,
+    CHECKSUM_NONE,
+    CHECKSUM_PARTIAL,
+    CHECKSUM_UNNECESSARY,
+)
 from .misuse import check_l3, check_l4
 
 __all__ = ["BPF_F_HDR_FIELD_MASK", "BPF_F_IPV6", "BPF_F_MARK_ENFORCE", "BPF_F_MARK_MANGLED_0", "BPF_F_PSEUDO_HDR",

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import warnings
 
-from ..layers import TCP, Layout, layout as parse
 from ..errors import BpfMisuse, Code, CsumError
+from ..layers import TCP, Layout
+from ..layers import layout as parse
 from .flags import BPF_F_HDR_FIELD_MASK, BPF_F_IPV6, BPF_F_MARK_MANGLED_0, BPF_F_PSEUDO_HDR
-
 
 
 def _warn(message: str, code: Code, stacklevel: int) -> None:

@@ -20,15 +20,21 @@ from collections.abc import Callable
 from typing import Any, Iterable, Literal
 
 from .. import bpf
-from ..core.inputs import as_view, check_uint
-from .flags import (BPF_F_INVALIDATE_HASH, BPF_F_RECOMPUTE_CSUM, CHECKSUM_COMPLETE, CHECKSUM_NONE, CHECKSUM_PARTIAL,
-                    CHECKSUM_UNNECESSARY)
-from ..errors import Code, EFAULT, EINVAL, CsumValueError
+from ..arch.profiles import Profile, profile
 from ..core.arith import add32, fold
+from ..core.inputs import as_view, check_uint
 from ..core.ones import csum_block_add, csum_block_sub
 from ..core.partial import csum_partial as generic_csum_partial
-from ..arch.profiles import Profile, profile
+from ..errors import EFAULT, EINVAL, Code, CsumValueError
 from ..types import Wsum
+from .flags import (
+    BPF_F_INVALIDATE_HASH,
+    BPF_F_RECOMPUTE_CSUM,
+    CHECKSUM_COMPLETE,
+    CHECKSUM_NONE,
+    CHECKSUM_PARTIAL,
+    CHECKSUM_UNNECESSARY,
+)
 
 __all__ = [
     "BPF_CSUM_LEVEL_DEC", "BPF_CSUM_LEVEL_INC", "BPF_CSUM_LEVEL_QUERY", "BPF_CSUM_LEVEL_RESET",

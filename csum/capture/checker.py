@@ -18,13 +18,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import fastpath
 from .. import engine
-from .report import Report
-from .fastpath import FIX, Batch, Packet
-from ..layers import Reason, Result, accel, corrections, evaluate, reassembly, table as T, walk
+from ..layers import Reason, Result, accel, corrections, evaluate, reassembly, walk
+from ..layers import table as T
 from ..layers.reassembly import Done, Reassembler
+from . import fastpath
+from .fastpath import FIX, Batch, Packet
 from .pcap import Capture
+from .report import Report
 
 #: (packet index, every Result of that packet) for each packet, in order: the ``sink`` of :func:`check`.
 Sink = Callable[[int, list[Result]], None]

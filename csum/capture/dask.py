@@ -25,9 +25,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .report import Report
 from ..errors import Code, CsumValueError
 from .pcap import CHUNK_BYTES
+from .report import Report
 from .scan import Scan, merged, scan
 
 __all__ = ["Archive", "verify_files"]

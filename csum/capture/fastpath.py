@@ -24,9 +24,10 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import batch, engine
-from .report import Report, zero_counts
-from ..layers import Reason, Result, Status, accel, corrections, reassembly, table as T, walk
+from ..layers import Reason, Result, Status, accel, corrections, reassembly, walk
+from ..layers import table as T
 from .pcap import Capture
+from .report import Report, zero_counts
 
 U64 = np.uint64
 

@@ -37,9 +37,9 @@ from typing import Any
 import numpy as np
 
 from .checker import Part, check_part
+from .pcap import Capture, Span
 from .report import Report
 from .stitch import Stitcher
-from .pcap import Capture, Span
 
 __all__ = ["check_spans", "checked", "default_jobs"]
 

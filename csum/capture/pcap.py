@@ -39,10 +39,9 @@ import numpy as np
 from .. import engine
 from ..errors import Code, CsumValueError
 
-__all__ = [
-    "CHUNK_BYTES", "LINKTYPE_ETHERNET", "LINKTYPE_IPV4", "LINKTYPE_IPV6", "LINKTYPE_LINUX_SLL",
-    "LINKTYPE_LINUX_SLL2", "LINKTYPE_RAW", "MAX_RECORD", "Capture", "Reader", "Span", "Stop", "parse", "patched", "read",
-]
+__all__ = ["CHUNK_BYTES", "LINKTYPE_ETHERNET", "LINKTYPE_IPV4", "LINKTYPE_IPV6", "LINKTYPE_LINUX_SLL",
+           "LINKTYPE_LINUX_SLL2", "LINKTYPE_RAW", "MAX_RECORD", "Capture", "Reader", "Span", "Stop", "parse",
+           "patched", "read", "to_bytes"]
 
 #: Link types (tcpdump.org/linktypes.html) whose packets csum can find IP in.
 LINKTYPE_ETHERNET = 1
@@ -502,3 +501,11 @@ def patched(capture: Capture, patches: Iterable[tuple[int, bytes]]) -> bytes:
                                  f"{capture.base}", code=Code.OUT_OF_RANGE)
         out[at : at + len(new)] = new
     return bytes(out)
+
+
+def to_bytes(frames: Iterable[bytes], linktype: int = LINKTYPE_ETHERNET) -> bytes:
+    """A pcap file (microsecond timestamps, all 0; little-endian; snap length 262144) of ``frames`` on ``linktype``:
+    what ``csum prog --out`` writes."""
+    out = [struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 262144, linktype)]
+    out += [struct.pack("<IIII", 0, 0, len(f), len(f)) + f for f in frames]
+    return b"".join(out)

@@ -23,10 +23,10 @@ from typing import Protocol
 from . import pcap
 from .checker import Checker
 from .checker import Sink as ResultSink
-from .report import Report
-from .stitch import Stitcher
 from .parallel import check_spans, checked
+from .report import Report
 from .source import open_source
+from .stitch import Stitcher
 
 __all__ = ["Scan", "merged", "scan"]
 

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .checker import Checker, Part
-from .report import Report
 from ..layers import reassembly
+from .checker import Checker, Part
 from .pcap import Capture
+from .report import Report
 
 __all__ = ["Stitcher"]
 

@@ -8,11 +8,11 @@ unchecked primitive of csum/core/arith.py, the one home of carry folding.
 
 from __future__ import annotations
 
+from ..types import Be16, Be32, Sum16, Wsum
 from .arith import M16, M32, add16, add32, fold, ror32, sub16, sub32, swab16
 from .arith import from32to16 as _from32to16
 from .arith import from64to32 as _from64to32
 from .inputs import check_uint
-from ..types import Be16, Be32, Sum16, Wsum
 
 CSUM_MANGLED_0 = Sum16(0xFFFF)
 __all__ = [

@@ -12,11 +12,11 @@ and tests/arch/test_kernel_vectors.py check odd addresses against lib/checksum.c
 
 from __future__ import annotations
 
-from .inputs import as_view, check_align, check_uint
 from ..engine import fast_path, ones_sum
 from ..errors import Code, CsumValueError
-from .arith import M16, add32
 from ..types import Sum16, WireSum, Wsum
+from .arith import M16, add32
+from .inputs import as_view, check_align, check_uint
 
 
 def do_csum(buf: object) -> int:

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import ipaddress
 
+from ..errors import Code, CsumTypeError, CsumValueError
+from ..types import Be32, Sum16, Wsum
+from .arith import fold
 from .inputs import check_field, check_uint
 from .primitives import TCPUDP_NOFOLD, ipv6_magic
-from ..errors import Code, CsumTypeError, CsumValueError
-from .arith import fold
-from ..types import Be32, Sum16, Wsum
 
 Address = bytes | bytearray | memoryview | str | ipaddress.IPv4Address | ipaddress.IPv6Address
 #: An IPv4 address for csum_tcpudp_*: an :data:`Address`, or a ``__be32`` int as a little-endian CPU holds it.

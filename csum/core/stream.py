@@ -19,11 +19,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .inputs import as_view, check_uint
-from ..errors import Code, CsumTypeError
 from ..engine import ones_sum
-from .arith import add16, add32, fold, from32to16, swab16
+from ..errors import Code, CsumTypeError
 from ..types import Sum16, WireSum, Wsum
+from .arith import add16, add32, fold, from32to16, swab16
+from .inputs import as_view, check_uint
 
 __all__ = ["Checksum", "internet_checksum_iov"]
 

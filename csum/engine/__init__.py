@@ -39,10 +39,10 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any, Literal, NamedTuple, TypeVar
 
-from . import native
 from ..core.inputs import as_view
-from .native import NUMPY_MIN_BYTES, WIDTHS
 from ..errors import Code, CsumEngineError, CsumValueError
+from . import native
+from .native import NUMPY_MIN_BYTES, WIDTHS
 
 __all__ = ["ENGINE", "ENGINES", "Engine", "NUMPY_MIN_BYTES", "ByteOrder", "cwalk", "fast_path", "ones_sum", "ones_sum_many"]
 

@@ -1,9 +1,10 @@
 """Signatures of the C accelerator csum/engine/_speedups.c (its pure-Python twins: csum/engine/native.py)."""
 
-from typing_extensions import Buffer
 from collections.abc import Callable
 from types import NotImplementedType
 from typing import Any, Literal
+
+from typing_extensions import Buffer
 
 BLOCK_BYTES_LOG2: int
 

@@ -36,13 +36,12 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Literal, Sequence
 
-from . import insn as I
-from .syscall import (BPF_F_TEST_SKB_CHECKSUM_COMPLETE, SKB_CB, SKB_DATA, SKB_DATA_END, SYSCALL_NR, Bpf, BpfError,
-                      SkbRun)
-from ..core.inputs import as_view, check_uint
-from ..errors import Code, CsumError, CsumValueError, KernelUnavailable
 from ..arch.profiles import profile_for_machine
 from ..bpf.skb import DIFF, Op
+from ..core.inputs import as_view, check_uint
+from ..errors import Code, CsumError, CsumValueError, KernelUnavailable
+from . import insn as I
+from .syscall import BPF_F_TEST_SKB_CHECKSUM_COMPLETE, SKB_CB, SKB_DATA, SKB_DATA_END, SYSCALL_NR, Bpf, BpfError, SkbRun
 
 __all__ = [
     "MAX_DIFF_SIZE", "MAX_OPS", "BpfError", "KernelUnavailable", "RunningProfile", "SkbRunResult", "available",

@@ -20,13 +20,13 @@ import platform
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
-from ..layers import inet
-from .syscall import BPF_F_TEST_SKB_CHECKSUM_COMPLETE, SYSCALL_NR, Bpf, BpfError, test_run
-from .libbpf import BpfObject, LibbpfError, ProgramInfo
-from ..layers import layout as parse
-from ..errors import Code, CsumError, CsumValueError
 from ..core.arith import from32to16, sub16, swab16
 from ..core.partial import csum_partial
+from ..errors import Code, CsumError, CsumValueError
+from ..layers import inet
+from ..layers import layout as parse
+from .libbpf import BpfObject, LibbpfError, ProgramInfo
+from .syscall import BPF_F_TEST_SKB_CHECKSUM_COMPLETE, SYSCALL_NR, Bpf, BpfError, test_run
 
 __all__ = ["SKB_CSUM", "Check", "LibbpfError", "Program", "Run", "ethernet", "load", "verify_frame"]
 

@@ -11,11 +11,13 @@ and its tests; the C walker leaves what it does not know to the Python walker.
 
 from __future__ import annotations
 
-from . import table
+from . import (
+    accel,  # binds the C walker (csum.engine.cwalk) to this package's Result and table
+    table,
+)
 from .check import Result, corrections, evaluate, verify_stack
 from .reasons import Reason, Status
 from .walk import Field, Fragment, IPLayer, Link, Stack, walk
-from . import accel  # binds the C walker (csum.engine.cwalk) to this package's Result and table
 
 __all__ = ["Field", "Fragment", "IPLayer", "Layout", "Link", "Reason", "Result", "Stack", "Status", "corrections",
            "evaluate", "layout", "protocol_name", "table", "verify_stack", "walk"]

@@ -25,11 +25,11 @@ the Python walker.
 
 from __future__ import annotations
 
+from .. import engine
 from ..core.inputs import as_view
 from ..errors import Code, CsumValueError
-from . import Link, Reason, Result, table, verify_stack, walk
-from .. import engine
 from ..types import WireSum
+from . import Link, Reason, Result, table, verify_stack, walk
 
 __all__ = [
     "MISMATCH", "NEEDS_REASSEMBLY", "NEGATIVE_ZERO", "NON_FIRST_FRAGMENT", "OFFLOAD", "OK", "Reason", "Result",

@@ -45,11 +45,12 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Literal, Mapping, NamedTuple, Union
 
 from .. import bpf
-from ..core.inputs import as_view, check_uint
-from ..layers import UDP, UDPLITE, Field, Layout, Link, Stack, layout as parse, protocol_name, table, walk
-from ..errors import Code, CsumTypeError, CsumValueError
 from ..arch.profiles import Profile, profile
 from ..bpf.skb import BPF_F_RECOMPUTE_CSUM, DIFF, Op, Skb
+from ..core.inputs import as_view, check_uint
+from ..errors import Code, CsumTypeError, CsumValueError
+from ..layers import UDP, UDPLITE, Field, Layout, Link, Stack, protocol_name, table, walk
+from ..layers import layout as parse
 from ..types import Wsum
 
 __all__ = ["Address", "Call", "CsumDiffCall", "CsumReplaceCall", "FieldChange", "Rewrite", "StoreBytesCall",

@@ -193,7 +193,8 @@ def _tunnel_flags(rewrite: Rewrite) -> tuple[int | None, list[tuple[int, int]]]:
     balances when it is computed is balanced by nothing when it is 0: skb->csum then needs BPF_F_RECOMPUTE_CSUM.
     The flags come from csum.rewrite re-run on the packet with that checksum the other way (0 / 0xffff).
     """
-    from .packet import CsumReplaceCall, StoreBytesCall, rewrite as again
+    from .packet import CsumReplaceCall, StoreBytesCall
+    from .packet import rewrite as again
 
     udp = sorted({c.offset for c in rewrite.calls if isinstance(c, CsumReplaceCall) and c.carries is not None
                   and c.flags & BPF_F_MARK_MANGLED_0})

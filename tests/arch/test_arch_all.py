@@ -8,10 +8,10 @@ i386 non-PPRO carry-loss bug, whose exact condition is excluded (tests/arch/test
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from vectors import ROOT, diff_cases
 
 import csum
 from csum.testing import aligns, buffers, seeds
-from vectors import ROOT, diff_cases
 
 VECTORS = ROOT / "bpf_csum_diff"
 

@@ -12,11 +12,11 @@ import os
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
+from oracle import ones_add32
+from vectors import ROOT, PartialCase, partial_cases, partial_line
 
 import csum
 from csum.testing import aligns, buffers, seeds
-from oracle import ones_add32
-from vectors import ROOT, PartialCase, partial_cases, partial_line
 
 PPRO = csum.profile("i386")
 NONPPRO = csum.profile("i386-nonppro")

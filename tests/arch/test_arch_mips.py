@@ -12,11 +12,11 @@ import os
 
 import pytest
 from hypothesis import given
+from oracle import ones_add32
+from vectors import PartialCase, partial_line
 
 import csum
 from csum.testing import aligns, buffers, seeds
-from oracle import ones_add32
-from vectors import PartialCase, partial_line
 
 MIPS = csum.profile("mips")
 MIPSEL = csum.profile("mipsel")

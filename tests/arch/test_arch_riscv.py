@@ -9,10 +9,10 @@ rv64,zbb=true outside this repository; see their headers), and lib/checksum.c
 
 import pytest
 from hypothesis import given
+from vectors import ROOT, partial_cases
 
 import csum
 from csum.testing import aligns, buffers, seeds
-from vectors import ROOT, partial_cases
 
 ZBB = csum.profile("riscv64-zbb")
 FAST = csum.profile("riscv64-zbb-fast-unaligned")

@@ -1,10 +1,10 @@
 """csum/arch/crossarch.py: the cross-profile table against the kernel-produced vectors."""
 
 import pytest
+from vectors import ROOT, partial_cases
 
 import csum
 from csum.arch.crossarch import compare, field16
-from vectors import ROOT, partial_cases
 
 
 def _aligned_cases(name: str):

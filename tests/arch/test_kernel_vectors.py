@@ -12,9 +12,9 @@ implementation in force up to that kernel release (``profile(name, kernel=releas
 from pathlib import Path
 
 import pytest
+from vectors import ROOT, diff_cases, partial_cases
 
 import csum
-from vectors import ROOT, diff_cases, partial_cases
 
 
 def _profile_for(stem: str) -> csum.Profile:

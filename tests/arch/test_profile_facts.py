@@ -13,10 +13,10 @@ import random
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from oracle import ones_add32, ones_sum16
 
 import csum
 from csum.arch.profiles import RESULTS, profile_for_machine
-from oracle import ones_add32, ones_sum16
 
 IMPLEMENTATIONS = [pytest.param(dataclasses.replace(csum.profile(name), implementation=impl),
                                 id=f"{name}-{impl.algorithm}")

@@ -10,14 +10,14 @@ homogenize for all archs".
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
+from oracle import ones_add32, ones_sum16
 from scapy.layers.inet import IP, TCP, UDP
 from scapy.packet import Raw
+from vectors import selftest_cases
 
 import csum
 from csum.bpf.helpers import BPF_F_MARK_ENFORCE, BPF_F_MARK_MANGLED_0, BPF_F_PSEUDO_HDR, CHECKSUM_PARTIAL
 from csum.testing import buffers, seeds
-from oracle import ones_add32, ones_sum16
-from vectors import selftest_cases
 
 LE_PROFILES = [n for n in csum.profile_names() if csum.profile(n).endian == "little"]
 BE_PROFILES = [n for n in csum.profile_names() if csum.profile(n).endian == "big"]

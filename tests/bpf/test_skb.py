@@ -11,6 +11,7 @@ from __future__ import annotations
 import warnings
 
 import pytest
+from oracle import fold16, ones_sum16
 from scapy.compat import raw
 from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.inet6 import IPv6
@@ -18,11 +19,19 @@ from scapy.layers.l2 import Ether
 
 from csum import bpf
 from csum.bpf.helpers import BpfMisuse
+from csum.bpf.skb import (
+    BPF_CSUM_LEVEL_DEC,
+    BPF_CSUM_LEVEL_INC,
+    BPF_CSUM_LEVEL_QUERY,
+    BPF_CSUM_LEVEL_RESET,
+    BPF_F_RECOMPUTE_CSUM,
+    DIFF,
+    EACCES,
+    ENOTSUPP,
+    Skb,
+)
 from csum.errors import CsumValueError
 from csum.rewrite import rewrite
-from csum.bpf.skb import (BPF_CSUM_LEVEL_DEC, BPF_CSUM_LEVEL_INC, BPF_CSUM_LEVEL_QUERY, BPF_CSUM_LEVEL_RESET,
-                          BPF_F_RECOMPUTE_CSUM, DIFF, EACCES, ENOTSUPP, Skb)
-from oracle import fold16, ones_sum16
 
 ETHER = Ether(dst="02:00:00:00:00:01", src="02:00:00:00:00:02")
 TCP4 = raw(ETHER / IP(src="10.0.0.1", dst="10.0.0.2") / TCP(sport=1000, dport=80) / b"payload!")

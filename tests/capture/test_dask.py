@@ -13,9 +13,8 @@ import subprocess
 import sys
 
 import pytest
-from scapy.all import IP, UDP, Ether, Raw
-
 from captures import pcap_bytes
+from scapy.all import IP, UDP, Ether, Raw
 
 distributed = pytest.importorskip("dask.distributed")
 

@@ -7,8 +7,8 @@ import stat
 
 import pytest
 
-from csum.errors import CsumValueError
 from csum.capture.output import AtomicFile, target
+from csum.errors import CsumValueError
 
 
 def test_target_accepts_new_and_regular_files_only(tmp_path):

@@ -12,21 +12,21 @@ import struct
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, example, given, settings, strategies as st
+from captures import epb, idb, other, pb, pcap_bytes, pcapng_bytes, python_report, shb, spb
+from fragmented import fragmented
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+from oracle import rfc1071_checksum
 from scapy.all import ICMP, IP, TCP, UDP, Ether, ICMPv6EchoRequest, IPv6, PcapNgWriter, Raw, rdpcap, wrpcap
 from scapy.utils import RawPcapNgReader, RawPcapReader
 
-from captures import epb, idb, other, pb, pcap_bytes, pcapng_bytes, python_report, shb, spb
-from fragmented import fragmented
 from csum import engine
-from csum.layers import inet
 from csum.capture import pcap
 from csum.capture.checker import check
 from csum.capture.fastpath import fast_ok
 from csum.errors import CsumValueError
+from csum.layers import inet
 from csum.testing import buffers, frames, u16s
-from oracle import rfc1071_checksum
-
 
 #: Fixed MAC addresses: scapy would otherwise look the destination up (ARP, routes).
 ETH = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")

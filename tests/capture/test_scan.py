@@ -13,9 +13,9 @@ import io
 import struct
 
 import pytest
+from captures import epb, idb, other, pb, pcap_bytes, shb, spb
 from scapy.all import IP, TCP, UDP, Ether, IPv6, Raw, fragment
 
-from captures import epb, idb, other, pb, pcap_bytes, shb, spb
 from csum.capture import pcap
 from csum.capture import scan as scan_module
 from csum.capture.checker import check

@@ -14,19 +14,20 @@ import dataclasses
 import io
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from captures import pcapng_bytes
+from fragmented import fragmented
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scapy.all import IP, UDP, Ether, IPv6, IPv6ExtHdrFragment, Raw, fragment, fragment6, raw
 
-from captures import pcapng_bytes
 from csum import engine
 from csum.capture import fastpath, pcap
 from csum.capture.checker import Checker, check, check_part
 from csum.capture.report import Report
+from csum.capture.scan import scan
 from csum.capture.stitch import Stitcher
 from csum.layers import reassembly
-from csum.capture.scan import scan
 from csum.testing import frames
-from fragmented import fragmented
 
 #: Every Report field but ``fast`` (which packets the C walker takes depends on where chunks begin).
 FIELDS = ("packets", "counts", "bad", "offload", "malformed", "cut", "not_ip", "unsupported", "patches", "dropped")

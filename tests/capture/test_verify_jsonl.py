@@ -6,13 +6,13 @@ transmit-offload field (the folded pseudo-header sum, RFC 9293 3.1).
 
 import json
 
+from captures import pcap_bytes
+from oracle import rfc1071_checksum
+from packets import A4, B4, C4, D4, ETH, offload_tcp, pseudo4
 from scapy.all import IP, TCP, UDP, Ether, IPv6, fragment, raw
 from scapy.layers.vxlan import VXLAN
 
-from captures import pcap_bytes
 from csum.cli import main
-from oracle import rfc1071_checksum
-from packets import A4, B4, C4, D4, ETH, offload_tcp, pseudo4
 
 
 def _lines(capsys) -> list[dict]:

@@ -78,12 +78,12 @@ def test_cli_kernel_check_qemu_argument_errors(capsys, tmp_path):
 
 def test_save_vectors_refuses_a_non_regular_file(tmp_path):
     """--save-vectors writes only regular files (atomically): a directory there is refused."""
-    from csum.cli import _UsageError, _write_regular
+    from csum.cli.args import UsageError, write_text
 
-    with pytest.raises(_UsageError, match="not a regular file"):
-        _write_regular(tmp_path, "x", "--save-vectors")
+    with pytest.raises(UsageError, match="is a directory"):
+        write_text(tmp_path, "x", "--save-vectors")
     target = tmp_path / "v.txt"
-    _write_regular(target, "data\n", "--save-vectors")
+    write_text(target, "data\n", "--save-vectors")
     assert target.read_text() == "data\n" and os.listdir(tmp_path) == ["v.txt"]
 
 

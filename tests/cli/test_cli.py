@@ -11,10 +11,10 @@ import subprocess
 import sys
 
 import pytest
+from captures import epb, idb, other, pcap_bytes, shb
 from scapy.all import ICMP, IP, TCP, UDP, Ether, ICMPv6EchoRequest, IPv6, PcapNgWriter, Raw, rdpcap
 
 import csum
-from captures import epb, idb, other, pcap_bytes, shb
 from csum.cli import main
 from csum.cli.sample import SAMPLE_PACKET
 
@@ -365,7 +365,7 @@ def test_progress_only_on_a_terminal_for_long_files():
 
 def test_bench_runs_python_m_bench_quick(monkeypatch):
     """bench --quick runs `python -m bench --quick` with this interpreter from the checkout holding bench/."""
-    import csum.cli as cli
+    from csum.cli import bench
 
     seen = {}
 
@@ -373,16 +373,16 @@ def test_bench_runs_python_m_bench_quick(monkeypatch):
         seen.update(command=command, cwd=cwd)
         return subprocess.CompletedProcess(command, 3)
 
-    monkeypatch.setattr(cli.subprocess, "run", fake_run)
+    monkeypatch.setattr(bench.subprocess, "run", fake_run)
     assert main(["bench", "--quick"]) == 3
     assert seen["command"] == [sys.executable, "-m", "bench", "--quick"]
     assert (seen["cwd"] / "bench" / "__main__.py").exists()
 
 
 def test_bench_without_the_bench_package(monkeypatch, capsys):
-    import csum.cli as cli
+    from csum.cli import bench
 
-    monkeypatch.setattr(cli, "_bench_root", lambda: None)
+    monkeypatch.setattr(bench, "bench_root", lambda: None)
     assert main(["bench", "--quick"]) == 2
     assert "bench package is not here" in capsys.readouterr().err
 
@@ -421,15 +421,15 @@ def test_compare_does_not_import_numpy():
 def test_bench_json_passes_through_and_prints_json(monkeypatch, tmp_path):
     """`csum bench --json` runs `python -m bench --json`, which prints the results as JSON (here regenerated
     from the committed results with --table-only, measuring nothing)."""
-    import csum.cli as cli
+    from csum.cli import bench
 
     seen = {}
-    monkeypatch.setattr(cli.subprocess, "run", lambda command, cwd, check: seen.update(command=command)
+    monkeypatch.setattr(bench.subprocess, "run", lambda command, cwd, check: seen.update(command=command)
                         or subprocess.CompletedProcess(command, 0))
     assert main(["bench", "--quick", "--json"]) == 0
     assert seen["command"][-2:] == ["--quick", "--json"]
     monkeypatch.undo()
-    root = cli._bench_root()
+    root = bench.bench_root()
     run = subprocess.run([sys.executable, "-m", "bench", "--json", "--table-only",
                           str(root / "bench" / "results" / "results.json"), "--out", str(tmp_path)],
                          cwd=root, capture_output=True, text=True, timeout=120)
@@ -440,21 +440,20 @@ def test_bench_json_passes_through_and_prints_json(monkeypatch, tmp_path):
 def test_ctrl_c_and_memory_error_are_one_line(monkeypatch, capsys):
     """KeyboardInterrupt in any command (here kernel-check and compare) -> `csum: interrupted`, 130;
     MemoryError -> one `failed ... out of memory` line, 2."""
-    import csum.cli as cli
+    from csum.cli import parser as cli_parser
 
     def interrupted(args):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli, "_cmd_kernel_check", interrupted)
-    parser = cli._parser
-    monkeypatch.setattr(cli, "_parser", lambda: _with(parser(), "kernel-check", interrupted))
+    parser = cli_parser.build
+    monkeypatch.setattr(cli_parser, "build", lambda: _with(parser(), "kernel-check", interrupted))
     assert main(["kernel-check"]) == 130
     assert capsys.readouterr().err == "csum: interrupted\n"
 
     def hungry(args):
         raise MemoryError
 
-    monkeypatch.setattr(cli, "_parser", lambda: _with(parser(), "compare", hungry))
+    monkeypatch.setattr(cli_parser, "build", lambda: _with(parser(), "compare", hungry))
     assert main(["compare", "00"]) == 2
     assert capsys.readouterr().err == "csum: compare failed for input: out of memory\n"
 

@@ -25,9 +25,8 @@ import termios
 import time
 
 import pytest
-from scapy.all import ARP, IP, TCP, UDP, Ether, IPv6, PcapNgWriter, Raw, rdpcap, wrpcap
-
 from captures import epb, idb, pcap_bytes, shb
+from scapy.all import ARP, IP, TCP, UDP, Ether, IPv6, PcapNgWriter, Raw, rdpcap, wrpcap
 
 ETH = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
 

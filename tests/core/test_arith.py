@@ -8,9 +8,9 @@ Python primitive's bits element by element (parity), including the 0 / 0xffff / 
 import numpy as np
 from hypothesis import example, given
 from hypothesis import strategies as st
+from oracle import fold16, ones_add32
 
 from csum.core import arith, arith_np
-from oracle import fold16, ones_add32
 
 U32 = st.integers(0, 0xFFFFFFFF)
 CORNERS32 = [0, 1, 0xFFFF, 0x10000, 0xFFFF0000, 0xFFFFFFFE, 0xFFFFFFFF]

@@ -6,10 +6,10 @@ Oracle: tests/oracle.py (naive RFC 1071 loops); known answers from RFC 1624.
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from oracle import fold16, ones_add32, rfc1071_checksum
 
 import csum
 from csum.testing import buffers, field_changes, u32s
-from oracle import fold16, ones_add32, rfc1071_checksum
 
 M32 = 0xFFFFFFFF
 

@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from oracle import ones_add32, ones_sum16
 from scapy.utils import checksum as scapy_checksum
+from vectors import ROOT, _rows
 
 import csum
 from csum.testing import aligns, buffers, seeds
-from oracle import ones_add32, ones_sum16
-from vectors import ROOT, _rows
 
 RFC1071_EXAMPLE = bytes.fromhex("0001f203f4f5f6f7")
 

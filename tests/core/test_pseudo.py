@@ -8,13 +8,13 @@ checksum field (UDP's computed 0 sent as 0xffff, RFC 768).
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from oracle import rfc1071_checksum
 from scapy.layers.inet import ICMP, IP, TCP, UDP
 from scapy.layers.inet6 import ICMPv6EchoRequest, IPv6
 from scapy.packet import Raw
+from vectors import ROOT, _rows
 
 import csum
-from oracle import rfc1071_checksum
-from vectors import ROOT, _rows
 
 ADDR4 = st.sampled_from(["192.0.2.1", "198.51.100.200", "0.0.0.0", "255.255.255.255", "203.0.113.9"])
 ADDR6 = st.sampled_from(["2001:db8::1", "fe80::1", "::", "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "2001:db8:0:1::ff"])

@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
+from oracle import fold16, ones_add32, ones_sum16, rfc1071_checksum
 
 import csum
-from csum.errors import CsumTypeError, CsumValueError
 from csum.core.stream import Checksum, internet_checksum_iov
+from csum.errors import CsumTypeError, CsumValueError
 from csum.testing import buffers, chunked, seeds
-from oracle import fold16, ones_add32, ones_sum16, rfc1071_checksum
 
 
 def oracle_value(data: bytes, seed: int = 0) -> int:

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from oracle import ones_sum16
 from scapy.utils import checksum as scapy_checksum
 
 import csum
@@ -24,7 +25,6 @@ from csum import engine as _engine
 from csum.engine import native
 from csum.errors import CsumTypeError, CsumValueError
 from csum.testing import buffers
-from oracle import ones_sum16
 
 FIXTURE_OK = settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
 HAS_C = "c" in _engine.ENGINES

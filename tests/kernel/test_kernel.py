@@ -13,12 +13,12 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from csum.kernel import insn as I
 from csum import bpf as emulated
 from csum import kernel
-from csum.errors import CsumValueError
-from csum.kernel.check import EDGE_SEEDS, EDGE_SIZES, MAX_SIZE, KernelCheckReport, Mismatch, cases, kernel_check
 from csum.arch.profiles import profile
+from csum.errors import CsumValueError
+from csum.kernel import insn as I
+from csum.kernel.check import EDGE_SEEDS, EDGE_SIZES, MAX_SIZE, KernelCheckReport, Mismatch, cases, kernel_check
 
 pytestmark = pytest.mark.skipif(not kernel.available(), reason=f"csum.kernel: {kernel.why_unavailable()}")
 

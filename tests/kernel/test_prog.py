@@ -11,13 +11,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from bpf_build import EXAMPLES, compile_bpf, why_not
 from scapy.compat import raw
 from scapy.layers.inet import ICMP, IP, TCP, UDP
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Ether
 from scapy.utils import rdpcap, wrpcap
 
-from bpf_build import EXAMPLES, compile_bpf, why_not
 from csum import cli
 from csum.kernel import prog
 from csum.testing import sample_packets

@@ -16,10 +16,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from csum import bpf, kernel
-from csum.bpf.helpers import BpfMisuse
 from csum.arch.profiles import profile
-from csum.rewrite import rewrite
+from csum.bpf.helpers import BpfMisuse
 from csum.bpf.skb import DIFF, Skb
+from csum.rewrite import rewrite
 from csum.testing import packets, seeds, u32s
 
 pytestmark = [

@@ -13,18 +13,37 @@ from ipaddress import ip_address
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from oracle import rfc1071_checksum
+from packets import A4, A6, B4, B6, C4, C6, D4, D6, MAC, V4_OPTIONS, V6_EXT, oracle_l4, pseudo4, pseudo6, scapy_packets
 from scapy.all import (
-    HAO, ICMP, IP, TCP, UDP, Dot1Q, Ether, ICMPv6EchoRequest, IPOption_LSRR, IPOption_NOP,
-    IPOption_Router_Alert, IPOption_SSRR, IPv6, IPv6ExtHdrDestOpt, IPv6ExtHdrFragment,
-    IPv6ExtHdrHopByHop, IPv6ExtHdrRouting, IPv6ExtHdrSegmentRouting, Jumbo, Raw, fragment, raw,
+    HAO,
+    ICMP,
+    IP,
+    TCP,
+    UDP,
+    Dot1Q,
+    Ether,
+    ICMPv6EchoRequest,
+    IPOption_LSRR,
+    IPOption_NOP,
+    IPOption_Router_Alert,
+    IPOption_SSRR,
+    IPv6,
+    IPv6ExtHdrDestOpt,
+    IPv6ExtHdrFragment,
+    IPv6ExtHdrHopByHop,
+    IPv6ExtHdrRouting,
+    IPv6ExtHdrSegmentRouting,
+    Jumbo,
+    Raw,
+    fragment,
+    raw,
 )
 
 import csum
-from csum.layers import inet
 from csum.errors import CsumValueError
+from csum.layers import inet
 from csum.testing import u16s
-from oracle import rfc1071_checksum
-from packets import A4, A6, B4, B6, C4, C6, D4, D6, MAC, V4_OPTIONS, V6_EXT, oracle_l4, pseudo4, pseudo6, scapy_packets
 
 R1, R2, S1, S2 = C4, D4, C6, D6
 

@@ -18,37 +18,65 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
+from captures import epb, idb, pcap_bytes, shb
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from oracle import rfc1071_checksum
+from packets import A4, A6, B4, B6, C4, C6, D4, D6, ETH, offload_tcp, pseudo4, pseudo6
 from scapy.all import (
-    AH, ESP, GRE, ICMP, IP, TCP, UDP, CookedLinux, CookedLinuxV2, Dot1AD, Dot1Q, Dot11, Dot11QoS, Ether,
-    ICMPv6DestUnreach, ICMPv6EchoRequest, IPerror, IPOption_RR, IPv6, IPv6ExtHdrDestOpt, IPv6ExtHdrFragment,
-    IPv6ExtHdrHopByHop, LLC, Dot3, PPP, PPPoE, RadioTap, Raw, SNAP, UDPerror, fragment, fragment6, raw,
+    AH,
+    ESP,
+    GRE,
+    ICMP,
+    IP,
+    LLC,
+    PPP,
+    SNAP,
+    TCP,
+    UDP,
+    CookedLinux,
+    CookedLinuxV2,
+    Dot1AD,
+    Dot1Q,
+    Dot3,
+    Dot11,
+    Dot11QoS,
+    Ether,
+    ICMPv6DestUnreach,
+    ICMPv6EchoRequest,
+    IPerror,
+    IPOption_RR,
+    IPv6,
+    IPv6ExtHdrDestOpt,
+    IPv6ExtHdrFragment,
+    IPv6ExtHdrHopByHop,
+    PPPoE,
+    RadioTap,
+    Raw,
+    UDPerror,
+    fragment,
+    fragment6,
+    raw,
 )
 from scapy.contrib.cdp import CDPMsgDeviceID, CDPv2_HDR
 from scapy.contrib.eigrp import EIGRP
-from scapy.layers.l2 import GRE_PPTP
 from scapy.contrib.erspan import ERSPAN_II, ERSPAN_III
 from scapy.contrib.geneve import GENEVE
-from scapy.layers.inet import ICMPExtension_Header, ICMPExtension_InterfaceInformation
 from scapy.contrib.igmp import IGMP
 from scapy.contrib.igmpv3 import IGMPv3, IGMPv3gr, IGMPv3mr
 from scapy.contrib.mpls import MPLS
 from scapy.contrib.ospf import OSPF_Hdr, OSPF_Hello, OSPFv3_Hdr, OSPFv3_Hello
 from scapy.contrib.pim import PIMv2Hdr, PIMv2Hello
+from scapy.layers.inet import ICMPExtension_Header, ICMPExtension_InterfaceInformation
+from scapy.layers.l2 import GRE_PPTP
 from scapy.layers.vrrp import VRRP, VRRPv3
 from scapy.layers.vxlan import VXLAN
 
-from captures import epb, idb, pcap_bytes, shb
-from csum.layers import inet
 from csum.capture import pcap
 from csum.capture.checker import check
 from csum.capture.report import Report
 from csum.errors import CsumValueError
-from csum.layers import Reason, Status, evaluate, table, walk
-from oracle import rfc1071_checksum
-from packets import A4, A6, B4, B6, C4, C6, D4, D6, ETH, offload_tcp, pseudo4, pseudo6
-
+from csum.layers import Reason, Status, evaluate, inet, table, walk
 
 
 def carp() -> bytes:

@@ -10,20 +10,26 @@ left out of ``Result.__eq__``, so the tests compare tuples).
 from __future__ import annotations
 
 import pytest
-from hypothesis import example, given, settings, strategies as st
+from captures import epb, idb, python_report, shb
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from scapy.all import GRE, ICMP, IP, TCP, UDP, Dot1Q, Ether, IPOption_NOP, IPOption_Router_Alert, IPv6, fragment, raw
-from scapy.layers.inet6 import (ICMPv6EchoRequest, IPv6ExtHdrDestOpt, IPv6ExtHdrFragment, IPv6ExtHdrHopByHop,
-                                 IPv6ExtHdrRouting, fragment6)
 from scapy.contrib.erspan import ERSPAN_II, ERSPAN_III
+from scapy.layers.inet6 import (
+    ICMPv6EchoRequest,
+    IPv6ExtHdrDestOpt,
+    IPv6ExtHdrFragment,
+    IPv6ExtHdrHopByHop,
+    IPv6ExtHdrRouting,
+    fragment6,
+)
 from scapy.layers.vxlan import VXLAN
 
-from captures import epb, idb, python_report, shb
 from csum import engine
 from csum.capture import checker, pcap
-from csum.layers import inet
 from csum.capture.checker import check
 from csum.errors import CsumValueError
-from csum.layers import accel, verify_stack, walk
+from csum.layers import accel, inet, verify_stack, walk
 from csum.layers.check import Result
 from csum.testing import buffers, frames
 

@@ -15,18 +15,35 @@ from ipaddress import ip_address
 
 import pytest
 from hypothesis import given, settings
+from packets import A4, A6, B4, B6, C4, C6, D4, D6, MAC, oracle_l4, pseudo4, pseudo6, scapy_packets
 from scapy.all import (
-    HAO, ICMP, IP, TCP, UDP, Dot1AD, Dot1Q, Ether, ICMPv6EchoRequest, IPOption_LSRR, IPOption_SSRR, IPv6,
-    IPv6ExtHdrDestOpt, IPv6ExtHdrFragment, IPv6ExtHdrHopByHop, IPv6ExtHdrRouting, Jumbo, Raw, raw,
+    HAO,
+    ICMP,
+    IP,
+    TCP,
+    UDP,
+    Dot1AD,
+    Dot1Q,
+    Ether,
+    ICMPv6EchoRequest,
+    IPOption_LSRR,
+    IPOption_SSRR,
+    IPv6,
+    IPv6ExtHdrDestOpt,
+    IPv6ExtHdrFragment,
+    IPv6ExtHdrHopByHop,
+    IPv6ExtHdrRouting,
+    Jumbo,
+    Raw,
+    raw,
 )
 from scapy.layers.inet import in4_pseudoheader
 from scapy.layers.inet6 import in6_pseudoheader
 
+from csum.errors import CsumValueError
 from csum.layers import inet
 from csum.layers import layout as parse
-from csum.errors import CsumValueError
 from csum.rewrite import CsumReplaceCall, rewrite
-from packets import A4, A6, B4, B6, C4, C6, D4, D6, MAC, oracle_l4, pseudo4, pseudo6, scapy_packets
 
 R1, R2, S1, S2 = C4, D4, C6, D6
 

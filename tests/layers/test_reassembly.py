@@ -14,13 +14,13 @@ import shutil
 import subprocess
 
 import pytest
+from captures import pcap_bytes
 from scapy.all import IP, TCP, UDP, Ether, IPv6, Raw, fragment, raw
 
-from captures import pcap_bytes
 from csum import engine
 from csum.capture import fastpath, pcap
-from csum.capture.report import Report
 from csum.capture.checker import check
+from csum.capture.report import Report
 from csum.layers import Status
 
 ETH = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")

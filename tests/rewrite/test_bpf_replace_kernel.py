@@ -12,11 +12,11 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from scapy.compat import raw
 from scapy.layers.inet import ICMP, IP, UDP
+from test_rewrite import ETHER, KINDS, Case, build, cases, corner_adjust, field_change
 
 from csum import bpf
 from csum.arch.profiles import profile
 from csum.rewrite import CsumDiffCall, CsumReplaceCall, StoreBytesCall, rewrite, set_field
-from test_rewrite import ETHER, KINDS, Case, build, cases, corner_adjust, field_change
 
 kernel = pytest.importorskip("csum.kernel")
 pytestmark = pytest.mark.skipif(not kernel.available(), reason=f"csum.kernel: {kernel.why_unavailable()}")

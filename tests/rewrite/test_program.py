@@ -11,12 +11,12 @@ from __future__ import annotations
 import warnings
 
 import pytest
+from bpf_build import compile_bpf, why_not
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bpf_build import compile_bpf, why_not
-from csum.kernel import prog
 from csum.errors import CsumValueError
+from csum.kernel import prog
 from csum.rewrite import rewrite
 from csum.testing import packets, sample_packets
 

@@ -16,6 +16,7 @@ import ipaddress
 from typing import Any, Callable, NamedTuple
 
 import pytest
+from bpf_build import compile_bpf, why_not
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scapy.compat import raw
@@ -26,7 +27,6 @@ from scapy.layers.l2 import Ether
 from scapy.layers.vxlan import VXLAN
 from scapy.packet import Raw
 
-from bpf_build import compile_bpf, why_not
 from csum.kernel import prog
 from csum.rewrite import rewrite
 

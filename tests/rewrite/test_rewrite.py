@@ -16,19 +16,34 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from oracle import ones_sum16
 from scapy.compat import raw
-from scapy.layers.inet import ICMP, IP, TCP, UDP, IPOption_LSRR, IPOption_NOP, IPOption_Router_Alert, \
-    IPOption_RR, IPOption_SSRR, IPOption_Timestamp
-from scapy.layers.inet6 import ICMPv6EchoRequest, IPv6, IPv6ExtHdrDestOpt, IPv6ExtHdrFragment, \
-    IPv6ExtHdrHopByHop, IPv6ExtHdrRouting
+from scapy.layers.inet import (
+    ICMP,
+    IP,
+    TCP,
+    UDP,
+    IPOption_LSRR,
+    IPOption_NOP,
+    IPOption_Router_Alert,
+    IPOption_RR,
+    IPOption_SSRR,
+    IPOption_Timestamp,
+)
+from scapy.layers.inet6 import (
+    ICMPv6EchoRequest,
+    IPv6,
+    IPv6ExtHdrDestOpt,
+    IPv6ExtHdrFragment,
+    IPv6ExtHdrHopByHop,
+    IPv6ExtHdrRouting,
+)
 from scapy.layers.l2 import Ether
 from scapy.packet import Packet, Raw
 
 from csum import bpf
 from csum.errors import CsumTypeError, CsumValueError
-from csum.rewrite import (CsumDiffCall, CsumReplaceCall, FieldChange, Rewrite, StoreBytesCall, rewrite,
-                                 set_field)
-from oracle import ones_sum16
+from csum.rewrite import CsumDiffCall, CsumReplaceCall, FieldChange, Rewrite, StoreBytesCall, rewrite, set_field
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Fixed MACs: scapy would otherwise derive the destination MAC from the IP destination.

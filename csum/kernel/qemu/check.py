@@ -11,15 +11,15 @@ which the test suite replays against the emulation on every run.
 from __future__ import annotations
 
 import json
-import shlex
 import re
+import shlex
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Iterator, Literal, cast
 
 from ... import bpf
-from ...errors import EINVAL
 from ...arch.profiles import Profile, profile, profile_for_machine
+from ...errors import EINVAL
 from ...types import Wsum
 from .plan import Case, DiffCase, GuestLog, ReplaceCase
 

@@ -30,8 +30,8 @@ import struct
 from typing import Literal, Union
 
 from .. import insn as I
-from ..syscall import SKB_CB, SKB_DATA, SKB_DATA_END
 from ..live import _BPF_FUNC_csum_diff, _BPF_FUNC_l3_csum_replace, _BPF_FUNC_l4_csum_replace, _csum_replace_insns
+from ..syscall import SKB_CB, SKB_DATA, SKB_DATA_END
 
 #: Largest ``from`` and ``to`` the packet program takes (each), and the stack program.
 MAX_PKT = 600

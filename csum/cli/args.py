@@ -1,0 +1,70 @@
+"""What every command's arguments share: the usage error, argument types, and the one way to write a file."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+__all__ = ["UsageError", "align", "check_show", "hex_bytes", "integer", "positive", "write_text"]
+
+
+class UsageError(Exception):
+    """A usage or input error: ``csum: <command> failed for <input>: <message>`` and exit 2 (csum/cli/__init__.py)."""
+
+
+def integer(text: str) -> int:
+    """An argparse type: a decimal or 0x-prefixed integer."""
+    try:
+        return int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r} (decimal or 0x-prefixed hex)") from None
+
+
+def align(text: str) -> int:
+    """An argparse type: a buffer's address mod 8 (0..7)."""
+    value = integer(text)
+    if not 0 <= value <= 7:
+        raise argparse.ArgumentTypeError(f"an address mod 8 is 0..7, got {value}")
+    return value
+
+
+def positive(text: str) -> int:
+    """An argparse type: an integer of at least 1."""
+    n = integer(text)
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
+    return n
+
+
+def hex_bytes(text: str) -> bytes:
+    """Bytes written as hex (spaces and colons allowed, 0x prefix too); a UsageError otherwise."""
+    cleaned = "".join(text.split()).replace(":", "")
+    if cleaned.startswith(("0x", "0X")):
+        cleaned = cleaned[2:]
+    bad = next((c for c in cleaned if c not in "0123456789abcdefABCDEF"), None)
+    if bad is not None:
+        raise UsageError(f"not a hex string: {text[:40]!r} ({bad!r} is not a hex digit)")
+    if len(cleaned) % 2:
+        raise UsageError(f"odd number of digits in {text[:40]!r}: {len(cleaned)} hex digits, bytes need pairs")
+    return bytes.fromhex(cleaned)
+
+
+def check_show(args: argparse.Namespace) -> None:
+    """``--show`` is 0 or more."""
+    if args.show < 0:
+        raise UsageError(f"--show must be 0 or more, got {args.show}")
+
+
+def write_text(path: Path, text: str, what: str) -> None:
+    """Write ``text`` to ``path`` as csum fix writes OUT (csum.capture.output: a regular file, replaced atomically);
+    ``what`` names the option in the error."""
+    from ..capture.output import AtomicFile, target
+
+    try:
+        with AtomicFile(target(path)) as out:
+            out.write(text.encode())
+            out.commit()
+    except OSError as exc:
+        raise UsageError(f"{what}: cannot write {path}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise UsageError(f"{what}: {exc}") from None
