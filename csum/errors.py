@@ -107,6 +107,8 @@ class Code(StrEnum):
     TIMEOUT = "timeout", "CsumValueError", "the guest did not finish within the timeout"
     BOOT_FAILED = "boot-failed", "CsumValueError", "the guest exited without starting the runner"
     APT_FAILED = "apt-failed", "CsumValueError", "apt could not find or fetch the Debian kernel package"
+    # the command line (csum/cli/)
+    USAGE = "usage", "CsumUsageError", "a command-line argument or input the command cannot use (exit 2)"
     # BpfMisuse warnings (csum/bpf/misuse.py): legal helper calls that are almost surely bugs
     SIZE_MISSING = "size-missing", "BpfMisuse", "field size 0 with a non-zero from: the kernel returns -EINVAL"
     WIDE_FOR_SIZE_2 = "wide-for-size-2", "BpfMisuse", "size 2 keeps only the low 16 bits of a wider from / to"
@@ -153,6 +155,13 @@ class CsumEngineError(CsumValueError, ImportError):
     def __init__(self, message: str) -> None:
         super().__init__(message, code=Code.BAD_ENGINE)
         self.name = "csum"
+
+
+class CsumUsageError(CsumValueError):
+    """A command-line usage or input error: the CLI prints ``csum: <command> failed for <input>: <message>`` and
+    exits 2 (csum/cli/__init__.py)."""
+
+    code = Code.USAGE
 
 
 class KernelUnavailable(CsumError, RuntimeError):

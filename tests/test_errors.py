@@ -28,6 +28,7 @@ from scapy.layers.l2 import Ether
 
 import csum
 import csum.batch
+import csum.cli.args
 import csum.bpf.skb
 import csum.capture.dask
 import csum.capture.output
@@ -305,6 +306,7 @@ TRIGGERS = {
     Code.TIMEOUT: [_guest_spins],
     Code.BOOT_FAILED: [_no_kernel_image],
     Code.APT_FAILED: [_apt_finds_nothing],
+    Code.USAGE: [lambda: csum.cli.args.hex_bytes("0xzz")],
 }
 
 #: The BpfMisuse warnings (csum/bpf/misuse.py): a legal helper call that is almost surely a bug, one per code.

@@ -18,7 +18,6 @@ from .. import __version__
 from ..engine import ENGINE
 from ..errors import CsumError
 from . import parser
-from .args import UsageError
 
 __all__ = ["main"]
 
@@ -45,7 +44,7 @@ def _run(argv: list[str]) -> int:
         args.jobs = default_jobs()
     try:
         return int(args.func(args))
-    except (UsageError, CsumError) as exc:
+    except CsumError as exc:  # UsageError among them
         print(f"csum: {args.command} failed for {_input(args)}: {exc}", file=sys.stderr)
         return 2
     except MemoryError:

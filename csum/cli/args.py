@@ -5,11 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ..errors import CsumUsageError as UsageError
+
 __all__ = ["UsageError", "align", "check_show", "hex_bytes", "integer", "positive", "write_text"]
-
-
-class UsageError(Exception):
-    """A usage or input error: ``csum: <command> failed for <input>: <message>`` and exit 2 (csum/cli/__init__.py)."""
 
 
 def integer(text: str) -> int:
