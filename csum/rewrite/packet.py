@@ -52,7 +52,7 @@ from ..core.arith import M16, M32, add32, fold, ror32
 from ..core.inputs import as_view, check_uint
 from ..core.partial import csum_partial as generic_csum_partial
 from ..errors import Code, CsumTypeError, CsumValueError
-from ..layers import UDP, UDPLITE, Field, Layout, Link, Stack, outer_layer, protocol_name, table, walk
+from ..layers import UDP, UDPLITE, Field, IPLayer, Layout, Link, Stack, outer_layer, protocol_name, table, walk
 from ..layers import layout as parse
 from ..types import Wsum
 
@@ -229,7 +229,7 @@ class _Shadow:
         return fold(self.skb.csum) == fold(self.sum % M16 or M16)
 
 
-class _Editor:
+class Editor:
     """Applies changes to ``data`` in place through the emulated helpers.
 
     ``record``: keep each helper call made (:attr:`Rewrite.calls`) and the CHECKSUM_COMPLETE shadow that picks the
@@ -245,10 +245,10 @@ class _Editor:
         #: What the last bpf_csum_diff returned (the diff a size-0 replace takes).
         self.diff = 0
 
-    def nested(self, layer: Layout, enclosing: tuple[Field, ...]) -> _Editor:
+    def nested(self, layer: Layout, enclosing: tuple[Field, ...]) -> Editor:
         """An editor of an inner IP layer (a quoted datagram, a tunnel's packet) sharing this one's bytes and calls."""
-        editor = object.__new__(_Editor)
-        editor.buf, editor.arch, editor.calls, editor.shadow = self.buf, self.arch, self.calls, self.shadow
+        editor = object.__new__(type(self))
+        editor.__dict__.update(self.__dict__)  # the bytes, calls, shadow and whatever a subclass shares
         editor.layout, editor.enclosing, editor.diff = layer, enclosing, 0
         return editor
 
@@ -476,7 +476,7 @@ def _icmp_id(data: bytearray, lay: Layout, where: str, value: int) -> int:
     return value
 
 
-def _apply(editor: _Editor, plan: _Plan) -> None:
+def _apply(editor: Editor, plan: _Plan) -> None:
     for which, value in (("saddr", plan.saddr), ("daddr", plan.daddr)):
         if value is not None:
             editor.address(which, value)
@@ -504,23 +504,31 @@ def _inner_layer(data: bytearray, stack: Stack, outer: Layout, name: str) -> tup
         if depth > 1:
             missing = "inner " + missing.replace("the packet", "the tunnelled packet")
         raise CsumValueError(missing, code=Code.NO_QUOTE if name == "quoted" else Code.NO_TUNNEL)
-    ip = found[0]
+    layer, _, enclosing = edited(stack, found[0], outer.link)
+    return layer, enclosing
+
+
+def edited(stack: Stack, ip: IPLayer, link: str) -> tuple[Layout, Field | None, tuple[Field, ...]]:
+    """``ip`` as an editor edits it: with its upper layer and L4 checksum filled in from ``stack`` (that field is the
+    second item: None when the layer has none), and the enclosing checksums covering it (a UDP one too when it is 0,
+    none computed: its replaces carry BPF_F_MARK_MANGLED_0 and leave it 0, so that the calls fit the tunnel's
+    packets with and without it)."""
     l4 = next((f for f in stack.fields if f.depth == ip.depth and f.entry is not table.IPV4_HEADER
                and ip.l4_start <= f.header < ip.end), None)
     pseudo = l4 is not None and (l4.entry.pseudo is table.PSEUDO.ALWAYS
                                  or (l4.entry.pseudo is table.PSEUDO.IPV6 and ip.version == 6))
     layer = dataclasses.replace(ip, l4=None if l4 is None else l4.header, l4_csum=None if l4 is None else l4.at,
-                                pseudo=pseudo, link=outer.link)
+                                pseudo=pseudo, link=link)
     enclosing = tuple(f for f in stack.fields if f.depth < ip.depth and f.at is not None and f.covers
                       and any(s <= ip.l3 < e for s, e in f.covers))
-    return layer, enclosing
+    return layer, l4, enclosing
 
 
-def _nested(data: bytearray, stack: Stack, editor: _Editor, quoted: object,
-            inner: object) -> list[tuple[_Editor, _Plan]]:
+def _nested(data: bytearray, stack: Stack, editor: Editor, quoted: object,
+            inner: object) -> list[tuple[Editor, _Plan]]:
     """The checked plans of ``quoted`` / ``inner`` under ``editor``'s layer, outer to inner; ``inner`` may hold a
     ``quoted`` dict of its own (an ICMP error carried in a tunnel)."""
-    out: list[tuple[_Editor, _Plan]] = []
+    out: list[tuple[Editor, _Plan]] = []
     for name, request in (("quoted", quoted), ("inner", inner)):
         if request is None:
             continue
@@ -583,7 +591,7 @@ def rewrite(packet: Any, *, saddr: Address | None = None, daddr: Address | None 
     stack = walk(memoryview(data), link, strict=True)  # the one walk: every layer below is read from it
     lay = outer_layer(stack)
     original = bytes(data)
-    editor = _Editor(data, lay, arch if isinstance(arch, Profile) else profile(arch))
+    editor = Editor(data, lay, arch if isinstance(arch, Profile) else profile(arch))
     plan = _plan(data, lay, "", dict(saddr=saddr, daddr=daddr, sport=sport, dport=dport, icmp_id=icmp_id,
                                      decrement_ttl=decrement_ttl))
     changes = [_check_field(c, lay) for c in fields]
