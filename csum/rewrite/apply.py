@@ -83,7 +83,7 @@ def _link_layer(data: bytearray, rules: Rules) -> None:
         at += table.VLAN_TAG_LEN
 
 
-def _header(editor: _Counting, data: bytearray, ip: IPLayer, rules: Rules, out: Outcome) -> None:
+def _header(editor: Editor, data: bytearray, ip: IPLayer, rules: Rules, out: Outcome) -> None:
     """TTL / hop limit, DSCP / ECN / traffic class, flow label: whole 16-bit words, as :meth:`Editor.field` takes."""
     hop = rules.hop(data[ip.ttl])
     if hop is None:
@@ -99,14 +99,14 @@ def _header(editor: _Counting, data: bytearray, ip: IPLayer, rules: Rules, out: 
         if new_tos != tos:
             editor.field(FieldChange(ip.l3, bytes([data[ip.l3], new_tos])))
         return
-    version_bits, class_bits, label_bits = table.IPV6_FLOW_WORD_BITS
+    _, class_bits, label_bits = table.IPV6_FLOW_WORD_BITS
     word = int.from_bytes(data[ip.l3:ip.l3 + 4], "big")
     tclass, label = (word >> label_bits) & ((1 << class_bits) - 1), word & ((1 << label_bits) - 1)
     tclass = rules.traffic_class(tclass, 6)
     label = label if rules.flowlabel is None else rules.flowlabel
-    new = (word >> (class_bits + label_bits) << (class_bits + label_bits)) | (tclass << label_bits) | label
-    if new != word:
-        editor.field(FieldChange(ip.l3, new.to_bytes(4, "big")))
+    now = (word >> (class_bits + label_bits) << (class_bits + label_bits)) | (tclass << label_bits) | label
+    if now != word:
+        editor.field(FieldChange(ip.l3, now.to_bytes(4, "big")))
 
 
 def _layer(root: _Counting, data: bytearray, stack: Stack, ip: IPLayer, rules: Rules, out: Outcome) -> None:

@@ -95,7 +95,10 @@ class PortMap:
             proto = _PORT_PROTOCOLS.get(name.strip().lower())
             if proto is None:
                 raise _bad(text, f"unknown protocol {name!r} (one of {', '.join(_PORT_PROTOCOLS)})")
-        old, new = _pair(rule, "port map")
+        try:
+            old, new = _pair(rule, "port map")
+        except CsumValueError:
+            raise _bad(text, "a port map rule is [tcp|udp|udplite|dccp:]OLD=NEW") from None
         try:
             a, b = int(old, 10), int(new, 10)
         except ValueError:
@@ -214,9 +217,9 @@ class Rules:
                 put(self, name, _macs(value, name.replace("_", "-")))
         retag = []
         for rule in _list(self.vlan_retag):
-            old, new = _pair(rule, "VLAN retag")
-            retag.append((_int(old, "vlan", 0, table.VLAN_VID_MASK), _int(new, "vlan", 0, table.VLAN_VID_MASK)))
-        if len({old for old, _ in retag}) != len(retag):
+            was, now = _pair(rule, "VLAN retag")
+            retag.append((_int(was, "vlan", 0, table.VLAN_VID_MASK), _int(now, "vlan", 0, table.VLAN_VID_MASK)))
+        if len({vid for vid, _ in retag}) != len(retag):
             raise CsumValueError("a VLAN ID is retagged twice", code=Code.OVERLAPPING_RULES)
         put(self, "vlan_retag", tuple(retag))
         if self.anonymize is not None:
