@@ -57,7 +57,8 @@ class RewriteResult:
             "offset": self.stop.offset, "packet": self.stop.index, "truncated": self.stop.truncated,
             "reason": self.stop.reason}
         if self.check is not None:
-            doc["after"] = {k: self.check.report.total(k) for k in ("ok", "bad", "offload", "none", "n/a")}
+            counts = self.check.report.counts.values()
+            doc["after"] = {k: sum(c[k] for c in counts) for k in ("ok", "bad", "offload", "none", "n/a")}
         return doc
 
 

@@ -485,6 +485,25 @@ static int transport(Ctx *c, Layer *L, int *inner)
     return 0;
 }
 
+/* Whether the layer's TCP/UDP field holds transmit offload's pseudo-header sum (csum/layers/check.py: with its
+ * length or 0): such a field is updated as on a CHECKSUM_PARTIAL skb, which apply.py does; declined here. */
+static int offload(Ctx *c, Layer *L)
+{
+    if (L->l4_csum < 0 || L->later || !(L->proto == c->p->tcp || L->proto == c->p->udp))
+        return 0;
+    int n = L->version == 4 ? 4 : 16;
+    uint32_t s = (uint32_t)L->proto, stored = be16(c->b + L->l4_csum);
+    for (int i = 0; i < n; i += 2)
+        s += be16(c->b + L->saddr + i) + be16(c->b + L->daddr + i);
+    uint32_t len = L->proto == c->p->udp ? be16(c->b + L->l4 + 4) : (uint32_t)(L->end - L->l4start);
+    uint32_t with = s + (len >> 16) + (len & 0xffff);
+    while (s >> 16)
+        s = (s & 0xffff) + (s >> 16);
+    while (with >> 16)
+        with = (with & 0xffff) + (with >> 16);
+    return stored == s || stored == with;
+}
+
 /* An IPv4 or IPv6 header at ``at`` (its datagram within ``end``), as csum/layers/walk.py reads it; -1: decline. */
 static int ip_layer(Ctx *c, int at, int end, int depth, Layer *L, int *inner)
 {
@@ -722,6 +741,8 @@ static int one(Ctx *c, int linktype, int hop_ok)
     }
     for (int i = 0; i < nl; i++) {
         Layer *L = &layers[i];
+        if (offload(c, L))
+            return 0;
         if (!selected(p, L->depth))
             continue;
         if (p->ttl < 0 && p->ttl != -1000 && c->b[L->ttl] + p->ttl < 0)

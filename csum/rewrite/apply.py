@@ -5,8 +5,9 @@ is walked as far as it was captured); every IP header the rules' level selects g
 editor as :func:`csum.rewrite.rewrite` (:class:`csum.rewrite.packet.Editor`: the emulated ``bpf_l3_csum_replace`` /
 ``bpf_l4_csum_replace`` of net/core/filter.c, every change carried into each enclosing checksum), without the
 recorded calls and skb shadow a capture has no use for. So every checksum is updated incrementally: one that was
-right stays right, one that was wrong stays wrong by the same residual, a transmit-offload partial sum stays the
-partial sum of the new pseudo-header, a UDP 0 over IPv4 stays 0 and a UDP result of 0 is stored as 0xffff.
+right stays right, one that was wrong stays wrong by the same residual, a transmit-offload partial sum (status
+``offload`` of csum.layers.evaluate) is updated as on a CHECKSUM_PARTIAL skb and stays the partial sum of the new
+pseudo-header, a UDP 0 over IPv4 stays 0 and a UDP result of 0 is stored as 0xffff.
 
 A checksum a change should reach but that is not in the packet (cut by the snap length, encrypted by ESP) is left
 as it is and counted with its reason (:class:`Outcome`); so is a whole packet csum cannot walk (an unsupported
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 
 from ..arch.profiles import profile
 from ..errors import CsumError
-from ..layers import IPLayer, Stack, table, walk
+from ..layers import IPLayer, Stack, evaluate, table, walk
 from ..layers.reasons import Reason
 from .packet import Editor, FieldChange, edited
 from .rules import Rules
@@ -162,6 +163,10 @@ def apply(packet: bytes | bytearray | memoryview, linktype: int, rules: Rules, w
         before = bytes(data)
         root = _Counting(data, stack.ips[0], _GENERIC, record=False)
         root.touched = set()
+        view = memoryview(data)
+        root.partial = frozenset(f.at for f in stack.fields if f.entry.offload and f.at is not None
+                                 and evaluate(view, f).reason is Reason.OFFLOAD)
+        view.release()
         changes = Outcome()
         try:
             for ip in stack.ips:

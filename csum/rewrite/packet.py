@@ -46,7 +46,7 @@ from typing import Any, Iterable, Literal, Mapping, NamedTuple, Union
 
 from .. import bpf
 from ..arch.profiles import Profile, profile
-from ..bpf.flags import CHECKSUM_NONE
+from ..bpf.flags import CHECKSUM_NONE, CHECKSUM_PARTIAL
 from ..bpf.skb import BPF_F_RECOMPUTE_CSUM, DIFF, Op, Skb
 from ..core.arith import M16, M32, add32, fold, ror32
 from ..core.inputs import as_view, check_uint
@@ -244,6 +244,8 @@ class Editor:
         self.enclosing: tuple[Field, ...] = ()
         #: What the last bpf_csum_diff returned (the diff a size-0 replace takes).
         self.diff = 0
+        #: Checksum fields holding transmit offload's pseudo-header sum (without ``record`` only).
+        self.partial: frozenset[int] = frozenset()
 
     def nested(self, layer: Layout, enclosing: tuple[Field, ...]) -> Editor:
         """An editor of an inner IP layer (a quoted datagram, a tunnel's packet) sharing this one's bytes and calls."""
@@ -258,8 +260,9 @@ class Editor:
         if helper == "bpf_l3_csum_replace":
             rc = bpf.l3_csum_replace_at(self.buf, offset, frm, to, flags, misuse=False) if self.shadow is None \
                 else self.shadow.skb.bpf_l3_csum_replace(offset, frm, to, flags, misuse=False)
-        elif self.shadow is None:
-            rc = bpf.l4_csum_replace_skb(self.buf, offset, frm, to, flags, CHECKSUM_NONE, Wsum(0), misuse=False)[0]
+        elif self.shadow is None:  # a transmit-offload partial sum is updated as the kernel does on CHECKSUM_PARTIAL
+            summed = CHECKSUM_PARTIAL if offset in self.partial else CHECKSUM_NONE
+            rc = bpf.l4_csum_replace_skb(self.buf, offset, frm, to, flags, summed, Wsum(0), misuse=False)[0]
         else:
             rc = self.shadow.skb.bpf_l4_csum_replace(offset, frm, to, flags, misuse=False)
         if rc:
