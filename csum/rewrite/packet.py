@@ -208,8 +208,10 @@ class _Shadow:
     rotated by the offset's parity. The packet is summed once, when the skb is made.
     """
 
-    def __init__(self, data: bytearray, network_offset: int) -> None:
-        self.skb = Skb.checksum_complete(data, network_offset=network_offset)
+    def __init__(self, data: bytearray, network_offset: int, arch: Profile) -> None:
+        #: On the rewrite's architecture: its csum_partial decides which zero skb->csum holds where the bytes sum to
+        #: 0xffff (the corner where a store's BPF_F_RECOMPUTE_CSUM is right on one CPU and wrong on another).
+        self.skb = Skb.checksum_complete(data, network_offset=network_offset, arch=arch)
         self.skb.data = data  # the editor's bytes themselves: the helpers patch them in place
         #: The generic csum_partial of data[network_offset:] (lib/checksum.c: 1..0xffff for bytes not all zero,
         #: as an IP header never is), kept congruent to it mod 0xffff.
@@ -239,7 +241,7 @@ class Editor:
     def __init__(self, data: bytearray, layout: Layout, arch: Profile, *, record: bool = True) -> None:
         self.buf, self.layout, self.arch = data, layout, arch
         self.calls: list[Call] | None = [] if record else None
-        self.shadow = _Shadow(data, layout.l3) if record else None
+        self.shadow = _Shadow(data, layout.l3, arch) if record else None
         #: Checksums of enclosing layers that cover this layer's bytes (an ICMP error's, a tunnel's UDP or GRE).
         self.enclosing: tuple[Field, ...] = ()
         #: What the last bpf_csum_diff returned (the diff a size-0 replace takes).
