@@ -1,5 +1,5 @@
 """``csum rewrite IN OUT [rules]``: a copy of a capture with addresses, ports, TTL, DSCP ... rewritten and every
-checksum updated incrementally (csum.capture.rewrite; rules: csum.rewrite.rules)."""
+checksum updated incrementally (csum.rewrite.capture; rules: csum.rewrite.rules)."""
 
 from __future__ import annotations
 
@@ -70,7 +70,7 @@ def rules_of(args: argparse.Namespace) -> object:
 def run(args: argparse.Namespace) -> int:
     """``csum rewrite IN OUT``."""
     from ..capture import pcap
-    from ..capture.rewrite import rewrite_capture
+    from ..rewrite import rewrite_capture
 
     rules = rules_of(args)  # every rule checked before anything is opened
     if args.out == "-" and sys.stdout.isatty():

@@ -858,7 +858,7 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_rewrite", "csum's capture rewriter in C.", -1, methods};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "csum.engine._rewrite", "csum's capture rewriter in C.", -1, methods};
 
 PyMODINIT_FUNC PyInit__rewrite(void)
 {

@@ -1,4 +1,4 @@
-"""csum rewrite / csum.capture.rewrite.rewrite_capture: whole captures through Rules, checksums kept incrementally.
+"""csum rewrite / csum.rewrite.rewrite_capture: whole captures through Rules, checksums kept incrementally.
 
 Expected values: scapy's from-scratch rebuild of each packet with the same fields changed (checksums deleted, so
 ``raw()`` recomputes them); the ``yacryptopan`` package for Crypto-PAn; tcprewrite (Debian's tcpreplay) where it is
@@ -28,7 +28,7 @@ from scapy.utils import PcapNgWriter, rdpcap, wrpcap
 import csum.engine
 from csum import inet
 from csum.capture import pcap
-from csum.capture.rewrite import rewrite_capture
+from csum.rewrite import rewrite_capture
 from csum.cli import main
 from csum.errors import CsumValueError
 from csum.rewrite.apply import Outcome, apply

@@ -21,13 +21,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from ..rewrite.apply import Outcome, apply
-from ..rewrite.fast import rewrite_packets
-from ..rewrite.rules import Rules
-from . import pcap
-from .output import AtomicFile, target
-from .scan import Scan, scan
-from .source import open_source
+from ..capture import pcap
+from ..capture.output import AtomicFile, target
+from ..capture.scan import Scan, scan
+from ..capture.source import open_source
+from .apply import Outcome, apply
+from .fast import rewrite_packets
+from .rules import Rules
 
 __all__ = ["RewriteResult", "rewrite_capture", "rewrite_chunk"]
 
