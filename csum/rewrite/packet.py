@@ -210,8 +210,11 @@ class _Shadow:
 
     def __init__(self, data: bytearray, network_offset: int, arch: Profile) -> None:
         #: On the rewrite's architecture: its csum_partial decides which zero skb->csum holds where the bytes sum to
-        #: 0xffff (the corner where a store's BPF_F_RECOMPUTE_CSUM is right on one CPU and wrong on another).
-        self.skb = Skb.checksum_complete(data, network_offset=network_offset, arch=arch)
+        #: 0xffff (the corner where a store's BPF_F_RECOMPUTE_CSUM is right on one CPU and wrong on another). The skb
+        #: helpers are modelled for little-endian CPUs (csum.skb); a big-endian one's shadow is generic's, and its
+        #: stores' flags may be the other CPU's in that corner.
+        shadow_arch = arch if arch.endian == "little" else profile("generic")
+        self.skb = Skb.checksum_complete(data, network_offset=network_offset, arch=shadow_arch)
         self.skb.data = data  # the editor's bytes themselves: the helpers patch them in place
         #: The generic csum_partial of data[network_offset:] (lib/checksum.c: 1..0xffff for bytes not all zero,
         #: as an IP header never is), kept congruent to it mod 0xffff.

@@ -146,7 +146,7 @@ def _check_overlaps(maps: Iterable[PrefixMap], what: str) -> None:
     seen: list[PrefixMap] = []
     for m in maps:
         for other in seen:
-            if m.old.version == other.old.version and m.old.overlaps(other.old):  # type: ignore[arg-type]
+            if m.old.version == other.old.version and m.old.overlaps(other.old):
                 raise CsumValueError(f"rules {str(other)!r} and {str(m)!r}: the {what} prefixes overlap",
                                      code=Code.OVERLAPPING_RULES)
         seen.append(m)
@@ -224,7 +224,7 @@ class Rules:
         put(self, "vlan_retag", tuple(retag))
         if self.anonymize is not None:
             put(self, "anonymize", _key(self.anonymize))
-            put(self, "_cryptopan", CryptoPAn(self.anonymize))  # type: ignore[arg-type]
+            put(self, "_cryptopan", CryptoPAn(self.anonymize))
         if self.level not in LEVELS:
             raise _bad(f"level={self.level}", "level is outer, inner or all")
 
