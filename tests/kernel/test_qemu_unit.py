@@ -101,27 +101,46 @@ def test_parse_log_skips_mangled_lines():
 def test_detect_profile_from_the_guest():
     """uname -m and /proc/cpuinfo pick the profile: armv7l -> arm; riscv64 with _zbb in isa -> riscv64-zbb."""
     log = plan.parse_log(RUNNER_ONLY_LOG)
-    assert check.detect_profile(log) == "arm" and check.csum_diff_kind(log) == "homogenized"
+    assert check.detect_profile(log, "little") == "arm" and check.csum_diff_kind(log) == "homogenized"
     rv = plan.GuestLog(uname=("Linux", "7.2.13+deb14-riscv64", "#1", "riscv64"),
                        cpuinfo=["isa\t\t: rv64imafdch_zicbom_zicboz_zicntr_zba_zbb_zbc_zbs_sstc"])
-    assert check.detect_profile(rv) == "riscv64-zbb-cfold-misaligned"  # no hwprobe answer: not known fast
+    assert check.detect_profile(rv, "little") == "riscv64-zbb-cfold-misaligned"  # no hwprobe answer: not known fast
     rv.hwprobe[9] = 3  # RISCV_HWPROBE_MISALIGNED_SCALAR_FAST
-    assert check.detect_profile(rv) == "riscv64-zbb-fast-unaligned"
+    assert check.detect_profile(rv, "little") == "riscv64-zbb-fast-unaligned"
     assert check.detect_profile(plan.GuestLog(uname=("Linux", "6.1.0", "#1", "riscv64"),
-                                              cpuinfo=["isa\t\t: rv64imafdc"])) == "riscv64"
+                                              cpuinfo=["isa\t\t: rv64imafdc"]), "little") == "riscv64"
     s390 = plan.GuestLog(uname=("Linux", "7.2", "#1", "s390x"), cpuinfo=["features\t: esan3 zarch stfle msa"])
-    assert check.detect_profile(s390) == "s390x" and check.cpu_features(s390)["vector facility (vx)"] == "no"
+    assert check.detect_profile(s390, "big") == "s390x" and check.cpu_features(s390)["vector facility (vx)"] == "no"
     assert check.release_version("7.2.13+deb14-armmp") == "7.2"
+
+
+def test_detect_profile_on_mips_needs_the_byte_order():
+    """Both MIPS byte orders say ``mips`` (uname lines of the bookworm malta boots: ``mips`` for the 4kc-malta
+    mipsel kernel, ``mips64`` for the 5kc-malta mips64el one); the guest's order picks the profile, and a
+    big-endian ``mips64`` (no profile) is not taken for the little-endian one."""
+    def guest(machine: str) -> plan.GuestLog:
+        return plan.GuestLog(uname=("Linux", "6.1.0-50-malta", "#1", machine), cpuinfo=["cpu model\t\t: MIPS 5KE V0.0"])
+    assert check.detect_profile(guest("mips"), "little") == "mipsel"
+    assert check.detect_profile(guest("mips"), "big") == "mips"
+    assert check.detect_profile(guest("mips64"), "little") == "mips64el"
+    assert check.detect_profile(guest("mips64"), "big") == "mips64"  # the machine itself: profile() refuses it
+    assert check.cpu_features(guest("mips64"))["cpu model"] == "MIPS 5KE V0.0"
 
 
 def test_arch_table_and_errors():
     """Every listed architecture has its qemu binary named; an unknown one is a one-line error."""
-    assert set(guest.ARCHES) == {"armhf", "arm64", "ppc64el", "riscv64", "s390x", "amd64", "i386"}
+    assert set(guest.ARCHES) == {"armhf", "arm64", "ppc64el", "riscv64", "s390x", "amd64", "i386", "mips64el",
+                                 "mipsel", "loong64"}
     assert guest.arch("aarch64").debian == "arm64" and guest.arch("ppc64le").debian == "ppc64el"
+    assert guest.arch("loongarch64").debian == "loong64"
+    with pytest.raises(csum.CsumValueError, match="unknown architecture 'mips64'"):
+        guest.arch("mips64")  # big-endian 64-bit MIPS: Debian has no such port, and it is not mips64el
     with pytest.raises(csum.CsumValueError, match="unknown architecture 'vax'"):
         guest.arch("vax")
     cmd = guest.qemu_command(guest.arch("s390x"), Path("k"), Path("i"))
     assert "max,vx=off" in cmd and cmd[-1].startswith("console=ttysclp0")
+    malta = guest.qemu_command(guest.arch("mipsel"), Path("k"), Path("i"))
+    assert malta[malta.index("-vga") + 1] == "none"  # malta's default Cirrus VGA needs a ROM file (qemu-system-data)
 
 
 @pytest.fixture(scope="module")

@@ -108,3 +108,17 @@ def test_riscv64_slow_unaligned_needs_the_c_folded_misaligned_path():
     wrong = [o for o in vf.observations if not check.agrees(zbb, "homogenized", o)[0]]
     assert sum(len(o.jit.split(",")) for o in wrong) == 120
     assert all(isinstance(o.case, DiffCase) and (o.frm_align % 8 or o.to_align % 8) for o in wrong)
+
+
+@pytest.mark.parametrize("stem", ["mips64el-6.1", "mipsel-6.1"])
+def test_mips_kernels_are_not_generic(stem):
+    """Debian bookworm's malta kernels (legacy helper): the mips profiles give all 2,404 answers; generic
+    (lib/checksum.c, what MIPS R6 builds) gets 514 of them wrong, all bpf_csum_diff answers (csum_partial.S
+    returns an unfolded 32-bit sum); its l3/l4 replace answers (MIPS's own csum_fold) are generic's."""
+    vf = check.read_vectors(Path(__file__).parents[1] / "vectors" / "qemu" / f"{stem}.txt")
+    assert vf.header["csum_diff"] == "legacy" and vf.header["qemu"].startswith("QEMU emulator version")
+    generic = csum.profile("generic", kernel="6.1")
+    wrong = [o for o in vf.observations if not check.agrees(generic, "legacy", o)[0]]
+    assert sum(len(o.jit.split(",")) for o in wrong) == 514
+    assert all(isinstance(o.case, DiffCase) for o in wrong)
+    assert any(o.value > 0xFFFF for o in wrong)

@@ -60,11 +60,18 @@ ARCHES = {a.debian: a for a in (
          "x86_64-linux-gnu-gcc", "little", "amd64"),
     Arch("i386", "qemu-system-i386", ("-M", "pc", "-cpu", "max"), "ttyS0",
          "i686-linux-gnu-gcc", "little", "686-pae"),
+    Arch("mips64el", "qemu-system-mips64el", ("-M", "malta", "-cpu", "5KEc", "-vga", "none"), "ttyS0",
+         "mips64el-linux-gnuabi64-gcc", "little", "5kc-malta"),
+    Arch("mipsel", "qemu-system-mipsel", ("-M", "malta", "-cpu", "24Kc", "-vga", "none"), "ttyS0",
+         "mipsel-linux-gnu-gcc", "little", "4kc-malta", "256M"),
+    Arch("loong64", "qemu-system-loongarch64", ("-M", "virt", "-cpu", "la464"), "ttyS0",
+         "loongarch64-linux-gnu-gcc", "little", "loong64", "1G"),
 )}
 
 #: Other names a user may give for an architecture (uname -m, csum profile names).
 _ARCH_ALIASES = {"arm": "armhf", "armv7l": "armhf", "aarch64": "arm64", "ppc64le": "ppc64el",
-                 "powerpc64le": "ppc64el", "x86_64": "amd64", "i686": "i386"}
+                 "powerpc64le": "ppc64el", "x86_64": "amd64", "i686": "i386",
+                 "loongarch64": "loong64"}
 
 
 def arch(name: str) -> Arch:
@@ -158,6 +165,15 @@ def qemu_command(a: Arch, kernel: Path, initrd: Path, append_extra: str = "") ->
             "-kernel", str(kernel), "-initrd", str(initrd), "-append", append]
 
 
+def qemu_version(a: Arch) -> str:
+    """The first line of ``qemu-system-* --version`` (e.g. ``QEMU emulator version 7.2.22 (Debian ...)``)."""
+    if shutil.which(a.qemu) is None:
+        raise CsumValueError(f"--qemu {a.debian}: {a.qemu} not found (Debian package qemu-system-*)",
+                             code=Code.NO_QEMU)
+    done = subprocess.run([a.qemu, "--version"], capture_output=True, text=True)
+    return (done.stdout.strip().splitlines() or ["unknown"])[0]
+
+
 def boot(a: Arch, kernel: Path, plan: str, *, timeout: float = 1200.0, log: Path | None = None,
          append_extra: str = "") -> tuple[str, list[str]]:
     """Boot ``kernel`` with the runner and ``plan``; returns (console log, qemu command).
@@ -165,9 +181,7 @@ def boot(a: Arch, kernel: Path, plan: str, *, timeout: float = 1200.0, log: Path
     The log is also written to ``log`` when given. Raises CsumValueError when
     qemu is missing or the boot does not finish within ``timeout`` seconds.
     """
-    if shutil.which(a.qemu) is None:
-        raise CsumValueError(f"--qemu {a.debian}: {a.qemu} not found (Debian package qemu-system-*)",
-                             code=Code.NO_QEMU)
+    qemu_version(a)  # qemu is there
     runner = build_runner(a).read_bytes()
     with tempfile.TemporaryDirectory() as tmp:
         initrd = Path(tmp) / "initramfs.cpio"
