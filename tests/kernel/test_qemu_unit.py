@@ -9,6 +9,7 @@ big-endian encoding; real console lines from the boots of tests/vectors/qemu.
 
 from __future__ import annotations
 
+import gzip
 import shutil
 import struct
 import subprocess
@@ -64,6 +65,33 @@ def test_read_cpio_round_trip_and_rejects_garbage():
     assert files["dev/console"][2] == (5, 1)
     with pytest.raises(csum.CsumValueError, match="not a newc cpio"):
         guest.read_cpio(b"garbage" * 20)
+
+
+def _zboot(payload: bytes, method: bytes, size: int | None = None) -> bytes:
+    """An EFI zboot image laid out as drivers/firmware/efi/libstub/zboot-header.S describes it."""
+    head = b"MZ\0\0zimg" + struct.pack("<II", 64, len(payload) if size is None else size) + bytes(8)
+    return (head + method.ljust(8, b"\0")).ljust(64, b"\0") + payload
+
+
+def test_unpack_zboot_gives_the_payload(tmp_path, monkeypatch):
+    """An EFI zboot kernel (Debian's loong64 one is zstd) becomes its payload, compressed by Python's gzip
+    module or the zstandard package (the independent source); a plain image is booted as it is."""
+    monkeypatch.setenv("CSUM_CACHE", str(tmp_path / "cache"))
+    kernel = b"MZ\0\0" + bytes(range(256)) * 40
+    (tmp_path / "gz").write_bytes(_zboot(gzip.compress(kernel), b"gzip"))
+    assert guest.unpack_zboot(tmp_path / "gz").read_bytes() == kernel
+    plain = tmp_path / "vmlinux"
+    plain.write_bytes(b"\x7fELF" + bytes(60))
+    assert guest.unpack_zboot(plain) == plain
+    (tmp_path / "cut").write_bytes(_zboot(b"x" * 10, b"gzip", size=11))
+    with pytest.raises(csum.CsumValueError, match="outside the 74-byte file"):
+        guest.unpack_zboot(tmp_path / "cut")
+    (tmp_path / "lz").write_bytes(_zboot(b"x" * 10, b"lzma"))
+    with pytest.raises(csum.CsumValueError, match="'lzma' is not gzip or zstd"):
+        guest.unpack_zboot(tmp_path / "lz")
+    zstandard = pytest.importorskip("zstandard")
+    (tmp_path / "zst").write_bytes(_zboot(zstandard.ZstdCompressor().compress(kernel), b"zstd"))
+    assert guest.unpack_zboot(tmp_path / "zst").read_bytes() == kernel
 
 
 def test_big_endian_insns_follow_the_uapi_layout():
@@ -139,6 +167,7 @@ def test_arch_table_and_errors():
         guest.arch("vax")
     cmd = guest.qemu_command(guest.arch("s390x"), Path("k"), Path("i"))
     assert "max,vx=off" in cmd and cmd[-1].startswith("console=ttysclp0")
+    assert guest.qemu_command(guest.arch("loong64"), Path("k"), Path("i"))[-1].endswith("initcall_blacklist=i8042_init")
     malta = guest.qemu_command(guest.arch("mipsel"), Path("k"), Path("i"))
     assert malta[malta.index("-vga") + 1] == "none"  # malta's default Cirrus VGA needs a ROM file (qemu-system-data)
 

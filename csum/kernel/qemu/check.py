@@ -39,7 +39,8 @@ def cpu_features(log: GuestLog) -> dict[str, str]:
     out: dict[str, str] = {}
     for line in log.cpuinfo:
         key, _, value = (part.strip() for part in line.partition(":"))
-        if key in ("isa", "features", "cpu", "cpu model", "model name", "Processor", "CPU part", "vendor_id", "machine") \
+        if key in ("isa", "ISA", "features", "Features", "cpu", "cpu model", "model name", "Model Name", "Processor",
+                   "CPU part", "vendor_id", "machine") \
                 and key not in out:
             out[key] = value
     if log.machine.startswith("s390"):
