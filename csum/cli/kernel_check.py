@@ -20,7 +20,8 @@ def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                     "replace cases)")
     kc.add_argument("--seed", type=integer, default=None, help="random seed, to reproduce a run")
     kc.add_argument("--qemu", metavar="ARCH", help="boot a kernel of Debian architecture ARCH under qemu-system-* "
-                    "(armhf, arm64, ppc64el, riscv64, s390x, amd64, i386, mips64el, mipsel, loong64) instead of using the running kernel")
+                    "(armhf, arm64, ppc64el, riscv64, s390x, amd64, i386, mips64el, mipsel, loong64) instead of "
+                    "using the running kernel")
     kc.add_argument("--kernel", metavar="IMAGE", help="with --qemu: the kernel image to boot")
     kc.add_argument("--debian", nargs=2, metavar=("RELEASE", "ARCH"),
                     help="fetch Debian RELEASE's kernel for ARCH with apt-get download (e.g. unstable armhf)")
