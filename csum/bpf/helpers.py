@@ -38,6 +38,7 @@ __all__ = ["BPF_F_HDR_FIELD_MASK", "BPF_F_IPV6", "BPF_F_MARK_ENFORCE", "BPF_F_MA
            "PartialFn", "SCRATCH_SIZE", "bpf_l3_csum_replace", "bpf_l4_csum_replace", "csum_diff",
            "csum_diff_legacy", "inet_proto_csum_replace16", "l3_csum_replace_at", "l4_csum_replace_skb"]
 
+
 def _field_value(value: object, name: str) -> int:
     """A helper argument: an int as the helper's u64 register holds it, or the field's bytes."""
     if isinstance(value, (bytes, bytearray, memoryview)):
@@ -51,6 +52,7 @@ def _field_value(value: object, name: str) -> int:
                             code=Code.BAD_TYPE)
     return check_uint(value, 64, name)
 
+
 def _sum_field(pkt: object, offset: object) -> tuple[memoryview, int] | int:
     view = as_view(pkt, "pkt")
     if view.readonly:
@@ -61,6 +63,7 @@ def _sum_field(pkt: object, offset: object) -> tuple[memoryview, int] | int:
         return -EFAULT
     return view, offset
 
+
 @fast_path("l3_csum_replace")
 def bpf_l3_csum_replace(pkt: object, offset: int, frm: object, to: object, flags: int) -> int:
     """net/core/filter.c ``bpf_l3_csum_replace``: patch the checksum at ``pkt[offset:offset+2]`` in place.
@@ -70,6 +73,7 @@ def bpf_l3_csum_replace(pkt: object, offset: int, frm: object, to: object, flags
     (odd offset, offset > 0xffff, field outside the packet); the buffer is untouched on error.
     """
     return l3_csum_replace_at(pkt, offset, frm, to, flags)
+
 
 def l3_csum_replace_at(pkt: object, offset: int, frm: object, to: object, flags: int, *, stacklevel: int = 3) -> int:
     """:func:`bpf_l3_csum_replace`; ``stacklevel`` places :class:`BpfMisuse` warnings at the caller's caller."""
@@ -97,6 +101,7 @@ def l3_csum_replace_at(pkt: object, offset: int, frm: object, to: object, flags:
     view[off : off + 2] = new.to_bytes(2, "little")
     return 0
 
+
 @fast_path("l4_csum_replace")
 def bpf_l4_csum_replace(pkt: object, offset: int, frm: object, to: object, flags: int, *,
                         ip_summed: int = CHECKSUM_NONE) -> int:
@@ -111,6 +116,7 @@ def bpf_l4_csum_replace(pkt: object, offset: int, frm: object, to: object, flags
     pseudo-header fields. Return codes and errors as for :func:`bpf_l3_csum_replace`.
     """
     return l4_csum_replace_skb(pkt, offset, frm, to, flags, ip_summed, Wsum(0))[0]
+
 
 def l4_csum_replace_skb(pkt: object, offset: int, frm: object, to: object, flags: int, ip_summed: int,
                         skb_csum: Wsum, *, stacklevel: int = 3, misuse: bool = True) -> tuple[int, Wsum]:
