@@ -65,8 +65,8 @@ def holds(keys: bytes, key: bytes) -> bool:
 
 
 def _bind() -> None:
-    if engine.cwalk is not None:
-        engine.cwalk.bind(Result, CODES, REASONS, TOKENS, LINKS, FACTS)
+    if engine.CWALK is not None:  # bound whatever the engine: csum.engine.use("c") may switch it on later
+        engine.CWALK.bind(Result, CODES, REASONS, TOKENS, LINKS, FACTS)
 
 
 _bind()

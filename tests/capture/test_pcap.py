@@ -238,7 +238,7 @@ _NEG_ZERO = (b"\x02" * 12 + b"\x08\x00" + bytes.fromhex("450000220000000040017cd
 
 
 # each example builds and checks a capture twice (~10 ms), on every engine: 200 keep this near 4 s per engine
-@pytest.mark.every_engine
+@pytest.mark.usefixtures("every_engine")
 @settings(max_examples=200)
 @given(frames=st.lists(_framed(), min_size=1, max_size=6))
 @example(frames=[(1, _NEG_ZERO, len(_NEG_ZERO))])
@@ -247,7 +247,7 @@ def test_vectorized_path_gives_inet_verify_results(frames):
     the protocols it counted; the report with the vectorized path equals the one from the walker alone
     (counts, bad, offload, malformed, cut, not IP, patches); whole, well-formed packets get exactly
     inet.verify's results. Checksums in the frames come from the RFC 1071 oracle (tests/oracle.py).
-    Runs under every summing engine (tests/engine/test_engine.py): csum.batch sums through the bound one."""
+    Runs under every summing engine (the every_engine fixture): csum.batch sums through the bound one."""
     cap = _capture(frames)
     d = np.frombuffer(cap.data, dtype=np.uint8)
     index, v4, proto = fast_ok(cap, d, cap.caplens == cap.origlens)
