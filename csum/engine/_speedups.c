@@ -32,6 +32,8 @@
 #define NOGIL_BYTES ((Py_ssize_t)1 << 16)
 
 static PyObject *str_little, *str_big;
+/* This module (the self of its functions), for FastPath to know its own functions. */
+static PyObject *module_object;
 
 /* ---- arguments ---------------------------------------------------------------------------------- */
 
@@ -48,11 +50,13 @@ static PyObject *names[N_NAMES];
 static int bind(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, const int *sig, int npos, int nreq,
                 int nall, PyObject **out)
 {
-    if (nargs > npos)
+    if (nargs > npos || (kwnames == NULL && nargs < nreq))
         return 0;
     for (int i = 0; i < nall; i++)
         out[i] = i < nargs ? args[i] : NULL;
-    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    if (kwnames == NULL)
+        return 1;
+    Py_ssize_t nkw = PyTuple_GET_SIZE(kwnames);
     for (Py_ssize_t k = 0; k < nkw; k++) {
         PyObject *key = PyTuple_GET_ITEM(kwnames, k);
         int j = -1;
@@ -226,9 +230,9 @@ static PyObject *sum_buffer(PyObject *const *args, uint64_t block)
 
 /* ones_sum(buf, width, byteorder[, name]) -> int, or NotImplemented for arguments it does not sum
  * (name, the caller's argument name, is for the checked function csum.engine pairs this with). */
-static PyObject *ones_sum(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+static PyObject *ones_sum(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    if (nargs < 3 || nargs > 4)
+    if (nargs < 3 || nargs > 4 || kwnames != NULL)
         DECLINE;
     return sum_buffer(args, (uint64_t)1 << BLOCK_BYTES_LOG2);
 }
@@ -375,58 +379,54 @@ static PyObject *partial(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     return PyLong_FromUnsignedLong(r);
 }
 
-/* csum_diff(shape, frm, to, seed=0, *, frm_align=0, to_align=0) -> int: bpf_csum_diff (Linux >= 6.13). */
-static PyObject *py_csum_diff(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+/* csum_diff(shape, frm, to, seed=0, *, frm_align=0, to_align=0) -> int: bpf_csum_diff (Linux >= 6.13), and
+ * csum_diff_legacy(shape, frm, to, seed=0) -> int: bpf_csum_diff (Linux <= 6.12) for the sizes it accepts (each
+ * a multiple of 4, together at most the scratch buffer; the -EINVAL of other sizes is the Python's). One body,
+ * so the two forms differ by what the kernel's differ by: the scratch copy. */
+static PyObject *diff_helper(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, int legacy)
 {
     static const int sig[] = {A_FRM, A_TO, A_SEED, A_FRM_ALIGN, A_TO_ALIGN};
     PyObject *a[5];
     uint64_t seed, fa, ta;
     int shape;
     bytes_t f, t;
-    if (nargs < 1 || !get_shape(args[0], &shape) || !bind(args + 1, nargs - 1, kwnames, sig, 3, 2, 5, a) ||
-        !get_uint(a[2], M32, &seed) || !get_uint(a[3], 7, &fa) || !get_uint(a[4], 7, &ta) || !get_bytes(a[0], &f, 0))
-        DECLINE;
-    if (!get_bytes(a[1], &t, 0)) {
-        put_bytes(&f);
-        DECLINE;
-    }
-    uint32_t r;
-    if (f.n + t.n >= NOGIL_BYTES) {
-        Py_BEGIN_ALLOW_THREADS
-        r = csum_diff(shape, f.p, (uint64_t)f.n, t.p, (uint64_t)t.n, (uint32_t)seed, (unsigned)fa, (unsigned)ta);
-        Py_END_ALLOW_THREADS
-    } else {
-        r = csum_diff(shape, f.p, (uint64_t)f.n, t.p, (uint64_t)t.n, (uint32_t)seed, (unsigned)fa, (unsigned)ta);
-    }
-    put_bytes(&t);
-    put_bytes(&f);
-    return PyLong_FromUnsignedLong(r);
-}
-
-/* csum_diff_legacy(shape, frm, to, seed=0) -> int: bpf_csum_diff (Linux <= 6.12) for the sizes it accepts
- * (each a multiple of 4, together at most the scratch buffer); the -EINVAL of other sizes is the Python's. */
-static PyObject *py_csum_diff_legacy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
-{
-    static const int sig[] = {A_FRM, A_TO, A_SEED};
-    PyObject *a[3];
-    uint64_t seed;
-    int shape;
-    bytes_t f, t;
-    if (nargs < 1 || !get_shape(args[0], &shape) || !bind(args + 1, nargs - 1, kwnames, sig, 3, 2, 3, a) ||
-        !get_uint(a[2], M32, &seed) || !get_bytes(a[0], &f, 0))
+    if (nargs < 1 || !get_shape(args[0], &shape) || !bind(args + 1, nargs - 1, kwnames, sig, 3, 2, legacy ? 3 : 5, a) ||
+        !get_uint(a[2], M32, &seed) || !get_uint(legacy ? NULL : a[3], 7, &fa) ||
+        !get_uint(legacy ? NULL : a[4], 7, &ta) || !get_bytes(a[0], &f, 0))
         DECLINE;
     if (!get_bytes(a[1], &t, 0)) {
         put_bytes(&f);
         DECLINE;
     }
     PyObject *r = Py_NotImplemented;
-    if (!((f.n | t.n) & 3) && f.n + t.n <= SCRATCH_BYTES)
+    if (!legacy) {
+        uint32_t v;
+        if (f.n + t.n >= NOGIL_BYTES) {
+            Py_BEGIN_ALLOW_THREADS
+            v = csum_diff(shape, f.p, (uint64_t)f.n, t.p, (uint64_t)t.n, (uint32_t)seed, (unsigned)fa, (unsigned)ta);
+            Py_END_ALLOW_THREADS
+        } else {
+            v = csum_diff(shape, f.p, (uint64_t)f.n, t.p, (uint64_t)t.n, (uint32_t)seed, (unsigned)fa, (unsigned)ta);
+        }
+        r = PyLong_FromUnsignedLong(v);
+    } else if (!((f.n | t.n) & 3) && f.n + t.n <= SCRATCH_BYTES) {
         r = PyLong_FromUnsignedLong(csum_diff_legacy(shape, f.p, (uint64_t)f.n, t.p, (uint64_t)t.n, (uint32_t)seed));
-    else
+    } else {
         Py_INCREF(r);
+    }
     put_bytes(&t);
     put_bytes(&f);
     return r;
+}
+
+static PyObject *py_csum_diff(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return diff_helper(args, nargs, kwnames, 0);
+}
+
+static PyObject *py_csum_diff_legacy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return diff_helper(args, nargs, kwnames, 1);
 }
 
 /* inet_proto_csum_replace16(shape, sum16, frm, to) -> int: net/core/utils.c, frm and to 16 bytes each. */
@@ -540,21 +540,32 @@ typedef struct {
     PyObject_HEAD
     PyObject *fast, *slow, *first, *dict;
     vectorcallfunc vectorcall;
+    /* fast's C function when it is one of this module's METH_FASTCALL | METH_KEYWORDS functions: called
+     * directly, without the generic call's dispatch (NULL: through PyObject_Vectorcall). */
+    _PyCFunctionFastWithKeywords cfunc;
 } FastPath;
 
 /* Room for the arguments of a call made with first prepended, when the caller left no slot before args. */
 #define FIRST_STACK 8
 
+static inline PyObject *fast_call(FastPath *f, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    if (f->cfunc != NULL)
+        return f->cfunc(PyCFunction_GET_SELF(f->fast), args, nargs, kwnames);
+    return PyObject_Vectorcall(f->fast, args, (size_t)nargs, kwnames);
+}
+
 static PyObject *call_fast(FastPath *f, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     if (f->first == NULL)
-        return PyObject_Vectorcall(f->fast, args, nargsf, kwnames);
-    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf), total = nargs + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
+        return fast_call(f, args, nargs, kwnames);
+    Py_ssize_t total = nargs + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
     PyObject *r;
     if (nargsf & PY_VECTORCALL_ARGUMENTS_OFFSET) {  /* the caller lets args[-1] be used for this */
         PyObject **slot = (PyObject **)args - 1, *saved = *slot;
         *slot = f->first;
-        r = PyObject_Vectorcall(f->fast, slot, (size_t)nargs + 1, kwnames);
+        r = fast_call(f, slot, nargs + 1, kwnames);
         *slot = saved;
         return r;
     }
@@ -563,7 +574,7 @@ static PyObject *call_fast(FastPath *f, PyObject *const *args, size_t nargsf, Py
     PyObject *stack[FIRST_STACK];
     stack[0] = f->first;
     memcpy(stack + 1, args, (size_t)total * sizeof(PyObject *));
-    return PyObject_Vectorcall(f->fast, stack, (size_t)nargs + 1, kwnames);
+    return fast_call(f, stack, nargs + 1, kwnames);
 }
 
 static PyObject *fastpath_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
@@ -598,6 +609,9 @@ static PyObject *fastpath_new(PyTypeObject *type, PyObject *args, PyObject *kwar
     f->slow = Py_NewRef(slow);
     f->first = Py_XNewRef(first);
     f->vectorcall = fastpath_vectorcall;
+    if (PyCFunction_Check(fast) && PyCFunction_GET_FLAGS(fast) == (METH_FASTCALL | METH_KEYWORDS) &&
+        PyCFunction_GET_SELF(fast) == module_object)
+        f->cfunc = (_PyCFunctionFastWithKeywords)(void (*)(void))PyCFunction_GET_FUNCTION(fast);
     return (PyObject *)f;
 }
 
@@ -678,8 +692,7 @@ static PyTypeObject FastPathType = {
 #define FAST(name, fn, doc) {name, (PyCFunction)(void (*)(void))fn, METH_FASTCALL | METH_KEYWORDS, doc}
 
 static PyMethodDef methods[] = {
-    {"ones_sum", (PyCFunction)(void (*)(void))ones_sum, METH_FASTCALL,
-     "ones_sum(buf, width, byteorder[, name]) -> canonical one's-complement sum, or NotImplemented."},
+    FAST("ones_sum", ones_sum, "ones_sum(buf, width, byteorder[, name]) -> canonical one's-complement sum, or NotImplemented."),
     {"ones_sum_blocked", (PyCFunction)(void (*)(void))ones_sum_blocked, METH_FASTCALL,
      "ones_sum_blocked(buf, width, byteorder, block) -> ones_sum with a smaller block size (tests)."},
     {"ones_sum_many", (PyCFunction)(void (*)(void))ones_sum_many, METH_FASTCALL,
@@ -736,6 +749,7 @@ PyMODINIT_FUNC PyInit__speedups(void)
         return NULL;
     }
     Py_DECREF(shapes);
+    module_object = m;
     if (PyType_Ready(&FastPathType) < 0 || PyModule_AddObjectRef(m, "FastPath", (PyObject *)&FastPathType) < 0 ||
         PyModule_AddIntConstant(m, "BLOCK_BYTES_LOG2", BLOCK_BYTES_LOG2) < 0) {
         Py_DECREF(m);
