@@ -58,12 +58,14 @@ static inline uint64_t load64(const unsigned char *p)
 #define AS_BE(w) __builtin_bswap64(w)
 #endif
 
-/* Sums of the low and high 32-bit halves of nwords whole 64-bit words (nwords <= 2**31). */
-CSUM_CLONES static void lanes_le(const unsigned char *p, uint64_t nwords, uint64_t *lo, uint64_t *hi)
+/* Sums of the low and high 32-bit halves of nwords whole 64-bit words (nwords <= 2**31), read in byte order big;
+ * inlined into one loop per byte order, each built for AVX2 and without it. */
+static inline __attribute__((always_inline)) void lanes(const unsigned char *p, uint64_t nwords, uint64_t *lo,
+                                                        uint64_t *hi, int big)
 {
     uint64_t a = 0, b = 0;
     for (uint64_t i = 0; i < nwords; i++) {
-        uint64_t w = AS_LE(load64(p + 8 * i));
+        uint64_t w = big ? AS_BE(load64(p + 8 * i)) : AS_LE(load64(p + 8 * i));
         a += w & 0xffffffffu;
         b += w >> 32;
     }
@@ -71,16 +73,14 @@ CSUM_CLONES static void lanes_le(const unsigned char *p, uint64_t nwords, uint64
     *hi = b;
 }
 
+CSUM_CLONES static void lanes_le(const unsigned char *p, uint64_t nwords, uint64_t *lo, uint64_t *hi)
+{
+    lanes(p, nwords, lo, hi, 0);
+}
+
 CSUM_CLONES static void lanes_be(const unsigned char *p, uint64_t nwords, uint64_t *lo, uint64_t *hi)
 {
-    uint64_t a = 0, b = 0;
-    for (uint64_t i = 0; i < nwords; i++) {
-        uint64_t w = AS_BE(load64(p + 8 * i));
-        a += w & 0xffffffffu;
-        b += w >> 32;
-    }
-    *lo = a;
-    *hi = b;
+    lanes(p, nwords, lo, hi, 1);
 }
 
 static inline uint64_t add_ea64(uint64_t a, uint64_t b)

@@ -327,29 +327,35 @@ no_offs:
     Py_RETURN_NONE;
 }
 
-/* internet_checksum(buf) -> int: csum/core/partial.py internet_checksum, ~ the big-endian 16-bit sum. */
-static PyObject *internet_checksum(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+/* The RFC 1071 checksum of the call's one argument, buf (csum/core/partial.py internet_checksum: ~ the
+ * big-endian 16-bit sum), or -1 where the call is not one C takes. */
+static long wire_checksum(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     static const int sig[] = {A_BUF};
     PyObject *a[1];
     bytes_t b;
     if (!bind(args, nargs, kwnames, sig, 1, 1, 1, a) || !get_bytes(a[0], &b, 0))
-        DECLINE;
+        return -1;
     uint64_t s = sum_maybe_nogil(b.p, b.n, 1, (uint64_t)1 << BLOCK_BYTES_LOG2);
     put_bytes(&b);
-    return PyLong_FromUnsignedLong((unsigned long)(csum_reduce(s, 16) ^ M16));
+    return (long)(csum_reduce(s, 16) ^ M16);
+}
+
+/* internet_checksum(buf) -> int. */
+static PyObject *internet_checksum(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    long v = wire_checksum(args, nargs, kwnames);
+    if (v < 0)
+        DECLINE;
+    return PyLong_FromLong(v);
 }
 
 /* internet_checksum_bytes(buf) -> bytes: the same value as the two bytes of the field, in network order. */
 static PyObject *internet_checksum_bytes(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    static const int sig[] = {A_BUF};
-    PyObject *a[1];
-    bytes_t b;
-    if (!bind(args, nargs, kwnames, sig, 1, 1, 1, a) || !get_bytes(a[0], &b, 0))
+    long v = wire_checksum(args, nargs, kwnames);
+    if (v < 0)
         DECLINE;
-    uint64_t v = csum_reduce(sum_maybe_nogil(b.p, b.n, 1, (uint64_t)1 << BLOCK_BYTES_LOG2), 16) ^ M16;
-    put_bytes(&b);
     char field[2] = {(char)(v >> 8), (char)v};
     return PyBytes_FromStringAndSize(field, 2);
 }

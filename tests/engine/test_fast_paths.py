@@ -111,6 +111,24 @@ def test_partial_equals_python_at_every_align(data, seed, shape):
         assert fp.fast(fp.first, data, seed, align=align) == algorithm(shape)(memoryview(data), seed, align)
 
 
+@pytest.mark.parametrize("shape", SHAPED)
+def test_csum_diff_corners_every_shape(shape):
+    """Exhaustive corners of both bpf_csum_diff forms: from/to each empty, all-zero or all-0xff (1, 3, 4 and 8
+    bytes: +0 and -0 sums, odd lengths), every CORNER_SEEDS seed, all 64 (frm_align, to_align) pairs for the
+    homogenized form: C == csum/core/diff.py, 0x0000 vs 0xffff included."""
+    fast = engine.fast_path("csum_diff", shape)(lambda *a, **k: None)
+    legacy = engine.fast_path("csum_diff_legacy", shape)(lambda *a, **k: None)
+    python = algorithm(shape)
+    bufs = [b""] + [fill * n for fill in (b"\x00", b"\xff") for n in (1, 3, 4, 8)]
+    for frm, to, seed in itertools.product(bufs, bufs, CORNER_SEEDS):
+        for fa, ta in itertools.product(range(8), repeat=2):
+            want = diff.csum_diff(python, frm, to, seed, frm_align=fa, to_align=ta)
+            assert fast.fast(fast.first, frm, to, seed, frm_align=fa, to_align=ta) == want, (frm, to, seed, fa, ta)
+        got = legacy.fast(legacy.first, frm, to, seed)
+        assert (diff.csum_diff_legacy(python, frm, to, seed) == -22) if got is NotImplemented \
+            else got == diff.csum_diff_legacy(python, frm, to, seed)
+
+
 @settings(suppress_health_check=[HealthCheck.too_slow])
 @given(buffers(max_size=48), buffers(max_size=48), seeds(), st.sampled_from(SHAPED))
 @example(b"\xff" * 4, b"", 0xFFFFFFFF, "x86_64")
@@ -320,6 +338,15 @@ def test_arguments_c_declines_get_python_s_answer(fn, args):
     C returns NotImplemented and the public function shows exactly what the checked one shows."""
     assert fast_of(fn)(*args) is NotImplemented
     assert outcome(fn, *args) == outcome(fn.slow, *args)
+
+
+def test_empty_arrays_of_any_shape():
+    """A numpy array with a zero in its shape holds no bytes: C and Python both sum nothing (the empty buffer's
+    checksum 0xffff, csum_partial's seed back), and a writable one is a packet too short for any field (-EFAULT)."""
+    for arr in (np.zeros((0, 3), np.uint8), np.zeros((2, 0), np.uint16)):
+        for fn, args, want in ((csum.csum_partial, (arr, 5), 5), (csum.internet_checksum, (arr,), 0xFFFF),
+                               (csum.bpf_l3_csum_replace, (arr, 0, 1, 2, 4), -14)):
+            assert fast_of(fn)(*args) == fn.slow(*args) == want
 
 
 def test_int_subclasses_reach_python():
