@@ -69,8 +69,10 @@ def fast_of(fn):
 def test_every_loop_helper_is_a_fast_path():
     """The helpers of issue 23 item 4 are FastPaths over the named C function, and so is each profile's
     csum_partial / bpf_csum_diff (both forms) / inet_proto_csum_replace16 exactly where C has its shape."""
+    generic = engine.SHAPES[csum.profile("generic").implementation.algorithm]
     for fn, name in FAST.items():
         assert type(fn).__name__ == "FastPath" and fn.fast.__name__ == name, fn
+        assert fn.first in (None, generic), fn  # the generic toolbox computes as the generic profile does
     for prof in PROFILES:
         shaped = prof.implementation.algorithm in engine.SHAPES
         for method in ("csum_partial", "bpf_csum_diff", "bpf_csum_diff_legacy", "inet_proto_csum_replace16"):
