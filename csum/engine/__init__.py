@@ -52,8 +52,8 @@ from ..errors import Code, CsumEngineError, CsumValueError
 from . import native
 from .native import NUMPY_MIN_BYTES, WIDTHS
 
-__all__ = ["CWALK", "ENGINE", "ENGINES", "Engine", "NUMPY_MIN_BYTES", "SHAPES", "ByteOrder", "cwalk", "fast_path",
-           "ones_sum", "ones_sum_many", "use"]
+__all__ = ["CREWRITE", "CWALK", "ENGINE", "ENGINES", "Engine", "NUMPY_MIN_BYTES", "SHAPES", "ByteOrder", "crewrite",
+           "cwalk", "fast_path", "ones_sum", "ones_sum_many", "use"]
 
 ByteOrder = Literal["little", "big"]
 
@@ -78,6 +78,10 @@ try:
     from . import _cwalk
 except ImportError:  # built without a compiler: the Python walker answers everything
     _cwalk = None  # type: ignore[assignment]
+try:
+    from . import _rewrite
+except ImportError:  # built without a compiler: csum.rewrite.apply rewrites every packet of a capture
+    _rewrite = None  # type: ignore[assignment]
 
 
 def _engines() -> dict[str, Engine]:
@@ -108,6 +112,8 @@ def _choose(wanted: str) -> str:
 #: The C walker csum/engine/_cwalk.c where it is built, whatever the engine: csum/layers/accel.py binds it to
 #: the protocol table at import. Read :data:`cwalk` to walk.
 CWALK: ModuleType | None = _cwalk
+#: The capture rewriter csum/engine/_rewrite.c where it is built, whatever the engine. Read :data:`crewrite`.
+CREWRITE: ModuleType | None = _rewrite
 #: The ``csum_partial`` shapes C computes (csum/engine/_arith.c), by the name of the algorithm csum/arch
 #: registers for each (empty where the extension is not built): the small integer a shaped fast path passes.
 SHAPES: dict[str, int] = {} if _speedups is None else {name: i for i, name in enumerate(_speedups.SHAPES)}
@@ -119,15 +125,18 @@ _sum: Callable[..., Any]
 #: The C walker csum/engine/_cwalk.c (None where it is not built or ENGINE is not ``c``): read it when it is
 #: needed, never copy it.
 cwalk: ModuleType | None
+#: The capture rewriter csum/engine/_rewrite.c (None where it is not built or ENGINE is not ``c``):
+#: csum/rewrite/fast.py drives it; read it when it is needed, never copy it.
+crewrite: ModuleType | None
 #: The bound engine's row sums (csum/batch.py): arguments checked by the caller.
 ones_sum_many: Callable[[Any, Any, Any, Any, Any, Any], None]
 
 
 def _bind(name: str) -> None:
     """Bind engine ``name``: every engine-dependent binding of csum at once."""
-    global ENGINE, _sum, cwalk, ones_sum_many
+    global ENGINE, _sum, cwalk, crewrite, ones_sum_many
     ENGINE, _sum, ones_sum_many = name, ENGINES[name].ones_sum, ENGINES[name].ones_sum_many
-    cwalk = CWALK if name == "c" else None
+    cwalk, crewrite = (CWALK, CREWRITE) if name == "c" else (None, None)
     if _speedups is not None:
         _speedups.set_fast_paths(name == "c")
 
@@ -140,7 +149,7 @@ def use(name: str) -> Iterator[Engine]:
     """Tests and benchmarks only: run the block with engine ``name`` bound, then bind the one before again.
 
     The one switch: :data:`ENGINE`, the summing function behind :func:`ones_sum`, :data:`ones_sum_many`,
-    :data:`cwalk` and every C fast path (:func:`fast_path`; they take their Python function under another
+    :data:`cwalk`, :data:`crewrite` and every C fast path (:func:`fast_path`; they take their Python function under another
     engine) change together, so csum runs as if imported with ``CSUM_ENGINE=name``. Nothing in csum calls
     it; it is not thread-safe (it rebinds module globals for the whole process).
     """

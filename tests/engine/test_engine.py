@@ -202,21 +202,22 @@ def test_sparse_buffer_over_4_gib(engine):
 
 
 def test_use_switches_every_engine_dependent_binding_and_back():
-    """csum.engine.use: inside the block ENGINE, the summing function, the row sums and the C walker are the named
-    engine's (the C walker only for ``c``) and the public functions follow; after it, and after an error in it,
+    """csum.engine.use: inside the block ENGINE, the summing function, the row sums, the C walker and the C capture
+    rewriter are the named engine's (the two C ones only for ``c``) and the public functions follow; after it, and after an error in it,
     the engine bound before is back. Expected checksums: tests/oracle.py."""
-    before = (_engine.ENGINE, _engine._sum, _engine.ones_sum_many, _engine.cwalk)
+    before = (_engine.ENGINE, _engine._sum, _engine.ones_sum_many, _engine.cwalk, _engine.crewrite)
     data = os.urandom(999)
     for name, eng in _engine.ENGINES.items():
         with _engine.use(name) as bound:
             assert bound is eng and _engine.ENGINE == name
             assert _engine._sum is eng.ones_sum and _engine.ones_sum_many is eng.ones_sum_many
             assert _engine.cwalk is (_engine.CWALK if name == "c" else None)
+            assert _engine.crewrite is (_engine.CREWRITE if name == "c" else None)
             assert csum.internet_checksum(data) == ones_sum16(data, "big") ^ 0xFFFF
-        assert (_engine.ENGINE, _engine._sum, _engine.ones_sum_many, _engine.cwalk) == before
+        assert (_engine.ENGINE, _engine._sum, _engine.ones_sum_many, _engine.cwalk, _engine.crewrite) == before
     with pytest.raises(ZeroDivisionError), _engine.use("python"):
         1 / 0
-    assert (_engine.ENGINE, _engine._sum, _engine.ones_sum_many, _engine.cwalk) == before
+    assert (_engine.ENGINE, _engine._sum, _engine.ones_sum_many, _engine.cwalk, _engine.crewrite) == before
     with pytest.raises(CsumValueError, match="CSUM_ENGINE must be one of"), _engine.use("fortran"):
         pass
     assert _engine.ENGINE == before[0]
