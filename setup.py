@@ -8,7 +8,8 @@ engines and its Python walker (csum/engine/__init__.py).
 
 from setuptools import Extension, setup
 
-setup(ext_modules=[Extension("csum.engine._speedups", sources=["csum/engine/_speedups.c"], optional=True),
+setup(ext_modules=[Extension("csum.engine._speedups", sources=["csum/engine/_speedups.c", "csum/engine/_arith.c"],
+                             depends=["csum/engine/_arith.h"], optional=True),
                    Extension("csum.engine._cwalk", sources=["csum/engine/_cwalk.c"],
                              depends=["csum/engine/_cwalk_table.h"], optional=True),
                    Extension("csum.engine._rewrite", sources=["csum/engine/_rewrite.c"], optional=True)])

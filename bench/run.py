@@ -2,10 +2,14 @@
 
 Each number is the median of ``repeats`` timings (each timing ``number`` calls,
 calibrated to a time slice), with the min-max spread; ratios against scapy,
-dpkt and a bare ``zlib.crc32`` call are taken from the same run. The public
-functions run on the engine bound at import (``CSUM_ENGINE``); every engine
-this installation has is timed directly through its :class:`csum.engine.Engine`. Workloads are named after conventions.md: 20,
-40, 64, 1500 B, 64 KiB, 4 MiB and the odd sizes 1499 and 65535.
+dpkt and a bare ``zlib.crc32`` call are taken from the same run, and where two
+calls are compared (the call floor, legacy vs homogenized bpf_csum_diff) they are
+timed in interleaved rounds and the ratio is the median of the rounds'. The public
+functions run on the engine bound at import (``CSUM_ENGINE``), and some tables again
+with another engine bound for the block (:func:`csum.engine.use`); every engine
+this installation has is timed directly through its :class:`csum.engine.Engine`.
+Workloads are named after conventions.md: 20, 40, 64, 1500 B, 64 KiB, 4 MiB and the
+odd sizes 1499 and 65535.
 """
 
 from __future__ import annotations
@@ -96,30 +100,77 @@ def single_buffer(quick: bool) -> list[dict[str, Any]]:
     return rows
 
 
-def call_floor(quick: bool) -> list[dict[str, Any]]:
-    """20-byte calls against a bare ``zlib.crc32`` call on the same bytes, timed in interleaved pairs.
+def paired(calls: dict[str, tuple[Callable[..., Any], tuple[Any, ...]]], rounds: int,
+           slice_s: float) -> dict[str, list[float]]:
+    """CPU seconds per call of each ``name -> (fn, args)``, timed in interleaved rounds: one round times each in
+    turn (its number of calls calibrated once to ~``slice_s``), so a load that changes during the run changes
+    every member of a round alike (the machine is shared; separate medians drift apart). The clock is the
+    thread's CPU time (``time.thread_time``): time the scheduler gives other jobs is not counted, while what
+    they do to caches and clocks is."""
+    timers = {}
+    for name, (fn, args) in calls.items():
+        names = [f"a{i}" for i in range(len(args))]
+        timer = timeit.Timer(f"f({', '.join(names)})", globals={"f": fn, **dict(zip(names, args))},
+                             timer=time.thread_time)
+        number = 1
+        while (spent := timer.timeit(number)) < slice_s / 4 and number < 1 << 24:
+            number *= 4
+        timers[name] = (timer, max(1, int(number * slice_s / max(spent, 1e-9))))
+    times: dict[str, list[float]] = {name: [] for name in calls}
+    for _ in range(rounds):
+        for name, (timer, number) in timers.items():
+            times[name].append(timer.timeit(number) / number)
+    return times
 
-    One round times ``number`` crc32 calls, then ``number`` calls of the function; the ratio of each
-    round is taken, and the median over the rounds reported: a load that changes during the run
-    changes both halves of a round alike (the machine is shared; separate medians drift apart).
-    """
-    data = np.random.default_rng(20).integers(0, 256, 20, dtype=np.uint8).tobytes()
-    number, rounds = (20_000, 15) if quick else (100_000, 41)
-    crc = timeit.Timer("f(d)", globals={"f": zlib.crc32, "d": data})
+
+def _ratios(num: list[float], den: list[float]) -> dict[str, float]:
+    ratios = [a / b for a, b in zip(num, den)]
+    return {"median": statistics.median(ratios), "min": min(ratios), "max": max(ratios)}
+
+
+def _loop_helpers() -> list[tuple[str, Callable[..., Any], tuple[Any, ...]]]:
+    """The calls users make in loops, on 20 bytes (the l3/l4 helpers on a 20-byte packet, replace16 on 16-byte
+    fields): each answers from C with the C engine (csum.engine.fast_path)."""
+    rng = np.random.default_rng(20)
+    data, other = (rng.integers(0, 256, 20, dtype=np.uint8).tobytes() for _ in range(2))
+    pkt = bytearray(rng.integers(0, 256, 20, dtype=np.uint8).tobytes())
+    x86 = csum.profile("x86_64")
+    return [("csum.csum_partial", csum.csum_partial, (data,)),
+            ("csum.internet_checksum", csum.internet_checksum, (data,)),
+            ("csum.internet_checksum_bytes", csum.internet_checksum_bytes, (data,)),
+            ("csum.profile('x86_64').csum_partial", x86.csum_partial, (data,)),
+            ("csum.bpf_csum_diff (20 B -> 20 B)", csum.bpf_csum_diff, (data, other)),
+            ("csum.bpf_csum_diff_legacy (20 B -> 20 B)", csum.bpf_csum_diff_legacy, (data, other)),
+            ("csum.profile('x86_64').bpf_csum_diff", x86.bpf_csum_diff, (data, other)),
+            ("csum.profile('x86_64').bpf_csum_diff_legacy", x86.bpf_csum_diff_legacy, (data, other)),
+            ("csum.bpf_l3_csum_replace (size 4)", csum.bpf_l3_csum_replace, (pkt, 10, 0x0A000001, 0xC0A80001, 4)),
+            ("csum.bpf_l4_csum_replace (size 4, BPF_F_PSEUDO_HDR)", csum.bpf_l4_csum_replace,
+             (pkt, 16, 0x0A000001, 0xC0A80001, 4 | csum.BPF_F_PSEUDO_HDR)),
+            ("csum.csum_replace2", csum.csum_replace2, (0x1C46, 0x0050, 0x1F90)),
+            ("csum.csum_replace4", csum.csum_replace4, (0x1C46, 0x0A000001, 0xC0A80001)),
+            ("csum.inet_proto_csum_replace16", csum.inet_proto_csum_replace16, (0x1C46, data[:16], other[:16]))]
+
+
+def call_floor(quick: bool) -> list[dict[str, Any]]:
+    """The loop helpers' 20-byte calls against a bare ``zlib.crc32`` call and against ``csum.csum_partial``,
+    timed in interleaved rounds (:func:`paired`): on the bound engine, then with the Python functions
+    (csum.engine.use("python"): what each call cost before its C fast path)."""
+    crc_data = np.random.default_rng(20).integers(0, 256, 20, dtype=np.uint8).tobytes()
+    rounds, slice_s = (15, 0.002) if quick else (41, 0.01)
     rows = []
-    for name, fn in ((f"csum.csum_partial [{_engine.ENGINE}]", csum.csum_partial),
-                     (f"csum.internet_checksum [{_engine.ENGINE}]", csum.internet_checksum),
-                     ("csum.profile('x86_64').csum_partial", csum.profile("x86_64").csum_partial)):
-        timer = timeit.Timer("f(d)", globals={"f": fn, "d": data})
-        ratios, crcs, fns = [], [], []
-        for _ in range(rounds):
-            base, spent = crc.timeit(number) / number, timer.timeit(number) / number
-            ratios.append(spent / base)
-            crcs.append(base)
-            fns.append(spent)
-        rows.append({"impl": name, "size": 20, "ratio_median": statistics.median(ratios),
-                     "ratio_min": min(ratios), "ratio_max": max(ratios), "median_s": statistics.median(fns),
-                     "crc32_median_s": statistics.median(crcs)})
+    engines = [_engine.ENGINE] + (["python"] if _engine.ENGINE != "python" else [])
+    for name in engines:
+        with _engine.use(name):
+            for label, fn, args in _loop_helpers():
+                times = paired({"crc": (zlib.crc32, (crc_data,)), "partial": (csum.csum_partial, (crc_data,)),
+                                "fn": (fn, args)}, rounds, slice_s)
+                crc, per_crc, per_partial = times["crc"], _ratios(times["fn"], times["crc"]), \
+                    _ratios(times["fn"], times["partial"])
+                rows.append({"impl": label, "engine": name, "size": 20, "median_s": statistics.median(times["fn"]),
+                             "ratio_median": per_crc["median"], "ratio_min": per_crc["min"],
+                             "ratio_max": per_crc["max"], "per_partial": per_partial,
+                             "crc32_median_s": statistics.median(crc),
+                             "partial_median_s": statistics.median(times["partial"])})
     return rows
 
 
@@ -157,23 +208,35 @@ def bpf_csum_diff(quick: bool) -> list[dict[str, Any]]:
     """Legacy vs homogenized bpf_csum_diff emulation, push mode (from empty, to = size bytes), per size.
 
     The shape of the table in "bpf: bpf_csum_diff: optimize and homogenize for all archs": the
-    kernel's bench filled ``to`` from a random buffer; here ``to`` is random bytes of each size.
+    kernel's bench filled ``to`` from a random buffer; here ``to`` is random bytes of each size. The two
+    forms are timed in interleaved rounds (:func:`paired`) and the improvement is the median of the rounds'
+    ratios; every profile on the bound engine, and generic with the Python functions too (csum.engine.use).
     """
     rows = []
     data = np.random.default_rng(3).integers(0, 256, 512, dtype=np.uint8).tobytes()
-    targets = [("csum (generic)", csum.bpf_csum_diff_legacy, csum.bpf_csum_diff)]
+    rounds, slice_s = (9, 0.002) if quick else (15, 0.004)
     names = ["x86_64"] if quick else [n for n in csum.profile_names() if n != "generic"]
-    for name in names:
-        prof = csum.profile(name)
-        targets.append((f"profile {name}", prof.bpf_csum_diff_legacy, prof.bpf_csum_diff))
-    for label, legacy, homogenized in targets:
-        for size in BPF_SIZES:
-            to = data[:size]
-            before, after = measure(legacy, b"", to, quick=quick), measure(homogenized, b"", to, quick=quick)
-            rows.append({"target": label, "size": size,
-                         "before": before.as_dict(), "after": after.as_dict(),
-                         "improvement_pct": (before.median / after.median - 1) * 100})
+    targets = [("csum (generic)", _engine.ENGINE, csum.bpf_csum_diff_legacy, csum.bpf_csum_diff)]
+    targets += [(f"profile {name}", _engine.ENGINE, csum.profile(name).bpf_csum_diff_legacy,
+                 csum.profile(name).bpf_csum_diff) for name in names]
+    if not quick and _engine.ENGINE != "python":
+        targets.append(("csum (generic)", "python", csum.bpf_csum_diff_legacy, csum.bpf_csum_diff))
+    for label, engine, legacy, homogenized in targets:
+        with _engine.use(engine):
+            for size in BPF_SIZES:
+                to = data[:size]
+                times = paired({"before": (legacy, (b"", to)), "after": (homogenized, (b"", to))}, rounds, slice_s)
+                ratio = _ratios(times["before"], times["after"])
+                rows.append({"target": label, "engine": engine, "size": size,
+                             "before": _spread(times["before"]), "after": _spread(times["after"]),
+                             "improvement_pct": (ratio["median"] - 1) * 100,
+                             "after_faster_rounds": sum(b > a for b, a in zip(times["before"], times["after"])),
+                             "rounds": rounds})
     return rows
+
+
+def _spread(times: list[float]) -> dict[str, float]:
+    return {"median_s": statistics.median(times), "min_s": min(times), "max_s": max(times)}
 
 
 def profiles_1mib(quick: bool) -> list[dict[str, Any]]:

@@ -38,6 +38,7 @@ from .core.ones import (
     from32to16,
     from64to32,
 )
+from .core.partial import GENERIC_LE as _GENERIC_LE
 from .core.partial import (
     csum_partial,
     do_csum,
@@ -57,12 +58,14 @@ from .core.pseudo import (
     csum_tcpudp_nofold,
 )
 from .core.stream import Checksum, internet_checksum_iov
+from .engine import fast_path
 from .errors import CsumError, CsumTypeError, CsumValueError
 from .types import Sum16, Wsum
 
 __version__ = "0.1.0"
 
 
+@fast_path("inet_proto_csum_replace16", _GENERIC_LE)
 def inet_proto_csum_replace16(sum16: Sum16, frm: object, to: object) -> Sum16:
     """net/core/utils.c ``inet_proto_csum_replace16`` (non-CHECKSUM_PARTIAL) with generic csum_partial.
 
@@ -72,6 +75,7 @@ def inet_proto_csum_replace16(sum16: Sum16, frm: object, to: object) -> Sum16:
     return _diff.inet_proto_csum_replace16(_generic_le, sum16, frm, to)  # type: ignore[return-value]
 
 
+@fast_path("csum_diff", _GENERIC_LE)
 def bpf_csum_diff(frm: object, to: object, seed: Wsum = Wsum(0), *, frm_align: int = 0, to_align: int = 0) -> int:
     """net/core/filter.c ``bpf_csum_diff`` (Linux >= 6.13, homogenized) with generic csum_partial.
 
@@ -81,6 +85,7 @@ def bpf_csum_diff(frm: object, to: object, seed: Wsum = Wsum(0), *, frm_align: i
     return _diff.csum_diff(_generic_le, frm, to, seed, frm_align=frm_align, to_align=to_align)
 
 
+@fast_path("csum_diff_legacy", _GENERIC_LE)
 def bpf_csum_diff_legacy(frm: object, to: object, seed: Wsum = Wsum(0)) -> int:
     """net/core/filter.c ``bpf_csum_diff`` (Linux <= 6.12, scratch buffer) with generic csum_partial; -22 on bad sizes."""
     return _diff.csum_diff_legacy(_generic_le, frm, to, seed)

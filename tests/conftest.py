@@ -1,13 +1,12 @@
-"""Shared test setup: hypothesis settings profiles.
+"""Shared test setup: hypothesis settings profiles and the engine fixtures (tests/engines.py).
 
 ``default`` runs every property with 1,000 examples (what CI runs);
-``thorough`` (CSUM_HYPOTHESIS_PROFILE=thorough) runs 20,000; ``engines`` (200) is what
-tests/engine/test_engine.py uses when it re-runs the ``every_engine`` tests under another engine.
+``thorough`` (CSUM_HYPOTHESIS_PROFILE=thorough) runs 20,000.
 """
 
 import os
 
-from engines import engine  # noqa: F401  (fixture: runs a test once per summing engine)
+from engines import engine, every_engine  # noqa: F401  (fixtures: one per summing engine)
 from hypothesis import HealthCheck, settings
 
 #: prints how many cases were checked against the running kernel (tests/kernel/test_kernel.py)
@@ -15,15 +14,9 @@ pytest_plugins = ["kernel_count_plugin"]
 
 settings.register_profile("default", max_examples=1000, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile("engines", max_examples=200, deadline=None,
-                          suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("thorough", max_examples=20000, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("CSUM_HYPOTHESIS_PROFILE", "default"))
-
-
-def pytest_configure(config):
-    config.addinivalue_line("markers", "every_engine: also run under each other CSUM_ENGINE (tests/engine/test_engine.py)")
 
 
 def pytest_report_header(config):

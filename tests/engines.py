@@ -1,13 +1,25 @@
-"""The ``engine`` fixture: one :class:`csum.engine.Engine` object per summing engine this installation has.
+"""The engine fixtures (tests/conftest.py makes them available everywhere).
 
-    def test_something(engine):      # tests/conftest.py makes the fixture available everywhere
+``engine``: one :class:`csum.engine.Engine` object per summing engine this installation has, for tests of
+the engines themselves, which call its functions directly::
+
+    def test_something(engine):
         engine.ones_sum(buf, 16, "little")
 
-Tests call the engine's functions directly (MarkupSafe's shape: nothing is
-switched at run time); the rest of csum runs on the engine bound at import
-(``CSUM_ENGINE``), and tests/engine/test_engine.py runs the public functions under
-each ``CSUM_ENGINE`` value in a subprocess.
+``every_engine``: runs a test once per engine, with csum switched to it for the test's duration by
+:func:`csum.engine.use` (the summing function, the row sums, the C fast paths and the C walker together,
+as if csum had been imported with ``CSUM_ENGINE`` set to it). For tests of public functions whose result
+runs through the engine::
+
+    @pytest.mark.usefixtures("every_engine")
+    @given(buffers())
+    def test_public_function(data): ...
+
+(as ``usefixtures``, hypothesis does not warn about a function-scoped fixture: the engine stays the same for
+every example, which is the point).
 """
+
+from collections.abc import Iterator
 
 import pytest
 
@@ -17,3 +29,9 @@ from csum import engine as _engine
 @pytest.fixture(params=list(_engine.ENGINES.values()), ids=list(_engine.ENGINES))
 def engine(request: pytest.FixtureRequest) -> _engine.Engine:
     return request.param
+
+
+@pytest.fixture(params=list(_engine.ENGINES), ids=[f"engine={name}" for name in _engine.ENGINES])
+def every_engine(request: pytest.FixtureRequest) -> Iterator[_engine.Engine]:
+    with _engine.use(request.param) as bound:
+        yield bound

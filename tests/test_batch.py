@@ -2,8 +2,8 @@
 
 Independent sources: scapy.utils.checksum per packet, tests/oracle.py (naive
 RFC 1071 loop); the batch emulations are checked bit for bit against the scalar
-emulations (csum.profile(...).csum_partial) they claim to vectorize. Tests marked
-``every_engine`` also run under each other CSUM_ENGINE (tests/engine/test_engine.py).
+emulations (csum.profile(...).csum_partial) they claim to vectorize. Tests using the ``every_engine``
+fixture (tests/engines.py) run once per summing engine.
 """
 
 import numpy as np
@@ -36,7 +36,7 @@ def packet_arrays(max_rows: int = 12, max_len: int = 80) -> st.SearchStrategy[np
     return st.builds(build, shapes.flatmap(lambda s: hnp.arrays(np.uint8, s)), fill, st.integers(1, 3))
 
 
-@pytest.mark.every_engine
+@pytest.mark.usefixtures("every_engine")
 @given(packet_arrays())
 @example(np.zeros((0, 3), np.uint8))  # found by hypothesis: no rows, odd length broke the numpy reshape
 def test_internet_checksums_equal_scapy(packets):
@@ -46,7 +46,7 @@ def test_internet_checksums_equal_scapy(packets):
     assert got.tolist() == [scapy_checksum(row.tobytes()) for row in packets]
 
 
-@pytest.mark.every_engine
+@pytest.mark.usefixtures("every_engine")
 @given(st.binary(max_size=300), st.lists(st.tuples(st.integers(0, 300), st.integers(0, 300)), max_size=20))
 def test_ragged_equals_oracle_per_slice(buf, spans):
     """Ragged packets at any offset (odd ones, overlapping, empty) == tests/oracle.py on each slice."""
@@ -81,7 +81,7 @@ def test_x86_64_kernel_releases_bit_exact(packets, kernel, seed, align):
     assert batch.csum_partials(packets, seed, profile="x86_64", kernel=kernel, align=align).tolist() == want
 
 
-@pytest.mark.every_engine
+@pytest.mark.usefixtures("every_engine")
 def test_million_packets_all_little_endian_profiles_agree_mod_0xffff():
     """One million 64-byte rows: every vectorized little-endian form folds to generic's 16-bit sum.
 
@@ -98,7 +98,7 @@ def test_million_packets_all_little_endian_profiles_agree_mod_0xffff():
         assert (arith_np.from32to16(wide) == generic).all()
 
 
-@pytest.mark.every_engine
+@pytest.mark.usefixtures("every_engine")
 def test_non_contiguous_rows_are_copied():
     """A strided (N, L) view is copied, not rejected: same checksums as its contiguous copy."""
     base = np.random.default_rng(1).integers(0, 256, (20, 64), dtype=np.uint8)

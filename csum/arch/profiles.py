@@ -28,6 +28,7 @@ from ..core.ones import csum_fold
 from ..core.partial import ip_fast_csum
 from ..core.primitives import TCPUDP_NOFOLD, ipv6_magic
 from ..core.pseudo import Address, _addr
+from ..engine import fast_path
 from ..errors import Code, CsumTypeError, CsumValueError
 from ..types import Sum16, Wsum
 from . import PartialFn, algorithm
@@ -55,6 +56,11 @@ _CHOICES: dict[str, set[Any]] = {"endian": {"little", "big"}, "word_size": {32, 
             "result": set(RESULTS)}
 #: The schema, for documentation: every key a profile TOML may hold and its type.
 SCHEMA = {"profile": _TOP_KEYS, "implementation": _IMPL_KEYS, "choices": _CHOICES}
+
+
+#: The methods a C function of csum/engine/_speedups.c answers first, given the profile's shape.
+_FAST_METHODS = {"csum_partial": "partial", "bpf_csum_diff": "csum_diff", "bpf_csum_diff_legacy": "csum_diff_legacy",
+                 "inet_proto_csum_replace16": "inet_proto_csum_replace16"}
 
 
 def _release(text: str, name: str) -> tuple[int, ...]:
@@ -109,6 +115,19 @@ class Profile:
     #: The ``uname -m`` strings of kernels this profile models (key ``uname``); with the byte
     #: order, they map a running machine to its profile (:func:`profile_for_machine`).
     uname: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        # C answers first where it has this algorithm's shape (csum.engine.fast_path): per instance, since the
+        # shape is the profile's. The checked methods below answer the rest and raise csum's errors.
+        for method, c_function in _FAST_METHODS.items():
+            checked = getattr(self, method)
+            fast = fast_path(c_function, self.implementation.algorithm)(checked)
+            if fast is not checked:
+                object.__setattr__(self, method, fast)
+
+    def __reduce__(self) -> tuple[type[Profile], tuple[Any, ...]]:
+        """Pickled as its fields (the fast paths are made again by ``__post_init__``)."""
+        return type(self), tuple(getattr(self, f.name) for f in dataclasses.fields(self))
 
     @property
     def _partial(self) -> PartialFn:

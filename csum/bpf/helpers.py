@@ -6,7 +6,9 @@
 ``bpf_l3_csum_replace`` and ``bpf_l4_csum_replace`` patch a checksum field in a
 mutable packet buffer and return the kernel's return code (0, -EINVAL, -EFAULT);
 calls the kernel accepts but that are almost surely wrong raise a :class:`BpfMisuse`
-warning (see :mod:`csum.bpf.misuse`). :class:`csum.skb.Skb` adds ``skb->csum``.
+warning (see :mod:`csum.bpf.misuse`). :class:`csum.skb.Skb` adds ``skb->csum``. With the C engine,
+csum/engine/_arith.c answers the two first (csum.engine.fast_path) for the calls whose arguments pass every check
+and that no :mod:`csum.bpf.misuse` check looks at; these functions answer, and warn about, the rest.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from ..core.arith import M16, M32, add32, fold, from32to16
 from ..core.diff import SCRATCH_SIZE, PartialFn, csum_diff, csum_diff_legacy, inet_proto_csum_replace16
 from ..core.inputs import as_view, check_align, check_field, check_uint
 from ..core.ones import CSUM_MANGLED_0, csum_replace2, csum_replace4, csum_replace_by_diff
+from ..engine import fast_path
 from ..errors import EFAULT, EINVAL, BpfMisuse, Code, CsumTypeError, CsumValueError
 from ..types import Be16, Be32, Sum16, Wsum
 from .flags import (
@@ -34,10 +37,6 @@ __all__ = ["BPF_F_HDR_FIELD_MASK", "BPF_F_IPV6", "BPF_F_MARK_ENFORCE", "BPF_F_MA
            "BpfMisuse", "CHECKSUM_COMPLETE", "CHECKSUM_NONE", "CHECKSUM_PARTIAL", "CHECKSUM_UNNECESSARY",
            "PartialFn", "SCRATCH_SIZE", "bpf_l3_csum_replace", "bpf_l4_csum_replace", "csum_diff",
            "csum_diff_legacy", "inet_proto_csum_replace16", "l3_csum_replace_at", "l4_csum_replace_skb"]
-
-
-
-
 
 
 def _field_value(value: object, name: str) -> int:
@@ -65,6 +64,7 @@ def _sum_field(pkt: object, offset: object) -> tuple[memoryview, int] | int:
     return view, offset
 
 
+@fast_path("l3_csum_replace")
 def bpf_l3_csum_replace(pkt: object, offset: int, frm: object, to: object, flags: int) -> int:
     """net/core/filter.c ``bpf_l3_csum_replace``: patch the checksum at ``pkt[offset:offset+2]`` in place.
 
@@ -105,6 +105,7 @@ def l3_csum_replace_at(pkt: object, offset: int, frm: object, to: object, flags:
     return 0
 
 
+@fast_path("l4_csum_replace")
 def bpf_l4_csum_replace(pkt: object, offset: int, frm: object, to: object, flags: int, *,
                         ip_summed: int = CHECKSUM_NONE) -> int:
     """net/core/filter.c ``bpf_l4_csum_replace`` (+ net/core/utils.c ``inet_proto_csum_replace*``).

@@ -14,8 +14,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from .. import __version__
-from ..engine import ENGINE
+from .. import __version__, engine
 from ..errors import CsumError
 from . import parser
 
@@ -24,9 +23,9 @@ __all__ = ["main"]
 
 def _version(as_json: bool) -> int:
     if as_json:
-        print(json.dumps({"version": __version__, "engine": ENGINE, "python": sys.version.split()[0]}))
+        print(json.dumps({"version": __version__, "engine": engine.ENGINE, "python": sys.version.split()[0]}))
     else:
-        print(f"csum {__version__} (engine: {ENGINE})")
+        print(f"csum {__version__} (engine: {engine.ENGINE})")
     return 0
 
 

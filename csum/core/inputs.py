@@ -33,6 +33,8 @@ def as_view(buf: Any, name: str) -> memoryview:
             code=Code.NOT_CONTIGUOUS,
         )
     if view.format != "B" or view.ndim != 1:
+        if not view.nbytes:  # memoryview.cast refuses a shape with a zero in it: no bytes, the empty view
+            return memoryview(b"" if view.readonly else bytearray())
         view = view.cast("B")
     return view
 

@@ -4,10 +4,12 @@ Models include/net/checksum.h and include/asm-generic/checksum.h (generic
 versions; the arch overrides of ``csum_add``/``csum_fold`` give the same bits).
 These are the checked wrappers: each validates its arguments and calls the
 unchecked primitive of csum/core/arith.py, the one home of carry folding.
+``csum_replace2``/``csum_replace4`` answer from C first (csum.engine.fast_path).
 """
 
 from __future__ import annotations
 
+from ..engine import fast_path
 from ..types import Be16, Be32, Sum16, Wsum
 from .arith import M16, M32, add16, add32, fold, ror32, sub16, sub32, swab16
 from .arith import from32to16 as _from32to16
@@ -99,12 +101,14 @@ def csum_replace_by_diff(sum16: Sum16, diff: Wsum) -> Sum16:
     return fold(sub32(check_uint(diff, 32, "diff"), csum_unfold(sum16)))  # type: ignore[return-value]
 
 
+@fast_path("csum_replace4")
 def csum_replace4(sum16: Sum16, frm: Be32, to: Be32) -> Sum16:
     """include/net/checksum.h ``csum_replace4``: a 32-bit field changed from ``frm`` to ``to``."""
     tmp = sub32(csum_unfold(sum16) ^ M32, check_uint(frm, 32, "frm"))
     return fold(add32(tmp, check_uint(to, 32, "to")))  # type: ignore[return-value]
 
 
+@fast_path("csum_replace2")
 def csum_replace2(sum16: Sum16, old: Be16, new: Be16) -> Sum16:
     """include/net/checksum.h ``csum_replace2``: RFC 1624 eqn. 3 in 16-bit arithmetic.
 

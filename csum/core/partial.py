@@ -28,11 +28,15 @@ def do_csum(buf: object) -> int:
     return ones_sum(buf, 16, "little", "buf")
 
 
-@fast_path("partial16le")
+#: The name csum/arch registers this arithmetic under (csum/arch/generic.py) and C's shape for it.
+GENERIC_LE = "lib/checksum.c-le"
+
+
+@fast_path("partial", GENERIC_LE)
 def csum_partial(buf: object, seed: Wsum = Wsum(0), *, align: int = 0) -> Wsum:
     """lib/checksum.c ``csum_partial``: ``do_csum(buf)`` plus the 32-bit ``seed``, end-around; a u32."""
-    # With the C engine, csum/engine/_speedups.c partial16le answers every call whose arguments
-    # pass these checks, before this function runs (csum.engine.fast_path).
+    # With the C engine, csum/engine/_arith.c answers every call whose arguments pass these
+    # checks before this function runs (csum.engine.fast_path).
     value = check_uint(seed, 32, "seed")
     check_align(align)
     return add32(ones_sum(buf, 16, "little", "buf"), value)  # type: ignore[return-value]
@@ -63,11 +67,13 @@ def ip_fast_csum_bytes(iph: object, ihl: int) -> bytes:
     return ip_fast_csum(iph, ihl).to_bytes(2, "little")
 
 
+@fast_path("internet_checksum")
 def internet_checksum(buf: object) -> WireSum:
     """The RFC 1071 checksum of ``buf`` as transmitted, read big-endian (== ``scapy.utils.checksum``)."""
     return ones_sum(buf, 16, "big", "buf") ^ M16  # type: ignore[return-value]
 
 
+@fast_path("internet_checksum_bytes")
 def internet_checksum_bytes(buf: object) -> bytes:
     """The two bytes to store in the checksum field: :func:`internet_checksum` in network order."""
     return (ones_sum(buf, 16, "big", "buf") ^ M16).to_bytes(2, "big")

@@ -19,12 +19,19 @@ signature (csum/engine/_speedups.pyi):
 
 One of them is bound here once, at import (MarkupSafe's shape): ``CSUM_ENGINE``
 = ``c``, ``numpy`` or ``python`` forces one, unset or ``auto`` takes the best
-available, and :data:`ENGINE` names it (``csum --version`` prints it). Nothing
-switches it later; tests and benchmarks call the :data:`ENGINES` objects
-directly. An engine's ``ones_sum`` returns NotImplemented for arguments it does
-not sum; :func:`ones_sum` then raises csum's error (csum/core/inputs.py) naming the
-caller's argument. With the C engine, :func:`ones_sum` is a ``_speedups.FastPath``
-(see :func:`fast_path`): no Python frame runs for arguments C takes.
+available, and :data:`ENGINE` names it (``csum --version`` prints it). Nothing in
+csum switches it later; tests and benchmarks run a block under another engine
+with :func:`use`, the one switch, or call the :data:`ENGINES` objects directly. An
+engine's ``ones_sum`` returns NotImplemented for arguments it does not sum;
+:func:`ones_sum` then raises csum's error (csum/core/inputs.py) naming the
+caller's argument.
+
+With the extension built, :func:`ones_sum` and the public functions users call in
+loops (``csum_partial``, ``internet_checksum``, ``bpf_csum_diff`` in both forms and
+every profile's, ``bpf_l3/l4_csum_replace``, ``csum_replace2/4``,
+``inet_proto_csum_replace16``) are ``_speedups.FastPath`` objects (:func:`fast_path`):
+C answers the calls it takes with no Python frame, the checked Python function the
+rest; under another engine they all take the Python function.
 
 The same switch decides the C walker ``csum.engine._cwalk`` (csum/engine/_cwalk.c): :data:`cwalk` is the
 extension when it is built and :data:`ENGINE` is ``c``, else None, and every user of the C walker reads
@@ -33,9 +40,10 @@ extension when it is built and :data:`ENGINE` is ``c``, else None, and every use
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import Any, Literal, NamedTuple, TypeVar
 
@@ -44,7 +52,8 @@ from ..errors import Code, CsumEngineError, CsumValueError
 from . import native
 from .native import NUMPY_MIN_BYTES, WIDTHS
 
-__all__ = ["ENGINE", "ENGINES", "Engine", "NUMPY_MIN_BYTES", "ByteOrder", "cwalk", "fast_path", "crewrite", "ones_sum", "ones_sum_many"]
+__all__ = ["CREWRITE", "CWALK", "ENGINE", "ENGINES", "Engine", "NUMPY_MIN_BYTES", "SHAPES", "ByteOrder", "crewrite",
+           "cwalk", "fast_path", "ones_sum", "ones_sum_many", "use"]
 
 ByteOrder = Literal["little", "big"]
 
@@ -100,35 +109,79 @@ def _choose(wanted: str) -> str:
     return wanted
 
 
+#: The C walker csum/engine/_cwalk.c where it is built, whatever the engine: csum/layers/accel.py binds it to
+#: the protocol table at import. Read :data:`cwalk` to walk.
+CWALK: ModuleType | None = _cwalk
+#: The capture rewriter csum/engine/_rewrite.c where it is built, whatever the engine. Read :data:`crewrite`.
+CREWRITE: ModuleType | None = _rewrite
+#: The ``csum_partial`` shapes C computes (csum/engine/_arith.c), by the name of the algorithm csum/arch
+#: registers for each (empty where the extension is not built): the small integer a shaped fast path passes.
+SHAPES: dict[str, int] = {} if _speedups is None else {name: i for i, name in enumerate(_speedups.SHAPES)}
+
+# The engine-dependent bindings, all made by _bind (at import, and by use()):
 #: Which engine sums bytes (``c``, ``numpy`` or ``python``), chosen at import; ``csum --version`` prints it.
-ENGINE: str = _choose(os.environ.get("CSUM_ENGINE", "auto"))
-_sum: Callable[..., Any] = ENGINES[ENGINE].ones_sum
-#: The C walker csum/engine/_cwalk.c (None where it is not built or ENGINE is not ``c``): csum/layers/accel.py
-#: binds it to the protocol table; read it when it is needed, never copy it.
-cwalk: ModuleType | None = _cwalk if ENGINE == "c" else None
+ENGINE: str
+_sum: Callable[..., Any]
+#: The C walker csum/engine/_cwalk.c (None where it is not built or ENGINE is not ``c``): read it when it is
+#: needed, never copy it.
+cwalk: ModuleType | None
 #: The capture rewriter csum/engine/_rewrite.c (None where it is not built or ENGINE is not ``c``):
 #: csum/rewrite/fast.py drives it; read it when it is needed, never copy it.
-crewrite: ModuleType | None = _rewrite if ENGINE == "c" else None
+crewrite: ModuleType | None
 #: The bound engine's row sums (csum/batch.py): arguments checked by the caller.
-ones_sum_many: Callable[[Any, Any, Any, Any, Any, Any], None] = ENGINES[ENGINE].ones_sum_many
+ones_sum_many: Callable[[Any, Any, Any, Any, Any, Any], None]
+
+
+def _bind(name: str) -> None:
+    """Bind engine ``name``: every engine-dependent binding of csum at once."""
+    global ENGINE, _sum, cwalk, crewrite, ones_sum_many
+    ENGINE, _sum, ones_sum_many = name, ENGINES[name].ones_sum, ENGINES[name].ones_sum_many
+    cwalk, crewrite = (CWALK, CREWRITE) if name == "c" else (None, None)
+    if _speedups is not None:
+        _speedups.set_fast_paths(name == "c")
+
+
+_bind(_choose(os.environ.get("CSUM_ENGINE", "auto")))
+
+
+@contextlib.contextmanager
+def use(name: str) -> Iterator[Engine]:
+    """Tests and benchmarks only: run the block with engine ``name`` bound, then bind the one before again.
+
+    The one switch: :data:`ENGINE`, the summing function behind :func:`ones_sum`, :data:`ones_sum_many`,
+    :data:`cwalk`, :data:`crewrite` and every C fast path (:func:`fast_path`; they take their Python function under another
+    engine) change together, so csum runs as if imported with ``CSUM_ENGINE=name``. Nothing in csum calls
+    it; it is not thread-safe (it rebinds module globals for the whole process).
+    """
+    before = ENGINE
+    _bind(_choose(name))
+    try:
+        yield ENGINES[ENGINE]
+    finally:
+        _bind(before)
 
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def fast_path(name: str) -> Callable[[F], F]:
-    """Decorator: with the C engine bound, the C function ``name`` answers first (csum/engine/_speedups.c).
+def fast_path(name: str, shape: str | None = None) -> Callable[[F], F]:
+    """Decorator: the C function ``name`` of csum/engine/_speedups.c answers first, the decorated one after it.
 
     The result is a ``_speedups.FastPath``: it returns the C function's result unless
     that is NotImplemented (an argument it does not take, whatever the reason), then
     calls the decorated, checked Python function, which gives the same bits and
-    raises csum's errors. No Python frame runs on the fast path; with another engine
-    the function is returned unchanged. tests/core/test_partial.py checks the two agree.
+    raises csum's errors. No Python frame runs on the fast path. ``shape`` names a
+    csum/arch algorithm: the C function then gets its :data:`SHAPES` code as first
+    argument, and the function is returned unchanged where C has no such shape; so it
+    is where the extension is not built. Under another engine than ``c`` (at import, or
+    inside :func:`use`) every FastPath calls the Python function directly.
+    tests/engine/test_fast_paths.py checks each pair agrees.
     """
     def bind(slow: F) -> F:
-        if ENGINE != "c":
+        if _speedups is None or (shape is not None and shape not in SHAPES):
             return slow
-        return functools.update_wrapper(_speedups.FastPath(getattr(_speedups, name), slow), slow)  # type: ignore
+        first = () if shape is None else (SHAPES[shape],)
+        return functools.update_wrapper(_speedups.FastPath(getattr(_speedups, name), slow, *first), slow)  # type: ignore
 
     return bind
 

@@ -1,38 +1,23 @@
 /*
- * csum.engine._speedups: the optional C accelerator of csum's summing engine (csum/engine/__init__.py).
+ * csum.engine._speedups: the optional C accelerator of csum's engine (csum/engine/__init__.py).
  *
- * It only sums bytes: the canonical one's-complement sum of a buffer read as
- * 8/16/32/64-bit words in a given byte order (RFC 1071 section 2, the
- * primitive under every kernel csum_partial that csum models). There is no
- * profile logic, no call back into Python and no module state. ones_sum returns
- * NotImplemented for arguments it does not take (an object that is not a
- * C-contiguous buffer, another width, another byte order): csum/engine/__init__.py then
- * runs its checks, which raise csum's errors. ones_sum_many, whose caller checks
- * first, raises Python's own TypeError/ValueError instead.
- * csum/engine/native.py holds the pure-Python twins of both functions, and
- * csum/engine/_speedups.pyi their signatures.
+ * It sums bytes and does one's-complement arithmetic (csum/engine/_arith.c, which holds the arithmetic
+ * and its proofs); this file only takes Python arguments apart and builds results. There is no profile
+ * logic beyond a shape code (which csum_partial arithmetic, csum.engine.SHAPES), no message and no call
+ * back into Python. Two kinds of function:
  *
- * Arithmetic. A buffer is read as 64-bit words w (little-endian: the bytes as
- * stored; big-endian: byte-reversed), the last one zero-padded at its
- * high-address end. Each w is split into hi = w >> 32 and lo = w & 0xffffffff
- * and the two halves are added, without carries, into two 64-bit accumulators.
+ * - ones_sum_many and ones_sum_blocked, whose callers check first: they raise Python's own
+ *   TypeError/ValueError for anything else.
+ * - Everything else answers one call of a public csum function for the arguments it takes, and returns
+ *   NotImplemented (no error set) for any other, whatever the reason: another type (an int subclass, a
+ *   non-contiguous buffer), a value out of range, a keyword it does not know, a call a BpfMisuse check
+ *   looks at. A FastPath (below) pairs each with the checked Python function, which then answers: the
+ *   same bits, csum's errors and warnings. The tests compare the two on every shape and corner.
  *
- * Bound (why the accumulators cannot overflow): a block holds at most
- * BLOCK_BYTES = 2**34 bytes, i.e. at most 2**31 words, so each accumulator
- * ends the block at most 2**31 * (2**32 - 1) < 2**63 < 2**64. Buffers larger
- * than a block (more than 16 GiB) are summed block by block.
- *
- * Each block's exact integer sum is T = lo_sum + hi_sum * 2**32. It is added
- * into a running 64-bit end-around-carry sum S (mod 2**64 - 1, where 2**64 = 1):
- * hi_sum * 2**32 is congruent to hi_sum rotated left by 32 bits, because a
- * rotation by k bits is a multiplication by 2**k mod 2**64 - 1. An end-around
- * add of two values is 0 only when both are 0 (a + b = 2**64 wraps to 0 and
- * the carry makes it 1), and rotations keep 0 and non-0 apart, so S is the
- * canonical 64-bit sum: 0 only for an all-zero buffer, else 1..2**64-1.
- * Every width w in {8, 16, 32} divides 64, so 2**w - 1 divides 2**64 - 1 and
- * the canonical w-bit sum is (S - 1) % (2**w - 1) + 1 for S != 0, and 0 for S == 0.
- * Reading the whole buffer as one integer N gives N mod (2**w - 1) the same
- * way, which is what the pure-Python engine computes: the two agree exactly.
+ * Module state: one flag, whether FastPaths try their C function at all (set_fast_paths), which
+ * csum.engine sets when it binds an engine; nothing else.
+ * csum/engine/native.py holds the pure-Python twins of ones_sum/ones_sum_many, csum/engine/_speedups.pyi
+ * every signature.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -40,99 +25,149 @@
 #include <stdint.h>
 #include <string.h>
 
-#define BLOCK_BYTES ((uint64_t)1 << 34)
+#include "_arith.h"
+
+#define BLOCK_BYTES_LOG2 34
 /* Release the GIL for buffers at least this large. */
 #define NOGIL_BYTES ((Py_ssize_t)1 << 16)
 
-#if defined(__GNUC__) && !defined(__clang__) && (defined(__x86_64__) || defined(__i386__)) && __GNUC__ >= 6
-#define CSUM_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define CSUM_CLONES
-#endif
-
-static inline uint64_t load64(const unsigned char *p)
-{
-    uint64_t w;
-    memcpy(&w, p, 8);
-    return w;
-}
-
-#if PY_BIG_ENDIAN
-#define AS_LE(w) __builtin_bswap64(w)
-#define AS_BE(w) (w)
-#else
-#define AS_LE(w) (w)
-#define AS_BE(w) __builtin_bswap64(w)
-#endif
-
-/* Sums of the low and high 32-bit halves of n / 8 whole 64-bit words (n <= BLOCK_BYTES). */
-CSUM_CLONES static void lanes_le(const unsigned char *p, uint64_t nwords, uint64_t *lo, uint64_t *hi)
-{
-    uint64_t a = 0, b = 0;
-    for (uint64_t i = 0; i < nwords; i++) {
-        uint64_t w = AS_LE(load64(p + 8 * i));
-        a += w & 0xffffffffu;
-        b += w >> 32;
-    }
-    *lo = a;
-    *hi = b;
-}
-
-CSUM_CLONES static void lanes_be(const unsigned char *p, uint64_t nwords, uint64_t *lo, uint64_t *hi)
-{
-    uint64_t a = 0, b = 0;
-    for (uint64_t i = 0; i < nwords; i++) {
-        uint64_t w = AS_BE(load64(p + 8 * i));
-        a += w & 0xffffffffu;
-        b += w >> 32;
-    }
-    *lo = a;
-    *hi = b;
-}
-
-static inline uint64_t add_ea64(uint64_t a, uint64_t b)
-{
-    uint64_t r = a + b;
-    return r + (r < a);
-}
-
-static inline uint64_t rot32(uint64_t x)
-{
-    return (x << 32) | (x >> 32);
-}
-
-/* Canonical 64-bit one's-complement sum of p[0:n] as 64-bit words, `block` bytes per block. */
-static uint64_t sum64(const unsigned char *p, uint64_t n, int big, uint64_t block)
-{
-    uint64_t s = 0, lo, hi;
-    uint64_t whole = n & ~(uint64_t)7;
-    for (uint64_t done = 0; done < whole;) {
-        uint64_t len = whole - done < block ? whole - done : block;
-        if (big)
-            lanes_be(p + done, len / 8, &lo, &hi);
-        else
-            lanes_le(p + done, len / 8, &lo, &hi);
-        s = add_ea64(add_ea64(s, lo), rot32(hi));
-        done += len;
-    }
-    if (n & 7) {
-        unsigned char tail[8] = {0};
-        memcpy(tail, p + whole, (size_t)(n & 7));
-        uint64_t w = big ? AS_BE(load64(tail)) : AS_LE(load64(tail));
-        s = add_ea64(s, w);
-    }
-    return s;
-}
-
-static inline uint64_t reduce(uint64_t s, int width)
-{
-    if (width == 64 || s == 0)
-        return s;
-    uint64_t m = ((uint64_t)1 << width) - 1;
-    return (s - 1) % m + 1;
-}
-
 static PyObject *str_little, *str_big;
+/* This module (the self of its functions), for FastPath to know its own functions. */
+static PyObject *module_object;
+
+/* ---- arguments ---------------------------------------------------------------------------------- */
+
+/* The parameter names of the public functions, interned at import (a call's keywords usually are). */
+enum { A_BUF, A_SEED, A_ALIGN, A_FRM, A_TO, A_FRM_ALIGN, A_TO_ALIGN, A_SUM16, A_OLD, A_NEW, A_PKT, A_OFFSET, A_FLAGS,
+       A_IP_SUMMED, N_NAMES };
+static const char *const name_text[N_NAMES] = {"buf", "seed", "align", "frm", "to", "frm_align", "to_align", "sum16",
+                                               "old", "new", "pkt", "offset", "flags", "ip_summed"};
+static PyObject *names[N_NAMES];
+
+/* A call bound to a signature: sig lists its parameters (name indices), the first npos positional-or-keyword,
+ * the rest keyword-only, the first nreq required. 1 with out[i] the argument for sig[i] (NULL: absent), or 0
+ * where Python would bind it otherwise or refuse it (too many, unknown or repeated keywords, one missing). */
+static int bind(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, const int *sig, int npos, int nreq,
+                int nall, PyObject **out)
+{
+    if (nargs > npos || (kwnames == NULL && nargs < nreq))
+        return 0;
+    for (int i = 0; i < nall; i++)
+        out[i] = i < nargs ? args[i] : NULL;
+    if (kwnames == NULL)
+        return 1;
+    Py_ssize_t nkw = PyTuple_GET_SIZE(kwnames);
+    for (Py_ssize_t k = 0; k < nkw; k++) {
+        PyObject *key = PyTuple_GET_ITEM(kwnames, k);
+        int j = -1;
+        for (int i = 0; i < nall && j < 0; i++)
+            if (key == names[sig[i]])
+                j = i;
+        for (int i = 0; i < nall && j < 0; i++)
+            if (PyUnicode_Check(key) && PyUnicode_Compare(key, names[sig[i]]) == 0)
+                j = i;
+        if (j < 0 || out[j] != NULL)
+            return 0;
+        out[j] = args[nargs + k];
+    }
+    for (int i = 0; i < nreq; i++)
+        if (out[i] == NULL)
+            return 0;
+    return 1;
+}
+
+/* 1 with *v = o for an exact int in 0..max (an absent argument: 0), else 0 with no error set. */
+static int get_uint(PyObject *o, uint64_t max, uint64_t *v)
+{
+    if (o == NULL) {
+        *v = 0;
+        return 1;
+    }
+    if (!PyLong_CheckExact(o))
+        return 0;
+    unsigned long long x = PyLong_AsUnsignedLongLong(o);
+    if (x == (unsigned long long)-1 && PyErr_Occurred()) {
+        PyErr_Clear();  /* negative, or past 64 bits */
+        return 0;
+    }
+    if (x > max)
+        return 0;
+    *v = x;
+    return 1;
+}
+
+static int get_shape(PyObject *o, int *shape)
+{
+    uint64_t v;
+    if (!get_uint(o, N_SHAPES - 1, &v))
+        return 0;
+    *shape = (int)v;
+    return 1;
+}
+
+/* A buffer's bytes: exact bytes (and, for writing, exact bytearray) directly, anything else through the buffer
+ * protocol (C-contiguous). A bytearray is only taken directly where the GIL stays held, as for a writable
+ * packet: nothing can resize it during the call. */
+typedef struct {
+    unsigned char *p;
+    Py_ssize_t n;
+    int held;
+    Py_buffer view;
+} bytes_t;
+
+/* 1 with b filled, else 0 with no error set. */
+static int get_bytes(PyObject *o, bytes_t *b, int writable)
+{
+    b->held = 0;
+    if (o == NULL)
+        return 0;
+    if (!writable && PyBytes_CheckExact(o)) {
+        b->p = (unsigned char *)PyBytes_AS_STRING(o);
+        b->n = PyBytes_GET_SIZE(o);
+        return 1;
+    }
+    if (writable && PyByteArray_CheckExact(o)) {
+        b->p = (unsigned char *)PyByteArray_AS_STRING(o);
+        b->n = PyByteArray_GET_SIZE(o);
+        return 1;
+    }
+    if (PyObject_GetBuffer(o, &b->view, PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0)) < 0) {
+        PyErr_Clear();
+        return 0;
+    }
+    b->p = b->view.buf;
+    b->n = b->view.len;
+    b->held = 1;
+    return 1;
+}
+
+static void put_bytes(bytes_t *b)
+{
+    if (b->held)
+        PyBuffer_Release(&b->view);
+}
+
+/* A field value of bpf_l3/l4_csum_replace (csum/bpf/helpers.py _field_value): an exact int in 0..2**64-1, or
+ * exact bytes/bytearray of 2 or 4 bytes read little-endian. 1 with *v, else 0 with no error set. */
+static int get_field(PyObject *o, uint64_t *v)
+{
+    if (PyBytes_CheckExact(o) || PyByteArray_CheckExact(o)) {
+        Py_ssize_t n = PyBytes_CheckExact(o) ? PyBytes_GET_SIZE(o) : PyByteArray_GET_SIZE(o);
+        const unsigned char *p = (const unsigned char *)(PyBytes_CheckExact(o) ? PyBytes_AS_STRING(o)
+                                                                               : PyByteArray_AS_STRING(o));
+        if (n != 2 && n != 4)
+            return 0;
+        *v = 0;
+        for (Py_ssize_t i = n; i-- > 0;)
+            *v = *v << 8 | p[i];
+        return 1;
+    }
+    return get_uint(o, UINT64_MAX, v);
+}
+
+#define DECLINE Py_RETURN_NOTIMPLEMENTED
+
+/* ---- sums --------------------------------------------------------------------------------------- */
 
 /* 0 little, 1 big; -1 with ValueError set for anything else. */
 static int parse_order(PyObject *o)
@@ -164,36 +199,42 @@ static int parse_width(PyObject *o)
     return -1;
 }
 
+static uint64_t sum_maybe_nogil(const unsigned char *p, Py_ssize_t n, int big, uint64_t block)
+{
+    uint64_t s;
+    if (n >= NOGIL_BYTES) {
+        Py_BEGIN_ALLOW_THREADS
+        s = csum_sum64(p, (uint64_t)n, big, block);
+        Py_END_ALLOW_THREADS
+    } else {
+        s = csum_sum64(p, (uint64_t)n, big, block);
+    }
+    return s;
+}
+
 /* Canonical sum of args[0] (a C-contiguous buffer) in words of args[1] bits, byte order args[2];
  * NotImplemented, with no error set, for arguments of any other kind. */
 static PyObject *sum_buffer(PyObject *const *args, uint64_t block)
 {
     int width = parse_width(args[1]);
     int big = width < 0 ? -1 : parse_order(args[2]);
-    Py_buffer view;
-    if (big < 0 || PyObject_GetBuffer(args[0], &view, PyBUF_C_CONTIGUOUS) < 0) {
+    bytes_t b;
+    if (big < 0 || !get_bytes(args[0], &b, 0)) {
         PyErr_Clear();  /* not a buffer, not contiguous, another width or byte order */
-        Py_RETURN_NOTIMPLEMENTED;
+        DECLINE;
     }
-    uint64_t s;
-    if (view.len >= NOGIL_BYTES) {
-        Py_BEGIN_ALLOW_THREADS
-        s = sum64(view.buf, (uint64_t)view.len, big, block);
-        Py_END_ALLOW_THREADS
-    } else {
-        s = sum64(view.buf, (uint64_t)view.len, big, block);
-    }
-    PyBuffer_Release(&view);
-    return PyLong_FromUnsignedLongLong(reduce(s, width));
+    uint64_t s = sum_maybe_nogil(b.p, b.n, big, block);
+    put_bytes(&b);
+    return PyLong_FromUnsignedLongLong(csum_reduce(s, width));
 }
 
 /* ones_sum(buf, width, byteorder[, name]) -> int, or NotImplemented for arguments it does not sum
  * (name, the caller's argument name, is for the checked function csum.engine pairs this with). */
-static PyObject *ones_sum(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+static PyObject *ones_sum(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    if (nargs < 3 || nargs > 4)
-        Py_RETURN_NOTIMPLEMENTED;
-    return sum_buffer(args, BLOCK_BYTES);
+    if (nargs < 3 || nargs > 4 || kwnames != NULL)
+        DECLINE;
+    return sum_buffer(args, (uint64_t)1 << BLOCK_BYTES_LOG2);
 }
 
 /* ones_sum_blocked(buf, width, byteorder, block) -> int: as ones_sum with a smaller block (a
@@ -207,7 +248,7 @@ static PyObject *ones_sum_blocked(PyObject *self, PyObject *const *args, Py_ssiz
     unsigned long long block = PyLong_AsUnsignedLongLong(args[3]);
     if (block == (unsigned long long)-1 && PyErr_Occurred())
         return NULL;
-    if (block == 0 || block % 8 || block > BLOCK_BYTES) {
+    if (block == 0 || block % 8 || block > (uint64_t)1 << BLOCK_BYTES_LOG2) {
         PyErr_SetString(PyExc_ValueError, "block");
         return NULL;
     }
@@ -268,7 +309,7 @@ static PyObject *ones_sum_many(PyObject *self, PyObject *const *args, Py_ssize_t
             bad = i;
             break;
         }
-        r[i] = reduce(sum64(base + o[i], (uint64_t)l[i], big, BLOCK_BYTES), width);
+        r[i] = csum_ones(base + o[i], (uint64_t)l[i], width, big);
     }
     Py_END_ALLOW_THREADS
     if (bad >= 0)
@@ -286,98 +327,297 @@ no_offs:
     Py_RETURN_NONE;
 }
 
-/* partial16le(buf, seed=0, *, align=0) -> int, or NotImplemented
- *
- * lib/checksum.c csum_partial on a little-endian CPU, for the arguments that cannot fail a
- * check: buf a C-contiguous buffer, seed an int in 0..0xffffffff, align an int in 0..7 (which
- * cannot change the generic sum). The canonical 16-bit little-endian sum plus seed, end-around
- * in 32 bits. Anything else returns NotImplemented (no error, no message): the caller
- * (a FastPath, below) then runs the checked Python function.
- */
-static PyObject *partial16le(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+/* The RFC 1071 checksum of the call's one argument, buf (csum/core/partial.py internet_checksum: ~ the
+ * big-endian 16-bit sum), or -1 where the call is not one C takes. */
+static long wire_checksum(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
-    if (nargs < 1 || nargs > 2 || nkw > 1)
-        Py_RETURN_NOTIMPLEMENTED;
-    uint64_t seed = 0;
-    if (nargs == 2) {
-        if (!PyLong_CheckExact(args[1]))
-            Py_RETURN_NOTIMPLEMENTED;
-        int overflow;
-        long long v = PyLong_AsLongLongAndOverflow(args[1], &overflow);
-        if (overflow || v < 0 || v > 0xffffffffLL)
-            Py_RETURN_NOTIMPLEMENTED;
-        seed = (uint64_t)v;
-    }
-    if (nkw == 1) {
-        PyObject *name = PyTuple_GET_ITEM(kwnames, 0), *align = args[nargs];
-        if (!PyUnicode_Check(name) || PyUnicode_CompareWithASCIIString(name, "align") != 0 ||
-            !PyLong_CheckExact(align))
-            Py_RETURN_NOTIMPLEMENTED;
-        int overflow;
-        long a = PyLong_AsLongAndOverflow(align, &overflow);
-        if (overflow || a < 0 || a > 7)
-            Py_RETURN_NOTIMPLEMENTED;
-    }
-    Py_buffer view;
-    if (PyObject_GetBuffer(args[0], &view, PyBUF_C_CONTIGUOUS) < 0) {
-        PyErr_Clear();
-        Py_RETURN_NOTIMPLEMENTED;
-    }
-    uint64_t s;
-    if (view.len >= NOGIL_BYTES) {
-        Py_BEGIN_ALLOW_THREADS
-        s = sum64(view.buf, (uint64_t)view.len, 0, BLOCK_BYTES);
-        Py_END_ALLOW_THREADS
-    } else {
-        s = sum64(view.buf, (uint64_t)view.len, 0, BLOCK_BYTES);
-    }
-    PyBuffer_Release(&view);
-    uint64_t r = reduce(s, 16) + seed;
-    return PyLong_FromUnsignedLongLong((r & 0xffffffffu) + (r >> 32));
+    static const int sig[] = {A_BUF};
+    PyObject *a[1];
+    bytes_t b;
+    if (!bind(args, nargs, kwnames, sig, 1, 1, 1, a) || !get_bytes(a[0], &b, 0))
+        return -1;
+    uint64_t s = sum_maybe_nogil(b.p, b.n, 1, (uint64_t)1 << BLOCK_BYTES_LOG2);
+    put_bytes(&b);
+    return (long)(csum_reduce(s, 16) ^ M16);
 }
 
-/* FastPath(fast, slow): a callable that returns fast(*args, **kwargs) unless that is
- * NotImplemented, else slow(*args, **kwargs). Composed once at import (csum/core/partial.py), never
- * changed; it keeps a Python frame off the call floor. Attributes (functools.update_wrapper)
- * live in its __dict__, so inspect.signature and help() show the slow function's. */
+/* internet_checksum(buf) -> int. */
+static PyObject *internet_checksum(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    long v = wire_checksum(args, nargs, kwnames);
+    if (v < 0)
+        DECLINE;
+    return PyLong_FromLong(v);
+}
+
+/* internet_checksum_bytes(buf) -> bytes: the same value as the two bytes of the field, in network order. */
+static PyObject *internet_checksum_bytes(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    long v = wire_checksum(args, nargs, kwnames);
+    if (v < 0)
+        DECLINE;
+    char field[2] = {(char)(v >> 8), (char)v};
+    return PyBytes_FromStringAndSize(field, 2);
+}
+
+/* ---- the shaped helpers: args[0] is the shape (csum.engine.SHAPES), prepended by a FastPath ---------- */
+
+/* partial(shape, buf, seed=0, *, align=0) -> int: csum_partial of that shape (csum/arch/). */
+static PyObject *partial(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const int sig[] = {A_BUF, A_SEED, A_ALIGN};
+    PyObject *a[3];
+    uint64_t seed, align;
+    int shape;
+    bytes_t b;
+    if (nargs < 1 || !get_shape(args[0], &shape) || !bind(args + 1, nargs - 1, kwnames, sig, 2, 1, 3, a) ||
+        !get_uint(a[1], M32, &seed) || !get_uint(a[2], 7, &align) || !get_bytes(a[0], &b, 0))
+        DECLINE;
+    uint32_t r;
+    if (b.n >= NOGIL_BYTES) {
+        Py_BEGIN_ALLOW_THREADS
+        r = csum_shape_partial(shape, b.p, (uint64_t)b.n, (uint32_t)seed, (unsigned)align);
+        Py_END_ALLOW_THREADS
+    } else {
+        r = csum_shape_partial(shape, b.p, (uint64_t)b.n, (uint32_t)seed, (unsigned)align);
+    }
+    put_bytes(&b);
+    return PyLong_FromUnsignedLong(r);
+}
+
+/* csum_diff(shape, frm, to, seed=0, *, frm_align=0, to_align=0) -> int: bpf_csum_diff (Linux >= 6.13), and
+ * csum_diff_legacy(shape, frm, to, seed=0) -> int: bpf_csum_diff (Linux <= 6.12) for the sizes it accepts (each
+ * a multiple of 4, together at most the scratch buffer; the -EINVAL of other sizes is the Python's). One body,
+ * so the two forms differ by what the kernel's differ by: the scratch copy. */
+static PyObject *diff_helper(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, int legacy)
+{
+    static const int sig[] = {A_FRM, A_TO, A_SEED, A_FRM_ALIGN, A_TO_ALIGN};
+    PyObject *a[5];
+    uint64_t seed, fa, ta;
+    int shape;
+    bytes_t f, t;
+    if (nargs < 1 || !get_shape(args[0], &shape) || !bind(args + 1, nargs - 1, kwnames, sig, 3, 2, legacy ? 3 : 5, a) ||
+        !get_uint(a[2], M32, &seed) || !get_uint(legacy ? NULL : a[3], 7, &fa) ||
+        !get_uint(legacy ? NULL : a[4], 7, &ta) || !get_bytes(a[0], &f, 0))
+        DECLINE;
+    if (!get_bytes(a[1], &t, 0)) {
+        put_bytes(&f);
+        DECLINE;
+    }
+    PyObject *r = Py_NotImplemented;
+    if (!legacy) {
+        uint32_t v;
+        if (f.n + t.n >= NOGIL_BYTES) {
+            Py_BEGIN_ALLOW_THREADS
+            v = csum_diff(shape, f.p, (uint64_t)f.n, t.p, (uint64_t)t.n, (uint32_t)seed, (unsigned)fa, (unsigned)ta);
+            Py_END_ALLOW_THREADS
+        } else {
+            v = csum_diff(shape, f.p, (uint64_t)f.n, t.p, (uint64_t)t.n, (uint32_t)seed, (unsigned)fa, (unsigned)ta);
+        }
+        r = PyLong_FromUnsignedLong(v);
+    } else if (!((f.n | t.n) & 3) && f.n + t.n <= SCRATCH_BYTES) {
+        r = PyLong_FromUnsignedLong(csum_diff_legacy(shape, f.p, (uint64_t)f.n, t.p, (uint64_t)t.n, (uint32_t)seed));
+    } else {
+        Py_INCREF(r);
+    }
+    put_bytes(&t);
+    put_bytes(&f);
+    return r;
+}
+
+static PyObject *py_csum_diff(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return diff_helper(args, nargs, kwnames, 0);
+}
+
+static PyObject *py_csum_diff_legacy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return diff_helper(args, nargs, kwnames, 1);
+}
+
+/* inet_proto_csum_replace16(shape, sum16, frm, to) -> int: net/core/utils.c, frm and to 16 bytes each. */
+static PyObject *py_replace16(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const int sig[] = {A_SUM16, A_FRM, A_TO};
+    PyObject *a[3];
+    uint64_t sum16;
+    int shape;
+    bytes_t f, t;
+    if (nargs < 1 || !get_shape(args[0], &shape) || !bind(args + 1, nargs - 1, kwnames, sig, 3, 3, 3, a) ||
+        !get_uint(a[0], M16, &sum16) || !get_bytes(a[1], &f, 0))
+        DECLINE;
+    if (!get_bytes(a[2], &t, 0)) {
+        put_bytes(&f);
+        DECLINE;
+    }
+    PyObject *r = Py_NotImplemented;
+    if (f.n == 16 && t.n == 16)
+        r = PyLong_FromUnsignedLong(inet_proto_csum_replace16(shape, (uint32_t)sum16, f.p, t.p));
+    else
+        Py_INCREF(r);
+    put_bytes(&t);
+    put_bytes(&f);
+    return r;
+}
+
+/* ---- include/net/checksum.h on ints ------------------------------------------------------------- */
+
+/* csum_replace2(sum16, old, new) -> int and csum_replace4(sum16, frm, to) -> int (csum/core/ones.py). */
+static PyObject *replace(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, const int *sig, uint64_t max,
+                         uint32_t (*fn)(uint32_t, uint32_t, uint32_t))
+{
+    PyObject *a[3];
+    uint64_t s, f, t;
+    if (!bind(args, nargs, kwnames, sig, 3, 3, 3, a) || !get_uint(a[0], M16, &s) || !get_uint(a[1], max, &f) ||
+        !get_uint(a[2], max, &t))
+        DECLINE;
+    return PyLong_FromUnsignedLong(fn((uint32_t)s, (uint32_t)f, (uint32_t)t));
+}
+
+static PyObject *py_csum_replace2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const int sig[] = {A_SUM16, A_OLD, A_NEW};
+    return replace(args, nargs, kwnames, sig, M16, csum_replace2);
+}
+
+static PyObject *py_csum_replace4(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const int sig[] = {A_SUM16, A_FRM, A_TO};
+    return replace(args, nargs, kwnames, sig, M32, csum_replace4);
+}
+
+/* ---- bpf_l3/l4_csum_replace (csum/bpf/helpers.py) --------------------------------------------------- */
+
+/* l3_csum_replace(pkt, offset, frm, to, flags) and l4_csum_replace(pkt, offset, frm, to, flags, *,
+ * ip_summed=0) -> the helper's return code; pkt patched in place. Declined: any argument the Python checks
+ * would refuse (then they raise), and the calls csum/bpf/misuse.py may warn about (then it warns). */
+static PyObject *csum_replace_helper(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, int l4)
+{
+    static const int sig[] = {A_PKT, A_OFFSET, A_FRM, A_TO, A_FLAGS, A_IP_SUMMED};
+    PyObject *a[6];
+    uint64_t offset, f, t, flags, ip_summed;
+    bytes_t pkt;
+    if (!bind(args, nargs, kwnames, sig, 5, 5, l4 ? 6 : 5, a) || !get_uint(a[1], M32, &offset) ||
+        !get_field(a[2], &f) || !get_field(a[3], &t) || !get_uint(a[4], UINT64_MAX, &flags) ||
+        !get_uint(l4 ? a[5] : NULL, 3, &ip_summed) || !get_bytes(a[0], &pkt, 1))
+        DECLINE;
+    long ret;
+    int answered = l4 ? csum_l4_replace(pkt.p, (uint64_t)pkt.n, offset, f, t, flags, (int)ip_summed, &ret)
+                      : csum_l3_replace(pkt.p, (uint64_t)pkt.n, offset, f, t, flags, &ret);
+    put_bytes(&pkt);
+    if (!answered)
+        DECLINE;
+    return PyLong_FromLong(ret);
+}
+
+static PyObject *l3_csum_replace(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return csum_replace_helper(args, nargs, kwnames, 0);
+}
+
+static PyObject *l4_csum_replace(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return csum_replace_helper(args, nargs, kwnames, 1);
+}
+
+/* ---- FastPath ----------------------------------------------------------------------------------- */
+
+/* Whether FastPaths try their C function (set_fast_paths; csum.engine binds it with the engine). */
+static int fast_paths_on = 1;
+
+/* set_fast_paths(on) -> bool: every FastPath tries C (true) or goes straight to its Python function; the
+ * previous setting. */
+static PyObject *set_fast_paths(PyObject *self, PyObject *on)
+{
+    int value = PyObject_IsTrue(on);
+    if (value < 0)
+        return NULL;
+    PyObject *before = PyBool_FromLong(fast_paths_on);
+    fast_paths_on = value;
+    return before;
+}
+
+/* FastPath(fast, slow[, first]): a callable that returns fast(*args, **kwargs) (fast(first, *args, **kwargs)
+ * when first is given: a shape code) unless that is NotImplemented or fast paths are off, else
+ * slow(*args, **kwargs). Composed once (csum.engine.fast_path), never changed; it keeps a Python frame off
+ * the call floor. Attributes (functools.update_wrapper) live in its __dict__, so inspect.signature and help()
+ * show the slow function's. */
 typedef struct {
     PyObject_HEAD
-    PyObject *fast, *slow, *dict;
+    PyObject *fast, *slow, *first, *dict;
     vectorcallfunc vectorcall;
+    /* fast's C function when it is one of this module's METH_FASTCALL | METH_KEYWORDS functions: called
+     * directly, without the generic call's dispatch (NULL: through PyObject_Vectorcall). */
+    _PyCFunctionFastWithKeywords cfunc;
 } FastPath;
+
+/* Room for the arguments of a call made with first prepended, when the caller left no slot before args. */
+#define FIRST_STACK 8
+
+static inline PyObject *fast_call(FastPath *f, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    if (f->cfunc != NULL)
+        return f->cfunc(PyCFunction_GET_SELF(f->fast), args, nargs, kwnames);
+    return PyObject_Vectorcall(f->fast, args, (size_t)nargs, kwnames);
+}
+
+static PyObject *call_fast(FastPath *f, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (f->first == NULL)
+        return fast_call(f, args, nargs, kwnames);
+    Py_ssize_t total = nargs + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
+    PyObject *r;
+    if (nargsf & PY_VECTORCALL_ARGUMENTS_OFFSET) {  /* the caller lets args[-1] be used for this */
+        PyObject **slot = (PyObject **)args - 1, *saved = *slot;
+        *slot = f->first;
+        r = fast_call(f, slot, nargs + 1, kwnames);
+        *slot = saved;
+        return r;
+    }
+    if (total >= FIRST_STACK)
+        Py_RETURN_NOTIMPLEMENTED;
+    PyObject *stack[FIRST_STACK];
+    stack[0] = f->first;
+    memcpy(stack + 1, args, (size_t)total * sizeof(PyObject *));
+    return fast_call(f, stack, nargs + 1, kwnames);
+}
 
 static PyObject *fastpath_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     FastPath *f = (FastPath *)self;
-    PyObject *r = PyObject_Vectorcall(f->fast, args, nargsf, kwnames);
-    if (r != Py_NotImplemented)
-        return r;
-    Py_DECREF(r);
+    if (fast_paths_on) {
+        PyObject *r = call_fast(f, args, nargsf, kwnames);
+        if (r != Py_NotImplemented)
+            return r;
+        Py_DECREF(r);
+    }
     return PyObject_Vectorcall(f->slow, args, nargsf, kwnames);
 }
 
 static PyObject *fastpath_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    PyObject *fast, *slow;
+    PyObject *fast, *slow, *first = NULL;
     if (kwargs != NULL && PyDict_GET_SIZE(kwargs)) {
-        PyErr_SetString(PyExc_TypeError, "FastPath(fast, slow)");
+        PyErr_SetString(PyExc_TypeError, "FastPath(fast, slow[, first])");
         return NULL;
     }
-    if (!PyArg_UnpackTuple(args, "FastPath", 2, 2, &fast, &slow))
+    if (!PyArg_UnpackTuple(args, "FastPath", 2, 3, &fast, &slow, &first))
         return NULL;
     if (!PyCallable_Check(fast) || !PyCallable_Check(slow)) {
-        PyErr_SetString(PyExc_TypeError, "FastPath(fast, slow): both must be callable");
+        PyErr_SetString(PyExc_TypeError, "FastPath(fast, slow[, first]): fast and slow must be callable");
         return NULL;
     }
     FastPath *f = (FastPath *)type->tp_alloc(type, 0);
     if (f == NULL)
         return NULL;
-    Py_INCREF(fast);
-    Py_INCREF(slow);
-    f->fast = fast;
-    f->slow = slow;
+    f->fast = Py_NewRef(fast);
+    f->slow = Py_NewRef(slow);
+    f->first = Py_XNewRef(first);
     f->vectorcall = fastpath_vectorcall;
+    if (PyCFunction_Check(fast) && PyCFunction_GET_FLAGS(fast) == (METH_FASTCALL | METH_KEYWORDS) &&
+        PyCFunction_GET_SELF(fast) == module_object)
+        f->cfunc = (_PyCFunctionFastWithKeywords)(void (*)(void))PyCFunction_GET_FUNCTION(fast);
     return (PyObject *)f;
 }
 
@@ -385,6 +625,7 @@ static int fastpath_traverse(FastPath *f, visitproc visit, void *arg)
 {
     Py_VISIT(f->fast);
     Py_VISIT(f->slow);
+    Py_VISIT(f->first);
     Py_VISIT(f->dict);
     return 0;
 }
@@ -393,6 +634,7 @@ static int fastpath_clear(FastPath *f)
 {
     Py_CLEAR(f->fast);
     Py_CLEAR(f->slow);
+    Py_CLEAR(f->first);
     Py_CLEAR(f->dict);
     return 0;
 }
@@ -413,6 +655,7 @@ static PyObject *fastpath_get(PyObject *self, PyObject *obj, PyObject *type)
 static PyMemberDef fastpath_members[] = {
     {"fast", T_OBJECT, offsetof(FastPath, fast), READONLY, "the C function tried first"},
     {"slow", T_OBJECT, offsetof(FastPath, slow), READONLY, "the checked function run when fast declines"},
+    {"first", T_OBJECT, offsetof(FastPath, first), READONLY, "the argument put before the call's (None: none)"},
     {NULL},
 };
 
@@ -440,7 +683,8 @@ static PyTypeObject FastPathType = {
     .tp_vectorcall_offset = offsetof(FastPath, vectorcall),
     .tp_call = PyVectorcall_Call,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
-    .tp_doc = "FastPath(fast, slow): fast(*args, **kwargs) unless NotImplemented, else slow(*args, **kwargs).",
+    .tp_doc = "FastPath(fast, slow[, first]): fast([first, ]*args, **kwargs) unless NotImplemented, "
+              "else slow(*args, **kwargs).",
     .tp_traverse = (traverseproc)fastpath_traverse,
     .tp_clear = (inquiry)fastpath_clear,
     .tp_members = fastpath_members,
@@ -451,21 +695,37 @@ static PyTypeObject FastPathType = {
     .tp_new = fastpath_new,
 };
 
+#define FAST(name, fn, doc) {name, (PyCFunction)(void (*)(void))fn, METH_FASTCALL | METH_KEYWORDS, doc}
+
 static PyMethodDef methods[] = {
-    {"ones_sum", (PyCFunction)(void (*)(void))ones_sum, METH_FASTCALL,
-     "ones_sum(buf, width, byteorder[, name]) -> canonical one's-complement sum, or NotImplemented."},
+    FAST("ones_sum", ones_sum, "ones_sum(buf, width, byteorder[, name]) -> canonical one's-complement sum, or NotImplemented."),
     {"ones_sum_blocked", (PyCFunction)(void (*)(void))ones_sum_blocked, METH_FASTCALL,
      "ones_sum_blocked(buf, width, byteorder, block) -> ones_sum with a smaller block size (tests)."},
     {"ones_sum_many", (PyCFunction)(void (*)(void))ones_sum_many, METH_FASTCALL,
      "ones_sum_many(buf, offsets, lengths, out, width, byteorder) -> None: each row's sum into out."},
-    {"partial16le", (PyCFunction)(void (*)(void))partial16le, METH_FASTCALL | METH_KEYWORDS,
-     "partial16le(buf, seed=0, *, align=0) -> generic csum_partial (little-endian), or NotImplemented."},
+    FAST("internet_checksum", internet_checksum, "internet_checksum(buf) -> int, or NotImplemented."),
+    FAST("internet_checksum_bytes", internet_checksum_bytes, "internet_checksum_bytes(buf) -> bytes, or NotImplemented."),
+    FAST("partial", partial, "partial(shape, buf, seed=0, *, align=0) -> csum_partial of that shape, or NotImplemented."),
+    FAST("csum_diff", py_csum_diff,
+         "csum_diff(shape, frm, to, seed=0, *, frm_align=0, to_align=0) -> bpf_csum_diff (>= 6.13), or NotImplemented."),
+    FAST("csum_diff_legacy", py_csum_diff_legacy,
+         "csum_diff_legacy(shape, frm, to, seed=0) -> bpf_csum_diff (<= 6.12), or NotImplemented."),
+    FAST("inet_proto_csum_replace16", py_replace16,
+         "inet_proto_csum_replace16(shape, sum16, frm, to) -> int, or NotImplemented."),
+    FAST("csum_replace2", py_csum_replace2, "csum_replace2(sum16, old, new) -> int, or NotImplemented."),
+    FAST("csum_replace4", py_csum_replace4, "csum_replace4(sum16, frm, to) -> int, or NotImplemented."),
+    FAST("l3_csum_replace", l3_csum_replace,
+         "l3_csum_replace(pkt, offset, frm, to, flags) -> return code (pkt patched), or NotImplemented."),
+    FAST("l4_csum_replace", l4_csum_replace,
+         "l4_csum_replace(pkt, offset, frm, to, flags, *, ip_summed=0) -> return code (pkt patched), or NotImplemented."),
+    {"set_fast_paths", set_fast_paths, METH_O,
+     "set_fast_paths(on) -> bool: whether every FastPath tries its C function; the previous setting."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "csum.engine._speedups", "C accelerator for csum.engine: sums bytes, nothing else.", -1,
-    methods,
+    PyModuleDef_HEAD_INIT, "csum.engine._speedups",
+    "C accelerator for csum.engine: sums bytes and does one's-complement arithmetic, nothing else.", -1, methods,
 };
 
 PyMODINIT_FUNC PyInit__speedups(void)
@@ -474,11 +734,30 @@ PyMODINIT_FUNC PyInit__speedups(void)
     str_big = PyUnicode_InternFromString("big");
     if (str_little == NULL || str_big == NULL)
         return NULL;
-    PyObject *m = PyModule_Create(&module);
-    if (m == NULL)
+    for (int i = 0; i < N_NAMES; i++)
+        if ((names[i] = PyUnicode_InternFromString(name_text[i])) == NULL)
+            return NULL;
+    PyObject *shapes = PyTuple_New(N_SHAPES);
+    if (shapes == NULL)
         return NULL;
+    for (int i = 0; i < N_SHAPES; i++) {
+        PyObject *name = PyUnicode_FromString(csum_shape_names[i]);
+        if (name == NULL) {
+            Py_DECREF(shapes);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(shapes, i, name);
+    }
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL || PyModule_AddObjectRef(m, "SHAPES", shapes) < 0) {
+        Py_DECREF(shapes);
+        Py_XDECREF(m);
+        return NULL;
+    }
+    Py_DECREF(shapes);
+    module_object = m;
     if (PyType_Ready(&FastPathType) < 0 || PyModule_AddObjectRef(m, "FastPath", (PyObject *)&FastPathType) < 0 ||
-        PyModule_AddIntConstant(m, "BLOCK_BYTES_LOG2", 34) < 0) {
+        PyModule_AddIntConstant(m, "BLOCK_BYTES_LOG2", BLOCK_BYTES_LOG2) < 0) {
         Py_DECREF(m);
         return NULL;
     }

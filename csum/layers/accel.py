@@ -41,5 +41,5 @@ def holds(keys: bytes, key: bytes) -> bool:
     return at >= 0
 
 
-if engine.cwalk is not None:
-    engine.cwalk.bind(Result, Reason)
+if engine.CWALK is not None:  # bound whatever the engine: csum.engine's switch may turn it on later
+    engine.CWALK.bind(Result, Reason)

@@ -236,7 +236,7 @@ _NEG_ZERO = (b"\x02" * 12 + b"\x08\x00" + bytes.fromhex("450000220000000040017cd
 
 
 # each example builds and checks a capture twice (~10 ms), on every engine: 200 keep this near 4 s per engine
-@pytest.mark.every_engine
+@pytest.mark.usefixtures("every_engine")
 @settings(max_examples=200)
 @given(frames=st.lists(_framed(), min_size=1, max_size=6))
 @example(frames=[(1, _NEG_ZERO, len(_NEG_ZERO))])
@@ -244,7 +244,7 @@ def test_capture_report_gives_inet_verify_results(frames):
     """Differential: the report of check() (the C fast path where built) equals the one from the walker alone
     (counts, bad, offload, malformed, cut, not IP, patches); whole, well-formed packets get exactly
     inet.verify's results. Checksums in the frames come from the RFC 1071 oracle (tests/oracle.py).
-    Runs under every summing engine (tests/engine/test_engine.py)."""
+    Runs under every summing engine (the every_engine fixture)."""
     cap = _capture(frames)
     rows: list = []
     walked = python_report(cap, sink=lambda i, results: rows.append((i, results)))

@@ -139,7 +139,7 @@ def _kinds(data: bytes) -> list:
     return kinds
 
 
-@pytest.mark.every_engine
+@pytest.mark.usefixtures("every_engine")
 @given(buffers(max_size=300), seeds(), aligns())
 def test_csum_partial_fast_path_equals_oracle_for_every_buffer_kind(data, seed, align):
     """The C fast path (csum.engine.fast_path, taken when the C engine is bound) and the checked Python
@@ -152,7 +152,7 @@ def test_csum_partial_fast_path_equals_oracle_for_every_buffer_kind(data, seed, 
         assert csum.csum_partial(buf, seed=seed, align=align) == checked(buf, seed, align=align) == want
 
 
-@pytest.mark.every_engine
+@pytest.mark.usefixtures("every_engine")
 @pytest.mark.parametrize("args, kwargs, error, message", [
     ((b"ab", -1), {}, csum.CsumValueError, "^seed must be an int in 0..0xffffffff, got -0x1"),
     ((b"ab", 1 << 32), {}, csum.CsumValueError, "^seed must be an int in 0..0xffffffff"),

@@ -2,7 +2,7 @@
 
 Oracle: tests/oracle.py (naive RFC 1071 loops over the joined bytes); peers' behaviour
 (dpkt, scapy, NuttX) is described in the docstrings of the tests that guard against it.
-Tests marked ``every_engine`` also run under each other CSUM_ENGINE (tests/engine/test_engine.py).
+Tests using the ``every_engine`` fixture (tests/engines.py) run once per summing engine.
 """
 
 import numpy as np
@@ -40,7 +40,7 @@ def test_every_split_gives_the_one_shot_value(split, seed):
         assert c.value == rfc1071_checksum(data) == csum.internet_checksum(data)
 
 
-@pytest.mark.every_engine
+@pytest.mark.usefixtures("every_engine")
 def test_empty_chunk_after_odd_chunk_nuttx_20010():
     """Regression, apache/nuttx#20010: NuttX's chained ``checksum()`` keeps an ``odd`` flag between
     fragments; a zero-length fragment after an odd-length one read ``data[0]`` of the empty buffer and
@@ -65,7 +65,7 @@ def test_odd_chunk_then_more_data_dpkt_in_cksum_add():
     assert c.value != rfc1071_checksum(b"\x01\x00\x02\x03")  # what per-chunk padding computes
 
 
-@pytest.mark.every_engine
+@pytest.mark.usefixtures("every_engine")
 def test_split_at_every_point():
     """Invariant: a 61-byte buffer split at every single point, and at every pair of points, gives the
     one-shot value. Expected: oracle."""
@@ -79,7 +79,7 @@ def test_split_at_every_point():
             assert internet_checksum_iov([data[:i], data[i:j], data[j:]]) == want, (i, j)
 
 
-@pytest.mark.every_engine
+@pytest.mark.usefixtures("every_engine")
 def test_more_than_two_folds_large_buffer_scapy_checksum():
     """Invariant: buffers whose word sum needs more than two folds. scapy.utils.checksum folds twice
     and masks (``s = (s >> 16) + (s & 0xffff); s += s >> 16``): 65538 words of 0xffff plus a word
@@ -98,7 +98,7 @@ def test_more_than_two_folds_large_buffer_scapy_checksum():
     assert scapy_checksum(data) == 0xFFFF  # scapy's two-fold result for this input: the case shown
 
 
-@pytest.mark.every_engine
+@pytest.mark.usefixtures("every_engine")
 @pytest.mark.parametrize("size", [1 << 17, (1 << 20) + 1, 3 * (1 << 20) + 3])
 def test_large_buffer_in_odd_chunks(size):
     """Invariant: large buffers (up to 3 MiB) streamed in 1499-byte chunks equal the oracle."""

@@ -3,10 +3,12 @@
 Independent sources: tests/oracle.py (naive RFC 1071 16-bit loop), a naive
 word-by-word end-around-carry loop of any width written here, scapy.utils.checksum
 and dpkt.in_cksum. Engine tests take the ``engine`` fixture (tests/engines.py: one
-Engine object per engine, called directly); tests marked ``every_engine`` across
-the suite run again in a subprocess under each other ``CSUM_ENGINE``.
+Engine object per engine, called directly); tests across the suite that use the
+``every_engine`` fixture run once per engine in this process (csum.engine.use), and
+``CSUM_ENGINE`` itself is checked at import in one small subprocess per value.
 """
 
+import ast
 import os
 import subprocess
 import sys
@@ -65,10 +67,10 @@ def test_ones_sum16_edges_equal_oracle(engine, size, fill):
         assert engine.ones_sum(bytearray(data), 16, order) == ones_sum16(data, order)
 
 
-@pytest.mark.every_engine
+@pytest.mark.usefixtures("every_engine")
 @given(buffers(max_size=3000))
 def test_internet_checksum_equals_scapy_and_dpkt(data):
-    """csum.internet_checksum == scapy.utils.checksum == dpkt.in_cksum (on every engine: every_engine)."""
+    """csum.internet_checksum == scapy.utils.checksum == dpkt.in_cksum (on every engine: the every_engine fixture)."""
     assert csum.internet_checksum(data) == scapy_checksum(data) == dpkt.in_cksum(data)
 
 
@@ -199,16 +201,39 @@ def test_sparse_buffer_over_4_gib(engine):
     assert engine.ones_sum(arr, 16, "big") == 0x8034
 
 
-def test_nothing_switches_the_bound_engine():
-    """The binding is made once: no use_engine/set_fallback, and the checked ones_sum wraps the bound engine."""
-    assert not hasattr(_engine, "use_engine")
-    if HAS_C:
-        from csum.engine import _speedups
+def test_use_switches_every_engine_dependent_binding_and_back():
+    """csum.engine.use: inside the block ENGINE, the summing function, the row sums, the C walker and the C capture
+    rewriter are the named engine's (the two C ones only for ``c``) and the public functions follow; after it, and after an error in it,
+    the engine bound before is back. Expected checksums: tests/oracle.py."""
+    before = (_engine.ENGINE, _engine._sum, _engine.ones_sum_many, _engine.cwalk, _engine.crewrite)
+    data = os.urandom(999)
+    for name, eng in _engine.ENGINES.items():
+        with _engine.use(name) as bound:
+            assert bound is eng and _engine.ENGINE == name
+            assert _engine._sum is eng.ones_sum and _engine.ones_sum_many is eng.ones_sum_many
+            assert _engine.cwalk is (_engine.CWALK if name == "c" else None)
+            assert _engine.crewrite is (_engine.CREWRITE if name == "c" else None)
+            assert csum.internet_checksum(data) == ones_sum16(data, "big") ^ 0xFFFF
+        assert (_engine.ENGINE, _engine._sum, _engine.ones_sum_many, _engine.cwalk, _engine.crewrite) == before
+    with pytest.raises(ZeroDivisionError), _engine.use("python"):
+        1 / 0
+    assert (_engine.ENGINE, _engine._sum, _engine.ones_sum_many, _engine.cwalk, _engine.crewrite) == before
+    with pytest.raises(CsumValueError, match="CSUM_ENGINE must be one of"), _engine.use("fortran"):
+        pass
+    assert _engine.ENGINE == before[0]
 
-        assert not hasattr(_speedups, "set_fallback")
-    assert _engine._sum is _engine.ENGINES[_engine.ENGINE].ones_sum
-    assert _engine.ones_sum_many is _engine.ENGINES[_engine.ENGINE].ones_sum_many
-    assert getattr(_engine.ones_sum, "fast", _engine._sum) is _engine._sum  # the C fast path, when C is bound
+
+def test_nothing_in_csum_switches_the_engine():
+    """Only tests and benchmarks call csum.engine.use (and set_fast_paths is called by csum.engine alone)."""
+    package = Path(csum.__file__).resolve().parent
+    for path in package.rglob("*.py"):
+        if path == package / "engine" / "__init__.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            called = node.func if isinstance(node, ast.Call) else None
+            name = getattr(called, "attr", getattr(called, "id", None))
+            imported = [a.name for a in node.names] if isinstance(node, ast.ImportFrom) else []
+            assert name not in ("use", "set_fast_paths") and "use" not in imported, f"{path}:{node.lineno}"
 
 
 def _run(args: list[str], engine: str, cmd: list[str] | None = None, **extra: str) -> subprocess.CompletedProcess:
@@ -263,13 +288,18 @@ def test_csum_engine_c_without_the_extension_names_the_alternatives(tmp_path):
     assert _run(["-c", hide + "print(csum.engine.ENGINE)"], "auto").stdout.strip() == "numpy"
 
 
-@pytest.mark.skipif(os.environ.get("CSUM_EVERY_ENGINE_CHILD") == "1", reason="already inside such a run")
-@pytest.mark.parametrize("name", [n for n in _engine.ENGINES if n != _engine.ENGINE])
-def test_every_engine_tests_under_each_other_engine(name):
-    """The tests marked ``every_engine`` (public functions whose result runs through the engine: stream,
-    batch, capture check, internet_checksum) pass with csum imported under CSUM_ENGINE=name too."""
-    out = _run(["-m", "pytest", "-x", "-m", "every_engine", "-p", "no:cacheprovider", "tests"], name,
-               CSUM_EVERY_ENGINE_CHILD="1",
-               CSUM_HYPOTHESIS_PROFILE=os.environ.get("CSUM_HYPOTHESIS_PROFILE", "engines"))
-    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
-    assert f"csum engine: {name}" in out.stdout and " passed" in out.stdout
+@pytest.mark.parametrize("value", ["c", "numpy", "python", "auto", ""])
+def test_csum_engine_variable_binds_at_import(value):
+    """CSUM_ENGINE at import binds everything the switch binds: ENGINE, the summing function, the C walker
+    (c only), and whether the C fast paths run; RFC 1071 section 3's example checksums to 0x220d either way."""
+    if value == "c" and not HAS_C:
+        pytest.skip("csum.engine._speedups not built")
+    code = ("import csum, csum.engine as e\n"
+            "probe = e._speedups.FastPath(lambda: 'c', lambda: 'python') if e._speedups else None\n"
+            "print(e.ENGINE, e._sum is e.ENGINES[e.ENGINE].ones_sum, e.cwalk is e.CWALK and e.cwalk is not None,\n"
+            "      probe() if probe else 'python', hex(csum.internet_checksum(bytes.fromhex('0001f203f4f5f6f7'))))")
+    out = _run(["-c", code], value)
+    assert out.returncode == 0, out.stderr
+    name = next(iter(_engine.ENGINES)) if value in ("auto", "") else value
+    walker = name == "c" and _engine.CWALK is not None
+    assert out.stdout.split() == [name, "True", str(walker), "c" if name == "c" else "python", "0x220d"]
