@@ -25,8 +25,10 @@ from csum.errors import Code, CsumValueError
 
 
 def _zstd(data: bytes) -> bytes:
+    """zstd with the content checksum the zstd tool writes by default (without it, zstd cannot tell corrupt
+    data from other data)."""
     zstandard = pytest.importorskip("zstandard")
-    return zstandard.ZstdCompressor().compress(data)
+    return zstandard.ZstdCompressor(write_checksum=True).compress(data)
 
 
 def _unzstd(blob: bytes) -> bytes:

@@ -499,7 +499,7 @@ def _tshark_fields(path: Path) -> list[tuple[int, str, int]]:
 
 @pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark is not installed (apt-get install tshark)")
 def test_text_json_and_jsonl_number_frames_and_offsets_as_tshark(tmp_path, capsys):
-    """Wrong fields in frames 2 (IPv4 header) and 4 (UDP): the text table, --json and --format jsonl all give frame
+    """Wrong fields in frames 2 (IPv4 header) and 4 (TCP): the text table, --json and --format jsonl all give frame
     numbers from 1 and the field's offset in the frame, each pair equal to tshark's frame.number and field pos
     (text and --json used to give the 0-based packet and the header's offset)."""
     frames = _frames(5)
@@ -508,7 +508,7 @@ def test_text_json_and_jsonl_number_frames_and_offsets_as_tshark(tmp_path, capsy
     path = tmp_path / "t.pcap"
     path.write_bytes(pcap_bytes(frames))
     fields = _tshark_fields(path)
-    want = sorted(t for t in fields if (t[0], t[1]) in ((2, "ipv4"), (4, "udp")))
+    want = sorted(t for t in fields if (t[0], t[1]) in ((2, "ipv4"), (4, "tcp")))
     assert len(want) == 2
     assert main(["verify", str(path), "--format", "jsonl"]) == 1
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
