@@ -85,12 +85,15 @@ class Code(StrEnum):
     BAD_BLOCK = "bad-block", "CsumValueError", "a pcapng block that contradicts itself"
     UNSUPPORTED_LINK = "unsupported-link", "CsumValueError", "a link type csum does not walk (strict walk)"
     # capture input and output (csum/capture/source.py, csum/capture/output.py, csum/capture/dask.py)
-    BAD_COMPRESSION = "bad-compression", "CsumValueError", "gzip/bzip2/xz/zstd data cut short, corrupt, or followed by garbage"
-    MISSING_ZSTD = "missing-zstd", "CsumValueError", "zstd input without the zstandard package (the [zstd] extra)"
+    BAD_COMPRESSION = ("bad-compression", "CsumValueError",
+                       "gzip/bzip2/xz/zstd data cut short, corrupt, or followed by garbage")
+    MISSING_ZSTD = ("missing-zstd", "CsumValueError",
+                    "zstd input or a .zst OUT without the zstandard package (the [zstd] extra)")
     MISSING_FSSPEC = "missing-fsspec", "CsumValueError", "a URL input without fsspec (the [dask] extra)"
     MISSING_DASK = "missing-dask", "CsumValueError", "--dask without dask.distributed (the [dask] extra)"
     UNREADABLE = "unreadable", "CsumValueError", "a Dask worker cannot read an input file"
-    UNSAFE_OUTPUT = "unsafe-output", "CsumValueError", "OUT is a symbolic link, not a regular file, an input, read-only, or a name too long"
+    UNSAFE_OUTPUT = ("unsafe-output", "CsumValueError",
+                     "OUT is a symbolic link, not a regular file, an input, read-only, or a name too long")
     WORKER_LOST = "worker-lost", "CsumValueError", "a --jobs worker process ended before sending its part (killed)"
     # kernel models and comparisons (csum/bpf/skb.py, csum/arch/crossarch.py)
     NOT_MODELLED = "not-modelled", "CsumValueError", "a helper case whose kernel outcome csum does not model"

@@ -82,7 +82,8 @@ def target(out: str | os.PathLike[str], inputs: Sequence[str | os.PathLike[str]]
         if same:
             raise _refuse(f"OUT {out} is the input {name}: the input is never modified")
     if not force and (not info.st_mode & 0o222 or not os.access(path, os.W_OK)):
-        raise _refuse(f"OUT {out} is read-only (mode {stat.S_IMODE(info.st_mode):04o}); give --force to replace it")
+        raise _refuse(f"OUT {out} is read-only (mode {stat.S_IMODE(info.st_mode):04o}); csum replaces it only "
+                      "when forced (fix --force)")
     return path
 
 
@@ -101,7 +102,8 @@ def _compressor(name: str) -> Callable[[BinaryIO], BinaryIO] | None:
     """How to compress into a file named ``name`` (by its suffix, any case), or None to write it as it is."""
     lower = name.lower()
     if lower.endswith(".gz"):
-        return lambda raw: gzip.GzipFile(filename=name[:-3], mode="wb", fileobj=raw, mtime=0)  # type: ignore[return-value]
+        return lambda raw: gzip.GzipFile(filename=name[:-3], mode="wb", fileobj=raw,  # type: ignore[return-value]
+                                         mtime=0)
     if lower.endswith(".bz2"):
         return lambda raw: bz2.BZ2File(raw, "wb")  # type: ignore[return-value]
     if lower.endswith(".xz"):
@@ -138,7 +140,7 @@ class AtomicFile:
         if self._fd is None:
             self._fd, self._tmp = tempfile.mkstemp(dir=directory, prefix=".csum-", suffix=".tmp")
         self._raw = os.fdopen(self._fd, "wb", closefd=False)
-        self._out = self._raw if compress is None else compress(self._raw)  # type: ignore[assignment]
+        self._out = self._raw if compress is None else compress(self._raw)
         return self
 
     def write(self, data: bytes) -> None:

@@ -32,7 +32,7 @@ __all__ = ["ENDING", "SIGNAL_CODES", "Guard", "guarded_stdout", "interrupted", "
 ENDING = (signal.SIGTERM, signal.SIGHUP)
 #: The rows of every ``--help`` exit-code table that the signals give (128 + the signal, POSIX shells' way).
 SIGNAL_CODES = (f"  {128 + signal.SIGINT}  interrupted (Ctrl-C)\n  {128 + signal.SIGTERM}  terminated (SIGTERM)\n"
-                f"  {128 + signal.SIGHUP}  hung up (SIGHUP)")
+                f"  {128 + signal.SIGHUP}  terminated (SIGHUP)")
 
 
 def _raise(signum: int, frame: FrameType | None) -> None:
@@ -90,7 +90,7 @@ def guarded_stdout() -> Iterator[None]:
     if real is None:  # started with fd 1 closed: print() writes nothing, and nothing can fail
         yield
         return
-    sys.stdout = Guard(real)  # type: ignore[assignment]
+    sys.stdout = Guard(real)
     try:
         yield
     finally:

@@ -31,7 +31,8 @@ EXIT_CODES = f"""exit codes:
        (unless --skip-unsupported), a bad argument, or an OUT csum will not replace; with --keep-going,
        OUT is written from what could be read and the code is still 2. Also 2 when standard output
        could not be written (the message says whether OUT was)
-{SIGNAL_CODES}: OUT not written"""
+{SIGNAL_CODES}
+       (after a signal OUT is not written)"""
 
 
 def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
