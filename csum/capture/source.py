@@ -17,7 +17,6 @@ bar can show how far through the file it is.
 from __future__ import annotations
 
 import bz2
-import gzip
 import io
 import lzma
 import os

@@ -90,10 +90,6 @@ def test_out_is_compressed_by_its_suffix(suffix, tmp_path):
 def test_zst_out_without_zstandard_is_refused_before_anything_is_written(tmp_path, monkeypatch):
     """No zstandard package (a None entry in sys.modules): OUT.zst is refused in one line naming the extra, and no
     file appears."""
-    import sys
-
-    from csum.errors import Code
-
     monkeypatch.setitem(sys.modules, "zstandard", None)
     with pytest.raises(CsumValueError) as err:
         with AtomicFile(tmp_path / "out.pcap.zst"):

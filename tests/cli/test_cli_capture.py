@@ -10,7 +10,6 @@ pcapng files with scapy's PcapNgWriter or the writers of tests/captures.py.
 from __future__ import annotations
 
 import bz2
-import fcntl
 import gzip
 import json
 import lzma
@@ -21,11 +20,10 @@ import stat
 import struct
 import subprocess
 import sys
-import termios
-import time
 
 import pytest
 from captures import epb, idb, pcap_bytes, shb
+from processes import drained
 from scapy.all import ARP, IP, TCP, UDP, Ether, IPv6, PcapNgWriter, Raw, rdpcap, wrpcap
 
 ETH = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
@@ -271,19 +269,6 @@ def test_fix_damaged_input_leaves_out_untouched(tmp_path):
 
 # --- Ctrl-C ----------------------------------------------------------------------------------------
 
-def _started(proc: subprocess.Popen, pending: int) -> None:
-    """Wait until ``proc`` has drained its stdin pipe (so it is inside its read loop)."""
-    deadline = time.monotonic() + 60
-    buf = bytearray(4)
-    while time.monotonic() < deadline:
-        fcntl.ioctl(proc.stdin.fileno(), termios.FIONREAD, buf)
-        if int.from_bytes(buf, sys.byteorder) == 0:
-            time.sleep(0.3)
-            return
-        time.sleep(0.05)
-    raise AssertionError("the process never read its input")
-
-
 @pytest.mark.parametrize("command", [["verify", "-"], ["verify", "-", "--jobs", "2", "--chunk-bytes", "4096"],
                                      ["fix", "-", "OUT"]])
 def test_ctrl_c_is_one_line_and_130(command, bad_capture, tmp_path):
@@ -298,7 +283,7 @@ def test_ctrl_c_is_one_line_and_130(command, bad_capture, tmp_path):
     data = path.read_bytes()
     proc.stdin.write(data[:24] + data[24:] * 20)  # one header, then records: a valid capture, unfinished
     proc.stdin.flush()
-    _started(proc, len(data))
+    drained(proc)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and err == b"csum: interrupted\n"

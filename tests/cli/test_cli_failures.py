@@ -11,7 +11,6 @@ checksum field's pos) where tshark is installed.
 from __future__ import annotations
 
 import bz2
-import fcntl
 import gzip
 import json
 import lzma
@@ -22,7 +21,6 @@ import signal
 import stat
 import subprocess
 import sys
-import termios
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -30,6 +28,7 @@ from pathlib import Path
 import pytest
 from captures import epb, idb, pcap_bytes, shb
 from packets import A4, B4, ETH, offload_tcp
+from processes import children, drained, gone
 from scapy.all import IP, TCP, UDP, Ether, Raw, raw
 
 from csum.cli import main
@@ -64,37 +63,6 @@ def _lines(err: bytes) -> list[str]:
     text = err.decode()
     assert "Traceback" not in text, text
     return text.splitlines()
-
-
-def _leftovers(marker: str) -> list[int]:
-    """Pids of the processes whose command line contains ``marker`` (a csum run and its forked workers)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
-            except OSError:
-                continue
-            if marker.encode() in cmdline and int(entry) != os.getpid():
-                found.append(int(entry))
-    return found
-
-
-def _gone(marker: str, timeout: float = 15.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not _leftovers(marker):
-            return True
-        time.sleep(0.05)
-    return False
-
-
-def _children(pid: int) -> list[int]:
-    try:
-        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
-    except OSError:
-        return []
-    return [int(p) for p in text.split()]
 
 
 @pytest.fixture(scope="module")
@@ -336,18 +304,10 @@ def test_a_reader_leaving_the_pipe_is_quiet_and_exit_2(frames, tmp_path):
 # --- signals, write errors, the parent's death ----------------------------------------------------------
 
 def _waiting(proc: subprocess.Popen, data: bytes) -> None:
-    """Feed ``data`` to ``proc``'s stdin (kept open) and wait until it has read it (a fixed settle time after)."""
+    """Feed ``data`` to ``proc``'s stdin (kept open) and wait until it has read it."""
     proc.stdin.write(data)
     proc.stdin.flush()
-    deadline = time.monotonic() + 60
-    buf = bytearray(4)
-    while time.monotonic() < deadline:
-        fcntl.ioctl(proc.stdin.fileno(), termios.FIONREAD, buf)
-        if int.from_bytes(buf, sys.byteorder) == 0:
-            time.sleep(0.5)
-            return
-        time.sleep(0.05)
-    raise AssertionError("the process never read its input")
+    drained(proc, 0.5)
 
 
 def _fix_from_stdin(tmp_path: Path, jobs: str) -> subprocess.Popen:
@@ -369,11 +329,11 @@ def test_signals_leave_no_temporary_and_no_worker(signum, code, message, jobs, f
     data = pcap_bytes(frames * 20)
     _waiting(proc, data)
     if jobs != "1":
-        assert len(_children(proc.pid)) == int(jobs) - 1
+        assert len(children(proc.pid)) == int(jobs) - 1
     proc.send_signal(signum)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == code and err.decode() == message + "\n"
-    assert os.listdir(tmp_path) == [] and _gone(str(tmp_path))
+    assert os.listdir(tmp_path) == [] and gone(str(tmp_path))
 
 
 def test_killed_parent_takes_its_workers_and_leaves_no_temporary(frames, tmp_path):
@@ -381,11 +341,11 @@ def test_killed_parent_takes_its_workers_and_leaves_no_temporary(frames, tmp_pat
     no name to leave behind (O_TMPFILE)."""
     proc = _fix_from_stdin(tmp_path, "3")
     _waiting(proc, pcap_bytes(frames * 20))
-    workers = _children(proc.pid)
+    workers = children(proc.pid)
     assert len(workers) == 2
     proc.kill()
     proc.wait(timeout=60)
-    assert _gone(str(tmp_path)) and os.listdir(tmp_path) == []
+    assert gone(str(tmp_path)) and os.listdir(tmp_path) == []
 
 
 def test_killed_parent_of_a_file_scan_takes_its_workers(frames, tmp_path):
@@ -396,13 +356,13 @@ def test_killed_parent_of_a_file_scan_takes_its_workers(frames, tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "csum", "verify", str(path), "--jobs", "3", "--chunk-bytes",
                              "4096"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
-    while not _children(proc.pid) and proc.poll() is None and time.monotonic() < deadline:
+    while not children(proc.pid) and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.001)
     os.kill(proc.pid, signal.SIGSTOP)
-    assert _children(proc.pid), "the scan ended before its workers were seen"
+    assert children(proc.pid), "the scan ended before its workers were seen"
     proc.kill()
     proc.wait(timeout=60)
-    assert _gone(str(tmp_path))
+    assert gone(str(tmp_path))
 
 
 def test_a_write_error_leaves_no_temporary_and_no_worker(frames, tmp_path):
@@ -419,7 +379,7 @@ def test_a_write_error_leaves_no_temporary_and_no_worker(frames, tmp_path):
                            "4096"], capture_output=True, timeout=180, preexec_fn=small_files)
     (line,) = _lines(proc.stderr)
     assert proc.returncode == 2 and f"cannot write {out}: File too large" in line
-    assert os.listdir(tmp_path) == ["in.pcap"] and _gone(str(tmp_path))
+    assert os.listdir(tmp_path) == ["in.pcap"] and gone(str(tmp_path))
 
 
 #: A meta-path finder that raises KeyboardInterrupt when the module named in the environment is first imported:
