@@ -504,8 +504,8 @@ def parse(data: bytes, progress: Progress | None = None) -> Capture:
     walker, _head, start = _walker(data[:4], lambda n: data[4 : 4 + n])
     walked = walker.walk(data, start)
     if walked.problem is not None:
-        where = f"record {len(walked.offs)}" if walker.format == "pcap" else "block"
-        raise _bad(f"{where} at offset {walked.end}: {walked.problem}", Code.TRUNCATED if walked.short else Code.BAD_BLOCK)
+        stop = Stop(walked.end, len(walked.offs), walked.short, walked.problem)
+        raise _bad(str(stop), Code.TRUNCATED if walked.short else Code.BAD_BLOCK)
     if progress is not None:
         progress(len(data), len(data))
     return _capture(data, walker.format, walked, 0, 0)
