@@ -6,7 +6,7 @@ SIGINT raises one, so the same cleanup runs for all three: the file being writte
 also die with their parent, whatever kills it), and the exit code is 128 + the signal (130, 143, 129). A signal
 already ignored when csum starts (``nohup``) stays ignored.
 
-Standard output goes through :class:`Guard`: a write or flush that fails raises
+Standard output (and its binary ``buffer``) goes through :class:`Guard`: a write or flush that fails raises
 :class:`~csum.errors.CsumStdoutFailed`, which ends the command with exit 2 and one line on stderr, or none when
 the reader has left the pipe (EPIPE: ``csum verify x | head``). The verdict was not delivered either way, so the
 code is never 0 (``set -o pipefail`` must not read it as "every checksum good").
@@ -22,7 +22,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
-from typing import TextIO
+from typing import Any, BinaryIO, TextIO
 
 from ..errors import CsumInterrupted, CsumStdoutFailed
 
@@ -62,16 +62,22 @@ def interrupted(exc: KeyboardInterrupt) -> int:
 
 
 class Guard:
-    """Standard output whose failed writes raise CsumStdoutFailed (everything else is the stream's)."""
+    """Standard output whose failed writes raise CsumStdoutFailed, its binary ``buffer`` too (everything else is
+    the stream's)."""
 
-    def __init__(self, stream: TextIO) -> None:
+    def __init__(self, stream: TextIO | BinaryIO) -> None:
         self.stream = stream
 
-    def write(self, text: str) -> int:
+    def write(self, data: Any) -> int:
         try:
-            return self.stream.write(text)
+            return self.stream.write(data)
         except OSError as exc:
             raise CsumStdoutFailed(exc.errno or 0, exc.strerror or str(exc)) from None
+
+    @property
+    def buffer(self) -> Guard:
+        """The binary stream below (``csum rewrite IN -`` writes the capture there), guarded the same way."""
+        return Guard(self.stream.buffer)  # type: ignore[union-attr]
 
     def flush(self) -> None:
         try:
