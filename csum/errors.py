@@ -85,12 +85,16 @@ class Code(StrEnum):
     BAD_BLOCK = "bad-block", "CsumValueError", "a pcapng block that contradicts itself"
     UNSUPPORTED_LINK = "unsupported-link", "CsumValueError", "a link type csum does not walk (strict walk)"
     # capture input and output (csum/capture/source.py, csum/capture/output.py, csum/capture/dask.py)
-    BAD_COMPRESSION = "bad-compression", "CsumValueError", "corrupt gzip/bzip2/xz/zstd data"
-    MISSING_ZSTD = "missing-zstd", "CsumValueError", "zstd input without the zstandard package (the [zstd] extra)"
+    BAD_COMPRESSION = ("bad-compression", "CsumValueError",
+                       "gzip/bzip2/xz/zstd data cut short, corrupt, or followed by garbage")
+    MISSING_ZSTD = ("missing-zstd", "CsumValueError",
+                    "zstd input or a .zst OUT without the zstandard package (the [zstd] extra)")
     MISSING_FSSPEC = "missing-fsspec", "CsumValueError", "a URL input without fsspec (the [dask] extra)"
     MISSING_DASK = "missing-dask", "CsumValueError", "--dask without dask.distributed (the [dask] extra)"
     UNREADABLE = "unreadable", "CsumValueError", "a Dask worker cannot read an input file"
-    UNSAFE_OUTPUT = "unsafe-output", "CsumValueError", "OUT is a symbolic link, not a regular file, or an input"
+    UNSAFE_OUTPUT = ("unsafe-output", "CsumValueError",
+                     "OUT is a symbolic link, not a regular file, an input, read-only, or a name too long")
+    WORKER_LOST = "worker-lost", "CsumValueError", "a --jobs worker process ended before sending its part (killed)"
     # kernel models and comparisons (csum/bpf/skb.py, csum/arch/crossarch.py)
     NOT_MODELLED = "not-modelled", "CsumValueError", "a helper case whose kernel outcome csum does not model"
     BAD_FUNCTION = "bad-function", "CsumValueError", "not one of the functions csum compare knows"
@@ -201,3 +205,26 @@ class BpfMisuse(UserWarning):
     def __init__(self, message: str, code: Code) -> None:
         super().__init__(message)
         self.code = code
+
+
+class CsumInterrupted(KeyboardInterrupt):
+    """SIGTERM or SIGHUP during a command, raised by the CLI's handler wherever the main thread is
+    (csum/cli/exits.py): a KeyboardInterrupt, so the cleanup Ctrl-C runs runs for it too; ``signum``."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+class CsumStdoutFailed(BaseException):
+    """The CLI's standard output cannot be written (a full disk, a reader that left the pipe); csum/cli/exits.py.
+
+    Not an Exception: it ends the command as an interrupt does, and no handler of one input's errors may
+    take it for that input's. ``errno`` and ``strerror`` are the write's; ``note`` says what the command
+    had already done (fix: OUT written)."""
+
+    def __init__(self, errno: int, strerror: str) -> None:
+        super().__init__(errno, strerror)
+        self.errno, self.strerror = errno, strerror
+        self.command: str | None = None
+        self.note: str | None = None

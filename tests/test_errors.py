@@ -151,6 +151,17 @@ def _read(name: str) -> bytes:
         return source.stream.read()
 
 
+def _worker_lost():
+    """A --jobs worker's pipe closed at its end before it sent anything (the worker was killed)."""
+    import multiprocessing
+
+    import csum.capture.parallel
+
+    mine, theirs = multiprocessing.Pipe()
+    theirs.close()
+    csum.capture.parallel._receive(mine)
+
+
 def _zstd_without_zstandard(monkeypatch, tmp):
     """zstandard absent (a None entry in sys.modules makes ``import zstandard`` raise ImportError)."""
     monkeypatch.setitem(sys.modules, "zstandard", None)
@@ -302,6 +313,7 @@ TRIGGERS = {
     Code.MISSING_FSSPEC: [_url_without_fsspec],
     Code.MISSING_DASK: [_dask_without_dask],
     Code.UNREADABLE: [lambda m, tmp: csum.capture.dask._verify_one(str(tmp / "no-such.pcap"), csum.pcap.CHUNK_BYTES)],
+    Code.WORKER_LOST: [_worker_lost],
     Code.UNSAFE_OUTPUT: [lambda m, tmp: csum.capture.output.target(tmp),
                          lambda m, tmp: csum.capture.output.target(_bad_gzip(tmp), [_bad_gzip(tmp)])],
     Code.NOT_MODELLED: [lambda: csum.skb.Skb(bytes(64), ip_summed=bpf.CHECKSUM_PARTIAL)

@@ -12,8 +12,11 @@ Chunks travel through shared anonymous memory (one slot per chunk in flight,
 mapped before the fork; a chunk too big for a slot is checked by the caller)
 and the pipes carry only small messages, all from the main thread: a pool
 with feeder threads (concurrent.futures, multiprocessing.Pool) makes the reading thread fight them for the GIL and ran slower than one process.
-Workers ignore SIGINT; Ctrl-C reaches the parent alone, which ends them and
-re-raises.
+Workers end with their parent: they ignore SIGINT and SIGHUP (a terminal sends those to the whole process
+group; the parent alone handles them), the parent kills them (SIGKILL) on any exception, Ctrl-C and the
+CLI's SIGTERM/SIGHUP included, and the kernel kills them when the parent dies, however it dies
+(``PR_SET_PDEATHSIG``, Linux). A worker that vanishes (killed from outside) is one :class:`CsumValueError`
+(code ``worker-lost``) in the parent, never a wait on its pipe.
 
 :func:`check_spans` is the path for an uncompressed regular file: the parent only finds where
 each chunk's records are (:meth:`csum.pcap.Reader.spans`, the C record walk for pcap) and queues
@@ -24,10 +27,12 @@ stitches the parts in chunk order.
 
 from __future__ import annotations
 
+import ctypes
 import mmap
 import multiprocessing
 import os
 import signal
+import sys
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from itertools import chain
@@ -36,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import Code, CsumValueError
 from .checker import Part, check_part
 from .pcap import Capture, Span
 from .report import Report
@@ -77,9 +83,24 @@ def _get(slot: mmap.mmap, size: int, n: int, fmt: str, first_index: int, base: i
     return Capture(slot[:size], fmt, offsets, caplens, origlens, linktypes, first_index=first_index, base=base)
 
 
-def _serve(conn: Connection, slots: list[mmap.mmap]) -> None:
+#: prctl(2) option: the signal a process gets when its parent dies (include/uapi/linux/prctl.h).
+_PR_SET_PDEATHSIG = 1
+
+
+def _as_worker(parent: int) -> None:
+    """Make this forked process a worker of ``parent`` that ends with it (see the module docstring)."""
+    for signum in (signal.SIGINT, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # the parent died before prctl took effect: nobody would end this process
+        os._exit(1)
+
+
+def _serve(conn: Connection, slots: list[mmap.mmap], parent: int) -> None:
     """A worker: (slot, message) in, ("ok", part) or ("error", exception) out, until None."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _as_worker(parent)
     while (job := conn.recv()) is not None:
         index, body = job
         try:
@@ -97,7 +118,7 @@ class _Pool:
         self.procs = []
         for _ in range(jobs):
             parent, child = ctx.Pipe()
-            proc = ctx.Process(target=_serve, args=(child, self.slots), daemon=True)
+            proc = ctx.Process(target=_serve, args=(child, self.slots, os.getpid()), daemon=True)
             proc.start()
             child.close()
             self.conns.append(parent)
@@ -107,7 +128,7 @@ class _Pool:
         for conn, proc in zip(self.conns, self.procs):
             try:
                 if kill:
-                    proc.terminate()
+                    proc.kill()
                 else:
                     conn.send(None)
             except OSError:
@@ -119,7 +140,11 @@ class _Pool:
 
 
 def _receive(conn: Connection) -> Any:
-    status, value = conn.recv()
+    try:
+        status, value = conn.recv()
+    except EOFError:
+        raise CsumValueError("a worker process ended before sending its part (killed from outside?)",
+                             code=Code.WORKER_LOST) from None
     if status == "error":
         raise value
     return value
@@ -181,10 +206,10 @@ def checked(chunks: Iterable[Capture], jobs: int = 1, slot_bytes: int | None = N
     pool.close(kill=False)
 
 
-def _serve_spans(conn: Connection, spans: object, taken: object, read: Read, keep_patches: bool) -> None:
+def _serve_spans(conn: Connection, spans: object, taken: object, read: Read, keep_patches: bool, parent: int) -> None:
     """A worker of :func:`check_spans`: takes spans from the shared queue until None (counting them in ``taken``);
     sends ("ok", (chunk number, part)) for each, then ("ok", None), or ("error", exception)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _as_worker(parent)
     try:
         while (item := spans.get()) is not None:  # type: ignore[attr-defined]
             with taken.get_lock():  # type: ignore[attr-defined]
@@ -264,8 +289,8 @@ def check_spans(spans: Iterable[Span], read: Read, jobs: int = 1, *, keep_patche
             if k == 1:  # a second chunk: worth the workers
                 for _ in range(jobs - 1):
                     parent, child = ctx.Pipe(duplex=False)
-                    proc = ctx.Process(target=_serve_spans, args=(child, queue, taken, read, keep_patches),
-                                       daemon=True)
+                    proc = ctx.Process(target=_serve_spans, args=(child, queue, taken, read, keep_patches,
+                                                                  os.getpid()), daemon=True)
                     proc.start()
                     child.close()
                     conns.append(parent)
@@ -287,7 +312,7 @@ def check_spans(spans: Iterable[Span], read: Read, jobs: int = 1, *, keep_patche
         merge(stitcher.close())
     except BaseException:
         for proc in procs:
-            proc.terminate()
+            proc.kill()
         raise
     finally:
         for proc, pipe in zip(procs, pipes):

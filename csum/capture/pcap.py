@@ -14,10 +14,11 @@ yields :class:`Capture` chunks of about ``chunk_bytes`` each, split at record
 boundaries: a chunk holds the file's bytes from ``base`` on (headers and
 non-packet blocks included, so the chunks laid end to end are the file) and,
 per packet, where its captured bytes start in ``data``, how many were captured,
-the original length and the link type. A record the file ends inside, or whose
-header makes no sense, stops the reading; :attr:`Reader.stop` says where and
-why, every record before it has been yielded, and :meth:`Reader.rest` gives the
-bytes not read as records. Nothing is decoded or re-encoded: a copy with some
+the original length and the link type. A record the file ends inside, a record
+whose header makes no sense, and compressed data that is cut, corrupt or followed
+by garbage (:mod:`csum.capture.source`) stop the reading; :attr:`Reader.stop` says
+where and why, every record before it has been yielded, and :meth:`Reader.rest`
+gives the bytes not read as records (as far as they can be read). Nothing is decoded or re-encoded: a copy with some
 bytes changed (:func:`patched`) differs from the original in those bytes only.
 
 :func:`parse` and :func:`read` index a whole capture held in memory, and raise
@@ -103,9 +104,11 @@ class Capture:
 class Stop:
     """Where a :class:`Reader` stopped before the end of the file.
 
-    ``offset``: file offset of the first byte not read as a record; ``index``:
-    the number the packet there would have had; ``truncated``: the file ends
-    inside that record (otherwise its header makes no sense); ``reason``: why.
+    ``offset``: offset in the capture (decompressed) of the first byte not read as a record; ``index``:
+    the number the packet there would have had (0-based: the frames before it, read whole);
+    ``truncated``: the file ends inside that record, and nothing else is wrong; otherwise the
+    capture could not be read whole (a header that makes no sense, or compressed data that is cut,
+    corrupt or followed by garbage); ``reason``: why.
     """
 
     offset: int
@@ -114,7 +117,7 @@ class Stop:
     reason: str
 
     def __str__(self) -> str:
-        return f"record {self.index} at offset {self.offset}: {self.reason}"
+        return f"the record at offset {self.offset} (after frame {self.index}): {self.reason}"
 
 
 def _bad(what: str, code: Code) -> CsumValueError:
@@ -289,20 +292,20 @@ def _read_full(stream: BinaryIO, n: int) -> bytes:
     return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
-def _read_into(stream: BinaryIO, into: memoryview) -> int:
-    """Fill ``into`` from ``stream`` (short only at the end of the stream); the bytes read."""
-    readinto = getattr(stream, "readinto", None)
-    if readinto is None:
-        block = _read_full(stream, len(into))
+def _readinto(stream: BinaryIO) -> Callable[[memoryview], int]:
+    """A function filling part of a buffer from ``stream``, returning the bytes read (0 at its end): ``readinto1``
+    when the stream has it (one read of the stream below each call, so an error the stream raises loses no byte
+    read before it), else ``readinto``, else ``read``."""
+    readinto = getattr(stream, "readinto1", None) or getattr(stream, "readinto", None)
+    if readinto is not None:
+        return readinto
+
+    def read(into: memoryview) -> int:
+        block = stream.read(len(into))
         into[: len(block)] = block
         return len(block)
-    got = 0
-    while got < len(into):
-        n = readinto(into[got:])
-        if not n:
-            break
-        got += n
-    return got
+
+    return read
 
 
 def _walker(head: bytes, more: Callable[[int], bytes]) -> tuple[_PcapWalker | _PcapngWalker, bytes, int]:
@@ -337,7 +340,8 @@ class Reader:
     """Read a capture from a binary stream in chunks of about ``chunk_bytes`` (see the module docstring).
 
     The header is read and validated on construction (:class:`CsumValueError`
-    with code ``not-a-capture``, ``truncated`` or ``bad-block``). Iterating
+    with code ``not-a-capture``, ``truncated`` or ``bad-block``, or the stream's own error: ``bad-compression``
+    for compressed data that cannot give the header). Iterating
     yields :class:`Capture` chunks; afterwards :attr:`stop` is None when every
     byte was read as records, else the :class:`Stop` that ended the reading.
     """
@@ -351,6 +355,21 @@ class Reader:
         self.stop: Stop | None = None
         self.packets = 0
         self._base = 0
+        self._problem: str | None = None  # why the stream could not be read further (a CsumValueError it raised)
+
+    def _fill(self, into: memoryview) -> int:
+        """Fill ``into`` from the stream (short only at its end); the bytes read. An error the stream raises (cut,
+        corrupt or trailing compressed data) ends it there, every byte read before kept, and is the reason
+        reading stops."""
+        got = 0
+        if self._problem is None:
+            readinto = _readinto(self._stream)
+            try:
+                while got < len(into) and (n := readinto(into[got:])):
+                    got += n
+            except CsumValueError as exc:
+                self._problem = str(exc)
+        return got
 
     def __iter__(self) -> Iterator[Capture]:
         buf: bytes | bytearray = self._buf
@@ -359,8 +378,8 @@ class Reader:
             if not eof:  # the unread rest of the last chunk, then the stream's next bytes read in after it
                 grown = bytearray(len(buf) + self.chunk_bytes)
                 grown[: len(buf)] = buf
-                got = _read_into(self._stream, memoryview(grown)[len(buf) :])
-                eof = got < self.chunk_bytes or getattr(self._stream, "ended_early", False)
+                got = self._fill(memoryview(grown)[len(buf) :])
+                eof = got < self.chunk_bytes or self._problem is not None
                 if got < self.chunk_bytes:  # the last chunk: a copy, as a stream may still hold a view of it
                     grown = grown[: len(buf) + got]
                 buf = grown
@@ -386,7 +405,7 @@ class Reader:
         that :meth:`Span.capture` turns back into that chunk from the file's bytes. :attr:`stop` and
         :attr:`packets` are set as iterating sets them; :meth:`rest` is not available afterwards.
         """
-        size, stream, walker = self.chunk_bytes, self._stream, self._walker
+        size, walker = self.chunk_bytes, self._walker
         have, pos, eof = len(self._buf), self._pos, False
         buf = bytearray(have + size)
         buf[:have] = self._buf
@@ -396,9 +415,9 @@ class Reader:
                 if len(buf) < have + size:  # a record larger than what the buffer holds
                     buf += bytes(have + size - len(buf))
                 view = memoryview(buf)
-                got = _read_into(stream, view[have : have + size])
+                got = self._fill(view[have : have + size])
                 view.release()
-                eof = got < size or getattr(stream, "ended_early", False)
+                eof = got < size or self._problem is not None
                 have += got
             state = walker.state()
             walked = walker.walk(memoryview(buf)[:have], pos)
@@ -420,10 +439,10 @@ class Reader:
             return True
         if not eof:
             return False
-        if left:
+        if self._problem is not None:
+            self.stop = Stop(self._base, self.packets, False, self._problem)
+        elif left:
             self.stop = Stop(self._base, self.packets, True, walked.problem or "truncated")
-        elif getattr(self._stream, "ended_early", False):
-            self.stop = Stop(self._base, self.packets, True, "the compressed data ends before its end-of-stream marker")
         return True
 
     def rest(self) -> Iterator[bytes]:
@@ -431,7 +450,14 @@ class Reader:
         if self._buf:
             yield self._buf
             self._buf = b""
-        while block := self._stream.read(self.chunk_bytes):
+        while self._problem is None:
+            try:
+                block = self._stream.read(self.chunk_bytes)
+            except CsumValueError as exc:  # compressed data cut or corrupt further on: the rest ends there
+                self._problem = str(exc)
+                return
+            if not block:
+                return
             yield block
 
 
@@ -478,8 +504,8 @@ def parse(data: bytes, progress: Progress | None = None) -> Capture:
     walker, _head, start = _walker(data[:4], lambda n: data[4 : 4 + n])
     walked = walker.walk(data, start)
     if walked.problem is not None:
-        where = f"record {len(walked.offs)}" if walker.format == "pcap" else "block"
-        raise _bad(f"{where} at offset {walked.end}: {walked.problem}", Code.TRUNCATED if walked.short else Code.BAD_BLOCK)
+        stop = Stop(walked.end, len(walked.offs), walked.short, walked.problem)
+        raise _bad(str(stop), Code.TRUNCATED if walked.short else Code.BAD_BLOCK)
     if progress is not None:
         progress(len(data), len(data))
     return _capture(data, walker.format, walked, 0, 0)

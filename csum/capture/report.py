@@ -1,5 +1,9 @@
 """What checking a capture found (:class:`Report`), and how ``csum verify`` and ``csum fix`` print it.
 
+Every output format numbers packets and places fields the same way, as tshark shows them: ``frame`` counts
+from 1 (a :class:`Report` keeps 0-based packet indexes; the outputs add 1), and ``offset`` is where the
+checksum field itself starts in the frame (``Result.field``; not the header's start).
+
 The checking itself is :mod:`csum.capture.checker` (the walk, fragments across chunks) behind the fast paths of
 :mod:`csum.capture.fastpath`. Counts are kept per protocol and depth: ``"tcp"`` is TCP over the outer IP layer,
 ``"tcp@1"`` TCP one tunnel (or ICMP quote) deeper.
@@ -129,9 +133,14 @@ class Report:
 
 # --- the two commands' output ----------------------------------------------------------------
 
+def frame(index: int) -> int:
+    """The frame number (from 1, as tshark shows it) of the packet at 0-based ``index``."""
+    return index + 1
+
+
 def _bad_row(index: int, r: Result) -> dict[str, object]:
-    return {"packet": index, "layer": r.layer, "offset": r.offset, "stored": r.stored, "computed": r.computed,
-            "reason": str(r.reason)}
+    return {"frame": frame(index), "layer": r.layer, "path": r.path, "offset": r.field, "stored": r.stored,
+            "computed": r.computed, "reason": str(r.reason)}
 
 
 def _hex16(value: int | None) -> str | None:
@@ -150,7 +159,7 @@ def _js_hex16(value: int | None) -> str:
 def jsonl_line(index: int, r: Result) -> str:
     """One ``--format jsonl`` line: the JSON object {frame (1-based), protocol, path, field offset, stored, computed,
     status, reason}, as ``json.dumps`` writes it, and a newline (written out directly: a million packets' rows)."""
-    return (f'{{"frame": {index + 1}, "protocol": {_js(r.layer)}, "path": {_js(r.path)}, '
+    return (f'{{"frame": {frame(index)}, "protocol": {_js(r.layer)}, "path": {_js(r.path)}, '
             f'"offset": {"null" if r.field is None else r.field}, "stored": {_js_hex16(r.stored)}, '
             f'"computed": {_js_hex16(r.computed)}, "status": {_js(str(r.status))}, "reason": {_js(str(r.reason))}}}\n')
 
@@ -164,8 +173,8 @@ def as_json(report: Report, cap: Capture, name: str, show: int) -> dict[str, obj
         "bad_count": report.total("bad"), "bad": [_bad_row(i, r) for i, r in report.bad[:show]],
         "offload_count": report.total("offload"), "offload": [_bad_row(i, r) for i, r in report.offload[:show]],
         "malformed_count": report.total("malformed"),
-        "malformed": [{"packet": i, "reason": why} for i, why in report.malformed[:show]],
-        "cut_count": report.total("cut"), "cut": report.cut[:show],
+        "malformed": [{"frame": frame(i), "reason": why} for i, why in report.malformed[:show]],
+        "cut_count": report.total("cut"), "cut_frames": [frame(i) for i in report.cut[:show]],
     }
 
 
@@ -174,9 +183,9 @@ def _rows(title: str, items: list[tuple[int, Result]], total: int, show: int) ->
         return []
     lines = ["", f"{title}: {total}" + (f" (first {show})" if total > show else "")]
     if show > 0:
-        lines.append(f"{'packet':>8}  {'layer':<10} {'offset':>6}  {'stored':<7} {'computed':<8}  reason")
-    return lines + [f"{i:>8}  {count_key(r):<10} {r.offset:>6}  {_hex16(r.stored) or '-':<7} "
-                    f"{_hex16(r.computed) or '-':<8}  {r.reason}" for i, r in items[:show]]
+        lines.append(f"{'frame':>8}  {'layer':<10} {'offset':>6}  {'stored':<7} {'computed':<8}  reason")
+    return lines + [f"{frame(i):>8}  {count_key(r):<10} {'-' if r.field is None else r.field:>6}  "
+                    f"{_hex16(r.stored) or '-':<7} {_hex16(r.computed) or '-':<8}  {r.reason}" for i, r in items[:show]]
 
 
 def as_text(report: Report, cap: Capture, name: str, show: int) -> str:
@@ -193,8 +202,8 @@ def as_text(report: Report, cap: Capture, name: str, show: int) -> str:
                    report.total("offload"), show)
     if report.total("malformed"):
         lines += ["", f"malformed packets: {report.total('malformed')}"]
-        lines += [f"{i:>8}  {why}" for i, why in report.malformed[:show]]
+        lines += [f"{frame(i):>8}  {why}" for i, why in report.malformed[:show]]
     if report.total("cut"):
-        first = f" (first: {', '.join(map(str, report.cut[:show]))})" if show else ""
+        first = f" (first: frames {', '.join(str(frame(i)) for i in report.cut[:show])})" if show else ""
         lines += ["", f"cut by the snap length: {report.total('cut')}{first}"]
     return "\n".join(lines)

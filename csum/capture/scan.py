@@ -40,8 +40,9 @@ class Scan:
     """The outcome for one capture: its report and how reading it went.
 
     ``stop``: where reading stopped before the end (a truncated or damaged
-    record), else None; ``patched``/``patched_packets``: checksums corrected and
-    packets they are in (what a sink received).
+    record, compressed data cut, corrupt or followed by garbage), else None;
+    ``patched``/``patched_packets``: checksum fields a sink received new bytes for, and the packets they
+    are in; ``offload_filled``: how many of those fields held transmit offload's pseudo-header sum.
     """
 
     name: str
@@ -51,6 +52,7 @@ class Scan:
     stop: pcap.Stop | None
     patched: int = 0
     patched_packets: int = 0
+    offload_filled: int = 0
 
 
 def scan(name: str, *, jobs: int = 1, chunk_bytes: int = pcap.CHUNK_BYTES, sink: Sink | None = None,
@@ -77,7 +79,7 @@ def scan(name: str, *, jobs: int = 1, chunk_bytes: int = pcap.CHUNK_BYTES, sink:
                                  keep_patches=keep_patches, progress=tick, keep=keep)
             return Scan(source.name, reader.format, source.compression, report, reader.stop)
         report = Report(0, keep=keep)
-        counted = [0, 0]  # checksums patched, packets they are in
+        counted = [0, 0, 0]  # checksums patched, packets they are in, offload fields among them
         held: deque[pcap.Capture] = deque()  # chunks not yet written: a pending datagram may still patch them
         fixes: list[tuple[int, bytes]] = []
 
@@ -86,6 +88,7 @@ def scan(name: str, *, jobs: int = 1, chunk_bytes: int = pcap.CHUNK_BYTES, sink:
                 fixes.extend(part.patches)
                 counted[0] += len(part.patches)
                 counted[1] += len({i for i, r in part.bad + part.offload if r.computed is not None})
+                counted[2] += sum(r.computed is not None and r.field is not None for _, r in part.offload)
             if not keep_patches:
                 part.patches = []
             report.update(part)
@@ -135,4 +138,4 @@ def merged(scans: Sequence[Scan], name: str = "total") -> Scan:
         report = report.merge(s.report)
     formats = sorted({s.format for s in scans})
     return Scan(name, "+".join(formats), None, report, None, sum(s.patched for s in scans),
-                sum(s.patched_packets for s in scans))
+                sum(s.patched_packets for s in scans), sum(s.offload_filled for s in scans))

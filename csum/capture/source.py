@@ -1,21 +1,22 @@
 """Open a capture for reading: a path or ``-`` (standard input), decompressed by its magic bytes.
 
 gzip (``1f 8b``), bzip2 (``BZh``), xz (``fd 37 7a 58 5a 00``) and zstd
-(``28 b5 2f fd``, through the optional ``zstandard`` package: the ``[zstd]``
+(``28 b5 2f fd`` or a skippable frame, through the optional ``zstandard`` package: the ``[zstd]``
 extra) are recognised from the first bytes, never from the name, so a
-compressed stream on standard input works too; concatenated members and frames
-are read as one stream. ``scheme://`` names (``s3://``, ``http://``, ``file://`` ...)
+compressed stream on standard input works too. Compressed input is read the same way for every format:
+streams (members, frames) back to back are one capture, as ``zcat`` reads them, and zero bytes after the
+last one are padding; a stream cut before its end ("compressed stream ends early"), corrupt data, and any
+other byte after the last stream (trailing garbage) raise :class:`CsumValueError` with code
+``bad-compression`` once every byte decompressed before them has been read, so :class:`csum.pcap.Reader`
+can report where the capture stops. Output is bounded per read whatever the compression ratio (a
+decompression bomb is read in pieces). ``scheme://`` names (``s3://``, ``http://``, ``file://`` ...)
 are opened with fsspec (the ``[dask]`` extra). :class:`Source` counts the raw bytes read, so a progress
-bar can show how far through the file it is. Corrupt compressed data raises
-:class:`CsumValueError` (code ``bad-compression``); compressed data that simply
-stops early reads as the end of the stream and sets ``ended_early`` on the
-stream, which :class:`csum.pcap.Reader` reports.
+bar can show how far through the file it is.
 """
 
 from __future__ import annotations
 
 import bz2
-import gzip
 import io
 import lzma
 import os
@@ -23,15 +24,20 @@ import re
 import stat
 import sys
 import zlib
-from typing import BinaryIO, Protocol
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any, BinaryIO
 
 from ..errors import Code, CsumValueError
 
 __all__ = ["COMPRESSIONS", "Source", "open_source"]
 
-#: Magic bytes -> compression name.
-COMPRESSIONS = {b"\x1f\x8b": "gzip", b"BZh": "bzip2", b"\xfd7zXZ\x00": "xz", b"\x28\xb5\x2f\xfd": "zstd"}
+#: Magic bytes -> compression name (zstd's skippable frames, 0x184d2a50 to 0x184d2a5f little-endian, too).
+COMPRESSIONS = {b"\x1f\x8b": "gzip", b"BZh": "bzip2", b"\xfd7zXZ\x00": "xz", b"\x28\xb5\x2f\xfd": "zstd",
+                **{bytes([n, 0x2A, 0x4D, 0x18]): "zstd" for n in range(0x50, 0x60)}}
 _BUFFER = 1 << 20
+#: Compressed bytes read at a time.
+_PIECE = 256 << 10
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+://")
 
 
@@ -55,50 +61,167 @@ class _Counted(io.RawIOBase):
         return n
 
 
-class _Reader1(Protocol):
-    """A decompressing reader (GzipFile, BZ2File, LZMAFile, zstandard's stream reader): what _Decompressed calls."""
+class _Member:
+    """One compressed stream (a gzip member, a bzip2 or xz stream, a zstd frame) being decompressed by ``d``, a
+    decompressor object of the format's module, fed input with :meth:`feed`."""
 
-    def read1(self, size: int = ..., /) -> bytes: ...
+    def __init__(self, d: Any) -> None:
+        self._d, self._in = d, b""
+
+    @property
+    def eof(self) -> bool:
+        """Whether the stream has ended (every byte of it decompressed)."""
+        return bool(self._d.eof)
+
+    def feed(self, data: bytes) -> None:
+        """Append compressed input."""
+        self._in += data
+
+    def step(self, limit: int) -> bytes:
+        """Some decompressed bytes, at most ``limit``; empty only when more input is needed or the stream has ended.
+        bzip2 and xz: the decompressor keeps the input it has not used yet."""
+        data, self._in = self._in, b""
+        return bytes(self._d.decompress(data, limit))
+
+    def rest(self) -> bytes:
+        """After the end of the stream: the input fed after it."""
+        return bytes(self._d.unused_data)
+
+
+class _Zlib(_Member):
+    """A gzip member (RFC 1952; zlib checks the header, the CRC-32 and the length)."""
+
+    def __init__(self) -> None:
+        super().__init__(zlib.decompressobj(16 + zlib.MAX_WBITS))
+
+    def step(self, limit: int) -> bytes:
+        out = self._d.decompress(self._in, limit)
+        self._in = self._d.unconsumed_tail
+        return bytes(out)
+
+
+class _Zstd(_Member):
+    """A zstd frame. zstandard's decompressobj has no output limit, so it gets ``_ZSTD_PIECE`` bytes of input at a
+    time: a block of 128 KiB takes at least 4 bytes (RLE), so one step gives at most 32 KiB per input byte
+    (``limit`` is not kept)."""
+
+    def __init__(self, zstandard: ModuleType) -> None:
+        super().__init__(zstandard.ZstdDecompressor().decompressobj())
+        self._at = 0
+
+    def feed(self, data: bytes) -> None:
+        self._in, self._at = self._in[self._at :] + data, 0
+
+    def step(self, limit: int) -> bytes:
+        while self._at < len(self._in) and not self._d.eof:
+            piece = self._in[self._at : self._at + _ZSTD_PIECE]
+            self._at += len(piece)
+            out = self._d.decompress(piece)
+            if out:
+                return bytes(out)
+        return b""
+
+    def rest(self) -> bytes:
+        return super().rest() + self._in[self._at :]
+
+
+#: Input bytes per zstd step: at most 16 MiB of output each (see :class:`_Zstd`).
+_ZSTD_PIECE = 512
+
+
+def zstandard(what: str) -> ModuleType:
+    """The zstandard module (the ``[zstd]`` extra), or :class:`CsumValueError` (code ``missing-zstd``) naming
+    ``what`` needed it."""
+    try:
+        import zstandard as module
+    except ImportError:
+        raise CsumValueError(f"{what}; zstd needs the zstandard package (pip install 'linux-csum[zstd]')",
+                             code=Code.MISSING_ZSTD) from None
+    return module
+
+
+def _member_factory(kind: str) -> tuple[Callable[[], _Member], tuple[type[BaseException], ...]]:
+    """How to start one stream of ``kind``, and the exceptions its decompressor raises on corrupt data."""
+    if kind == "gzip":
+        return _Zlib, (zlib.error,)
+    if kind == "bzip2":
+        return lambda: _Member(bz2.BZ2Decompressor()), (OSError, ValueError)
+    if kind == "xz":
+        return lambda: _Member(lzma.LZMADecompressor(lzma.FORMAT_XZ)), (lzma.LZMAError,)
+    module = zstandard("the input is zstd-compressed")
+    return lambda: _Zstd(module), (module.ZstdError,)
 
 
 class _Decompressed(io.RawIOBase):
-    """Decompressed bytes of ``inner``, with its errors turned into one-line CsumValueErrors."""
+    """The decompressed bytes of ``raw``: one stream of ``kind`` after another (as ``zcat`` reads concatenated
+    files), then optional zero padding. A cut stream, corrupt data and anything else after the last stream raise
+    :class:`CsumValueError` (code ``bad-compression``) once every byte decompressed before them was handed out,
+    the same way for every format."""
 
-    def __init__(self, inner: _Reader1, kind: str, errors: tuple[type[BaseException], ...]) -> None:
-        self._inner, self.kind, self._errors = inner, kind, errors
-        self.ended_early = False
+    def __init__(self, raw: BinaryIO, kind: str) -> None:
+        self._raw, self.kind = raw, kind
+        self._start, self._errors = _member_factory(kind)
+        self._magics = tuple(magic for magic, name in COMPRESSIONS.items() if name == kind)
+        self._member: _Member | None = None
+        self._left = b""  # input read past the end of the last stream
+        self._out, self._at = b"", 0  # decompressed bytes not handed out yet
+        self._pos = 0  # bytes of the file read so far
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
-        if self.ended_early:
-            return 0
-        try:
-            data = self._inner.read1(len(buffer))  # read() would drop what it has when the data stops early
-        except EOFError:
-            self.ended_early = True
-            return 0
-        except self._errors as exc:
-            raise CsumValueError(f"the {self.kind} data is corrupt: {exc}", code=Code.BAD_COMPRESSION) from None
-        buffer[: len(data)] = data
-        return len(data)
+        while self._at == len(self._out):
+            if self._member is None and not self._begin():
+                return 0
+            member = self._member
+            assert member is not None
+            if member.eof:
+                self._left, self._member = member.rest(), None
+                continue
+            try:
+                self._out, self._at = member.step(max(len(buffer), 1)), 0
+            except self._errors as exc:
+                raise self._refuse(f"the {self.kind} data is corrupt (at or before byte {self._pos} of the file): "
+                                   f"{exc}") from None
+            if not self._out and not member.eof:
+                more = self._read()
+                if not more:
+                    raise self._refuse(f"compressed stream ends early: the {self.kind} data stops at byte "
+                                       f"{self._pos} of the file, before its end-of-stream marker")
+                member.feed(more)
+        n = min(len(buffer), len(self._out) - self._at)
+        buffer[:n] = memoryview(self._out)[self._at : self._at + n]
+        self._at += n
+        return n
 
+    def _read(self) -> bytes:
+        more = self._raw.read(_PIECE)
+        self._pos += len(more)
+        return more
 
-def _decompressor(kind: str, raw: BinaryIO) -> _Decompressed:
-    if kind == "gzip":
-        return _Decompressed(gzip.GzipFile(fileobj=raw, mode="rb"), kind, (OSError, zlib.error))
-    if kind == "bzip2":
-        return _Decompressed(bz2.BZ2File(raw), kind, (OSError, ValueError))
-    if kind == "xz":
-        return _Decompressed(lzma.LZMAFile(raw), kind, (lzma.LZMAError, OSError))
-    try:
-        import zstandard
-    except ImportError:
-        raise CsumValueError("the input is zstd-compressed; reading it needs the zstandard package "
-                             "(pip install 'linux-csum[zstd]')", code=Code.MISSING_ZSTD) from None
-    reader = zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True, closefd=False)
-    return _Decompressed(reader, kind, (zstandard.ZstdError, OSError))
+    def _begin(self) -> bool:
+        """Start the next stream; False at the clean end of the input (nothing, or zeros only, after the last)."""
+        data, self._left = self._left, b""
+        while len(data) < 6 and (more := self._read()):  # the longest magic
+            data += more
+        if not data:
+            return False
+        if data.startswith(self._magics):
+            self._member = self._start()
+            self._member.feed(data)
+            return True
+        at = self._pos - len(data)
+        while not data.strip(b"\0"):  # zero padding (tape blocks, xz stream padding): accepted to the end
+            data = self._read()
+            if not data:
+                return False
+        raise self._refuse(f"the bytes from offset {at} of the file on are not {self.kind} data (trailing "
+                           f"garbage after the {self.kind} stream)")
+
+    @staticmethod
+    def _refuse(why: str) -> CsumValueError:
+        return CsumValueError(why, code=Code.BAD_COMPRESSION)
 
 
 class Source:
@@ -119,8 +242,10 @@ class Source:
         buffered = io.BufferedReader(self._counted, _BUFFER)
         #: Compression found by magic bytes, or None.
         self.compression = next((kind for magic, kind in COMPRESSIONS.items() if head.startswith(magic)), None)
-        stream = io.BufferedReader(_decompressor(self.compression, buffered), _BUFFER) if self.compression else buffered
-        self.stream: BinaryIO = stream
+        # compressed: the decompressor itself, unbuffered, so that an error it raises never takes with it bytes a
+        # buffer had read before (io.BufferedReader drops them when its raw stream raises mid-read)
+        stream = _Decompressed(buffered, self.compression) if self.compression else buffered
+        self.stream: BinaryIO = stream  # type: ignore[assignment]
 
     def fileno(self) -> int | None:
         """The stored file's descriptor, for ``os.pread``, when it is an uncompressed regular file opened by name

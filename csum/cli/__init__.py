@@ -1,22 +1,21 @@
 """The ``csum`` command line (also ``python -m csum``): :func:`main` runs one command (one module each, see
 :mod:`csum.cli.parser`).
 
-Exit codes: 0 ok, 1 some check failed, 2 usage or input error. Expected errors
-print one line ``csum: <what> failed for <input>: <reason>`` on stderr, never
-a traceback.
+Exit codes: 0 ok, 1 some check failed, 2 usage or input error (standard output that cannot be written
+included), 128 + the signal for Ctrl-C (130), SIGTERM (143) and SIGHUP (129): :mod:`csum.cli.exits`.
+Expected errors print one line ``csum: <what> failed for <input>: <reason>`` on stderr, never a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from collections.abc import Sequence
 
 from .. import __version__, engine
-from ..errors import CsumError
-from . import parser
+from ..errors import CsumError, CsumStdoutFailed
+from . import exits, parser
 
 __all__ = ["main"]
 
@@ -32,17 +31,21 @@ def _version(as_json: bool) -> int:
 def _run(argv: list[str]) -> int:
     cli = parser.build()
     args = cli.parse_args(argv)
-    if args.version:
-        return _version(args.json_top)
-    if args.command is None:
+    if args.command is None and not args.version:
         args = cli.parse_args([*argv, "compare"])
-    args.json = args.json or args.json_top
+    args.json = getattr(args, "json", False) or args.json_top
     if getattr(args, "jobs", 1) is None:
         from ..capture.parallel import default_jobs
 
         args.jobs = default_jobs()
     try:
-        return int(args.func(args))
+        code = _version(args.json) if args.version else int(args.func(args))
+        if sys.stdout is not None:
+            sys.stdout.flush()  # a full disk is found here rather than at exit
+        return code
+    except CsumStdoutFailed as exc:
+        exc.command = args.command
+        raise
     except CsumError as exc:  # UsageError among them
         print(f"csum: {args.command} failed for {_input(args)}: {exc}", file=sys.stderr)
         return 2
@@ -56,12 +59,11 @@ def _input(args: argparse.Namespace) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; returns the exit code (130 after Ctrl-C)."""
-    try:
-        return _run(list(sys.argv[1:] if argv is None else argv))
-    except KeyboardInterrupt:
-        print("csum: interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:  # output piped into `head` and the like: stop quietly
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
+    """Run the CLI; returns the exit code (see the module docstring)."""
+    with exits.guarded_stdout(), exits.signals():
+        try:
+            return _run(list(sys.argv[1:] if argv is None else argv))
+        except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM, SIGHUP
+            return exits.interrupted(exc)
+        except CsumStdoutFailed as exc:
+            return exits.stdout_failed(exc)

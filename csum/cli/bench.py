@@ -10,6 +10,9 @@ from pathlib import Path
 
 from .args import UsageError
 
+#: What the benchmarks import to measure csum against (the ``[bench]`` extra; matplotlib, its plot, is optional).
+PEERS = ("scapy", "dpkt")
+
 
 def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """The ``bench`` subcommand's arguments."""
@@ -33,5 +36,15 @@ def run(args: argparse.Namespace) -> int:
     root = bench_root()
     if root is None:
         raise UsageError("the bench package is not here: run from a source checkout of csum (bench/ is not installed)")
+    missing = [name for name in PEERS if _absent(name)]
+    if missing:
+        raise UsageError(f"the benchmarks need {' and '.join(missing)}: pip install 'linux-csum[bench]'")
     command = [sys.executable, "-m", "bench"] + (["--quick"] if args.quick else []) + (["--json"] if args.json else [])
     return subprocess.run(command, cwd=root, check=False).returncode
+
+
+def _absent(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is None
+    except (ImportError, ValueError):  # a None entry in sys.modules, a broken parent package
+        return True

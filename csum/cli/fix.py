@@ -1,23 +1,51 @@
 """``csum fix IN OUT``: a copy of a capture with every wrong checksum corrected, written only to a regular file and
-atomically (csum.capture.output)."""
+atomically (csum.capture.output).
+
+The exit code says what OUT is: 0 IN byte for byte (nothing needed correcting), 1 IN with checksum fields
+changed (wrong ones corrected, transmit-offload fields filled in: the summary counts each), 2 not written
+(or, with --keep-going, written from an input that could not be read whole).
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
+from ..errors import CsumStdoutFailed
 from . import progress
 from .args import UsageError, check_show
-from .scans import Sink, add_common, exit_code, report_problems, scan_json, scan_one, scan_text
+from .exits import SIGNAL_CODES
+from .scans import Sink, add_common, count, exit_code, report_problems, scan_json, scan_one, scan_text, unread
+
+if TYPE_CHECKING:
+    from ..capture.scan import Scan
+
+EXIT_CODES = f"""exit codes:
+  0    OUT written, and OUT is IN byte for byte: no checksum needed correcting
+  1    OUT written with checksum fields changed: wrong ones corrected, transmit-offload fields filled in
+       (the summary counts each)
+  2    OUT not written: IN could not be read whole (not a capture, unreadable, a damaged record,
+       compressed data cut, corrupt or followed by garbage), packets on link types csum cannot look into
+       (unless --skip-unsupported), a bad argument, or an OUT csum will not replace; with --keep-going,
+       OUT is written from what could be read and the code is still 2. Also 2 when standard output
+       could not be written (the message says whether OUT was)
+{SIGNAL_CODES}
+       (after a signal OUT is not written)"""
 
 
 def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """The ``fix`` subcommand's arguments."""
-    fix = sub.add_parser("fix", help="copy a capture with every wrong checksum corrected")
+    fix = sub.add_parser("fix", help="copy a capture with every wrong checksum corrected", epilog=EXIT_CODES,
+                         formatter_class=argparse.RawDescriptionHelpFormatter)
     fix.add_argument("file", metavar="IN", help="the capture (as for verify; - for standard input)")
-    fix.add_argument("out", metavar="OUT", help="a regular file to write (gzip-compressed when it ends in .gz)")
+    fix.add_argument("out", metavar="OUT", help="a regular file to write (compressed when it ends in .gz, .bz2, .xz "
+                     "or .zst)")
     fix.add_argument("--follow-symlinks", action="store_true", help="OUT may be a symbolic link: replace its target")
+    fix.add_argument("--force", action="store_true", help="replace OUT even if it is read-only")
+    fix.add_argument("--keep-going", action="store_true", help="write OUT even when IN cannot be read whole: what "
+                     "could be read, checked and corrected, then the rest as far as it reads (exit code still 2)")
     add_common(fix)
     fix.set_defaults(func=run)
     return fix
@@ -30,13 +58,15 @@ def run(args: argparse.Namespace) -> int:
     check_show(args)
     if args.out == "-":
         raise UsageError("OUT must be a file name: csum fix writes regular files only")
-    path = target(args.out, [] if args.file == "-" else [args.file], follow_symlinks=args.follow_symlinks)
+    path = target(args.out, [] if args.file == "-" else [args.file], follow_symlinks=args.follow_symlinks,
+                  force=args.force)
     bar = progress.Bar(sys.stderr, "fix")
     try:
         with AtomicFile(path) as out:
             scan = scan_one(args, args.file, bar, sink=Sink(out, args.out))
             code = exit_code([scan], args)
-            if code != 2:
+            written = code != 2 or (args.keep_going and unread(scan))
+            if written:
                 bar.show(f"syncing {args.out}")
                 try:
                     out.commit()
@@ -46,15 +76,35 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"cannot write {args.out}: {exc.strerror or exc}") from None
     finally:
         bar.close()
+    if code == 0 and scan.patched:  # offload fields filled in: OUT is not IN
+        code = 1
+    try:
+        _print(scan, args, written)
+    except CsumStdoutFailed as exc:
+        exc.note = f"{args.out} was written" if written else None
+        raise
+    if not written:
+        tail = f"; {args.out} not written"
+    elif unread(scan):
+        tail = f"; --keep-going: wrote {args.out} with every frame before it checked, the rest copied as it read"
+    else:
+        tail = ""
+    report_problems([scan], args, code, tail)
+    return code
+
+
+def _print(scan: Scan, args: argparse.Namespace, written: bool) -> None:
+    """The report and, when OUT was written, what changed in it."""
     if args.json:
         doc = scan_json(scan, args.show)
-        doc.update(out=args.out if code != 2 else None, fixed_checksums=scan.patched,
-                   fixed_packets=scan.patched_packets)
+        doc.update(out=args.out if written else None, fixed_checksums=scan.patched,
+                   offload_filled=scan.offload_filled, fixed_packets=scan.patched_packets)
         print(json.dumps(doc, indent=2))
-    else:
-        print(scan_text(scan, args.show))
-        if code != 2:
-            print(f"\nwrote {args.out}: {scan.patched} checksums corrected in {scan.patched_packets} packets; "
-                  f"every other byte copied unchanged (cut, malformed and unchecked packets included)")
-    report_problems([scan], args, code, f"; {args.out} not written" if code == 2 else "")
-    return code
+        return
+    print(scan_text(scan, args.show))
+    if written:
+        corrected = count(scan.patched - scan.offload_filled, "checksum")
+        filled = count(scan.offload_filled, "transmit-offload field")
+        print(f"\nwrote {args.out}: {corrected} corrected and {filled} filled in, in "
+              f"{count(scan.patched_packets, 'packet')}; every other byte copied unchanged (cut, malformed and "
+              "unchecked packets included)")

@@ -1,5 +1,11 @@
 """What ``csum verify`` and ``csum fix`` share: their common options, one input through csum.scan, the exit code,
-the reports and the lines on stderr."""
+the reports and the lines on stderr.
+
+An input that cannot be read whole (a damaged record, compressed data cut, corrupt or followed by
+garbage, a file that is not a capture or cannot be opened) makes the exit code 2 whatever was found
+before it: a bad checksum's 1 would say the rest was read. With several inputs each one is reported in
+its place, an unreadable one as one line, and the others still checked.
+"""
 
 from __future__ import annotations
 
@@ -7,14 +13,17 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..errors import Code, CsumError
 from . import progress
 from .args import UsageError, integer, positive
 
 if TYPE_CHECKING:  # numpy-backed modules are imported when verify/fix run, keeping other commands' start-up light
     from ..capture.checker import Sink as ResultSink
     from ..capture.output import AtomicFile
+    from ..capture.pcap import Stop
     from ..capture.scan import Scan
 
 
@@ -42,8 +51,17 @@ class Sink:
             raise UsageError(f"cannot write {self._name}: {exc.strerror or exc}") from None
 
 
+@dataclass(frozen=True)
+class Failed:
+    """An input of several that could not be checked at all: its name, why (one line) and the error's code."""
+
+    name: str
+    reason: str
+    code: Code
+
+
 def scan_one(args: argparse.Namespace, name: str, bar: progress.Bar, sink: Sink | None = None,
-          each: ResultSink | None = None) -> Scan:
+             each: ResultSink | None = None) -> Scan:
     """One input through csum.scan, with OSError turned into a one-line usage error."""
     from ..capture import pcap
     from ..capture.scan import scan
@@ -53,43 +71,62 @@ def scan_one(args: argparse.Namespace, name: str, bar: progress.Bar, sink: Sink 
     try:
         return scan(name, jobs=args.jobs, chunk_bytes=args.chunk_bytes or pcap.CHUNK_BYTES, sink=sink,
                     progress=bar.update, each=each, keep=getattr(args, "show", None))
-    except BrokenPipeError:  # our output's reader left (`| head`): not a read error; main() stops quietly
-        raise
     except OSError as exc:
         raise UsageError(f"cannot read {name}: {exc.strerror or exc}") from None
 
 
-def exit_code(scans: Sequence[Scan], args: argparse.Namespace) -> int:
-    """The exit-code table (README, CLI): 1 a bad checksum anywhere; else 2 for records csum could not read
-    or link types it cannot look into (unless --skip-unsupported); else 0."""
+def scan_each(args: argparse.Namespace, bar: progress.Bar, each: ResultSink | None = None) -> list[Scan | Failed]:
+    """Every input of ``args.files`` through :func:`scan_one`; with several, one that cannot be checked is a
+    :class:`Failed` in its place (alone, its error is raised: the one line, and nothing else to report)."""
+    out: list[Scan | Failed] = []
+    for name in args.files:
+        try:
+            out.append(scan_one(args, name, bar, each=each))
+        except CsumError as exc:
+            if len(args.files) == 1:
+                raise
+            out.append(Failed(name, str(exc), exc.code))
+    return out
+
+
+def unread(scan: Scan) -> bool:
+    """Whether ``scan``'s input could not be read whole (a truncated last record alone is read whole)."""
+    return scan.stop is not None and not scan.stop.truncated
+
+
+def exit_code(items: Sequence[Scan | Failed], args: argparse.Namespace) -> int:
+    """The exit-code table (README, --help): 2 for an input not read whole; else 1 for a bad checksum anywhere;
+    else 2 for link types csum cannot look into (unless --skip-unsupported); else 0."""
+    scans = _scans(items)
+    if len(scans) < len(items) or any(unread(s) for s in scans):
+        return 2
     strict = getattr(args, "strict", False)  # verify --strict: transmit offload's pseudo-header sums are bad too
     if any(s.report.total("bad") or (strict and s.report.total("offload")) for s in scans):
         return 1
-    if any(s.stop is not None and not s.stop.truncated for s in scans):
-        return 2
     if not args.skip_unsupported and any(s.report.unsupported for s in scans):
         return 2
     return 0
 
 
+def _scans(items: Sequence[Scan | Failed]) -> list[Scan]:
+    return [s for s in items if not isinstance(s, Failed)]
+
+
+def _stopped(stop: Stop) -> str:
+    """Where and why reading stopped, and what that means for what was checked."""
+    if stop.truncated:
+        return f"the file ends inside {stop}; every frame before it was checked"
+    return f"{stop}; nothing after it was read"
+
+
 def _problems(scan: Scan, args: argparse.Namespace) -> list[str]:
     """What to say on stderr about a scan: why it gets exit code 2 (or would, were there no bad checksum),
     and a truncated last record."""
-    found = []
-    if scan.stop is not None:
-        found.append(f"{scan.stop}; nothing after it was read" if not scan.stop.truncated else
-                     f"the file ends inside {scan.stop}; every record before it was checked")
+    found = [] if scan.stop is None else [_stopped(scan.stop)]
     if scan.report.unsupported and not args.skip_unsupported:
         links = ", ".join(f"{n} on link type {k}" for k, n in sorted(scan.report.unsupported.items()))
         found.append(f"packets csum cannot look into ({links}); --skip-unsupported accepts them unchecked")
     return found
-
-
-def _stop_line(scan: Scan) -> str | None:
-    if scan.stop is None:
-        return None
-    what = "truncated" if scan.stop.truncated else "damaged"
-    return f"{what}: {scan.stop}; every record before it was checked"
 
 
 def scan_json(scan: Scan, show: int) -> dict[str, object]:
@@ -98,7 +135,7 @@ def scan_json(scan: Scan, show: int) -> dict[str, object]:
     doc = report.as_json(scan.report, scan, scan.name, show)  # type: ignore[arg-type]
     doc["compression"] = scan.compression
     doc["stopped"] = None if scan.stop is None else {
-        "offset": scan.stop.offset, "packet": scan.stop.index, "truncated": scan.stop.truncated,
+        "offset": scan.stop.offset, "after_frame": scan.stop.index, "truncated": scan.stop.truncated,
         "reason": scan.stop.reason}
     return doc
 
@@ -107,37 +144,54 @@ def scan_text(scan: Scan, show: int) -> str:
     from ..capture import report
 
     text = report.as_text(scan.report, scan, scan.name, show)  # type: ignore[arg-type]
-    line = _stop_line(scan)
-    return text if line is None else f"{text}\n\n{line}"
+    if scan.stop is None:
+        return text
+    return f"{text}\n\n{'truncated' if scan.stop.truncated else 'damaged'}: {_stopped(scan.stop)}"
 
 
-def print_scans(scans: Sequence[Scan], args: argparse.Namespace) -> None:
+def _item_json(item: Scan | Failed, show: int) -> dict[str, object]:
+    if isinstance(item, Failed):
+        return {"file": item.name, "error": item.reason, "code": str(item.code)}
+    return scan_json(item, show)
+
+
+def print_scans(items: Sequence[Scan | Failed], args: argparse.Namespace) -> None:
     if args.format == "jsonl":  # the rows went to stdout while the files were read
         return
-    if args.json and len(scans) == 1:
-        print(json.dumps(scan_json(scans[0], args.show), indent=2))
+    if args.json and len(items) == 1:
+        print(json.dumps(_item_json(items[0], args.show), indent=2))
     elif args.json:
-        total = _total(scans)
-        print(json.dumps({"files": [scan_json(s, args.show) for s in scans],
-                          "total": scan_json(total, args.show)}, indent=2))
+        print(json.dumps({"files": [_item_json(s, args.show) for s in items],
+                          "total": scan_json(_total(items), args.show)}, indent=2))
     else:
-        print("\n\n".join(scan_text(s, args.show) for s in scans))
-        if len(scans) > 1:
-            t = _total(scans).report
-            print(f"\ntotal: {len(scans)} files, {t.packets} packets, {t.total('bad')} bad checksums, "
-                  f"{t.total('malformed')} malformed, {t.total('cut')} cut")
+        print("\n\n".join(f"{s.name}: not checked: {s.reason}" if isinstance(s, Failed) else scan_text(s, args.show)
+                          for s in items))
+        if len(items) > 1:
+            t = _total(items).report
+            missed = len(items) - len(_scans(items))
+            print(f"\ntotal: {len(items)} files, {t.packets} packets, {t.total('bad')} bad checksums, "
+                  f"{t.total('malformed')} malformed, {t.total('cut')} cut" + (f"; {count(missed, 'file')} not read"
+                                                                                if missed else ""))
 
 
-def _total(scans: Sequence[Scan]) -> Scan:
+def count(n: int, noun: str) -> str:
+    """``n`` and ``noun``, plural unless ``n`` is 1: "1 file", "2 files"."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _total(items: Sequence[Scan | Failed]) -> Scan:
     from ..capture.scan import merged
 
-    return merged(scans)
+    return merged(_scans(items))
 
 
-def report_problems(scans: Sequence[Scan], args: argparse.Namespace, code: int, tail: str = "") -> None:
+def report_problems(items: Sequence[Scan | Failed], args: argparse.Namespace, code: int, tail: str = "") -> None:
     """One stderr line per input with problems: ``failed`` when they decide exit 2, else a warning."""
-    for scan in scans:
-        found = _problems(scan, args)
+    for item in items:
+        if isinstance(item, Failed):
+            print(f"csum: {args.command} failed for {item.name}: {item.reason}", file=sys.stderr)
+            continue
+        found = _problems(item, args)
         if found:
             verb = "failed for" if code == 2 else "warning for"
-            print(f"csum: {args.command} {verb} {scan.name}: {'; '.join(found)}{tail}", file=sys.stderr)
+            print(f"csum: {args.command} {verb} {item.name}: {'; '.join(found)}{tail}", file=sys.stderr)

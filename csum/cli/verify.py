@@ -7,18 +7,29 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
+from ..errors import CsumError
 from . import progress
 from .args import UsageError, check_show
-from .scans import add_common, exit_code, print_scans, report_problems, scan_one
+from .exits import SIGNAL_CODES
+from .scans import Failed, add_common, exit_code, print_scans, report_problems, scan_each
 
 if TYPE_CHECKING:
     from ..capture.scan import Scan
+
+EXIT_CODES = f"""exit codes:
+  0    every checksum found is good; malformed packets, packets cut by the snap length and a truncated
+       last record are reported and do not change the code by themselves
+  1    at least one bad checksum (with --strict, transmit-offload fields count as bad)
+  2    an input could not be read whole (not a capture, unreadable, a damaged record, compressed data cut,
+       corrupt or followed by garbage: whatever was found before it), packets on link types csum cannot
+       look into (unless --skip-unsupported), a bad argument, or standard output could not be written
+{SIGNAL_CODES}"""
 
 
 def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """The ``verify`` subcommand's arguments."""
     ver = sub.add_parser("verify", help="check every Internet checksum (IPv4, TCP, UDP, ICMP, tunnels ...) in pcap "
-                         "or pcapng files")
+                         "or pcapng files", epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     ver.add_argument("files", nargs="+", metavar="FILE", help="a capture (pcap or pcapng, maybe gzip/bzip2/xz/zstd "
                      "compressed), - for standard input, or with --dask any fsspec URL")
     ver.add_argument("--dask", metavar="SCHEDULER", help="check the files on a dask.distributed cluster (its "
@@ -48,16 +59,35 @@ class _JsonlRows:
             self.flush()
 
     def flush(self) -> None:
-        sys.stdout.write("".join(self.lines))
-        self.lines.clear()
+        lines, self.lines = self.lines, []
+        if lines:
+            sys.stdout.write("".join(lines))
 
 
-def _jsonl_scan(args: argparse.Namespace, name: str, bar: progress.Bar) -> Scan:
+def _jsonl_scan(args: argparse.Namespace, bar: progress.Bar) -> list[Scan | Failed]:
     rows = _JsonlRows()
     try:
-        return scan_one(args, name, bar, each=rows)
+        return scan_each(args, bar, each=rows)
     finally:
-        rows.flush()
+        rows.flush()  # the rows so far; after a failed write there are none left to write
+
+
+def _dask(args: argparse.Namespace) -> list[Scan]:
+    from ..capture.dask import verify_cli
+
+    if args.format == "jsonl":
+        raise UsageError("--dask: --format jsonl streams rows from one process; use the json summary")
+    if "-" in args.files:
+        raise UsageError("--dask: standard input cannot be sent to a cluster; give file names or URLs")
+    args.current = f"{len(args.files)} file(s) on {args.dask}"
+    try:
+        return verify_cli(args.dask, args.files, args.jobs, args.chunk_bytes)
+    except CsumError:
+        raise
+    except (OSError, TimeoutError) as exc:
+        raise UsageError(f"cannot reach the dask scheduler {args.dask}: {exc}") from None
+    except ValueError as exc:  # dask.distributed's word on the address (no port, unknown protocol ...)
+        raise UsageError(f"--dask {args.dask}: {exc}") from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -65,25 +95,17 @@ def run(args: argparse.Namespace) -> int:
     check_show(args)
     args.json = args.json or args.format == "json"
     bar = progress.Bar(sys.stderr, "verify")
+    items: list[Scan | Failed]
     try:
         if args.dask is not None:
-            from ..capture.dask import verify_cli
-
-            if args.format == "jsonl":
-                raise UsageError("--dask: --format jsonl streams rows from one process; use the json summary")
-            if "-" in args.files:
-                raise UsageError("--dask: standard input cannot be sent to a cluster; give file names or URLs")
-            args.current = f"{len(args.files)} file(s) on {args.dask}"
-            try:
-                scans = verify_cli(args.dask, args.files, args.jobs, args.chunk_bytes)
-            except (OSError, TimeoutError) as exc:
-                raise UsageError(f"cannot reach the dask scheduler {args.dask}: {exc}") from None
+            items = list(_dask(args))
+        elif args.format == "jsonl":
+            items = _jsonl_scan(args, bar)
         else:
-            scans = [_jsonl_scan(args, name, bar) if args.format == "jsonl" else scan_one(args, name, bar)
-                     for name in args.files]
+            items = scan_each(args, bar)
     finally:
         bar.close()
-    print_scans(scans, args)
-    code = exit_code(scans, args)
-    report_problems(scans, args, code)
+    print_scans(items, args)
+    code = exit_code(items, args)
+    report_problems(items, args, code)
     return code

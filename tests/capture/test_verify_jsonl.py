@@ -43,7 +43,7 @@ def test_jsonl_one_object_per_field_in_packet_order(tmp_path, capsys):
 
 def test_offload_is_apart_from_bad_and_strict_counts_it(tmp_path, capsys):
     """A TCP field holding the pseudo-header sum: status offload in jsonl, counted under "offload" (not bad) in
-    --json, exit 0; --strict makes it exit 1; fix writes the full checksum (scapy's)."""
+    --json, exit 0; --strict makes it exit 1; fix writes the full checksum (scapy's) and exits 1: OUT is not IN."""
     data = raw(Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02", type=0x0800)) + offload_tcp()
     path = tmp_path / "tx.pcap"
     path.write_bytes(pcap_bytes([data]))
@@ -58,7 +58,8 @@ def test_offload_is_apart_from_bad_and_strict_counts_it(tmp_path, capsys):
     assert main(["verify", str(path), "--strict"]) == 1
     assert "transmit offload" in capsys.readouterr().out
     out = tmp_path / "fixed.pcap"
-    assert main(["fix", str(path), str(out)]) == 0
+    assert main(["fix", str(path), str(out)]) == 1
+    assert "1 transmit-offload field filled in" in capsys.readouterr().out
     fixed = out.read_bytes()[24 + 16:]
     want = raw(IP(src=A4, dst=B4) / TCP(sport=1, dport=2) / b"offloaded")
     assert fixed[14:] == want

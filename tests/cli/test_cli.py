@@ -175,24 +175,26 @@ def _good_packets():
     )]
 
 
-#: (packet, layer, offset of the header, offset of the field in the packet, wrong value written there)
-CORRUPTIONS = [(0, "tcp", 34, 34 + 16, 0x1234), (2, "ipv4", 14, 14 + 10, 0xBEEF), (4, "udp", 34, 34 + 6, 0x0001)]
+#: (packet, layer, its path, offset of the field in the packet, wrong value written there)
+CORRUPTIONS = [(0, "tcp", "eth/ipv4/tcp", 34 + 16, 0x1234), (2, "ipv4", "eth/ipv4", 14 + 10, 0xBEEF),
+               (4, "udp", "eth/ipv4/udp", 34 + 6, 0x0001)]
 
 
 def _corrupted():
     """scapy-built packets (checksums by scapy) with three fields overwritten; expected bad rows with scapy's values."""
     pkts = [bytearray(p) for p in _good_packets()]
     expected = []
-    for i, layer, offset, at, wrong in CORRUPTIONS:
+    for i, layer, path, at, wrong in CORRUPTIONS:
         right = int.from_bytes(pkts[i][at : at + 2], "big")
         pkts[i][at : at + 2] = wrong.to_bytes(2, "big")
-        expected.append({"packet": i, "layer": layer, "offset": offset, "stored": wrong, "computed": right,
+        expected.append({"frame": i + 1, "layer": layer, "path": path, "offset": at, "stored": wrong, "computed": right,
                          "reason": "mismatch"})
     return [bytes(p) for p in pkts], expected
 
 
 def test_verify_reports_scapys_checksums_for_corrupted_fields(tmp_path, capsys):
-    """verify --json: exactly the overwritten fields are bad, with scapy's checksum as `computed`; exit 1."""
+    """verify --json: exactly the overwritten fields are bad, with scapy's checksum as `computed`, each named by its
+    frame number (from 1) and the field's offset in the frame; exit 1."""
     pkts, expected = _corrupted()
     path = tmp_path / "bad.pcap"
     path.write_bytes(pcap_bytes(pkts))
@@ -233,7 +235,7 @@ def test_verify_snaplen_cut_packets_are_reported_not_checked(tmp_path, capsys):
                                 + [len(p) for p in _good_packets()[1:]]))
     assert main(["verify", str(path), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["cut"] == [0] and doc["bad_count"] == 0 and doc["counts"]["tcp"]["bad"] == 0
+    assert doc["cut_frames"] == [1] and doc["bad_count"] == 0 and doc["counts"]["tcp"]["bad"] == 0
 
 
 @pytest.mark.parametrize("content,needle", [
@@ -283,7 +285,7 @@ def test_fix_corrects_only_checksum_bytes(tmp_path, capsys):
     original = pcap_bytes(pkts, endian=">", nano=True)
     src.write_bytes(original)
     assert main(["fix", str(src), str(dst)]) == 1  # bad checksums were found (and corrected)
-    assert "3 checksums corrected in 3 packets" in capsys.readouterr().out
+    assert "3 checksums corrected and 0 transmit-offload fields filled in, in 3 packets" in capsys.readouterr().out
     assert src.read_bytes() == original
     fixed = dst.read_bytes()
     record_starts = [24]
@@ -306,7 +308,7 @@ def test_fix_pcapng_keeps_blocks_and_cut_packets(tmp_path, capsys):
     src.write_bytes(original)
     assert main(["fix", str(src), str(dst), "--json"]) == 1
     doc = json.loads(capsys.readouterr().out)
-    assert doc["fixed_checksums"] == 3 and doc["cut"] == [5]
+    assert doc["fixed_checksums"] == 3 and doc["cut_frames"] == [6]
     fixed = dst.read_bytes()
     start = sum(map(len, body[:3]))
     want = []
