@@ -89,9 +89,14 @@ def render() -> str:
     for name, errors in (("ICMP_ERRORS", T.ICMP_ERRORS), ("ICMPV6_ERRORS", T.ICMPV6_ERRORS)):
         assert max(errors) < 64
         define(name, f"{sum(1 << t for t in errors):#x}ULL", "bit t: type t quotes a datagram (the Python walker's)")
-    tunnels = set(T.UDP_TUNNELS) - {T.VXLAN_PORT}
-    lines.append(f"/* UDP ports of the tunnels the C walker leaves to the Python walker (all of table.UDP_TUNNELS but "
-                 f"VXLAN) */\n#define CT_UDP_TUNNEL_ELSEWHERE(p) {_any('p', tunnels, False)}")
+    tunnels = (set(T.UDP_TUNNELS) | set(T.UDP_EMBEDDED)) - {T.VXLAN_PORT}
+    lines.append(f"/* UDP ports of the tunnels and embedded packets the C walker leaves to the Python walker (all of "
+                 f"table.UDP_TUNNELS and UDP_EMBEDDED but VXLAN) */\n#define CT_UDP_TUNNEL_ELSEWHERE(p) "
+                 f"{_any('p', tunnels, False)}")
+    lines.append(f"/* table.UDP_TUNNELS_BY_SOURCE: also a tunnel's source port (the lower one) */\n"
+                 f"#define CT_UDP_TUNNEL_BY_SOURCE(p) {_any('p', T.UDP_TUNNELS_BY_SOURCE, False)}")
+    lines.append(f"/* TCP ports of table.TCP_EMBEDDED (either port): the Python walker's */\n"
+                 f"#define CT_TCP_EMBEDDED(p) {_any('p', T.TCP_EMBEDDED, False)}")
     v4 = {f for f, name in T.BSD_FAMILIES.items() if name == "ipv4"}
     v6 = {f for f, name in T.BSD_FAMILIES.items() if name == "ipv6"}
     lines.append(f"/* BSD address families (DLT_NULL, DLT_LOOP) */\n#define CT_FAMILY_IPV4(f) {_any('f', v4, False)}\n"

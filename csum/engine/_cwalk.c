@@ -276,14 +276,15 @@ static int transport(walk_t *w, unsigned proto, Py_ssize_t at, Py_ssize_t stop, 
         return gre(w, at, stop, depth, path);
     if (proto == CT_TCP) {
         if (len < CT_TCP_MIN || len <= CT_TCP_DOFF_AT || (b[at + CT_TCP_DOFF_AT] >> 4) * 4 < CT_TCP_MIN ||
-            (b[at + CT_TCP_DOFF_AT] >> 4) * 4 > len)
-            return 0;
+            (b[at + CT_TCP_DOFF_AT] >> 4) * 4 > len || CT_TCP_EMBEDDED(be16(b + at)) || CT_TCP_EMBEDDED(be16(b + at + 2)))
+            return 0;  /* a malformed header, OpenFlow: the Python walker */
         code = C_TCP, field = CT_TCP_FIELD, token = T_TCP, pseudo = CT_TCP_PSEUDO, offload = CT_TCP_OFFLOAD;
     } else if (proto == CT_UDP) {
         if (len < CT_UDP_MIN || be16(b + at + CT_UDP_LEN) != len || be16(b + at + CT_UDP_FIELD) == 0)
             return 0;  /* a UDP length that is not the IP payload's, no checksum: the Python walker */
-        unsigned port = be16(b + at + 2);
-        if (CT_UDP_TUNNEL_ELSEWHERE(port) || (port == CT_VXLAN_PORT && depth > 0))
+        unsigned port = be16(b + at + 2), source = be16(b + at);
+        if (CT_UDP_TUNNEL_ELSEWHERE(port) || (port == CT_VXLAN_PORT && depth > 0) ||
+            (source < port && CT_UDP_TUNNEL_BY_SOURCE(source)))
             return 0;
         code = C_UDP, field = CT_UDP_FIELD, token = T_UDP, pseudo = CT_UDP_PSEUDO, offload = CT_UDP_OFFLOAD;
         mangled0 = CT_UDP_MANGLED_0;

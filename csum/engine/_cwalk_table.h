@@ -111,8 +111,12 @@
 #define CT_UDP_MANGLED_0 1  /* Zero.UDP: a computed 0 is sent as 0xffff; a stored 0 goes to the Python walker */
 #define CT_ICMP_ERRORS 0x1838ULL  /* bit t: type t quotes a datagram (the Python walker's) */
 #define CT_ICMPV6_ERRORS 0x1eULL  /* bit t: type t quotes a datagram (the Python walker's) */
-/* UDP ports of the tunnels the C walker leaves to the Python walker (all of table.UDP_TUNNELS but VXLAN) */
-#define CT_UDP_TUNNEL_ELSEWHERE(p) ((p) == 4790 || (p) == 6081 || (p) == 6635)
+/* UDP ports of the tunnels and embedded packets the C walker leaves to the Python walker (all of table.UDP_TUNNELS and UDP_EMBEDDED but VXLAN) */
+#define CT_UDP_TUNNEL_ELSEWHERE(p) ((p) == 1701 || (p) == 2152 || (p) == 3386 || (p) == 3544 || (p) == 4341 || (p) == 4754 || (p) == 4790 || (p) == 5072 || (p) == 5247 || (p) == 6081 || (p) == 6343 || (p) == 6635)
+/* table.UDP_TUNNELS_BY_SOURCE: also a tunnel's source port (the lower one) */
+#define CT_UDP_TUNNEL_BY_SOURCE(p) ((p) == 1701 || (p) == 2152 || (p) == 3386 || (p) == 3544 || (p) == 4341 || (p) == 5072 || (p) == 5247)
+/* TCP ports of table.TCP_EMBEDDED (either port): the Python walker's */
+#define CT_TCP_EMBEDDED(p) ((p) == 6633 || (p) == 6653)
 /* BSD address families (DLT_NULL, DLT_LOOP) */
 #define CT_FAMILY_IPV4(f) ((f) == 2)
 #define CT_FAMILY_IPV6(f) ((f) == 24 || (f) == 28 || (f) == 30)
