@@ -55,7 +55,7 @@ class Scan:
 
 def scan(name: str, *, jobs: int = 1, chunk_bytes: int = pcap.CHUNK_BYTES, sink: Sink | None = None,
          keep_patches: bool = False, progress: Callable[[int, int | None], None] | None = None,
-         each: ResultSink | None = None, keep: int | None = None) -> Scan:
+         each: ResultSink | None = None, keep: int | None = None, fix_embedded: bool = False) -> Scan:
     """Check the capture ``name`` (a path or ``-``); see the module docstring.
 
     ``keep_patches`` keeps ``report.patches`` (file offset, new bytes) in the
@@ -64,11 +64,12 @@ def scan(name: str, *, jobs: int = 1, chunk_bytes: int = pcap.CHUNK_BYTES, sink:
     ``each(packet index, results)``, when given, receives every packet's results in order
     (``verify --format jsonl``); chunks are then checked in this process, one after another.
     ``keep`` bounds the items the report keeps per list (:class:`~csum.capture.report.Report`; counts stay whole).
+    ``fix_embedded``: the patches correct embedded packets' checksums too (sFlow samples, OpenFlow packet-ins).
     Raises OSError (unreadable) and CsumValueError (not a capture, corrupt compression).
     """
     with open_source(name) as source:
         reader = pcap.Reader(source.stream, chunk_bytes)
-        fd = source.fileno() if jobs > 1 and sink is None and each is None else None
+        fd = source.fileno() if jobs > 1 and sink is None and each is None and not fix_embedded else None
         if fd is not None:  # nothing to copy out: each process reads its own chunks from the file
             tick = None if progress is None else (lambda at: progress(at, source.size))
             report = check_spans(reader.spans(), lambda at, n: os.pread(fd, n, at), jobs,
@@ -100,11 +101,11 @@ def scan(name: str, *, jobs: int = 1, chunk_bytes: int = pcap.CHUNK_BYTES, sink:
 
         checker: Checker | Stitcher
         if each is not None or jobs <= 1:  # one Checker carries the pending datagrams from chunk to chunk
-            checker = Checker(each)
+            checker = Checker(each, fix_embedded=fix_embedded)
             parts = ((c, checker.check(c)) for c in reader)
         else:
-            checker = stitcher = Stitcher()
-            parts = ((c, stitcher.add(part, again(c))) for c, part in checked(reader, jobs))
+            checker = stitcher = Stitcher(fix_embedded)
+            parts = ((c, stitcher.add(part, again(c))) for c, part in checked(reader, jobs, fix_embedded=fix_embedded))
         for chunk, part in parts:
             take(part)
             if sink is not None:

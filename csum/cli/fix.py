@@ -18,6 +18,11 @@ def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     fix.add_argument("file", metavar="IN", help="the capture (as for verify; - for standard input)")
     fix.add_argument("out", metavar="OUT", help="a regular file to write (gzip-compressed when it ends in .gz)")
     fix.add_argument("--follow-symlinks", action="store_true", help="OUT may be a symbolic link: replace its target")
+    fix.add_argument("--strict", action="store_true",
+                     help="packets on link types csum cannot look into are an input error (exit 2, OUT not written)")
+    fix.add_argument("--fix-embedded", action="store_true",
+                     help="correct the checksums of embedded packets too (sFlow samples, OpenFlow packet-ins: copies "
+                     "of other packets, left as they are by default)")
     add_common(fix)
     fix.set_defaults(func=run)
     return fix

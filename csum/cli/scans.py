@@ -26,7 +26,8 @@ def add_common(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--chunk-bytes", type=positive, default=None, metavar="B",
                      help="read and check B bytes of records at a time (default 2 MiB)")
     cmd.add_argument("--skip-unsupported", action="store_true",
-                     help="packets on link types csum cannot look into do not make the exit code 2")
+                     help="accepted for scripts written before 0.2: packets on link types csum cannot look into are "
+                     "listed and make the exit code 2 only with --strict")
 
 
 class Sink:
@@ -52,7 +53,8 @@ def scan_one(args: argparse.Namespace, name: str, bar: progress.Bar, sink: Sink 
     bar.phase(f"checking {name}" if sink is None else f"checking {name} and writing {args.out}")
     try:
         return scan(name, jobs=args.jobs, chunk_bytes=args.chunk_bytes or pcap.CHUNK_BYTES, sink=sink,
-                    progress=bar.update, each=each, keep=getattr(args, "show", None))
+                    progress=bar.update, each=each, keep=getattr(args, "show", None),
+                    fix_embedded=getattr(args, "fix_embedded", False))
     except BrokenPipeError:  # our output's reader left (`| head`): not a read error; main() stops quietly
         raise
     except OSError as exc:
@@ -61,13 +63,13 @@ def scan_one(args: argparse.Namespace, name: str, bar: progress.Bar, sink: Sink 
 
 def exit_code(scans: Sequence[Scan], args: argparse.Namespace) -> int:
     """The exit-code table (README, CLI): 1 a bad checksum anywhere; else 2 for records csum could not read
-    or link types it cannot look into (unless --skip-unsupported); else 0."""
-    strict = getattr(args, "strict", False)  # verify --strict: transmit offload's pseudo-header sums are bad too
+    or, with --strict, link types it cannot look into; else 0."""
+    strict = getattr(args, "strict", False)  # --strict: offload's pseudo-header sums are bad, unknown links fail
     if any(s.report.total("bad") or (strict and s.report.total("offload")) for s in scans):
         return 1
     if any(s.stop is not None and not s.stop.truncated for s in scans):
         return 2
-    if not args.skip_unsupported and any(s.report.unsupported for s in scans):
+    if strict and any(s.report.unsupported for s in scans):
         return 2
     return 0
 
@@ -79,9 +81,9 @@ def _problems(scan: Scan, args: argparse.Namespace) -> list[str]:
     if scan.stop is not None:
         found.append(f"{scan.stop}; nothing after it was read" if not scan.stop.truncated else
                      f"the file ends inside {scan.stop}; every record before it was checked")
-    if scan.report.unsupported and not args.skip_unsupported:
+    if scan.report.unsupported:
         links = ", ".join(f"{n} on link type {k}" for k, n in sorted(scan.report.unsupported.items()))
-        found.append(f"packets csum cannot look into ({links}); --skip-unsupported accepts them unchecked")
+        found.append(f"packets csum cannot look into ({links}), not checked")
     return found
 
 

@@ -26,7 +26,8 @@ def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     ver.add_argument("--format", choices=("text", "json", "jsonl"), default="text",
                      help="text (default), json (the summary, like --json) or jsonl (one object per checksum field)")
     ver.add_argument("--strict", action="store_true",
-                     help="count transmit-offload checksums (the pseudo-header sum the NIC completes) as bad")
+                     help="count transmit-offload checksums (the pseudo-header sum the NIC completes) as bad, and "
+                     "packets on link types csum cannot look into as an input error (exit 2)")
     add_common(ver)
     ver.set_defaults(func=run)
     return ver

@@ -63,12 +63,14 @@ class _Datagram:
 class Done:
     """A datagram whose fate is known: its results by packet index (reassembled) or why it failed (given up:
     neither), and every packet holding one of its fragments (``pieces``); ``first``: the first fragment's packet,
-    -1 when it never came."""
+    -1 when it never came; ``embedded``: (packet index, field offset) of the results that are an embedded packet's
+    (csum.layers.walk Field.embedded)."""
 
     first: int
     results: dict[int, list[Result]]
     failed: Reason | None = None
     pieces: tuple[int, ...] = ()
+    embedded: frozenset[tuple[int, int]] = frozenset()
 
 
 class Reassembler:
@@ -99,7 +101,7 @@ class Reassembler:
         data = bytes(buf[ip.frag_data : ip.end])
         if cut or ip.frag_offset + len(data) > _MAX_DATAGRAM:
             dgram.failed = "cut" if cut else "too long"
-        if ip.frag_offset == 0:
+        if ip.frag_offset == 0 and dgram.head is None:  # a repeat of the first fragment leaves the field on the first
             dgram.head, dgram.head_index, dgram.l3 = bytes(buf[ip.l3 : ip.frag_data]), index, ip.l3
             dgram.prefix = prefix
         if not ip.frag_more:
@@ -175,6 +177,7 @@ class Reassembler:
         packet = memoryview(bytes(head) + whole)
         stack = walk(packet, "ip")
         results: dict[int, list[Result]] = {}
+        embedded = set()
         for f in stack.fields:
             if f.depth == 0 and f.entry.name == "ipv4" and f.header == 0:
                 continue  # the rebuilt header is csum's, not the sender's
@@ -183,7 +186,9 @@ class Reassembler:
             moved = dataclasses.replace(r, offset=r.offset + shift, path=dgram.prefix + r.path,
                                         field=None if r.field is None else r.field + shift)
             results.setdefault(index, []).append(moved)
-        return Done(dgram.head_index, results, pieces=pieces)
+            if f.embedded and moved.field is not None:
+                embedded.add((index, moved.field))
+        return Done(dgram.head_index, results, pieces=pieces, embedded=frozenset(embedded))
 
 
 def _locate(dgram: _Datagram, head_len: int, at: int) -> tuple[int, int]:
