@@ -32,7 +32,7 @@ from typing import Literal, NoReturn, Union
 from ..errors import Code, CsumValueError
 from . import table as T
 from .reasons import R, Reason
-from .tunnels import Encapsulations
+from .tunnels import HANDLERS as _ENCAPSULATIONS
 
 Link = Union[Literal["auto", "ethernet", "ether", "ip"], int]
 Fragment = Literal["none", "first", "later", "atomic"]
@@ -165,7 +165,7 @@ class _Cut(Exception):
 
 
 
-class _Walker(Encapsulations):
+class _Walker:
     __slots__ = ("b", "n", "wire", "stack", "strict", "embedded")
 
     def __init__(self, buf: memoryview, wire: int, strict: bool, embedded: bool = False) -> None:
@@ -316,10 +316,10 @@ class _Walker(Encapsulations):
         """Dispatch on an EtherType read at ``where``; the payload starts at ``at`` and ends by ``end``. Tags (VLAN,
         VN-Tag, E-Tag, Cisco MetaData) are walked past, each to the EtherType that follows it."""
         while value in T.VLAN_TPIDS or value in T.ETHER_TAGS:
-            name, size = T.ETHER_TAGS.get(value) or ("vlan", T.ETHHDR.vlan_size - 2)
+            tag, size = T.ETHER_TAGS.get(value, ("vlan", T.ETHHDR.vlan_size - 2))
             where = at + size
-            self.need(where + 2, f"{name} tag", end)
-            path += f"/{name}"
+            self.need(where + 2, f"{tag} tag", end)
+            path += f"/{tag}"
             value, at = self.u16(where), where + 2
         if value < 0x0600:  # an 802.3 length: LLC
             self.llc(at, at + value, end, depth, path)
@@ -1037,7 +1037,8 @@ class _Walker(Encapsulations):
 
 
 #: Layer name (as the table's dispatch values and link kinds spell it) -> its handler.
-_HANDLERS = {name[2:].replace("_", "-"): getattr(_Walker, name) for name in dir(_Walker) if name.startswith("h_")}
+_HANDLERS = {**{name[2:].replace("_", "-"): fn for name, fn in vars(_Walker).items() if name.startswith("h_")},
+             **_ENCAPSULATIONS}
 
 
 def _fits(buf: memoryview, at: int) -> bool:
