@@ -211,8 +211,13 @@ IP6_MF, IP6_OFFSET = 0x0001, 0xFFF8
 #: IPv4 options (RFC 791): end of list, no-operation; IPv6 option Pad1 (RFC 8200 4.2).
 IPOPT_END, IPOPT_NOOP, IPV6_TLV_PAD1 = 0, 1, 0
 #: An IPv6 extension header's length byte (at 1) counts 8-byte units after the first 8 (RFC 8200 4.3); a routing
-#: header's Segments Left is at 3 (RFC 8200 4.4).
-IPV6_EXT_UNIT, IPV6_RT_SEGMENTS_LEFT = 8, 3
+#: header's Segments Left is at 3 (RFC 8200 4.4), its type at 2.
+IPV6_EXT_UNIT, IPV6_RT_SEGMENTS_LEFT, IPV6_RT_TYPE = 8, 3, 2
+#: Routing header types whose last address is the final destination (0, RFC 2460; 2, RFC 6275 6.4) and the segment
+#: routing header (4, RFC 8754 2: Segment List[0], at 8, is the final segment); either must hold an address (24 bytes).
+ROUTING_LAST_ADDRESS, ROUTING_SRH, SRH_SEGMENT0_AT, ROUTING_ADDRESSED = frozenset({0, 2}), 4, 8, 24
+#: RFC 4302 2.2: AH's Payload Len (at 1) is its length in 4-byte words, minus 2; its path part.
+AH_UNIT, AH_BIAS, AH_NAME = 4, 2, "ah"
 #: ``struct tcphdr``: data offset in the high nibble of byte 12, in 32-bit words (RFC 9293 3.1).
 TCP_DOFF_AT = 12
 #: ``struct gre_base_hdr`` (RFC 2784, RFC 2890): flags in byte 0, version in the low bits of byte 1, protocol at 2;
@@ -224,6 +229,9 @@ GRE_HLEN, GRE_WORD = 4, 4
 ERSPAN2_HLEN, ERSPAN3_HLEN, ERSPAN3_PLATFORM, ERSPAN3_O_AT = 8, 12, 8, 11
 #: VXLAN (RFC 7348): an 8-byte header, then Ethernet.
 VXLAN_HLEN = 8
+#: Geneve (RFC 8926 3.4): 8 bytes, then options whose length (the low 6 bits of byte 0) counts 4-byte words; the
+#: protocol type (an EtherType) at 2.
+GENEVE_HLEN, GENEVE_OPT_LEN, GENEVE_UNIT, GENEVE_PROTOCOL = 8, 0x3F, 4, 2
 
 #: Encapsulations walked into (each IP-in-something, tunnel or quote counts one): deeper is not walked.
 MAX_DEPTH = 8

@@ -662,7 +662,7 @@ class _Walker:
         try:
             while nh in T.IPV6_EXT:
                 self.need(pos + unit, "IPv6 extension header")
-                size = T.FRAG_HDR.size if nh == T.FRAGMENT else (b[pos + 1] + 2) * 4 if nh == T.AH else \
+                size = T.FRAG_HDR.size if nh == T.FRAGMENT else (b[pos + 1] + T.AH_BIAS) * T.AH_UNIT if nh == T.AH else \
                     (b[pos + 1] + 1) * unit
                 self.need(pos + size, "IPv6 extension header")
                 if nh == T.HOP_BY_HOP and pos == at + h.size:
@@ -691,7 +691,7 @@ class _Walker:
                     frag_id = int.from_bytes(b[pos + fh.identification : pos + fh.size], "big")
                     frag_offset, frag_more, frag_data = word & T.IP6_OFFSET, bool(word & T.IP6_MF), pos + fh.size
                 if nh == T.AH:
-                    path += "/ah"
+                    path += f"/{T.AH_NAME}"
                 nh, pos = b[pos], pos + size
                 if pos > stop and (plen or jumbo):
                     raise _Bad(Code.BAD_LENGTH, f"packet: IPv6 extension headers run past the payload end ({stop})")
@@ -719,12 +719,12 @@ class _Walker:
 
     def routing_destination(self, at: int, size: int) -> int | None:
         """Offset of the final destination named by a routing header with Segments Left > 0 (RFC 8200 8.1)."""
-        kind = self.b[at + 2]
-        if kind in (0, 2) and size >= 24:  # type 0 (RFC 2460) and type 2 (RFC 6275): the last address
-            return at + size - 16
-        if kind == 4 and size >= 24:  # segment routing (RFC 8754): Segment List[0] is the final segment
-            return at + 8
-        return None
+        kind = self.b[at + T.IPV6_RT_TYPE]
+        if size < T.ROUTING_ADDRESSED:
+            return None
+        if kind in T.ROUTING_LAST_ADDRESS:
+            return at + size - T.IPV6HDR.addr_size
+        return at + T.SRH_SEGMENT0_AT if kind == T.ROUTING_SRH else None
 
     # --- above IP ------------------------------------------------------------------------------
 
@@ -783,9 +783,9 @@ class _Walker:
             self.gre(at, stop, depth, path)
         elif proto == T.AH and ip.version == 4:
             self.need(at + 2, "AH header")
-            size = (self.b[at + 1] + 2) * 4
+            size = (self.b[at + 1] + T.AH_BIAS) * T.AH_UNIT
             self.need(at + size, "AH header")
-            self.transport(ip, self.b[at], at + size, stop, depth, path + "/ah")
+            self.transport(ip, self.b[at], at + size, stop, depth, f"{path}/{T.AH_NAME}")
         elif proto == T.ETHERNET_IN:  # RFC 8986 End.DX2 and other Ethernet-in-IP (IANA protocol 143)
             self.inner("eth", at, stop, depth + 1, path)
         elif proto == T.ESP:
@@ -1030,10 +1030,11 @@ class _Walker:
 
     def h_geneve(self, at: int, end: int, depth: int, path: str) -> None:
         """RFC 8926: 8 bytes + options (length in 4-byte words), protocol type an EtherType."""
-        self.need(at + 8, "Geneve header")
-        size = 8 + (self.b[at] & 0x3F) * 4
-        self.need(at + size, "Geneve options")
-        self.ethertype(self.u16(at + 2), at + 2, at + size, end, depth, path + "/geneve")
+        self.need(at + T.GENEVE_HLEN, "Geneve header", end)
+        size = T.GENEVE_HLEN + (self.b[at] & T.GENEVE_OPT_LEN) * T.GENEVE_UNIT
+        self.need(at + size, "Geneve options", end)
+        where = at + T.GENEVE_PROTOCOL
+        self.ethertype(self.u16(where), where, at + size, end, depth, path + "/geneve")
 
 
 #: Layer name (as the table's dispatch values and link kinds spell it) -> its handler.
