@@ -13,11 +13,13 @@ the checks also use what the checksum field belongs to. Each warning is a
 from __future__ import annotations
 
 import warnings
+from typing import TYPE_CHECKING
 
 from ..errors import BpfMisuse, Code, CsumError
-from ..layers import TCP, Layout
-from ..layers import layout as parse
 from .flags import BPF_F_HDR_FIELD_MASK, BPF_F_IPV6, BPF_F_MARK_MANGLED_0, BPF_F_PSEUDO_HDR
+
+if TYPE_CHECKING:  # the protocol model is imported on the first check that parses a packet (import csum stays light)
+    from ..layers import Layout
 
 
 def _warn(message: str, code: Code, stacklevel: int) -> None:
@@ -41,6 +43,8 @@ def check_l3(frm: int, to: int, flags: int, stacklevel: int) -> None:
 
 
 def _layout(view: memoryview) -> Layout | None:
+    from ..layers import layout as parse
+
     try:
         return parse(view, "auto")
     except CsumError:
@@ -70,6 +74,8 @@ def _pseudo_words(view: memoryview, lay: Layout) -> set[int]:
 
 def check_l4(view: memoryview, offset: int, frm: int, to: int, flags: int, stacklevel: int) -> None:
     """bpf_l4_csum_replace: the common cases, plus those the parsed packet makes knowable."""
+    from ..layers import TCP
+
     helper = "bpf_l4_csum_replace"
     _common(helper, frm, to, flags, stacklevel + 1)
     lay = _layout(view)
