@@ -169,7 +169,7 @@ class Checker:
         its fragments are final now. A repeat of the first fragment (a duplicate in the capture) reports nothing of
         the datagram's transport field: its one row is the first fragment's."""
         pieces = {index: self.held.pop(index) for index in done.pieces if index in self.held}
-        for index in set(done.pieces) - {done.first}:
+        for index in done.repeats:
             row = self.by_index.get(index)
             if row is not None:
                 row.results[:] = [r for r in row.results if r.reason != Reason.NEEDS_REASSEMBLY]
