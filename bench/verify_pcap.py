@@ -108,6 +108,12 @@ def _templates(kind: str) -> list[bytes]:
     return out
 
 
+def _payloads(seed: int) -> list[bytes]:
+    """The 64 templates' payloads: 0-39 random bytes each, the same for the same ``seed``."""
+    rng = random.Random(seed)
+    return [bytes(rng.randrange(256) for _ in range(rng.randrange(0, 40))) for _ in range(64)]
+
+
 def _plain_tcp(k: int, payload: bytes) -> bytes:
     """The eighth of the issue-21 workloads that takes the injected bad checksums: Ether/IPv4/TCP."""
     from scapy.all import IP, TCP, Ether, raw
@@ -128,11 +134,9 @@ def _ipv6ext() -> list[bytes]:
         IPv6ExtHdrSegmentRouting,
     )
 
-    rng = random.Random(2)
     eth = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
     out: list[bytes] = []
-    for k in range(64):
-        payload = bytes(rng.randrange(256) for _ in range(rng.randrange(0, 40)))
+    for k, payload in enumerate(_payloads(2)):
         v6 = IPv6(src=f"2001:db8::{k + 1:x}", dst="2001:db8::2")
         l4 = TCP(sport=1000 + k, dport=80) if k % 2 else UDP(sport=1000 + k, dport=53)
         shape = (k + 1) % 8  # the plain ones at k % 8 == 7: where write_workload puts its bad checksums
@@ -168,11 +172,9 @@ def _tunnels() -> list[bytes]:
     from scapy.contrib.mpls import MPLS
     from scapy.layers.vxlan import VXLAN
 
-    rng = random.Random(3)
     eth = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
     out: list[bytes] = []
-    for k in range(64):
-        payload = bytes(rng.randrange(256) for _ in range(rng.randrange(0, 40)))
+    for k, payload in enumerate(_payloads(3)):
         inner = (IP(src="172.16.0.1", dst=f"172.16.{k}.2") if k % 3 else IPv6(src="2001:db8:1::1", dst="2001:db8:1::2")) \
             / (TCP(sport=2000 + k, dport=443) if k % 2 else UDP(sport=2000 + k, dport=53)) / payload
         v4 = IP(src=f"10.0.{k}.1", dst="10.1.0.2")
