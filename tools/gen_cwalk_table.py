@@ -97,9 +97,9 @@ def render() -> str:
         define(f"{name}_PSEUDO", int(entry.pseudo is T.Pseudo.ALWAYS))
     assert all(e.pseudo in (T.Pseudo.ALWAYS, T.Pseudo.NEVER) for e in entries.values())
     define("UDP_LEN", T.UDP_ENTRY.length_at, "UDP's length field")
-    assert T.UDP_ENTRY.zero is T.Zero.UDP  # a computed 0 is sent as 0xffff; a stored 0 is none (IPv4) or bad (IPv6)
-    define("UDP_MANGLED_0", 1, "Zero.UDP: a computed 0 is sent as 0xffff; a stored 0 is none over IPv4 (RFC 768), bad over "
-           "IPv6 but on a tunnel port (RFC 6935)")
+    # C's judge() applies Zero.UDP to UDP: a computed 0 is sent as 0xffff; a stored 0 is none over IPv4 (RFC 768), bad
+    # over IPv6 but on a tunnel port (RFC 6935)
+    assert T.UDP_ENTRY.zero is T.Zero.UDP
     for name, errors in (("ICMP_ERRORS", T.ICMP_ERRORS), ("ICMPV6_ERRORS", T.ICMPV6_ERRORS)):
         assert max(errors) < 64
         define(name, f"{sum(1 << t for t in errors):#x}ULL", "bit t: type t quotes a datagram (the Python walker's)")

@@ -453,7 +453,7 @@ static int transport(walk_t *w, unsigned proto, Py_ssize_t at, Py_ssize_t stop, 
         int tunnel = port == CT_VXLAN_PORT || port == CT_GENEVE_PORT || port == CT_GTP_U_PORT ||
                      port == CT_GTP_V0_PORT || port == CT_GRE_UDP_PORT;
         code = C_UDP, field = CT_UDP_FIELD, token = T_UDP, pseudo = CT_UDP_PSEUDO, offload = CT_UDP_OFFLOAD;
-        udp = !CT_UDP_MANGLED_0 ? NOT_UDP : v4 ? UDP4 : tunnel ? UDP6_TUNNEL : UDP6;
+        udp = v4 ? UDP4 : tunnel ? UDP6_TUNNEL : UDP6;  /* table.UDP_ENTRY's Zero.UDP */
     } else if ((proto == CT_ICMP && v4) || (proto == CT_ICMPV6 && !v4)) {
         uint64_t errors = v4 ? CT_ICMP_ERRORS : CT_ICMPV6_ERRORS;
         if (len < (v4 ? CT_ICMP_MIN : CT_ICMPV6_MIN) || (b[at] < 64 && (errors >> b[at]) & 1))

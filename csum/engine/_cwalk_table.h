@@ -148,7 +148,6 @@
 #define CT_GRE_OFFLOAD 0
 #define CT_GRE_PSEUDO 0
 #define CT_UDP_LEN 4  /* UDP's length field */
-#define CT_UDP_MANGLED_0 1  /* Zero.UDP: a computed 0 is sent as 0xffff; a stored 0 is none over IPv4 (RFC 768), bad over IPv6 but on a tunnel port (RFC 6935) */
 #define CT_ICMP_ERRORS 0x1838ULL  /* bit t: type t quotes a datagram (the Python walker's) */
 #define CT_ICMPV6_ERRORS 0x1eULL  /* bit t: type t quotes a datagram (the Python walker's) */
 /* UDP ports of the tunnels and embedded packets the C walker leaves to the Python walker (all of table.UDP_TUNNELS and UDP_EMBEDDED but gtp, gtp-prime, gre-udp, vxlan, geneve) */
