@@ -1,11 +1,16 @@
 """``python -m bench.verify_pcap [--packets N] [--quick]``: checking every checksum of a capture, csum vs scapy and tshark.
 
-Two workloads, each a pcap of N Ethernet packets written once to a temporary directory, 1 % of
+Four workloads, each a pcap of N Ethernet packets written once to a temporary directory, 1 % of
 them with a wrong TCP checksum (so every implementation finds the same bad packets):
 
 * ``plain``: IPv4 and IPv6, TCP and UDP, 0-39 byte payloads (the vectorized path's case);
 * ``mixed``: a sixth each of plain IPv4/TCP, IPv4 with options, IPv6 with extension headers,
-  VLAN-tagged, VXLAN-encapsulated and IPv4 fragments (the issue's mix).
+  VLAN-tagged, VXLAN-encapsulated and IPv4 fragments (the issue's mix);
+* ``ipv6ext``: IPv6 with extension headers of every kind (hop-by-hop, destination options with and without a
+  Home Address, routing headers of types 0, 2 and 4 with segments left, AH, an atomic fragment), an eighth
+  plain IPv4/TCP (issue 21's 2.8x-slower-than-tshark capture was such packets);
+* ``tunnels``: GTP-U (with and without a PDU session container), VXLAN and Geneve (their UDP checksum 0, as Linux
+  sends them), GRE with a key, GRE-in-UDP, IP-in-IP, 6in4, MPLS, PPPoE, an eighth plain IPv4/TCP.
 
 Timed, each from the file on disk to the counts:
 
@@ -43,16 +48,19 @@ import time
 from pathlib import Path
 from typing import Any
 
-from csum import inet, pcap
+from csum import engine, inet, pcap
 from csum.capture.checker import check
 
 from .run import compile_csum, machine, publish
 
 RESULTS = Path(__file__).resolve().parent / "results"
+WORKLOADS = ("plain", "mixed", "ipv6ext", "tunnels")
 
 
 def _templates(kind: str) -> list[bytes]:
     """64 scapy-built frames of the workload's kinds, checksums by scapy."""
+    if kind in ("ipv6ext", "tunnels"):
+        return _ipv6ext() if kind == "ipv6ext" else _tunnels()
     from scapy.all import (
         IP,
         TCP,
@@ -100,6 +108,102 @@ def _templates(kind: str) -> list[bytes]:
     return out
 
 
+def _payloads(seed: int) -> list[bytes]:
+    """The 64 templates' payloads: 0-39 random bytes each, the same for the same ``seed``."""
+    rng = random.Random(seed)
+    return [bytes(rng.randrange(256) for _ in range(rng.randrange(0, 40))) for _ in range(64)]
+
+
+def _plain_tcp(k: int, payload: bytes) -> bytes:
+    """The eighth of the issue-21 workloads that takes the injected bad checksums: Ether/IPv4/TCP."""
+    from scapy.all import IP, TCP, Ether, raw
+
+    return raw(Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02") / IP(src=f"10.0.{k}.1", dst="10.1.0.2")
+               / TCP(sport=1000 + k, dport=80) / payload)
+
+
+def _ipv6ext() -> list[bytes]:
+    """IPv6 with every kind of extension header the walkers walk (scapy computes the checksums over the final
+    destination and the Home Address), an eighth plain IPv4/TCP."""
+    from scapy.all import AH, HAO, TCP, UDP, Ether, IPv6, raw
+    from scapy.layers.inet6 import (
+        IPv6ExtHdrDestOpt,
+        IPv6ExtHdrFragment,
+        IPv6ExtHdrHopByHop,
+        IPv6ExtHdrRouting,
+        IPv6ExtHdrSegmentRouting,
+    )
+
+    eth = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
+    out: list[bytes] = []
+    for k, payload in enumerate(_payloads(2)):
+        v6 = IPv6(src=f"2001:db8::{k + 1:x}", dst="2001:db8::2")
+        l4 = TCP(sport=1000 + k, dport=80) if k % 2 else UDP(sport=1000 + k, dport=53)
+        shape = (k + 1) % 8  # the plain ones at k % 8 == 7: where write_workload puts its bad checksums
+        if shape == 0:
+            out.append(_plain_tcp(k, payload))
+        elif shape == 1:
+            out.append(raw(eth / v6 / IPv6ExtHdrHopByHop() / IPv6ExtHdrDestOpt() / l4 / payload))
+        elif shape == 2:
+            out.append(raw(eth / v6 / IPv6ExtHdrRouting(addresses=["2001:db8::9"], segleft=1) / l4 / payload))
+        elif shape == 3:
+            out.append(raw(eth / v6 / IPv6ExtHdrRouting(type=2, addresses=["2001:db8::9"], segleft=1) / l4 / payload))
+        elif shape == 4:
+            srh = IPv6ExtHdrSegmentRouting(addresses=["2001:db8::9", "2001:db8::8"], segleft=1)
+            out.append(raw(eth / v6 / srh / l4 / payload))
+        elif shape == 5:
+            out.append(raw(eth / v6 / IPv6ExtHdrDestOpt(options=[HAO(hoa="2001:db8::77")]) / l4 / payload))
+        elif shape == 6:  # AH spliced in front of the upper layer, scapy's checksum kept (AH is not in it)
+            plain = raw(eth / v6 / l4 / payload)
+            ah = raw(AH(nh=plain[20], payloadlen=4, spi=1, seq=k, icv=bytes(12)))
+            frame = bytearray(plain[:54] + ah + plain[54:])
+            frame[20], frame[18:20] = 51, (len(frame) - 54).to_bytes(2, "big")
+            out.append(bytes(frame))
+        else:
+            out.append(raw(eth / v6 / IPv6ExtHdrFragment(id=k) / l4 / payload))
+    return out
+
+
+def _tunnels() -> list[bytes]:
+    """The tunnels the C walker walks, each around an inner IPv4 or IPv6 TCP/UDP packet, an eighth plain IPv4/TCP."""
+    from scapy.all import GRE, IP, PPP, TCP, UDP, Ether, IPv6, PPPoE, Raw, raw
+    from scapy.contrib.geneve import GENEVE
+    from scapy.contrib.gtp import GTP_U_Header, GTPPDUSessionContainer
+    from scapy.contrib.mpls import MPLS
+    from scapy.layers.vxlan import VXLAN
+
+    eth = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
+    out: list[bytes] = []
+    for k, payload in enumerate(_payloads(3)):
+        inner = (IP(src="172.16.0.1", dst=f"172.16.{k}.2") if k % 3 else IPv6(src="2001:db8:1::1", dst="2001:db8:1::2")) \
+            / (TCP(sport=2000 + k, dport=443) if k % 2 else UDP(sport=2000 + k, dport=53)) / payload
+        v4 = IP(src=f"10.0.{k}.1", dst="10.1.0.2")
+        shape = (k + 1) % 8  # the plain ones at k % 8 == 7: where write_workload puts its bad checksums
+        if shape == 0:
+            out.append(_plain_tcp(k, payload))
+        elif shape == 1:
+            gtp = GTP_U_Header(teid=k) if k % 16 == 1 else GTP_U_Header(teid=k, E=1, next_ex=0x85) \
+                / GTPPDUSessionContainer(type=1, QFI=9)
+            out.append(raw(eth / v4 / UDP(sport=2152, dport=2152) / gtp / inner))
+        elif shape == 2:
+            out.append(raw(eth / v4 / UDP(sport=40000 + k, dport=4789, chksum=0) / VXLAN(vni=k) / eth / inner))
+        elif shape == 3:
+            out.append(raw(eth / v4 / UDP(sport=40000 + k, dport=6081, chksum=0) / GENEVE(proto=0x6558) / eth / inner))
+        elif shape == 4:
+            proto = 0x0800 if k % 3 else 0x86DD
+            out.append(raw(eth / v4 / GRE(key_present=1, key=k) / inner) if k % 16 == 4 else
+                       raw(eth / v4 / UDP(sport=40000 + k, dport=4754) / GRE(proto=proto) / inner))
+        elif shape == 5:
+            out.append(raw(eth / v4 / inner))  # IP-in-IP, 6in4
+        elif shape == 6:
+            out.append(raw(Ether(src=eth.src, dst=eth.dst, type=0x8847) / MPLS(label=16, s=0) / MPLS(label=17, s=1)
+                           / inner))
+        else:
+            out.append(raw(Ether(src=eth.src, dst=eth.dst) / PPPoE(sessionid=k)
+                           / PPP(proto=0x21 if k % 3 else 0x57) / Raw(raw(inner))))
+    return out
+
+
 def write_workload(path: Path, n: int, kind: str = "plain") -> None:
     """N packets from the templates, in order; every 100th plain TCP packet gets a wrong checksum (last byte)."""
     templates = _templates(kind)
@@ -140,14 +244,15 @@ def time_shell(path: Path, repeat: int = 1) -> tuple[float, int, int, float]:
 
 def _inet_verify(c_walker: bool):
     """csum.inet.verify with or without the C walker (without: the Python walker, the reference)."""
-    if c_walker or getattr(inet, "_c_verify", None) is None:
+    if c_walker or engine.cwalk is None:
         return inet.verify
+
     def python_only(packet: object, **kw: Any) -> list[inet.Result]:
-        saved, inet._c_verify = inet._c_verify, None
+        saved, engine.cwalk = engine.cwalk, None
         try:
             return inet.verify(packet, **kw)
         finally:
-            inet._c_verify = saved
+            engine.cwalk = saved
     return python_only
 
 
@@ -220,7 +325,7 @@ def run(n: int, slice_n: int, repeat: int = 3, calls: int = 200_000) -> dict[str
     rows = []
     load = [os.getloadavg()[0]]
     with tempfile.TemporaryDirectory() as tmp:
-        for kind in ("plain", "mixed"):
+        for kind in WORKLOADS:
             full, part = Path(tmp) / f"{kind}.pcap", Path(tmp) / f"{kind}-slice.pcap"
             write_workload(full, n, kind)
             write_workload(part, slice_n, kind)
@@ -241,7 +346,7 @@ def run(n: int, slice_n: int, repeat: int = 3, calls: int = 200_000) -> dict[str
                 seconds, packets, bad = measured
                 rows.append({"impl": name, "workload": kind, "packets": packets, "seconds": round(seconds, 3),
                              "packets_per_s": round(packets / seconds), "bad_found": bad})
-    for kind in ("plain", "mixed"):
+    for kind in WORKLOADS:
         found = {r["bad_found"] for r in rows if r["workload"] == kind and "slice" in r["impl"]}
         if len(found) != 1:
             raise SystemExit(f"bench.verify_pcap: implementations disagree on the {kind} slice's bad packets: {rows}")

@@ -18,7 +18,9 @@ from types import ModuleType
 ROOT = Path(__file__).resolve().parent.parent
 #: Facts written in hex: flags, masks, option kinds (numbers above 255 always are).
 _HEX = {"IP_DF", "IP_MF", "IP_OFFSET", "IP6_MF", "IP6_OFFSET", "GRE_CSUM", "GRE_ROUTING", "GRE_KEY", "GRE_SEQ", "GRE_VERSION",
-        "JUMBO_OPTION", "HOME_ADDRESS_OPTION"}
+        "JUMBO_OPTION", "HOME_ADDRESS_OPTION", "GTP_PT", "GTP_OPTIONAL_FLAGS", "GTP_E", "GTP_TPDU", "GENEVE_OPT_LEN"}
+#: The UDP tunnels the C walker walks (the others, and the embedded packets, it leaves to the Python walker).
+_C_TUNNELS = ("VXLAN_PORT", "GENEVE_PORT", "GTP_U_PORT", "GTP_V0_PORT", "GRE_UDP_PORT")
 HEADER = ROOT / "csum" / "engine" / "_cwalk_table.h"
 
 
@@ -54,25 +56,36 @@ def render() -> str:
         lines.extend(["", f"/* {title} */"])
 
     section("IP protocol numbers (IANA) and IPv6 extension headers (RFC 8200 4)")
-    for name in ("ICMP", "IPIP", "TCP", "UDP", "IPV6_IN", "GRE", "ICMPV6", "HOP_BY_HOP", "ROUTING", "FRAGMENT",
+    for name in ("ICMP", "IPIP", "TCP", "UDP", "IPV6_IN", "GRE", "AH", "ICMPV6", "HOP_BY_HOP", "ROUTING", "FRAGMENT",
                  "DEST_OPTS"):
         define(name, getattr(T, name))
-    section("EtherTypes (IANA)")
-    for name in ("ETH_IPV4", "ETH_IPV6", "ETH_TEB", "ETH_ERSPAN2", "ETH_ERSPAN3"):
+    lines.append(f"/* the IPv6 extension headers walked to the upper layer (table.IPV6_EXT) */\n"
+                 f"#define CT_IS_IPV6_EXT(n) {_any('n', T.IPV6_EXT, False)}")
+    section("EtherTypes (IANA) and PPP protocols (RFC 1661)")
+    for name in ("ETH_IPV4", "ETH_IPV6", "ETH_TEB", "ETH_ERSPAN2", "ETH_ERSPAN3", "ETH_MPLS", "ETH_MPLS_MC",
+                 "ETH_PPPOE_SESSION"):
         define(name, getattr(T, name))
     lines.append(f"#define CT_IS_VLAN(t) {_any('t', T.VLAN_TPIDS)}")
+    for name in ("ipv4", "ipv6"):
+        (number,) = [p for p, layer in T.PPP_PROTOCOLS.items() if layer == name]
+        define(f"PPP_{name.upper()}", number)
+    lines.append(f"#define CT_IS_PPP_MPLS(p) {_any('p', [p for p, n in T.PPP_PROTOCOLS.items() if n == 'mpls'])}")
     section("header layouts: offsets from the header's start")
     for prefix, layout in (("ETHHDR", T.ETHHDR), ("IPHDR", T.IPHDR), ("IPV6HDR", T.IPV6HDR),
-                           ("FRAG_HDR", T.FRAG_HDR)):
+                           ("FRAG_HDR", T.FRAG_HDR), ("PPPOE_HDR", T.PPPOE_HDR), ("GTP_HDR", T.GTP_HDR)):
         for field, value in vars(layout).items():
             define(f"{prefix}_{field.upper()}", value)
     for name in ("IP_DF", "IP_MF", "IP_OFFSET", "FRAG_UNIT", "IP6_MF", "IP6_OFFSET", "IPOPT_END", "IPOPT_NOOP",
-                 "IPV6_TLV_PAD1", "IPV6_EXT_UNIT", "IPV6_RT_SEGMENTS_LEFT", "TCP_DOFF_AT", "GRE_CSUM", "GRE_ROUTING",
-                 "GRE_KEY", "GRE_SEQ", "GRE_VERSION", "GRE_HLEN", "GRE_WORD", "ERSPAN2_HLEN", "ERSPAN3_HLEN",
-                 "ERSPAN3_PLATFORM", "ERSPAN3_O_AT", "VXLAN_HLEN", "VXLAN_PORT", "JUMBO_OPTION",
-                 "HOME_ADDRESS_OPTION", "MAX_DEPTH", "REASSEMBLY_KEY_BYTES"):
+                 "IPV6_TLV_PAD1", "IPV6_EXT_UNIT", "IPV6_RT_SEGMENTS_LEFT", "IPV6_RT_TYPE", "ROUTING_SRH",
+                 "SRH_SEGMENT0_AT", "ROUTING_ADDRESSED", "AH_UNIT", "AH_BIAS", "TCP_DOFF_AT", "GRE_CSUM",
+                 "GRE_ROUTING", "GRE_KEY", "GRE_SEQ", "GRE_VERSION", "GRE_HLEN", "GRE_WORD", "ERSPAN2_HLEN",
+                 "ERSPAN3_HLEN", "ERSPAN3_PLATFORM", "ERSPAN3_O_AT", "VXLAN_HLEN", "GENEVE_HLEN", "GENEVE_OPT_LEN",
+                 "GENEVE_UNIT", "GENEVE_PROTOCOL", "MPLS_LABEL", "MPLS_BOTTOM_AT", "MPLS_CONTROL_WORD",
+                 "GTP_VERSION_SHIFT", "GTP_PT", "GTP_OPTIONAL_FLAGS", "GTP_E", "GTP_TPDU", *_C_TUNNELS,
+                 "JUMBO_OPTION", "HOME_ADDRESS_OPTION", "MAX_DEPTH", "REASSEMBLY_KEY_BYTES"):
         define(name, getattr(T, name))
     lines.append(f"#define CT_IS_SOURCE_ROUTE(k) {_any('k', T.IPV4_SOURCE_ROUTES)}")
+    lines.append(f"#define CT_IS_ROUTING_LAST(k) {_any('k', T.ROUTING_LAST_ADDRESS, False)}")
     section("the checksum fields walked: offset from the header, bytes needed, offload (CHECKSUM_PARTIAL) leaves "
             "the pseudo-header sum")
     entries = {"IPV4": T.IPV4_HEADER, "TCP": T.TCP_ENTRY, "UDP": T.UDP_ENTRY, "ICMP": T.ICMP_ENTRY,
@@ -84,28 +97,39 @@ def render() -> str:
         define(f"{name}_PSEUDO", int(entry.pseudo is T.Pseudo.ALWAYS))
     assert all(e.pseudo in (T.Pseudo.ALWAYS, T.Pseudo.NEVER) for e in entries.values())
     define("UDP_LEN", T.UDP_ENTRY.length_at, "UDP's length field")
-    assert T.UDP_ENTRY.zero is T.Zero.UDP  # a computed 0 is sent as 0xffff; a stored 0 is none (IPv4) or bad (IPv6)
-    define("UDP_MANGLED_0", 1, "Zero.UDP: a computed 0 is sent as 0xffff; a stored 0 goes to the Python walker")
+    # C's judge() applies Zero.UDP to UDP: a computed 0 is sent as 0xffff; a stored 0 is none over IPv4 (RFC 768), bad
+    # over IPv6 but on a tunnel port (RFC 6935)
+    assert T.UDP_ENTRY.zero is T.Zero.UDP
     for name, errors in (("ICMP_ERRORS", T.ICMP_ERRORS), ("ICMPV6_ERRORS", T.ICMPV6_ERRORS)):
         assert max(errors) < 64
         define(name, f"{sum(1 << t for t in errors):#x}ULL", "bit t: type t quotes a datagram (the Python walker's)")
-    tunnels = set(T.UDP_TUNNELS) - {T.VXLAN_PORT}
-    lines.append(f"/* UDP ports of the tunnels the C walker leaves to the Python walker (all of table.UDP_TUNNELS but "
-                 f"VXLAN) */\n#define CT_UDP_TUNNEL_ELSEWHERE(p) {_any('p', tunnels, False)}")
+    walked = {getattr(T, name) for name in _C_TUNNELS}
+    tunnels = (set(T.UDP_TUNNELS) | set(T.UDP_EMBEDDED)) - walked
+    lines.append(f"/* UDP ports of the tunnels and embedded packets the C walker leaves to the Python walker (all of "
+                 f"table.UDP_TUNNELS and UDP_EMBEDDED but {', '.join(T.UDP_TUNNELS[p] for p in sorted(walked))}) */"
+                 f"\n#define CT_UDP_TUNNEL_ELSEWHERE(p) {_any('p', tunnels, False)}")
+    lines.append(f"/* table.UDP_TUNNELS_BY_SOURCE: also a tunnel's source port (the lower one) */\n"
+                 f"#define CT_UDP_TUNNEL_BY_SOURCE(p) {_any('p', T.UDP_TUNNELS_BY_SOURCE, False)}")
+    lines.append(f"/* TCP ports of table.TCP_EMBEDDED (either port): the Python walker's */\n"
+                 f"#define CT_TCP_EMBEDDED(p) {_any('p', T.TCP_EMBEDDED, False)}")
     v4 = {f for f, name in T.BSD_FAMILIES.items() if name == "ipv4"}
     v6 = {f for f, name in T.BSD_FAMILIES.items() if name == "ipv6"}
     lines.append(f"/* BSD address families (DLT_NULL, DLT_LOOP) */\n#define CT_FAMILY_IPV4(f) {_any('f', v4, False)}\n"
                  f"#define CT_FAMILY_IPV6(f) {_any('f', v6, False)}")
 
-    section("link types: the kinds the C walker walks, and each row's header length and protocol word offset")
+    section("link types: the kinds the C walker walks, and each row's header length, protocol word offset and name "
+            "(an index of CT_LINK_NAMES)")
     kinds = {"ethernet": "K_ETHERNET", "ethertype": "K_ETHERTYPE", "ip": "K_IP", "family-host": "K_FAMILY",
              "family-net": "K_FAMILY"}
     lines.append("enum { K_ETHERNET = 1, K_ETHERTYPE, K_IP, K_FAMILY };")
-    lines.append("typedef struct {\n    int64_t number;\n    int kind, header, at;\n    const char *name;\n} ct_link_t;")
+    lines.append("typedef struct {\n    int64_t number;\n    int kind, header, at, name;\n} ct_link_t;")
     rows = [(number, e) for number, e in T.LINKTYPES.items() if e.kind in kinds]
+    names = sorted({e.name for _, e in rows})
     lines.append("static const ct_link_t CT_LINKS[] = {")
-    lines += [f"    {{{number}, {kinds[e.kind]}, {e.header}, {e.at}, \"{e.name}\"}}," for number, e in rows]
+    lines += [f"    {{{number}, {kinds[e.kind]}, {e.header}, {e.at}, {names.index(e.name)}}}," for number, e in rows]
     lines += ["};", f"#define CT_NLINKS {len(rows)}"]
+    lines.append(f"static const char *const CT_LINK_NAMES[] = {{{', '.join(f'{chr(34)}{n}{chr(34)}' for n in names)}}};")
+    lines.append(f"#define CT_NLINK_NAMES {len(names)}")
 
     section("the layers C judges (layer code -> csum.layers.check.Result.layer)")
     codes = ["IPV4", "TCP", "UDP", "ICMP", "ICMPV6", "GRE"]
@@ -115,12 +139,16 @@ def render() -> str:
                  ", ".join(f'"{entries[c].name}"' for c in codes) + "};")
 
     section("path tokens (5 bits each, outer first: the path parts csum.layers.walk writes); a link's token is "
-            "T_LINK + its row in CT_LINKS")
+            "T_LINK + its name's index in CT_LINK_NAMES")
     tokens = [("VLAN", T.ETHERTYPES[min(T.VLAN_TPIDS)]), ("IPV4", T.IPV4_HEADER.name),
               ("IPV6", T.ETHERTYPES[T.ETH_IPV6]), ("TCP", T.TCP_ENTRY.name), ("UDP", T.UDP_ENTRY.name),
               ("ICMP", T.ICMP_ENTRY.name), ("ICMPV6", T.ICMPV6_ENTRY.name), ("VXLAN", T.UDP_TUNNELS[T.VXLAN_PORT]),
-              ("ETH", T.ETHERTYPES[T.ETH_TEB]), ("GRE", T.GRE_ENTRY.name), ("ERSPAN", T.ETHERTYPES[T.ETH_ERSPAN2])]
-    assert len(tokens) + 1 + len(rows) <= 32, "tokens are 5 bits"
+              ("ETH", T.ETHERTYPES[T.ETH_TEB]), ("GRE", T.GRE_ENTRY.name), ("ERSPAN", T.ETHERTYPES[T.ETH_ERSPAN2]),
+              ("MPLS", T.ETHERTYPES[T.ETH_MPLS]), ("PPPOE", T.ETHERTYPES[T.ETH_PPPOE_SESSION]),
+              ("PPP", T.ETHERTYPES[T.ETH_PPP]), ("AH", T.AH_NAME), ("GTP", T.UDP_TUNNELS[T.GTP_U_PORT]),
+              ("GENEVE", T.UDP_TUNNELS[T.GENEVE_PORT])]
+    assert T.UDP_TUNNELS[T.GTP_V0_PORT] != "gtp" and T.UDP_TUNNELS[T.GRE_UDP_PORT] != "gre"  # their path: gtp, gre
+    assert len(tokens) + 1 + len(names) <= 32, "tokens are 5 bits"
     lines.append("enum { " + ", ".join(f"T_{t}" + (" = 1" if i == 0 else "") for i, (t, _) in enumerate(tokens))
                  + ", T_LINK, T_COUNT = 32 };")
     lines.append("static const char *const CT_TOKENS[T_LINK] = {NULL, " +
@@ -128,7 +156,8 @@ def render() -> str:
 
     section("the reasons C gives (csum.layers.reasons.Reason values)")
     why = [("OK", R.OK), ("MISMATCH", R.MISMATCH), ("NEGATIVE_ZERO", R.NEGATIVE_ZERO), ("OFFLOAD", R.OFFLOAD),
-           ("NON_FIRST_FRAGMENT", R.NON_FIRST_FRAGMENT), ("NEEDS_REASSEMBLY", R.NEEDS_REASSEMBLY)]
+           ("NON_FIRST_FRAGMENT", R.NON_FIRST_FRAGMENT), ("NEEDS_REASSEMBLY", R.NEEDS_REASSEMBLY),
+           ("UDP_NO_CHECKSUM", R.UDP_NO_CHECKSUM), ("UDP6_ZERO", R.UDP6_ZERO), ("UDP6_ZERO_TUNNEL", R.UDP6_ZERO_TUNNEL)]
     lines.append("enum { " + ", ".join(f"RS_{n}" for n, _ in why) + ", RS_COUNT };")
     lines.append("static const char *const CT_REASONS[RS_COUNT] = {" + ", ".join(f'"{r.value}"' for _, r in why) + "};")
     lines += ["", "#endif", ""]

@@ -68,11 +68,13 @@ class Checker:
     ``sink(index, results)``, when given, receives every packet's results in packet order (the fast path is
     then off, so every field is seen); a pending datagram holds back the rows after its first fragment, at
     most :data:`~csum.layers.reassembly.WINDOW` packets. ``part``: this checker checks one chunk on its own and
-    ends with :meth:`detach` (it records what a :class:`Part` tells).
+    ends with :meth:`detach` (it records what a :class:`Part` tells). ``fix_embedded``: the patches correct the
+    checksums of embedded packets too (sFlow samples, OpenFlow packet-ins; ``csum fix --fix-embedded``).
     """
 
-    def __init__(self, sink: Sink | None = None, *, part: bool = False) -> None:
+    def __init__(self, sink: Sink | None = None, *, part: bool = False, fix_embedded: bool = False) -> None:
         self.sink = sink
+        self.fix_embedded = fix_embedded
         self.frags = Reassembler(record=part)
         self.rows: deque[_Row] = deque()
         self.by_index: dict[int, _Row] = {}
@@ -132,10 +134,12 @@ class Checker:
         report = self.report
         if stack.unsupported is not None:
             report.unsupported[stack.unsupported] = report.unsupported.get(stack.unsupported, 0) + 1
+        elif stack.no_checksum is not None:
+            report.no_checksum[stack.no_checksum] = report.no_checksum.get(stack.no_checksum, 0) + 1
         elif stack.not_ip:
             report.not_ip += 1
         results = [evaluate(view, f) for f in stack.fields]
-        fixes = [(p.base + at, new) for at, new in corrections(view, stack.fields)] \
+        fixes = [(p.base + at, new) for at, new in corrections(view, stack.fields, embedded=self.fix_embedded)] \
             if any(r.status in FIX for r in results) else []
         row = _Row(p.number, results, fixes, None if stack.malformed is None else stack.malformed[1])
         outer = stack.ips[0] if stack.ips else None
@@ -162,8 +166,13 @@ class Checker:
 
     def finish(self, done: Done) -> None:
         """Put a reassembled datagram's results in place of the first fragment's "needs reassembly"; the rows of
-        its fragments are final now."""
+        its fragments are final now. A repeat of the first fragment (a duplicate in the capture) reports nothing of
+        the datagram's transport field: its one row is the first fragment's."""
         pieces = {index: self.held.pop(index) for index in done.pieces if index in self.held}
+        for index in done.repeats:
+            row = self.by_index.get(index)
+            if row is not None:
+                row.results[:] = [r for r in row.results if r.reason != Reason.NEEDS_REASSEMBLY]
         head = self.by_index.get(done.first)
         if head is None:
             return
@@ -180,7 +189,8 @@ class Checker:
             row.results.extend(found)
             row.results.sort(key=lambda r: r.offset if r.field is None else r.field)
             row.patches += [(pieces[index].base + r.field, r.computed.to_bytes(2, "big")) for r in found
-                            if r.status in FIX and r.computed is not None and r.field is not None]
+                            if r.status in FIX and r.computed is not None and r.field is not None
+                            and (self.fix_embedded or (index, r.field) not in done.embedded)]
 
     def flush(self) -> None:
         """Emit the rows in order up to the first one a pending datagram may still amend."""
@@ -227,16 +237,17 @@ class Checker:
         return report
 
 
-def check(cap: Capture, progress: Callable[[int, int], None] | None = None, sink: Sink | None = None) -> Report:
+def check(cap: Capture, progress: Callable[[int, int], None] | None = None, sink: Sink | None = None,
+          fix_embedded: bool = False) -> Report:
     """Check every packet of ``cap``, a whole capture; see :class:`Report` and :class:`Checker`."""
-    checker = Checker(sink)
+    checker = Checker(sink, fix_embedded=fix_embedded)
     report = checker.check(cap, progress)
     report.update(checker.close())
     return report
 
 
-def check_part(cap: Capture) -> Part:
-    """Check the chunk ``cap`` on its own, leaving its datagrams still pending at its end to csum/_stitch.py."""
-    checker = Checker(part=True)
+def check_part(cap: Capture, fix_embedded: bool = False) -> Part:
+    """Check the chunk ``cap`` on its own, leaving its datagrams still pending at its end to csum/capture/stitch.py."""
+    checker = Checker(part=True, fix_embedded=fix_embedded)
     checker.check(cap)
     return checker.detach()

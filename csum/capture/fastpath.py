@@ -1,7 +1,8 @@
 """The fast path in front of the walker in ``csum verify`` and ``csum fix``: the C walker.
 
-The C walker csum/engine/_cwalk.c (``csum.engine.cwalk``, where it is built: common link types, VLAN tags, IPv4
-options, IPv6 extension headers, IP-in-IP, GRE, ERSPAN, VXLAN, IPv4 and IPv6 fragments reassembled where the
+The C walker csum/engine/_cwalk.c (``csum.engine.cwalk``, where it is built: common link types, VLAN tags, MPLS,
+PPPoE, IPv4 options, IPv6 extension headers, AH, IP-in-IP, GRE, ERSPAN, VXLAN, Geneve, GTP, GRE-in-UDP, UDP with or
+without its checksum, IPv4 and IPv6 fragments reassembled where the
 Reassembler would complete them the same way; see its header comment) counts the packets whose every checksum
 passes and hands over the :class:`~csum.layers.Result` of every field of a packet with a failing one (fragments
 aside). Every other packet goes through the Python walker in :mod:`csum.capture.checker`, once
@@ -84,17 +85,18 @@ def c_fast(cap: Batch, todo: np.ndarray, report: Report) -> tuple[np.ndarray, np
     cwalk = engine.cwalk
     if cwalk is None:
         raise RuntimeError("c_fast: csum.engine._cwalk is not built")
-    out = np.zeros((len(cap), cwalk.SLOTS), dtype=np.int8)
+    out = np.zeros((len(cap), cwalk.SLOTS), dtype=np.int16)
     reported, closed, peak = cwalk.fast_check(cap.data, cap.offsets, cap.caplens, cap.linktypes, out,
                                               todo.astype(np.int8), cap.indices, reassembly.MAX_DATAGRAMS,
                                               reassembly.WINDOW)
     done = todo & (out[:, 0] > 0)
     codes = out[done].ravel()
-    for code, n in enumerate(np.bincount(codes[codes > 0], minlength=128).tolist()):
-        if n:  # code: layer code + 8 * depth, NA set for a later fragment's transport layer (counted n/a)
-            name, depth = cwalk.LAYERS[code % 8], (code & ~cwalk.NA) // 8
+    for code, n in enumerate(np.bincount(codes[codes > 0]).tolist()):
+        if n:  # code: layer code + DEPTH * depth, NA or NONE set for an n/a or none field
+            name, depth = cwalk.LAYERS[code % cwalk.DEPTH], (code % cwalk.NA) // cwalk.DEPTH
             key = name if not depth else f"{name}@{depth}"
-            report.counts.setdefault(key, zero_counts())["n/a" if code & cwalk.NA else "ok"] += n
+            status = "n/a" if code & cwalk.NA else "none" if code & cwalk.NONE else "ok"
+            report.counts.setdefault(key, zero_counts())[status] += n
     for i, results in reported:
         report.tally(int(cap.indices[i]), results)
         report.patches += patches(results, int(cap.bases[i]), functools.partial(cap.packet, i))

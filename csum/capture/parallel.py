@@ -28,6 +28,7 @@ stitches the parts in chunk order.
 from __future__ import annotations
 
 import ctypes
+import functools
 import mmap
 import multiprocessing
 import os
@@ -98,27 +99,27 @@ def _as_worker(parent: int) -> None:
         os._exit(1)
 
 
-def _serve(conn: Connection, slots: list[mmap.mmap], parent: int) -> None:
+def _serve(conn: Connection, slots: list[mmap.mmap], parent: int, part_of: Callable[[Capture], Part]) -> None:
     """A worker: (slot, message) in, ("ok", part) or ("error", exception) out, until None."""
     _as_worker(parent)
     while (job := conn.recv()) is not None:
         index, body = job
         try:
             chunk = _get(slots[index], *body)
-            conn.send(("ok", check_part(chunk)))
+            conn.send(("ok", part_of(chunk)))
         except Exception as exc:  # noqa: BLE001 - handed to the parent, which raises it
             conn.send(("error", exc))
 
 
 class _Pool:
-    def __init__(self, jobs: int, slot_bytes: int) -> None:
+    def __init__(self, jobs: int, slot_bytes: int, part_of: Callable[[Capture], Part]) -> None:
         ctx = multiprocessing.get_context("fork")
         self.slots = [mmap.mmap(-1, slot_bytes) for _ in range(DEPTH * jobs)]
         self.conns: list[Connection] = []
         self.procs = []
         for _ in range(jobs):
             parent, child = ctx.Pipe()
-            proc = ctx.Process(target=_serve, args=(child, self.slots, os.getpid()), daemon=True)
+            proc = ctx.Process(target=_serve, args=(child, self.slots, os.getpid(), part_of), daemon=True)
             proc.start()
             child.close()
             self.conns.append(parent)
@@ -150,9 +151,10 @@ def _receive(conn: Connection) -> Any:
     return value
 
 
-def checked(chunks: Iterable[Capture], jobs: int = 1, slot_bytes: int | None = None
+def checked(chunks: Iterable[Capture], jobs: int = 1, slot_bytes: int | None = None, *, fix_embedded: bool = False
             ) -> Iterator[tuple[Capture, Part]]:
-    """(chunk, part) for each chunk, in order, using ``jobs`` processes when there are two chunks or more.
+    """(chunk, part) for each chunk, in order, using ``jobs`` processes when there are two chunks or more
+    (``fix_embedded``: as :func:`csum.capture.checker.check_part` takes it).
 
     The calling process reads the chunks and is one of the ``jobs``: it hands
     a chunk to the ``jobs - 1`` workers when one has room and
@@ -160,14 +162,15 @@ def checked(chunks: Iterable[Capture], jobs: int = 1, slot_bytes: int | None = N
     flight (default: 3x the larger of the first two chunks, which holds its
     bytes and its four int64 columns); a larger chunk goes through the pipe.
     """
+    part_of = functools.partial(check_part, fix_embedded=fix_embedded)
     it = iter(chunks)
     head = [c for c in (next(it, None), next(it, None)) if c is not None]
     if jobs <= 1 or len(head) < 2:
         for chunk in chain(head, it):
-            yield chunk, check_part(chunk)
+            yield chunk, part_of(chunk)
         return
     workers = jobs - 1
-    pool = _Pool(workers, slot_bytes or 3 * max(len(c.data) for c in head) + 4096)
+    pool = _Pool(workers, slot_bytes or 3 * max(len(c.data) for c in head) + 4096, part_of)
     free = list(range(len(pool.slots)))
     busy = [0] * workers
     window: deque[list] = deque()  # [chunk, report or None, worker, slot], in chunk order
@@ -197,7 +200,7 @@ def checked(chunks: Iterable[Capture], jobs: int = 1, slot_bytes: int | None = N
                 busy[w] += 1
                 window.append([chunk, None, w, slot])
             else:
-                window.append([chunk, check_part(chunk), -1, -1])
+                window.append([chunk, part_of(chunk), -1, -1])
         while window:
             yield oldest()
     except BaseException:

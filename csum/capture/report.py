@@ -50,7 +50,9 @@ class Report:
     for fields holding transmit offload's pseudo-header sum (not in ``bad``); ``malformed``:
     (index, reason) of packets whose outer headers are inconsistent; ``cut``: packets captured
     only in part (their captured headers are still checked); ``not_ip``: packets carrying neither
-    IPv4 nor IPv6; ``unsupported``: link type -> packets; ``fast``: packets the C walker judged
+    IPv4 nor IPv6; ``unsupported``: link type -> packets whose link type csum does not know (they might hold a
+    checksum); ``no_checksum``: link type -> packets that hold no Internet checksum csum could reach (USB,
+    Bluetooth, Netlink, 802.15.4 without 6LoWPAN ...); ``fast``: packets the C walker judged
     with the rest of their chunk (csum.capture.fastpath); ``patches``: (file offset, new field bytes) that correct every bad and
     offload checksum (and the outer checksums covering a corrected inner one).
 
@@ -72,6 +74,7 @@ class Report:
     patches: list[tuple[int, bytes]] = field(default_factory=list)
     keep: int | None = None
     dropped: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KEPT, 0))
+    no_checksum: dict[int, int] = field(default_factory=dict)
 
     def total(self, name: str) -> int:
         """How many ``name`` ("bad", "offload", "malformed", "cut") items there are, kept or dropped."""
@@ -81,7 +84,7 @@ class Report:
         """This report followed by ``other``'s (the next chunk of the same capture): counts added, lists joined."""
         out = Report(self.packets, {k: dict(v) for k, v in self.counts.items()}, list(self.bad), list(self.offload),
                      list(self.malformed), list(self.cut), self.not_ip, dict(self.unsupported), self.fast,
-                     list(self.patches), self.keep, dict(self.dropped))
+                     list(self.patches), self.keep, dict(self.dropped), dict(self.no_checksum))
         out.update(other)
         return out
 
@@ -92,8 +95,9 @@ class Report:
             mine = self.counts.setdefault(key, zero_counts())
             for status, n in row.items():
                 mine[status] = mine.get(status, 0) + n
-        for link, n in other.unsupported.items():
-            self.unsupported[link] = self.unsupported.get(link, 0) + n
+        for counted, more in ((self.unsupported, other.unsupported), (self.no_checksum, other.no_checksum)):
+            for link, n in more.items():
+                counted[link] = counted.get(link, 0) + n
         for name in KEPT:
             mine, theirs = getattr(self, name), getattr(other, name)
             if mine and theirs and _number(theirs[0]) < _number(mine[-1]):  # a datagram settled a chunk late
@@ -169,6 +173,7 @@ def as_json(report: Report, cap: Capture, name: str, show: int) -> dict[str, obj
     return {
         "file": name, "format": cap.format, "packets": report.packets, "fast_path": report.fast,
         "not_ip": report.not_ip, "unsupported_linktypes": {str(k): v for k, v in report.unsupported.items()},
+        "no_checksum_linktypes": {str(k): v for k, v in report.no_checksum.items()},
         "counts": report.counts,
         "bad_count": report.total("bad"), "bad": [_bad_row(i, r) for i, r in report.bad[:show]],
         "offload_count": report.total("offload"), "offload": [_bad_row(i, r) for i, r in report.offload[:show]],
@@ -195,6 +200,8 @@ def as_text(report: Report, cap: Capture, name: str, show: int) -> str:
              f"layer by layer; {report.not_ip} not IP; {report.total('cut')} cut by the snap length, their captured "
              "headers checked)"]
     lines += [f"link type {k} not supported: {v} packets not checked" for k, v in sorted(report.unsupported.items())]
+    lines += [f"link type {k} carries no Internet checksum: {v} packets, nothing to check"
+              for k, v in sorted(report.no_checksum.items())]
     lines += ["", f"{'layer':<10} " + " ".join(f"{s:>9}" for s in STATUSES)]
     lines += [f"{key:<10} " + " ".join(f"{c.get(s, 0):>9}" for s in STATUSES) for key, c in report.counts.items()]
     lines += _rows("bad checksums", report.bad, report.total("bad"), show)

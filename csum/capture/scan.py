@@ -58,7 +58,8 @@ class Scan:
 def scan(name: str, *, jobs: int = 1, chunk_bytes: int = pcap.CHUNK_BYTES, sink: Sink | None = None,
          keep_patches: bool = False, progress: Callable[[int, int | None], None] | None = None,
          each: ResultSink | None = None, keep: int | None = None,
-         transform: Callable[[Iterator[pcap.Capture]], Iterator[pcap.Capture]] | None = None) -> Scan:
+         transform: Callable[[Iterator[pcap.Capture]], Iterator[pcap.Capture]] | None = None,
+         fix_embedded: bool = False) -> Scan:
     """Check the capture ``name`` (a path or ``-``); see the module docstring.
 
     ``keep_patches`` keeps ``report.patches`` (file offset, new bytes) in the
@@ -68,11 +69,13 @@ def scan(name: str, *, jobs: int = 1, chunk_bytes: int = pcap.CHUNK_BYTES, sink:
     (``verify --format jsonl``); chunks are then checked in this process, one after another.
     ``keep`` bounds the items the report keeps per list (:class:`~csum.capture.report.Report`; counts stay whole).
     ``transform`` turns the chunks as read into the chunks checked and written (``csum rewrite --fix``: rewritten).
+    ``fix_embedded``: the patches correct embedded packets' checksums too (sFlow samples, OpenFlow packet-ins).
     Raises OSError (unreadable) and CsumValueError (not a capture, corrupt compression).
     """
     with open_source(name) as source:
         reader = pcap.Reader(source.stream, chunk_bytes)
-        fd = source.fileno() if jobs > 1 and sink is None and each is None and transform is None else None
+        fd = source.fileno() if jobs > 1 and sink is None and each is None and transform is None \
+            and not fix_embedded else None
         if fd is not None:  # nothing to copy out: each process reads its own chunks from the file
             tick = None if progress is None else (lambda at: progress(at, source.size))
             report = check_spans(reader.spans(), lambda at, n: os.pread(fd, n, at), jobs,
@@ -106,11 +109,11 @@ def scan(name: str, *, jobs: int = 1, chunk_bytes: int = pcap.CHUNK_BYTES, sink:
         chunks = reader if transform is None else transform(iter(reader))
         checker: Checker | Stitcher
         if each is not None or jobs <= 1:  # one Checker carries the pending datagrams from chunk to chunk
-            checker = Checker(each)
+            checker = Checker(each, fix_embedded=fix_embedded)
             parts = ((c, checker.check(c)) for c in chunks)
         else:
-            checker = stitcher = Stitcher()
-            parts = ((c, stitcher.add(part, again(c))) for c, part in checked(chunks, jobs))
+            checker = stitcher = Stitcher(fix_embedded)
+            parts = ((c, stitcher.add(part, again(c))) for c, part in checked(chunks, jobs, fix_embedded=fix_embedded))
         for chunk, part in parts:
             take(part)
             if sink is not None:

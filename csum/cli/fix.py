@@ -27,8 +27,8 @@ EXIT_CODES = f"""exit codes:
   1    OUT written with checksum fields changed: wrong ones corrected, transmit-offload fields filled in
        (the summary counts each)
   2    OUT not written: IN could not be read whole (not a capture, unreadable, a damaged record,
-       compressed data cut, corrupt or followed by garbage), packets on link types csum cannot look into
-       (unless --skip-unsupported), a bad argument, or an OUT csum will not replace; with --keep-going,
+       compressed data cut, corrupt or followed by garbage), with --strict packets on link types csum
+       cannot look into, a bad argument, or an OUT csum will not replace; with --keep-going,
        OUT is written from what could be read and the code is still 2. Also 2 when standard output
        could not be written (the message says whether OUT was)
 {SIGNAL_CODES}
@@ -46,6 +46,11 @@ def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     fix.add_argument("--force", action="store_true", help="replace OUT even if it is read-only")
     fix.add_argument("--keep-going", action="store_true", help="write OUT even when IN cannot be read whole: what "
                      "could be read, checked and corrected, then the rest as far as it reads (exit code still 2)")
+    fix.add_argument("--strict", action="store_true",
+                     help="packets on link types csum cannot look into are an input error (exit 2, OUT not written)")
+    fix.add_argument("--fix-embedded", action="store_true",
+                     help="correct the checksums of embedded packets too (sFlow samples, OpenFlow packet-ins: copies "
+                     "of other packets, left as they are by default)")
     add_common(fix)
     fix.set_defaults(func=run)
     return fix

@@ -28,14 +28,15 @@ if TYPE_CHECKING:  # numpy-backed modules are imported when verify/fix run, keep
 
 
 def add_common(cmd: argparse.ArgumentParser) -> None:
-    """The options of verify and fix: --show, --jobs, --chunk-bytes, --skip-unsupported."""
+    """The options of verify and fix: --show, --jobs, --chunk-bytes, --skip-unsupported (a no-op kept for old scripts)."""
     cmd.add_argument("--show", type=integer, default=10, help="list at most this many bad packets (default 10)")
     cmd.add_argument("--jobs", type=positive, default=None, metavar="N",
                      help="check in N processes (default: every core)")
     cmd.add_argument("--chunk-bytes", type=positive, default=None, metavar="B",
                      help="read and check B bytes of records at a time (default 2 MiB)")
     cmd.add_argument("--skip-unsupported", action="store_true",
-                     help="packets on link types csum cannot look into do not make the exit code 2")
+                     help="accepted for scripts written before 0.2: packets on link types csum cannot look into are "
+                     "listed and make the exit code 2 only with --strict")
 
 
 class Sink:
@@ -70,7 +71,10 @@ def scan_one(args: argparse.Namespace, name: str, bar: progress.Bar, sink: Sink 
     bar.phase(f"checking {name}" if sink is None else f"checking {name} and writing {args.out}")
     try:
         return scan(name, jobs=args.jobs, chunk_bytes=args.chunk_bytes or pcap.CHUNK_BYTES, sink=sink,
-                    progress=bar.update, each=each, keep=getattr(args, "show", None))
+                    progress=bar.update, each=each, keep=getattr(args, "show", None),
+                    fix_embedded=getattr(args, "fix_embedded", False))
+    except BrokenPipeError:  # our output's reader left (`| head`): not a read error; main() stops quietly
+        raise
     except OSError as exc:
         raise UsageError(f"cannot read {name}: {exc.strerror or exc}") from None
 
@@ -96,14 +100,14 @@ def unread(scan: Scan) -> bool:
 
 def exit_code(items: Sequence[Scan | Failed], args: argparse.Namespace) -> int:
     """The exit-code table (README, --help): 2 for an input not read whole; else 1 for a bad checksum anywhere;
-    else 2 for link types csum cannot look into (unless --skip-unsupported); else 0."""
+    else, with --strict, 2 for link types csum cannot look into; else 0."""
     scans = _scans(items)
     if len(scans) < len(items) or any(unread(s) for s in scans):
         return 2
-    strict = getattr(args, "strict", False)  # verify --strict: transmit offload's pseudo-header sums are bad too
+    strict = getattr(args, "strict", False)  # --strict: offload's pseudo-header sums are bad, unknown links fail
     if any(s.report.total("bad") or (strict and s.report.total("offload")) for s in scans):
         return 1
-    if not args.skip_unsupported and any(s.report.unsupported for s in scans):
+    if strict and any(s.report.unsupported for s in scans):
         return 2
     return 0
 
@@ -123,9 +127,9 @@ def _problems(scan: Scan, args: argparse.Namespace) -> list[str]:
     """What to say on stderr about a scan: why it gets exit code 2 (or would, were there no bad checksum),
     and a truncated last record."""
     found = [] if scan.stop is None else [_stopped(scan.stop)]
-    if scan.report.unsupported and not args.skip_unsupported:
+    if scan.report.unsupported:
         links = ", ".join(f"{n} on link type {k}" for k, n in sorted(scan.report.unsupported.items()))
-        found.append(f"packets csum cannot look into ({links}); --skip-unsupported accepts them unchecked")
+        found.append(f"packets csum cannot look into ({links}), not checked")
     return found
 
 

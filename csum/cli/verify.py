@@ -21,8 +21,8 @@ EXIT_CODES = f"""exit codes:
        last record are reported and do not change the code by themselves
   1    at least one bad checksum (with --strict, transmit-offload fields count as bad)
   2    an input could not be read whole (not a capture, unreadable, a damaged record, compressed data cut,
-       corrupt or followed by garbage: whatever was found before it), packets on link types csum cannot
-       look into (unless --skip-unsupported), a bad argument, or standard output could not be written
+       corrupt or followed by garbage: whatever was found before it), with --strict packets on link types
+       csum cannot look into, a bad argument, or standard output could not be written
 {SIGNAL_CODES}"""
 
 
@@ -37,7 +37,8 @@ def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     ver.add_argument("--format", choices=("text", "json", "jsonl"), default="text",
                      help="text (default), json (the summary, like --json) or jsonl (one object per checksum field)")
     ver.add_argument("--strict", action="store_true",
-                     help="count transmit-offload checksums (the pseudo-header sum the NIC completes) as bad")
+                     help="count transmit-offload checksums (the pseudo-header sum the NIC completes) as bad, and "
+                     "packets on link types csum cannot look into as an input error (exit 2)")
     add_common(ver)
     ver.set_defaults(func=run)
     return ver

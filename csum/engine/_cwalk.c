@@ -3,28 +3,32 @@
  *
  * It walks the common stacks (below) and, for a packet made only of what it walks, reports every
  * checksum field as csum/layers/check.py's evaluate() would: layer, header offset, stored,
- * computed, ok, reason (ok, mismatch, negative-zero, offload; needs-reassembly and
- * non-first-fragment for an outer IPv4 fragment or an IPv6 one), field offset,
- * path and depth. verify() does it for one packet and returns csum.layers.check.Result
- * objects; fast_check() does it for a chunk of a capture: the codes of packets whose every checksum passes (protocol code + 8 * depth, in
- * packet order; + NA for a later fragment's transport layer, counted n/a), the Results of packets
- * with a failing field (not fragments), and -1 ("ask the Python walker") for the rest.
- * Anything it does not walk (an unusual layer, an option that moves the pseudo-header, an absent
- * UDP checksum, an ICMP error, a fragment of a datagram it does not reassemble: see datagrams()
- * below) goes to csum/layers, the reference; tests/layers/test_layers_c.py checks that every Result from
- * here equals the Python walker's in all nine fields, tests/capture/test_pcap.py that the capture reports
- * with and without this file are equal.
+ * computed, ok, reason (ok, mismatch, negative-zero, offload; udp-no-checksum, udp6-zero-checksum and
+ * udp6-zero-tunnel for a UDP checksum of 0; needs-reassembly and non-first-fragment for an outer IPv4 fragment or an
+ * IPv6 one), field offset, path and depth. verify() does it for one packet and returns csum.layers.check.Result
+ * objects; fast_check() does it for a chunk of a capture: the codes of packets whose every checksum passes
+ * (protocol code + DEPTH * depth, in packet order; + NA for a later fragment's transport layer, counted n/a, + NONE
+ * for a UDP checksum legitimately absent), the Results of packets with a failing field (not fragments), and -1
+ * ("ask the Python walker") for the rest. Anything it does not walk (an unusual layer, an option that moves the
+ * pseudo-header but a Home Address or a routing header of type 0, 2 or 4, an ICMP error, a fragment of a datagram it
+ * does not reassemble: see datagrams() below) goes to csum/layers, the reference; tests/layers/test_layers_c.py
+ * checks that every Result from here equals the Python walker's in all nine fields, tests/capture/test_pcap.py that
+ * the capture reports with and without this file are equal.
  *
  * Every protocol fact (numbers, header layouts, link types, the fields judged, the names of layers, path parts and
  * reasons) comes from csum/layers/table.py through _cwalk_table.h, which tools/gen_cwalk_table.py generates (CT_*
- * names; tests/layers/test_cwalk_table.py fails when the header and the table differ). Walked: link types of kind ethernet (with up to two VLAN
- * tags), ethertype (fixed header, EtherType at an offset), ip and BSD family words; IPv4 with
- * options other than source routes; IPv6 with hop-by-hop / destination options (no Jumbo
- * Payload, no Home Address) and used-up routing headers; IP-in-IP and 6in4; GRE (its checksum,
- * then IPv4, IPv6, or Ethernet by transparent bridging or ERSPAN I/II/III); TCP, UDP (VXLAN inside,
- * one level), ICMP and ICMPv6 other than errors; Ethernet inside a tunnel with up to two VLAN tags; outer IPv4 fragments of TCP, UDP and ICMP datagrams and outer IPv6
- * fragments of TCP, UDP and ICMPv6 ones, reassembled within the chunk (the fragments still pending
- * from earlier chunks placed in front of it) as csum/layers/reassembly.py does.
+ * names; tests/layers/test_cwalk_table.py fails when the header and the table differ). Walked: link types of kind
+ * ethernet, ethertype (fixed header, EtherType at an offset), ip and BSD family words; VLAN tags, MPLS label stacks
+ * (IPv4, IPv6, or a pseudowire's Ethernet), PPPoE sessions (their Length bounding the PPP frame; the protocol field
+ * compressed or not); IPv4 with options other than source routes, and AH; IPv6 with every extension header the
+ * Python walker walks (hop-by-hop, destination options with a Home Address but no Jumbo Payload, routing headers of
+ * types 0, 2 and 4 live or used up and of any type used up, AH, Mobility, HIP, Shim6); IP-in-IP and 6in4; GRE (its
+ * checksum, then IPv4, IPv6, or Ethernet by transparent bridging or ERSPAN I/II/III); TCP, UDP (with its checksum or
+ * without; VXLAN, Geneve, GTP-U and GTPv0 T-PDUs, GRE-in-UDP inside), ICMP and ICMPv6 other than errors; outer IPv4
+ * fragments of TCP, UDP and ICMP datagrams and outer IPv6 fragments of TCP, UDP and ICMPv6 ones, reassembled within
+ * the chunk (the fragments still pending from earlier chunks placed in front of it) as csum/layers/reassembly.py does.
+ * A length field that bounds a payload (IP's, UDP's, PPPoE's, GTP's) bounds what is walked inside; a payload that
+ * runs past it goes to the Python walker (which reports it malformed).
  *
  * pcap_records() is csum/capture/pcap.py's pcap record walk (record headers only, no protocol facts).
  */
@@ -36,8 +40,11 @@
 
 #include "_cwalk_table.h"
 
-/* A code with NA set counts as "n/a" (a later fragment's transport layer), else as "ok". */
-#define NA 64
+/* The codes fast_check writes: layer code + DEPTH * depth, plus NA ("n/a": a later fragment's transport layer) or
+ * NONE ("none": UDP sent without a checksum); else "ok". */
+#define DEPTH 16
+#define NA 256
+#define NONE 512
 /* ip_layer's answer for an outer IPv4 fragment (its own header judged): the datagram decides. */
 #define FRAGMENT 2
 #define SLOTS 6
@@ -58,14 +65,17 @@ typedef struct {
 } outer_t;
 
 /* Why a field got its verdict: RS_* (_cwalk_table.h), csum.layers.reasons.Reason members once bind() ran.
- * Path tokens T_* (5 bits each, outer first); a link layer's token is T_LINK + its row in CT_LINKS. */
+ * Path tokens T_* (5 bits each, outer first); a link layer's token is T_LINK + its name's index in CT_LINK_NAMES.
+ * A path holds 12 tokens: PUSH adds one, or hands the packet to the Python walker when the path is full. */
 #define PATH(path, token) (((path) << 5) | (token))
-/* A path holds 12 tokens. An IP layer may start one of at most 9: the most it adds before the next IP or
- * Ethernet layer (which checks again) is 3 (ipv4/udp/vxlan, ipv4/gre/erspan) or, at the end, 2 (ipv4/tcp); an
- * Ethernet layer checks each token it adds (FULL: 12 already). */
-#define ROOM(path) (((path) >> 45) == 0)
 #define FULL(path) (((path) >> 55) != 0)
-/* Encapsulations walked into (csum/layers/table.py MAX_DEPTH). */
+#define PUSH(path, token)          \
+    do {                           \
+        if (FULL(path))            \
+            return 0;              \
+        path = PATH(path, token);  \
+    } while (0)
+/* Encapsulations walked into (csum/layers/table.py MAX_DEPTH; a code holds depths up to 15). */
 #define MAX_DEPTH CT_MAX_DEPTH
 
 /* One checksum field found: what csum.layers.check.evaluate reports for it (offsets from the packet start).
@@ -79,7 +89,7 @@ typedef struct {
 
 typedef struct {
     const uint8_t *b;
-    int8_t *codes;
+    int16_t *codes;
     int n;
     outer_t *outer;
     int report;             /* 0: give up on a failing checksum; 1: record it (see judge) */
@@ -89,6 +99,11 @@ typedef struct {
 } walk_t;
 
 static inline unsigned be16(const uint8_t *p) { return ((unsigned)p[0] << 8) | p[1]; }
+
+static inline uint32_t be32(const uint8_t *p)
+{
+    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
+}
 
 static inline unsigned fold(uint64_t s)
 {
@@ -127,17 +142,21 @@ static uint64_t sum16(const uint8_t *p, Py_ssize_t n)
 
 static int emit(walk_t *w, int code, int depth)
 {
-    if (w->n >= SLOTS)
+    if (w->n >= SLOTS || depth >= DEPTH)
         return 0;
-    w->codes[w->n++] = (int8_t)(code + 8 * depth);
+    w->codes[w->n++] = (int16_t)(code + DEPTH * depth);
     return 1;
 }
 
+/* How judge treats a stored 0 (csum/layers/check.py evaluate, Zero.UDP): not UDP; UDP over IPv4 (none, RFC 768);
+ * over IPv6 (bad, RFC 8200 8.1); over IPv6 on a tunnel port (none, RFC 6935). */
+enum { NOT_UDP, UDP4, UDP6, UDP6_TUNNEL };
+
 /* The verdict on the field at `field` of the header at `header` (csum/layers/check.py evaluate for the
  * protocols walked here): the checksum covers [header, end) (`field` even from `header`); `ps` is the
- * pseudo-header's sum (0: none), `ps0` the same with length 0 (transmit offload's other form); `udp`: a computed
- * 0 is sent as 0xffff. A failing field ends the walk unless w->report. Returns 0 to hand the packet to the Python
- * walker. */
+ * pseudo-header's sum (0: none), `ps0` the same with length 0 (transmit offload's other form); `udp`: how a stored
+ * 0 is read, and a computed 0 is sent as 0xffff. A failing field ends the walk unless w->report. Returns 0 to hand
+ * the packet to the Python walker. */
 static int judge(walk_t *w, int code, int depth, Py_ssize_t header, Py_ssize_t field, Py_ssize_t end, uint64_t ps,
                  uint64_t ps0, int offload, int udp, uint64_t path)
 {
@@ -148,13 +167,17 @@ static int judge(walk_t *w, int code, int depth, Py_ssize_t header, Py_ssize_t f
     unsigned stored = be16(b + field), r = fold(rest + ps), computed = r ^ 0xffff;
     if (udp && computed == 0)
         computed = 0xffff;
-    int pass = fold((uint64_t)r + stored) == 0xffff, reason;
-    if (pass)
+    int pass = fold((uint64_t)r + stored) == 0xffff, reason, absent = 0;
+    if (udp && stored == 0) {
+        reason = udp == UDP4 ? RS_UDP_NO_CHECKSUM : udp == UDP6_TUNNEL ? RS_UDP6_ZERO_TUNNEL : RS_UDP6_ZERO;
+        pass = absent = reason != RS_UDP6_ZERO;
+    } else if (pass) {
         reason = stored == 0xffff && computed == 0 ? RS_NEGATIVE_ZERO : RS_OK;
-    else if (offload && (stored == fold(ps) || stored == fold(ps0)))
+    } else if (offload && (stored == fold(ps) || stored == fold(ps0))) {
         reason = RS_OFFLOAD;
-    else
+    } else {
         reason = RS_MISMATCH;
+    }
     if (!pass) {
         if (!w->report)
             return 0;
@@ -170,7 +193,7 @@ static int judge(walk_t *w, int code, int depth, Py_ssize_t header, Py_ssize_t f
     rec->stored = stored;
     rec->computed = computed;
     rec->path = path;
-    return emit(w, code, depth);
+    return emit(w, code + (absent ? NONE : 0), depth);
 }
 
 static int ip_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, unsigned ethertype, uint64_t path);
@@ -194,11 +217,12 @@ static int partial(walk_t *w, unsigned proto, int v4, Py_ssize_t at, Py_ssize_t 
     }
     if (w->n >= SLOTS)
         return 0;
+    PUSH(path, token);
     rec_t *t = w->recs + w->n;
     t->code = code;
     t->depth = depth;
     t->header = at;
-    t->path = PATH(path, token);
+    t->path = path;
     t->ok = -1;
     t->field = -1;
     t->reason = later ? RS_NON_FIRST_FRAGMENT : RS_NEEDS_REASSEMBLY;
@@ -209,25 +233,80 @@ static int partial(walk_t *w, unsigned proto, int v4, Py_ssize_t at, Py_ssize_t 
     return emit(w, code, depth);
 }
 
-/* An Ethernet frame (csum/layers/walk.py h_ethernet), the link layer's or inside a tunnel, its path part
- * `token`: up to two VLAN tags, then IPv4 or IPv6. */
-static int eth_layer(walk_t *w, Py_ssize_t at, Py_ssize_t stop, int depth, uint64_t path, int token)
+static int mpls_layer(walk_t *w, Py_ssize_t at, Py_ssize_t stop, int depth, uint64_t path);
+static int pppoe_layer(walk_t *w, Py_ssize_t at, Py_ssize_t stop, int depth, uint64_t path);
+
+/* What an EtherType `value` names (csum/layers/walk.py ethertype), its payload from `at` to `stop`: VLAN tags walked
+ * past, then IPv4, IPv6, an MPLS label stack or a PPPoE session. */
+static int ethertype_layer(walk_t *w, unsigned value, Py_ssize_t at, Py_ssize_t stop, int depth, uint64_t path)
 {
     const uint8_t *b = w->b;
-    if (at + CT_ETHHDR_SIZE > stop || FULL(path))
-        return 0;
-    path = PATH(path, token);
-    Py_ssize_t pos = at + CT_ETHHDR_PROTO;
-    for (int tags = 0; tags < 2; tags++) {
-        unsigned t = be16(b + pos);
-        if (!CT_IS_VLAN(t))
-            break;
-        pos += CT_ETHHDR_VLAN_SIZE;
-        if (pos + 2 > stop || FULL(path))
+    while (CT_IS_VLAN(value)) {
+        if (at + CT_ETHHDR_VLAN_SIZE > stop)
             return 0;
-        path = PATH(path, T_VLAN);
+        PUSH(path, T_VLAN);
+        value = be16(b + at + CT_ETHHDR_VLAN_SIZE - 2);
+        at += CT_ETHHDR_VLAN_SIZE;
     }
-    return ip_layer(w, pos + 2, stop, depth, be16(b + pos), path);
+    if (value == CT_ETH_MPLS || value == CT_ETH_MPLS_MC)
+        return mpls_layer(w, at, stop, depth, path);
+    if (value == CT_ETH_PPPOE_SESSION)
+        return pppoe_layer(w, at, stop, depth, path);
+    return ip_layer(w, at, stop, depth, value, path);
+}
+
+/* An Ethernet frame (csum/layers/walk.py h_ethernet), the link layer's or inside a tunnel, its path part `token`. */
+static int eth_layer(walk_t *w, Py_ssize_t at, Py_ssize_t stop, int depth, uint64_t path, int token)
+{
+    if (at + CT_ETHHDR_SIZE > stop)
+        return 0;
+    PUSH(path, token);
+    return ethertype_layer(w, be16(w->b + at + CT_ETHHDR_PROTO), at + CT_ETHHDR_SIZE, stop, depth, path);
+}
+
+/* An MPLS label stack (RFC 3032; csum/layers/walk.py h_mpls), then IPv4 or IPv6 by the first nibble, or an RFC 4385
+ * control word and an Ethernet frame (RFC 4448). */
+static int mpls_layer(walk_t *w, Py_ssize_t at, Py_ssize_t stop, int depth, uint64_t path)
+{
+    const uint8_t *b = w->b;
+    PUSH(path, T_MPLS);
+    for (int bottom = 0; !bottom; at += CT_MPLS_LABEL) {
+        if (at + CT_MPLS_LABEL > stop)
+            return 0;
+        bottom = b[at + CT_MPLS_BOTTOM_AT] & 1;
+    }
+    if (at >= stop)
+        return 0;
+    unsigned nibble = b[at] >> 4;
+    if (nibble == 4 || nibble == 6)
+        return ip_layer(w, at, stop, depth, nibble == 4 ? CT_ETH_IPV4 : CT_ETH_IPV6, path);
+    return nibble == 0 ? eth_layer(w, at + CT_MPLS_CONTROL_WORD, stop, depth, path, T_ETH) : 0;
+}
+
+/* A PPPoE session (RFC 2516; csum/layers/walk.py h_pppoe): its Length bounds the PPP frame (one that runs past the
+ * frame is the Python walker's: malformed); a 1- or 2-byte PPP protocol (RFC 1661 6.5), then IPv4, IPv6 or MPLS. */
+static int pppoe_layer(walk_t *w, Py_ssize_t at, Py_ssize_t stop, int depth, uint64_t path)
+{
+    const uint8_t *b = w->b;
+    if (at + CT_PPPOE_HDR_SIZE > stop)
+        return 0;
+    Py_ssize_t end = at + CT_PPPOE_HDR_SIZE + be16(b + at + CT_PPPOE_HDR_LENGTH), pos = at + CT_PPPOE_HDR_SIZE;
+    if (end > stop || pos >= end)
+        return 0;
+    PUSH(path, T_PPPOE);
+    PUSH(path, T_PPP);
+    unsigned proto = b[pos];
+    if (proto & 1) {
+        pos += 1;
+    } else {
+        if (pos + 2 > end)
+            return 0;
+        proto = be16(b + pos);
+        pos += 2;
+    }
+    if (proto == CT_PPP_IPV4 || proto == CT_PPP_IPV6)
+        return ip_layer(w, pos, end, depth, proto == CT_PPP_IPV4 ? CT_ETH_IPV4 : CT_ETH_IPV6, path);
+    return CT_IS_PPP_MPLS(proto) ? mpls_layer(w, pos, end, depth, path) : 0;
 }
 
 /* GRE (csum/layers/walk.py gre: RFC 2784, RFC 2890 key and sequence number): its optional checksum over the
@@ -245,20 +324,97 @@ static int gre(walk_t *w, Py_ssize_t at, Py_ssize_t stop, int depth, uint64_t pa
                                                    !!(flags & CT_GRE_SEQ));
     if (at + size > stop)
         return 0;
-    path = PATH(path, T_GRE);
-    if ((flags & CT_GRE_CSUM) && !judge(w, C_GRE, depth, at, at + CT_GRE_FIELD, stop, 0, 0, 0, 0, path))
+    PUSH(path, T_GRE);
+    if ((flags & CT_GRE_CSUM) && !judge(w, C_GRE, depth, at, at + CT_GRE_FIELD, stop, 0, 0, 0, NOT_UDP, path))
         return 0;
     Py_ssize_t inner = at + size;
     if (proto == CT_ETH_IPV4 || proto == CT_ETH_IPV6)
         return ip_layer(w, inner, stop, depth + 1, proto, path);
     if (proto == CT_ETH_TEB || (proto == CT_ETH_ERSPAN2 && !(flags & CT_GRE_SEQ)))  /* bridged; ERSPAN type I */
         return eth_layer(w, inner, stop, depth + 1, path, T_ETH);
-    if (proto == CT_ETH_ERSPAN2)  /* ERSPAN type II */
-        return eth_layer(w, inner + CT_ERSPAN2_HLEN, stop, depth + 1, PATH(path, T_ERSPAN), T_ETH);
-    if (proto == CT_ETH_ERSPAN3 && inner + CT_ERSPAN3_HLEN <= stop)  /* type III, maybe a platform sub-header */
+    if (proto == CT_ETH_ERSPAN2) {  /* ERSPAN type II */
+        PUSH(path, T_ERSPAN);
+        return eth_layer(w, inner + CT_ERSPAN2_HLEN, stop, depth + 1, path, T_ETH);
+    }
+    if (proto == CT_ETH_ERSPAN3 && inner + CT_ERSPAN3_HLEN <= stop) {  /* type III, maybe a platform sub-header */
+        PUSH(path, T_ERSPAN);
         return eth_layer(w, inner + CT_ERSPAN3_HLEN + ((b[inner + CT_ERSPAN3_O_AT] & 1) ? CT_ERSPAN3_PLATFORM : 0),
-                         stop, depth + 1, PATH(path, T_ERSPAN), T_ETH);
+                         stop, depth + 1, path, T_ETH);
+    }
     return 0;
+}
+
+/* Geneve (RFC 8926; csum/layers/walk.py h_geneve): 8 bytes and the options, then Ethernet, IPv4 or IPv6 by its
+ * protocol type. */
+static int geneve(walk_t *w, Py_ssize_t at, Py_ssize_t stop, int depth, uint64_t path)
+{
+    const uint8_t *b = w->b;
+    if (at + CT_GENEVE_HLEN > stop)
+        return 0;
+    Py_ssize_t size = CT_GENEVE_HLEN + (b[at] & CT_GENEVE_OPT_LEN) * CT_GENEVE_UNIT;
+    unsigned proto = be16(b + at + CT_GENEVE_PROTOCOL);
+    if (at + size > stop)
+        return 0;
+    PUSH(path, T_GENEVE);
+    if (proto == CT_ETH_TEB)
+        return eth_layer(w, at + size, stop, depth, path, T_ETH);
+    return ip_layer(w, at + size, stop, depth, proto, path);
+}
+
+/* A GTP T-PDU (csum/layers/tunnels.py gtp): GTPv1-U (3GPP TS 29.281 5; `v1`: the GTP-U port) or GTPv0 (GSM 09.60 6),
+ * its Length bounding the IPv4 or IPv6 packet inside. Other messages and versions: the Python walker. */
+static int gtp(walk_t *w, Py_ssize_t at, Py_ssize_t stop, int depth, uint64_t path, int v1)
+{
+    const uint8_t *b = w->b;
+    if (at + 1 > stop)
+        return 0;
+    unsigned flags = b[at], version = flags >> CT_GTP_VERSION_SHIFT;
+    Py_ssize_t size;
+    if (version == 0)
+        size = CT_GTP_HDR_V0_SIZE;
+    else if (version == 1 && v1 && (flags & CT_GTP_PT))
+        size = CT_GTP_HDR_SIZE;
+    else
+        return 0;
+    if (at + size > stop || b[at + CT_GTP_HDR_TYPE] != CT_GTP_TPDU)
+        return 0;
+    Py_ssize_t end = at + size + be16(b + at + CT_GTP_HDR_LENGTH), pos = at + size;
+    if (end > stop)
+        return 0;
+    if (version == 1 && (flags & CT_GTP_OPTIONAL_FLAGS)) {
+        pos += CT_GTP_HDR_OPTIONAL;
+        if (pos > end)
+            return 0;
+        for (unsigned next = (flags & CT_GTP_E) ? b[pos - 1] : 0; next;) {  /* extension headers */
+            Py_ssize_t units = pos + 1 <= end ? b[pos] * CT_GTP_HDR_EXT_UNIT : 0;
+            if (!units || pos + units > end)
+                return 0;
+            next = b[pos + units - 1];
+            pos += units;
+        }
+    }
+    PUSH(path, T_GTP);
+    return ip_layer(w, pos, end, depth, ANY_IP, path);
+}
+
+/* What a UDP datagram at `at` to `stop` carries, by its destination port (csum/layers/walk.py udp_payload):
+ * VXLAN, Geneve, GTP or GRE-in-UDP one level deeper; else nothing (1). */
+static int udp_payload(walk_t *w, unsigned port, Py_ssize_t at, Py_ssize_t stop, int depth, uint64_t path)
+{
+    Py_ssize_t inner = at + CT_UDP_MIN;
+    if (port == CT_GRE_UDP_PORT)  /* GRE stands at UDP's depth (RFC 8086) */
+        return gre(w, inner, stop, depth, path);
+    if (depth + 1 > MAX_DEPTH)
+        return 0;
+    if (port == CT_VXLAN_PORT) {  /* VXLAN, then Ethernet */
+        PUSH(path, T_VXLAN);
+        return eth_layer(w, inner + CT_VXLAN_HLEN, stop, depth + 1, path, T_ETH);
+    }
+    if (port == CT_GENEVE_PORT)
+        return geneve(w, inner, stop, depth + 1, path);
+    if (port == CT_GTP_U_PORT || port == CT_GTP_V0_PORT)
+        return gtp(w, inner, stop, depth + 1, path, port == CT_GTP_U_PORT);
+    return 1;
 }
 
 static int transport(walk_t *w, unsigned proto, Py_ssize_t at, Py_ssize_t stop, int v4, Py_ssize_t src,
@@ -266,7 +422,8 @@ static int transport(walk_t *w, unsigned proto, Py_ssize_t at, Py_ssize_t stop, 
 {
     const uint8_t *b = w->b;
     Py_ssize_t len = stop - at, covered = len, field;
-    int code, pseudo, offload, mangled0 = 0, token;
+    int code, pseudo, offload, udp = NOT_UDP, token;
+    unsigned port = 0;
     if (proto == CT_IPIP || proto == CT_IPV6_IN) {  /* IP-in-IP, 6in4 */
         if (depth + 1 > MAX_DEPTH)
             return 0;
@@ -274,19 +431,29 @@ static int transport(walk_t *w, unsigned proto, Py_ssize_t at, Py_ssize_t stop, 
     }
     if (proto == CT_GRE)
         return gre(w, at, stop, depth, path);
+    if (proto == CT_AH && v4) {  /* walked past (RFC 4302) */
+        Py_ssize_t size = len >= 2 ? ((Py_ssize_t)b[at + 1] + CT_AH_BIAS) * CT_AH_UNIT : 0;
+        if (!size || at + size > stop)
+            return 0;
+        PUSH(path, T_AH);
+        return transport(w, b[at], at + size, stop, v4, src, dst, depth, path);
+    }
     if (proto == CT_TCP) {
         if (len < CT_TCP_MIN || len <= CT_TCP_DOFF_AT || (b[at + CT_TCP_DOFF_AT] >> 4) * 4 < CT_TCP_MIN ||
-            (b[at + CT_TCP_DOFF_AT] >> 4) * 4 > len)
-            return 0;
+            (b[at + CT_TCP_DOFF_AT] >> 4) * 4 > len || CT_TCP_EMBEDDED(be16(b + at)) || CT_TCP_EMBEDDED(be16(b + at + 2)))
+            return 0;  /* a malformed header, OpenFlow: the Python walker */
         code = C_TCP, field = CT_TCP_FIELD, token = T_TCP, pseudo = CT_TCP_PSEUDO, offload = CT_TCP_OFFLOAD;
     } else if (proto == CT_UDP) {
-        if (len < CT_UDP_MIN || be16(b + at + CT_UDP_LEN) != len || be16(b + at + CT_UDP_FIELD) == 0)
-            return 0;  /* a UDP length that is not the IP payload's, no checksum: the Python walker */
-        unsigned port = be16(b + at + 2);
-        if (CT_UDP_TUNNEL_ELSEWHERE(port) || (port == CT_VXLAN_PORT && depth > 0))
+        if (len < CT_UDP_MIN || be16(b + at + CT_UDP_LEN) != len)
+            return 0;  /* a UDP length that is not the IP payload's: the Python walker */
+        port = be16(b + at + 2);
+        unsigned source = be16(b + at);
+        if (CT_UDP_TUNNEL_ELSEWHERE(port) || (source < port && CT_UDP_TUNNEL_BY_SOURCE(source)))
             return 0;
+        int tunnel = port == CT_VXLAN_PORT || port == CT_GENEVE_PORT || port == CT_GTP_U_PORT ||
+                     port == CT_GTP_V0_PORT || port == CT_GRE_UDP_PORT;
         code = C_UDP, field = CT_UDP_FIELD, token = T_UDP, pseudo = CT_UDP_PSEUDO, offload = CT_UDP_OFFLOAD;
-        mangled0 = CT_UDP_MANGLED_0;
+        udp = v4 ? UDP4 : tunnel ? UDP6_TUNNEL : UDP6;  /* table.UDP_ENTRY's Zero.UDP */
     } else if ((proto == CT_ICMP && v4) || (proto == CT_ICMPV6 && !v4)) {
         uint64_t errors = v4 ? CT_ICMP_ERRORS : CT_ICMPV6_ERRORS;
         if (len < (v4 ? CT_ICMP_MIN : CT_ICMPV6_MIN) || (b[at] < 64 && (errors >> b[at]) & 1))
@@ -302,15 +469,16 @@ static int transport(walk_t *w, unsigned proto, Py_ssize_t at, Py_ssize_t stop, 
         ps0 = sum16(b + src, size) + sum16(b + dst, size) + proto;
         ps = ps0 + ((uint64_t)len >> 16) + (len & 0xffff);
     }
-    path = PATH(path, token);
-    if (!judge(w, code, depth, at, at + field, at + covered, ps, ps0, offload, mangled0, path))
+    PUSH(path, token);
+    if (!judge(w, code, depth, at, at + field, at + covered, ps, ps0, offload, udp, path))
         return 0;
-    if (proto == CT_UDP && be16(b + at + 2) == CT_VXLAN_PORT)  /* VXLAN, then Ethernet */
-        return eth_layer(w, at + CT_UDP_MIN + CT_VXLAN_HLEN, stop, depth + 1, PATH(path, T_VXLAN), T_ETH);
-    return 1;
+    return proto == CT_UDP ? udp_payload(w, port, at, stop, depth, path) : 1;
 }
 
-static int options_ok(const uint8_t *b, Py_ssize_t at, Py_ssize_t end, int v6)
+/* The options of an IPv4 header or an IPv6 hop-by-hop / destination options header: 0 (the Python walker's) for a
+ * malformed one, a source route, a Jumbo Payload; a Home Address option (16 bytes, RFC 6275 6.3) sets *src to its
+ * address where `src` is given (destination options), else is the Python walker's too. */
+static int options_ok(const uint8_t *b, Py_ssize_t at, Py_ssize_t end, int v6, Py_ssize_t *src)
 {
     while (at < end) {
         unsigned kind = b[at];
@@ -325,17 +493,33 @@ static int options_ok(const uint8_t *b, Py_ssize_t at, Py_ssize_t end, int v6)
         Py_ssize_t size = v6 ? b[at + 1] + 2 : b[at + 1];
         if (size < 2 || at + size > end)
             return 0;
-        if (v6 ? (kind == CT_JUMBO_OPTION || kind == CT_HOME_ADDRESS_OPTION) : CT_IS_SOURCE_ROUTE(kind))
-            return 0;  /* Jumbo Payload, Home Address, source routes: the Python walker */
+        if (v6 && kind == CT_HOME_ADDRESS_OPTION && src != NULL && size == 2 + CT_IPV6HDR_ADDR_SIZE) {
+            *src = at + 2;
+            src = NULL;  /* the first one counts (csum/layers/walk.py ipv6_option) */
+        } else if (v6 ? (kind == CT_JUMBO_OPTION || kind == CT_HOME_ADDRESS_OPTION) : CT_IS_SOURCE_ROUTE(kind)) {
+            return 0;
+        }
         at += size;
     }
     return 1;
 }
 
+/* The final destination a routing header with Segments Left names (csum/layers/walk.py routing_destination): its
+ * last address (types 0, 2) or Segment List[0] (4, RFC 8754); -1 for another type (the Python walker's). */
+static Py_ssize_t routing_destination(const uint8_t *b, Py_ssize_t at, Py_ssize_t size)
+{
+    unsigned kind = b[at + CT_IPV6_RT_TYPE];
+    if (size < CT_ROUTING_ADDRESSED)
+        return -1;
+    if (CT_IS_ROUTING_LAST(kind))
+        return at + size - CT_IPV6HDR_ADDR_SIZE;
+    return kind == CT_ROUTING_SRH ? at + CT_SRH_SEGMENT0_AT : -1;
+}
+
 static int ip_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, unsigned ethertype, uint64_t path)
 {
     const uint8_t *b = w->b;
-    if (at >= end || !ROOM(path))
+    if (at >= end)
         return 0;
     unsigned version = b[at] >> 4;
     if ((ethertype == CT_ETH_IPV4 && version != 4) || (ethertype == CT_ETH_IPV6 && version != 6) ||
@@ -358,9 +542,9 @@ static int ip_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, unsigne
         }
         if (ihl < CT_IPHDR_SIZE || total < ihl || total > end - at || (frag && o == NULL))
             return 0;
-        path = PATH(path, T_IPV4);
-        if (!options_ok(b, at + CT_IPHDR_SIZE, at + ihl, 0) ||
-            !judge(w, C_IPV4, depth, at, at + CT_IPV4_FIELD, at + ihl, 0, 0, 0, 0, path))
+        PUSH(path, T_IPV4);
+        if (!options_ok(b, at + CT_IPHDR_SIZE, at + ihl, 0, NULL) ||
+            !judge(w, C_IPV4, depth, at, at + CT_IPV4_FIELD, at + ihl, 0, 0, 0, NOT_UDP, path))
             return 0;
         if (frag) {
             if (proto != CT_TCP && proto != CT_UDP && proto != CT_ICMP)
@@ -379,15 +563,18 @@ static int ip_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, unsigne
     if (version != 6 || end - at < CT_IPV6HDR_SIZE)
         return 0;
     Py_ssize_t plen = be16(b + at + CT_IPV6HDR_PAYLOAD_LEN), pos = at + CT_IPV6HDR_SIZE, stop = pos + plen;
+    Py_ssize_t src = at + CT_IPV6HDR_SADDR, dst = at + CT_IPV6HDR_DADDR;
     unsigned nh = b[at + CT_IPV6HDR_NEXTHDR];
     if (plen == 0 || stop > end)
         return 0;
+    PUSH(path, T_IPV6);
     int fragment = 0, seen = 0;  /* fragment 1: first, 2: later (RFC 8200 4.5; 0 with seen: atomic, RFC 6946) */
-    while (nh == CT_HOP_BY_HOP || nh == CT_DEST_OPTS || nh == CT_ROUTING ||
-           (nh == CT_FRAGMENT && (w->frag6 || o != NULL))) {
+    while (CT_IS_IPV6_EXT(nh) && (nh != CT_FRAGMENT || w->frag6 || o != NULL)) {  /* RFC 8200 4, RFC 7045 */
         if (pos + CT_IPV6_EXT_UNIT > stop)
             return 0;
-        Py_ssize_t size = nh == CT_FRAGMENT ? CT_FRAG_HDR_SIZE : ((Py_ssize_t)b[pos + 1] + 1) * CT_IPV6_EXT_UNIT;
+        Py_ssize_t size = nh == CT_FRAGMENT ? CT_FRAG_HDR_SIZE
+                          : nh == CT_AH ? ((Py_ssize_t)b[pos + 1] + CT_AH_BIAS) * CT_AH_UNIT
+                                        : ((Py_ssize_t)b[pos + 1] + 1) * CT_IPV6_EXT_UNIT;
         if (pos + size > stop)
             return 0;
         if (nh == CT_FRAGMENT) {
@@ -413,28 +600,33 @@ static int ip_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, unsigne
                     return 0;
                 return FRAGMENT;
             }
-        } else if (nh == CT_ROUTING ? b[pos + CT_IPV6_RT_SEGMENTS_LEFT] != 0 : !options_ok(b, pos + 2, pos + size, 1)) {
-            return 0;  /* a live routing header names the final destination: the Python walker */
+        } else if (nh == CT_ROUTING) {
+            if (b[pos + CT_IPV6_RT_SEGMENTS_LEFT] && (dst = routing_destination(b, pos, size)) < 0)
+                return 0;  /* a routing type whose final destination csum does not read: the Python walker */
+        } else if (nh == CT_AH) {
+            PUSH(path, T_AH);
+        } else if ((nh == CT_HOP_BY_HOP || nh == CT_DEST_OPTS) &&
+                   !options_ok(b, pos + 2, pos + size, 1, nh == CT_DEST_OPTS ? &src : NULL)) {
+            return 0;
         }
         nh = b[pos];
         pos += size;
         if (fragment == 2)
             break;  /* fragment data follows, not headers */
     }
-    path = PATH(path, T_IPV6);
     if (fragment)
         return partial(w, nh, 0, pos, stop, depth, fragment == 2, path);
-    return transport(w, nh, pos, stop, 0, at + CT_IPV6HDR_SADDR, at + CT_IPV6HDR_DADDR, depth, path);
+    return transport(w, nh, pos, stop, 0, src, dst, depth, path);
 }
 
-/* The link layer of CT_LINKS[index] (its path token: T_LINK + index). */
+/* The link layer of CT_LINKS[index] (its path token: T_LINK + its name's index). */
 static int link_layer(walk_t *w, Py_ssize_t len, Py_ssize_t index)
 {
     const uint8_t *b = w->b;
     const ct_link_t *row = CT_LINKS + index;
     Py_ssize_t header = row->header, at = row->at;
     int kind = row->kind;
-    uint64_t path = T_LINK + index;
+    uint64_t path = T_LINK + row->name;
     if (kind == K_IP)
         return ip_layer(w, 0, len, 0, ANY_IP, 0);
     if (path >= T_COUNT)
@@ -442,8 +634,7 @@ static int link_layer(walk_t *w, Py_ssize_t len, Py_ssize_t index)
     if (kind == K_FAMILY) {  /* the family word in the capturing host's byte order or the network's */
         if (len < header)
             return 0;
-        uint32_t le = b[0] | (b[1] << 8) | (b[2] << 16) | ((uint32_t)b[3] << 24);
-        uint32_t be = ((uint32_t)b[0] << 24) | (b[1] << 16) | (b[2] << 8) | b[3];
+        uint32_t le = b[0] | (b[1] << 8) | (b[2] << 16) | ((uint32_t)b[3] << 24), be = be32(b);
         uint32_t fam = (CT_FAMILY_IPV4(le) || CT_FAMILY_IPV6(le)) ? le : be;
         if (CT_FAMILY_IPV4(fam))
             return ip_layer(w, header, len, 0, CT_ETH_IPV4, path);
@@ -454,7 +645,7 @@ static int link_layer(walk_t *w, Py_ssize_t len, Py_ssize_t index)
     if (kind == K_ETHERTYPE) {
         if (len < header)
             return 0;
-        return ip_layer(w, header, len, 0, be16(b + at), path);
+        return ethertype_layer(w, be16(b + at), header, len, 0, path);
     }
     if (kind != K_ETHERNET)
         return 0;
@@ -465,7 +656,7 @@ static int get(PyObject *o, Py_buffer *v, int writable, Py_ssize_t itemsize)
 {
     if (PyObject_GetBuffer(o, v, PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0)) < 0)
         return -1;
-    if (itemsize == 8 && (v->itemsize != 8 || v->len % 8)) {
+    if (itemsize > 1 && (v->itemsize != itemsize || v->len % itemsize)) {
         PyBuffer_Release(v);
         PyErr_SetString(PyExc_TypeError, "fast_check: wrong item size");
         return -1;
@@ -503,7 +694,7 @@ static uint64_t key_hash(const uint8_t *k)
     return h;
 }
 
-static void hand_over(Py_ssize_t i, const Py_ssize_t *next, int8_t *state, int8_t *out)
+static void hand_over(Py_ssize_t i, const Py_ssize_t *next, int8_t *state, int16_t *out)
 {
     for (; i >= 0; i = next[i]) {
         state[i] = 0;
@@ -513,7 +704,7 @@ static void hand_over(Py_ssize_t i, const Py_ssize_t *next, int8_t *state, int8_
 
 /* The open datagram of `k` when it is whole: 1 (judged, counted), 0 (not whole yet), -1 (to Python). */
 static int whole(dgram_t *k, const uint8_t *data, const int64_t *off, outer_t *outer, const Py_ssize_t *next,
-                 int8_t *out, uint8_t *scratch)
+                 int16_t *out, uint8_t *scratch)
 {
     Py_ssize_t head = -1, count = 0;
     for (Py_ssize_t i = k->first; i >= 0; i = next[i], count++) {
@@ -572,14 +763,14 @@ static int whole(dgram_t *k, const uint8_t *data, const int64_t *off, outer_t *o
     }
     for (Py_ssize_t i = k->first; i >= 0; i = next[i])
         memcpy(scratch + h->ihl + outer[i].offset, data + off[i] + outer[i].l3 + outer[i].ihl, outer[i].dlen);
-    int8_t codes[SLOTS] = {0};
+    int16_t codes[SLOTS] = {0};
     rec_t recs[SLOTS];
     walk_t w = {scratch, codes, 0, NULL, 0, 0, recs, 1};
     if (ip_layer(&w, 0, size, 0, v4 ? CT_ETH_IPV4 : CT_ETH_IPV6, 0) != 1 || w.n != (v4 ? 2 : 1))
         return -1;  /* a tunnel, an ICMP error, a failing or absent checksum: the Python walker */
     if (recs[w.n - 1].field + 2 > h->ihl + h->dlen)
         return -1;  /* the field sits in another fragment: reported there, by the Python walker */
-    int8_t *mine = out + head * SLOTS;
+    int16_t *mine = out + head * SLOTS;
     int used = 0;
     while (used < SLOTS && mine[used])
         used++;
@@ -590,7 +781,7 @@ static int whole(dgram_t *k, const uint8_t *data, const int64_t *off, outer_t *o
 }
 
 /* A key whose fragments go to Python from now on: its open datagram's pieces and `i` handed over. */
-static void decline(dgram_t *k, Py_ssize_t i, const Py_ssize_t *next, int8_t *state, int8_t *out,
+static void decline(dgram_t *k, Py_ssize_t i, const Py_ssize_t *next, int8_t *state, int16_t *out,
                     Py_ssize_t *open, Py_ssize_t *declined)
 {
     if (!k->declined) {
@@ -604,7 +795,7 @@ static void decline(dgram_t *k, Py_ssize_t i, const Py_ssize_t *next, int8_t *st
 }
 
 static int datagrams(const uint8_t *data, const int64_t *off, const int64_t *index, outer_t *outer, int8_t *state,
-                     int8_t *out, Py_ssize_t n, int unknown, int unknown6, Py_ssize_t budget,
+                     int16_t *out, Py_ssize_t n, int unknown, int unknown6, Py_ssize_t budget,
                      Py_ssize_t window, PyObject **closed, Py_ssize_t *peak_out)
 {
     Py_ssize_t frags = 0, v6 = 0;
@@ -821,8 +1012,10 @@ static int names_init(void)
         if ((layer_names[k] = PyUnicode_InternFromString(CT_LAYERS[k])) == NULL)
             return -1;
     for (int k = 0; k < T_COUNT; k++) {
-        const char *name = k == 0 ? NULL : k < T_LINK ? CT_TOKENS[k] : k - T_LINK < CT_NLINKS ? CT_LINKS[k - T_LINK].name
-                                                                                                : NULL;
+        const char *name = k == 0           ? NULL
+                           : k < T_LINK        ? CT_TOKENS[k]
+                           : k - T_LINK < CT_NLINK_NAMES ? CT_LINK_NAMES[k - T_LINK]
+                                                         : NULL;
         tokens[k] = name == NULL ? Py_NewRef(Py_None) : PyUnicode_InternFromString(name);
         if (tokens[k] == NULL)
             return -1;
@@ -859,6 +1052,9 @@ static int64_t auto_link(const uint8_t *b, Py_ssize_t len)
         if (((ethertype == CT_ETH_IPV4 && version == 4) || (ethertype == CT_ETH_IPV6 && version == 6)) &&
             (fits(b, len, at + 2) || !fits(b, len, 0)))
             return 1;
+        if ((ethertype == CT_ETH_MPLS || ethertype == CT_ETH_MPLS_MC || ethertype == CT_ETH_PPPOE_SESSION) &&
+            !fits(b, len, 0))
+            return 1;
     }
     return fits(b, len, 0) ? 101 : -1;
 }
@@ -892,7 +1088,7 @@ static PyObject *verify(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         linktype = auto_link(b, v.len);
     Py_ssize_t index = linktype < 0 ? -1 : link_row(linktype);
     if (index >= 0) {
-        int8_t codes[SLOTS];
+        int16_t codes[SLOTS];
         outer_t outer = {0};
         rec_t recs[SLOTS];
         walk_t w = {b, codes, 0, &outer, 1, 0, recs, 1};
@@ -913,7 +1109,7 @@ static PyObject *verify(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 
 /* fast_check(data, offsets, caplens, linktypes, out, todo, indices, budget, window)
  *     -> ([(i, [Result, ...]), ...], closed, peak):
- * out is int8 (n, SLOTS); todo is int8 (n): packets to judge (the others, cut by the snap length, still key their
+ * out is int16 (n, SLOTS); todo is int8 (n): packets to judge (the others, cut by the snap length, still key their
  * fragments). out[i] lists the codes of a packet whose every checksum passes; -1 in out[i][0]: to the Python walker;
  * -2: a packet with a failing checksum (not a fragment), all of its Results in the returned list. indices is int64
  * (n): the packets' numbers in the capture (the pending fragments of earlier chunks may come first); budget and
@@ -932,7 +1128,7 @@ static PyObject *fast_check(PyObject *self, PyObject *const *args, Py_ssize_t na
     if ((budget == -1 || window == -1) && PyErr_Occurred())
         return NULL;
     Py_buffer v[7];
-    const Py_ssize_t sizes[7] = {1, 8, 8, 8, 1, 1, 8};
+    const Py_ssize_t sizes[7] = {1, 8, 8, 8, 2, 1, 8};
     int got = 0;
     for (; got < 7; got++)
         if (get(args[got], &v[got], got == 4, sizes[got]) < 0)
@@ -942,9 +1138,9 @@ static PyObject *fast_check(PyObject *self, PyObject *const *args, Py_ssize_t na
         const uint8_t *data = v[0].buf;
         const int64_t *off = v[1].buf, *cap = v[2].buf, *link = v[3].buf;
         Py_ssize_t n = v[1].len / 8;
-        int8_t *out = v[4].buf;
+        int16_t *out = v[4].buf;
         const int8_t *todo = v[5].buf;
-        if (v[2].len / 8 != n || v[3].len / 8 != n || v[4].len != n * SLOTS || v[5].len != n || v[6].len / 8 != n) {
+        if (v[2].len / 8 != n || v[3].len / 8 != n || v[4].len != n * SLOTS * 2 || v[5].len != n || v[6].len / 8 != n) {
             PyErr_SetString(PyExc_ValueError, "fast_check: inconsistent array sizes");
         } else {
             outer_t *outer = PyMem_Calloc(n ? n : 1, sizeof(outer_t));
@@ -957,8 +1153,8 @@ static PyObject *fast_check(PyObject *self, PyObject *const *args, Py_ssize_t na
             }
             rec_t recs[SLOTS];
             for (Py_ssize_t i = 0; i < n; i++) {
-                int8_t *codes = out + i * SLOTS;
-                memset(codes, 0, SLOTS);
+                int16_t *codes = out + i * SLOTS;
+                memset(codes, 0, SLOTS * sizeof *codes);
                 Py_ssize_t index = link_row(link[i]);
                 walk_t w = {data + off[i], codes, 0, outer + i, 1, 0, recs, 0};
                 int r = 0;
@@ -1068,8 +1264,9 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "csum.engine._cwalk", NULL, -1, methods};
 
-/* The module: its functions, and LAYERS (the layer name of each code fast_check writes: code % 8, None for 0),
- * SLOTS (codes per packet), NA (the flag of a code counted "n/a") and KEY_BYTES (a closed datagram's key). */
+/* The module: its functions, and LAYERS (the layer name of each code fast_check writes: code % DEPTH, None for 0),
+ * SLOTS (codes per packet), DEPTH (a code's depth unit), NA and NONE (the flags of a code counted "n/a" and "none")
+ * and KEY_BYTES (a closed datagram's key). */
 PyMODINIT_FUNC PyInit__cwalk(void)
 {
     if (names_init() < 0)
@@ -1080,7 +1277,8 @@ PyMODINIT_FUNC PyInit__cwalk(void)
     for (int k = 0; k < C_COUNT; k++)
         PyTuple_SET_ITEM(layers, k, Py_NewRef(k ? layer_names[k] : Py_None));
     if (PyModule_AddObjectRef(m, "LAYERS", layers) < 0 || PyModule_AddIntConstant(m, "SLOTS", SLOTS) < 0 ||
-        PyModule_AddIntConstant(m, "NA", NA) < 0 || PyModule_AddIntConstant(m, "KEY_BYTES", KEY) < 0)
+        PyModule_AddIntConstant(m, "NA", NA) < 0 || PyModule_AddIntConstant(m, "NONE", NONE) < 0 ||
+        PyModule_AddIntConstant(m, "DEPTH", DEPTH) < 0 || PyModule_AddIntConstant(m, "KEY_BYTES", KEY) < 0)
         goto fail;
     Py_DECREF(layers);
     return m;

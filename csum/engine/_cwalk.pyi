@@ -4,11 +4,14 @@ from typing import Any
 
 from typing_extensions import Buffer
 
-#: The layer name of each code fast_check writes (code % 8; None for 0).
+#: The layer name of each code fast_check writes (code % DEPTH; None for 0).
 LAYERS: tuple[str | None, ...]
-#: Codes fast_check writes per packet; the flag of a code counted "n/a"; the bytes of a closed datagram's key.
+#: Codes fast_check writes per packet (int16); a code's depth unit; the flags of a code counted "n/a" and "none"; the
+#: bytes of a closed datagram's key.
 SLOTS: int
+DEPTH: int
 NA: int
+NONE: int
 KEY_BYTES: int
 
 def bind(result: type, reason: type, /) -> None:

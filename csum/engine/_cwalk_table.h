@@ -13,19 +13,28 @@
 #define CT_UDP 17
 #define CT_IPV6_IN 41
 #define CT_GRE 47
+#define CT_AH 51
 #define CT_ICMPV6 58
 #define CT_HOP_BY_HOP 0
 #define CT_ROUTING 43
 #define CT_FRAGMENT 44
 #define CT_DEST_OPTS 60
+/* the IPv6 extension headers walked to the upper layer (table.IPV6_EXT) */
+#define CT_IS_IPV6_EXT(n) ((n) == 0 || (n) == 43 || (n) == 44 || (n) == 51 || (n) == 60 || (n) == 135 || (n) == 139 || (n) == 140)
 
-/* EtherTypes (IANA) */
+/* EtherTypes (IANA) and PPP protocols (RFC 1661) */
 #define CT_ETH_IPV4 0x0800
 #define CT_ETH_IPV6 0x86dd
 #define CT_ETH_TEB 0x6558
 #define CT_ETH_ERSPAN2 0x88be
 #define CT_ETH_ERSPAN3 0x22eb
+#define CT_ETH_MPLS 0x8847
+#define CT_ETH_MPLS_MC 0x8848
+#define CT_ETH_PPPOE_SESSION 0x8864
 #define CT_IS_VLAN(t) ((t) == 0x8100 || (t) == 0x88a8 || (t) == 0x9100)
+#define CT_PPP_IPV4 33
+#define CT_PPP_IPV6 87
+#define CT_IS_PPP_MPLS(p) ((p) == 0x281 || (p) == 0x283)
 
 /* header layouts: offsets from the header's start */
 #define CT_ETHHDR_SIZE 14
@@ -51,6 +60,14 @@
 #define CT_FRAG_HDR_SIZE 8
 #define CT_FRAG_HDR_FRAG_OFF 2
 #define CT_FRAG_HDR_IDENTIFICATION 4
+#define CT_PPPOE_HDR_SIZE 6
+#define CT_PPPOE_HDR_LENGTH 4
+#define CT_GTP_HDR_SIZE 8
+#define CT_GTP_HDR_TYPE 1
+#define CT_GTP_HDR_LENGTH 2
+#define CT_GTP_HDR_OPTIONAL 4
+#define CT_GTP_HDR_EXT_UNIT 4
+#define CT_GTP_HDR_V0_SIZE 20
 #define CT_IP_DF 0x4000
 #define CT_IP_MF 0x2000
 #define CT_IP_OFFSET 0x1fff
@@ -62,6 +79,12 @@
 #define CT_IPV6_TLV_PAD1 0
 #define CT_IPV6_EXT_UNIT 8
 #define CT_IPV6_RT_SEGMENTS_LEFT 3
+#define CT_IPV6_RT_TYPE 2
+#define CT_ROUTING_SRH 4
+#define CT_SRH_SEGMENT0_AT 8
+#define CT_ROUTING_ADDRESSED 24
+#define CT_AH_UNIT 4
+#define CT_AH_BIAS 2
 #define CT_TCP_DOFF_AT 12
 #define CT_GRE_CSUM 0x80
 #define CT_GRE_ROUTING 0x40
@@ -75,12 +98,29 @@
 #define CT_ERSPAN3_PLATFORM 8
 #define CT_ERSPAN3_O_AT 11
 #define CT_VXLAN_HLEN 8
+#define CT_GENEVE_HLEN 8
+#define CT_GENEVE_OPT_LEN 0x3f
+#define CT_GENEVE_UNIT 4
+#define CT_GENEVE_PROTOCOL 2
+#define CT_MPLS_LABEL 4
+#define CT_MPLS_BOTTOM_AT 2
+#define CT_MPLS_CONTROL_WORD 4
+#define CT_GTP_VERSION_SHIFT 5
+#define CT_GTP_PT 0x10
+#define CT_GTP_OPTIONAL_FLAGS 0x07
+#define CT_GTP_E 0x04
+#define CT_GTP_TPDU 0xff
 #define CT_VXLAN_PORT 4789
+#define CT_GENEVE_PORT 6081
+#define CT_GTP_U_PORT 2152
+#define CT_GTP_V0_PORT 3386
+#define CT_GRE_UDP_PORT 4754
 #define CT_JUMBO_OPTION 0xc2
 #define CT_HOME_ADDRESS_OPTION 0xc9
 #define CT_MAX_DEPTH 8
 #define CT_REASSEMBLY_KEY_BYTES 37
 #define CT_IS_SOURCE_ROUTE(k) ((k) == 0x83 || (k) == 0x89)
+#define CT_IS_ROUTING_LAST(k) ((k) == 0 || (k) == 2)
 
 /* the checksum fields walked: offset from the header, bytes needed, offload (CHECKSUM_PARTIAL) leaves the pseudo-header sum */
 #define CT_IPV4_FIELD 10
@@ -108,48 +148,52 @@
 #define CT_GRE_OFFLOAD 0
 #define CT_GRE_PSEUDO 0
 #define CT_UDP_LEN 4  /* UDP's length field */
-#define CT_UDP_MANGLED_0 1  /* Zero.UDP: a computed 0 is sent as 0xffff; a stored 0 goes to the Python walker */
 #define CT_ICMP_ERRORS 0x1838ULL  /* bit t: type t quotes a datagram (the Python walker's) */
 #define CT_ICMPV6_ERRORS 0x1eULL  /* bit t: type t quotes a datagram (the Python walker's) */
-/* UDP ports of the tunnels the C walker leaves to the Python walker (all of table.UDP_TUNNELS but VXLAN) */
-#define CT_UDP_TUNNEL_ELSEWHERE(p) ((p) == 4790 || (p) == 6081 || (p) == 6635)
+/* UDP ports of the tunnels and embedded packets the C walker leaves to the Python walker (all of table.UDP_TUNNELS and UDP_EMBEDDED but gtp, gtp-prime, gre-udp, vxlan, geneve) */
+#define CT_UDP_TUNNEL_ELSEWHERE(p) ((p) == 1701 || (p) == 3544 || (p) == 4341 || (p) == 4790 || (p) == 5072 || (p) == 5247 || (p) == 6343 || (p) == 6635)
+/* table.UDP_TUNNELS_BY_SOURCE: also a tunnel's source port (the lower one) */
+#define CT_UDP_TUNNEL_BY_SOURCE(p) ((p) == 1701 || (p) == 2152 || (p) == 3386 || (p) == 3544 || (p) == 4341 || (p) == 5072 || (p) == 5247)
+/* TCP ports of table.TCP_EMBEDDED (either port): the Python walker's */
+#define CT_TCP_EMBEDDED(p) ((p) == 6633 || (p) == 6653)
 /* BSD address families (DLT_NULL, DLT_LOOP) */
 #define CT_FAMILY_IPV4(f) ((f) == 2)
 #define CT_FAMILY_IPV6(f) ((f) == 24 || (f) == 28 || (f) == 30)
 
-/* link types: the kinds the C walker walks, and each row's header length and protocol word offset */
+/* link types: the kinds the C walker walks, and each row's header length, protocol word offset and name (an index of CT_LINK_NAMES) */
 enum { K_ETHERNET = 1, K_ETHERTYPE, K_IP, K_FAMILY };
 typedef struct {
     int64_t number;
-    int kind, header, at;
-    const char *name;
+    int kind, header, at, name;
 } ct_link_t;
 static const ct_link_t CT_LINKS[] = {
-    {0, K_FAMILY, 4, 0, "null"},
-    {1, K_ETHERNET, 0, 0, "eth"},
-    {12, K_IP, 0, 0, "raw"},
-    {14, K_IP, 0, 0, "raw"},
-    {101, K_IP, 0, 0, "raw"},
-    {104, K_ETHERTYPE, 4, 2, "chdlc"},
-    {108, K_FAMILY, 4, 0, "loop"},
-    {113, K_ETHERTYPE, 16, 14, "sll"},
-    {228, K_IP, 0, 0, "raw"},
-    {229, K_IP, 0, 0, "raw"},
-    {242, K_ETHERTYPE, 44, 40, "ipoib"},
-    {276, K_ETHERTYPE, 20, 0, "sll2"},
+    {0, K_FAMILY, 4, 0, 4},
+    {1, K_ETHERNET, 0, 0, 1},
+    {12, K_IP, 0, 0, 5},
+    {14, K_IP, 0, 0, 5},
+    {101, K_IP, 0, 0, 5},
+    {104, K_ETHERTYPE, 4, 2, 0},
+    {108, K_FAMILY, 4, 0, 3},
+    {113, K_ETHERTYPE, 16, 14, 6},
+    {228, K_IP, 0, 0, 5},
+    {229, K_IP, 0, 0, 5},
+    {242, K_ETHERTYPE, 44, 40, 2},
+    {276, K_ETHERTYPE, 20, 0, 7},
 };
 #define CT_NLINKS 12
+static const char *const CT_LINK_NAMES[] = {"chdlc", "eth", "ipoib", "loop", "null", "raw", "sll", "sll2"};
+#define CT_NLINK_NAMES 8
 
 /* the layers C judges (layer code -> csum.layers.check.Result.layer) */
 enum { C_IPV4 = 1, C_TCP, C_UDP, C_ICMP, C_ICMPV6, C_GRE, C_COUNT };
 static const char *const CT_LAYERS[C_COUNT] = {NULL, "ipv4", "tcp", "udp", "icmp", "icmpv6", "gre"};
 
-/* path tokens (5 bits each, outer first: the path parts csum.layers.walk writes); a link's token is T_LINK + its row in CT_LINKS */
-enum { T_VLAN = 1, T_IPV4, T_IPV6, T_TCP, T_UDP, T_ICMP, T_ICMPV6, T_VXLAN, T_ETH, T_GRE, T_ERSPAN, T_LINK, T_COUNT = 32 };
-static const char *const CT_TOKENS[T_LINK] = {NULL, "vlan", "ipv4", "ipv6", "tcp", "udp", "icmp", "icmpv6", "vxlan", "eth", "gre", "erspan"};
+/* path tokens (5 bits each, outer first: the path parts csum.layers.walk writes); a link's token is T_LINK + its name's index in CT_LINK_NAMES */
+enum { T_VLAN = 1, T_IPV4, T_IPV6, T_TCP, T_UDP, T_ICMP, T_ICMPV6, T_VXLAN, T_ETH, T_GRE, T_ERSPAN, T_MPLS, T_PPPOE, T_PPP, T_AH, T_GTP, T_GENEVE, T_LINK, T_COUNT = 32 };
+static const char *const CT_TOKENS[T_LINK] = {NULL, "vlan", "ipv4", "ipv6", "tcp", "udp", "icmp", "icmpv6", "vxlan", "eth", "gre", "erspan", "mpls", "pppoe", "ppp", "ah", "gtp", "geneve"};
 
 /* the reasons C gives (csum.layers.reasons.Reason values) */
-enum { RS_OK, RS_MISMATCH, RS_NEGATIVE_ZERO, RS_OFFLOAD, RS_NON_FIRST_FRAGMENT, RS_NEEDS_REASSEMBLY, RS_COUNT };
-static const char *const CT_REASONS[RS_COUNT] = {"ok", "mismatch", "negative-zero", "offload", "non-first-fragment", "needs-reassembly"};
+enum { RS_OK, RS_MISMATCH, RS_NEGATIVE_ZERO, RS_OFFLOAD, RS_NON_FIRST_FRAGMENT, RS_NEEDS_REASSEMBLY, RS_UDP_NO_CHECKSUM, RS_UDP6_ZERO, RS_UDP6_ZERO_TUNNEL, RS_COUNT };
+static const char *const CT_REASONS[RS_COUNT] = {"ok", "mismatch", "negative-zero", "offload", "non-first-fragment", "needs-reassembly", "udp-no-checksum", "udp6-zero-checksum", "udp6-zero-tunnel"};
 
 #endif

@@ -73,11 +73,24 @@ def _pseudo(buf: memoryview, pseudo: tuple[int, int, int, int, int], length: int
             + (length >> 16) + (length & 0xFFFF) + proto)
 
 
+def _absent(zero: T.Zero, v6: bool) -> Reason | None:
+    """Why a stored 0 means "no checksum" under the zero rule ``zero`` (UDP over IPv4, RFC 768; PGM, RFC 3208 8), or
+    None where it is a value."""
+    if zero is T.ZERO.OPTIONAL:
+        return R.NO_CHECKSUM
+    return R.UDP_NO_CHECKSUM if zero is T.ZERO.UDP and not v6 else None
+
+
+
 def evaluate(buf: memoryview, f: Field, udp6_zero_ok: bool = False) -> Result:
     """The :class:`Result` for field ``f`` of the packet in ``buf``."""
     entry = f.entry
     at = f.at
     stored = None if at is None else (buf[at] << 8) | buf[at + 1]
+    absent = _absent(entry.zero, f.v6) if stored == 0 else None
+    if f.na is R.PARTIAL_QUOTE and absent is not None:
+        # an ICMP error quoting the start of a datagram sent without a checksum (RFC 768): there is none to judge
+        return Result(entry.name, f.header, 0, None, True, absent, at, f.path, f.depth)
     if f.na is not None or at is None:
         return Result(entry.name, f.header, stored, None, None, f.na or R.NOT_CAPTURED, at, f.path, f.depth)
     assert stored is not None
@@ -89,11 +102,9 @@ def evaluate(buf: memoryview, f: Field, udp6_zero_ok: bool = False) -> Result:
     if zero is not T.ZERO.VALUE and computed == 0:
         computed = 0xFFFF  # RFC 768, RFC 3828 3.1: a computed 0 is transmitted as all ones
     passes = canonical(r + stored, 16) == 0xFFFF
-    if zero is T.ZERO.OPTIONAL and stored == 0:
-        return Result(entry.name, f.header, 0, computed, True, R.NO_CHECKSUM, at, f.path, f.depth)
+    if absent is not None:
+        return Result(entry.name, f.header, 0, computed, True, absent, at, f.path, f.depth)
     if zero is T.ZERO.UDP and stored == 0:
-        if not f.v6:
-            return Result(entry.name, f.header, 0, computed, True, R.UDP_NO_CHECKSUM, at, f.path, f.depth)
         if f.tunnel:
             return Result(entry.name, f.header, 0, computed, True, R.UDP6_ZERO_TUNNEL, at, f.path, f.depth)
         reason = R.UDP6_ZERO_ALLOWED if udp6_zero_ok else R.UDP6_ZERO
@@ -119,17 +130,20 @@ def verify_stack(buf: memoryview, fields: list[Field], udp6_zero_ok: bool = Fals
     return [evaluate(buf, f, udp6_zero_ok) for f in fields]
 
 
-def corrections(buf: memoryview, fields: list[Field], *, every: bool = False) -> list[tuple[int, bytes]]:
+def corrections(buf: memoryview, fields: list[Field], *, every: bool = False,
+                embedded: bool = False) -> list[tuple[int, bytes]]:
     """(offset, bytes) that set every bad/offload field to its computed value, inner fields first (an outer
     checksum covering an inner one, GRE's or a tunnel's UDP, is judged after the inner one is set).
 
-    ``every``: set every verifiable field, UDP's absent (0) checksum included (building packets).
+    ``every``: set every verifiable field, UDP's absent (0) checksum included (building packets). ``embedded``: the
+    fields of embedded packets too (copies another protocol carries: sFlow samples, OpenFlow packet-ins; left as
+    they are by default, and the checksums covering them judged over them as they are).
     """
     work = bytearray(buf)
     view = memoryview(work)
     touched = []
     for f in sorted(fields, key=lambda f: (-f.depth, -f.header)):
-        if f.na is not None or f.at is None:
+        if f.na is not None or f.at is None or (f.embedded and not embedded):
             continue
         r = evaluate(view, f)
         if (every or r.status in (Status.BAD, Status.OFFLOAD)) and r.computed is not None:

@@ -16,11 +16,11 @@ net/ipv4/udp.c ``udp4_csum_init``, net/ipv6/ip6_checksum.c ``udp6_csum_init``):
 Malformed outer headers raise :class:`CsumValueError` with the codes of :mod:`csum.layers.walk`.
 
 Where the C walker is built (:mod:`csum.layers.accel`), packets made only of the layers it walks
-(Ethernet with up to two VLAN tags, SLL/SLL2, raw IP, BSD loopback; IPv4 with options, IPv6 with
-hop-by-hop / destination options; TCP, UDP, VXLAN, ICMP/ICMPv6 other than errors; outer IPv4
-fragments, IPv6 fragments) get their Results from C, equal in every field to the Python
-walker's; everything else, and every packet with ``CSUM_ENGINE`` other than ``c``, goes through
-the Python walker.
+(Ethernet, VLAN tags, MPLS, PPPoE, SLL/SLL2, raw IP, BSD loopback; IPv4 with options, IPv6 with its
+extension headers, AH; TCP, UDP, VXLAN, Geneve, GTP, GRE, ICMP/ICMPv6 other than errors; outer IPv4
+fragments, IPv6 fragments: csum/engine/_cwalk.c's header comment) get their Results from C, equal in every field
+to the Python walker's; everything else, ``udp6_zero_ok``, and every packet with ``CSUM_ENGINE`` other than ``c``,
+goes through the Python walker.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def verify(packet: object, *, link: Link = "auto", udp6_zero_ok: bool = False) -
     over IPv6 (RFC 6936). ESP yields one not-verifiable result ("esp", reason ``encrypted``).
     """
     cwalk = engine.cwalk
-    if cwalk is not None:  # the C walker (csum/layers/accel.py) when it walks everything the packet holds
+    if cwalk is not None and not udp6_zero_ok:  # the C walker (csum/layers/accel.py) when it walks all the packet holds
         number = _C_LINKS.get(link) if type(link) is str else link if type(link) is int and 0 <= link < 1 << 31 \
             else None
         if number is not None:

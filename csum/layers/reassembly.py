@@ -57,18 +57,23 @@ class _Datagram:
     total: int | None = None       # end of the last fragment, once seen
     failed: str | None = None
     prefix: str = ""               # the path of the first fragment's layers in front of IP
+    repeats: list[int] = field(default_factory=list)  # packets repeating the first fragment byte for byte
 
 
 @dataclass
 class Done:
     """A datagram whose fate is known: its results by packet index (reassembled) or why it failed (given up:
     neither), and every packet holding one of its fragments (``pieces``); ``first``: the first fragment's packet,
-    -1 when it never came."""
+    -1 when it never came; ``embedded``: (packet index, field offset) of the results that are an embedded packet's
+    (csum.layers.walk Field.embedded); ``repeats``: the packets that repeat the first fragment byte for byte (a
+    duplicate in the capture: the datagram's transport field is the first fragment's, reported once)."""
 
     first: int
     results: dict[int, list[Result]]
     failed: Reason | None = None
     pieces: tuple[int, ...] = ()
+    embedded: frozenset[tuple[int, int]] = frozenset()
+    repeats: tuple[int, ...] = ()
 
 
 class Reassembler:
@@ -99,7 +104,9 @@ class Reassembler:
         data = bytes(buf[ip.frag_data : ip.end])
         if cut or ip.frag_offset + len(data) > _MAX_DATAGRAM:
             dgram.failed = "cut" if cut else "too long"
-        if ip.frag_offset == 0:
+        if ip.frag_offset == 0 and self._repeats_head(dgram, data):  # the field stays the first copy's
+            dgram.repeats.append(index)
+        elif ip.frag_offset == 0:
             dgram.head, dgram.head_index, dgram.l3 = bytes(buf[ip.l3 : ip.frag_data]), index, ip.l3
             dgram.prefix = prefix
         if not ip.frag_more:
@@ -136,7 +143,13 @@ class Reassembler:
 
     def _give_up(self, key: Key, dgram: _Datagram) -> Done:
         self._close(key)
-        return Done(dgram.head_index, {}, pieces=tuple(p.index for p in dgram.pieces))
+        return Done(dgram.head_index, {}, pieces=tuple(p.index for p in dgram.pieces), repeats=tuple(dgram.repeats))
+
+    @staticmethod
+    def _repeats_head(dgram: _Datagram, data: bytes) -> bool:
+        """Whether a first fragment's ``data`` is the datagram's first fragment's, byte for byte."""
+        return dgram.head is not None and any(p.offset == 0 and p.index == dgram.head_index and p.data == data
+                                              for p in dgram.pieces)
 
     @staticmethod
     def _whole(dgram: _Datagram) -> bytes | None:
@@ -164,8 +177,9 @@ class Reassembler:
         head = bytearray(dgram.head or b"")
         if whole is not None and len(head) - (0 if dgram.version == 4 else 40) + len(whole) > _MAX_DATAGRAM:
             dgram.failed = "too long"  # Linux drops it too: "Oversized IP packet" (net/ipv4/ip_fragment.c)
+        repeats = tuple(dgram.repeats)
         if whole is None or dgram.failed:
-            return Done(dgram.head_index, {}, _FAILED.get(dgram.failed or ""), pieces)
+            return Done(dgram.head_index, {}, _FAILED.get(dgram.failed or ""), pieces, repeats=repeats)
         if dgram.version == 4:
             head[2:4] = (len(head) + len(whole)).to_bytes(2, "big")
             head[6:8] = bytes([head[6] & 0x40, 0])  # keep DF, clear MF and the offset
@@ -175,6 +189,7 @@ class Reassembler:
         packet = memoryview(bytes(head) + whole)
         stack = walk(packet, "ip")
         results: dict[int, list[Result]] = {}
+        embedded = set()
         for f in stack.fields:
             if f.depth == 0 and f.entry.name == "ipv4" and f.header == 0:
                 continue  # the rebuilt header is csum's, not the sender's
@@ -183,7 +198,9 @@ class Reassembler:
             moved = dataclasses.replace(r, offset=r.offset + shift, path=dgram.prefix + r.path,
                                         field=None if r.field is None else r.field + shift)
             results.setdefault(index, []).append(moved)
-        return Done(dgram.head_index, results, pieces=pieces)
+            if f.embedded and moved.field is not None:
+                embedded.add((index, moved.field))
+        return Done(dgram.head_index, results, pieces=pieces, embedded=frozenset(embedded), repeats=repeats)
 
 
 def _locate(dgram: _Datagram, head_len: int, at: int) -> tuple[int, int]:

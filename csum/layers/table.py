@@ -211,8 +211,13 @@ IP6_MF, IP6_OFFSET = 0x0001, 0xFFF8
 #: IPv4 options (RFC 791): end of list, no-operation; IPv6 option Pad1 (RFC 8200 4.2).
 IPOPT_END, IPOPT_NOOP, IPV6_TLV_PAD1 = 0, 1, 0
 #: An IPv6 extension header's length byte (at 1) counts 8-byte units after the first 8 (RFC 8200 4.3); a routing
-#: header's Segments Left is at 3 (RFC 8200 4.4).
-IPV6_EXT_UNIT, IPV6_RT_SEGMENTS_LEFT = 8, 3
+#: header's Segments Left is at 3 (RFC 8200 4.4), its type at 2.
+IPV6_EXT_UNIT, IPV6_RT_SEGMENTS_LEFT, IPV6_RT_TYPE = 8, 3, 2
+#: Routing header types whose last address is the final destination (0, RFC 2460; 2, RFC 6275 6.4) and the segment
+#: routing header (4, RFC 8754 2: Segment List[0], at 8, is the final segment); either must hold an address (24 bytes).
+ROUTING_LAST_ADDRESS, ROUTING_SRH, SRH_SEGMENT0_AT, ROUTING_ADDRESSED = frozenset({0, 2}), 4, 8, 24
+#: RFC 4302 2.2: AH's Payload Len (at 1) is its length in 4-byte words, minus 2; its path part.
+AH_UNIT, AH_BIAS, AH_NAME = 4, 2, "ah"
 #: ``struct tcphdr``: data offset in the high nibble of byte 12, in 32-bit words (RFC 9293 3.1).
 TCP_DOFF_AT = 12
 #: ``struct gre_base_hdr`` (RFC 2784, RFC 2890): flags in byte 0, version in the low bits of byte 1, protocol at 2;
@@ -224,6 +229,9 @@ GRE_HLEN, GRE_WORD = 4, 4
 ERSPAN2_HLEN, ERSPAN3_HLEN, ERSPAN3_PLATFORM, ERSPAN3_O_AT = 8, 12, 8, 11
 #: VXLAN (RFC 7348): an 8-byte header, then Ethernet.
 VXLAN_HLEN = 8
+#: Geneve (RFC 8926 3.4): 8 bytes, then options whose length (the low 6 bits of byte 0) counts 4-byte words; the
+#: protocol type (an EtherType) at 2.
+GENEVE_HLEN, GENEVE_OPT_LEN, GENEVE_UNIT, GENEVE_PROTOCOL = 8, 0x3F, 4, 2
 
 #: Encapsulations walked into (each IP-in-something, tunnel or quote counts one): deeper is not walked.
 MAX_DEPTH = 8
@@ -235,9 +243,73 @@ REASSEMBLY_KEY_BYTES = 1 + 2 * 16 + 4
 # --- above UDP ---------------------------------------------------------------------------------
 
 VXLAN_PORT, VXLAN_GPE_PORT, GENEVE_PORT, MPLS_UDP_PORT = 4789, 4790, 6081, 6635
-#: UDP destination port -> encapsulation (RFC 7348 VXLAN, draft-ietf-nvo3-vxlan-gpe VXLAN-GPE, RFC 8926 Geneve,
-#: RFC 7510 MPLS-in-UDP).
-UDP_TUNNELS = {VXLAN_PORT: "vxlan", VXLAN_GPE_PORT: "vxlan-gpe", GENEVE_PORT: "geneve", MPLS_UDP_PORT: "mpls"}
+GTP_U_PORT, GTP_V0_PORT, CAPWAP_DATA_PORT, AYIYA_PORT, TEREDO_PORT = 2152, 3386, 5247, 5072, 3544
+GRE_UDP_PORT, LISP_DATA_PORT, L2TP_PORT = 4754, 4341, 1701
+#: UDP destination port -> encapsulation: RFC 7348 VXLAN, draft-ietf-nvo3-vxlan-gpe VXLAN-GPE, RFC 8926 Geneve,
+#: RFC 7510 MPLS-in-UDP, 3GPP TS 29.281 GTP-U, GSM 09.60 GTPv0 (the GTP' port, 3GPP TS 32.295), RFC 5415 CAPWAP
+#: data, draft-massar-v6ops-ayiya AYIYA, RFC 4380 Teredo, RFC 8086 GRE-in-UDP, RFC 9300 LISP data, RFC 2661 L2TPv2.
+UDP_TUNNELS = {VXLAN_PORT: "vxlan", VXLAN_GPE_PORT: "vxlan-gpe", GENEVE_PORT: "geneve", MPLS_UDP_PORT: "mpls",
+               GTP_U_PORT: "gtp", GTP_V0_PORT: "gtp-prime", CAPWAP_DATA_PORT: "capwap", AYIYA_PORT: "ayiya",
+               TEREDO_PORT: "teredo", GRE_UDP_PORT: "gre-udp", LISP_DATA_PORT: "lisp", L2TP_PORT: "l2tp"}
+#: The tunnels whose answers come from their port (a GTP peer, a CAPWAP controller, a Teredo server or relay, an L2TP
+#: peer, a LISP router, an AYIYA server): recognised by the source port too when the destination port is no tunnel's
+#: and the source port is the lower of the two (Wireshark's packet-udp.c tries the lower port first).
+UDP_TUNNELS_BY_SOURCE = frozenset({GTP_U_PORT, GTP_V0_PORT, CAPWAP_DATA_PORT, AYIYA_PORT, TEREDO_PORT,
+                                   LISP_DATA_PORT, L2TP_PORT})
+SFLOW_PORT, OPENFLOW_PORTS = 6343, frozenset({6633, 6653})
+#: Protocols that carry copies of other packets ("embedded packets": judged at their own depth, never corrected
+#: unless asked): sFlow version 5 sampled headers (sflow.org sflow_version_5.txt) by UDP destination port, and
+#: OpenFlow packet-in messages (OpenFlow 1.0 5.4.1, 1.3 7.4.1) by either TCP port (IANA 6653, and the older 6633).
+UDP_EMBEDDED = {SFLOW_PORT: "sflow"}
+TCP_EMBEDDED = {port: "openflow" for port in OPENFLOW_PORTS}
+
+
+@dataclass(frozen=True)
+class GtpHdr:
+    """3GPP TS 29.281 5.1 GTPv1-U: flags (version in the top 3 bits, PT, E, S, PN), message type, Length (the octets
+    after the 8 mandatory ones), TEID; 4 more octets (sequence number, N-PDU number, next extension header type)
+    when any of E, S or PN is set; extension headers of ``ext_unit``-octet units (the count in their first octet),
+    each ending with the type of the next (0: none). GSM 09.60 6 GTPv0: a 20-byte header, Length after it."""
+
+    size: int = 8
+    type: int = 1
+    length: int = 2
+    optional: int = 4
+    ext_unit: int = 4
+    v0_size: int = 20
+
+
+GTP_HDR = GtpHdr()
+#: GTP flags: the version's shift, PT (GTP, not GTP'), E/S/PN (the optional octets present), E alone; T-PDU / G-PDU.
+GTP_VERSION_SHIFT, GTP_PT, GTP_OPTIONAL_FLAGS, GTP_E, GTP_TPDU = 5, 0x10, 0x07, 0x04, 0xFF
+#: RFC 5415 4.3 CAPWAP: the first 32 bits hold the preamble (version and type; 0: not DTLS) in the top byte, then
+#: HLEN (the header's length in 4-byte words), RID, WBID (1: IEEE 802.11, RFC 5416; 5 bits each), T (the frame is
+#: the binding's native one, else IEEE 802.3) and F (a fragment).
+CAPWAP_PREAMBLE, CAPWAP_HLEN_SHIFT, CAPWAP_WBID_SHIFT, CAPWAP_FIELD_MASK = 0x00, 19, 9, 0x1F
+CAPWAP_T, CAPWAP_F, CAPWAP_WBID_80211, CAPWAP_UNIT, CAPWAP_MIN_HLEN = 0x100, 0x80, 1, 4, 8
+#: RFC 4380 5.1.1 Teredo: the Authentication indicator (0x0001: ID-len, AU-len, client id, authentication value,
+#: nonce 8, confirmation 1) and the Origin indication (0x0000, 8 bytes) that may precede the IPv6 packet.
+TEREDO_AUTH, TEREDO_ORIGIN, TEREDO_AUTH_FIXED, TEREDO_ORIGIN_SIZE = 0x0001, 0x0000, 13, 8
+#: draft-massar-v6ops-ayiya 5: identity length 2**IDLen, signature length SigLen * 4, the opcode (1: forward) and
+#: the payload's IP protocol at 3 of its 8 fixed bytes.
+AYIYA_HLEN, AYIYA_FORWARD, AYIYA_NEXT_HEADER = 8, 1, 3
+#: RFC 9300 5.3: the LISP data header is 8 bytes, then the inner IPv4 or IPv6 packet.
+LISP_HLEN = 8
+#: RFC 2661 3.1 L2TPv2: T (control), L (Length present), S (Ns, Nr present), O (Offset Size present) and the version
+#: (2) of the first 16 bits; Tunnel ID and Session ID follow (with the Length first when L is set).
+L2TP_T, L2TP_L, L2TP_S, L2TP_O, L2TP_VERSION_MASK, L2TP_V2 = 0x8000, 0x4000, 0x0800, 0x0200, 0x000F, 2
+#: sFlow version 5: the datagram starts with its version and agent address type (1 IPv4, 2 IPv6: the address's
+#: size), then the address and 16 bytes (sub-agent id, sequence number, uptime, sample count); each sample and each
+#: flow record starts with 8 (format, length). Flow samples (enterprise 0, format 1; expanded, format 3) have a fixed
+#: part ending with their record count; a raw packet header record (format 1) has 16 bytes (header protocol: 1
+#: Ethernet, 11 IPv4, 12 IPv6; frame length; bytes stripped; header length) before the header's bytes.
+SFLOW_VERSION, SFLOW_ADDRESS, SFLOW_HLEN, SFLOW_AFTER_ADDRESS, SFLOW_ITEM = 5, {1: 4, 2: 16}, 8, 16, 8
+SFLOW_FLOW_SAMPLES, SFLOW_RAW_HEADER, SFLOW_RECORD_HLEN = {1: 32, 3: 44}, 1, 16
+SFLOW_HEADER_PROTOCOLS = {1: "eth", 11: "ip", 12: "ip"}
+#: OpenFlow: the 8-byte header (version, type, length, xid), packet-in (type 10) and where its frame starts: OpenFlow
+#: 1.0 at 18; 1.3, 1.4 and 1.5 after the match at 24 (its length at 2, padded to 8) and 2 bytes of padding.
+OPENFLOW_HLEN, OPENFLOW_PACKET_IN, OPENFLOW_10, OPENFLOW_10_DATA = 8, 10, 1, 18
+OPENFLOW_MATCH_VERSIONS, OPENFLOW_MATCH_AT, OPENFLOW_MATCH_UNIT, OPENFLOW_MATCH_PAD = frozenset({4, 5, 6}), 24, 8, 2
 #: The Next Protocol of VXLAN-GPE and NSH (one IANA registry, RFC 8300 11.2.5) -> next layer.
 NEXT_PROTOCOLS = {1: "ipv4", 2: "ipv6", 3: "eth", 4: "nsh", 5: "mpls"}
 
@@ -246,26 +318,62 @@ NEXT_PROTOCOLS = {1: "ipv4", 2: "ipv6", 3: "eth", 4: "nsh", 5: "mpls"}
 ETH_IPV4, ETH_IPV6, ETH_TEB, ETH_MPLS, ETH_MPLS_MC = 0x0800, 0x86DD, 0x6558, 0x8847, 0x8848
 ETH_PPPOE_SESSION, ETH_ERSPAN2, ETH_ERSPAN3, ETH_PPP = 0x8864, 0x88BE, 0x22EB, 0x880B
 ETH_MACSEC, ETH_NSH, ETH_ARISTA = 0x88E5, 0x894F, 0xD28B
+ETH_FABRICPATH, ETH_VNTAG, ETH_ETAG, ETH_CMD = 0x8903, 0x8926, 0x893F, 0x8909
+#: Tags between the MAC addresses and the frame's EtherType: EtherType -> (name, bytes before the next EtherType):
+#: Cisco VN-Tag (IEEE 802.1Qbh draft), IEEE 802.1BR E-Tag, Cisco MetaData (TrustSec SGT; Wireshark packet-cmd.c).
+ETHER_TAGS = {ETH_VNTAG: ("vntag", 4), ETH_ETAG: ("etag", 6), ETH_CMD: ("cmd", 6)}
+#: Cisco FabricPath: the outer addresses, EtherType 0x8903 and 2 bytes of FTag and TTL, then the original frame
+#: (Wireshark packet-cisco-fp-mim.c).
+FABRICPATH_TAG = 2
+#: GRE protocol types Aruba's access points and controllers carry IEEE 802.11 frames under (Wireshark
+#: packet-gre.h GRE_ARUBA_8200 ... 8370).
+GRE_WLAN = frozenset(range(0x8200, 0x8380, 0x10))
 #: 802.1Q C-tag, 802.1ad S-tag, and 0x9100 (pre-802.1ad QinQ, Linux ETH_P_QINQ1).
 VLAN_TPIDS = frozenset({0x8100, 0x88A8, 0x9100})
 #: EtherType -> next layer name (the walker's dispatch keys).
 ETHERTYPES = {ETH_IPV4: "ipv4", ETH_IPV6: "ipv6", ETH_TEB: "eth", ETH_MPLS: "mpls", ETH_MPLS_MC: "mpls",
               ETH_PPPOE_SESSION: "pppoe", ETH_ERSPAN2: "erspan", ETH_ERSPAN3: "erspan3", ETH_PPP: "ppp",
-              ETH_MACSEC: "macsec", ETH_NSH: "nsh", ETH_ARISTA: "arista", CDP_PID: "cdp"}
+              ETH_MACSEC: "macsec", ETH_NSH: "nsh", ETH_ARISTA: "arista", CDP_PID: "cdp",
+              ETH_FABRICPATH: "fabricpath"}
 #: Arista's vendor EtherType: subtype 1 (timestamp), then the timestamp's size by its format nibble
 #: (tcpdump print-arista.c: 1 = 64-bit, 2 = 48-bit); the frame's EtherType follows.
 ARISTA_TIMESTAMP, ARISTA_FORMATS = 0x0001, {1: 8, 2: 6}
 ETHERTYPES.update({tpid: "vlan" for tpid in VLAN_TPIDS})
 #: PPP protocol field (RFC 1661; IANA PPP DLL protocol numbers) -> next layer.
 PPP_PROTOCOLS = {0x0021: "ipv4", 0x0057: "ipv6", 0x0281: "mpls", 0x0283: "mpls"}
+#: RFC 1662 3.1: the All-Stations address and Unnumbered Information control in front of a PPP frame (optional:
+#: Address-and-Control-Field-Compression); a protocol field whose first byte is odd is 1 byte (RFC 1661 6.5,
+#: Protocol-Field-Compression).
+PPP_ADDRESS_CONTROL = b"\xff\x03"
+#: Cisco HDLC's address byte (unicast, multicast), in front of its control byte and an EtherType; also what a
+#: LINKTYPE_PPP or LINKTYPE_PPP_HDLC frame starting with it holds (Wireshark packet-ppp.c).
+CHDLC_ADDRESSES, CHDLC_HLEN = frozenset({0x0F, 0x8F}), 4
+
+
+@dataclass(frozen=True)
+class PppoeHdr:
+    """RFC 2516 4 (include/uapi/linux/if_pppox.h ``struct pppoe_hdr``): version and type, code, session id, and the
+    Length of the payload (from the PPP protocol field on) at 4; 6 bytes. Linux ``pppoe_rcv`` drops a frame
+    shorter than Length and trims the payload to it (drivers/net/ppp/pppoe.c)."""
+
+    size: int = 6
+    length: int = 4
+
+
+PPPOE_HDR = PppoeHdr()
+#: RFC 3032 2.1: a 4-byte label stack entry, bottom of stack in the low bit of its third byte; RFC 4385 3: a
+#: pseudowire control word (first nibble 0) of 4 bytes.
+MPLS_LABEL, MPLS_BOTTOM_AT, MPLS_CONTROL_WORD = 4, 2, 4
 #: BSD address families in DLT_NULL / DLT_LOOP headers: AF_INET 2; AF_INET6 24 (NetBSD, OpenBSD), 28 (FreeBSD),
 #: 30 (macOS, iOS); AF_INET6 10 (Linux) appears in NFLOG.
 BSD_FAMILIES = {2: "ipv4", 24: "ipv6", 28: "ipv6", 30: "ipv6"}
 LINUX_FAMILIES = {2: "ipv4", 10: "ipv6"}
 #: Solaris IPNET families (IPH_AF_INET, IPH_AF_INET6).
 IPNET_FAMILIES = {2: "ipv4", 26: "ipv6"}
-#: Frame Relay NLPIDs (RFC 2427): IPv4, IPv6; 0x80 is SNAP.
+#: Frame Relay NLPIDs (RFC 2427): IPv4, IPv6; 0x80 is SNAP. A frame whose address is not followed by the UI control
+#: byte 0x03 is Cisco's encapsulation: an EtherType right after the address (Wireshark packet-fr.c).
 NLPIDS = {0xCC: "ipv4", 0x8E: "ipv6"}
+FR_UI, NLPID_SNAP = 0x03, 0x80
 #: ARCNET protocol ids (RFC 1201 with split flag and sequence, RFC 1051 without) -> (next layer, header extra).
 ARCNET_PROTOCOLS = {0xD4: ("ipv4", 3), 0xC4: ("ipv6", 3), 0xF0: ("ipv4", 0)}
 #: NFLOG TLV type of the packet payload (NFULA_PAYLOAD, include/uapi/linux/netfilter/nfnetlink_log.h).
@@ -292,7 +400,7 @@ LINKTYPES: dict[int, LinkType] = {
     1: LinkType("eth", "ethernet"),
     6: LinkType("tr", "token-ring"),
     7: LinkType("arcnet", "arcnet", 3, 2),
-    9: LinkType("ppp", "ppp"),
+    9: LinkType("ppp", "ppp-hdlc"),
     10: LinkType("fddi", "fddi"),
     12: LinkType("raw", "ip"),
     14: LinkType("raw", "ip"),
@@ -316,6 +424,22 @@ LINKTYPES: dict[int, LinkType] = {
     258: LinkType("pktap", "pktap"),
     276: LinkType("sll2", "ethertype", 20, 0),
 }
+#: Link types whose frames hold no Internet checksum csum can reach: reported as having nothing to check, not as
+#: unsupported (tcpdump.org LINKTYPE_USB_FREEBSD, _BLUETOOTH_HCI_H4, _USB_LINUX, _BLUETOOTH_HCI_H4_WITH_PHDR,
+#: _USB_LINUX_MMAPPED, _CAN_SOCKETCAN, _USBPCAP, _BLUETOOTH_LE_LL, _NETLINK, _BLUETOOTH_LINUX_MONITOR,
+#: _BLUETOOTH_BREDR_BB, _BLUETOOTH_LE_LL_WITH_PHDR, _USB_DARWIN, _NORDIC_BLE, _USB_2_0).
+NO_CHECKSUM_LINKTYPES = frozenset({186, 187, 189, 201, 220, 227, 249, 251, 253, 254, 255, 256, 266, 272, 288})
+#: IEEE 802.15.4 MAC frames (LINKTYPE_IEEE802_15_4_LINUX 191, _WITHFCS 195, _NOFCS 230), judged frame by frame: only
+#: a data frame whose payload may be 6LoWPAN (RFC 4944 5.1: a first byte other than 00xxxxxx, "Not a LoWPAN frame";
+#: or a payload encrypted, or a 2015 frame csum does not parse) might hold one.
+IEEE802154_LINKTYPES = frozenset({191, 195, 230})
+#: IEEE 802.15.4-2011 5.2.1.1: the frame control field (2 bytes, little-endian): frame type (data: 1) in bits 0-2,
+#: security enabled, PAN ID compression, the destination and source addressing modes (bits 10-11, 14-15: 0 none,
+#: 2 short, 3 extended) and the frame version (bits 12-13; 2 is IEEE 802.15.4-2015's); a sequence number follows.
+IEEE802154_DATA, IEEE802154_TYPE, IEEE802154_SECURITY, IEEE802154_PANID_COMPRESSION = 1, 0x0007, 0x0008, 0x0040
+IEEE802154_DST_MODE, IEEE802154_VERSION, IEEE802154_SRC_MODE, IEEE802154_V2015 = 10, 12, 14, 2
+IEEE802154_ADDRESSES, IEEE802154_PAN_ID, IEEE802154_HLEN = {0: 0, 2: 2, 3: 8}, 2, 3
+LOWPAN_NALP_MASK = 0xC0
 #: The names csum.inet.verify / csum.rewrite accept for ``link`` besides "auto" and a link type number.
 LINK_NAMES = {"ethernet": 1, "ether": 1, "ip": 101}
 

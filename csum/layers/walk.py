@@ -32,6 +32,7 @@ from typing import Literal, NoReturn, Union
 from ..errors import Code, CsumValueError
 from . import table as T
 from .reasons import R, Reason
+from .tunnels import HANDLERS as _ENCAPSULATIONS
 
 Link = Union[Literal["auto", "ethernet", "ether", "ip"], int]
 Fragment = Literal["none", "first", "later", "atomic"]
@@ -60,6 +61,9 @@ class Field:
     alt_end: int | None = None
     #: In a BIG TCP / TSO super-packet (IP length 0, taken at its captured length).
     big: bool = False
+    #: In a packet another one carries as data (an sFlow sample, an OpenFlow packet-in): checked, never corrected
+    #: unless asked (``corrections(embedded=True)``).
+    embedded: bool = False
 
 
 @dataclass(slots=True)
@@ -130,9 +134,10 @@ class Stack:
 
     ``link``: the outermost layer's name ("eth", "raw", "sll" ...); ``fields`` in the order they
     appear in the packet; ``ips``: every IP header; ``not_ip``: no IPv4/IPv6 found (ARP ...);
-    ``unsupported``: a link type csum does not know; ``malformed``: (code, message) of a bad
-    outer header; ``cut``: the walk stopped at the snap length; ``notes``: why inner layers
-    were not walked.
+    ``unsupported``: a link type csum does not know whose frames might hold a checksum; ``no_checksum``: the
+    link type of a frame that holds none csum could reach (USB, Bluetooth, Netlink, 802.15.4 without 6LoWPAN ...:
+    table.NO_CHECKSUM_LINKTYPES); ``malformed``: (code, message) of a bad outer header; ``cut``: the walk stopped
+    at the snap length; ``notes``: why inner layers were not walked.
     """
 
     link: str = ""
@@ -140,6 +145,7 @@ class Stack:
     ips: list[IPLayer] = field(default_factory=list)
     not_ip: bool = False
     unsupported: int | None = None
+    no_checksum: int | None = None
     malformed: tuple[Code, str] | None = None
     cut: bool = False
     notes: list[str] = field(default_factory=list)
@@ -160,10 +166,10 @@ class _Cut(Exception):
 
 
 class _Walker:
-    __slots__ = ("b", "n", "wire", "stack", "strict")
+    __slots__ = ("b", "n", "wire", "stack", "strict", "embedded")
 
-    def __init__(self, buf: memoryview, wire: int, strict: bool) -> None:
-        self.b, self.n, self.wire, self.strict = buf, len(buf), wire, strict
+    def __init__(self, buf: memoryview, wire: int, strict: bool, embedded: bool = False) -> None:
+        self.b, self.n, self.wire, self.strict, self.embedded = buf, len(buf), wire, strict, embedded
         self.stack = Stack()
 
     # --- helpers -------------------------------------------------------------------------------
@@ -172,13 +178,31 @@ class _Walker:
         b = self.b
         return (b[at] << 8) | b[at + 1]
 
-    def need(self, end: int, what: str) -> None:
+    def need(self, end: int, what: str, bound: int | None = None) -> None:
+        """``what`` ends at ``end``: within ``bound`` (its encapsulation's end) and the packet, else malformed; past
+        the captured bytes but within the packet's length: cut by the snap length (:class:`_Cut`)."""
+        if bound is not None:
+            self.inside(end, bound, what)
         if end > self.n:
             if end <= self.wire:
                 raise _Cut
             raise _Bad(Code.TRUNCATED, f"packet: truncated: {what} needs {end} bytes, packet has {self.wire}")
 
+    def inside(self, stop: int, end: int, what: str) -> None:
+        """Malformed when ``what`` runs to ``stop``, past ``end``: the end its encapsulation gives it, when that is
+        before the packet's."""
+        if stop > end and end < self.wire:
+            raise _Bad(Code.TRUNCATED, f"packet: truncated: {what} needs {stop} bytes, its encapsulation ends at {end}")
+
+    def bounded(self, what: str, stop: int, end: int) -> int:
+        """``stop``, the end a length field of ``what`` gives its payload, when the encapsulation holds it."""
+        if stop > end:
+            raise _Bad(Code.TRUNCATED, f"packet: truncated: {what} needs {stop} bytes, its encapsulation ends at {end}")
+        return stop
+
     def emit(self, f: Field) -> None:
+        if self.embedded:
+            f.embedded = True
         self.stack.fields.append(f)
 
     def stored_or_none(self, at: int) -> int | None:
@@ -197,6 +221,16 @@ class _Walker:
     def dispatch(self, kind: str, at: int, end: int, depth: int, path: str) -> None:
         _HANDLERS[kind](self, at, end, depth, path)
 
+    def walk_embedded(self, kind: str, at: int, depth: int, path: str) -> None:
+        """Walk an embedded packet (this walker's whole job, see csum.layers.tunnels): a cut ends it quietly, a
+        malformed layer is a note."""
+        try:
+            self.dispatch(kind, at, self.wire, depth, path)
+        except _Cut:
+            pass
+        except _Bad as exc:
+            self.stack.notes.append(f"{path}: embedded packet: {exc}")
+
     def not_ip(self, what: str) -> NoReturn:
         raise _Bad(Code.NOT_IP, f"packet: {what}")
 
@@ -206,7 +240,7 @@ class _Walker:
         entry = T.LINKTYPES.get(linktype)
         if entry is None:
             if not path:
-                self.stack.unsupported = linktype
+                self.unknown_link(linktype, at)
                 return
             self.not_ip(f"link type {linktype} inside {path} is not walked")
         if entry.kind != "ip":  # a raw IP capture has no link layer in the path
@@ -216,7 +250,7 @@ class _Walker:
         kind = entry.kind
         if kind == "ethertype":
             self.need(at + entry.header, f"{entry.name} header")
-            self.ethertype(self.u16(at + entry.at), at + entry.at, at + entry.header, depth, path)
+            self.ethertype(self.u16(at + entry.at), at + entry.at, at + entry.header, self.wire, depth, path)
         elif kind in ("family-host", "family-net"):
             self.need(at + 4, f"{entry.name} header")
             word = self.b[at : at + 4]
@@ -240,22 +274,55 @@ class _Walker:
         else:
             self.dispatch(kind, at, self.wire, depth, path)
 
+    def unknown_link(self, linktype: int, at: int) -> None:
+        """A capture link type the table has no layout for: one whose frames hold no Internet checksum csum could
+        reach (an 802.15.4 frame by its contents), or unsupported."""
+        if linktype in T.NO_CHECKSUM_LINKTYPES or (linktype in T.IEEE802154_LINKTYPES and not self.lowpan(at)):
+            self.stack.no_checksum = linktype
+        else:
+            self.stack.unsupported = linktype
+
+    def lowpan(self, at: int) -> bool:
+        """Whether the IEEE 802.15.4 MAC frame at ``at`` may carry 6LoWPAN (so an Internet checksum): a data frame
+        (IEEE 802.15.4-2011 5.2.1) whose payload is encrypted, laid out as the 2015 revision has it, cut short, or does
+        not start with RFC 4944's "Not a LoWPAN frame" dispatch 00xxxxxx."""
+        if at + 2 > self.n:
+            return at + 2 <= self.wire
+        fc = self.b[at] | (self.b[at + 1] << 8)
+        if fc & T.IEEE802154_TYPE != T.IEEE802154_DATA:
+            return False
+        dst, src = (fc >> T.IEEE802154_DST_MODE) & 3, (fc >> T.IEEE802154_SRC_MODE) & 3
+        if fc & T.IEEE802154_SECURITY or (fc >> T.IEEE802154_VERSION) & 3 >= T.IEEE802154_V2015 \
+                or dst not in T.IEEE802154_ADDRESSES or src not in T.IEEE802154_ADDRESSES:
+            return True
+        pan = T.IEEE802154_PAN_ID
+        size = T.IEEE802154_HLEN + T.IEEE802154_ADDRESSES[dst] + T.IEEE802154_ADDRESSES[src] + (pan if dst else 0) \
+            + (pan if src and not fc & T.IEEE802154_PANID_COMPRESSION else 0)
+        return at + size >= self.n or self.b[at + size] & T.LOWPAN_NALP_MASK != 0
+
     def h_ethernet(self, at: int, end: int, depth: int, path: str) -> None:
         eth = T.ETHHDR
-        self.need(at + eth.size, "Ethernet header")
-        self.ethertype(self.u16(at + eth.proto), at + eth.proto, at + eth.size, depth, path)
+        self.need(at + eth.size, "Ethernet header", end)
+        self.ethertype(self.u16(at + eth.proto), at + eth.proto, at + eth.size, end, depth, path)
 
     def h_eth(self, at: int, end: int, depth: int, path: str) -> None:
         self.h_ethernet(at, end, depth, f"{path}/eth")
 
-    def ethertype(self, value: int, where: int, at: int, depth: int, path: str) -> None:
-        """Dispatch on an EtherType read at ``where``; the payload starts at ``at``."""
-        while value in T.VLAN_TPIDS:
-            self.need(at + T.ETHHDR.vlan_size, "802.1Q tag")
-            path += "/vlan"
-            where, value, at = at + 2, self.u16(at + 2), at + T.ETHHDR.vlan_size
+    def h_fabricpath(self, at: int, end: int, depth: int, path: str) -> None:
+        """Cisco FabricPath: its FTag and TTL, then the original Ethernet frame."""
+        self.h_eth(at + T.FABRICPATH_TAG, end, depth, f"{path}/fabricpath")
+
+    def ethertype(self, value: int, where: int, at: int, end: int, depth: int, path: str) -> None:
+        """Dispatch on an EtherType read at ``where``; the payload starts at ``at`` and ends by ``end``. Tags (VLAN,
+        VN-Tag, E-Tag, Cisco MetaData) are walked past, each to the EtherType that follows it."""
+        while value in T.VLAN_TPIDS or value in T.ETHER_TAGS:
+            tag, size = T.ETHER_TAGS.get(value, ("vlan", T.ETHHDR.vlan_size - 2))
+            where = at + size
+            self.need(where + 2, f"{tag} tag", end)
+            path += f"/{tag}"
+            value, at = self.u16(where), where + 2
         if value < 0x0600:  # an 802.3 length: LLC
-            self.llc(at, at + value, depth, path)
+            self.llc(at, at + value, end, depth, path)
             return
         name = T.ETHERTYPES.get(value)
         if name is None:
@@ -264,24 +331,25 @@ class _Walker:
         if name in ("ipv4", "ipv6") and at < self.n and self.b[at] >> 4 != (4 if name == "ipv4" else 6):
             raise _Bad(Code.BAD_VERSION, f"packet: EtherType {value:#06x} at offset {where} but IP version "
                        f"{self.b[at] >> 4}")
-        self.dispatch(name, at, self.wire, depth, path)
+        self.dispatch(name, at, end, depth, path)
 
-    def llc(self, at: int, stop: int, depth: int, path: str) -> None:
-        """802.2 LLC ending at ``stop``: SNAP with an EtherType (RFC 1042), or Cisco's OUI with CDP."""
-        self.need(at + 3, "LLC header")
+    def llc(self, at: int, stop: int, end: int, depth: int, path: str) -> None:
+        """802.2 LLC ending at ``stop`` (an 802.3 length's end) by ``end``: SNAP with an EtherType (RFC 1042), or
+        Cisco's OUI with CDP."""
+        self.need(at + 3, "LLC header", end)
         if self.b[at : at + 3] != b"\xaa\xaa\x03":
             self.not_ip(f"LLC {bytes(self.b[at:at + 3]).hex()} at offset {at} (no SNAP)")
-        self.need(at + 8, "SNAP header")
+        self.need(at + 8, "SNAP header", end)
         path += "/llc"
         if self.b[at + 3 : at + 6] == T.CISCO_OUI and self.u16(at + 6) == T.CDP_PID:
             self.cdp(at + 8, stop, depth, path)
         else:
-            self.ethertype(self.u16(at + 6), at + 6, at + 8, depth, path)
+            self.ethertype(self.u16(at + 6), at + 6, at + 8, min(stop, end), depth, path)
 
     def h_fddi(self, at: int, end: int, depth: int, path: str) -> None:
         """FDDI: frame control and two addresses (13 bytes), then LLC."""
         self.need(at + 13, "FDDI header")
-        self.llc(at + 13, self.wire, depth, path)
+        self.llc(at + 13, self.wire, self.wire, depth, path)
 
     def h_token_ring(self, at: int, end: int, depth: int, path: str) -> None:
         """IEEE 802.5: access and frame control, two addresses, routing information when the source address's
@@ -291,7 +359,7 @@ class _Walker:
         if self.b[at + 8] & 0x80:
             self.need(at + 15, "Token Ring routing information")
             size += self.b[at + 14] & 0x1F
-        self.llc(at + size, self.wire, depth, path)
+        self.llc(at + size, self.wire, self.wire, depth, path)
 
     def h_cdp(self, at: int, end: int, depth: int, path: str) -> None:
         """CDP by EtherType (Cisco HDLC, Ethernet II): to the end of the frame."""
@@ -311,30 +379,47 @@ class _Walker:
 
     def h_vlan(self, at: int, end: int, depth: int, path: str) -> None:
         """A VLAN tag reached through a protocol type (GRE's): TCI, then the EtherType."""
-        self.ethertype(0x8100, at - 2, at, depth, path)
+        self.ethertype(min(T.VLAN_TPIDS), at - 2, at, end, depth, path)
 
     def h_mpls(self, at: int, end: int, depth: int, path: str) -> None:
         """RFC 3032 label stack; after the bottom of stack: IPv4/IPv6 by the first nibble, 0: RFC 4385 control
         word + Ethernet (RFC 4448 pseudowire)."""
         path += "/mpls"
         while True:
-            self.need(at + 4, "MPLS label")
-            bottom = self.b[at + 2] & 1
-            at += 4
+            self.need(at + T.MPLS_LABEL, "MPLS label", end)
+            bottom = self.b[at + T.MPLS_BOTTOM_AT] & 1
+            at += T.MPLS_LABEL
             if bottom:
                 break
-        self.need(at + 1, "MPLS payload")
+        self.need(at + 1, "MPLS payload", end)
         nibble = self.b[at] >> 4
         if nibble in (4, 6):
             self.dispatch("ipv4" if nibble == 4 else "ipv6", at, end, depth, path)
         elif nibble == 0:
-            self.h_eth(at + 4, end, depth, path)
+            self.h_eth(at + T.MPLS_CONTROL_WORD, end, depth, path)
         else:
             self.not_ip(f"MPLS payload starting with {self.b[at]:#04x} at offset {at}")
 
     def h_pppoe(self, at: int, end: int, depth: int, path: str) -> None:
-        self.need(at + 8, "PPPoE session header")
-        self.ppp_protocol(self.u16(at + 6), at + 8, end, depth, f"{path}/pppoe")
+        """RFC 2516 4: the session header, then a PPP frame of Length bytes (the protocol field compressed or not).
+        A frame shorter than Length is malformed (Linux ``pppoe_rcv`` drops it); bytes past Length are padding, and
+        a datagram longer than Length is cut by it (Linux trims the payload to Length, then ``ip_rcv_core`` drops the
+        datagram as truncated)."""
+        hdr = T.PPPOE_HDR
+        self.need(at + hdr.size, "PPPoE session header", end)
+        length = self.u16(at + hdr.length)
+        stop = self.bounded(f"PPPoE Length {length}", at + hdr.size + length, end)
+        self.ppp_frame(at + hdr.size, stop, depth, f"{path}/pppoe")
+
+    def ppp_frame(self, at: int, end: int, depth: int, path: str) -> None:
+        """A PPP protocol field (1 byte when its first is odd: Protocol-Field-Compression, RFC 1661 6.5), then the
+        payload it names."""
+        self.need(at + 1, "PPP protocol field", end)
+        if self.b[at] & 1:
+            self.ppp_protocol(self.b[at], at + 1, end, depth, path)
+        else:
+            self.need(at + 2, "PPP protocol field", end)
+            self.ppp_protocol(self.u16(at), at + 2, end, depth, path)
 
     def ppp_protocol(self, proto: int, at: int, end: int, depth: int, path: str) -> None:
         name = T.PPP_PROTOCOLS.get(proto)
@@ -344,39 +429,50 @@ class _Walker:
 
     def h_ppp(self, at: int, end: int, depth: int, path: str) -> None:
         """RFC 1661 (address/control 0xff 0x03 optional, RFC 1662; protocol field compression)."""
-        self.need(at + 2, "PPP header")
-        if self.b[at] == 0xFF and self.b[at + 1] == 0x03:
-            at += 2
-            self.need(at + 2, "PPP header")
-        if self.b[at] & 1:  # a compressed 1-byte protocol
-            self.ppp_protocol(self.b[at], at + 1, end, depth, path)
-        else:
-            self.ppp_protocol(self.u16(at), at + 2, end, depth, path)
+        control = T.PPP_ADDRESS_CONTROL
+        self.need(at + len(control), "PPP header", end)
+        if self.b[at : at + len(control)] == control:
+            at += len(control)
+        self.ppp_frame(at, end, depth, path)
 
     def h_ppp_hdlc(self, at: int, end: int, depth: int, path: str) -> None:
-        self.need(at + 4, "PPP-in-HDLC header")
-        if self.b[at] in (0x0F, 0x8F):  # Cisco HDLC framing in a PPP_SERIAL capture
-            self.ethertype(self.u16(at + 2), at + 2, at + 4, depth, path)
+        """A PPP frame, or Cisco HDLC framing (address, control, EtherType) in a PPP or PPP_HDLC capture."""
+        self.need(at + 1, "PPP header", end)
+        if self.b[at] in T.CHDLC_ADDRESSES:
+            self.need(at + T.CHDLC_HLEN, "Cisco HDLC header", end)
+            self.ethertype(self.u16(at + 2), at + 2, at + T.CHDLC_HLEN, end, depth, path)
         else:
             self.h_ppp(at, end, depth, path)
 
     def h_wlan(self, at: int, end: int, depth: int, path: str) -> None:
         """IEEE 802.11 data frames: 24-byte header, 30 with four addresses, +2 QoS, +4 HT control; LLC/SNAP."""
-        self.need(at + 24, "802.11 header")
-        fc, flags = self.b[at], self.b[at + 1]
+        self.need(at + 24, "802.11 header", end)
+        self.wlan(at, end, depth, path, self.b[at], self.b[at + 1])
+
+    def h_wlan_in(self, at: int, end: int, depth: int, path: str) -> None:
+        """An IEEE 802.11 frame inside a tunnel (Aruba's GRE)."""
+        self.h_wlan(at, end, depth, f"{path}/wlan")
+
+    def is_wlan_data(self, fc: int) -> bool:
+        """Whether an 802.11 frame control's first byte is a data frame's that carries data (not a Null frame)."""
+        return (fc >> 2) & 3 == 2 and not (fc >> 4) & 4
+
+    def wlan(self, at: int, end: int, depth: int, path: str, fc: int, flags: int) -> None:
+        """The 802.11 frame at ``at`` whose frame control field is ``fc`` and ``flags`` (read by the caller: CAPWAP's
+        may be byte-swapped)."""
         kind, subtype = (fc >> 2) & 3, fc >> 4
-        if kind != 2 or subtype & 4:
+        if not self.is_wlan_data(fc):
             self.not_ip(f"802.11 frame of type {kind} subtype {subtype} (no data)")
         if flags & 0x40:
             self.not_ip("protected (encrypted) 802.11 data frame")
         size = 24 + (6 if flags & 3 == 3 else 0)
         if subtype & 8:
             size += 2 + (4 if flags & 0x80 else 0)
-        self.need(at + size + 8, "802.11 LLC/SNAP header")
+        self.need(at + size + 8, "802.11 LLC/SNAP header", end)
         snap = at + size
         if self.b[snap : snap + 3] != b"\xaa\xaa\x03":
             self.not_ip(f"802.11 payload without LLC/SNAP at offset {snap}")
-        self.ethertype(self.u16(snap + 6), snap + 6, snap + 8, depth, path + "/llc")
+        self.ethertype(self.u16(snap + 6), snap + 6, snap + 8, end, depth, path + "/llc")
 
     def h_radiotap(self, at: int, end: int, depth: int, path: str) -> None:
         self.need(at + 4, "radiotap header")
@@ -413,7 +509,8 @@ class _Walker:
         self.not_ip("NFLOG record without a payload TLV")
 
     def h_frame_relay(self, at: int, end: int, depth: int, path: str) -> None:
-        """Q.922 address (EA bit ends it), control 0x03, optional pad, NLPID (RFC 2427); SNAP with an EtherType."""
+        """Q.922 address (EA bit ends it), control 0x03, optional pad, NLPID (RFC 2427); SNAP with an EtherType; or,
+        without the control byte, Cisco's encapsulation: the EtherType right after the address."""
         pos = at
         while True:
             self.need(pos + 1, "Frame Relay address")
@@ -421,15 +518,16 @@ class _Walker:
             if self.b[pos - 1] & 1 and pos - at >= 2:
                 break
         self.need(pos + 2, "Frame Relay control and NLPID")
-        if self.b[pos] != 0x03:
-            self.not_ip(f"Frame Relay control {self.b[pos]:#04x}")
+        if self.b[pos] != T.FR_UI:
+            self.ethertype(self.u16(pos), pos, pos + 2, end, depth, path)
+            return
         pos += 1
         if self.b[pos] == 0 and pos + 1 < self.n:
             pos += 1
         nlpid = self.b[pos]
-        if nlpid == 0x80:
+        if nlpid == T.NLPID_SNAP:
             self.need(pos + 6, "SNAP header")
-            self.ethertype(self.u16(pos + 4), pos + 4, pos + 6, depth, path)
+            self.ethertype(self.u16(pos + 4), pos + 4, pos + 6, end, depth, path)
             return
         name = T.NLPIDS.get(nlpid)
         if name is None:
@@ -451,6 +549,8 @@ class _Walker:
     def h_ipv4(self, at: int, end: int, depth: int, path: str, quote: bool = False) -> None:
         path += "/ipv4" if path else "ipv4"
         b, h = self.b, T.IPHDR
+        if not quote:
+            self.inside(at + h.size, end, "IPv4 header")
         if at + h.size > self.n:
             if quote:
                 return
@@ -463,6 +563,8 @@ class _Walker:
         ihl = (b[at] & 0x0F) * 4
         if ihl < h.size:
             raise _Bad(Code.BAD_IHL, f"packet: IPv4 IHL is {ihl // 4}, below the minimum of 5")
+        if not quote:
+            self.inside(at + ihl, end, f"IPv4 header with IHL {ihl // 4}")
         if at + ihl > self.n:
             if quote:
                 return
@@ -539,6 +641,8 @@ class _Walker:
     def h_ipv6(self, at: int, end: int, depth: int, path: str, quote: bool = False) -> None:
         path += "/ipv6" if path else "ipv6"
         b, h, unit = self.b, T.IPV6HDR, T.IPV6_EXT_UNIT
+        if not quote:
+            self.inside(at + h.size, end, "IPv6 header")
         if at + h.size > self.n:
             if quote:
                 return
@@ -558,7 +662,7 @@ class _Walker:
         try:
             while nh in T.IPV6_EXT:
                 self.need(pos + unit, "IPv6 extension header")
-                size = T.FRAG_HDR.size if nh == T.FRAGMENT else (b[pos + 1] + 2) * 4 if nh == T.AH else \
+                size = T.FRAG_HDR.size if nh == T.FRAGMENT else (b[pos + 1] + T.AH_BIAS) * T.AH_UNIT if nh == T.AH else \
                     (b[pos + 1] + 1) * unit
                 self.need(pos + size, "IPv6 extension header")
                 if nh == T.HOP_BY_HOP and pos == at + h.size:
@@ -587,7 +691,7 @@ class _Walker:
                     frag_id = int.from_bytes(b[pos + fh.identification : pos + fh.size], "big")
                     frag_offset, frag_more, frag_data = word & T.IP6_OFFSET, bool(word & T.IP6_MF), pos + fh.size
                 if nh == T.AH:
-                    path += "/ah"
+                    path += f"/{T.AH_NAME}"
                 nh, pos = b[pos], pos + size
                 if pos > stop and (plen or jumbo):
                     raise _Bad(Code.BAD_LENGTH, f"packet: IPv6 extension headers run past the payload end ({stop})")
@@ -615,12 +719,12 @@ class _Walker:
 
     def routing_destination(self, at: int, size: int) -> int | None:
         """Offset of the final destination named by a routing header with Segments Left > 0 (RFC 8200 8.1)."""
-        kind = self.b[at + 2]
-        if kind in (0, 2) and size >= 24:  # type 0 (RFC 2460) and type 2 (RFC 6275): the last address
-            return at + size - 16
-        if kind == 4 and size >= 24:  # segment routing (RFC 8754): Segment List[0] is the final segment
-            return at + 8
-        return None
+        kind = self.b[at + T.IPV6_RT_TYPE]
+        if size < T.ROUTING_ADDRESSED:
+            return None
+        if kind in T.ROUTING_LAST_ADDRESS:
+            return at + size - T.IPV6HDR.addr_size
+        return at + T.SRH_SEGMENT0_AT if kind == T.ROUTING_SRH else None
 
     # --- above IP ------------------------------------------------------------------------------
 
@@ -676,12 +780,12 @@ class _Walker:
         elif proto == T.IPV6_IN:
             self.inner("ipv6", at, stop, depth + 1, path)
         elif proto == T.GRE:
-            self.gre(ip, at, stop, depth, path)
+            self.gre(at, stop, depth, path)
         elif proto == T.AH and ip.version == 4:
             self.need(at + 2, "AH header")
-            size = (self.b[at + 1] + 2) * 4
+            size = (self.b[at + 1] + T.AH_BIAS) * T.AH_UNIT
             self.need(at + size, "AH header")
-            self.transport(ip, self.b[at], at + size, stop, depth, path + "/ah")
+            self.transport(ip, self.b[at], at + size, stop, depth, f"{path}/{T.AH_NAME}")
         elif proto == T.ETHERNET_IN:  # RFC 8986 End.DX2 and other Ethernet-in-IP (IANA protocol 143)
             self.inner("eth", at, stop, depth + 1, path)
         elif proto == T.ESP:
@@ -756,16 +860,30 @@ class _Walker:
         if na is R.NOT_CAPTURED and field_at + 2 > self.n:
             raise _Cut
         if proto == T.UDP:
-            tunnel = T.UDP_TUNNELS.get(self.u16(at + 2))
-            if tunnel is not None:
-                self.stack.fields[-1].tunnel = True
-                self.inner(tunnel, at + 8, end, depth + 1, path)
+            self.udp_payload(at, end, depth, path)
+        elif proto == T.TCP:
+            name = T.TCP_EMBEDDED.get(self.u16(at + 2)) or T.TCP_EMBEDDED.get(self.u16(at))
+            if name is not None:
+                self.inner(name, at + (self.b[at + T.TCP_DOFF_AT] >> 4) * 4, end, depth, path)
         elif entry is T.PIM_REGISTER:  # the multicast packet it encapsulates (RFC 7761 4.9.3)
             self.inner("ip", at + 8, stop, depth + 1, path)
         elif proto in (T.ICMP, T.ICMPV6):
             errors = T.ICMP_ERRORS if proto == T.ICMP else T.ICMPV6_ERRORS
             if self.b[at] in errors:
                 self.quote(errors[self.b[at]], at, stop, depth, path)
+
+    def udp_payload(self, at: int, end: int, depth: int, path: str) -> None:
+        """What the UDP datagram at ``at`` (ending at ``end``) carries: a tunnel by its destination port (or by its
+        source port, the lower of the two, for table.UDP_TUNNELS_BY_SOURCE), or an embedded packet's protocol."""
+        source, destination = self.u16(at), self.u16(at + 2)
+        tunnel = T.UDP_TUNNELS.get(destination)
+        if tunnel is None and source < destination and source in T.UDP_TUNNELS_BY_SOURCE:
+            tunnel = T.UDP_TUNNELS[source]
+        if tunnel is not None:
+            self.stack.fields[-1].tunnel = True
+            self.inner(tunnel, at + 8, end, depth + 1, path)
+        elif destination in T.UDP_EMBEDDED:
+            self.inner(T.UDP_EMBEDDED[destination], at + 8, end, depth, path)
 
     def coverage(self, proto: int, at: int, available: int) -> int | None:
         """End of the bytes a UDP-Lite (RFC 3828 3.1) or DCCP (RFC 4340 9.2) checksum covers; None if invalid."""
@@ -819,11 +937,11 @@ class _Walker:
 
     # --- tunnels -------------------------------------------------------------------------------
 
-    def gre(self, ip: IPLayer, at: int, stop: int, depth: int, path: str) -> None:
+    def gre(self, at: int, stop: int, depth: int, path: str) -> None:
         """GRE (RFC 2784, RFC 2890 key and sequence; version 1 is PPTP's, RFC 2637): its optional checksum, then
-        the payload by protocol type."""
+        the payload by protocol type (Aruba's IEEE 802.11 frames: table.GRE_WLAN)."""
         path += "/gre"
-        self.need(at + T.GRE_HLEN, "GRE header")
+        self.need(at + T.GRE_HLEN, "GRE header", stop)
         flags, version, proto = self.b[at], self.b[at + 1] & T.GRE_VERSION, self.u16(at + 2)
         checksum, key, seq = flags & T.GRE_CSUM, flags & T.GRE_KEY, flags & T.GRE_SEQ
         if flags & T.GRE_ROUTING:
@@ -836,12 +954,14 @@ class _Walker:
             na = R.NOT_CAPTURED if stop > self.n else None
             field = at + T.GRE_ENTRY.field
             self.emit(Field(T.GRE_ENTRY, path, depth, at, field if field + 2 <= self.n else None, ((at, stop),), na=na))
-        self.need(at + size, "GRE header")
+        self.need(at + size, "GRE header", stop)
         payload = at + size
         if version == 1:
             self.inner("ppp", payload, stop, depth + 1, path)
         elif proto == T.ETH_ERSPAN2 and not seq:  # ERSPAN type I: Ethernet right after the GRE header
             self.inner("eth", payload, stop, depth + 1, path)
+        elif proto in T.GRE_WLAN:
+            self.inner("wlan-in", payload, stop, depth + 1, path)
         else:
             name = T.ETHERTYPES.get(proto)
             if name is None:
@@ -896,7 +1016,7 @@ class _Walker:
             self.emit(Field(T.MACSEC_ENTRY, path, depth, at, None, na=R.ENCRYPTED))
             return
         self.need(at + size + 2, "MACsec SecTAG")
-        self.ethertype(self.u16(at + size), at + size, at + size + 2, depth, path)
+        self.ethertype(self.u16(at + size), at + size, at + size + 2, end, depth, path)
 
     def h_arista(self, at: int, end: int, depth: int, path: str) -> None:
         """Arista's timestamp tag (EtherType 0xd28b), then the frame's own EtherType."""
@@ -906,18 +1026,20 @@ class _Walker:
             self.not_ip(f"Arista header subtype {self.u16(at):#06x} format {self.b[at + 3] >> 4} at offset {at}")
         where = at + 4 + size
         self.need(where + 2, "Arista timestamp header")
-        self.ethertype(self.u16(where), where, where + 2, depth, path + "/arista")
+        self.ethertype(self.u16(where), where, where + 2, end, depth, path + "/arista")
 
     def h_geneve(self, at: int, end: int, depth: int, path: str) -> None:
         """RFC 8926: 8 bytes + options (length in 4-byte words), protocol type an EtherType."""
-        self.need(at + 8, "Geneve header")
-        size = 8 + (self.b[at] & 0x3F) * 4
-        self.need(at + size, "Geneve options")
-        self.ethertype(self.u16(at + 2), at + 2, at + size, depth, path + "/geneve")
+        self.need(at + T.GENEVE_HLEN, "Geneve header", end)
+        size = T.GENEVE_HLEN + (self.b[at] & T.GENEVE_OPT_LEN) * T.GENEVE_UNIT
+        self.need(at + size, "Geneve options", end)
+        where = at + T.GENEVE_PROTOCOL
+        self.ethertype(self.u16(where), where, at + size, end, depth, path + "/geneve")
 
 
 #: Layer name (as the table's dispatch values and link kinds spell it) -> its handler.
-_HANDLERS = {name[2:].replace("_", "-"): fn for name, fn in vars(_Walker).items() if name.startswith("h_")}
+_HANDLERS = {**{name[2:].replace("_", "-"): fn for name, fn in vars(_Walker).items() if name.startswith("h_")},
+             **_ENCAPSULATIONS}
 
 
 def _fits(buf: memoryview, at: int) -> bool:

@@ -177,8 +177,9 @@ def test_pcapng_sections_interfaces_and_small_chunks(tmp_path):
 # --- exit codes ------------------------------------------------------------------------------------
 
 def test_exit_codes(tmp_path, bad_capture):
-    """The README table: 0 good (no IP at all is fine), 1 a bad checksum (never hidden by a malformed packet),
-    2 not a capture or unsupported link types (0 with --skip-unsupported); fix writes nothing on 2."""
+    """The README table: 0 good (no IP at all is fine, nor a link type csum does not know: listed, a warning), 1 a
+    bad checksum (never hidden by a malformed packet), 2 not a capture, or unsupported link types with --strict;
+    fix writes nothing on 2."""
     good = tmp_path / "good.pcap"
     wrpcap(str(good), [ETH / IP(dst="192.0.2.9") / UDP() / Raw(b"a" * n) for n in range(4)])
     assert run("verify", str(good)).returncode == 0
@@ -195,16 +196,55 @@ def test_exit_codes(tmp_path, bad_capture):
     user0 = tmp_path / "user0.pcap"
     user0.write_bytes(pcap_bytes(_packets(3), linktype=147))
     proc = run("verify", str(user0))
-    assert proc.returncode == 2 and b"3 on link type 147" in proc.stderr and proc.stderr.count(b"\n") == 1
+    assert proc.returncode == 0 and b"warning for" in proc.stderr and b"3 on link type 147" in proc.stderr
+    assert proc.stderr.count(b"\n") == 1 and b"link type 147 not supported: 3 packets" in proc.stdout
+    proc = run("verify", str(user0), "--strict")
+    assert proc.returncode == 2 and b"failed for" in proc.stderr and b"3 on link type 147" in proc.stderr
     assert run("verify", str(user0), "--skip-unsupported").returncode == 0
     out = tmp_path / "out.pcap"
-    proc = run("fix", str(user0), str(out))
+    proc = run("fix", str(user0), str(out), "--strict")
     assert proc.returncode == 2 and not out.exists() and b"not written" in proc.stderr and b"wrote" not in proc.stdout
+    proc = run("fix", str(user0), str(out))
+    assert proc.returncode == 0 and out.read_bytes() == user0.read_bytes()
+    out.unlink()
     proc = run("fix", str(mixed), str(out))
     assert proc.returncode == 1 and b"wrote" in proc.stdout and b"failed" not in proc.stderr + proc.stdout
     junk = tmp_path / "junk.pcap"
     junk.write_bytes(b"GET / HTTP/1.1\r\n\r\n")
     assert run("verify", str(junk)).returncode == 2
+
+
+def test_a_capture_with_nothing_to_check(tmp_path):
+    """A Netlink capture (LINKTYPE_NETLINK 253: nlmon's) holds no Internet checksum: exit 0, even with --strict,
+    and the report says so (text and JSON)."""
+    path = tmp_path / "netlink.pcap"
+    path.write_bytes(pcap_bytes([bytes(range(20)), bytes(36)], linktype=253))
+    proc = run("verify", str(path), "--strict")
+    assert proc.returncode == 0 and proc.stderr == b""
+    assert b"link type 253 carries no Internet checksum: 2 packets, nothing to check" in proc.stdout
+    doc = _json(run("verify", str(path), "--json"))
+    assert doc["no_checksum_linktypes"] == {"253": 2} and doc["unsupported_linktypes"] == {}
+
+
+def test_fix_embedded(tmp_path):
+    """An sFlow sample of a packet with a wrong TCP checksum (scapy's, one bit flipped; tests/encapsulations.py):
+    verify says bad (exit 1); fix reports it and leaves the capture's bytes as they were, fix --fix-embedded sets the
+    sample's checksum and the sFlow datagram's UDP checksum to scapy's."""
+    from encapsulations import sflow
+
+    def datagram(sample: bytes) -> bytes:
+        return bytes(Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02") / IP(src="192.0.2.1", dst="192.0.2.2")
+                     / UDP(sport=40000, dport=6343) / Raw(sflow([(1, sample, len(sample) + 4)])))
+
+    good = bytes(Ether() / IP(src="10.0.0.1", dst="10.0.0.2") / TCP(sport=1, dport=2) / b"sampled")
+    bad = bytearray(good)
+    bad[14 + 20 + 16] ^= 0x01
+    path, out = tmp_path / "sflow.pcap", tmp_path / "out.pcap"
+    path.write_bytes(pcap_bytes([datagram(bytes(bad))]))
+    assert run("verify", str(path)).returncode == 1
+    assert run("fix", str(path), str(out)).returncode == 1 and out.read_bytes() == path.read_bytes()
+    assert run("fix", str(path), str(out), "--fix-embedded").returncode == 1
+    assert out.read_bytes() == pcap_bytes([datagram(good)])
 
 
 # --- output that cannot hurt -----------------------------------------------------------------------

@@ -19,6 +19,20 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 from captures import epb, idb, pcap_bytes, shb
+from encapsulations import (
+    ayiya,
+    capwap,
+    ether,
+    fabricpath,
+    gtp_v0,
+    l2tp,
+    lisp,
+    packet_in,
+    pppoe,
+    sflow,
+    tag,
+    teredo,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracle import rfc1071_checksum
@@ -60,6 +74,7 @@ from scapy.all import (
 )
 from scapy.contrib.cdp import CDPMsgDeviceID, CDPv2_HDR
 from scapy.contrib.eigrp import EIGRP
+from scapy.contrib.gtp import GTP_U_Header, GTPPDUSessionContainer
 from scapy.contrib.erspan import ERSPAN_II, ERSPAN_III
 from scapy.contrib.geneve import GENEVE
 from scapy.contrib.igmp import IGMP
@@ -164,6 +179,26 @@ class Case:
     linktype: int
     layers: list[str]           # count keys csum must find, in packet order (protocol@depth)
     statuses: list[str] | None = None  # all "ok" when None
+
+
+def _inner(kind: str = "tcp") -> bytes:
+    """The inner packet of the encapsulation cases: IPv4 (C4 -> D4) with TCP or UDP, IPv6 (C6 -> D6) with TCP or
+    UDP, checksums by scapy."""
+    return raw({"tcp": IP(src=C4, dst=D4) / TCP(sport=7, dport=8) / b"inner", "udp": IP(src=C4, dst=D4) / UDP() / b"u",
+                "tcp6": IPv6(src=C6, dst=D6) / TCP(sport=7, dport=8) / b"six", "udp6": IPv6(src=C6, dst=D6) / UDP()
+                / b"6"}[kind])
+
+
+def _udp(sport: int, dport: int, payload: bytes, v6: bool = False) -> bytes:
+    """Ethernet, IPv4 (A4 -> B4) or IPv6, UDP from ``sport`` to ``dport`` carrying ``payload`` (checksums by scapy)."""
+    return raw(ETH / (IPv6(src=A6, dst=B6) if v6 else IP(src=A4, dst=B4)) / UDP(sport=sport, dport=dport)
+               / Raw(payload))
+
+
+def _wlan(inner: bytes) -> bytes:
+    """An IEEE 802.11 data frame to the distribution system (scapy's Dot11, LLC/SNAP) carrying ``inner``."""
+    return raw(Dot11(type=2, subtype=0, FCfield=1) / LLC() / SNAP(code=0x0800 if inner[0] >> 4 == 4 else 0x86DD)
+               / Raw(inner))
 
 
 def _v4(*layers) -> object:
@@ -326,6 +361,45 @@ CASES = [
     Case("pgm-nak-no-checksum", pgm(8, bytes(20), checksum=False), 101, ["ipv4", "pgm"], ["ok", "none"]),
     Case("pgm-odata-zero", pgm(4, struct.pack("!II", 7, 1) + b"data", checksum=False), 101, ["ipv4", "pgm"],
          ["ok", "bad"]),
+    # issue 21: what tshark checked in the public captures and csum did not (tests/encapsulations.py cites each spec)
+    Case("pppoe-pfc", ether(0x8864, pppoe(b"\x21" + _inner())), 1, ["ipv4", "tcp"]),
+    Case("pppoe-padded", ether(0x8864, pppoe(b"\x00\x21" + _inner("udp")) + bytes(12)), 1, ["ipv4", "udp"]),
+    Case("chdlc-in-ppp", b"\x0f\x00\x08\x00" + _inner("udp"), 9, ["ipv4", "udp"]),
+    Case("frame-relay-cisco", b"\x18\x41\x86\xdd" + _inner("udp6"), 107, ["udp"]),
+    Case("vntag", tag(0x8926, 4, 0x0800, _inner()), 1, ["ipv4", "tcp"]),
+    Case("etag", tag(0x893F, 6, 0x86DD, _inner("udp6")), 1, ["udp"]),
+    Case("cisco-metadata", tag(0x8909, 6, 0x0800, _inner("udp")), 1, ["ipv4", "udp"]),
+    Case("fabricpath", fabricpath(raw(ETH / IP(_inner("udp")))), 1, ["ipv4", "udp"]),
+    Case("aruba-gre", raw(ETH / IP(src=A4, dst=B4) / GRE(proto=0x8200) / Raw(_wlan(_inner()))), 1,
+         ["ipv4", "ipv4@1", "tcp@1"]),
+    Case("gtp-u", _udp(2152, 2152, raw(GTP_U_Header(teid=1) / IP(_inner()))), 1, ["ipv4", "udp", "ipv4@1", "tcp@1"]),
+    Case("gtp-u-ext", _udp(40000, 2152, raw(GTP_U_Header(teid=1, E=1, next_ex=0x85) / GTPPDUSessionContainer(
+        type=0, QFI=9) / IPv6(_inner("udp6")))), 1, ["ipv4", "udp", "udp@1"]),
+    Case("gtp-v0", _udp(3386, 3386, gtp_v0(_inner("udp"))), 1, ["ipv4", "udp", "ipv4@1", "udp@1"]),
+    Case("capwap-wlan", _udp(40001, 5247, capwap(_wlan(_inner()))), 1, ["ipv4", "udp", "ipv4@1", "tcp@1"]),
+    Case("capwap-8023", _udp(5247, 40002, capwap(raw(ETH / IPv6(_inner("tcp6"))), native=False), v6=True), 1,
+         ["udp", "tcp@1"]),
+    Case("ayiya", _udp(40003, 5072, ayiya(_inner("tcp6"), 41)), 1, ["ipv4", "udp", "tcp@1"]),
+    Case("teredo", _udp(3544, 40004, teredo(_inner("udp6"))), 1, ["ipv4", "udp", "udp@1"]),
+    Case("gre-in-udp", _udp(40005, 4754, raw(GRE(chksum_present=1) / IP(_inner()))), 1,
+         ["ipv4", "udp", "gre", "ipv4@1", "tcp@1"]),
+    Case("lisp", _udp(4341, 4341, lisp(_inner("udp6")), v6=True), 1, ["udp", "udp@1"]),
+    Case("l2tp", _udp(1701, 1701, l2tp(b"\xff\x03\x00\x21" + _inner(), sequence=True)), 1,
+         ["ipv4", "udp", "ipv4@1", "tcp@1"]),
+    Case("l2tp-offset-pfc", _udp(1701, 1701, l2tp(b"\x57" + _inner("udp6"), length=False, offset=3)), 1,
+         ["ipv4", "udp", "udp@1"]),
+    Case("sflow", _udp(40006, 6343, sflow([(1, raw(ETH / IP(_inner())), 72)])), 1,
+         ["ipv4", "udp", "ipv4@1", "tcp@1"]),
+    Case("sflow-cut", _udp(40007, 6343, sflow([(11, _inner("udp")[:24], 1504)], expanded=True)), 1,
+         ["ipv4", "udp", "ipv4@1", "udp@1"], ["ok", "ok", "ok", "n/a"]),
+    Case("openflow-10", raw(ETH / IP(src=A4, dst=B4) / TCP(sport=40008, dport=6653, flags="PA")
+                            / Raw(packet_in(raw(ETH / IP(_inner("udp"))), version=1))), 1,
+         ["ipv4", "tcp", "ipv4@1", "udp@1"]),
+    Case("openflow-13", raw(ETH / IP(src=A4, dst=B4) / TCP(sport=6653, dport=40009, flags="PA")
+                            / Raw(packet_in(raw(ETH / IP(_inner()))))), 1, ["ipv4", "tcp", "ipv4@1", "tcp@1"]),
+    Case("icmp-quote-udp-none", raw(IP(src=A4, dst=B4) / ICMP(type=3, code=3) / Raw(raw(
+        IP(src=B4, dst=A4) / UDP(sport=53, dport=9, chksum=0) / (b"q" * 100))[:28])), 101,
+         ["ipv4", "icmp", "ipv4@1", "udp@1"], ["ok", "ok", "ok", "none"]),
 ]
 
 
@@ -480,8 +554,10 @@ TSHARK_FIELDS = {"ipv4": "ip.checksum.status", "tcp": "tcp.checksum.status", "ud
                  "carp": "vrrp.checksum.status",  # tshark 4.0 dissects these as VRRPv2: the same checksum rule
                  "eigrp": "eigrp.checksum.status", "dccp": "dccp.checksum.status",
                  "icmp-ext": "icmp.ext.checksum.status", "cdp": "cdp.checksum.status", "pgm": "pgm.hdr.cksum.status"}
+#: Each case appears twice (as built, and corrupted): tshark's TCP sequence analysis would call the copy a
+#: retransmission and leave its payload (OpenFlow) undissected.
 TSHARK_PREFS = ["ip.check_checksum:TRUE", "tcp.check_checksum:TRUE", "udp.check_checksum:TRUE",
-                "udplite.check_checksum:TRUE", "dccp.check_checksum:TRUE"]
+                "udplite.check_checksum:TRUE", "dccp.check_checksum:TRUE", "tcp.analyze_sequence_numbers:FALSE"]
 
 
 def _corrupt_all(case: Case) -> bytes:
@@ -659,13 +735,20 @@ def test_tshark_accepts_csums_cdp_checksum_for_every_odd_tail(tmp_path):
 @pytest.mark.parametrize("port", sorted(table.UDP_TUNNELS))
 def test_capture_checker_walks_into_every_udp_tunnel(port):
     """Every UDP tunnel port of the table, outer checksums right and the inner TCP checksum wrong (scapy wrote
-    it, the test flips it): csum verify's fast paths must leave such a packet to the walker, which finds it."""
-    inner = {"vxlan": bytes.fromhex("0800000000002a00") + raw(ETH / IP(src=C4, dst=D4) / TCP()),
-             "vxlan-gpe": bytes.fromhex("0c00000100002a00") + raw(IP(src=C4, dst=D4) / TCP()),
-             "geneve": bytes.fromhex("0000080000002a00") + raw(IP(src=C4, dst=D4) / TCP()),
-             "mpls": bytes.fromhex("00001140") + raw(IP(src=C4, dst=D4) / TCP())}[table.UDP_TUNNELS[port]]
-    bad = bytearray(inner)
+    it, the test flips it): csum verify's fast paths must leave such a packet to the walker, which finds it; a
+    tunnel also known by its source port (table.UDP_TUNNELS_BY_SOURCE) is found from there too."""
+    tcp4, tcp6 = raw(IP(src=C4, dst=D4) / TCP()), raw(IPv6(src=C6, dst=D6) / TCP())
+    inner = {"vxlan": bytes.fromhex("0800000000002a00") + raw(ETH / IP(tcp4)),
+             "vxlan-gpe": bytes.fromhex("0c00000100002a00") + tcp4,
+             "geneve": bytes.fromhex("0000080000002a00") + tcp4,
+             "mpls": bytes.fromhex("00001140") + tcp4,
+             "gtp": raw(GTP_U_Header(teid=3, gtp_type=255, length=len(tcp4))) + tcp4, "gtp-prime": gtp_v0(tcp4),
+             "capwap": capwap(raw(ETH / IPv6(tcp6)), native=False), "ayiya": ayiya(tcp6, 41), "teredo": teredo(tcp6),
+             "gre-udp": raw(GRE(proto=0x0800)) + tcp4, "lisp": lisp(tcp6), "l2tp": l2tp(b"\x00\x21" + tcp4)}
+    bad = bytearray(inner[table.UDP_TUNNELS[port]])
     bad[-4] ^= 0x01  # TCP's checksum sits 4 bytes before the end of a bare 20-byte TCP header
-    frame = raw(ETH / IP(src=A4, dst=B4) / UDP(sport=1234, dport=port) / bytes(bad))
-    report = check(pcap.parse(pcap_bytes([frame])))
-    assert [(r.layer, r.depth) for _, r in report.bad] == [("tcp", 1)]
+    ports = [(1234, port)] + ([(port, 40000)] if port in table.UDP_TUNNELS_BY_SOURCE else [])
+    for sport, dport in ports:
+        frame = raw(ETH / IP(src=A4, dst=B4) / UDP(sport=sport, dport=dport) / bytes(bad))
+        report = check(pcap.parse(pcap_bytes([frame])))
+        assert [(r.layer, r.depth) for _, r in report.bad] == [("tcp", 1)], (sport, dport)

@@ -9,18 +9,24 @@ left out of ``Result.__eq__``, so the tests compare tuples).
 
 from __future__ import annotations
 
+import struct
+
 import pytest
 from captures import epb, idb, python_report, shb
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from scapy.all import GRE, ICMP, IP, TCP, UDP, Dot1Q, Ether, IPOption_NOP, IPOption_Router_Alert, IPv6, fragment, raw
+from scapy.all import GRE, ICMP, IP, TCP, UDP, Dot1Q, Ether, IPOption_NOP, IPOption_Router_Alert, IPv6, Raw, fragment, raw
 from scapy.contrib.erspan import ERSPAN_II, ERSPAN_III
+from scapy.contrib.geneve import GENEVE
+from scapy.contrib.gtp import GTP_U_Header, GTPPDUSessionContainer
 from scapy.layers.inet6 import (
+    HAO,
     ICMPv6EchoRequest,
     IPv6ExtHdrDestOpt,
     IPv6ExtHdrFragment,
     IPv6ExtHdrHopByHop,
     IPv6ExtHdrRouting,
+    IPv6ExtHdrSegmentRouting,
     fragment6,
 )
 from scapy.layers.vxlan import VXLAN
@@ -90,8 +96,8 @@ _NEG_ZERO = (b"\x02" * 12 + b"\x08\x00" + bytes.fromhex("450000220000000040017cd
 
 #: What the C walker judges: its layers, path parts (csum/engine/_cwalk_table.h, from the table) and reasons.
 _C_LAYERS = set(engine.cwalk.LAYERS[1:]) if engine.cwalk is not None else set()
-_C_PARTS = _C_LAYERS | {"vlan", "ipv6", "vxlan", "eth", "erspan", "raw"}
-_C_REASONS = {"ok", "mismatch", "negative-zero", "offload"}
+_C_PARTS = _C_LAYERS | {"vlan", "ipv6", "vxlan", "eth", "erspan", "raw", "mpls", "pppoe", "ppp", "ah", "gtp", "geneve"}
+_C_REASONS = {"ok", "mismatch", "negative-zero", "offload", "udp-no-checksum", "udp6-zero-checksum", "udp6-zero-tunnel"}
 
 
 def _c_walks(rows: list[tuple] | str, frame: bytes, link: object) -> bool:
@@ -219,13 +225,23 @@ def test_c_walks_the_common_stacks():
 
 def test_c_leaves_paths_too_long_for_it():
     """A stack of more path parts than the C walker's path holds (12) is left to the Python walker, never reported
-    with a cut path: QinQ, VXLAN, QinQ inside, IP-in-IP, TCP (13 parts, checksums by scapy)."""
+    with a cut path: QinQ, VXLAN, three VLAN tags inside, IP-in-IP, TCP (13 parts, checksums by scapy); with two
+    tags inside (12 parts) C answers, as the Python walker does."""
     eth = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
-    deep = raw(eth / Dot1Q(vlan=5) / Dot1Q(vlan=6) / IP(src="10.0.0.1", dst="10.1.0.2") / UDP(sport=4, dport=4789)
-               / VXLAN(vni=3) / eth / Dot1Q(vlan=8) / Dot1Q(vlan=9) / IP(src="172.16.0.1", dst="172.16.0.2")
-               / IP(src="192.0.2.1", dst="192.0.2.2") / TCP() / b"x")
-    assert engine.cwalk.verify(deep, 1) is None
-    assert _python(deep, 1)[-1][7] == "eth/vlan/vlan/ipv4/udp/vxlan/eth/vlan/vlan/ipv4/ipv4/tcp"
+
+    def deep(tags: int) -> bytes:
+        inner = eth
+        for vlan in range(tags):
+            inner = inner / Dot1Q(vlan=8 + vlan)
+        return raw(eth / Dot1Q(vlan=5) / Dot1Q(vlan=6) / IP(src="10.0.0.1", dst="10.1.0.2") / UDP(sport=4, dport=4789)
+                   / VXLAN(vni=3) / inner / IP(src="172.16.0.1", dst="172.16.0.2") / IP(src="192.0.2.1", dst="192.0.2.2")
+                   / TCP() / b"x")
+
+    assert engine.cwalk.verify(deep(3), 1) is None
+    assert _python(deep(3), 1)[-1][7] == "eth/vlan/vlan/ipv4/udp/vxlan/eth/vlan/vlan/vlan/ipv4/ipv4/tcp"
+    got = engine.cwalk.verify(deep(2), 1)
+    assert got is not None and [_row(r) for r in got] == _python(deep(2), 1)
+    assert got[-1].path == "eth/vlan/vlan/ipv4/udp/vxlan/eth/vlan/vlan/ipv4/ipv4/tcp"
 
 
 @pytest.mark.parametrize("link, header", [
@@ -252,7 +268,8 @@ def test_c_link_types(link, header):
 
 def test_inet_verify_link_argument_and_fallback(monkeypatch):
     """inet.verify takes the same ``link`` values with and without C, raises the same errors, and answers through
-    the Python walker where C does not walk the packet (an ICMP error, UDP checksum 0, a live routing header)."""
+    the Python walker where C does not walk the packet (an ICMP error, a routing header of a type csum does not
+    read the final destination of, a Jumbo Payload)."""
     frame = _shapes()[0]
     for link in ("auto", "ethernet", "ether", 1):
         assert [_row(r) for r in inet.verify(frame, link=link)] == _python(frame, link)
@@ -266,8 +283,9 @@ def test_inet_verify_link_argument_and_fallback(monkeypatch):
         monkeypatch.undo()
         assert str(with_c.value) == str(without.value)
     eth = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
-    for packet in (eth / IP() / ICMP(type=3) / IP() / UDP(), eth / IP() / UDP(chksum=0),
-                   eth / IPv6() / IPv6ExtHdrRouting(addresses=["2001:db8::9"], segleft=1) / TCP()):
+    routing = bytearray(raw(eth / IPv6() / IPv6ExtHdrRouting(addresses=["2001:db8::9"], segleft=1) / TCP()))
+    routing[14 + 40 + 2] = 3  # routing type 3 (RPL, RFC 6554): its final destination is not read
+    for packet in (eth / IP() / ICMP(type=3) / IP() / UDP(), Ether(bytes(routing))):
         frame = raw(packet)
         assert engine.cwalk.verify(frame, -1) is None
         assert [_row(r) for r in inet.verify(frame)] == _python(frame, "auto")
@@ -334,3 +352,120 @@ def test_capture_takes_failing_packets_from_c(monkeypatch):
             if start <= at < start + len(frame):
                 fixed[at - start : at - start + 2] = new
         assert bytes(fixed) == _scapy_fixed(bytes(frame)) and bytes(fixed) != bytes(frame)
+
+
+# --- the stacks of issue 21: MPLS, PPPoE, AH, every IPv6 extension header, UDP without a checksum, Geneve, GTP ------
+
+_V6_EXTS = (lambda: IPv6ExtHdrHopByHop(), lambda: IPv6ExtHdrDestOpt(),
+            lambda: IPv6ExtHdrDestOpt(options=[HAO(hoa="2001:db8::77")]),
+            lambda: IPv6ExtHdrRouting(addresses=["2001:db8::9"], segleft=1),
+            lambda: IPv6ExtHdrRouting(type=2, addresses=["2001:db8::9"], segleft=1),
+            lambda: IPv6ExtHdrRouting(addresses=["2001:db8::9"], segleft=0),
+            lambda: IPv6ExtHdrSegmentRouting(addresses=["2001:db8::9", "2001:db8::8"], segleft=1),
+            lambda: IPv6ExtHdrFragment(offset=0, m=0, id=9))
+
+
+@st.composite
+def _issue21_stacks(draw) -> tuple[int, bytes]:
+    """(link type, frame) of the stacks issue 21 adds to the C walker, checksums by scapy (over the pseudo-header with
+    the final destination and the Home Address, as scapy's in6_chksum reads them): an inner IPv4 or IPv6 packet
+    (TCP, UDP with or without its checksum, ICMP; IPv6 extension headers of every kind the walker walks; AH spliced
+    in), maybe in GTP-U (with an extension header), GTPv0, Geneve, VXLAN or GRE-in-UDP, under Ethernet, a VLAN tag,
+    an MPLS label stack, a PPPoE session (protocol field compressed or not, padding after its Length) or bare."""
+    def packet(version: int) -> bytes:
+        v4 = version == 4
+        kind = draw(st.sampled_from(("tcp", "udp", "udp0", "icmp")))
+        l4 = {"tcp": TCP(sport=5, dport=6), "udp": UDP(sport=5, dport=7), "udp0": UDP(sport=5, dport=7, chksum=0),
+              "icmp": ICMP() if v4 else ICMPv6EchoRequest()}[kind] / draw(st.binary(max_size=30))
+        ip = IP(src="10.0.0.1", dst="10.0.0.2") if v4 else IPv6(src="2001:db8::1", dst="2001:db8::2")
+        if not v4:
+            for make in draw(st.lists(st.sampled_from(_V6_EXTS), max_size=3, unique=True)):  # one Fragment header
+                ip = ip / make()
+        data = raw(ip / l4)
+        if draw(st.booleans()):  # AH right after the IP header (RFC 4302), scapy's checksums kept
+            head = 20 if v4 else 40
+            ah = bytes([data[9] if v4 else data[6], 4]) + bytes(6) + b"\0\0\0\1" + bytes(12)  # 24 bytes
+            data = bytearray(data[:head] + ah + data[head:])
+            if v4:
+                data[9], data[2:4] = 51, (len(data)).to_bytes(2, "big")
+                header = IP(bytes(data[:head]))
+                del header.chksum
+                data[:head] = raw(header)[:head]
+            else:
+                data[6], data[4:6] = 51, (len(data) - 40).to_bytes(2, "big")
+        return bytes(data)
+
+    version = draw(st.sampled_from((4, 6)))
+    inner = packet(version)
+    tunnel = draw(st.sampled_from(("none", "gtp", "gtp-ext", "gtp0", "geneve", "geneve-ip", "vxlan", "gre-udp")))
+    if tunnel != "none":
+        payload = {"gtp": lambda: raw(GTP_U_Header(teid=1, gtp_type=255, length=len(inner))) + inner,
+                   "gtp-ext": lambda: raw(GTP_U_Header(teid=1, E=1, next_ex=0x85, gtp_type=255)
+                                          / GTPPDUSessionContainer(type=0, QFI=5) / Raw(inner)),
+                   "gtp0": lambda: struct.pack("!BBHHHB3s8s", 0x1E, 0xFF, len(inner), 1, 0, 0xFF, b"\xff" * 3,
+                                               b"\x11" * 8) + inner,
+                   "geneve": lambda: raw(GENEVE(proto=0x6558) / Ether(src=_MAC1, dst=_MAC2) / Raw(inner)),
+                   "geneve-ip": lambda: raw(GENEVE(proto=0x0800 if version == 4 else 0x86DD)) + inner,
+                   "vxlan": lambda: raw(VXLAN(vni=4) / Ether(src=_MAC1, dst=_MAC2) / Raw(inner)),
+                   "gre-udp": lambda: raw(GRE(proto=0x0800 if version == 4 else 0x86DD,
+                                              chksum_present=draw(st.booleans())) / Raw(inner))}[tunnel]()
+        if tunnel in ("geneve", "vxlan"):  # the inner Ethernet type, which scapy cannot know before a Raw: after the
+            at = 8 + 12                    # 8-byte VXLAN or Geneve header and the two addresses
+            payload = payload[:at] + (b"\x08\x00" if version == 4 else b"\x86\xdd") + payload[at + 2 :]
+        port = {"gtp": 2152, "gtp-ext": 2152, "gtp0": 3386, "geneve": 6081, "geneve-ip": 6081, "vxlan": 4789,
+                "gre-udp": 4754}[tunnel]
+        outer6 = draw(st.booleans())
+        udp = UDP(sport=40000, dport=port, chksum=0 if draw(st.booleans()) else None)
+        inner = raw((IPv6(src="2001:db8::a", dst="2001:db8::b") if outer6 else IP(src="192.0.2.1", dst="192.0.2.2"))
+                    / udp / Raw(payload))
+        version = 6 if outer6 else 4
+    ethertype = b"\x08\x00" if version == 4 else b"\x86\xdd"
+    link = draw(st.sampled_from(("eth", "vlan", "mpls", "pppoe", "raw")))
+    macs = bytes.fromhex(_MAC2.replace(":", "") + _MAC1.replace(":", ""))
+    if link == "raw":
+        return 101, inner
+    if link == "eth":
+        return 1, macs + ethertype + inner
+    if link == "vlan":
+        return 1, macs + b"\x81\x00\x00\x07" + ethertype + inner
+    if link == "mpls":
+        labels = draw(st.integers(1, 3))
+        stack = b"".join((16 + k).to_bytes(3, "big")[:2] + bytes([0x40 | (k == labels - 1)]) + b"\x40"
+                         for k in range(labels))
+        return 1, macs + b"\x88\x47" + stack + inner
+    ppp = (b"\x21" if version == 4 else b"\x57") if draw(st.booleans()) else (b"\x00\x21" if version == 4
+                                                                              else b"\x00\x57")
+    return 1, macs + b"\x88\x64" + struct.pack("!BBHH", 0x11, 0, 1, len(ppp) + len(inner)) + ppp + inner \
+        + bytes(draw(st.integers(0, 8)))
+
+
+_MAC1, _MAC2 = "02:00:00:00:00:01", "02:00:00:00:00:02"
+
+
+def test_c_walks_the_issue_21_stacks():
+    """Differential, all nine fields, on the stacks of _issue21_stacks (checksums by scapy) and on copies with up to
+    three bytes flipped: wherever C answers, its Results are the Python walker's; and the floor: C answers every
+    unflipped stack made only of what it walks (by the Python walker's answer: its layers, path parts, reasons)."""
+    seen = {"walkable": 0, "answered": 0}
+
+    @settings(max_examples=400)  # scapy builds each stack: about 2 ms an example
+    @given(case=_issue21_stacks(), flips=st.lists(st.tuples(st.integers(0, 200), st.sampled_from((1, 0x40, 0xFF))),
+                                                  max_size=3))
+    def check(case, flips):
+        link, frame = case
+        flipped = bytearray(frame)
+        for at, bit in flips:
+            if at < len(flipped):
+                flipped[at] ^= bit
+        for data in (frame, bytes(flipped)):
+            got = engine.cwalk.verify(data, link)
+            ref = _python(data, link)
+            if got is not None:
+                assert [_row(r) for r in got] == ref
+            if data is frame and _c_walks(ref, data, link):
+                seen["walkable"] += 1
+                seen["answered"] += got is not None
+                assert got is not None, f"the C walker declined a stack it walks: {ref}"
+
+    check()
+    assert seen["walkable"] >= 300, seen

@@ -139,3 +139,42 @@ def test_a_datagram_longer_than_ip_allows(v6, c_walker, monkeypatch):
     assert [(i, r.reason) for i, r in rows if r.layer == "udp" and r.reason != "non-first-fragment"] == \
         [(0, "reassembly-failed")]
     assert report.counts["udp"] == {"ok": 0, "bad": 0, "offload": 0, "none": 0, "n/a": len(frames)}
+
+
+@pytest.mark.parametrize("c_walker", [True, False], ids=["c-walker", "python"])
+def test_a_repeated_fragment_gives_the_field_one_row(c_walker, monkeypatch):
+    """A capture that repeats fragments (a duplicate of the first, then of a later one): the datagram's UDP field
+    gets one row, on the first copy of the first fragment, with scapy's checksum; the copies report nothing of it
+    (the later copy keeps its non-first-fragment row, as every later fragment has), and the counts count the field
+    once. Before, the first copy said needs-reassembly and ok."""
+    pieces = fragment(IP(src=A4, dst=B4, id=5) / UDP(sport=1, dport=2) / (b"x" * 100), fragsize=48)
+    right = IP(raw(IP(src=A4, dst=B4, id=5) / UDP(sport=1, dport=2) / (b"x" * 100)))[UDP].chksum
+    frames = [raw(ETH / f) for f in (pieces[0], pieces[0], pieces[1], pieces[1], pieces[2])]
+    if not c_walker:
+        monkeypatch.setattr(engine, "cwalk", None)
+    rows: list = []
+    check(pcap.parse(pcap_bytes(frames)), sink=lambda i, res: rows.extend((i, r) for r in res if r.layer == "udp"))
+    assert [(i, str(r.reason)) for i, r in rows] == [(0, "ok"), (2, "non-first-fragment"), (3, "non-first-fragment"),
+                                                     (4, "non-first-fragment")]
+    assert rows[0][1].computed == rows[0][1].stored == right
+    counts = check(pcap.parse(pcap_bytes(frames))).counts["udp"]
+    assert (counts["ok"], counts["n/a"]) == (1, 3)
+
+
+@pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark is not installed (apt-get install tshark)")
+def test_tshark_gives_a_repeated_datagram_one_verdict(tmp_path):
+    """tshark 4.0 reassembles a datagram whose first fragment is repeated once and judges its UDP checksum once;
+    csum verify gives one verdict too (the same), on a datagram with a wrong checksum and one with a right one."""
+    frames = []
+    for ident, bad in ((5, False), (6, True)):
+        whole = IP(src=A4, dst=B4, id=ident) / UDP(sport=1, dport=2, chksum=0x1234 if bad else None) / (b"y" * 90)
+        pieces = fragment(whole, fragsize=48)
+        frames += [raw(ETH / f) for f in (pieces[0], pieces[0], *pieces[1:])]
+    path = tmp_path / "repeats.pcap"
+    path.write_bytes(pcap_bytes(frames))
+    out = subprocess.run(["tshark", "-r", str(path), "-o", "udp.check_checksum:TRUE", "-T", "fields", "-e",
+                          "udp.checksum.status"], capture_output=True, text=True, check=True, timeout=120).stdout
+    theirs = [v for v in out.split() if v in ("0", "1")]
+    rows: list = []
+    check(pcap.parse(path.read_bytes()), sink=lambda i, res: rows.extend(r for r in res if r.layer == "udp"))
+    assert theirs == ["1", "0"] == ["1" if r.ok else "0" for r in rows if r.status in ("ok", "bad")]
