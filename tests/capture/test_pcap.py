@@ -24,6 +24,7 @@ from csum.capture import pcap
 from csum.capture.checker import check
 from csum.errors import CsumValueError
 from csum.layers import inet
+from csum.layers.reasons import Reason
 from csum.testing import buffers, frames, u16s
 
 #: Fixed MAC addresses: scapy would otherwise look the destination up (ARP, routes).
@@ -225,6 +226,16 @@ def _reference(link: int, frame: bytes) -> list[inet.Result] | str:
         return "not-ip" if exc.code == "not-ip" else "malformed"
 
 
+def _first_fragment(frame: bytes, ref: list[inet.Result]) -> tuple[bytes, bytes] | None:
+    """(source, destination, id and protocol; data) of an IPv4 first fragment (MF set, offset 0) that inet.verify
+    walked (its ipv4 row gives where the header starts), else None."""
+    at = next((r.offset for r in ref if r.layer == "ipv4"), None)
+    if at is None or frame[at + 6] & 0x3F != 0x20 or frame[at + 7]:
+        return None
+    ihl, total = 4 * (frame[at] & 0xF), int.from_bytes(frame[at + 2 : at + 4], "big")
+    return frame[at + 12 : at + 20] + frame[at + 4 : at + 6] + frame[at + 9 : at + 10], frame[at + ihl : at + total]
+
+
 def _capture(frames: list[tuple[int, bytes, int]]) -> pcap.Capture:
     return pcap.parse(pcapng_bytes(frames))
 
@@ -252,12 +263,18 @@ def test_capture_report_gives_inet_verify_results(frames):
     for attr in ("counts", "bad", "offload", "malformed", "cut", "not_ip", "patches"):
         assert getattr(report, attr) == getattr(walked, attr), attr
     assert [i for i, _ in rows] == list(range(len(frames)))
+    heads: set[tuple[bytes, bytes]] = set()
     for i, results in rows:
         link, frame, orig = frames[i]
         ref = _reference(link, frame)
         if len(frame) < orig:
             continue
         if isinstance(ref, list):
+            head = _first_fragment(frame, ref)
+            if head in heads:  # a byte-for-byte repeat of a first fragment: the datagram's field is reported once
+                ref = [r for r in ref if r.reason is not Reason.NEEDS_REASSEMBLY]
+            elif head is not None:
+                heads.add(head)
             assert results == ref
         elif ref == "malformed":
             assert i in [j for j, _ in walked.malformed]
