@@ -108,7 +108,7 @@ def _flag_names(flags: int) -> str:
     return " | ".join(([str(size)] if size or not names else []) + names)
 
 
-def _groups(calls: tuple[Call, ...]) -> list[tuple[list[Call], StoreBytesCall]]:
+def store_groups(calls: tuple[Call, ...] | list[Call]) -> list[tuple[list[Call], StoreBytesCall]]:
     """The calls cut after each store: one group per changed field."""
     from .packet import StoreBytesCall
 
@@ -264,7 +264,7 @@ def program(rewrite: Rewrite, kind: Kind, name: str) -> str:
         raise ValueError(f"kind must be 'tc' or 'xdp', not {kind!r}")
     if not name.isidentifier():
         raise ValueError(f"name must be a C identifier, not {name!r}")
-    groups = _groups(rewrite.calls)
+    groups = store_groups(rewrite.calls)
     end = max([c.offset + 2 for c in rewrite.calls if isinstance(c, CsumReplaceCall)]
               + [s.offset + max(len(s.to), 2) for _, s in groups] + [0])
     summary = f"{len(groups)} field change(s), {len(rewrite.calls)} helper call(s)"
