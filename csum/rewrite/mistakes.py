@@ -33,16 +33,18 @@ from ..bpf.flags import (
     BPF_F_RECOMPUTE_CSUM,
 )
 from ..bpf.skb import DIFF, Skb
-from ..core.arith import M16, swab16
+from ..core.arith import M16, fold
+from ..core.partial import csum_partial
 from ..errors import CsumValueError
-from ..layers import inet
+from ..layers import inet, walk
 from . import handwritten
 from .handwritten import CORRECT, FORMS, Form
+from ..layers.walk import IPLayer
 from .infer import infer
 from .packet import Call, CsumDiffCall, CsumReplaceCall, StoreBytesCall, rewrite
 from .program import store_groups
 
-__all__ = ["SKB_CSUM", "Evidence", "Finding", "Mistake", "reproduce"]
+__all__ = ["SKB_CSUM", "Evidence", "Finding", "Mistake", "added_header", "reproduce"]
 
 Kind = Literal["tc", "xdp"]
 #: Helper name -> the constants its flags argument (r5) takes at the program's call sites; None: not known at some.
@@ -135,6 +137,10 @@ class Mistake(StrEnum):
         "header-field-late", "an added IPv4 header's checksum computed before one of its fields was set",
         "compute the header checksum last, over the finished header with its checksum field 0",
         "compute the header checksum last, over the finished header with its checksum field 0")
+    HEADER_CSUM_UNSET = (
+        "header-csum-unset", "an added IPv4 header's checksum never computed (left 0, as the pushed room was)",
+        "compute the header checksum over the finished header (its checksum field 0) and store it",
+        "compute the header checksum over the finished header (its checksum field 0) and store it")
 
 
 @dataclass(frozen=True)
@@ -496,3 +502,57 @@ def reproduce(before: bytes, after: bytes, *, kind: Kind, stale: bool | None = N
     order = list(Mistake).index
     named = sorted({m for ms in found for m in ms}, key=order)
     return Finding(tuple(named), {at: tuple(sorted(ms, key=order)) for at, ms in fields.items()})
+
+
+def _header_checksum(header: bytes) -> bytes:
+    """The IPv4 header checksum of ``header`` (its checksum field already 0) as the field's two bytes."""
+    return (~fold(csum_partial(header)) & M16).to_bytes(2, "little")
+
+
+def added_header(packet: bytes, l3: int) -> Finding:
+    """Why the IPv4 header at ``l3``, which a program added, has a wrong checksum: reproduced by computing it over
+    the header with one 16-bit word as it was before the program set it (0, as bpf_skb_adjust_room and
+    bpf_xdp_adjust_head leave the room, or the inner header's word it was copied from), or not computed at all."""
+    try:
+        stack = walk(memoryview(packet), "ethernet", strict=True)
+    except CsumValueError as exc:
+        return Finding((), {}, f"the packet does not parse: {exc}")
+    ip = next((i for i in stack.ips if i.l3 == l3 and i.ip_csum is not None), None)
+    if ip is None or ip.ip_csum is None:
+        return Finding((), {}, f"no IPv4 header at offset {l3}")
+    at, end = ip.ip_csum, ip.l3_header_end
+    stored = packet[at:at + 2]
+    if stored == b"\0\0":
+        return Finding((Mistake.HEADER_CSUM_UNSET,), {at: (Mistake.HEADER_CSUM_UNSET,)})
+    inner = next((i for i in stack.ips if i.l3 == end), None)
+    header = bytearray(packet[l3:end])
+    header[at - l3:at - l3 + 2] = b"\0\0"
+    found = []
+    for word in range(0, end - l3, 2):
+        if l3 + word == at:
+            continue
+        values = {b"\0\0": "0"}
+        if inner is not None and inner.version == 4 and end + word + 2 <= len(packet):
+            values.setdefault(packet[end + word:end + word + 2], "the inner header's")
+        for value, source in values.items():
+            trial = bytearray(header)
+            trial[word:word + 2] = value
+            if value != header[word:word + 2] and _header_checksum(bytes(trial)) == stored:
+                found.append(f"{_word_name(ip, l3 + word, packet)} still {source}")
+    if not found:
+        return Finding((), {}, "no header word set late gives the stored checksum")
+    return Finding((Mistake.HEADER_FIELD_LATE,), {at: (Mistake.HEADER_FIELD_LATE,)},
+                   "it matches the header with " + " or ".join(found))
+
+
+def _word_name(ip: IPLayer, at: int, packet: bytes) -> str:
+    """A readable name for the 16-bit word at ``at`` of IPv4 header ``ip``."""
+    value = int.from_bytes(packet[at:at + 2], "big")
+    if value == ip.end - ip.l3:
+        return "the total length"
+    for name, start in (("the source address", ip.saddr), ("the destination address", ip.daddr)):
+        if start <= at < start + 4:
+            return name
+    if at <= ip.ttl < at + 2:
+        return "the TTL/protocol word"
+    return f"bytes {at}..{at + 1} (header offset {at - ip.l3})"
