@@ -152,9 +152,10 @@ def _cause(check: Check, finding: Finding, key: int, kind: str) -> tuple[str, tu
     named = finding.fields.get(key, ())
     if named:
         fixes = [(m, (m.tc if kind == "tc" else m.xdp) or m.tc or m.xdp or "") for m in named]
+        detail = f" ({finding.note})" if finding.note else ""
         if len(named) == 1:
             m, fix = fixes[0]
-            return f"reproduced: {m.title}; fix: {fix}", (m.value,)
+            return f"reproduced: {m.title}{detail}; fix: {fix}", (m.value,)
         text = "; or ".join(f"{m.title} (fix: {fix})" for m, fix in fixes)
         return f"reproduced by each of ({len(named)}; this packet cannot tell them apart): {text}", \
             tuple(m.value for m in named)

@@ -506,7 +506,7 @@ def reproduce(before: bytes, after: bytes, *, kind: Kind, stale: bool | None = N
 
 def _header_checksum(header: bytes) -> bytes:
     """The IPv4 header checksum of ``header`` (its checksum field already 0) as the field's two bytes."""
-    return (~fold(csum_partial(header)) & M16).to_bytes(2, "little")
+    return fold(csum_partial(header)).to_bytes(2, "little")
 
 
 def added_header(packet: bytes, l3: int) -> Finding:
