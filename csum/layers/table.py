@@ -141,6 +141,13 @@ ICMP_QUERIES = {ICMP: frozenset({0, 8, 13, 14, 15, 16, 17, 18}), ICMPV6: frozens
 #: RFC 4884 section 5.1: with an extension the quoted datagram field is at least 128 bytes.
 ICMP_EXT_MIN_QUOTE = 128
 
+#: The bytes that tell one layout from another, which csum/rewrite/program.py guards a printed program with:
+#: offsets in the IP header of the IPv4 protocol, the IPv4 flags/fragment offset word and the IPv6 next header
+#: (RFC 791 3.1, RFC 8200 3); offsets in the transport header of the ICMP/ICMPv6 type and of what a UDP tunnel's
+#: destination port or a GRE header's protocol type says is inside (RFC 768, RFC 2784 2).
+IPV4_PROTOCOL_AT, IPV4_FRAGMENT_AT, IPV6_NEXT_HEADER_AT = 9, 6, 6
+ICMP_TYPE_AT, TUNNEL_DEMUX_AT = 0, 2
+
 # --- IP: options and extension headers ---------------------------------------------------------
 
 #: IPv4 loose and strict source route options (RFC 791).
