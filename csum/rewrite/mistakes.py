@@ -18,6 +18,7 @@ could make it (BPF_F_PSEUDO_HDR missing needs a ``bpf_l4_csum_replace`` whose fl
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import warnings
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -37,6 +38,7 @@ from ..core.arith import M16, fold
 from ..core.partial import csum_partial
 from ..errors import CsumValueError
 from ..layers import inet, walk
+from ..layers.reasons import ABSENT
 from . import handwritten
 from .handwritten import CORRECT, FORMS, Form
 from ..layers.walk import IPLayer
@@ -263,6 +265,18 @@ def _may(evidence: Evidence | None, helper: str, test: Callable[[int], bool] = l
     return flags is None or any(test(f) for f in flags)
 
 
+def _always(evidence: Evidence | None, helper: str, test: Callable[[int], bool], absent: bool, *,
+            some: bool = False) -> bool:
+    """Whether the instructions show that every call of ``helper`` (``some``: one call at least) passes flags that
+    pass ``test``; ``absent``: the answer when the program does not call it. False without evidence."""
+    if evidence is None or (helper in evidence and evidence[helper] is None):
+        return False
+    if helper not in evidence:
+        return absent
+    flags = evidence[helper] or frozenset()
+    return any(map(test, flags)) if some else all(map(test, flags))
+
+
 _L3, _L4, _STORE = "bpf_l3_csum_replace", "bpf_l4_csum_replace", "bpf_skb_store_bytes"
 #: The mistakes that leave the bytes right and only skb->csum wrong: a simulation of one shows only if skb->csum
 #: comes out otherwise than with the correct calls; any other mistake shows only if the bytes do.
@@ -273,7 +287,7 @@ _CSUM_ONLY = frozenset({Mistake.PSEUDO_HDR_MISSING, Mistake.PSEUDO_HDR_ON_PORT, 
 class _Case:
     """One packet's change: the correct calls and what each one is for."""
 
-    def __init__(self, before: bytes, calls: list[Call]) -> None:
+    def __init__(self, before: bytes, calls: list[Call], address: set[int] | None = None) -> None:
         self.before, self.calls = before, calls
         self.address: set[int] = set()  # ids of the replaces updating a checksum for an address
         self.field: set[int] = set()    # ... for any other field (port, id, TTL word, header word)
@@ -281,7 +295,8 @@ class _Case:
             has_diff = any(isinstance(c, CsumDiffCall) for c in pre)
             for c in pre:
                 if isinstance(c, CsumReplaceCall) and c.carries is None:
-                    (self.address if has_diff or c.flags & BPF_F_PSEUDO_HDR else self.field).add(id(c))
+                    is_address = id(c) in address if address is not None else has_diff
+                    (self.address if is_address else self.field).add(id(c))
 
     def replace(self, pick: Callable[[CsumReplaceCall], bool], change: Callable[[CsumReplaceCall], Call | None]
                 ) -> list[Call] | None:
@@ -303,10 +318,11 @@ class _Case:
         out = [change(c) if isinstance(c, StoreBytesCall) else c for c in self.calls]
         return out if out != self.calls else None
 
-    def size4(self) -> list[Call] | None:
-        """The IPv4 address updates made by size-4 replaces of the address (bpf_l3_csum_replace(skb, off, old,
-        new, 4)) instead of a bpf_csum_diff; None when the packet has none."""
+    def size4(self) -> _Case | None:
+        """The case with its IPv4 address updates made by size-4 replaces of the address (bpf_l3_csum_replace(skb,
+        off, old, new, 4)) instead of a bpf_csum_diff; None when the packet has none."""
         out: list[Call] = []
+        address: set[int] = set()
         for pre, store in store_groups(self.calls):
             diff = any(isinstance(c, CsumDiffCall) for c in pre)
             if diff and len(store.to) != 4:
@@ -317,9 +333,10 @@ class _Case:
                 if diff and isinstance(c, CsumReplaceCall) and c.carries is None:
                     c = dataclasses.replace(c, frm=int.from_bytes(store.frm, "little"),
                                             to=int.from_bytes(store.to, "little"), flags=c.flags | 4)
+                    address.add(id(c))
                 out.append(c)
             out.append(store)
-        return out if out != self.calls else None
+        return _Case(self.before, out, address) if address else None
 
     def udp_zero(self, c: CsumReplaceCall) -> bool:
         return bool(c.flags & BPF_F_MARK_MANGLED_0) and self.before[c.offset:c.offset + 2] == b"\0\0"
@@ -365,17 +382,19 @@ def _helper_sims(case: _Case, evidence: Evidence | None) -> Iterator[tuple[froze
                       case.replace(lambda c, h=helper: c.helper == h and size_of(c) != 0 and c.carries is None,
                                    lambda c: dataclasses.replace(c, frm=_swap(c.frm, size_of(c)),
                                                                  to=_swap(c.to, size_of(c))))))
-    tries += _common(case)
+    # a program passing BPF_F_PSEUDO_HDR to bpf_l4_csum_replace did patch the L4 checksum for addresses
+    pseudo = _always(evidence, _L4, lambda f: bool(f & BPF_F_PSEUDO_HDR), False, some=True)
+    tries += [(m, allowed and not (m is Mistake.L4_NOT_PATCHED and pseudo), calls) for m, allowed, calls in _common(case)]
     for mistake, allowed, calls in tries:
         if allowed and calls is not None:
             yield frozenset({mistake}), calls
-    narrow = _Case(case.before, case.size4() or [])
-    if narrow.calls:  # the addresses by size-4 replaces: the size bits can then be 2 too
+    narrow = case.size4()
+    if narrow is not None:  # the addresses by size-4 replaces: their size bits can be 0 or 2 instead
         yield frozenset(), narrow.calls
-        for helper in (_L3, _L4):
+        for helper, size in itertools.product((_L3, _L4), (0, 2)):
             calls = narrow.replace(lambda c, h=helper: c.helper == h and id(c) in narrow.address,
-                                   lambda c: dataclasses.replace(c, flags=(c.flags & ~BPF_F_HDR_FIELD_MASK) | 2))
-            if calls is not None and _may(evidence, helper, lambda f: f & BPF_F_HDR_FIELD_MASK == 2):
+                                   lambda c, n=size: dataclasses.replace(c, flags=(c.flags & ~BPF_F_HDR_FIELD_MASK) | n))
+            if calls is not None and _may(evidence, helper, lambda f, n=size: f & BPF_F_HDR_FIELD_MASK == n):
                 yield frozenset({Mistake.SIZE_BITS}), calls
 
 
@@ -414,11 +433,14 @@ def _sims(case: _Case, kind: Kind, evidence: Evidence | None) -> Iterator[_Sim]:
         yield _quiet(lambda: _Sim(frozenset(), *_helpers(case.before, case.calls)))
         for mistakes, calls in _helper_sims(case, evidence):
             yield _quiet(lambda: _Sim(mistakes, *_helpers(case.before, calls)))
-        # a tc program writing checksums or fields itself: skb->csum moves only where the program moves it
+        # a tc program writing checksums or fields itself: skb->csum moves only where the program moves it; that it
+        # writes bytes directly rather than with a store that leaves skb->csum alone needs a program storing none,
+        # or storing with BPF_F_RECOMPUTE_CSUM
         direct = evidence is None or not (_L4 in evidence and _L3 in evidence)
+        unmoved_ok = not _always(evidence, _STORE, lambda f: not f & BPF_F_RECOMPUTE_CSUM, False)
         for mistakes, calls, slip in (_hand_sims(case) if direct else iter(())):
             packet = _by_hand(case.before, calls, slip)
-            if not _valid_unmoved(case.before, packet):
+            if unmoved_ok and not _valid_unmoved(case.before, packet):
                 yield _Sim(mistakes | {Mistake.DIRECT_WRITE}, packet, False)
             yield _Sim(mistakes, packet, True)  # skb->csum moved right (bpf_csum_update, recomputing stores)
         return
@@ -427,8 +449,10 @@ def _sims(case: _Case, kind: Kind, evidence: Evidence | None) -> Iterator[_Sim]:
 
 
 def _field_ok(packet: bytes) -> dict[int, bool]:
+    """Checksum field offset -> whether it holds a right checksum (a UDP 0, "none", is not one)."""
     try:
-        return {r.field: bool(r.ok) for r in inet.verify(packet, link="ethernet") if r.field is not None}
+        return {r.field: bool(r.ok) and r.reason not in ABSENT for r in inet.verify(packet, link="ethernet")
+                if r.field is not None}
     except CsumValueError:
         return {}
 

@@ -47,11 +47,13 @@ int tc_ipip_encap(struct __sk_buff *skb)
 	outer.saddr = bpf_htonl(OUTER_SADDR);
 	outer.daddr = bpf_htonl(OUTER_DADDR);
 #ifdef CSUM_BEFORE_TOT_LEN
-	outer.check = ipv4_csum(&outer); /* the bug: tot_len is still 0 here */
+	outer.check = ipv4_csum(&outer); /* the bug csum prog reproduces: tot_len is still 0 here */
 	outer.tot_len = bpf_htons(bpf_ntohs(inner->tot_len) + sizeof(outer));
 #else
 	outer.tot_len = bpf_htons(bpf_ntohs(inner->tot_len) + sizeof(outer));
+#ifndef CSUM_NEVER /* the other bug: no checksum at all */
 	outer.check = ipv4_csum(&outer);
+#endif
 #endif
 	if (bpf_skb_adjust_room(skb, sizeof(outer), BPF_ADJ_ROOM_MAC, BPF_F_ADJ_ROOM_ENCAP_L3_IPV4))
 		return TC_ACT_SHOT;
