@@ -1,6 +1,11 @@
 /* tc: IPv6 hop limit - 1 (no checksum covers it). Written with bpf_skb_store_bytes without
- * BPF_F_RECOMPUTE_CSUM, or with -DDIRECT straight into the packet: either way skb->csum is left stale. */
+ * BPF_F_RECOMPUTE_CSUM, or with -DDIRECT straight into the packet: either way skb->csum is left stale
+ * (-DHOP_FLAGS=BPF_F_RECOMPUTE_CSUM: right). */
 #include "mistakes.h"
+
+#ifndef HOP_FLAGS
+#define HOP_FLAGS 0
+#endif
 
 SEC("tc")
 int hop_limit(struct __sk_buff *skb)
@@ -14,7 +19,7 @@ int hop_limit(struct __sk_buff *skb)
 #ifdef DIRECT
 	ip->hop_limit = hops;
 #else
-	bpf_skb_store_bytes(skb, ETH_HLEN + offsetof(struct ipv6hdr, hop_limit), &hops, 1, 0);
+	bpf_skb_store_bytes(skb, ETH_HLEN + offsetof(struct ipv6hdr, hop_limit), &hops, 1, HOP_FLAGS);
 #endif
 	return TC_ACT_OK;
 }
