@@ -346,7 +346,8 @@ def _choose(path: str, infos: list[ProgramInfo], section: str | None, prog: str 
     elif section is not None:
         chosen, what = [p for p in infos if p.section == section], f"no program in section {section!r}"
     else:
-        chosen = [p for p in infos if p.kind or (kind is not None and p.prog_type == 0)]
+        chosen = [p for p in infos if p.kind or (kind is not None and p.prog_type == 0)] or \
+            [p for p in infos if p.prog_type == 0]  # an untyped (legacy) section: say how to give its type
         what = "no tc or XDP program"
     listing = ", ".join(f"{p.name} (section {p.section}, {p.kind or f'type {p.prog_type}'})" for p in infos)
     if not chosen:
