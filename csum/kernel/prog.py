@@ -386,6 +386,11 @@ def load(path: str, *, section: str | None = None, prog: str | None = None, type
         if type is not None:
             obj.set_type(info.name, type)
         context = _ctx(kind, ctx)
+        names = [m.name for m in obj.maps]
+        for name in maps or {}:
+            if name not in names:
+                raise CsumValueError(f"{path}: no map named {name!r}; it has: {', '.join(names) or 'none'}",
+                                     code=Code.NO_MAP)
         known = obj.globals()
         for name, value in (globals or {}).items():
             if name not in known:
@@ -395,9 +400,6 @@ def load(path: str, *, section: str | None = None, prog: str | None = None, type
         fd = obj.load(info.name)
         program = Program(obj, info, fd, kind, context)
         for name, items in (maps or {}).items():
-            if name not in program.maps:
-                raise CsumValueError(f"{path}: no map named {name!r}; it has: {', '.join(program.maps) or 'none'}",
-                                     code=Code.NO_MAP)
             program.maps[name].update(items)
     except BaseException:
         obj.close()
