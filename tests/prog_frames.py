@@ -1,4 +1,4 @@
-"""Frames for the tests that run users' BPF programs (tests/kernel/test_prog.py, test_mistakes.py) and scapy's
+"""Frames for the tests that run users' BPF programs (tests/kernel/test_prog.py, test_mistake_table.py) and scapy's
 verdict on what a program left: the judge those tests hold csum prog to.
 
 The frames are drawn from a seeded ``random.Random`` (reproducible, and a different draw per seed): random

@@ -132,7 +132,7 @@ class Skb:
         saddr = bytes(skb.data[lay.pseudo_saddr:lay.pseudo_saddr + size])
         daddr = bytes(skb.data[lay.pseudo_daddr:lay.pseudo_daddr + size])
         magic = csum_tcpudp_magic if lay.version == 4 else csum_ipv6_magic
-        seed = magic(saddr, daddr, lay.l4_len, lay.proto, Wsum(0)) ^ 0xFFFF  # type: ignore[arg-type]
+        seed = magic(saddr, daddr, lay.l4_len, lay.proto, Wsum(0)) ^ 0xFFFF
         skb.data[lay.l4_csum:lay.l4_csum + 2] = seed.to_bytes(2, "little")
         skb.ip_summed, skb.csum_start, skb.csum_offset = CHECKSUM_PARTIAL, lay.l4, lay.l4_csum - lay.l4
         return skb

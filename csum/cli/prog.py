@@ -38,7 +38,7 @@ def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     return prg
 
 
-def _seeds(args: argparse.Namespace) -> tuple[dict[str, list[Any]], dict[str, str], dict[str, str]]:
+def _seeds(args: argparse.Namespace) -> tuple[dict[str, list[Any]], dict[str, Any], dict[str, Any]]:
     """--map, --global and --ctx as csum.prog.load's maps=, globals= and ctx=."""
     from ..kernel import seed
 
@@ -54,7 +54,7 @@ def _seeds(args: argparse.Namespace) -> tuple[dict[str, list[Any]], dict[str, st
             raise UsageError(f"--map {text!r}: give NAME=FILE.json or NAME:KEY=VALUE")
     found = []
     for option, items in (("--global", args.globals), ("--ctx", args.ctx)):
-        pairs = {}
+        pairs: dict[str, Any] = {}
         for text in items:
             named = _NAMED.match(text)
             if not named:

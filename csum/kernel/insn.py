@@ -190,9 +190,9 @@ class _Code:
         #: One entry per 8-byte slot; the second slot of a 16-byte load is None.
         self.slots: list[tuple[int, int, int, int] | None] = []
         while 8 * len(self.slots) + 8 <= len(code):
-            insn = _INSN.unpack_from(code, 8 * len(self.slots))
-            self.slots.append(insn)
-            if insn[0] == _LD_IMM64:
+            code_, regs, off, imm = _INSN.unpack_from(code, 8 * len(self.slots))
+            self.slots.append((code_, regs, off, imm))
+            if code_ == _LD_IMM64:
                 self.slots.append(None)
         self.preds: dict[int, list[int]] = {}
         for i, insn in enumerate(self.slots):

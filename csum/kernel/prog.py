@@ -155,8 +155,8 @@ def _cause(check: Check, finding: Finding, key: int, kind: str) -> tuple[str, tu
         detail = f" ({finding.note})" if finding.note else ""
         if len(named) == 1:
             m, fix = fixes[0]
-            return f"reproduced: {m.title}{detail}; fix: {fix}", (m.value,)
-        text = "; or ".join(f"{m.title} (fix: {fix})" for m, fix in fixes)
+            return f"reproduced: {m.what}{detail}; fix: {fix}", (m.value,)
+        text = "; or ".join(f"{m.what} (fix: {fix})" for m, fix in fixes)
         return f"reproduced by each of ({len(named)}; this packet cannot tell them apart): {text}", \
             tuple(m.value for m in named)
     if finding.mistakes:
@@ -322,7 +322,7 @@ def _machine() -> str:
     return platform.machine()
 
 
-def _ctx(kind: str, ctx: Mapping[str, int] | None) -> bytes | None:
+def _ctx(kind: str, ctx: Mapping[str, seed.Value] | None) -> bytes | None:
     """A ``struct __sk_buff`` with the fields a tc test run takes from ``ctx``."""
     if not ctx:
         return None
@@ -366,7 +366,7 @@ def _choose(path: str, infos: list[ProgramInfo], section: str | None, prog: str 
 
 def load(path: str, *, section: str | None = None, prog: str | None = None, type: str | None = None,
          maps: Mapping[str, Mapping[Any, seed.Value] | Iterable[Any]] | None = None,
-         globals: Mapping[str, seed.Value] | None = None, ctx: Mapping[str, int] | None = None) -> Program:
+         globals: Mapping[str, seed.Value] | None = None, ctx: Mapping[str, seed.Value] | None = None) -> Program:
     """Load one tc/XDP program of the BPF ELF object ``path`` (by ``section`` or function name ``prog``; with
     neither, the object's only tc/XDP program). Raises CsumError with libbpf's and the verifier's words.
 

@@ -90,11 +90,11 @@ def infer(before: bytes, after: bytes) -> Inferred:
             taken.update(i for at in rest for i in (at, at + 1))
             continue
         for at in rest:
-            name = _NESTED_WORDS.get(at - ip.l4_start)
-            if name is None or ip.fragment == "later":
+            keyword = _NESTED_WORDS.get(at - ip.l4_start)
+            if keyword is None or ip.fragment == "later":
                 return Inferred(None, f"bytes {at}..{at + 1} of a tunnelled or quoted packet changed, which "
                                       "csum.rewrite does not model (its addresses, ports, ICMP id and TTL only)", fields)
-            words[name] = int.from_bytes(after[at:at + 2], "big")
+            words[keyword] = int.from_bytes(after[at:at + 2], "big")
             taken.update((at, at + 1))
         key = _kind(sb, ip, before)
         if ip.depth > 2 or (ip.depth == 2 and key == "inner"):

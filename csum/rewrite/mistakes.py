@@ -37,6 +37,7 @@ from ..bpf.skb import DIFF, Skb
 from ..core.arith import M16, fold
 from ..core.partial import csum_partial
 from ..errors import CsumValueError
+from ..types import Wsum
 from ..layers import inet, walk
 from ..layers.reasons import ABSENT
 from . import handwritten
@@ -60,13 +61,13 @@ class Mistake(StrEnum):
     """A known checksum-update mistake: the id, what it is, the fix in tc terms and in XDP terms (None: cannot
     happen there)."""
 
-    def __new__(cls, value: str, title: str, tc: str | None, xdp: str | None) -> Mistake:
+    def __new__(cls, value: str, what: str, tc: str | None, xdp: str | None) -> Mistake:
         member = str.__new__(cls, value)
         member._value_ = value
-        member.title, member.tc, member.xdp = title, tc, xdp
+        member.what, member.tc, member.xdp = what, tc, xdp
         return member
 
-    title: str
+    what: str
     tc: str | None
     xdp: str | None
 
@@ -182,7 +183,7 @@ def _helpers(before: bytes, calls: list[Call]) -> tuple[bytes, bool]:
     diff = 0
     for call in calls:
         if isinstance(call, CsumDiffCall):
-            diff = skb.bpf_csum_diff(call.frm, call.to, call.seed)
+            diff = skb.bpf_csum_diff(call.frm, call.to, Wsum(call.seed))
         elif isinstance(call, CsumReplaceCall):
             frm, to = call.frm, call.to
             carried = _carried(call, snaps)
@@ -346,10 +347,37 @@ def _swap(value: int, size: int) -> int:
     return int.from_bytes(value.to_bytes(size, "little"), "big") if size in (2, 4) else value
 
 
+def _size_is(size: int) -> Callable[[int], bool]:
+    """A test of a flags value: its field size bits are ``size``."""
+    return lambda flags: flags & BPF_F_HDR_FIELD_MASK == size
+
+
+def _on(helper: str, *, own: bool = False, among: set[int] | None = None) -> Callable[[CsumReplaceCall], bool]:
+    """A pick of the sized replaces of ``helper`` (``own``: not carrying an inner change; ``among``: those ids)."""
+    def pick(c: CsumReplaceCall) -> bool:
+        return (c.helper == helper and bool(c.flags & BPF_F_HDR_FIELD_MASK) and not (own and c.carries is not None)
+                and (among is None or id(c) in among))
+    return pick
+
+
+def _sized(size: int) -> Callable[[CsumReplaceCall], Call]:
+    """A change of a replace: its field size bits set to ``size``."""
+    return lambda c: dataclasses.replace(c, flags=(c.flags & ~BPF_F_HDR_FIELD_MASK) | size)
+
+
+def _swapped(both: bool) -> Callable[[CsumReplaceCall], Call]:
+    """A change of a replace: ``to`` (``both``: and ``from``) in the other byte order."""
+    def change(c: CsumReplaceCall) -> Call:
+        size = c.flags & BPF_F_HDR_FIELD_MASK
+        return dataclasses.replace(c, frm=_swap(c.frm, size) if both else c.frm, to=_swap(c.to, size))
+    return change
+
+
 def _helper_sims(case: _Case, evidence: Evidence | None) -> Iterator[tuple[frozenset[Mistake], list[Call]]]:
     """(mistakes, calls) for the tc helper mistakes the program may make."""
-    no_flag = lambda bit: (lambda f: not f & bit)  # noqa: E731
-    size_of = lambda c: c.flags & BPF_F_HDR_FIELD_MASK  # noqa: E731
+    def no_flag(bit: int) -> Callable[[int], bool]:
+        return lambda f: not f & bit
+
     tries: list[tuple[Mistake, bool, list[Call] | None]] = [
         (Mistake.PSEUDO_HDR_MISSING, _may(evidence, _L4, no_flag(BPF_F_PSEUDO_HDR)),
          case.replace(lambda c: bool(c.flags & BPF_F_PSEUDO_HDR),
@@ -372,16 +400,9 @@ def _helper_sims(case: _Case, evidence: Evidence | None) -> Iterator[tuple[froze
                       lambda c: dataclasses.replace(c, flags=c.flags & ~BPF_F_MARK_MANGLED_0))),
     ]
     for helper in (_L3, _L4):
-        tries.append((Mistake.SIZE_BITS, _may(evidence, helper, lambda f: f & BPF_F_HDR_FIELD_MASK == 0),
-                      case.replace(lambda c, h=helper: c.helper == h and size_of(c) != 0,
-                                   lambda c: dataclasses.replace(c, flags=c.flags & ~BPF_F_HDR_FIELD_MASK))))
-        tries.append((Mistake.BYTE_ORDER, _may(evidence, helper),
-                      case.replace(lambda c, h=helper: c.helper == h and size_of(c) != 0 and c.carries is None,
-                                   lambda c: dataclasses.replace(c, to=_swap(c.to, size_of(c))))))
-        tries.append((Mistake.BYTE_ORDER, _may(evidence, helper),
-                      case.replace(lambda c, h=helper: c.helper == h and size_of(c) != 0 and c.carries is None,
-                                   lambda c: dataclasses.replace(c, frm=_swap(c.frm, size_of(c)),
-                                                                 to=_swap(c.to, size_of(c))))))
+        tries += [(Mistake.SIZE_BITS, _may(evidence, helper, _size_is(0)), case.replace(_on(helper), _sized(0))),
+                  (Mistake.BYTE_ORDER, _may(evidence, helper), case.replace(_on(helper, own=True), _swapped(False))),
+                  (Mistake.BYTE_ORDER, _may(evidence, helper), case.replace(_on(helper, own=True), _swapped(True)))]
     # a program passing BPF_F_PSEUDO_HDR to bpf_l4_csum_replace did patch the L4 checksum for addresses
     pseudo = _always(evidence, _L4, lambda f: bool(f & BPF_F_PSEUDO_HDR), False, some=True)
     tries += [(m, allowed and not (m is Mistake.L4_NOT_PATCHED and pseudo), calls) for m, allowed, calls in _common(case)]
@@ -392,9 +413,8 @@ def _helper_sims(case: _Case, evidence: Evidence | None) -> Iterator[tuple[froze
     if narrow is not None:  # the addresses by size-4 replaces: their size bits can be 0 or 2 instead
         yield frozenset(), narrow.calls
         for helper, size in itertools.product((_L3, _L4), (0, 2)):
-            calls = narrow.replace(lambda c, h=helper: c.helper == h and id(c) in narrow.address,
-                                   lambda c, n=size: dataclasses.replace(c, flags=(c.flags & ~BPF_F_HDR_FIELD_MASK) | n))
-            if calls is not None and _may(evidence, helper, lambda f, n=size: f & BPF_F_HDR_FIELD_MASK == n):
+            calls = narrow.replace(_on(helper, among=narrow.address), _sized(size))
+            if calls is not None and _may(evidence, helper, _size_is(size)):
                 yield frozenset({Mistake.SIZE_BITS}), calls
 
 

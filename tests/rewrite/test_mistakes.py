@@ -2,7 +2,7 @@
 
 Expected values: scapy's from-scratch checksums (what a correct update must equal), arithmetic done by hand for
 the hand-written slips (written out in the docstrings), and mistakes known by construction (the test makes the
-packet that mistake would leave). The kernel runs of the same catalogue are tests/kernel/test_mistakes.py.
+packet that mistake would leave). The kernel runs of the same catalogue are tests/kernel/test_mistake_table.py.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-/* Shared by the mistake-table programs of tests/kernel/test_mistakes.py: each program makes one known checksum
+/* Shared by the mistake-table programs of tests/kernel/test_mistake_table.py: each program makes one known checksum
  * mistake (named by its file) and nothing else wrong. Headers found with bounds checks; other packets pass. */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
