@@ -71,7 +71,7 @@ def other(kind: int, body: bytes, endian: str = "<") -> bytes:
 
 def python_report(cap, sink=None):
     """csum verify's report of ``cap`` from the Python walker alone (csum/layers, the reference): the C walker
-    (csum/engine/_cwalk.c) and the vectorized path out of the way; ``sink`` as csum.capture.checker.check takes it."""
+    (csum/engine/_cwalk.c) out of the way; ``sink`` as csum.capture.checker.check takes it."""
     from csum import engine
     from csum.capture import checker
 

@@ -20,7 +20,6 @@ import numpy as np
 
 from .. import engine
 from ..layers import Reason, Result, accel, corrections, evaluate, reassembly, walk
-from ..layers import table as T
 from ..layers.reassembly import Done, Reassembler
 from . import fastpath
 from .fastpath import FIX, Batch, Packet
@@ -90,25 +89,16 @@ class Checker:
         batch = Batch.of(cap, carried)
         if not len(batch):
             return report
-        cut = batch.caplens < batch.origlens
         walk_all = np.ones(len(batch), dtype=bool)
-        if self.sink is None and engine.cwalk is not None:
-            done, judged, closed, peak = fastpath.c_fast(batch, ~cut, report)
+        c_tried = self.sink is None and engine.cwalk is not None  # the chunk goes to C at once, then the rest to Python
+        if c_tried:
+            done, judged, closed, peak = fastpath.c_fast(batch, batch.caplens == batch.origlens, report)
             self.c_closed, self.c_peak = closed, peak
             report.fast = int(np.count_nonzero(done))
             walk_all[done | judged] = False
-        elif self.sink is None:
-            d = np.frombuffer(batch.data, dtype=np.uint8)
-            index, v4, proto = fastpath.fast_ok(batch, d, ~cut)
-            report.fast = len(index)
-            report.counts["ipv4"]["ok"] += int(np.count_nonzero(v4))
-            for number, entry in ((T.TCP, T.TCP_ENTRY), (T.UDP, T.UDP_ENTRY), (T.ICMP, T.ICMP_ENTRY),
-                                  (T.ICMPV6, T.ICMPV6_ENTRY)):
-                report.counts[entry.name]["ok"] += int(np.count_nonzero(proto == number))
-            walk_all[index] = False
         rest = np.flatnonzero(walk_all).tolist()
         for n, i in enumerate(rest):
-            self.packet(batch.packet(i))
+            self.packet(batch.packet(i), c_tried)
             if progress is not None and not n & 0xFFF:
                 progress(n, len(rest))
         for given_up in self.frags.expire(int(batch.indices[-1])):
@@ -130,10 +120,11 @@ class Checker:
         self.frags.pending.clear()
         return carried
 
-    def packet(self, p: Packet) -> None:
-        """Walk one packet (or take C's results for it), reassembling it if it is a fragment."""
-        results = fastpath.from_c(p)
-        if results is not None:  # the jsonl path's common packets, or what fast_check left to this one
+    def packet(self, p: Packet, c_tried: bool = False) -> None:
+        """Walk one packet (or take C's results for it, unless the C walker already declined it: ``c_tried``),
+        reassembling it if it is a fragment."""
+        results = None if c_tried else fastpath.from_c(p)
+        if results is not None:  # the jsonl path's common packets
             self._row(_Row(p.number, results, fastpath.patches(results, p.base, lambda: p)))
             return
         view = memoryview(p.data)

@@ -1,17 +1,13 @@
-"""The fast paths in front of the walker in ``csum verify`` and ``csum fix``: the C walker, else numpy.
+"""The fast path in front of the walker in ``csum verify`` and ``csum fix``: the C walker.
 
-The C walker csum/engine/_cwalk.c where it is built (common link types, VLAN tags, IPv4 options, IPv6
-extension headers, IP-in-IP, GRE, ERSPAN, VXLAN, IPv4 and IPv6 fragments reassembled where the Reassembler would complete
-them the same way; see its header comment) counts the packets whose every checksum passes and hands
-over the :class:`~csum.layers.Result` of every field of a packet with a failing one (fragments
-aside); else numpy over csum.batch sums, which only says "every checksum passes", for the plainest
-packets (Ethernet with at most one VLAN tag, SLL/SLL2, IPoIB, Cisco HDLC or raw IP; IPv4 without
-options, IPv6 without extension headers; TCP, UDP off the tunnel ports, ICMP/ICMPv6 other than
-errors). Both read offsets and minimum lengths from :mod:`csum.layers.table`; every other packet
-goes through the walker in :mod:`csum.capture.checker` (tests/capture/test_pcap.py checks that the report is the
-same with and without the fast path). Packet by packet (``--format jsonl``, and what the fast path
-leaves), a whole packet the C walker walks gets its Results from csum/engine/_cwalk.c too, unless it is a
-fragment.
+The C walker csum/engine/_cwalk.c (``csum.engine.cwalk``, where it is built: common link types, VLAN tags, IPv4
+options, IPv6 extension headers, IP-in-IP, GRE, ERSPAN, VXLAN, IPv4 and IPv6 fragments reassembled where the
+Reassembler would complete them the same way; see its header comment) counts the packets whose every checksum
+passes and hands over the :class:`~csum.layers.Result` of every field of a packet with a failing one (fragments
+aside). Every other packet goes through the Python walker in :mod:`csum.capture.checker`, once
+(tests/capture/test_pcap.py checks that the report is the same with and without the C walker). Packet by packet
+(``--format jsonl``, where the chunk is not handed to C at once), a whole packet the C walker walks gets its
+Results from csum/engine/_cwalk.c too, unless it is a fragment.
 """
 
 from __future__ import annotations
@@ -23,14 +19,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .. import batch, engine
-from ..layers import Reason, Result, Status, accel, corrections, reassembly, walk
-from ..layers import table as T
+from .. import engine
+from ..layers import Reason, Result, Status, corrections, reassembly, walk
 from .pcap import Capture
 from .report import Report, zero_counts
-
-U64 = np.uint64
-
 
 class Packet(NamedTuple):
     """One packet as the checker needs it: its number in the capture, file offset, link type, length on the wire,
@@ -85,108 +77,6 @@ class Batch:
                       memoryview(self.data)[start : start + int(self.caplens[i])])
 
 
-# --- the vectorized accelerator ---------------------------------------------------------------
-
-def _be16(d: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    idx = np.clip(idx, 0, len(d) - 2)
-    return (d[idx].astype(np.int64) << 8) | d[idx + 1]
-
-
-def _byte(d: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    return d[np.clip(idx, 0, len(d) - 1)].astype(np.int64)
-
-
-def _l3_offsets(cap: Capture | Batch, d: np.ndarray) -> np.ndarray:
-    """Per packet, the IP header's offset when the link header is fixed and names IPv4/IPv6 directly, else -1."""
-    l3 = np.full(len(cap), -1, dtype=np.int64)
-    for linktype, entry in T.LINKTYPES.items():
-        mine = cap.linktypes == linktype
-        if not mine.any():
-            continue
-        if entry.kind == "ip":
-            l3[mine] = 0
-        elif entry.kind in ("ethernet", "ethertype"):
-            at, size = (12, 14) if entry.kind == "ethernet" else (entry.at, entry.header)
-            proto = np.where(cap.caplens >= size, _be16(d, cap.offsets + at), -1)
-            l3[mine & np.isin(proto, (T.ETH_IPV4, T.ETH_IPV6))] = size
-            if entry.kind == "ethernet":  # one VLAN tag: the EtherType 4 bytes on
-                tagged = mine & np.isin(proto, list(T.VLAN_TPIDS)) & (cap.caplens >= size + 4)
-                inner = _be16(d, cap.offsets + at + 4)
-                l3[tagged & np.isin(inner, (T.ETH_IPV4, T.ETH_IPV6))] = size + 4
-    return l3
-
-
-def _words(d: np.ndarray, start: np.ndarray, count: int) -> np.ndarray:
-    """Sum of ``count`` big-endian 16-bit words at each start offset (uint64)."""
-    idx = start[:, None] + 2 * np.arange(count)
-    return ((d[idx].astype(U64) << U64(8)) | d[idx + 1]).sum(axis=1, dtype=U64)
-
-
-def _passes(r: np.ndarray, stored: np.ndarray) -> np.ndarray:
-    """Receiver test: canonical sum ``r`` without the field, plus the stored field, is all ones."""
-    x = r + stored
-    return ((x & 0xFFFF) + (x >> 16)) == 0xFFFF
-
-
-def _canonical(total: np.ndarray) -> np.ndarray:
-    r = total % U64(0xFFFF)
-    return np.where((r == 0) & (total != 0), U64(0xFFFF), r)
-
-
-def fast_ok(cap: Capture | Batch, d: np.ndarray, todo: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(packet indices, IPv4?, L4 protocol) of the plain packets among ``todo`` whose every checksum passes."""
-    l3 = _l3_offsets(cap, d)
-    cand = np.flatnonzero(todo & (l3 >= 0) & (cap.caplens == cap.origlens))
-    base = cap.offsets[cand] + l3[cand]
-    room = cap.caplens[cand] - l3[cand]
-    first = _byte(d, base)
-    v4 = (first == 0x45) & (room >= 20)
-    v6 = (first >> 4 == 6) & (room >= 40)
-    total4 = _be16(d, base + 2)
-    proto = np.where(v4, _byte(d, base + 9), _byte(d, base + 6))
-    l4_len = np.where(v4, total4 - 20, _be16(d, base + 4))
-    fits = np.where(v4, (total4 >= 20) & (total4 <= room), 40 + l4_len <= room)
-    known = np.where(v4, np.isin(proto, (T.ICMP, T.TCP, T.UDP)), np.isin(proto, (T.TCP, T.UDP, T.ICMPV6)))
-    l4 = base + np.where(v4, 20, 40)
-    minimum = np.select([proto == T.TCP, proto == T.UDP], [T.TCP_ENTRY.minimum, T.UDP_ENTRY.minimum],
-                        T.ICMP_ENTRY.minimum)
-    minimum = np.where(proto == T.TCP, np.maximum(minimum, (_byte(d, l4 + 12) >> 4) * 4), minimum)
-    udp = proto == T.UDP
-    icmp = (proto == T.ICMP) | (proto == T.ICMPV6)
-    errors = np.where(proto == T.ICMP, np.isin(_byte(d, l4), list(T.ICMP_ERRORS)),
-                      np.isin(_byte(d, l4), list(T.ICMPV6_ERRORS)))
-    field_off = np.select([proto == T.TCP, udp], [T.TCP_ENTRY.field, T.UDP_ENTRY.field], T.ICMP_ENTRY.field)
-    plain_udp = ~udp | ((_be16(d, l4 + T.UDP_ENTRY.length_at) == l4_len) & ~np.isin(_be16(d, l4 + 2), list(
-        T.UDP_TUNNELS)) & (_be16(d, l4 + field_off) != 0))
-    keep = ((v4 & ((_be16(d, base + 6) & 0x3FFF) == 0) & (total4 > 0)) | (v6 & (l4_len > 0))) & known & fits & \
-        (l4_len >= minimum) & plain_udp & ~(icmp & errors)
-    cand, base, v4, proto, l4_len, l4 = cand[keep], base[keep], v4[keep], proto[keep], l4_len[keep], l4[keep]
-    fld = l4 + field_off[keep]
-    z = d.copy()
-    z[fld] = 0
-    z[fld + 1] = 0
-    ok = np.ones(len(cand), dtype=bool)
-    b4 = base[v4]
-    ip_r = batch.ones_sums_ragged(d, b4, np.full(len(b4), 20), 16, "big")
-    ok[v4] = ip_r == 0xFFFF
-    total = batch.ones_sums_ragged(z, l4, l4_len, 16, "big")
-    pseudo = proto != T.ICMP
-    lens = l4_len.astype(U64)
-    extra = proto.astype(U64) + (lens >> U64(16)) + (lens & U64(0xFFFF))
-    total[v4 & pseudo] += _words(d, base[v4 & pseudo] + 12, 4) + extra[v4 & pseudo]
-    total[~v4] += _words(d, base[~v4] + 8, 16) + extra[~v4]
-    ok &= _passes(_canonical(total), _be16(d, fld).astype(U64))
-    return cand[ok], v4[ok], proto[ok]
-
-
-# --- the C fast walker (csum/engine/_cwalk.c), driven by the same table -------------------------------
-
-#: csum/engine/_cwalk.c's protocol codes (code + 8 * depth in its output).
-_C_CODES = {code: name for code, name in enumerate(accel.CODES) if name is not None}
-_C_SLOTS = 6
-_C_NA = 64  # a code counted "n/a" (the transport layer of a later fragment), else "ok"
-
-
 def c_fast(cap: Batch, todo: np.ndarray, report: Report) -> tuple[np.ndarray, np.ndarray, bytes, int]:
     """(packets among ``todo`` whose every checksum the C walker found passing, the other packets it judged, the keys
     of the datagrams it reassembled, their peak: see csum/engine/_cwalk.c datagrams()), all counted in ``report``: the
@@ -194,17 +84,17 @@ def c_fast(cap: Batch, todo: np.ndarray, report: Report) -> tuple[np.ndarray, np
     cwalk = engine.cwalk
     if cwalk is None:
         raise RuntimeError("c_fast: csum.engine._cwalk is not built")
-    out = np.zeros((len(cap), _C_SLOTS), dtype=np.int8)
-    reported, closed, peak = cwalk.fast_check(
-        cap.data, cap.offsets, cap.caplens, cap.linktypes, accel.LINKS, accel.FACTS, out, todo.astype(np.int8),
-        cap.indices, reassembly.MAX_DATAGRAMS, reassembly.WINDOW)
+    out = np.zeros((len(cap), cwalk.SLOTS), dtype=np.int8)
+    reported, closed, peak = cwalk.fast_check(cap.data, cap.offsets, cap.caplens, cap.linktypes, out,
+                                              todo.astype(np.int8), cap.indices, reassembly.MAX_DATAGRAMS,
+                                              reassembly.WINDOW)
     done = todo & (out[:, 0] > 0)
     codes = out[done].ravel()
     for code, n in enumerate(np.bincount(codes[codes > 0], minlength=128).tolist()):
-        if n:
-            name, depth = _C_CODES[code % 8], (code & ~_C_NA) // 8
+        if n:  # code: layer code + 8 * depth, NA set for a later fragment's transport layer (counted n/a)
+            name, depth = cwalk.LAYERS[code % 8], (code & ~cwalk.NA) // 8
             key = name if not depth else f"{name}@{depth}"
-            report.counts.setdefault(key, zero_counts())["n/a" if code & _C_NA else "ok"] += n
+            report.counts.setdefault(key, zero_counts())["n/a" if code & cwalk.NA else "ok"] += n
     for i, results in reported:
         report.tally(int(cap.indices[i]), results)
         report.patches += patches(results, int(cap.bases[i]), functools.partial(cap.packet, i))

@@ -46,8 +46,8 @@ class Report:
     for fields holding transmit offload's pseudo-header sum (not in ``bad``); ``malformed``:
     (index, reason) of packets whose outer headers are inconsistent; ``cut``: packets captured
     only in part (their captured headers are still checked); ``not_ip``: packets carrying neither
-    IPv4 nor IPv6; ``unsupported``: link type -> packets; ``fast``: packets counted by the
-    vectorized path; ``patches``: (file offset, new field bytes) that correct every bad and
+    IPv4 nor IPv6; ``unsupported``: link type -> packets; ``fast``: packets the C walker judged
+    with the rest of their chunk (csum.capture.fastpath); ``patches``: (file offset, new field bytes) that correct every bad and
     offload checksum (and the outer checksums covering a corrected inner one).
 
     ``keep``: when set, :meth:`update` keeps at most that many items in each of ``bad``,
@@ -158,7 +158,7 @@ def jsonl_line(index: int, r: Result) -> str:
 def as_json(report: Report, cap: Capture, name: str, show: int) -> dict[str, object]:
     """The report as a JSON-ready dict (lists cut to their first ``show`` items, counts complete)."""
     return {
-        "file": name, "format": cap.format, "packets": report.packets, "vectorized": report.fast,
+        "file": name, "format": cap.format, "packets": report.packets, "fast_path": report.fast,
         "not_ip": report.not_ip, "unsupported_linktypes": {str(k): v for k, v in report.unsupported.items()},
         "counts": report.counts,
         "bad_count": report.total("bad"), "bad": [_bad_row(i, r) for i, r in report.bad[:show]],

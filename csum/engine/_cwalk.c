@@ -15,9 +15,9 @@
  * here equals the Python walker's in all nine fields, tests/capture/test_pcap.py that the capture reports
  * with and without this file are equal.
  *
- * Protocol facts come from csum/layers/table.py through the `links` and `facts` arrays (link
- * types with their header layout; TCP/UDP/ICMP checksum offsets and minimum lengths, VLAN TPIDs,
- * UDP tunnel ports, ICMP error types). Walked: link types of kind ethernet (with up to two VLAN
+ * Every protocol fact (numbers, header layouts, link types, the fields judged, the names of layers, path parts and
+ * reasons) comes from csum/layers/table.py through _cwalk_table.h, which tools/gen_cwalk_table.py generates (CT_*
+ * names; tests/layers/test_cwalk_table.py fails when the header and the table differ). Walked: link types of kind ethernet (with up to two VLAN
  * tags), ethertype (fixed header, EtherType at an offset), ip and BSD family words; IPv4 with
  * options other than source routes; IPv6 with hop-by-hop / destination options (no Jumbo
  * Payload, no Home Address) and used-up routing headers; IP-in-IP and 6in4; GRE (its checksum,
@@ -34,11 +34,8 @@
 #include <string.h>
 #include <structmember.h>
 
-enum { K_ETHERNET = 1, K_ETHERTYPE = 2, K_IP = 3, K_FAMILY = 4 };
-enum { C_IPV4 = 1, C_TCP = 2, C_UDP = 3, C_ICMP = 4, C_ICMPV6 = 5, C_GRE = 6, C_COUNT };
-/* facts[]: indices */
-enum { F_TCP_FIELD, F_TCP_MIN, F_UDP_FIELD, F_UDP_MIN, F_ICMP_FIELD, F_ICMP_MIN, F_VXLAN, F_TUN1, F_TUN2, F_TUN3,
-       F_ICMP_ERRORS, F_ICMPV6_ERRORS, F_TPID1, F_TPID2, F_TPID3, F_COUNT };
+#include "_cwalk_table.h"
+
 /* A code with NA set counts as "n/a" (a later fragment's transport layer), else as "ok". */
 #define NA 64
 /* ip_layer's answer for an outer IPv4 fragment (its own header judged): the datagram decides. */
@@ -48,7 +45,7 @@ enum { F_TCP_FIELD, F_TCP_MIN, F_UDP_FIELD, F_UDP_MIN, F_ICMP_FIELD, F_ICMP_MIN,
 #define ANY_IP 0x10000
 
 /* The outer IP header of a packet, as far as fragment reassembly needs it (filled by ip_layer at depth 0). */
-#define KEY 37
+#define KEY CT_REASSEMBLY_KEY_BYTES
 typedef struct {
     int reached;            /* the walk got to an outer IP header: 4 or 6 (0: it stopped in front of it) */
     int frag;               /* the outer IPv4 header, or its IPv6 Fragment header, has M set or an offset */
@@ -60,18 +57,16 @@ typedef struct {
     unsigned offset, more;
 } outer_t;
 
-/* Why a field got its verdict: indices into the reasons bind() was given (csum.layers.reasons.Reason). */
-enum { RS_OK, RS_MISMATCH, RS_NEGATIVE_ZERO, RS_OFFLOAD, RS_NON_FIRST_FRAGMENT, RS_NEEDS_REASSEMBLY, RS_COUNT };
-/* Path tokens (5 bits each, outer first); a link layer's token is T_LINK + its row in `links`. */
-enum { T_VLAN = 1, T_IPV4, T_IPV6, T_TCP, T_UDP, T_ICMP, T_ICMPV6, T_VXLAN, T_ETH, T_GRE, T_ERSPAN, T_LINK, T_COUNT = 32 };
+/* Why a field got its verdict: RS_* (_cwalk_table.h), csum.layers.reasons.Reason members once bind() ran.
+ * Path tokens T_* (5 bits each, outer first); a link layer's token is T_LINK + its row in CT_LINKS. */
 #define PATH(path, token) (((path) << 5) | (token))
 /* A path holds 12 tokens. An IP layer may start one of at most 9: the most it adds before the next IP or
  * Ethernet layer (which checks again) is 3 (ipv4/udp/vxlan, ipv4/gre/erspan) or, at the end, 2 (ipv4/tcp); an
  * Ethernet layer checks each token it adds (FULL: 12 already). */
 #define ROOM(path) (((path) >> 45) == 0)
 #define FULL(path) (((path) >> 55) != 0)
-/* Encapsulations walked into (csum/layers/walk.py _MAX_DEPTH). */
-#define MAX_DEPTH 8
+/* Encapsulations walked into (csum/layers/table.py MAX_DEPTH). */
+#define MAX_DEPTH CT_MAX_DEPTH
 
 /* One checksum field found: what csum.layers.check.evaluate reports for it (offsets from the packet start).
  * ok -1: not verifiable here (computed None; field -1: None, stored too). */
@@ -84,7 +79,6 @@ typedef struct {
 
 typedef struct {
     const uint8_t *b;
-    const int64_t *f;
     int8_t *codes;
     int n;
     outer_t *outer;
@@ -188,13 +182,13 @@ static int partial(walk_t *w, unsigned proto, int v4, Py_ssize_t at, Py_ssize_t 
                    uint64_t path)
 {
     int code, token;
-    int64_t field;
-    if (proto == 6) {
-        code = C_TCP, token = T_TCP, field = w->f[F_TCP_FIELD];
-    } else if (proto == 17) {
-        code = C_UDP, token = T_UDP, field = w->f[F_UDP_FIELD];
-    } else if ((proto == 1 && v4) || (proto == 58 && !v4)) {
-        code = v4 ? C_ICMP : C_ICMPV6, token = v4 ? T_ICMP : T_ICMPV6, field = w->f[F_ICMP_FIELD];
+    Py_ssize_t field;
+    if (proto == CT_TCP) {
+        code = C_TCP, token = T_TCP, field = CT_TCP_FIELD;
+    } else if (proto == CT_UDP) {
+        code = C_UDP, token = T_UDP, field = CT_UDP_FIELD;
+    } else if ((proto == CT_ICMP && v4) || (proto == CT_ICMPV6 && !v4)) {
+        code = v4 ? C_ICMP : C_ICMPV6, token = v4 ? T_ICMP : T_ICMPV6, field = v4 ? CT_ICMP_FIELD : CT_ICMPV6_FIELD;
     } else {
         return 0;
     }
@@ -220,16 +214,15 @@ static int partial(walk_t *w, unsigned proto, int v4, Py_ssize_t at, Py_ssize_t 
 static int eth_layer(walk_t *w, Py_ssize_t at, Py_ssize_t stop, int depth, uint64_t path, int token)
 {
     const uint8_t *b = w->b;
-    const int64_t *f = w->f;
-    if (at + 14 > stop || FULL(path))
+    if (at + CT_ETHHDR_SIZE > stop || FULL(path))
         return 0;
     path = PATH(path, token);
-    Py_ssize_t pos = at + 12;
+    Py_ssize_t pos = at + CT_ETHHDR_PROTO;
     for (int tags = 0; tags < 2; tags++) {
         unsigned t = be16(b + pos);
-        if (t != f[F_TPID1] && t != f[F_TPID2] && t != f[F_TPID3])
+        if (!CT_IS_VLAN(t))
             break;
-        pos += 4;
+        pos += CT_ETHHDR_VLAN_SIZE;
         if (pos + 2 > stop || FULL(path))
             return 0;
         path = PATH(path, T_VLAN);
@@ -243,27 +236,28 @@ static int eth_layer(walk_t *w, Py_ssize_t at, Py_ssize_t stop, int depth, uint6
 static int gre(walk_t *w, Py_ssize_t at, Py_ssize_t stop, int depth, uint64_t path)
 {
     const uint8_t *b = w->b;
-    if (at + 4 > stop || depth + 1 > MAX_DEPTH)
+    if (at + CT_GRE_HLEN > stop || depth + 1 > MAX_DEPTH)
         return 0;
     unsigned flags = b[at], proto = be16(b + at + 2);
-    if ((flags & 0x40) || (b[at + 1] & 7))
+    if ((flags & CT_GRE_ROUTING) || (b[at + 1] & CT_GRE_VERSION))
         return 0;
-    Py_ssize_t size = 4 + ((flags & 0x80) ? 4 : 0) + ((flags & 0x20) ? 4 : 0) + ((flags & 0x10) ? 4 : 0);
+    Py_ssize_t size = CT_GRE_HLEN + CT_GRE_WORD * (!!(flags & CT_GRE_CSUM) + !!(flags & CT_GRE_KEY) +
+                                                   !!(flags & CT_GRE_SEQ));
     if (at + size > stop)
         return 0;
     path = PATH(path, T_GRE);
-    if ((flags & 0x80) && !judge(w, C_GRE, depth, at, at + 4, stop, 0, 0, 0, 0, path))
+    if ((flags & CT_GRE_CSUM) && !judge(w, C_GRE, depth, at, at + CT_GRE_FIELD, stop, 0, 0, 0, 0, path))
         return 0;
     Py_ssize_t inner = at + size;
-    if (proto == 0x0800 || proto == 0x86dd)
+    if (proto == CT_ETH_IPV4 || proto == CT_ETH_IPV6)
         return ip_layer(w, inner, stop, depth + 1, proto, path);
-    if (proto == 0x6558 || (proto == 0x88be && !(flags & 0x10)))  /* bridged Ethernet; ERSPAN type I */
+    if (proto == CT_ETH_TEB || (proto == CT_ETH_ERSPAN2 && !(flags & CT_GRE_SEQ)))  /* bridged; ERSPAN type I */
         return eth_layer(w, inner, stop, depth + 1, path, T_ETH);
-    if (proto == 0x88be)  /* ERSPAN type II: an 8-byte header */
-        return eth_layer(w, inner + 8, stop, depth + 1, PATH(path, T_ERSPAN), T_ETH);
-    if (proto == 0x22eb && inner + 12 <= stop)  /* type III: 12 bytes, 8 more with the platform sub-header */
-        return eth_layer(w, inner + 12 + ((b[inner + 11] & 1) ? 8 : 0), stop, depth + 1, PATH(path, T_ERSPAN),
-                         T_ETH);
+    if (proto == CT_ETH_ERSPAN2)  /* ERSPAN type II */
+        return eth_layer(w, inner + CT_ERSPAN2_HLEN, stop, depth + 1, PATH(path, T_ERSPAN), T_ETH);
+    if (proto == CT_ETH_ERSPAN3 && inner + CT_ERSPAN3_HLEN <= stop)  /* type III, maybe a platform sub-header */
+        return eth_layer(w, inner + CT_ERSPAN3_HLEN + ((b[inner + CT_ERSPAN3_O_AT] & 1) ? CT_ERSPAN3_PLATFORM : 0),
+                         stop, depth + 1, PATH(path, T_ERSPAN), T_ETH);
     return 0;
 }
 
@@ -271,54 +265,48 @@ static int transport(walk_t *w, unsigned proto, Py_ssize_t at, Py_ssize_t stop, 
                      Py_ssize_t dst, int depth, uint64_t path)
 {
     const uint8_t *b = w->b;
-    const int64_t *f = w->f;
     Py_ssize_t len = stop - at, covered = len, field;
-    int code, pseudo = 1, token;
-    if (proto == 4 || proto == 41) {  /* IP-in-IP, 6in4 */
+    int code, pseudo, offload, mangled0 = 0, token;
+    if (proto == CT_IPIP || proto == CT_IPV6_IN) {  /* IP-in-IP, 6in4 */
         if (depth + 1 > MAX_DEPTH)
             return 0;
-        return ip_layer(w, at, stop, depth + 1, proto == 4 ? 0x0800 : 0x86dd, path);
+        return ip_layer(w, at, stop, depth + 1, proto == CT_IPIP ? CT_ETH_IPV4 : CT_ETH_IPV6, path);
     }
-    if (proto == 47)
+    if (proto == CT_GRE)
         return gre(w, at, stop, depth, path);
-    if (proto == 6) {
-        if (len < f[F_TCP_MIN] || len < 13 || (b[at + 12] >> 4) * 4 < 20 || (b[at + 12] >> 4) * 4 > len)
+    if (proto == CT_TCP) {
+        if (len < CT_TCP_MIN || len <= CT_TCP_DOFF_AT || (b[at + CT_TCP_DOFF_AT] >> 4) * 4 < CT_TCP_MIN ||
+            (b[at + CT_TCP_DOFF_AT] >> 4) * 4 > len)
             return 0;
-        code = C_TCP;
-        field = f[F_TCP_FIELD];
-        token = T_TCP;
-    } else if (proto == 17) {
-        if (len < f[F_UDP_MIN] || be16(b + at + 4) != len || be16(b + at + f[F_UDP_FIELD]) == 0)
-            return 0;
+        code = C_TCP, field = CT_TCP_FIELD, token = T_TCP, pseudo = CT_TCP_PSEUDO, offload = CT_TCP_OFFLOAD;
+    } else if (proto == CT_UDP) {
+        if (len < CT_UDP_MIN || be16(b + at + CT_UDP_LEN) != len || be16(b + at + CT_UDP_FIELD) == 0)
+            return 0;  /* a UDP length that is not the IP payload's, no checksum: the Python walker */
         unsigned port = be16(b + at + 2);
-        if (port == f[F_TUN1] || port == f[F_TUN2] || port == f[F_TUN3] || (port == f[F_VXLAN] && depth > 0))
+        if (CT_UDP_TUNNEL_ELSEWHERE(port) || (port == CT_VXLAN_PORT && depth > 0))
             return 0;
-        code = C_UDP;
-        field = f[F_UDP_FIELD];
-        token = T_UDP;
-    } else if ((proto == 1 && v4) || (proto == 58 && !v4)) {
-        int64_t errors = proto == 1 ? f[F_ICMP_ERRORS] : f[F_ICMPV6_ERRORS];
-        if (len < f[F_ICMP_MIN] || (b[at] < 63 && (errors >> b[at]) & 1))
-            return 0;
-        code = proto == 1 ? C_ICMP : C_ICMPV6;
-        pseudo = proto == 58;
-        field = f[F_ICMP_FIELD];
-        token = proto == 1 ? T_ICMP : T_ICMPV6;
+        code = C_UDP, field = CT_UDP_FIELD, token = T_UDP, pseudo = CT_UDP_PSEUDO, offload = CT_UDP_OFFLOAD;
+        mangled0 = CT_UDP_MANGLED_0;
+    } else if ((proto == CT_ICMP && v4) || (proto == CT_ICMPV6 && !v4)) {
+        uint64_t errors = v4 ? CT_ICMP_ERRORS : CT_ICMPV6_ERRORS;
+        if (len < (v4 ? CT_ICMP_MIN : CT_ICMPV6_MIN) || (b[at] < 64 && (errors >> b[at]) & 1))
+            return 0;  /* an error that quotes a datagram: the Python walker */
+        code = v4 ? C_ICMP : C_ICMPV6, field = v4 ? CT_ICMP_FIELD : CT_ICMPV6_FIELD, token = v4 ? T_ICMP : T_ICMPV6;
+        pseudo = v4 ? CT_ICMP_PSEUDO : CT_ICMPV6_PSEUDO, offload = v4 ? CT_ICMP_OFFLOAD : CT_ICMPV6_OFFLOAD;
     } else {
         return 0;
     }
     uint64_t ps = 0, ps0 = 0;
     if (pseudo) {
-        Py_ssize_t size = v4 ? 4 : 16;
+        Py_ssize_t size = v4 ? CT_IPHDR_ADDR_SIZE : CT_IPV6HDR_ADDR_SIZE;
         ps0 = sum16(b + src, size) + sum16(b + dst, size) + proto;
         ps = ps0 + ((uint64_t)len >> 16) + (len & 0xffff);
     }
     path = PATH(path, token);
-    if (!judge(w, code, depth, at, at + field, at + covered, ps, ps0, code != C_ICMP && code != C_ICMPV6, code == C_UDP,
-               path))
+    if (!judge(w, code, depth, at, at + field, at + covered, ps, ps0, offload, mangled0, path))
         return 0;
-    if (proto == 17 && be16(b + at + 2) == f[F_VXLAN])  /* VXLAN: 8 bytes, then Ethernet */
-        return eth_layer(w, at + 16, stop, depth + 1, PATH(path, T_VXLAN), T_ETH);
+    if (proto == CT_UDP && be16(b + at + 2) == CT_VXLAN_PORT)  /* VXLAN, then Ethernet */
+        return eth_layer(w, at + CT_UDP_MIN + CT_VXLAN_HLEN, stop, depth + 1, PATH(path, T_VXLAN), T_ETH);
     return 1;
 }
 
@@ -326,9 +314,9 @@ static int options_ok(const uint8_t *b, Py_ssize_t at, Py_ssize_t end, int v6)
 {
     while (at < end) {
         unsigned kind = b[at];
-        if (kind == 0 && !v6)
+        if (kind == CT_IPOPT_END && !v6)
             return 1;
-        if ((kind == 0 && v6) || (kind == 1 && !v6)) {
+        if ((kind == CT_IPV6_TLV_PAD1 && v6) || (kind == CT_IPOPT_NOOP && !v6)) {
             at++;
             continue;
         }
@@ -337,7 +325,7 @@ static int options_ok(const uint8_t *b, Py_ssize_t at, Py_ssize_t end, int v6)
         Py_ssize_t size = v6 ? b[at + 1] + 2 : b[at + 1];
         if (size < 2 || at + size > end)
             return 0;
-        if (v6 ? (kind == 0xc2 || kind == 0xc9) : (kind == 0x83 || kind == 0x89))
+        if (v6 ? (kind == CT_JUMBO_OPTION || kind == CT_HOME_ADDRESS_OPTION) : CT_IS_SOURCE_ROUTE(kind))
             return 0;  /* Jumbo Payload, Home Address, source routes: the Python walker */
         at += size;
     }
@@ -350,81 +338,82 @@ static int ip_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, unsigne
     if (at >= end || !ROOM(path))
         return 0;
     unsigned version = b[at] >> 4;
-    if ((ethertype == 0x0800 && version != 4) || (ethertype == 0x86dd && version != 6) ||
-        (ethertype != 0x0800 && ethertype != 0x86dd && ethertype != ANY_IP))
+    if ((ethertype == CT_ETH_IPV4 && version != 4) || (ethertype == CT_ETH_IPV6 && version != 6) ||
+        (ethertype != CT_ETH_IPV4 && ethertype != CT_ETH_IPV6 && ethertype != ANY_IP))
         return 0;
     outer_t *o = depth == 0 ? w->outer : NULL;
     if (o != NULL)
         o->reached = version == 4 ? 4 : 6;
     if (version == 4) {
-        if (end - at < 20)
+        if (end - at < CT_IPHDR_SIZE)
             return 0;
-        Py_ssize_t ihl = (b[at] & 15) * 4, total = be16(b + at + 2);
-        unsigned frag = be16(b + at + 6) & 0x3fff;
+        Py_ssize_t ihl = (b[at] & 15) * 4, total = be16(b + at + CT_IPHDR_TOT_LEN);
+        unsigned frag = be16(b + at + CT_IPHDR_FRAG_OFF) & (CT_IP_MF | CT_IP_OFFSET), proto = b[at + CT_IPHDR_PROTOCOL];
         if (o != NULL && frag) {  /* known even when the packet fails below: its key stays with Python */
             o->frag = 1;
             o->key[0] = 4;
-            memcpy(o->key + 1, b + at + 12, 8);
-            memcpy(o->key + 9, b + at + 4, 2);
-            o->key[11] = o->proto = b[at + 9];
+            memcpy(o->key + 1, b + at + CT_IPHDR_SADDR, 2 * CT_IPHDR_ADDR_SIZE);
+            memcpy(o->key + 1 + 2 * CT_IPHDR_ADDR_SIZE, b + at + CT_IPHDR_ID, 2);
+            o->key[3 + 2 * CT_IPHDR_ADDR_SIZE] = o->proto = proto;
         }
-        if (ihl < 20 || total < ihl || total > end - at || (frag && o == NULL))
+        if (ihl < CT_IPHDR_SIZE || total < ihl || total > end - at || (frag && o == NULL))
             return 0;
         path = PATH(path, T_IPV4);
-        if (!options_ok(b, at + 20, at + ihl, 0) ||
-            !judge(w, C_IPV4, depth, at, at + 10, at + ihl, 0, 0, 0, 0, path))
+        if (!options_ok(b, at + CT_IPHDR_SIZE, at + ihl, 0) ||
+            !judge(w, C_IPV4, depth, at, at + CT_IPV4_FIELD, at + ihl, 0, 0, 0, 0, path))
             return 0;
         if (frag) {
-            unsigned proto = b[at + 9];
-            if (proto != 6 && proto != 17 && proto != 1)
+            if (proto != CT_TCP && proto != CT_UDP && proto != CT_ICMP)
                 return 0;
             o->l3 = at;
             o->ihl = ihl;
             o->dlen = total - ihl;
-            o->offset = (frag & 0x1fff) * 8;
-            o->more = (frag & 0x2000) != 0;
-            if (o->offset && !emit(w, (proto == 6 ? C_TCP : proto == 17 ? C_UDP : C_ICMP) | NA, depth))
+            o->offset = (frag & CT_IP_OFFSET) * CT_FRAG_UNIT;
+            o->more = (frag & CT_IP_MF) != 0;
+            if (o->offset && !emit(w, (proto == CT_TCP ? C_TCP : proto == CT_UDP ? C_UDP : C_ICMP) | NA, depth))
                 return 0;
             return FRAGMENT;
         }
-        return transport(w, b[at + 9], at + ihl, at + total, 1, at + 12, at + 16, depth, path);
+        return transport(w, proto, at + ihl, at + total, 1, at + CT_IPHDR_SADDR, at + CT_IPHDR_DADDR, depth, path);
     }
-    if (version != 6 || end - at < 40)
+    if (version != 6 || end - at < CT_IPV6HDR_SIZE)
         return 0;
-    Py_ssize_t plen = be16(b + at + 4), stop = at + 40 + plen, pos = at + 40;
-    unsigned nh = b[at + 6];
+    Py_ssize_t plen = be16(b + at + CT_IPV6HDR_PAYLOAD_LEN), pos = at + CT_IPV6HDR_SIZE, stop = pos + plen;
+    unsigned nh = b[at + CT_IPV6HDR_NEXTHDR];
     if (plen == 0 || stop > end)
         return 0;
     int fragment = 0, seen = 0;  /* fragment 1: first, 2: later (RFC 8200 4.5; 0 with seen: atomic, RFC 6946) */
-    while (nh == 0 || nh == 60 || nh == 43 || (nh == 44 && (w->frag6 || o != NULL))) {
-        if (pos + 8 > stop)
+    while (nh == CT_HOP_BY_HOP || nh == CT_DEST_OPTS || nh == CT_ROUTING ||
+           (nh == CT_FRAGMENT && (w->frag6 || o != NULL))) {
+        if (pos + CT_IPV6_EXT_UNIT > stop)
             return 0;
-        Py_ssize_t size = nh == 44 ? 8 : ((Py_ssize_t)b[pos + 1] + 1) * 8;
+        Py_ssize_t size = nh == CT_FRAGMENT ? CT_FRAG_HDR_SIZE : ((Py_ssize_t)b[pos + 1] + 1) * CT_IPV6_EXT_UNIT;
         if (pos + size > stop)
             return 0;
-        if (nh == 44) {
-            unsigned word = be16(b + pos + 2);
+        if (nh == CT_FRAGMENT) {
+            unsigned word = be16(b + pos + CT_FRAG_HDR_FRAG_OFF);
             if (seen++)
                 return 0;  /* a second fragment header: the Python walker */
-            fragment = word >> 3 ? 2 : word & 1;
+            fragment = word & CT_IP6_OFFSET ? 2 : word & CT_IP6_MF;
             if (fragment && !w->frag6) {  /* an outer fragment of a capture: the datagram decides */
                 o->frag = 1;
                 o->key[0] = 6;
-                memcpy(o->key + 1, b + at + 8, 32);
-                memcpy(o->key + 33, b + pos + 4, 4);
+                memcpy(o->key + 1, b + at + CT_IPV6HDR_SADDR, 2 * CT_IPV6HDR_ADDR_SIZE);
+                memcpy(o->key + 1 + 2 * CT_IPV6HDR_ADDR_SIZE, b + pos + CT_FRAG_HDR_IDENTIFICATION, 4);
                 o->proto = b[pos];
                 o->l3 = at;
-                o->ihl = pos + 8 - at;
-                o->dlen = stop - pos - 8;
-                o->offset = word & ~7u;
-                o->more = word & 1;
-                if (o->proto != 6 && o->proto != 17 && o->proto != 58)
+                o->ihl = pos + CT_FRAG_HDR_SIZE - at;
+                o->dlen = stop - pos - CT_FRAG_HDR_SIZE;
+                o->offset = word & CT_IP6_OFFSET;
+                o->more = word & CT_IP6_MF;
+                if (o->proto != CT_TCP && o->proto != CT_UDP && o->proto != CT_ICMPV6)
                     return 0;
-                if (o->offset && !emit(w, (o->proto == 6 ? C_TCP : o->proto == 17 ? C_UDP : C_ICMPV6) | NA, depth))
+                if (o->offset &&
+                    !emit(w, (o->proto == CT_TCP ? C_TCP : o->proto == CT_UDP ? C_UDP : C_ICMPV6) | NA, depth))
                     return 0;
                 return FRAGMENT;
             }
-        } else if (nh == 43 ? b[pos + 3] != 0 : !options_ok(b, pos + 2, pos + size, 1)) {
+        } else if (nh == CT_ROUTING ? b[pos + CT_IPV6_RT_SEGMENTS_LEFT] != 0 : !options_ok(b, pos + 2, pos + size, 1)) {
             return 0;  /* a live routing header names the final destination: the Python walker */
         }
         nh = b[pos];
@@ -435,29 +424,31 @@ static int ip_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, unsigne
     path = PATH(path, T_IPV6);
     if (fragment)
         return partial(w, nh, 0, pos, stop, depth, fragment == 2, path);
-    return transport(w, nh, pos, stop, 0, at + 8, at + 24, depth, path);
+    return transport(w, nh, pos, stop, 0, at + CT_IPV6HDR_SADDR, at + CT_IPV6HDR_DADDR, depth, path);
 }
 
-/* `row`: the link type's row in `links`, `index` its position there (its path token). */
-static int link_layer(walk_t *w, Py_ssize_t len, const int64_t *row, Py_ssize_t index)
+/* The link layer of CT_LINKS[index] (its path token: T_LINK + index). */
+static int link_layer(walk_t *w, Py_ssize_t len, Py_ssize_t index)
 {
     const uint8_t *b = w->b;
-    int64_t kind = row[1], header = row[2], at = row[3];
+    const ct_link_t *row = CT_LINKS + index;
+    Py_ssize_t header = row->header, at = row->at;
+    int kind = row->kind;
     uint64_t path = T_LINK + index;
     if (kind == K_IP)
         return ip_layer(w, 0, len, 0, ANY_IP, 0);
     if (path >= T_COUNT)
         return 0;
-    if (kind == K_FAMILY) {
-        if (len < 4)
+    if (kind == K_FAMILY) {  /* the family word in the capturing host's byte order or the network's */
+        if (len < header)
             return 0;
         uint32_t le = b[0] | (b[1] << 8) | (b[2] << 16) | ((uint32_t)b[3] << 24);
         uint32_t be = ((uint32_t)b[0] << 24) | (b[1] << 16) | (b[2] << 8) | b[3];
-        uint32_t fam = (le == 2 || le == 24 || le == 28 || le == 30) ? le : be;
-        if (fam == 2)
-            return ip_layer(w, 4, len, 0, 0x0800, path);
-        if (fam == 24 || fam == 28 || fam == 30)
-            return ip_layer(w, 4, len, 0, 0x86dd, path);
+        uint32_t fam = (CT_FAMILY_IPV4(le) || CT_FAMILY_IPV6(le)) ? le : be;
+        if (CT_FAMILY_IPV4(fam))
+            return ip_layer(w, header, len, 0, CT_ETH_IPV4, path);
+        if (CT_FAMILY_IPV6(fam))
+            return ip_layer(w, header, len, 0, CT_ETH_IPV6, path);
         return 0;
     }
     if (kind == K_ETHERTYPE) {
@@ -522,7 +513,7 @@ static void hand_over(Py_ssize_t i, const Py_ssize_t *next, int8_t *state, int8_
 
 /* The open datagram of `k` when it is whole: 1 (judged, counted), 0 (not whole yet), -1 (to Python). */
 static int whole(dgram_t *k, const uint8_t *data, const int64_t *off, outer_t *outer, const Py_ssize_t *next,
-                 const int64_t *facts, int8_t *out, uint8_t *scratch)
+                 int8_t *out, uint8_t *scratch)
 {
     Py_ssize_t head = -1, count = 0;
     for (Py_ssize_t i = k->first; i >= 0; i = next[i], count++) {
@@ -564,26 +555,27 @@ static int whole(dgram_t *k, const uint8_t *data, const int64_t *off, outer_t *o
     const uint8_t *ip = data + off[head] + h->l3;
     int v4 = h->key[0] == 4;
     memcpy(scratch, ip, h->ihl);
-    if (v4) {
-        scratch[2] = (uint8_t)(size >> 8);
-        scratch[3] = (uint8_t)size;
-        scratch[6] &= 0x40;
-        scratch[7] = 0;
-        scratch[10] = scratch[11] = 0;
-        unsigned c = ~fold(sum16(scratch, h->ihl)) & 0xffff;  /* a valid header, so the walk below goes on */
-        scratch[10] = (uint8_t)(c >> 8);
-        scratch[11] = (uint8_t)c;
-    } else {  /* payload length; the Fragment header (the head's last 8 bytes) made atomic: offset 0, M 0 */
-        scratch[4] = (uint8_t)((size - 40) >> 8);
-        scratch[5] = (uint8_t)(size - 40);
-        scratch[h->ihl - 6] = scratch[h->ihl - 5] = 0;
+    if (v4) {  /* total length; not a fragment (DF kept); a valid header checksum, so the walk below goes on */
+        scratch[CT_IPHDR_TOT_LEN] = (uint8_t)(size >> 8);
+        scratch[CT_IPHDR_TOT_LEN + 1] = (uint8_t)size;
+        scratch[CT_IPHDR_FRAG_OFF] &= CT_IP_DF >> 8;
+        scratch[CT_IPHDR_FRAG_OFF + 1] = 0;
+        scratch[CT_IPHDR_CHECK] = scratch[CT_IPHDR_CHECK + 1] = 0;
+        unsigned c = ~fold(sum16(scratch, h->ihl)) & 0xffff;
+        scratch[CT_IPHDR_CHECK] = (uint8_t)(c >> 8);
+        scratch[CT_IPHDR_CHECK + 1] = (uint8_t)c;
+    } else {  /* payload length; the Fragment header (the head's last bytes) made atomic: offset 0, M 0 */
+        uint8_t *fh = scratch + h->ihl - CT_FRAG_HDR_SIZE;
+        scratch[CT_IPV6HDR_PAYLOAD_LEN] = (uint8_t)((size - CT_IPV6HDR_SIZE) >> 8);
+        scratch[CT_IPV6HDR_PAYLOAD_LEN + 1] = (uint8_t)(size - CT_IPV6HDR_SIZE);
+        fh[CT_FRAG_HDR_FRAG_OFF] = fh[CT_FRAG_HDR_FRAG_OFF + 1] = 0;
     }
     for (Py_ssize_t i = k->first; i >= 0; i = next[i])
         memcpy(scratch + h->ihl + outer[i].offset, data + off[i] + outer[i].l3 + outer[i].ihl, outer[i].dlen);
     int8_t codes[SLOTS] = {0};
     rec_t recs[SLOTS];
-    walk_t w = {scratch, facts, codes, 0, NULL, 0, 0, recs, 1};
-    if (ip_layer(&w, 0, size, 0, v4 ? 0x0800 : 0x86dd, 0) != 1 || w.n != (v4 ? 2 : 1))
+    walk_t w = {scratch, codes, 0, NULL, 0, 0, recs, 1};
+    if (ip_layer(&w, 0, size, 0, v4 ? CT_ETH_IPV4 : CT_ETH_IPV6, 0) != 1 || w.n != (v4 ? 2 : 1))
         return -1;  /* a tunnel, an ICMP error, a failing or absent checksum: the Python walker */
     if (recs[w.n - 1].field + 2 > h->ihl + h->dlen)
         return -1;  /* the field sits in another fragment: reported there, by the Python walker */
@@ -612,7 +604,7 @@ static void decline(dgram_t *k, Py_ssize_t i, const Py_ssize_t *next, int8_t *st
 }
 
 static int datagrams(const uint8_t *data, const int64_t *off, const int64_t *index, outer_t *outer, int8_t *state,
-                     int8_t *out, Py_ssize_t n, const int64_t *facts, int unknown, int unknown6, Py_ssize_t budget,
+                     int8_t *out, Py_ssize_t n, int unknown, int unknown6, Py_ssize_t budget,
                      Py_ssize_t window, PyObject **closed, Py_ssize_t *peak_out)
 {
     Py_ssize_t frags = 0, v6 = 0;
@@ -668,7 +660,7 @@ static int datagrams(const uint8_t *data, const int64_t *off, const int64_t *ind
             k->last = i;
             if (!outer[i].more)
                 k->total = outer[i].offset + outer[i].dlen;
-            int r = whole(k, data, off, outer, next, facts, out, scratch);
+            int r = whole(k, data, off, outer, next, out, scratch);
             if (r < 0) {
                 decline(k, i, next, state, out, &open, &declined);
             } else if (r > 0) {
@@ -710,9 +702,7 @@ static const char *const result_fields[RF_COUNT] = {"layer", "offset", "stored",
                                                    "field", "path", "depth"};
 static PyTypeObject *result_type;
 static Py_ssize_t result_slot[RF_COUNT];
-static PyObject *layer_names[8], *reasons[RS_COUNT], *tokens[T_COUNT], *paths;
-static int64_t bound_facts[F_COUNT], *bound_links;
-static Py_ssize_t bound_nlinks;
+static PyObject *layer_names[C_COUNT], *reasons[RS_COUNT], *tokens[T_COUNT], *paths;
 
 static PyObject *path_string(uint64_t key)
 {
@@ -788,36 +778,14 @@ static PyObject *make_results(const walk_t *w)
     return list;
 }
 
-static int array_copy(PyObject *o, int64_t **dst, Py_ssize_t *n, Py_ssize_t at_least)
-{
-    Py_buffer v;
-    if (get(o, &v, 0, 8) < 0)
-        return -1;
-    int rc = -1;
-    if (v.len / 8 < at_least)
-        PyErr_SetString(PyExc_ValueError, "_cwalk.bind: array too short");
-    else if ((*dst = PyMem_Malloc(v.len ? v.len : 1)) == NULL)
-        PyErr_NoMemory();
-    else {
-        memcpy(*dst, v.buf, v.len);
-        *n = v.len / 8;
-        rc = 0;
-    }
-    PyBuffer_Release(&v);
-    return rc;
-}
-
-/* bind(Result, layer names by code, reasons by RS_ index, path token names, links, facts) */
+/* bind(Result, Reason): the class of the Results made here (a frozen dataclass with slots: csum.layers.check) and
+ * the enum whose values name the reasons (csum.layers.reasons); the layer, path and reason names come from
+ * _cwalk_table.h. */
 static PyObject *bind(PyObject *self, PyObject *args)
 {
-    PyObject *type, *layers, *why, *names, *links, *facts;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!OO", &PyType_Type, &type, &PyTuple_Type, &layers, &PyTuple_Type, &why,
-                          &PyTuple_Type, &names, &links, &facts))
+    PyObject *type, *reason;
+    if (!PyArg_ParseTuple(args, "O!O", &PyType_Type, &type, &reason))
         return NULL;
-    if (PyTuple_GET_SIZE(layers) != C_COUNT || PyTuple_GET_SIZE(why) != RS_COUNT || PyTuple_GET_SIZE(names) != T_COUNT) {
-        PyErr_SetString(PyExc_ValueError, "_cwalk.bind: wrong number of names");
-        return NULL;
-    }
     PyTypeObject *t = (PyTypeObject *)type;
     for (int k = 0; k < RF_COUNT; k++) {
         result_slot[k] = -1;
@@ -829,36 +797,37 @@ static PyObject *bind(PyObject *self, PyObject *args)
             return NULL;
         }
     }
-    int64_t *f = NULL, *l = NULL;
-    Py_ssize_t nf, nl;
-    if (array_copy(facts, &f, &nf, F_COUNT) < 0)
-        return NULL;
-    if (nf != F_COUNT) {  /* one fact more or less would shift every F_* index after it */
-        PyMem_Free(f);
-        PyErr_SetString(PyExc_ValueError, "_cwalk.bind: facts has the wrong length");
-        return NULL;
-    }
-    if (array_copy(links, &l, &nl, 0) < 0) {
-        PyMem_Free(f);
-        return NULL;
-    }
-    memcpy(bound_facts, f, sizeof(bound_facts));
-    PyMem_Free(f);
-    PyMem_Free(bound_links);
-    bound_links = l;
-    bound_nlinks = nl / 4;
+    PyObject *why[RS_COUNT] = {NULL};
+    for (int k = 0; k < RS_COUNT; k++)
+        if ((why[k] = PyObject_CallFunction(reason, "s", CT_REASONS[k])) == NULL) {
+            for (int j = 0; j < k; j++)
+                Py_DECREF(why[j]);
+            return NULL;
+        }
+    for (int k = 0; k < RS_COUNT; k++)
+        Py_XSETREF(reasons[k], why[k]);
     Py_INCREF(type);
     Py_XSETREF(result_type, t);
-    for (int k = 0; k < C_COUNT; k++)
-        Py_XSETREF(layer_names[k], Py_NewRef(PyTuple_GET_ITEM(layers, k)));
-    for (int k = 0; k < RS_COUNT; k++)
-        Py_XSETREF(reasons[k], Py_NewRef(PyTuple_GET_ITEM(why, k)));
-    for (int k = 0; k < T_COUNT; k++)
-        Py_XSETREF(tokens[k], Py_NewRef(PyTuple_GET_ITEM(names, k)));
     Py_XSETREF(paths, PyDict_New());
     if (paths == NULL)
         return NULL;
     Py_RETURN_NONE;
+}
+
+/* The names of _cwalk_table.h as interned strings (LAYERS, tokens), once, at import. */
+static int names_init(void)
+{
+    for (int k = 1; k < C_COUNT; k++)
+        if ((layer_names[k] = PyUnicode_InternFromString(CT_LAYERS[k])) == NULL)
+            return -1;
+    for (int k = 0; k < T_COUNT; k++) {
+        const char *name = k == 0 ? NULL : k < T_LINK ? CT_TOKENS[k] : k - T_LINK < CT_NLINKS ? CT_LINKS[k - T_LINK].name
+                                                                                                : NULL;
+        tokens[k] = name == NULL ? Py_NewRef(Py_None) : PyUnicode_InternFromString(name);
+        if (tokens[k] == NULL)
+            return -1;
+    }
+    return 0;
 }
 
 /* Whether an IP header at `at` has version 4 or 6 and lengths that fit (csum/layers/walk.py _fits). */
@@ -868,35 +837,39 @@ static int fits(const uint8_t *b, Py_ssize_t len, Py_ssize_t at)
         return 0;
     unsigned version = b[at] >> 4;
     Py_ssize_t ihl = (b[at] & 15) * 4;
-    if (version == 4)
-        return len >= at + 20 && 20 <= ihl && ihl <= (Py_ssize_t)be16(b + at + 2) && be16(b + at + 2) <= len - at;
-    return version == 6 && len >= at + 40 && at + 40 + (Py_ssize_t)be16(b + at + 4) <= len;
+    if (version == 4) {
+        if (len < at + CT_IPHDR_SIZE)
+            return 0;
+        Py_ssize_t total = be16(b + at + CT_IPHDR_TOT_LEN);
+        return CT_IPHDR_SIZE <= ihl && ihl <= total && total <= len - at;
+    }
+    return version == 6 && len >= at + CT_IPV6HDR_SIZE &&
+           at + CT_IPV6HDR_SIZE + (Py_ssize_t)be16(b + at + CT_IPV6HDR_PAYLOAD_LEN) <= len;
 }
 
 /* link="auto" as csum/layers/walk.py _auto decides it: 1 (Ethernet carrying IP), 101 (bare IP), or -1 where the
  * answer needs a layer this file does not walk (MPLS, PPPoE: the Python walker decides). */
-static int64_t auto_link(const uint8_t *b, Py_ssize_t len, const int64_t *f)
+static int64_t auto_link(const uint8_t *b, Py_ssize_t len)
 {
-    Py_ssize_t at = 12;
-    while (len >= at + 2 && (be16(b + at) == f[F_TPID1] || be16(b + at) == f[F_TPID2] || be16(b + at) == f[F_TPID3]))
-        at += 4;
+    Py_ssize_t at = CT_ETHHDR_PROTO;
+    while (len >= at + 2 && CT_IS_VLAN(be16(b + at)))
+        at += CT_ETHHDR_VLAN_SIZE;
     if (len >= at + 3) {
         unsigned ethertype = be16(b + at), version = b[at + 2] >> 4;
-        if (((ethertype == 0x0800 && version == 4) || (ethertype == 0x86dd && version == 6)) &&
+        if (((ethertype == CT_ETH_IPV4 && version == 4) || (ethertype == CT_ETH_IPV6 && version == 6)) &&
             (fits(b, len, at + 2) || !fits(b, len, 0)))
             return 1;
     }
     return fits(b, len, 0) ? 101 : -1;
 }
 
-static const int64_t *link_row(const int64_t *links, Py_ssize_t nlinks, int64_t linktype, Py_ssize_t *index)
+/* The row of CT_LINKS for capture link type `linktype`, or -1 for a link type this file does not walk. */
+static Py_ssize_t link_row(int64_t linktype)
 {
-    for (Py_ssize_t k = 0; k < nlinks; k++)
-        if (links[4 * k] == linktype) {
-            *index = k;
-            return links + 4 * k;
-        }
-    return NULL;
+    for (Py_ssize_t k = 0; k < CT_NLINKS; k++)
+        if (CT_LINKS[k].number == linktype)
+            return k;
+    return -1;
 }
 
 /* verify(packet, linktype) -> [Result, ...] for every checksum of one whole packet (linktype -1: "auto"), or
@@ -916,15 +889,14 @@ static PyObject *verify(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     const uint8_t *b = v.buf;
     PyObject *result = Py_None;
     if (linktype == -1)
-        linktype = auto_link(b, v.len, bound_facts);
-    Py_ssize_t index = 0;
-    const int64_t *row = linktype < 0 ? NULL : link_row(bound_links, bound_nlinks, linktype, &index);
-    if (row != NULL) {
+        linktype = auto_link(b, v.len);
+    Py_ssize_t index = linktype < 0 ? -1 : link_row(linktype);
+    if (index >= 0) {
         int8_t codes[SLOTS];
         outer_t outer = {0};
         rec_t recs[SLOTS];
-        walk_t w = {b, bound_facts, codes, 0, &outer, 1, 0, recs, 1};
-        int r = link_layer(&w, v.len, row, index);
+        walk_t w = {b, codes, 0, &outer, 1, 0, recs, 1};
+        int r = link_layer(&w, v.len, index);
         if (r == FRAGMENT) {  /* an outer IPv4 fragment: recs[0] is its header (a later one's NA code undone) */
             w.n = 1;
             r = partial(&w, outer.proto, 1, outer.l3 + outer.ihl, outer.l3 + outer.ihl + outer.dlen, 0,
@@ -939,7 +911,7 @@ static PyObject *verify(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     return result;
 }
 
-/* fast_check(data, offsets, caplens, linktypes, links, facts, out, todo, indices, budget, window)
+/* fast_check(data, offsets, caplens, linktypes, out, todo, indices, budget, window)
  *     -> ([(i, [Result, ...]), ...], closed, peak):
  * out is int8 (n, SLOTS); todo is int8 (n): packets to judge (the others, cut by the snap length, still key their
  * fragments). out[i] lists the codes of a packet whose every checksum passes; -1 in out[i][0]: to the Python walker;
@@ -948,28 +920,31 @@ static PyObject *verify(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
  * window: the Reassembler's limits; closed and peak: what datagrams() says of the datagrams judged here. */
 static PyObject *fast_check(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 11) {
-        PyErr_SetString(PyExc_TypeError, "fast_check takes 11 arguments");
+    if (nargs != 9) {
+        PyErr_SetString(PyExc_TypeError, "fast_check takes 9 arguments");
         return NULL;
     }
-    Py_ssize_t budget = PyLong_AsSsize_t(args[9]), window = PyLong_AsSsize_t(args[10]);
+    if (result_type == NULL) {
+        PyErr_SetString(PyExc_TypeError, "_cwalk.bind() was not called");
+        return NULL;
+    }
+    Py_ssize_t budget = PyLong_AsSsize_t(args[7]), window = PyLong_AsSsize_t(args[8]);
     if ((budget == -1 || window == -1) && PyErr_Occurred())
         return NULL;
-    Py_buffer v[9];
-    const Py_ssize_t sizes[9] = {1, 8, 8, 8, 8, 8, 1, 1, 8};
+    Py_buffer v[7];
+    const Py_ssize_t sizes[7] = {1, 8, 8, 8, 1, 1, 8};
     int got = 0;
-    for (; got < 9; got++)
-        if (get(args[got], &v[got], got == 6, sizes[got]) < 0)
+    for (; got < 7; got++)
+        if (get(args[got], &v[got], got == 4, sizes[got]) < 0)
             break;
     PyObject *result = NULL;
-    if (got == 9) {
+    if (got == 7) {
         const uint8_t *data = v[0].buf;
-        const int64_t *off = v[1].buf, *cap = v[2].buf, *link = v[3].buf, *links = v[4].buf;
-        Py_ssize_t n = v[1].len / 8, nlinks = v[4].len / 32;
-        int8_t *out = v[6].buf;
-        const int8_t *todo = v[7].buf;
-        if (v[5].len / 8 < F_COUNT || v[2].len / 8 != n || v[3].len / 8 != n || v[6].len != n * SLOTS ||
-            v[7].len != n || v[8].len / 8 != n) {
+        const int64_t *off = v[1].buf, *cap = v[2].buf, *link = v[3].buf;
+        Py_ssize_t n = v[1].len / 8;
+        int8_t *out = v[4].buf;
+        const int8_t *todo = v[5].buf;
+        if (v[2].len / 8 != n || v[3].len / 8 != n || v[4].len != n * SLOTS || v[5].len != n || v[6].len / 8 != n) {
             PyErr_SetString(PyExc_ValueError, "fast_check: inconsistent array sizes");
         } else {
             outer_t *outer = PyMem_Calloc(n ? n : 1, sizeof(outer_t));
@@ -984,12 +959,11 @@ static PyObject *fast_check(PyObject *self, PyObject *const *args, Py_ssize_t na
             for (Py_ssize_t i = 0; i < n; i++) {
                 int8_t *codes = out + i * SLOTS;
                 memset(codes, 0, SLOTS);
-                Py_ssize_t index = 0;
-                const int64_t *row = link_row(links, nlinks, link[i], &index);
-                walk_t w = {data + off[i], v[5].buf, codes, 0, outer + i, 1, 0, recs};
+                Py_ssize_t index = link_row(link[i]);
+                walk_t w = {data + off[i], codes, 0, outer + i, 1, 0, recs, 0};
                 int r = 0;
-                if (off[i] >= 0 && off[i] + cap[i] <= v[0].len && row != NULL)
-                    r = link_layer(&w, cap[i], row, index);
+                if (off[i] >= 0 && cap[i] >= 0 && off[i] + cap[i] <= v[0].len && index >= 0)
+                    r = link_layer(&w, cap[i], index);
                 if (r == FRAGMENT && w.bad)
                     r = 0;
                 if (r == 1 && w.bad && todo[i]) {
@@ -1013,7 +987,7 @@ static PyObject *fast_check(PyObject *self, PyObject *const *args, Py_ssize_t na
             }
             PyObject *closed = NULL;
             Py_ssize_t peak = 0;
-            if (datagrams(data, off, v[8].buf, outer, state, out, n, v[5].buf, unknown, unknown6, budget, window,
+            if (datagrams(data, off, v[6].buf, outer, state, out, n, unknown, unknown6, budget, window,
                           &closed, &peak) < 0) {
                 if (!PyErr_Occurred())
                     PyErr_NoMemory();
@@ -1081,12 +1055,12 @@ done:
 
 static PyMethodDef methods[] = {
     {"fast_check", (PyCFunction)(void (*)(void))fast_check, METH_FASTCALL,
-     "fast_check(data, offsets, caplens, linktypes, links, facts, out, todo, budget, window) -> (reported, closed, peak) "
+     "fast_check(data, offsets, caplens, linktypes, out, todo, indices, budget, window) -> (reported, closed, peak) "
      "(see csum/engine/_cwalk.c)."},
     {"verify", (PyCFunction)(void (*)(void))verify, METH_FASTCALL,
      "verify(packet, linktype) -> [Result, ...] or None (see csum/engine/_cwalk.c)."},
     {"bind", bind, METH_VARARGS,
-     "bind(Result, layers, reasons, tokens, links, facts) -> None (see csum/engine/_cwalk.c)."},
+     "bind(Result, Reason) -> None: the classes of the Results made here (see csum/engine/_cwalk.c)."},
     {"pcap_records", pcap_records, METH_VARARGS,
      "pcap_records(data, pos, big_endian, most) -> (offsets, caplens, origlens, end) (see csum/engine/_cwalk.c)."},
     {NULL, NULL, 0, NULL},
@@ -1094,4 +1068,24 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "csum.engine._cwalk", NULL, -1, methods};
 
-PyMODINIT_FUNC PyInit__cwalk(void) { return PyModule_Create(&module); }
+/* The module: its functions, and LAYERS (the layer name of each code fast_check writes: code % 8, None for 0),
+ * SLOTS (codes per packet), NA (the flag of a code counted "n/a") and KEY_BYTES (a closed datagram's key). */
+PyMODINIT_FUNC PyInit__cwalk(void)
+{
+    if (names_init() < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&module), *layers = PyTuple_New(C_COUNT);
+    if (m == NULL || layers == NULL)
+        goto fail;
+    for (int k = 0; k < C_COUNT; k++)
+        PyTuple_SET_ITEM(layers, k, Py_NewRef(k ? layer_names[k] : Py_None));
+    if (PyModule_AddObjectRef(m, "LAYERS", layers) < 0 || PyModule_AddIntConstant(m, "SLOTS", SLOTS) < 0 ||
+        PyModule_AddIntConstant(m, "NA", NA) < 0 || PyModule_AddIntConstant(m, "KEY_BYTES", KEY) < 0)
+        goto fail;
+    Py_DECREF(layers);
+    return m;
+fail:
+    Py_XDECREF(layers);
+    Py_XDECREF(m);
+    return NULL;
+}

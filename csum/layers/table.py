@@ -1,9 +1,11 @@
-"""The protocol facts: one table entry per link type, EtherType and IP protocol csum walks.
+"""The protocol facts: one table entry per link type, EtherType and IP protocol csum walks, and the header layouts
+the two walkers share.
 
-Nothing else in csum restates an offset, a minimum length, a pseudo-header rule or a zero rule:
-the walker (:mod:`csum.layers.walk`) reads these entries, the checker
-(:mod:`csum.layers.check`) applies the zero rules, the vectorized capture path
-(:mod:`csum.capture.report`) takes its field offsets and minimum lengths from here.
+The Python walker (:mod:`csum.layers.walk`) reads these entries, the checker (:mod:`csum.layers.check`) applies
+the zero rules, and the C walker (csum/engine/_cwalk.c) gets every fact it uses from here:
+tools/gen_cwalk_table.py writes them into csum/engine/_cwalk_table.h, and tests/layers/test_cwalk_table.py
+fails on any difference. A layer only the Python walker reads (PPPoE, MPLS, radiotap ...) keeps its small header
+layout in its handler.
 
 Sources: the link types are tcpdump.org's LINKTYPE_ list (pcap-linktype(7)); EtherTypes and IP
 protocol numbers are IANA's registries; each :class:`Protocol` names the RFC that defines its
@@ -156,6 +158,86 @@ HOP_BY_HOP, ROUTING, FRAGMENT, DEST_OPTS, NO_NEXT = 0, 43, 44, 60, 59
 #: IPv6 extension headers walked to reach the upper layer: RFC 8200 4 and RFC 7045 (Mobility, HIP, Shim6).
 IPV6_EXT = frozenset({HOP_BY_HOP, ROUTING, FRAGMENT, AH, DEST_OPTS, 135, 139, 140})
 JUMBO_OPTION, HOME_ADDRESS_OPTION = 0xC2, 0xC9
+
+# --- header layouts: offsets from the header's start, named as the kernel's structs name their members ----------
+
+
+@dataclass(frozen=True)
+class EthHdr:
+    """include/uapi/linux/if_ether.h ``struct ethhdr`` and a ``struct vlan_hdr`` tag (IEEE 802.1Q)."""
+
+    size: int = 14
+    proto: int = 12
+    vlan_size: int = 4
+
+
+@dataclass(frozen=True)
+class IPHdr:
+    """include/uapi/linux/ip.h ``struct iphdr`` (RFC 791 3.1): the fixed 20 bytes; IHL counts 32-bit words."""
+
+    size: int = 20
+    tot_len: int = 2
+    id: int = 4
+    frag_off: int = 6
+    ttl: int = 8
+    protocol: int = 9
+    check: int = 10
+    saddr: int = 12
+    daddr: int = 16
+    addr_size: int = 4
+
+
+@dataclass(frozen=True)
+class IPv6Hdr:
+    """include/uapi/linux/ipv6.h ``struct ipv6hdr`` (RFC 8200 3)."""
+
+    size: int = 40
+    payload_len: int = 4
+    nexthdr: int = 6
+    hop_limit: int = 7
+    saddr: int = 8
+    daddr: int = 24
+    addr_size: int = 16
+
+
+@dataclass(frozen=True)
+class FragHdr:
+    """include/net/ipv6.h ``struct frag_hdr`` (RFC 8200 4.5): 8 bytes, the offset word at 2, the identification
+    at 4."""
+
+    size: int = 8
+    frag_off: int = 2
+    identification: int = 4
+
+
+ETHHDR, IPHDR, IPV6HDR, FRAG_HDR = EthHdr(), IPHdr(), IPv6Hdr(), FragHdr()
+#: include/net/ip.h: the flags and offset of ``frag_off`` (the offset in 8-byte units, FRAG_UNIT).
+IP_DF, IP_MF, IP_OFFSET, FRAG_UNIT = 0x4000, 0x2000, 0x1FFF, 8
+#: include/net/ipv6.h: the fragment header's M flag and offset (in bytes: already a multiple of 8).
+IP6_MF, IP6_OFFSET = 0x0001, 0xFFF8
+#: IPv4 options (RFC 791): end of list, no-operation; IPv6 option Pad1 (RFC 8200 4.2).
+IPOPT_END, IPOPT_NOOP, IPV6_TLV_PAD1 = 0, 1, 0
+#: An IPv6 extension header's length byte (at 1) counts 8-byte units after the first 8 (RFC 8200 4.3); a routing
+#: header's Segments Left is at 3 (RFC 8200 4.4).
+IPV6_EXT_UNIT, IPV6_RT_SEGMENTS_LEFT = 8, 3
+#: ``struct tcphdr``: data offset in the high nibble of byte 12, in 32-bit words (RFC 9293 3.1).
+TCP_DOFF_AT = 12
+#: ``struct gre_base_hdr`` (RFC 2784, RFC 2890): flags in byte 0, version in the low bits of byte 1, protocol at 2;
+#: each of checksum (+reserved), key and sequence number adds a 4-byte word after the base 4 bytes.
+GRE_CSUM, GRE_ROUTING, GRE_KEY, GRE_SEQ, GRE_VERSION = 0x80, 0x40, 0x20, 0x10, 0x07
+GRE_HLEN, GRE_WORD = 4, 4
+#: ERSPAN (draft-foschiano-erspan): type II's header is 8 bytes; type III's 12, and 8 more when the O bit (byte 11,
+#: bit 0) announces the platform-specific sub-header.
+ERSPAN2_HLEN, ERSPAN3_HLEN, ERSPAN3_PLATFORM, ERSPAN3_O_AT = 8, 12, 8, 11
+#: VXLAN (RFC 7348): an 8-byte header, then Ethernet.
+VXLAN_HLEN = 8
+
+#: Encapsulations walked into (each IP-in-something, tunnel or quote counts one): deeper is not walked.
+MAX_DEPTH = 8
+#: The bytes a datagram's reassembly key takes (csum/layers/reassembly.py Key, as csum/engine/_cwalk.c and
+#: csum/capture/stitch.py exchange it): the IP version, then IPv4's source, destination, identification and
+#: protocol, or IPv6's source, destination and identification; zeros after. The IPv6 form's length.
+REASSEMBLY_KEY_BYTES = 1 + 2 * 16 + 4
 
 # --- above UDP ---------------------------------------------------------------------------------
 

@@ -157,7 +157,6 @@ class _Cut(Exception):
     """The captured bytes end here (the snap length)."""
 
 
-_MAX_DEPTH = 8  # encapsulations walked into (each IP-in-something, tunnel or quote counts one)
 
 
 class _Walker:
@@ -187,8 +186,8 @@ class _Walker:
 
     def inner(self, kind: str, at: int, end: int, depth: int, path: str) -> None:
         """Walk an encapsulated layer: its problems end this branch only."""
-        if depth > _MAX_DEPTH:
-            self.stack.notes.append(f"{path}: more than {_MAX_DEPTH} encapsulations, not walked further")
+        if depth > T.MAX_DEPTH:
+            self.stack.notes.append(f"{path}: more than {T.MAX_DEPTH} encapsulations, not walked further")
             return
         try:
             self.dispatch(kind, at, end, depth, path)
@@ -242,8 +241,9 @@ class _Walker:
             self.dispatch(kind, at, self.wire, depth, path)
 
     def h_ethernet(self, at: int, end: int, depth: int, path: str) -> None:
-        self.need(at + 14, "Ethernet header")
-        self.ethertype(self.u16(at + 12), at + 12, at + 14, depth, path)
+        eth = T.ETHHDR
+        self.need(at + eth.size, "Ethernet header")
+        self.ethertype(self.u16(at + eth.proto), at + eth.proto, at + eth.size, depth, path)
 
     def h_eth(self, at: int, end: int, depth: int, path: str) -> None:
         self.h_ethernet(at, end, depth, f"{path}/eth")
@@ -251,9 +251,9 @@ class _Walker:
     def ethertype(self, value: int, where: int, at: int, depth: int, path: str) -> None:
         """Dispatch on an EtherType read at ``where``; the payload starts at ``at``."""
         while value in T.VLAN_TPIDS:
-            self.need(at + 4, "802.1Q tag")
+            self.need(at + T.ETHHDR.vlan_size, "802.1Q tag")
             path += "/vlan"
-            where, value, at = at + 2, self.u16(at + 2), at + 4
+            where, value, at = at + 2, self.u16(at + 2), at + T.ETHHDR.vlan_size
         if value < 0x0600:  # an 802.3 length: LLC
             self.llc(at, at + value, depth, path)
             return
@@ -450,28 +450,28 @@ class _Walker:
 
     def h_ipv4(self, at: int, end: int, depth: int, path: str, quote: bool = False) -> None:
         path += "/ipv4" if path else "ipv4"
-        b = self.b
-        if at + 20 > self.n:
+        b, h = self.b, T.IPHDR
+        if at + h.size > self.n:
             if quote:
                 return
-            if at + 20 <= self.wire:
-                self.emit(Field(T.IPV4_HEADER, path, depth, at, self.stored_or_none(at + 10),
+            if at + h.size <= self.wire:
+                self.emit(Field(T.IPV4_HEADER, path, depth, at, self.stored_or_none(at + h.check),
                                 na=R.NOT_CAPTURED))
-            self.need(at + 20, "IPv4 header")
+            self.need(at + h.size, "IPv4 header")
         if b[at] >> 4 != 4:
             self.not_ip(f"IP version {b[at] >> 4} at offset {at} is not 4")
         ihl = (b[at] & 0x0F) * 4
-        if ihl < 20:
+        if ihl < h.size:
             raise _Bad(Code.BAD_IHL, f"packet: IPv4 IHL is {ihl // 4}, below the minimum of 5")
         if at + ihl > self.n:
             if quote:
                 return
             if at + ihl <= self.wire:
-                self.emit(Field(T.IPV4_HEADER, path, depth, at, at + 10, na=R.NOT_CAPTURED))
+                self.emit(Field(T.IPV4_HEADER, path, depth, at, at + h.check, na=R.NOT_CAPTURED))
             self.need(at + ihl, f"IPv4 header with IHL {ihl // 4}")
         # the header is whole: its checksum is judged even if the lengths that follow are not
-        self.emit(Field(T.IPV4_HEADER, path, depth, at, at + 10, ((at, at + ihl),)))
-        total, big = self.u16(at + 2), False
+        self.emit(Field(T.IPV4_HEADER, path, depth, at, at + h.check, ((at, at + ihl),)))
+        total, big = self.u16(at + h.tot_len), False
         if total == 0 and not quote and end - at > ihl:  # BIG TCP / TSO super-packet: the captured length
             big, stop = True, end
             self.stack.notes.append(f"{path}: total length 0: a BIG TCP / TSO super-packet, taken at its length")
@@ -483,13 +483,13 @@ class _Walker:
                 if not quote:
                     raise _Bad(Code.TRUNCATED, f"packet: truncated: IPv4 total length {total} needs {stop} bytes, "
                                f"packet has {end}")
-        final = self.ipv4_final_destination(at + 20, at + ihl, at + 16)
-        frag = self.u16(at + 6)
-        offset, more = (frag & 0x1FFF) * 8, bool(frag & 0x2000)
+        final = self.ipv4_final_destination(at + h.size, at + ihl, at + h.daddr)
+        frag = self.u16(at + h.frag_off)
+        offset, more = (frag & T.IP_OFFSET) * T.FRAG_UNIT, bool(frag & T.IP_MF)
         fragment: Fragment = "later" if offset else "first" if more else "none"
-        ip = IPLayer(4, at, at + ihl, at + ihl, stop, at + 10, at + 12, at + 16, at + 8, at + 12, final, False,
-                     fragment, b[at + 9], depth, big, frag_id=self.u16(at + 4), frag_offset=offset, frag_more=more,
-                     frag_data=at + ihl)
+        ip = IPLayer(4, at, at + ihl, at + ihl, stop, at + h.check, at + h.saddr, at + h.daddr, at + h.ttl,
+                     at + h.saddr, final, False, fragment, b[at + h.protocol], depth, big, frag_id=self.u16(at + h.id),
+                     frag_offset=offset, frag_more=more, frag_data=at + ihl)
         self.stack.ips.append(ip)
         if quote and stop > end:  # the quote holds part of the datagram: its transport checksum is out of reach
             self.partial(ip, at + ihl, end, depth, path, R.PARTIAL_QUOTE)
@@ -501,9 +501,9 @@ class _Walker:
         b, at, final, routes = self.b, start, daddr, 0
         while at < end:
             kind = b[at]
-            if kind == 0:
+            if kind == T.IPOPT_END:
                 break
-            if kind == 1:
+            if kind == T.IPOPT_NOOP:
                 at += 1
                 continue
             if at + 2 > end or not 2 <= b[at + 1] <= end - at:
@@ -526,7 +526,7 @@ class _Walker:
         b, at = self.b, start
         while at < end:
             kind = b[at]
-            if kind == 0:  # Pad1
+            if kind == T.IPV6_TLV_PAD1:
                 at += 1
                 continue
             if at + 2 > end or at + 2 + b[at + 1] > end:
@@ -538,40 +538,41 @@ class _Walker:
 
     def h_ipv6(self, at: int, end: int, depth: int, path: str, quote: bool = False) -> None:
         path += "/ipv6" if path else "ipv6"
-        b = self.b
-        if at + 40 > self.n:
+        b, h, unit = self.b, T.IPV6HDR, T.IPV6_EXT_UNIT
+        if at + h.size > self.n:
             if quote:
                 return
-            self.need(at + 40, "IPv6 header")
+            self.need(at + h.size, "IPv6 header")
         if b[at] >> 4 != 6:
             self.not_ip(f"IP version {b[at] >> 4} at offset {at} is not 6")
-        plen, nh = self.u16(at + 4), b[at + 6]
-        stop, jumbo, big = at + 40 + plen, False, False
+        plen, nh = self.u16(at + h.payload_len), b[at + h.nexthdr]
+        stop, jumbo, big = at + h.size + plen, False, False
         if plen and stop > end and not quote:
             raise _Bad(Code.TRUNCATED, f"packet: truncated: IPv6 payload length {plen} needs {stop} bytes, packet has "
                        f"{end}")
-        src, pos = at + 8, at + 40
-        dst: int | None = at + 24  # None: a routing header names a final destination csum does not read
+        src, pos = at + h.saddr, at + h.size
+        dst: int | None = at + h.daddr  # None: a routing header names a final destination csum does not read
         fragment: Fragment = "none"
         frag_id = frag_offset = frag_data = 0
         frag_more = False
         try:
             while nh in T.IPV6_EXT:
-                self.need(pos + 8, "IPv6 extension header")
-                size = 8 if nh == T.FRAGMENT else (b[pos + 1] + 2) * 4 if nh == T.AH else (b[pos + 1] + 1) * 8
+                self.need(pos + unit, "IPv6 extension header")
+                size = T.FRAG_HDR.size if nh == T.FRAGMENT else (b[pos + 1] + 2) * 4 if nh == T.AH else \
+                    (b[pos + 1] + 1) * unit
                 self.need(pos + size, "IPv6 extension header")
-                if nh == T.HOP_BY_HOP and pos == at + 40:
+                if nh == T.HOP_BY_HOP and pos == at + h.size:
                     option = self.ipv6_option(pos + 2, pos + size, T.JUMBO_OPTION)
                     if option is not None:
                         length = int.from_bytes(b[option[0] : option[0] + option[1]], "big")
                         if plen or option[1] != 4 or length <= 0xFFFF:
                             raise _Bad(Code.BAD_LENGTH, "packet: Jumbo Payload option needs payload length 0, 4 bytes "
                                        "and a length above 65535 (RFC 2675)")
-                        stop, jumbo = at + 40 + length, True
+                        stop, jumbo = at + h.size + length, True
                         if stop > end and not quote:
                             raise _Bad(Code.TRUNCATED, f"packet: truncated: jumbo payload length {length} needs "
                                        f"{stop} bytes, packet has {end}")
-                elif nh == T.ROUTING and b[pos + 3]:
+                elif nh == T.ROUTING and b[pos + T.IPV6_RT_SEGMENTS_LEFT]:
                     dst = self.routing_destination(pos, size)
                 elif nh == T.DEST_OPTS:
                     option = self.ipv6_option(pos + 2, pos + size, T.HOME_ADDRESS_OPTION)
@@ -580,10 +581,11 @@ class _Walker:
                             raise _Bad(Code.BAD_OPTION, "packet: Home Address option must hold 16 bytes")
                         src = option[0]
                 elif nh == T.FRAGMENT:
-                    word = self.u16(pos + 2)
-                    fragment = "later" if word >> 3 else "first" if word & 1 else "atomic"
-                    frag_id, frag_offset = int.from_bytes(b[pos + 4 : pos + 8], "big"), word & ~7
-                    frag_more, frag_data = bool(word & 1), pos + 8
+                    fh = T.FRAG_HDR
+                    word = self.u16(pos + fh.frag_off)
+                    fragment = "later" if word & T.IP6_OFFSET else "first" if word & T.IP6_MF else "atomic"
+                    frag_id = int.from_bytes(b[pos + fh.identification : pos + fh.size], "big")
+                    frag_offset, frag_more, frag_data = word & T.IP6_OFFSET, bool(word & T.IP6_MF), pos + fh.size
                 if nh == T.AH:
                     path += "/ah"
                 nh, pos = b[pos], pos + size
@@ -602,8 +604,9 @@ class _Walker:
             else:  # BIG TCP (Linux >= 5.19 without the hop-by-hop header) / GSO super-packet: the captured length
                 big, stop = True, end
                 self.stack.notes.append(f"{path}: payload length 0: a BIG TCP / GSO super-packet, taken at its length")
-        ip = IPLayer(6, at, at + 40, pos, stop, None, at + 8, at + 24, at + 7, src, dst, jumbo, fragment, nh, depth,
-                     big, frag_id=frag_id, frag_offset=frag_offset, frag_more=frag_more, frag_data=frag_data)
+        ip = IPLayer(6, at, at + h.size, pos, stop, None, at + h.saddr, at + h.daddr, at + h.hop_limit, src, dst, jumbo,
+                     fragment, nh, depth, big, frag_id=frag_id, frag_offset=frag_offset, frag_more=frag_more,
+                     frag_data=frag_data)
         self.stack.ips.append(ip)
         if quote and stop > end:
             self.partial(ip, pos, end, depth, path, R.PARTIAL_QUOTE)
@@ -699,8 +702,8 @@ class _Walker:
         if at + minimum > self.n and at + minimum <= self.wire and available >= minimum:
             self.emit(Field(entry, path, depth, at, self.stored_or_none(at + entry.field), na=R.NOT_CAPTURED))
             raise _Cut
-        if proto == T.TCP and available >= 13 and at + 13 <= self.n:
-            minimum = max(minimum, (self.b[at + 12] >> 4) * 4)
+        if proto == T.TCP and available > T.TCP_DOFF_AT and at + T.TCP_DOFF_AT < self.n:
+            minimum = max(minimum, (self.b[at + T.TCP_DOFF_AT] >> 4) * 4)
         if available < minimum:
             if legacy:
                 raise _Bad(Code.TRUNCATED, f"packet: truncated: the {entry.name.upper()} header at offset {at} needs "
@@ -792,7 +795,7 @@ class _Walker:
                 end = ext = start + length
         if start < min(end, self.n):
             version = self.b[start] >> 4
-            if version in (4, 6) and depth < _MAX_DEPTH:
+            if version in (4, 6) and depth < T.MAX_DEPTH:
                 try:
                     (self.h_ipv4 if version == 4 else self.h_ipv6)(start, min(end, self.wire), depth + 1, path,
                                                                     quote=True)
@@ -820,18 +823,19 @@ class _Walker:
         """GRE (RFC 2784, RFC 2890 key and sequence; version 1 is PPTP's, RFC 2637): its optional checksum, then
         the payload by protocol type."""
         path += "/gre"
-        self.need(at + 4, "GRE header")
-        flags, version, proto = self.b[at], self.b[at + 1] & 7, self.u16(at + 2)
-        checksum, key, seq = flags & 0x80, flags & 0x20, flags & 0x10
-        if flags & 0x40:
+        self.need(at + T.GRE_HLEN, "GRE header")
+        flags, version, proto = self.b[at], self.b[at + 1] & T.GRE_VERSION, self.u16(at + 2)
+        checksum, key, seq = flags & T.GRE_CSUM, flags & T.GRE_KEY, flags & T.GRE_SEQ
+        if flags & T.GRE_ROUTING:
             self.stack.notes.append(f"{path}: GRE with routing present (RFC 1701) is not walked")
             return
-        size = 4 + (4 if checksum else 0) + (4 if key else 0) + (4 if seq else 0)
+        size = T.GRE_HLEN + T.GRE_WORD * (bool(checksum) + bool(key) + bool(seq))
         if version == 1:
             size += 4 if self.b[at + 1] & 0x80 else 0  # PPTP acknowledgment number
         if checksum:
             na = R.NOT_CAPTURED if stop > self.n else None
-            self.emit(Field(T.GRE_ENTRY, path, depth, at, at + 4 if at + 6 <= self.n else None, ((at, stop),), na=na))
+            field = at + T.GRE_ENTRY.field
+            self.emit(Field(T.GRE_ENTRY, path, depth, at, field if field + 2 <= self.n else None, ((at, stop),), na=na))
         self.need(at + size, "GRE header")
         payload = at + size
         if version == 1:
@@ -847,16 +851,17 @@ class _Walker:
 
     def h_erspan(self, at: int, end: int, depth: int, path: str) -> None:
         """ERSPAN type II: an 8-byte header, then the mirrored Ethernet frame."""
-        self.h_eth(at + 8, end, depth, path + "/erspan")
+        self.h_eth(at + T.ERSPAN2_HLEN, end, depth, path + "/erspan")
 
     def h_erspan3(self, at: int, end: int, depth: int, path: str) -> None:
         """ERSPAN type III: 12 bytes, 8 more with the platform sub-header (O bit), then Ethernet."""
-        self.need(at + 12, "ERSPAN type III header")
-        self.h_eth(at + 12 + (8 if self.b[at + 11] & 1 else 0), end, depth, path + "/erspan")
+        self.need(at + T.ERSPAN3_HLEN, "ERSPAN type III header")
+        size = T.ERSPAN3_HLEN + (T.ERSPAN3_PLATFORM if self.b[at + T.ERSPAN3_O_AT] & 1 else 0)
+        self.h_eth(at + size, end, depth, path + "/erspan")
 
     def h_vxlan(self, at: int, end: int, depth: int, path: str) -> None:
-        self.need(at + 8, "VXLAN header")
-        self.h_eth(at + 8, end, depth, path + "/vxlan")
+        self.need(at + T.VXLAN_HLEN, "VXLAN header")
+        self.h_eth(at + T.VXLAN_HLEN, end, depth, path + "/vxlan")
 
     def h_vxlan_gpe(self, at: int, end: int, depth: int, path: str) -> None:
         """draft-ietf-nvo3-vxlan-gpe: flags, 2 reserved bytes, Next Protocol, VNI; no P flag: Ethernet as VXLAN."""
@@ -919,18 +924,20 @@ def _fits(buf: memoryview, at: int) -> bool:
     """Whether an IP header at ``at`` has version 4 or 6 and lengths that fit the buffer."""
     if len(buf) <= at:
         return False
-    version, ihl = buf[at] >> 4, (buf[at] & 0xF) * 4
+    version, ihl, v4, v6 = buf[at] >> 4, (buf[at] & 0xF) * 4, T.IPHDR, T.IPV6HDR
     if version == 4:
-        return len(buf) >= at + 20 and 20 <= ihl <= int.from_bytes(buf[at + 2 : at + 4], "big") <= len(buf) - at
-    return version == 6 and len(buf) >= at + 40 and at + 40 + int.from_bytes(buf[at + 4 : at + 6], "big") <= len(buf)
+        total = int.from_bytes(buf[at + v4.tot_len : at + v4.tot_len + 2], "big")
+        return len(buf) >= at + v4.size and v4.size <= ihl <= total <= len(buf) - at
+    plen = int.from_bytes(buf[at + v6.payload_len : at + v6.payload_len + 2], "big")
+    return version == 6 and len(buf) >= at + v6.size and at + v6.size + plen <= len(buf)
 
 
 def _auto(buf: memoryview) -> int:
     """link="auto": Ethernet when bytes 12..13 (past VLAN tags) are the IPv4/IPv6 EtherType, the version nibble
     agrees and, if the buffer also reads as a bare IP datagram, the frame's IP lengths fit; else bare IP."""
-    at = 12
+    at = T.ETHHDR.proto
     while len(buf) >= at + 2 and int.from_bytes(buf[at : at + 2], "big") in T.VLAN_TPIDS:
-        at += 4
+        at += T.ETHHDR.vlan_size
     if len(buf) >= at + 3:
         ethertype, version = int.from_bytes(buf[at : at + 2], "big"), buf[at + 2] >> 4
         if (ethertype, version) in ((T.ETH_IPV4, 4), (T.ETH_IPV6, 6)) and (_fits(buf, at + 2) or not _fits(buf, 0)):

@@ -201,8 +201,9 @@ class _Editor:
     def __init__(self, data: bytearray, layout: Layout, arch: Profile) -> None:
         self.buf, self.layout, self.arch = data, layout, arch
         self.calls: list[Call] = []
-        #: A CHECKSUM_COMPLETE copy, edited alongside: it tells which stores need BPF_F_RECOMPUTE_CSUM.
-        self.shadow = Skb.checksum_complete(data, network_offset=layout.l3)
+        #: A CHECKSUM_COMPLETE copy, edited alongside on the rewrite's architecture (whose csum_partial decides the
+        #: 0x0000-vs-0xffff corner of skb->csum): it tells which stores need BPF_F_RECOMPUTE_CSUM.
+        self.shadow = Skb.checksum_complete(data, network_offset=layout.l3, arch=arch)
         #: Checksums of enclosing layers that cover this layer's bytes (an ICMP error's, a tunnel's UDP or GRE).
         self.enclosing: tuple[Field, ...] = ()
 

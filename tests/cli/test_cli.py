@@ -198,7 +198,7 @@ def test_verify_reports_scapys_checksums_for_corrupted_fields(tmp_path, capsys):
     path.write_bytes(pcap_bytes(pkts))
     assert main(["verify", str(path), "--json"]) == 1
     doc = json.loads(capsys.readouterr().out)
-    assert doc["bad"] == expected and doc["bad_count"] == 3 and doc["packets"] == 5 and doc["vectorized"] == 2
+    assert doc["bad"] == expected and doc["bad_count"] == 3 and doc["packets"] == 5 and doc["fast_path"] == 2
     assert doc["counts"]["tcp"] == {"ok": 0, "bad": 1, "offload": 0, "none": 0, "n/a": 0}
     assert doc["counts"]["ipv4"] == {"ok": 2, "bad": 1, "offload": 0, "none": 0, "n/a": 0}
 

@@ -153,3 +153,23 @@ def test_rewrite_skb_csum_matches_kernel(record_property):
 
     check()
     record_property("kernel_checked", count)
+
+
+def test_rewrite_store_flags_follow_the_architecture_at_the_zero_corner():
+    """Found by hypothesis (test_rewrite_skb_csum_matches_kernel): 0.0.0.0 -> 68.144.186.229 on IPv4/TCP makes the
+    new packet's bytes sum to 0xffff, where lib/checksum.c's folded sum and x86_64's unfolded one hold skb->csum
+    as the two different zeros. rewrite() chose BPF_F_RECOMPUTE_CSUM from a generic shadow skb, and on x86_64
+    that store left skb->csum stale (the kernel's test run: EBADMSG). With the shadow on the rewrite's
+    architecture the calls are the kernel's right ones. Any 132-byte TCP segment between zero addresses: the new
+    pseudo-header (0x4490 + 0xbae5 + 6 + 132) is 0xffff. Expected: the running kernel (no EBADMSG, csum equal)."""
+    from scapy.layers.inet import IP, TCP
+    from scapy.layers.l2 import Ether
+
+    if not _complete_supported():
+        pytest.skip("BPF_F_TEST_SKB_CHECKSUM_COMPLETE is not supported by this kernel (Linux < 6.11)")
+    arch = _arch()
+    frame = bytes(Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02") / IP(src="0.0.0.0", dst="0.0.0.0")
+                  / TCP(sport=1, dport=2) / bytes(range(112)))
+    r = rewrite(frame, saddr=b"D\x90\xba\xe5", arch=arch)
+    theirs, skb = kernel.skb_run(frame, r.ops()), r.skb(arch=arch)
+    assert theirs.errno == 0 and skb.csum_valid() and theirs.csum == skb.csum and theirs.packet == r.packet
