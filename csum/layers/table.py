@@ -143,13 +143,6 @@ ICMP_QUERIES = {ICMP: frozenset({0, 8, 13, 14, 15, 16, 17, 18}), ICMPV6: frozens
 #: RFC 4884 section 5.1: with an extension the quoted datagram field is at least 128 bytes.
 ICMP_EXT_MIN_QUOTE = 128
 
-#: The bytes that tell one layout from another, which csum/rewrite/program.py guards a printed program with:
-#: offsets in the IP header of the IPv4 protocol, the IPv4 flags/fragment offset word and the IPv6 next header
-#: (RFC 791 3.1, RFC 8200 3); offsets in the transport header of the ICMP/ICMPv6 type and of what a UDP tunnel's
-#: destination port or a GRE header's protocol type says is inside (RFC 768, RFC 2784 2).
-IPV4_PROTOCOL_AT, IPV4_FRAGMENT_AT, IPV6_NEXT_HEADER_AT = 9, 6, 6
-ICMP_TYPE_AT, TUNNEL_DEMUX_AT = 0, 2
-
 # --- IP: options and extension headers ---------------------------------------------------------
 
 #: IPv4 loose and strict source route options (RFC 791).
@@ -231,6 +224,9 @@ GRE_HLEN, GRE_WORD = 4, 4
 ERSPAN2_HLEN, ERSPAN3_HLEN, ERSPAN3_PLATFORM, ERSPAN3_O_AT = 8, 12, 8, 11
 #: VXLAN (RFC 7348): an 8-byte header, then Ethernet.
 VXLAN_HLEN = 8
+#: What says what is inside, at these offsets of the transport header: the ICMP/ICMPv6 type (an error quotes a
+#: datagram), and a UDP tunnel's destination port or GRE's protocol type (RFC 792, RFC 4443, RFC 768, RFC 2784 2).
+ICMP_TYPE_AT, TUNNEL_DEMUX_AT = 0, 2
 
 #: Encapsulations walked into (each IP-in-something, tunnel or quote counts one): deeper is not walked.
 MAX_DEPTH = 8

@@ -247,21 +247,22 @@ def _guards(rewrite: Rewrite, end: int) -> list[tuple[int, int, tuple[int, ...]]
         guards.extend((i, 0xFF, (data[i],)) for i in range(at, at + n))
 
     outer = stack.ips[0]
-    exact(12, 2)
-    if outer.l3 - 2 != 12:
+    exact(table.ETHHDR.proto, 2)
+    if outer.l3 - 2 != table.ETHHDR.proto:  # VLAN tags: the last EtherType too
         exact(outer.l3 - 2, 2)
     for ip in stack.ips:
         if ip.l3 >= end:
             continue
         if ip.version == 4:
             exact(ip.l3)
-            exact(ip.l3 + table.IPV4_PROTOCOL_AT)
+            exact(ip.l3 + table.IPHDR.protocol)
             if end > ip.l4_start:
-                at = ip.l3 + table.IPV4_FRAGMENT_AT
-                guards += [(at, 0x1F, (data[at] & 0x1F,)), (at + 1, 0xFF, (data[at + 1],))]
+                at = ip.l3 + table.IPHDR.frag_off
+                mask = table.IP_OFFSET.to_bytes(2, "big")
+                guards += [(at + i, mask[i], (data[at + i] & mask[i],)) for i in (0, 1)]
         else:
             guards.append((ip.l3, 0xF0, (data[ip.l3] & 0xF0,)))
-            exact(ip.l3 + table.IPV6_NEXT_HEADER_AT)
+            exact(ip.l3 + table.IPV6HDR.nexthdr)
             exact(ip.l3_header_end, ip.l4_start - ip.l3_header_end)
         if ip.depth:
             parent = max((p for p in stack.ips if p.depth == ip.depth - 1 and p.l3 < ip.l3), key=lambda p: p.l3)
