@@ -155,16 +155,16 @@ def run(args: argparse.Namespace) -> int:
         notes.append("maps the object asks to pin (LIBBPF_PIN_BY_NAME), loaded fresh here, not pinned and not reused: "
                      + ", ".join(m.name for m in unpinned))
     if not summary.changed and not summary.dropped:
-        notes.append("the program changed no packet and dropped none: nothing was judged but the input's own "
-                     "checksums (a program that needs its maps or globals seeded does nothing without them: "
-                     "--map, --global)")
+        notes.append("the program changed no packet and dropped none, so nothing it does was tested (a program that "
+                     "needs its maps or globals seeded does nothing without them: --map, --global)")
     if kind == "tc":
         notes.append(prog.PARTIAL_NOTE)
     if args.json:
         doc = {"object": args.file, "program": info.name, "section": info.section, "type": kind, "source": source,
                "packets": summary.packets, "changed": summary.changed, "dropped": summary.dropped,
                "broken_packets": summary.broken, "kept_bad_packets": summary.kept_bad, "unjudged": summary.unjudged,
-               "causes": dict(summary.causes), "unexplained": summary.unexplained, "summary": summary.line(),
+               "causes": dict(summary.causes), "named": list(summary.named), "unexplained": summary.unexplained,
+               "summary": summary.line(),
                "notes": notes, "runs": [_entry(i, frame, run) for i, frame, run in runs]}
         if args.out is not None:
             doc["out"] = args.out
@@ -188,6 +188,8 @@ def run(args: argparse.Namespace) -> int:
                  + (f"; {summary.unjudged} checksums csum cannot judge here" if summary.unjudged else ""))
     for mistake, n in summary.causes:
         lines.append(f"cause {mistake}: reproduced on {n} of {summary.broken} broken packets")
+    if summary.named:
+        lines.append(f"named: {', '.join(summary.named)} (reproduced on every broken packet)")
     if summary.unexplained:
         lines.append(f"{summary.unexplained} broken packets not reproduced by any simulated mistake")
     if args.out is not None:

@@ -286,7 +286,8 @@ class Program:
 @dataclass(frozen=True)
 class Summary:
     """What a series of runs comes to: packets run, changed, dropped, broken (any check broken), kept bad,
-    unjudged checks, and for each mistake the broken packets it was reproduced on."""
+    unjudged checks, for each mistake the broken packets it was reproduced on, and the broken packets no mistake
+    reproduces."""
 
     packets: int
     changed: int
@@ -296,6 +297,11 @@ class Summary:
     unjudged: int
     causes: tuple[tuple[str, int], ...]
     unexplained: int
+
+    @property
+    def named(self) -> tuple[str, ...]:
+        """The mistakes reproduced on every broken packet (the program's, when there is one)."""
+        return tuple(m for m, n in self.causes if n == self.broken) if self.broken else ()
 
     def line(self) -> str:
         """"N of M packets changed, K dropped, B broken"."""

@@ -91,7 +91,7 @@ class Mistake(StrEnum):
         "update the TCP/UDP checksum for the address too, with the old and the new address, as the IPv4 header "
         "checksum is")
     SINGLE_FOLD = (
-        "single-fold", "a sum folded once (or twice) and cut to 16 bits: carries left above bit 15 are lost",
+        "single-fold", "a sum folded once and cut to 16 bits: carries left above bit 15 are lost",
         "fold until no carry is left: while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);",
         "fold until no carry is left: while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);")
     CARRY_LOST = (
