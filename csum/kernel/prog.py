@@ -151,7 +151,7 @@ def _cause(check: Check, finding: Finding, key: int, kind: str) -> tuple[str, tu
     """The text of a broken check's cause and the mistakes named for it."""
     named = finding.fields.get(key, ())
     if named:
-        fixes = [(m, (m.tc if kind == "tc" else m.xdp) or m.tc or m.xdp or "") for m in named]
+        fixes = [(m, (m.tc if kind == "tc" else m.xdp) or "") for m in named]
         detail = f" ({finding.note})" if finding.note else ""
         if len(named) == 1:
             m, fix = fixes[0]
