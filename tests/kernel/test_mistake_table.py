@@ -46,7 +46,7 @@ ROWS = {
     "pseudo-hdr-missing": Row(EXAMPLES / "tc_nat.c", ("L4_FLAGS=0",), [pf.tcp4, pf.udp4], M.PSEUDO_HDR_MISSING, True),
     "pseudo-hdr-on-port": Row(MISTAKES / "tc_pseudo_on_port.c", (), [pf.tcp4, pf.udp4], M.PSEUDO_HDR_ON_PORT, True),
     "size-bits-0": Row(MISTAKES / "tc_size_bits.c", (), [pf.tcp4], M.SIZE_BITS, False),
-    "size-bits-2": Row(MISTAKES / "tc_size_2.c", (), [pf.tcp4], M.SIZE_BITS, True),
+    "size-bits-2": Row(MISTAKES / "tc_size_bits.c", ("SIZE_2",), [pf.tcp4], M.SIZE_BITS, True),
     "l4-not-patched": Row(MISTAKES / "xdp_l4_not_patched.c", (), [pf.tcp4, pf.udp4], M.L4_NOT_PATCHED, False),
     "single-fold": Row(EXAMPLES / "xdp_nat_single_fold.c", (), [pf.tcp4, pf.udp4], M.SINGLE_FOLD, False),
     "carry-lost": Row(MISTAKES / "xdp_carry_lost.c", (), [pf.tcp4], M.CARRY_LOST, False),
