@@ -37,7 +37,6 @@ from ..bpf.skb import DIFF, Skb
 from ..core.arith import M16, fold
 from ..core.partial import csum_partial
 from ..errors import CsumValueError
-from ..types import Wsum
 from ..layers import inet, walk
 from ..layers.reasons import ABSENT
 from . import handwritten
@@ -180,24 +179,19 @@ def _helpers(before: bytes, calls: list[Call]) -> tuple[bytes, bool]:
     """The calls made by the helpers on a CHECKSUM_COMPLETE skb: (bytes, whether skb->csum is still valid)."""
     skb = Skb.checksum_complete(before, network_offset=_NETWORK)
     snaps: dict[int, tuple[bytes, bytes]] = {}
-    diff = 0
-    for call in calls:
-        if isinstance(call, CsumDiffCall):
-            diff = skb.bpf_csum_diff(call.frm, call.to, Wsum(call.seed))
-        elif isinstance(call, CsumReplaceCall):
+    for call in calls:  # a size-0 replace's ``to`` is the bpf_csum_diff result csum.rewrite recorded
+        if isinstance(call, CsumReplaceCall):
             frm, to = call.frm, call.to
             carried = _carried(call, snaps)
             if carried is not None:
                 frm, to = (int.from_bytes(v, "little") for v in carried)
-            if call.flags & BPF_F_HDR_FIELD_MASK == 0 and frm == 0:
-                to = diff
             old = bytes(skb.data[call.offset:call.offset + 2])
             if call.helper == "bpf_l3_csum_replace":
                 skb.bpf_l3_csum_replace(call.offset, frm, to, call.flags)
             else:
                 skb.bpf_l4_csum_replace(call.offset, frm, to, call.flags, misuse=False)
             snaps[call.offset] = (old, bytes(skb.data[call.offset:call.offset + 2]))
-        else:
+        elif isinstance(call, StoreBytesCall):
             skb.bpf_skb_store_bytes(call.offset, call.to, call.flags)
     return bytes(skb.data), skb.csum_valid()
 
