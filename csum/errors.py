@@ -109,6 +109,11 @@ class Code(StrEnum):
     TIMEOUT = "timeout", "CsumValueError", "the guest did not finish within the timeout"
     BOOT_FAILED = "boot-failed", "CsumValueError", "the guest exited without starting the runner"
     APT_FAILED = "apt-failed", "CsumValueError", "apt could not find or fetch the Debian kernel package"
+    # capture rewrite rules (csum/rewrite/rules.py, csum/rewrite/cryptopan.py)
+    BAD_RULE = "bad-rule", "CsumValueError", "a rewrite rule that does not parse or cannot apply"
+    OVERLAPPING_RULES = "overlapping-rules", "CsumValueError", "two rewrite rules claim the same address, port or field"
+    MISSING_CRYPTOGRAPHY = "missing-cryptography", "CsumValueError", \
+        "--anonymize without the cryptography package (the [anonymize] extra)"
     # the command line (csum/cli/)
     USAGE = "usage", "CsumUsageError", "a command-line argument or input the command cannot use (exit 2)"
     # BpfMisuse warnings (csum/bpf/misuse.py): legal helper calls that are almost surely bugs

@@ -236,6 +236,19 @@ def _apt_finds_nothing(monkeypatch, tmp):
 
 
 #: Code -> the calls that must raise it (every raise site of a code shared by modules, where cheap).
+def _rules(**kwargs):
+    from csum.rewrite.rules import Rules
+
+    return Rules(**kwargs)
+
+
+def _no_cryptography(m):
+    import sys
+
+    m.setitem(sys.modules, "cryptography.hazmat.primitives.ciphers", None)
+    return _rules(anonymize="ab" * 32)
+
+
 TRIGGERS = {
     Code.BAD_TYPE: [lambda: csum.csum_add(1.0, 1), lambda: csum.profile(3),
                     lambda: csum.rewrite.rewrite(ICMP4, fields=[1])],
@@ -314,6 +327,9 @@ TRIGGERS = {
     Code.BOOT_FAILED: [_no_kernel_image],
     Code.APT_FAILED: [_apt_finds_nothing],
     Code.USAGE: [lambda: csum.cli.args.hex_bytes("0xzz")],
+    Code.BAD_RULE: [lambda: _rules(map_ip=["10.0.0.0/8"]), lambda: _rules(map_port=["http=80"])],
+    Code.OVERLAPPING_RULES: [lambda: _rules(map_ip=["10.0.0.0/8=1.0.0.0/8", "10.1.0.0/16=2.0.0.0/16"])],
+    Code.MISSING_CRYPTOGRAPHY: [_no_cryptography],
 }
 
 #: The BpfMisuse warnings (csum/bpf/misuse.py): a legal helper call that is almost surely a bug, one per code.

@@ -1,4 +1,4 @@
-"""32-bit MIPS ``csum_partial``: arch/mips/lib/csum_partial.S, big- and little-endian.
+"""MIPS ``csum_partial`` before R6: arch/mips/lib/csum_partial.S, 32-bit (both byte orders) and 64-bit.
 
 The routine sums into a register that starts at 0 with ``ADDC`` (``addu``,
 ``sltu`` for the carry, ``addu`` of that carry): a 32-bit end-around add, so
@@ -31,6 +31,18 @@ Then, if the odd-address flag is set, the bytes of each halfword are swapped
 (``wsbh`` on R2+, an and/shift/or sequence before; same bits), and finally
 the seed is added with one more end-around add (``ADDC32``). MIPS R6 does not
 use this file (it selects GENERIC_CSUM, see the generic profiles).
+
+The 64-bit build (``USE_DOUBLE``) gives the 32-bit build's bits, so it shares
+the routine: ``ADDC`` is a 64-bit end-around add (``daddu``/``sltu``), words come
+as ``ld`` (two native words, one at the high end), ``lwu`` (zero-extended) or,
+for the short tail, ``ulw`` shifted ``<< 32``; the halfword tail's ``sll 16``
+sign-extends (0xffffffff00000000 more when the halfword is >= 0x8000). All of
+these are congruent mod 2**32-1 to the 32-bit build's addends (2**32 == 1) and
+are 0 only when those are; the fold (``dsll32``/``daddu``/``sltu``/``dsra32``/
+``addu``) is an end-around add of the two halves, so it ends at the same
+``canonical(total, 32)``. The ``wsbh`` swap and ``ADDC32`` then act on that
+32-bit value (sign-extended in the register, which orders as the u32 does for
+``sltu``). Evidence: the boot of Debian's 6.1 mips64el kernel (tests/vectors/qemu).
 """
 
 from __future__ import annotations
@@ -82,4 +94,10 @@ def mips32_be(view: memoryview, seed: int, align: int) -> int:
 @register("mips32-le")
 def mips32_le(view: memoryview, seed: int, align: int) -> int:
     """arch/mips/lib/csum_partial.S ``csum_partial`` on 32-bit little-endian MIPS."""
+    return _mips32(view, seed, align, "little")
+
+
+@register("mips64-le")
+def mips64_le(view: memoryview, seed: int, align: int) -> int:
+    """arch/mips/lib/csum_partial.S ``csum_partial`` on 64-bit little-endian MIPS: the 32-bit bits (see above)."""
     return _mips32(view, seed, align, "little")

@@ -286,12 +286,10 @@ def profile_for_machine(machine: str, byteorder: str = sys.byteorder) -> str | N
     """The profile whose TOML ``uname`` list holds ``machine`` (``uname -m``) on a CPU of ``byteorder``.
 
     The byte order tells apart profiles sharing a machine string (``mips`` is reported by
-    both big- and little-endian MIPS kernels). None when no profile models that machine
-    (e.g. ``mips64``: no 64-bit MIPS profile exists).
+    both big- and little-endian MIPS kernels). None when no profile models that machine on
+    that byte order (e.g. ``mips64`` on a big-endian CPU: only the little-endian mips64el exists).
     """
-    found = [p.name for p in _registry().values() if machine in p.uname]
-    if len(found) > 1:
-        found = [name for name in found if _registry()[name].endian == byteorder]
+    found = [p.name for p in _registry().values() if machine in p.uname and p.endian == byteorder]
     return found[0] if len(found) == 1 else None
 
 

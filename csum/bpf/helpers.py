@@ -75,8 +75,10 @@ def bpf_l3_csum_replace(pkt: object, offset: int, frm: object, to: object, flags
     return l3_csum_replace_at(pkt, offset, frm, to, flags)
 
 
-def l3_csum_replace_at(pkt: object, offset: int, frm: object, to: object, flags: int, *, stacklevel: int = 3) -> int:
-    """:func:`bpf_l3_csum_replace`; ``stacklevel`` places :class:`BpfMisuse` warnings at the caller's caller."""
+def l3_csum_replace_at(pkt: object, offset: int, frm: object, to: object, flags: int, *, stacklevel: int = 3,
+                       misuse: bool = True) -> int:
+    """:func:`bpf_l3_csum_replace`; ``stacklevel`` places :class:`BpfMisuse` warnings at the caller's caller;
+    ``misuse=False`` skips the :mod:`csum.bpf.misuse` checks (calls csum makes itself)."""
     flags = check_uint(flags, 64, "flags")
     f, t = _field_value(frm, "frm"), _field_value(to, "to")
     if flags & ~BPF_F_HDR_FIELD_MASK:
@@ -85,7 +87,8 @@ def l3_csum_replace_at(pkt: object, offset: int, frm: object, to: object, flags:
     if isinstance(located, int):
         return located
     view, off = located
-    check_l3(f, t, flags, stacklevel + 1)
+    if misuse:
+        check_l3(f, t, flags, stacklevel + 1)
     old = Sum16(int.from_bytes(view[off : off + 2], "little"))
     size = flags & BPF_F_HDR_FIELD_MASK
     if size == 0:

@@ -190,9 +190,11 @@ class Skb:
         return self.ip_summed != CHECKSUM_COMPLETE or \
             fold(self.csum) == fold(generic_csum_partial(memoryview(self.data)[self.network_offset:]))
 
-    def bpf_l3_csum_replace(self, offset: int, frm: object, to: object, flags: int) -> int:
-        """``bpf_l3_csum_replace(skb, offset, from, to, flags)``: patches the field, never ``skb->csum``."""
-        return bpf.l3_csum_replace_at(self.data, offset, frm, to, flags, stacklevel=3)
+    def bpf_l3_csum_replace(self, offset: int, frm: object, to: object, flags: int, *, misuse: bool = True) -> int:
+        """``bpf_l3_csum_replace(skb, offset, from, to, flags)``: patches the field, never ``skb->csum``.
+
+        ``misuse=False``: no :class:`csum.bpf.misuse.BpfMisuse` checks (calls csum makes itself)."""
+        return bpf.l3_csum_replace_at(self.data, offset, frm, to, flags, stacklevel=3, misuse=misuse)
 
     def bpf_l4_csum_replace(self, offset: int, frm: object, to: object, flags: int, *, misuse: bool = True) -> int:
         """``bpf_l4_csum_replace(skb, offset, from, to, flags)``: the field, and ``skb->csum`` on a pseudo-header change.
@@ -266,8 +268,10 @@ class Skb:
         """``bpf_csum_diff`` (Linux >= 6.13) with this skb's architecture; the value to pass as a size-0 ``to``."""
         return self.arch.bpf_csum_diff(frm, to, seed)
 
-    def run(self, ops: Iterable[Op]) -> list[int]:
-        """Apply helper calls in order (see :data:`Op`); returns each call's return value."""
+    def run(self, ops: Iterable[Op], *, misuse: bool = True) -> list[int]:
+        """Apply helper calls in order (see :data:`Op`); returns each call's return value.
+
+        ``misuse=False``: the replace helpers make no :class:`csum.bpf.misuse.BpfMisuse` checks (calls csum made)."""
         results, diff = [], 0
         for op in ops:
             name, args = op[0], list(op[1:])
@@ -276,7 +280,8 @@ class Skb:
             method = _OPS.get(name)
             if method is None:
                 raise CsumValueError(f"ops: unknown helper {name!r} (one of {', '.join(_OPS)})", code=Code.BAD_VALUE)
-            result = method(self, *args)
+            replace = name in ("bpf_l3_csum_replace", "bpf_l4_csum_replace")
+            result = method(self, *args, misuse=False) if replace and not misuse else method(self, *args)
             if name == "bpf_csum_diff":
                 diff = result
             results.append(result)

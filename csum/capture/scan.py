@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -55,7 +55,8 @@ class Scan:
 
 def scan(name: str, *, jobs: int = 1, chunk_bytes: int = pcap.CHUNK_BYTES, sink: Sink | None = None,
          keep_patches: bool = False, progress: Callable[[int, int | None], None] | None = None,
-         each: ResultSink | None = None, keep: int | None = None) -> Scan:
+         each: ResultSink | None = None, keep: int | None = None,
+         transform: Callable[[Iterator[pcap.Capture]], Iterator[pcap.Capture]] | None = None) -> Scan:
     """Check the capture ``name`` (a path or ``-``); see the module docstring.
 
     ``keep_patches`` keeps ``report.patches`` (file offset, new bytes) in the
@@ -64,11 +65,12 @@ def scan(name: str, *, jobs: int = 1, chunk_bytes: int = pcap.CHUNK_BYTES, sink:
     ``each(packet index, results)``, when given, receives every packet's results in order
     (``verify --format jsonl``); chunks are then checked in this process, one after another.
     ``keep`` bounds the items the report keeps per list (:class:`~csum.capture.report.Report`; counts stay whole).
+    ``transform`` turns the chunks as read into the chunks checked and written (``csum rewrite --fix``: rewritten).
     Raises OSError (unreadable) and CsumValueError (not a capture, corrupt compression).
     """
     with open_source(name) as source:
         reader = pcap.Reader(source.stream, chunk_bytes)
-        fd = source.fileno() if jobs > 1 and sink is None and each is None else None
+        fd = source.fileno() if jobs > 1 and sink is None and each is None and transform is None else None
         if fd is not None:  # nothing to copy out: each process reads its own chunks from the file
             tick = None if progress is None else (lambda at: progress(at, source.size))
             report = check_spans(reader.spans(), lambda at, n: os.pread(fd, n, at), jobs,
@@ -98,13 +100,14 @@ def scan(name: str, *, jobs: int = 1, chunk_bytes: int = pcap.CHUNK_BYTES, sink:
                 fixes[:] = [p for p in fixes if p[0] >= end]
                 sink.write(pcap.patched(chunk, mine) if mine else chunk.data)
 
+        chunks = reader if transform is None else transform(iter(reader))
         checker: Checker | Stitcher
         if each is not None or jobs <= 1:  # one Checker carries the pending datagrams from chunk to chunk
             checker = Checker(each)
-            parts = ((c, checker.check(c)) for c in reader)
+            parts = ((c, checker.check(c)) for c in chunks)
         else:
             checker = stitcher = Stitcher()
-            parts = ((c, stitcher.add(part, again(c))) for c, part in checked(reader, jobs))
+            parts = ((c, stitcher.add(part, again(c))) for c, part in checked(chunks, jobs))
         for chunk, part in parts:
             take(part)
             if sink is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import shlex
 import sys
 from pathlib import Path
 
@@ -19,7 +20,8 @@ def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                     "replace cases)")
     kc.add_argument("--seed", type=integer, default=None, help="random seed, to reproduce a run")
     kc.add_argument("--qemu", metavar="ARCH", help="boot a kernel of Debian architecture ARCH under qemu-system-* "
-                    "(armhf, arm64, ppc64el, riscv64, s390x, amd64, i386) instead of using the running kernel")
+                    "(armhf, arm64, ppc64el, riscv64, s390x, amd64, i386, mips64el, mipsel, loong64) instead of "
+                    "using the running kernel")
     kc.add_argument("--kernel", metavar="IMAGE", help="with --qemu: the kernel image to boot")
     kc.add_argument("--debian", nargs=2, metavar=("RELEASE", "ARCH"),
                     help="fetch Debian RELEASE's kernel for ARCH with apt-get download (e.g. unstable armhf)")
@@ -74,6 +76,10 @@ def _qemu(args: argparse.Namespace) -> int:
     if args.n < 1:
         raise UsageError(f"--n must be at least 1, got {args.n}")
     seed = args.seed if args.seed is not None else 1
+    provenance["command"] = "csum kernel-check " + shlex.join(
+        (["--debian", *args.debian] if args.debian is not None else ["--qemu", args.qemu, "--kernel", args.kernel])
+        + ["--n", str(args.n), "--seed", str(seed)] + (["--profile", args.profile] if args.profile else [])
+        + (["--append", args.append] if args.append else []))
     try:
         report, obs = check.kernel_check_qemu(arch_name, kernel, n=args.n, n_replace=max(1, args.n // 3), seed=seed,
                                               forced_profile=args.profile, timeout=args.timeout,

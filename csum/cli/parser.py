@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 
-from . import bench, compare, diff, fix, kernel_check, prog, verify
+from . import bench, compare, diff, fix, kernel_check, prog, rewrite, verify
 
 #: The commands, in the order ``csum --help`` lists them.
-COMMANDS = (compare, kernel_check, diff, verify, fix, prog, bench)
+COMMANDS = (compare, kernel_check, diff, verify, fix, rewrite, prog, bench)
 
 
 def build() -> argparse.ArgumentParser:

@@ -44,7 +44,7 @@ from ..errors import Code, CsumEngineError, CsumValueError
 from . import native
 from .native import NUMPY_MIN_BYTES, WIDTHS
 
-__all__ = ["ENGINE", "ENGINES", "Engine", "NUMPY_MIN_BYTES", "ByteOrder", "cwalk", "fast_path", "ones_sum", "ones_sum_many"]
+__all__ = ["ENGINE", "ENGINES", "Engine", "NUMPY_MIN_BYTES", "ByteOrder", "cwalk", "fast_path", "crewrite", "ones_sum", "ones_sum_many"]
 
 ByteOrder = Literal["little", "big"]
 
@@ -69,6 +69,10 @@ try:
     from . import _cwalk
 except ImportError:  # built without a compiler: the Python walker answers everything
     _cwalk = None  # type: ignore[assignment]
+try:
+    from . import _rewrite
+except ImportError:  # built without a compiler: csum.rewrite.apply rewrites every packet of a capture
+    _rewrite = None  # type: ignore[assignment]
 
 
 def _engines() -> dict[str, Engine]:
@@ -102,6 +106,9 @@ _sum: Callable[..., Any] = ENGINES[ENGINE].ones_sum
 #: The C walker csum/engine/_cwalk.c (None where it is not built or ENGINE is not ``c``): csum/layers/accel.py
 #: binds it to the protocol table; read it when it is needed, never copy it.
 cwalk: ModuleType | None = _cwalk if ENGINE == "c" else None
+#: The capture rewriter csum/engine/_rewrite.c (None where it is not built or ENGINE is not ``c``):
+#: csum/rewrite/fast.py drives it; read it when it is needed, never copy it.
+crewrite: ModuleType | None = _rewrite if ENGINE == "c" else None
 #: The bound engine's row sums (csum/batch.py): arguments checked by the caller.
 ones_sum_many: Callable[[Any, Any, Any, Any, Any, Any], None] = ENGINES[ENGINE].ones_sum_many
 

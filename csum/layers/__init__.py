@@ -20,7 +20,7 @@ from .reasons import Reason, Status
 from .walk import Field, Fragment, IPLayer, Link, Stack, walk
 
 __all__ = ["Field", "Fragment", "IPLayer", "Layout", "Link", "Reason", "Result", "Stack", "Status", "corrections",
-           "evaluate", "layout", "protocol_name", "table", "verify_stack", "walk"]
+           "evaluate", "layout", "outer_layer", "protocol_name", "table", "verify_stack", "walk"]
 
 TCP, UDP, UDPLITE, ICMP, ICMPV6 = table.TCP, table.UDP, table.UDPLITE, table.ICMP, table.ICMPV6
 
@@ -44,7 +44,12 @@ def layout(buf: memoryview, link: Link = "auto") -> Layout:
 
     ``link`` on the result is "ethernet", "ip" or the link layer's name ("sll", "ppp" ...).
     """
-    stack = walk(buf, link, strict=True)
+    return outer_layer(walk(buf, link, strict=True))
+
+
+def outer_layer(stack: Stack) -> Layout:
+    """The outer IP layer of a stack :func:`walk` made in strict mode (so it has one), its ``link`` set as in
+    :func:`layout`."""
     ip = stack.ips[0]
     ip.link = _LINK_NAMES.get(stack.link, stack.link)
     return ip

@@ -321,3 +321,13 @@ LINKTYPES: dict[int, LinkType] = {
 }
 #: The names csum.inet.verify / csum.rewrite accept for ``link`` besides "auto" and a link type number.
 LINK_NAMES = {"ethernet": 1, "ether": 1, "ip": 101}
+
+# --- header fields a capture rewrite sets (csum.rewrite.rules) -----------------------------------
+
+#: IPv4 (RFC 791, RFC 2474, RFC 3168): the DSCP/ECN byte and the TTL, from the header start.
+IPV4_TOS, IPV4_TTL = 1, 8
+#: IPv6 (RFC 8200 3): the first 32-bit word holds version (4 bits), traffic class (8), flow label (20).
+IPV6_FLOW_WORD_BITS = (4, 8, 20)
+#: Ethernet (IEEE 802.3): destination and source MAC offsets, the type / TPID at 12; an 802.1Q tag is 4 bytes,
+#: its TCI's low 12 bits the VLAN ID.
+ETH_DST, ETH_SRC, ETH_TYPE, VLAN_TAG_LEN, VLAN_VID_MASK = 0, 6, 12, 4, 0x0FFF

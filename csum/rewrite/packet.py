@@ -46,10 +46,13 @@ from typing import Any, Iterable, Literal, Mapping, NamedTuple, Union
 
 from .. import bpf
 from ..arch.profiles import Profile, profile
+from ..bpf.flags import CHECKSUM_NONE, CHECKSUM_PARTIAL
 from ..bpf.skb import BPF_F_RECOMPUTE_CSUM, DIFF, Op, Skb
+from ..core.arith import M16, M32, add32, fold, ror32
 from ..core.inputs import as_view, check_uint
+from ..core.partial import csum_partial as generic_csum_partial
 from ..errors import Code, CsumTypeError, CsumValueError
-from ..layers import UDP, UDPLITE, Field, Layout, Link, Stack, protocol_name, table, walk
+from ..layers import UDP, UDPLITE, Field, IPLayer, Layout, Link, Stack, outer_layer, protocol_name, table, walk
 from ..layers import layout as parse
 from ..types import Wsum
 
@@ -178,7 +181,7 @@ class Rewrite:
         ``.csum_valid()`` says whether the stack would accept the result.
         """
         skb = Skb.checksum_complete(self.original, network_offset=parse(memoryview(self.original)).l3, arch=arch)
-        skb.run(self.ops())
+        skb.run(self.ops(), misuse=False)
         return skb
 
 
@@ -195,36 +198,85 @@ def _le(data: bytes) -> int:
     return int.from_bytes(data, "little")
 
 
-class _Editor:
-    """Applies changes to a private copy, recording each helper call."""
+class _Shadow:
+    """A CHECKSUM_COMPLETE skb sharing the editor's bytes, and the sum of those bytes from the network header as
+    they are now: whether the two still agree tells which stores need BPF_F_RECOMPUTE_CSUM.
 
-    def __init__(self, data: bytearray, layout: Layout, arch: Profile) -> None:
+    Both are kept incrementally, the kernel's way (net/core/skbuff.c ``__skb_postpull_rcsum`` /
+    ``__skb_postpush_rcsum``, net/core/filter.c ``bpf_skb_store_bytes``): a change of the bytes at ``offset``
+    takes their old ``csum_partial`` out with ``csum_block_sub`` and puts the new one in with ``csum_block_add``,
+    rotated by the offset's parity. The packet is summed once, when the skb is made.
+    """
+
+    def __init__(self, data: bytearray, network_offset: int, arch: Profile) -> None:
+        #: On the rewrite's architecture: its csum_partial decides which zero skb->csum holds where the bytes sum to
+        #: 0xffff (the corner where a store's BPF_F_RECOMPUTE_CSUM is right on one CPU and wrong on another). The skb
+        #: helpers are modelled for little-endian CPUs (csum.skb); a big-endian one's shadow is generic's, and its
+        #: stores' flags may be the other CPU's in that corner.
+        shadow_arch = arch if arch.endian == "little" else profile("generic")
+        self.skb = Skb.checksum_complete(data, network_offset=network_offset, arch=shadow_arch)
+        self.skb.data = data  # the editor's bytes themselves: the helpers patch them in place
+        #: The generic csum_partial of data[network_offset:] (lib/checksum.c: 1..0xffff for bytes not all zero,
+        #: as an IP header never is), kept congruent to it mod 0xffff.
+        self.sum: int = self.skb.csum
+
+    def moved(self, offset: int, old: bytes, new: bytes) -> None:
+        """The bytes at ``offset`` went from ``old`` to ``new``: csum_block_sub the old sum, csum_block_add the new."""
+        odd = (offset - self.skb.network_offset) & 1
+        was, now = generic_csum_partial(old), generic_csum_partial(new)
+        if odd:
+            was, now = Wsum(ror32(was, 8)), Wsum(ror32(now, 8))
+        self.sum = add32(add32(self.sum, was ^ M32), now)
+
+    def balanced(self) -> bool:
+        """:meth:`csum.skb.Skb.csum_valid` without summing the packet again: the fold of ``skb->csum`` against the
+        fold of the bytes' sum (canonical: 1..0xffff, as lib/checksum.c's ``do_csum`` returns it)."""
+        return fold(self.skb.csum) == fold(self.sum % M16 or M16)
+
+
+class Editor:
+    """Applies changes to ``data`` in place through the emulated helpers.
+
+    ``record``: keep each helper call made (:attr:`Rewrite.calls`) and the CHECKSUM_COMPLETE shadow that picks the
+    stores' BPF_F_RECOMPUTE_CSUM; off, the same bytes come out with neither (a capture's packets, csum.capture).
+    """
+
+    def __init__(self, data: bytearray, layout: Layout, arch: Profile, *, record: bool = True) -> None:
         self.buf, self.layout, self.arch = data, layout, arch
-        self.calls: list[Call] = []
-        #: A CHECKSUM_COMPLETE copy, edited alongside on the rewrite's architecture (whose csum_partial decides the
-        #: 0x0000-vs-0xffff corner of skb->csum): it tells which stores need BPF_F_RECOMPUTE_CSUM.
-        self.shadow = Skb.checksum_complete(data, network_offset=layout.l3, arch=arch)
+        self.calls: list[Call] | None = [] if record else None
+        self.shadow = _Shadow(data, layout.l3, arch) if record else None
         #: Checksums of enclosing layers that cover this layer's bytes (an ICMP error's, a tunnel's UDP or GRE).
         self.enclosing: tuple[Field, ...] = ()
+        #: What the last bpf_csum_diff returned (the diff a size-0 replace takes).
+        self.diff = 0
+        #: Checksum fields holding transmit offload's pseudo-header sum (without ``record`` only).
+        self.partial: frozenset[int] = frozenset()
 
-    def nested(self, layer: Layout, enclosing: tuple[Field, ...]) -> _Editor:
+    def nested(self, layer: Layout, enclosing: tuple[Field, ...]) -> Editor:
         """An editor of an inner IP layer (a quoted datagram, a tunnel's packet) sharing this one's bytes and calls."""
-        editor = object.__new__(_Editor)
-        editor.buf, editor.arch, editor.calls, editor.shadow = self.buf, self.arch, self.calls, self.shadow
-        editor.layout, editor.enclosing = layer, enclosing
+        editor = object.__new__(type(self))
+        editor.__dict__.update(self.__dict__)  # the bytes, calls, shadow and whatever a subclass shares
+        editor.layout, editor.enclosing, editor.diff = layer, enclosing, 0
         return editor
 
     def _replace(self, helper: str, offset: int, frm: int, to: int, flags: int, carries: int | None = None) -> None:
         old = bytes(self.buf[offset:offset + 2])
+        # csum's own calls: no BpfMisuse checks (the l4 ones would walk the packet at every call)
         if helper == "bpf_l3_csum_replace":
-            rc = self.shadow.bpf_l3_csum_replace(offset, frm, to, flags)
-        else:  # csum's own calls: no BpfMisuse checks (each walks the packet)
-            rc = self.shadow.bpf_l4_csum_replace(offset, frm, to, flags, misuse=False)
+            rc = bpf.l3_csum_replace_at(self.buf, offset, frm, to, flags, misuse=False) if self.shadow is None \
+                else self.shadow.skb.bpf_l3_csum_replace(offset, frm, to, flags, misuse=False)
+        elif self.shadow is None:  # a transmit-offload partial sum is updated as the kernel does on CHECKSUM_PARTIAL
+            summed = CHECKSUM_PARTIAL if offset in self.partial else CHECKSUM_NONE
+            rc = bpf.l4_csum_replace_skb(self.buf, offset, frm, to, flags, summed, Wsum(0), misuse=False)[0]
+        else:
+            rc = self.shadow.skb.bpf_l4_csum_replace(offset, frm, to, flags, misuse=False)
         if rc:
             raise AssertionError(f"csum.rewrite made a bad {helper} call (rc {rc}): offset {offset}, flags {flags:#x}")
-        self.buf[offset:offset + 2] = self.shadow.data[offset:offset + 2]
-        self.calls.append(CsumReplaceCall(helper, offset, frm, to, flags, carries))
-        self.cover(offset, old, bytes(self.buf[offset:offset + 2]))
+        new = bytes(self.buf[offset:offset + 2])
+        if self.shadow is not None and self.calls is not None:
+            self.shadow.moved(offset, old, new)
+            self.calls.append(CsumReplaceCall(helper, offset, frm, to, flags, carries))
+        self.cover(offset, old, new)
 
     def cover(self, offset: int, old: bytes, new: bytes, diff: bool = False) -> None:
         """Carry a change of the bytes at ``offset`` into every enclosing checksum that covers them (as payload:
@@ -241,17 +293,13 @@ class _Editor:
                 raise CsumValueError(f"the layer at offset {offset} sits at an odd distance from the {outer.entry.name} "
                                      f"header at {start} that covers it", code=Code.BAD_OFFSET)
             if diff:
-                self._replace("bpf_l4_csum_replace", at, 0, self.calls_diff(), flags, offset)
+                self._replace("bpf_l4_csum_replace", at, 0, self.diff, flags, offset)
                 continue
             lo = offset - odd  # a 1-byte TTL / hop limit: the 16-bit word holding it
             hi = lo + len(new) + (len(new) & 1)
             was = bytes(self.buf[lo:offset]) + old + bytes(self.buf[offset + len(new):hi])
             now = bytes(self.buf[lo:offset]) + new + bytes(self.buf[offset + len(new):hi])
             self._replace("bpf_l4_csum_replace", at, _le(was), _le(now), flags | (hi - lo), lo)
-
-    def calls_diff(self) -> int:
-        """The result of the last bpf_csum_diff call (what a size-0 replace takes)."""
-        return next(c.result for c in reversed(self.calls) if isinstance(c, CsumDiffCall))
 
     def l4_flags(self, size: int, pseudo: bool) -> int:
         flags = size
@@ -273,13 +321,13 @@ class _Editor:
     def store(self, offset: int, new: bytes, diff: bool = False) -> None:
         old = bytes(self.buf[offset:offset + len(new)])
         self.cover(offset, old, new, diff)
-        self.buf[offset:offset + len(new)] = new
-        self.shadow.bpf_skb_store_bytes(offset, new)
-        flags = 0
-        if not self.shadow.csum_valid():  # no checksum patch balances this change: let the kernel carry it
-            self.shadow.data[offset:offset + len(new)] = old
-            flags = BPF_F_RECOMPUTE_CSUM
-            self.shadow.bpf_skb_store_bytes(offset, new, flags)
+        if self.shadow is None or self.calls is None:
+            self.buf[offset:offset + len(new)] = new
+            return
+        self.shadow.moved(offset, old, new)
+        # no checksum patch balances this change: let the kernel carry it into skb->csum
+        flags = 0 if self.shadow.balanced() else BPF_F_RECOMPUTE_CSUM
+        self.shadow.skb.bpf_skb_store_bytes(offset, new, flags)
         self.calls.append(StoreBytesCall(offset, old, new, flags))
 
     def address(self, which: str, new: bytes) -> None:
@@ -287,8 +335,9 @@ class _Editor:
         offset = lay.saddr if which == "saddr" else lay.daddr
         old = bytes(self.buf[offset:offset + len(new)])
         frm_align = (self.arch.net_ip_align + offset) & 7
-        diff = self.arch.bpf_csum_diff(old, new, Wsum(0), frm_align=frm_align)
-        self.calls.append(CsumDiffCall(old, new, 0, diff, frm_align, 0))
+        diff = self.diff = self.arch.bpf_csum_diff(old, new, Wsum(0), frm_align=frm_align)
+        if self.calls is not None:
+            self.calls.append(CsumDiffCall(old, new, 0, diff, frm_align, 0))
         in_pseudo = lay.saddr_in_pseudo if which == "saddr" else lay.daddr_in_pseudo
         if lay.l4_csum is not None and lay.pseudo and in_pseudo:
             self._replace("bpf_l4_csum_replace", lay.l4_csum, 0, diff, self.l4_flags(0, True))
@@ -435,7 +484,7 @@ def _icmp_id(data: bytearray, lay: Layout, where: str, value: int) -> int:
     return value
 
 
-def _apply(editor: _Editor, plan: _Plan) -> None:
+def _apply(editor: Editor, plan: _Plan) -> None:
     for which, value in (("saddr", plan.saddr), ("daddr", plan.daddr)):
         if value is not None:
             editor.address(which, value)
@@ -463,33 +512,40 @@ def _inner_layer(data: bytearray, stack: Stack, outer: Layout, name: str) -> tup
         if depth > 1:
             missing = "inner " + missing.replace("the packet", "the tunnelled packet")
         raise CsumValueError(missing, code=Code.NO_QUOTE if name == "quoted" else Code.NO_TUNNEL)
-    ip = found[0]
+    layer, _, enclosing = edited(stack, found[0], outer.link)
+    return layer, enclosing
+
+
+def edited(stack: Stack, ip: IPLayer, link: str) -> tuple[Layout, Field | None, tuple[Field, ...]]:
+    """``ip`` as an editor edits it: with its upper layer and L4 checksum filled in from ``stack`` (that field is the
+    second item: None when the layer has none), and the enclosing checksums covering it (a UDP one too when it is 0,
+    none computed: its replaces carry BPF_F_MARK_MANGLED_0 and leave it 0, so that the calls fit the tunnel's
+    packets with and without it)."""
     l4 = next((f for f in stack.fields if f.depth == ip.depth and f.entry is not table.IPV4_HEADER
                and ip.l4_start <= f.header < ip.end), None)
     pseudo = l4 is not None and (l4.entry.pseudo is table.PSEUDO.ALWAYS
                                  or (l4.entry.pseudo is table.PSEUDO.IPV6 and ip.version == 6))
     layer = dataclasses.replace(ip, l4=None if l4 is None else l4.header, l4_csum=None if l4 is None else l4.at,
-                                pseudo=pseudo, link=outer.link)
+                                pseudo=pseudo, link=link)
     enclosing = tuple(f for f in stack.fields if f.depth < ip.depth and f.at is not None and f.covers
                       and any(s <= ip.l3 < e for s, e in f.covers))
-    return layer, enclosing
+    return layer, l4, enclosing
 
 
-def _nested(data: bytearray, link: Link, editor: _Editor, quoted: object, inner: object,
-            stack: Stack | None = None) -> list[tuple[_Editor, _Plan]]:
+def _nested(data: bytearray, stack: Stack, editor: Editor, quoted: object,
+            inner: object) -> list[tuple[Editor, _Plan]]:
     """The checked plans of ``quoted`` / ``inner`` under ``editor``'s layer, outer to inner; ``inner`` may hold a
     ``quoted`` dict of its own (an ICMP error carried in a tunnel)."""
-    out: list[tuple[_Editor, _Plan]] = []
+    out: list[tuple[Editor, _Plan]] = []
     for name, request in (("quoted", quoted), ("inner", inner)):
         if request is None:
             continue
-        stack = stack if stack is not None else walk(memoryview(data), link, strict=True)
         layer, enclosing = _inner_layer(data, stack, editor.layout, name)
         keys = _keywords(request, name, nested=name == "inner")
         sub = editor.nested(layer, enclosing)
         out.append((sub, _plan(data, layer, name, keys)))
         if name == "inner" and keys["quoted"] is not None:
-            out += _nested(data, link, sub, keys["quoted"], None, stack)
+            out += _nested(data, stack, sub, keys["quoted"], None)
     return out
 
 
@@ -540,13 +596,14 @@ def rewrite(packet: Any, *, saddr: Address | None = None, daddr: Address | None 
             raise CsumTypeError(f"inplace=True needs a bytearray packet, not {type(packet).__name__}",
                                 code=Code.BAD_TYPE)
         data = bytearray(as_view(packet, "packet"))
-    lay = parse(memoryview(data), link)
+    stack = walk(memoryview(data), link, strict=True)  # the one walk: every layer below is read from it
+    lay = outer_layer(stack)
     original = bytes(data)
-    editor = _Editor(data, lay, arch if isinstance(arch, Profile) else profile(arch))
+    editor = Editor(data, lay, arch if isinstance(arch, Profile) else profile(arch))
     plan = _plan(data, lay, "", dict(saddr=saddr, daddr=daddr, sport=sport, dport=dport, icmp_id=icmp_id,
                                      decrement_ttl=decrement_ttl))
     changes = [_check_field(c, lay) for c in fields]
-    nested = _nested(data, link, editor, quoted, inner)
+    nested = _nested(data, stack, editor, quoted, inner)
     _apply(editor, plan)
     for change in changes:
         editor.field(change)
@@ -559,7 +616,7 @@ def rewrite(packet: Any, *, saddr: Address | None = None, daddr: Address | None 
         result = bytes(data) if rebuild is None else rebuild(bytes(data))
     request = dict(saddr=saddr, daddr=daddr, sport=sport, dport=dport, icmp_id=icmp_id, decrement_ttl=decrement_ttl,
                    fields=tuple(changes), quoted=quoted, inner=inner, link=link, arch=arch)
-    return Rewrite(result, tuple(editor.calls), original, request)
+    return Rewrite(result, tuple(editor.calls or ()), original, request)
 
 
 def set_field(packet: Any, offset: int, new: bytes, *, pseudo_header: bool = False, link: Link = "auto",

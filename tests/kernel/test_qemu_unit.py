@@ -9,6 +9,7 @@ big-endian encoding; real console lines from the boots of tests/vectors/qemu.
 
 from __future__ import annotations
 
+import gzip
 import shutil
 import struct
 import subprocess
@@ -66,6 +67,33 @@ def test_read_cpio_round_trip_and_rejects_garbage():
         guest.read_cpio(b"garbage" * 20)
 
 
+def _zboot(payload: bytes, method: bytes, size: int | None = None) -> bytes:
+    """An EFI zboot image laid out as drivers/firmware/efi/libstub/zboot-header.S describes it."""
+    head = b"MZ\0\0zimg" + struct.pack("<II", 64, len(payload) if size is None else size) + bytes(8)
+    return (head + method.ljust(8, b"\0")).ljust(64, b"\0") + payload
+
+
+def test_unpack_zboot_gives_the_payload(tmp_path, monkeypatch):
+    """An EFI zboot kernel (Debian's loong64 one is zstd) becomes its payload, compressed by Python's gzip
+    module or the zstandard package (the independent source); a plain image is booted as it is."""
+    monkeypatch.setenv("CSUM_CACHE", str(tmp_path / "cache"))
+    kernel = b"MZ\0\0" + bytes(range(256)) * 40
+    (tmp_path / "gz").write_bytes(_zboot(gzip.compress(kernel), b"gzip"))
+    assert guest.unpack_zboot(tmp_path / "gz").read_bytes() == kernel
+    plain = tmp_path / "vmlinux"
+    plain.write_bytes(b"\x7fELF" + bytes(60))
+    assert guest.unpack_zboot(plain) == plain
+    (tmp_path / "cut").write_bytes(_zboot(b"x" * 10, b"gzip", size=11))
+    with pytest.raises(csum.CsumValueError, match="outside the 74-byte file"):
+        guest.unpack_zboot(tmp_path / "cut")
+    (tmp_path / "lz").write_bytes(_zboot(b"x" * 10, b"lzma"))
+    with pytest.raises(csum.CsumValueError, match="'lzma' is not gzip or zstd"):
+        guest.unpack_zboot(tmp_path / "lz")
+    zstandard = pytest.importorskip("zstandard")
+    (tmp_path / "zst").write_bytes(_zboot(zstandard.ZstdCompressor().compress(kernel), b"zstd"))
+    assert guest.unpack_zboot(tmp_path / "zst").read_bytes() == kernel
+
+
 def test_big_endian_insns_follow_the_uapi_layout():
     """struct bpf_insn on big-endian: code, then dst_reg in the HIGH nibble, off and imm big-endian."""
     le = struct.pack("<BBhi", 0xB7, (2 << 4) | 1, -3, 0x12345678)  # dst 1, src 2
@@ -101,27 +129,47 @@ def test_parse_log_skips_mangled_lines():
 def test_detect_profile_from_the_guest():
     """uname -m and /proc/cpuinfo pick the profile: armv7l -> arm; riscv64 with _zbb in isa -> riscv64-zbb."""
     log = plan.parse_log(RUNNER_ONLY_LOG)
-    assert check.detect_profile(log) == "arm" and check.csum_diff_kind(log) == "homogenized"
+    assert check.detect_profile(log, "little") == "arm" and check.csum_diff_kind(log) == "homogenized"
     rv = plan.GuestLog(uname=("Linux", "7.2.13+deb14-riscv64", "#1", "riscv64"),
                        cpuinfo=["isa\t\t: rv64imafdch_zicbom_zicboz_zicntr_zba_zbb_zbc_zbs_sstc"])
-    assert check.detect_profile(rv) == "riscv64-zbb-cfold-misaligned"  # no hwprobe answer: not known fast
+    assert check.detect_profile(rv, "little") == "riscv64-zbb-cfold-misaligned"  # no hwprobe answer: not known fast
     rv.hwprobe[9] = 3  # RISCV_HWPROBE_MISALIGNED_SCALAR_FAST
-    assert check.detect_profile(rv) == "riscv64-zbb-fast-unaligned"
+    assert check.detect_profile(rv, "little") == "riscv64-zbb-fast-unaligned"
     assert check.detect_profile(plan.GuestLog(uname=("Linux", "6.1.0", "#1", "riscv64"),
-                                              cpuinfo=["isa\t\t: rv64imafdc"])) == "riscv64"
+                                              cpuinfo=["isa\t\t: rv64imafdc"]), "little") == "riscv64"
     s390 = plan.GuestLog(uname=("Linux", "7.2", "#1", "s390x"), cpuinfo=["features\t: esan3 zarch stfle msa"])
-    assert check.detect_profile(s390) == "s390x" and check.cpu_features(s390)["vector facility (vx)"] == "no"
+    assert check.detect_profile(s390, "big") == "s390x" and check.cpu_features(s390)["vector facility (vx)"] == "no"
     assert check.release_version("7.2.13+deb14-armmp") == "7.2"
+
+
+def test_detect_profile_on_mips_needs_the_byte_order():
+    """Both MIPS byte orders say ``mips`` (uname lines of the bookworm malta boots: ``mips`` for the 4kc-malta
+    mipsel kernel, ``mips64`` for the 5kc-malta mips64el one); the guest's order picks the profile, and a
+    big-endian ``mips64`` (no profile) is not taken for the little-endian one."""
+    def guest(machine: str) -> plan.GuestLog:
+        return plan.GuestLog(uname=("Linux", "6.1.0-50-malta", "#1", machine), cpuinfo=["cpu model\t\t: MIPS 5KE V0.0"])
+    assert check.detect_profile(guest("mips"), "little") == "mipsel"
+    assert check.detect_profile(guest("mips"), "big") == "mips"
+    assert check.detect_profile(guest("mips64"), "little") == "mips64el"
+    assert check.detect_profile(guest("mips64"), "big") == "mips64"  # the machine itself: profile() refuses it
+    assert check.cpu_features(guest("mips64"))["cpu model"] == "MIPS 5KE V0.0"
 
 
 def test_arch_table_and_errors():
     """Every listed architecture has its qemu binary named; an unknown one is a one-line error."""
-    assert set(guest.ARCHES) == {"armhf", "arm64", "ppc64el", "riscv64", "s390x", "amd64", "i386"}
+    assert set(guest.ARCHES) == {"armhf", "arm64", "ppc64el", "riscv64", "s390x", "amd64", "i386", "mips64el",
+                                 "mipsel", "loong64"}
     assert guest.arch("aarch64").debian == "arm64" and guest.arch("ppc64le").debian == "ppc64el"
+    assert guest.arch("loongarch64").debian == "loong64"
+    with pytest.raises(csum.CsumValueError, match="unknown architecture 'mips64'"):
+        guest.arch("mips64")  # big-endian 64-bit MIPS: Debian has no such port, and it is not mips64el
     with pytest.raises(csum.CsumValueError, match="unknown architecture 'vax'"):
         guest.arch("vax")
     cmd = guest.qemu_command(guest.arch("s390x"), Path("k"), Path("i"))
     assert "max,vx=off" in cmd and cmd[-1].startswith("console=ttysclp0")
+    assert guest.qemu_command(guest.arch("loong64"), Path("k"), Path("i"))[-1].endswith("initcall_blacklist=i8042_init")
+    malta = guest.qemu_command(guest.arch("mipsel"), Path("k"), Path("i"))
+    assert malta[malta.index("-vga") + 1] == "none"  # malta's default Cirrus VGA needs a ROM file (qemu-system-data)
 
 
 @pytest.fixture(scope="module")

@@ -81,7 +81,7 @@ def _cached_kernel(arch: str) -> Path | None:
     return None
 
 
-@pytest.mark.parametrize("arch", ["armhf", "ppc64el"])
+@pytest.mark.parametrize("arch", ["armhf", "ppc64el", "mips64el", "mipsel", "loong64"])
 def test_boot_a_cached_kernel(arch):
     """A short real boot (40 cases) agrees with the emulation; needs CSUM_QEMU_BOOT=1, qemu and a cached kernel."""
     if os.environ.get("CSUM_QEMU_BOOT") != "1":
@@ -108,3 +108,30 @@ def test_riscv64_slow_unaligned_needs_the_c_folded_misaligned_path():
     wrong = [o for o in vf.observations if not check.agrees(zbb, "homogenized", o)[0]]
     assert sum(len(o.jit.split(",")) for o in wrong) == 120
     assert all(isinstance(o.case, DiffCase) and (o.frm_align % 8 or o.to_align % 8) for o in wrong)
+
+
+@pytest.mark.parametrize("stem", ["mips64el-6.1", "mipsel-6.1"])
+def test_mips_kernels_are_not_generic(stem):
+    """Debian bookworm's malta kernels (legacy helper): the mips profiles give all 2,404 answers; generic
+    (lib/checksum.c, what MIPS R6 builds) gets 514 of them wrong, all bpf_csum_diff answers (csum_partial.S
+    returns an unfolded 32-bit sum); its l3/l4 replace answers (MIPS's own csum_fold) are generic's."""
+    vf = check.read_vectors(Path(__file__).parents[1] / "vectors" / "qemu" / f"{stem}.txt")
+    assert vf.header["csum_diff"] == "legacy" and vf.header["qemu"].startswith("QEMU emulator version")
+    generic = csum.profile("generic", kernel="6.1")
+    wrong = [o for o in vf.observations if not check.agrees(generic, "legacy", o)[0]]
+    assert sum(len(o.jit.split(",")) for o in wrong) == 514
+    assert all(isinstance(o.case, DiffCase) for o in wrong)
+    assert any(o.value > 0xFFFF for o in wrong)
+
+
+def test_loong64_kernel_is_generic():
+    """Debian unstable's 7.2.13 loong64 kernel (QEMU 10.0.2): loongarch64 and generic give all 2,404 answers
+    (arch/loongarch/lib/csum.c, arm64's do_csum: lib/checksum.c's bits); the profiles of the unfolded-sum
+    arches get some of its 0x0000-vs-0xffff answers wrong (x86_64 256, mipsel 204)."""
+    vf = check.read_vectors(Path(__file__).parents[1] / "vectors" / "qemu" / "loong64-7.2.txt")
+    assert vf.header["csum_diff"] == "homogenized" and vf.header["uname"].endswith("loongarch64")
+
+    def wrong(name: str) -> int:
+        prof = csum.profile(name, kernel="7.2")
+        return sum(len(o.jit.split(",")) for o in vf.observations if not check.agrees(prof, "homogenized", o)[0])
+    assert wrong("generic") == 0 and wrong("x86_64") == 256 and wrong("mipsel") == 204

@@ -21,6 +21,7 @@ from ... import bpf
 from ...arch.profiles import Profile, profile, profile_for_machine
 from ...errors import EINVAL
 from ...types import Wsum
+from . import guest
 from .plan import Case, DiffCase, GuestLog, ReplaceCase
 
 
@@ -38,7 +39,8 @@ def cpu_features(log: GuestLog) -> dict[str, str]:
     out: dict[str, str] = {}
     for line in log.cpuinfo:
         key, _, value = (part.strip() for part in line.partition(":"))
-        if key in ("isa", "features", "cpu", "model name", "Processor", "CPU part", "vendor_id", "machine") \
+        if key in ("isa", "ISA", "features", "Features", "cpu", "cpu model", "model name", "Model Name", "Processor",
+                   "CPU part", "vendor_id", "machine") \
                 and key not in out:
             out[key] = value
     if log.machine.startswith("s390"):
@@ -60,10 +62,11 @@ def release_version(release: str) -> str:
     return f"{match.group(1)}.{match.group(2)}"
 
 
-def detect_profile(log: GuestLog) -> str:
-    """The csum profile name for the guest: uname -m, refined by CPU features (riscv Zbb, fast unaligned access)."""
+def detect_profile(log: GuestLog, order: Literal["little", "big"]) -> str:
+    """The csum profile name for the guest: uname -m on a CPU of byte ``order`` (big- and little-endian MIPS
+    both say ``mips``), refined by CPU features (riscv Zbb, fast unaligned access)."""
     machine = log.machine
-    name = "arm" if machine.startswith("armv") else profile_for_machine(machine) or machine
+    name = "arm" if machine.startswith("armv") else profile_for_machine(machine, order) or machine
     features = cpu_features(log)
     if name == "riscv64" and features.get("zbb") == "yes":
         # Slow unaligned access: Debian's 7.2 build (the one booted) folds misaligned sums in C;
@@ -209,7 +212,7 @@ def evaluate(log: GuestLog, cases: list[Case], *, arch: str, kernel_image: str, 
              provenance: dict[str, str] | None = None) -> QemuReport:
     """Compare every answer in ``log`` with the emulation of the guest's profile."""
     kind = csum_diff_kind(log)
-    name = forced_profile or detect_profile(log)
+    name = forced_profile or detect_profile(log, guest.arch(arch).order)
     p = profile(name, kernel=release_version(log.release))
     obs, missing = observations(log, cases)
     jit = {mode: ("set" if rc == 0 else f"not settable (errno {-rc})") for mode, rc in log.jit_set.items()}
@@ -313,7 +316,6 @@ def kernel_check_qemu(arch_name: str, kernel: Path, *, n: int = 600, n_replace: 
     The l3/l4 replace cases run only on little-endian guests (csum's replace
     emulation takes ``from``/``to`` as a little-endian CPU's registers hold them).
     """
-    from . import guest
     from .plan import make_cases, parse_log, plan_text
 
     a = guest.arch(arch_name)
@@ -323,7 +325,8 @@ def kernel_check_qemu(arch_name: str, kernel: Path, *, n: int = 600, n_replace: 
     log = parse_log(text)
     if not log.results:
         raise ValueError(f"the guest ran no case (programs: {log.progs}; verifier: {' / '.join(log.verifier_log[-5:])})")
-    prov = {**(provenance or {}), "qemu command": shlex.join(command), "cases": f"csum.kernel.qemu.plan.make_cases({n}, "
+    prov = {**(provenance or {}), "qemu": guest.qemu_version(a), "qemu command": shlex.join(command),
+            "cases": f"csum.kernel.qemu.plan.make_cases({n}, "
             f"{n_replace if a.order == 'little' else 0}, seed={seed})"}
     report = evaluate(log, cases, arch=a.debian, kernel_image=str(kernel), forced_profile=forced_profile,
                       provenance=prov)

@@ -16,10 +16,12 @@
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import os
 import re
 import shutil
+import struct
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -42,6 +44,8 @@ class Arch:
     order: Literal["little", "big"]
     flavour: str
     memory: str = "512M"
+    #: Kernel command line arguments this machine needs (besides the console and the runner).
+    append: str = ""
 
 
 ARCHES = {a.debian: a for a in (
@@ -60,11 +64,19 @@ ARCHES = {a.debian: a for a in (
          "x86_64-linux-gnu-gcc", "little", "amd64"),
     Arch("i386", "qemu-system-i386", ("-M", "pc", "-cpu", "max"), "ttyS0",
          "i686-linux-gnu-gcc", "little", "686-pae"),
+    Arch("mips64el", "qemu-system-mips64el", ("-M", "malta", "-cpu", "5KEc", "-vga", "none"), "ttyS0",
+         "mips64el-linux-gnuabi64-gcc", "little", "5kc-malta"),
+    Arch("mipsel", "qemu-system-mipsel", ("-M", "malta", "-cpu", "24Kc", "-vga", "none"), "ttyS0",
+         "mipsel-linux-gnu-gcc", "little", "4kc-malta", "256M"),
+    # QEMU's loongarch virt machine has no i8042; Debian's kernel probes one and oopses without this.
+    Arch("loong64", "qemu-system-loongarch64", ("-M", "virt", "-cpu", "la464"), "ttyS0",
+         "loongarch64-linux-gnu-gcc", "little", "loong64", "1G", "initcall_blacklist=i8042_init"),
 )}
 
 #: Other names a user may give for an architecture (uname -m, csum profile names).
 _ARCH_ALIASES = {"arm": "armhf", "armv7l": "armhf", "aarch64": "arm64", "ppc64le": "ppc64el",
-                 "powerpc64le": "ppc64el", "x86_64": "amd64", "i686": "i386"}
+                 "powerpc64le": "ppc64el", "x86_64": "amd64", "i686": "i386",
+                 "loongarch64": "loong64"}
 
 
 def arch(name: str) -> Arch:
@@ -153,9 +165,61 @@ def qemu_command(a: Arch, kernel: Path, initrd: Path, append_extra: str = "") ->
 
     ``append_extra`` goes on the kernel command line (e.g. ``unaligned_scalar_speed=slow`` on riscv).
     """
-    append = f"console={a.console} rdinit=/init panic=-1 quiet loglevel=1" + (f" {append_extra}" if append_extra else "")
+    extra = " ".join(filter(None, (a.append, append_extra)))
+    append = f"console={a.console} rdinit=/init panic=-1 quiet loglevel=1" + (f" {extra}" if extra else "")
     return [a.qemu, *a.machine, "-m", a.memory, "-smp", "1", "-nographic", "-no-reboot", "-net", "none",
             "-kernel", str(kernel), "-initrd", str(initrd), "-append", append]
+
+
+def unpack_zboot(image: Path) -> Path:
+    """The kernel QEMU can load from ``image``: ``image`` itself, or the payload of an EFI zboot image.
+
+    An EFI zboot image (drivers/firmware/efi/libstub/zboot-header.S: ``MZ``, ``zimg``
+    at byte 4, the payload's offset and size as little-endian u32 at 8 and 12, the
+    compression's name at 24) is a PE stub around a compressed kernel; Debian's
+    loong64 kernel is one, zstd-compressed, which QEMU 10 does not unpack. The
+    payload (gzip or zstd) is unpacked once into the cache directory.
+    """
+    with image.open("rb") as f:
+        head = f.read(32)
+    if head[:2] != b"MZ" or head[4:8] != b"zimg":
+        return image
+    blob = image.read_bytes()
+    offset, size = struct.unpack_from("<II", blob, 8)
+    method = head[24:32].rstrip(b"\0").decode("ascii", "replace")
+    if offset + size > len(blob) or size == 0:
+        raise CsumValueError(f"--kernel {image}: EFI zboot payload ({size} bytes at {offset}) lies outside the "
+                             f"{len(blob)}-byte file", code=Code.BOOT_FAILED)
+    out = cache_dir() / "kernels" / "unpacked" / f"{hashlib.sha256(blob).hexdigest()[:16]}.Image"
+    if out.exists():
+        return out
+    payload = blob[offset:offset + size]
+    if method == "gzip":
+        data = gzip.decompress(payload)
+    elif method == "zstd":
+        try:
+            import zstandard
+        except ImportError:
+            raise CsumValueError(f"--kernel {image}: a zstd-compressed EFI zboot image; unpacking it needs the "
+                                 "zstandard package (pip install 'linux-csum[zstd]')", code=Code.MISSING_ZSTD) from None
+        data = zstandard.ZstdDecompressor().decompressobj().decompress(payload)
+    else:
+        raise CsumValueError(f"--kernel {image}: EFI zboot compression {method!r} is not gzip or zstd",
+                             code=Code.BOOT_FAILED)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staged = out.with_suffix(f".{os.getpid()}.tmp")
+    staged.write_bytes(data)
+    os.replace(staged, out)
+    return out
+
+
+def qemu_version(a: Arch) -> str:
+    """The first line of ``qemu-system-* --version`` (e.g. ``QEMU emulator version 7.2.22 (Debian ...)``)."""
+    if shutil.which(a.qemu) is None:
+        raise CsumValueError(f"--qemu {a.debian}: {a.qemu} not found (Debian package qemu-system-*)",
+                             code=Code.NO_QEMU)
+    done = subprocess.run([a.qemu, "--version"], capture_output=True, text=True)
+    return (done.stdout.strip().splitlines() or ["unknown"])[0]
 
 
 def boot(a: Arch, kernel: Path, plan: str, *, timeout: float = 1200.0, log: Path | None = None,
@@ -165,14 +229,12 @@ def boot(a: Arch, kernel: Path, plan: str, *, timeout: float = 1200.0, log: Path
     The log is also written to ``log`` when given. Raises CsumValueError when
     qemu is missing or the boot does not finish within ``timeout`` seconds.
     """
-    if shutil.which(a.qemu) is None:
-        raise CsumValueError(f"--qemu {a.debian}: {a.qemu} not found (Debian package qemu-system-*)",
-                             code=Code.NO_QEMU)
+    qemu_version(a)  # qemu is there
     runner = build_runner(a).read_bytes()
     with tempfile.TemporaryDirectory() as tmp:
         initrd = Path(tmp) / "initramfs.cpio"
         initrd.write_bytes(initramfs(runner, plan))
-        command = qemu_command(a, kernel, initrd, append_extra)
+        command = qemu_command(a, unpack_zboot(kernel), initrd, append_extra)
         try:
             done = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
         except subprocess.TimeoutExpired as exc:

@@ -1,0 +1,103 @@
+"""``csum rewrite IN OUT [rules]``: a copy of a capture with addresses, ports, TTL, DSCP ... rewritten and every
+checksum updated incrementally (csum.rewrite.capture; rules: csum.rewrite.rules)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from . import progress
+from .args import UsageError, positive
+
+
+def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """The ``rewrite`` subcommand's arguments."""
+    cmd = sub.add_parser("rewrite", help="rewrite a capture's addresses, ports, TTL ... with incremental checksums")
+    cmd.add_argument("file", metavar="IN", help="the capture (pcap or pcapng, compressed or not; - for standard input)")
+    cmd.add_argument("out", metavar="OUT", help="a regular file to write (- for standard output)")
+    cmd.add_argument("--rules", metavar="FILE", help="a TOML file of rules (the options below, as keys)")
+    many = dict(action="append", default=[], metavar="OLD=NEW")
+    cmd.add_argument("--map-ip", **many, help="map addresses or CIDR prefixes, source and destination")
+    cmd.add_argument("--map-src", **many, help="map source addresses only")
+    cmd.add_argument("--map-dst", **many, help="map destination addresses only")
+    cmd.add_argument("--map-port", action="append", default=[], metavar="[tcp|udp:]OLD=NEW", help="map a port")
+    cmd.add_argument("--ttl", metavar="N", help="set the TTL / hop limit to N, or decrement it by -N (-1: a router)")
+    for name, what in (("dscp", "DSCP (0..63)"), ("ecn", "ECN bits (0..3)"), ("tclass", "IPv6 traffic class"),
+                       ("flowlabel", "IPv6 flow label")):
+        cmd.add_argument(f"--{name}", metavar="N", help=f"set the {what}")
+    cmd.add_argument("--mac-src", action="append", default=[], metavar="MAC|OLD=NEW", help="set source MACs")
+    cmd.add_argument("--mac-dst", action="append", default=[], metavar="MAC|OLD=NEW", help="set destination MACs")
+    cmd.add_argument("--vlan-retag", **many, help="change VLAN ID OLD to NEW")
+    cmd.add_argument("--anonymize", metavar="KEY", help="Crypto-PAn anonymize the addresses no map matches "
+                     "(KEY: 64 hex digits)")
+    cmd.add_argument("--anonymize-key-file", metavar="F", help="the Crypto-PAn key from a file")
+    cmd.add_argument("--level", choices=("outer", "inner", "all"), default=None,
+                     help="which IP headers: the outermost, those inside it (tunnels, ICMP quotes) or all (default)")
+    cmd.add_argument("--fix", action="store_true", help="also correct every checksum that was wrong")
+    cmd.add_argument("--jobs", type=positive, default=1, metavar="N", help="rewrite in N processes (default 1)")
+    cmd.add_argument("--chunk-bytes", type=positive, default=None, metavar="B", help="bytes of records per chunk")
+    cmd.add_argument("--follow-symlinks", action="store_true", help="OUT may be a symbolic link: replace its target")
+    cmd.set_defaults(func=run)
+    return cmd
+
+
+def rules_of(args: argparse.Namespace) -> object:
+    """The :class:`csum.rewrite.Rules` the options and ``--rules`` file say (options add to the file's lists)."""
+    from ..rewrite.rules import Rules, read_key
+
+    base = Rules()
+    if args.rules:
+        try:
+            base = Rules.from_toml(args.rules)
+        except OSError as exc:
+            raise UsageError(f"cannot read the rules file {args.rules}: {exc.strerror or exc}") from None
+    key = args.anonymize
+    if args.anonymize_key_file:
+        if key:
+            raise UsageError("give --anonymize or --anonymize-key-file, not both")
+        try:
+            key = read_key(Path(args.anonymize_key_file))
+        except OSError as exc:
+            raise UsageError(f"cannot read {args.anonymize_key_file}: {exc.strerror or exc}") from None
+    return base.merged(map_ip=args.map_ip, map_src=args.map_src, map_dst=args.map_dst, map_port=args.map_port,
+                       ttl=args.ttl, dscp=args.dscp, ecn=args.ecn, tclass=args.tclass, flowlabel=args.flowlabel,
+                       mac_src=args.mac_src, mac_dst=args.mac_dst, vlan_retag=args.vlan_retag, anonymize=key,
+                       level=args.level)
+
+
+def run(args: argparse.Namespace) -> int:
+    """``csum rewrite IN OUT``."""
+    from ..capture import pcap
+    from ..rewrite import rewrite_capture
+
+    rules = rules_of(args)  # every rule checked before anything is opened
+    if args.out == "-" and sys.stdout.isatty():
+        raise UsageError("OUT is - but standard output is a terminal: redirect it to a file or a pipe")
+    bar = progress.Bar(sys.stderr, "rewrite")
+    bar.phase(f"rewriting {args.file} into {args.out}")
+    try:
+        result = rewrite_capture(args.file, args.out, rules, fix=args.fix, jobs=args.jobs,  # type: ignore[arg-type]
+                                 chunk_bytes=args.chunk_bytes or pcap.CHUNK_BYTES,
+                                 follow_symlinks=args.follow_symlinks, progress=bar.update)
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise UsageError(f"cannot read {args.file} or write {args.out}: {exc.strerror or exc}") from None
+    finally:
+        bar.close()
+    report = sys.stderr if args.out == "-" else sys.stdout
+    if args.json:
+        print(json.dumps(result.as_json(), indent=2), file=report)
+    else:
+        o = result.outcome
+        alone = ", ".join(f"{n} {why}" for why, n in sorted(o.left_alone.items())) or "none"
+        print(f"{result.name}: {result.format}, {o.packets} packets, {o.changed} changed ({result.fast} on the fast "
+              f"path); checksums updated incrementally: {o.kept}, corrected (--fix): {o.fixed}; left alone: {alone}",
+              file=report)
+        if result.stop is not None:
+            print(f"{result.stop}: copied unchanged from there", file=report)
+        if args.out != "-":
+            print(f"wrote {args.out}", file=report)
+    return 0

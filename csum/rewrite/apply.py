@@ -1,0 +1,184 @@
+"""One captured packet through a set of :class:`~csum.rewrite.rules.Rules`: the Python engine of ``csum rewrite``.
+
+The packet is walked once (:func:`csum.layers.walk`, with its length on the wire so a packet cut by the snap length
+is walked as far as it was captured); every IP header the rules' level selects gets its changes through the same
+editor as :func:`csum.rewrite.rewrite` (:class:`csum.rewrite.packet.Editor`: the emulated ``bpf_l3_csum_replace`` /
+``bpf_l4_csum_replace`` of net/core/filter.c, every change carried into each enclosing checksum), without the
+recorded calls and skb shadow a capture has no use for. So every checksum is updated incrementally: one that was
+right stays right, one that was wrong stays wrong by the same residual, a transmit-offload partial sum (status
+``offload`` of csum.layers.evaluate) is updated as on a CHECKSUM_PARTIAL skb and stays the partial sum of the new
+pseudo-header, a UDP 0 over IPv4 stays 0 and a UDP result of 0 is stored as 0xffff.
+
+A checksum a change should reach but that is not in the packet (cut by the snap length, encrypted by ESP) is left
+as it is and counted with its reason (:class:`Outcome`); so is a whole packet csum cannot walk (an unsupported
+link type, a malformed outer header), which is copied unchanged. Changes are made on a copy: a packet is written
+back whole or not at all. csum/engine/_rewrite.c answers the common stacks the same way (csum/rewrite/fast.py).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from ..arch.profiles import profile
+from ..errors import CsumError
+from ..layers import IPLayer, Stack, evaluate, table, walk
+from ..layers.reasons import Reason
+from .packet import Editor, FieldChange, edited
+from .rules import Rules
+
+__all__ = ["Outcome", "apply"]
+
+_GENERIC = profile("generic")
+
+
+@dataclass
+class Outcome:
+    """What happened to the packets of a capture (mergeable with :meth:`update`).
+
+    ``kept``: checksum fields a change passed through, updated incrementally (their residual kept); ``fixed``:
+    fields ``--fix`` then corrected; ``left_alone``: reason -> fields (or, for ``unsupported``, ``malformed`` and
+    ``ttl-expired``, packets or headers) a change should have reached but did not.
+    """
+
+    packets: int = 0
+    changed: int = 0
+    kept: int = 0
+    fixed: int = 0
+    left_alone: Counter[str] = field(default_factory=Counter)
+
+    def update(self, other: Outcome) -> None:
+        self.packets += other.packets
+        self.changed += other.changed
+        self.kept += other.kept
+        self.fixed += other.fixed
+        self.left_alone.update(other.left_alone)
+
+    def as_json(self) -> dict[str, object]:
+        return {"packets": self.packets, "changed_packets": self.changed,
+                "checksums": {"kept": self.kept, "fixed": self.fixed,
+                              "left_alone": dict(sorted(self.left_alone.items()))}}
+
+
+class _Counting(Editor):
+    """The editor, noting which checksum fields its replaces reach."""
+
+    touched: set[int]
+
+    def _replace(self, helper: str, offset: int, frm: int, to: int, flags: int, carries: int | None = None) -> None:
+        self.touched.add(offset)
+        super()._replace(helper, offset, frm, to, flags, carries)
+
+
+def _link_layer(data: bytearray, rules: Rules) -> None:
+    """MAC and VLAN rules on an Ethernet frame's outer header (no checksum covers it)."""
+    for at, source in ((table.ETH_DST, False), (table.ETH_SRC, True)):
+        if (rules.mac_src if source else rules.mac_dst) and len(data) >= at + 6:
+            data[at:at + 6] = rules.mac(bytes(data[at:at + 6]), source)
+    at = table.ETH_TYPE
+    while rules.vlan_retag and len(data) >= at + table.VLAN_TAG_LEN and \
+            int.from_bytes(data[at:at + 2], "big") in table.VLAN_TPIDS:
+        tci = int.from_bytes(data[at + 2:at + 4], "big")
+        vid = rules.vlan(tci & table.VLAN_VID_MASK)
+        data[at + 2:at + 4] = ((tci & ~table.VLAN_VID_MASK) | vid).to_bytes(2, "big")
+        at += table.VLAN_TAG_LEN
+
+
+def _header(editor: Editor, data: bytearray, ip: IPLayer, rules: Rules, out: Outcome) -> None:
+    """TTL / hop limit, DSCP / ECN / traffic class, flow label: whole 16-bit words, as :meth:`Editor.field` takes."""
+    hop = rules.hop(data[ip.ttl])
+    if hop is None:
+        out.left_alone["ttl-expired"] += 1
+    elif hop != data[ip.ttl]:
+        word = ip.ttl - ((ip.ttl - ip.l3) & 1)
+        new = bytearray(data[word:word + 2])
+        new[ip.ttl - word] = hop
+        editor.field(FieldChange(word, bytes(new)))
+    if ip.version == 4:
+        tos = data[ip.l3 + table.IPV4_TOS]
+        new_tos = rules.traffic_class(tos, 4)
+        if new_tos != tos:
+            editor.field(FieldChange(ip.l3, bytes([data[ip.l3], new_tos])))
+        return
+    _, class_bits, label_bits = table.IPV6_FLOW_WORD_BITS
+    word = int.from_bytes(data[ip.l3:ip.l3 + 4], "big")
+    tclass, label = (word >> label_bits) & ((1 << class_bits) - 1), word & ((1 << label_bits) - 1)
+    tclass = rules.traffic_class(tclass, 6)
+    label = label if rules.flowlabel is None else rules.flowlabel
+    now = (word >> (class_bits + label_bits) << (class_bits + label_bits)) | (tclass << label_bits) | label
+    if now != word:
+        editor.field(FieldChange(ip.l3, now.to_bytes(4, "big")))
+
+
+def _layer(root: _Counting, data: bytearray, stack: Stack, ip: IPLayer, rules: Rules, out: Outcome) -> None:
+    layer, l4, enclosing = edited(stack, ip, stack.link)
+    reach = len(data)
+    if l4 is not None and (l4.at is None or l4.at + 2 > reach):  # the field is not here: it stays as it is
+        layer.l4_csum = None
+    editor = root.nested(layer, tuple(f for f in enclosing if f.at is not None and f.at + 2 <= reach))
+    before = bytes(data)
+    l4_needed = False
+    if rules.changes_addresses:
+        for which, source in (("saddr", True), ("daddr", False)):
+            at = layer.saddr if source else layer.daddr
+            old = bytes(data[at:at + (4 if layer.version == 4 else 16)])
+            new = rules.address(old, source)
+            if new != old:
+                in_pseudo = layer.saddr_in_pseudo if source else layer.daddr_in_pseudo
+                l4_needed |= layer.pseudo and in_pseudo
+                editor.address(which, new)
+    if rules.map_port and layer.has_ports and layer.fragment != "later" and layer.l4 is not None \
+            and layer.l4 + 4 <= reach:
+        for i in (0, 2):
+            at = layer.l4 + i
+            port = int.from_bytes(data[at:at + 2], "big")
+            new_port = rules.port(layer.proto, port)
+            if new_port != port:
+                l4_needed = True
+                editor.port(at, new_port)
+    _header(editor, data, layer, rules, out)
+    # (a later fragment's L4 checksum is in the first fragment, which gets the same change)
+    if l4_needed and layer.l4_csum is None and l4 is not None and layer.fragment != "later":
+        reason = Reason.ENCRYPTED if l4.entry is table.ESP_ENTRY else (l4.na or Reason.NOT_CAPTURED)
+        out.left_alone[reason.value] += 1
+    if len(editor.enclosing) != len(enclosing) and data != before:
+        out.left_alone[Reason.NOT_CAPTURED.value] += len(enclosing) - len(editor.enclosing)
+
+
+def apply(packet: bytes | bytearray | memoryview, linktype: int, rules: Rules, wire_len: int | None = None,
+          out: Outcome | None = None) -> bytes | None:
+    """``packet`` (a capture's captured bytes on ``linktype``) rewritten by ``rules``: the new bytes, or None when
+    nothing changed. ``wire_len``: its length on the wire. What happened is added to ``out``."""
+    out = out if out is not None else Outcome()
+    out.packets += 1
+    data = bytearray(packet)
+    if linktype == 1:
+        _link_layer(data, rules)
+    stack = walk(memoryview(data), linktype, wire_len=wire_len)
+    if stack.unsupported is not None:
+        out.left_alone["unsupported"] += 1
+    elif stack.malformed is not None:  # a malformed outer header: its fields are not touched
+        out.left_alone["malformed"] += 1
+    elif stack.ips:
+        before = bytes(data)
+        root = _Counting(data, stack.ips[0], _GENERIC, record=False)
+        root.touched = set()
+        view = memoryview(data)
+        root.partial = frozenset(f.at for f in stack.fields if f.entry.offload and f.at is not None
+                                 and evaluate(view, f).reason is Reason.OFFLOAD)
+        view.release()
+        changes = Outcome()
+        try:
+            for ip in stack.ips:
+                if rules.levels(ip.depth):
+                    _layer(root, data, stack, ip, rules, changes)
+        except CsumError as exc:  # a layout the editor refuses (a header at an odd distance from its checksum)
+            data[:] = before
+            out.left_alone[getattr(exc, "code", "unsupported")] += 1
+        else:
+            changes.kept = len(root.touched)
+            out.update(Outcome(0, 0, changes.kept, 0, changes.left_alone))
+    if data == packet:
+        return None
+    out.changed += 1
+    return bytes(data)

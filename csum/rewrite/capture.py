@@ -1,0 +1,168 @@
+"""A whole capture through :class:`csum.rewrite.rules.Rules`: what ``csum rewrite IN OUT`` runs.
+
+The capture is read in bounded chunks by :class:`csum.pcap.Reader` (pcap or pcapng, compressed or not, ``-`` for
+standard input), each chunk's packets are rewritten in place (:func:`rewrite_chunk`: csum/engine/_rewrite.c for the
+common stacks where it is built, :func:`csum.rewrite.apply.apply` for the rest; packets keep their length, so every
+other byte of the file, pcapng blocks, options and comments included, is copied as it was), and the chunks are
+written in order to OUT (:class:`csum.capture.output.AtomicFile`: a regular file replaced atomically, never an
+input; ``-``: standard output). ``fix=True`` passes the rewritten chunks through ``csum fix``'s checker
+(:func:`csum.capture.scan.scan` with a transform), which corrects what was wrong. ``jobs`` > 1 rewrites chunks in
+that many processes, in order.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import multiprocessing
+import os
+import sys
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import BinaryIO
+
+from ..capture import pcap
+from ..capture.output import AtomicFile, target
+from ..capture.scan import Scan, scan
+from ..capture.source import open_source
+from .apply import Outcome, apply
+from .fast import rewrite_packets
+from .rules import Rules
+
+__all__ = ["RewriteResult", "rewrite_capture", "rewrite_chunk"]
+
+#: Called now and then: (bytes read so far, input size or None).
+Progress = Callable[[int, "int | None"], None]
+
+
+@dataclass
+class RewriteResult:
+    """What :func:`rewrite_capture` did: the packets' :class:`~csum.rewrite.apply.Outcome`, the capture's format and
+    compression, where reading stopped early (a truncated or damaged record: the rest is copied unchanged), and with
+    ``fix`` the check of the rewritten capture (:class:`csum.scan.Scan`)."""
+
+    name: str
+    out: str
+    format: str
+    compression: str | None
+    outcome: Outcome
+    stop: pcap.Stop | None
+    fast: int = 0
+    check: Scan | None = None
+
+    def as_json(self) -> dict[str, object]:
+        doc: dict[str, object] = {"file": self.name, "out": self.out, "format": self.format,
+                                  "compression": self.compression, **self.outcome.as_json(), "fast_path": self.fast}
+        doc["stopped"] = None if self.stop is None else {
+            "offset": self.stop.offset, "packet": self.stop.index, "truncated": self.stop.truncated,
+            "reason": self.stop.reason}
+        if self.check is not None:
+            counts = self.check.report.counts.values()
+            doc["after"] = {k: sum(c[k] for c in counts) for k in ("ok", "bad", "offload", "none", "n/a")}
+        return doc
+
+
+def rewrite_chunk(chunk: pcap.Capture, rules: Rules) -> tuple[pcap.Capture, Outcome, int]:
+    """``chunk`` with every packet rewritten, what happened, and how many packets the C engine answered."""
+    data = bytearray(chunk.data)
+    out = Outcome()
+    declined, fast = rewrite_packets(data, chunk, rules, out)
+    for i in declined:
+        start, cap = int(chunk.offsets[i]), int(chunk.caplens[i])
+        new = apply(memoryview(data)[start:start + cap], int(chunk.linktypes[i]), rules, int(chunk.origlens[i]), out)
+        if new is not None:
+            data[start:start + cap] = new
+    return dataclasses.replace(chunk, data=bytes(data)), out, fast
+
+
+_RULES: Rules | None = None
+
+
+def _init(rules: Rules) -> None:
+    global _RULES
+    _RULES = rules
+
+
+def _work(chunk: pcap.Capture) -> tuple[pcap.Capture, Outcome, int]:
+    assert _RULES is not None
+    return rewrite_chunk(chunk, _RULES)
+
+
+def _rewritten(chunks: Iterator[pcap.Capture], rules: Rules, jobs: int) -> Iterator[tuple[pcap.Capture, Outcome, int]]:
+    """The chunks rewritten, in order; with ``jobs`` > 1 in forked workers, at most 2 * jobs chunks in flight."""
+    if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        for chunk in chunks:
+            yield rewrite_chunk(chunk, rules)
+        return
+    with multiprocessing.get_context("fork").Pool(jobs, _init, (rules,)) as pool:
+        window: deque = deque()
+        for chunk in chunks:
+            window.append(pool.apply_async(_work, (chunk,)))
+            if len(window) >= 2 * jobs:
+                yield window.popleft().get()
+        while window:
+            yield window.popleft().get()
+
+
+class _Stdout:
+    """Standard output as OUT: written as it comes (nothing to replace atomically)."""
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self._stream = stream
+
+    def __enter__(self) -> _Stdout:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stream.flush()
+
+    def write(self, data: bytes) -> None:
+        self._stream.write(data)
+
+    def commit(self) -> None:
+        self._stream.flush()
+
+
+def rewrite_capture(src: str | os.PathLike[str], dst: str | os.PathLike[str], rules: Rules, *, fix: bool = False,
+                    jobs: int = 1, chunk_bytes: int = pcap.CHUNK_BYTES, follow_symlinks: bool = False,
+                    progress: Progress | None = None) -> RewriteResult:
+    """Rewrite the capture ``src`` into ``dst`` (paths, or ``-``) by ``rules``; see the module docstring.
+
+    ``dst`` is checked before anything is read (:func:`csum.capture.output.target`: CsumValueError ``unsafe-output``
+    for a symbolic link unless ``follow_symlinks``, a device, a directory or an input) and replaced only when the
+    whole capture has been written. Raises OSError (unreadable input, unwritable output) and CsumValueError (not a
+    capture, corrupt compression).
+    """
+    if not isinstance(rules, Rules):
+        raise TypeError(f"rules must be a csum.rewrite.Rules, not {type(rules).__name__}")
+    name, out_name = os.fspath(src), os.fspath(dst)
+    to_stdout = out_name == "-"
+    path = None if to_stdout else target(out_name, [] if name == "-" else [name], follow_symlinks=follow_symlinks)
+    outcome, counts = Outcome(), [0]
+
+    def transform(chunks: Iterator[pcap.Capture]) -> Iterator[pcap.Capture]:
+        for chunk, part, fast in _rewritten(chunks, rules, jobs):
+            outcome.update(part)
+            counts[0] += fast
+            yield chunk
+
+    sink = _Stdout(sys.stdout.buffer) if to_stdout else AtomicFile(path)  # type: ignore[arg-type]
+    with sink as writer:
+        if fix:
+            checked = scan(name, chunk_bytes=chunk_bytes, sink=writer, progress=progress, keep=0, transform=transform)
+            outcome.fixed = checked.patched
+            result = RewriteResult(checked.name, out_name, checked.format, checked.compression, outcome, checked.stop,
+                                   counts[0], checked)
+        else:
+            with open_source(name) as source:
+                reader = pcap.Reader(source.stream, chunk_bytes)
+                for chunk in transform(iter(reader)):
+                    writer.write(chunk.data)
+                    if progress is not None:
+                        progress(source.consumed(), source.size)
+                for block in reader.rest():
+                    writer.write(block)
+                result = RewriteResult(source.name, out_name, reader.format, source.compression, outcome,
+                                       reader.stop, counts[0])
+        writer.commit()
+    return result
