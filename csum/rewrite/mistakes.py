@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import warnings
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -163,12 +162,6 @@ class _Sim:
     valid: bool | None
 
 
-def _quiet(fn: Callable[[], _Sim]) -> _Sim:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the simulated mistakes are BpfMisuse cases on purpose
-        return fn()
-
-
 def _carried(call: CsumReplaceCall, snaps: dict[int, tuple[bytes, bytes]]) -> tuple[bytes, bytes] | None:
     """The before/after bytes of the checksum field a carried replace takes its change from, as the program reads
     them around that field's own replace (None: it carries a non-checksum word, whose values it records)."""
@@ -186,8 +179,8 @@ def _helpers(before: bytes, calls: list[Call]) -> tuple[bytes, bool]:
             if carried is not None:
                 frm, to = (int.from_bytes(v, "little") for v in carried)
             old = bytes(skb.data[call.offset:call.offset + 2])
-            if call.helper == "bpf_l3_csum_replace":
-                skb.bpf_l3_csum_replace(call.offset, frm, to, call.flags)
+            if call.helper == "bpf_l3_csum_replace":  # the simulated mistakes are BpfMisuse cases on purpose
+                skb.bpf_l3_csum_replace(call.offset, frm, to, call.flags, misuse=False)
             else:
                 skb.bpf_l4_csum_replace(call.offset, frm, to, call.flags, misuse=False)
             snaps[call.offset] = (old, bytes(skb.data[call.offset:call.offset + 2]))
@@ -444,9 +437,9 @@ def _hand_sims(case: _Case) -> Iterator[tuple[frozenset[Mistake], list[Call], _S
 
 def _sims(case: _Case, kind: Kind, evidence: Evidence | None) -> Iterator[_Sim]:
     if kind == "tc":
-        yield _quiet(lambda: _Sim(frozenset(), *_helpers(case.before, case.calls)))
+        yield _Sim(frozenset(), *_helpers(case.before, case.calls))
         for mistakes, calls in _helper_sims(case, evidence):
-            yield _quiet(lambda: _Sim(mistakes, *_helpers(case.before, calls)))
+            yield _Sim(mistakes, *_helpers(case.before, calls))
         # a tc program writing checksums or fields itself: skb->csum moves only where the program moves it; that it
         # writes bytes directly rather than with a store that leaves skb->csum alone needs a program storing none,
         # or storing with BPF_F_RECOMPUTE_CSUM
