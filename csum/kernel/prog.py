@@ -22,6 +22,7 @@ from __future__ import annotations
 import errno
 import platform
 import struct
+import warnings
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -46,7 +47,7 @@ from .syscall import (
 from .verdict import BROKEN, KEPT_BAD, OK, Check, action, judge
 
 __all__ = ["PARTIAL_NOTE", "SKB_CSUM", "Check", "LibbpfError", "Map", "Program", "Run", "Summary", "ethernet", "load",
-           "summarize"]
+           "summarize", "verify_frame"]
 
 #: ``Check.layer`` of the CHECKSUM_COMPLETE run's verdict on a tc program.
 SKB_CSUM = "skb->csum"
@@ -71,6 +72,15 @@ def ethernet(packet: bytes) -> bytes:
     except CsumValueError:
         version = packet[0] >> 4 if packet else 0
         return _ETHER + _ETH_P[version] + packet if version in _ETH_P else packet
+
+
+def verify_frame(frame: bytes) -> list[Check]:
+    """Deprecated: every checksum of an Ethernet frame, judged against itself (``judge(frame, frame)``); [] for a
+    frame that is not IP. :meth:`Program.run` judges an output against its input; :func:`csum.inet.verify` checks
+    one packet."""
+    warnings.warn("csum.prog.verify_frame is deprecated: use csum.inet.verify, or Program.run's checks",
+                  DeprecationWarning, stacklevel=2)
+    return judge(frame, frame).checks
 
 
 class Run(NamedTuple):

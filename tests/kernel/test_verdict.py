@@ -84,3 +84,14 @@ def test_actions_and_drops():
         "TC_ACT_REDIRECT", False)
     assert action("xdp", 1) == ("XDP_DROP", True) and action("xdp", 0) == ("XDP_ABORTED", True)
     assert action("xdp", 3) == ("XDP_TX", False) and action("xdp", 9) == ("9 (unknown)", True)
+
+
+def test_verify_frame_is_deprecated_and_still_answers():
+    """csum.prog.verify_frame (0.1.0) warns and still gives one check per checksum (scapy built them right)."""
+    import pytest
+
+    from csum import prog
+
+    with pytest.warns(DeprecationWarning, match="verify_frame"):
+        checks = prog.verify_frame(_tcp())
+    assert [(c.layer, c.ok) for c in checks] == [("ipv4", True), ("tcp", True)]
