@@ -189,8 +189,10 @@ class Program:
         self.maps: dict[str, Map] = {m.name: Map(obj, m) for m in obj.maps}
         #: Maps the object asked libbpf to pin (LIBBPF_PIN_BY_NAME): loaded fresh here, not pinned, not reused.
         self.unpinned: tuple[MapInfo, ...] = tuple(m for m in obj.maps if m.pin_path)
-        #: The checksum helpers the program calls and the flags they take (what narrows a cause).
-        self.evidence: Evidence = _evidence(obj.insns(info.name))
+        code = obj.insns(info.name)
+        #: The checksum helpers the program calls and the flags they take (what narrows a cause); None when libbpf
+        #: no longer holds the instructions (then no mistake is ruled out by them).
+        self.evidence: Evidence | None = _evidence(code) if code else None
 
     @property
     def kind(self) -> str:
