@@ -102,6 +102,8 @@ class Code(StrEnum):
     LIBBPF_FAILED = "libbpf-failed", "LibbpfError", "libbpf is missing or cannot open/load the BPF object"
     NO_PROGRAM = "no-program", "CsumValueError", "the BPF object has no program matching the choice"
     AMBIGUOUS = "ambiguous", "CsumValueError", "several programs match: pick one by name or section"
+    PROG_TYPE = "prog-type", "CsumValueError", "a program csum prog does not run (a legacy section: give its type)"
+    NO_MAP = "no-map", "CsumValueError", "the BPF object has no map or global of that name"
     # kernels booted under QEMU (csum/kernel/qemu/guest.py)
     UNKNOWN_ARCH = "unknown-arch", "CsumValueError", "no QEMU architecture of that name"
     NO_COMPILER = "no-compiler", "CsumValueError", "the architecture's cross compiler is not on PATH"

@@ -118,19 +118,23 @@ SEC("xdp") int pass_one(struct xdp_md *ctx) { return XDP_PASS; }
 SEC("xdp") int pass_two(struct xdp_md *ctx) { return XDP_PASS; }
 char LICENSE[] SEC("license") = "MIT";
 """
+#: One XDP program in a legacy section (libbpf < 1.0 guessed its type from the "xdp" prefix).
+LEGACY = 'SEC("xdp_prog") int pass_old(struct xdp_md *ctx) { return XDP_PASS; }\nchar LICENSE[] SEC("license") = "MIT";\n'
 
 
-def _two_programs(tmp) -> str:
-    """TWO_PROGRAMS compiled by clang (once per module run); skips without clang, libbpf headers or libbpf."""
+def _two_programs(tmp, legacy: bool = False) -> str:
+    """TWO_PROGRAMS compiled by clang (once per module run), or (``legacy``) one program in a section libbpf >= 1.0
+    gives no type; skips without clang, libbpf headers or libbpf."""
     if shutil.which("clang") is None or not Path("/usr/include/bpf/bpf_helpers.h").exists():
         pytest.skip("clang or the libbpf headers are not installed (apt-get install clang libbpf-dev)")
     _need_libbpf()
     from bpf_build import compile_bpf
 
-    out = tmp / "two.o"
+    name = "legacy" if legacy else "two"
+    out = tmp / f"{name}.o"
     if not out.exists():
-        (tmp / "two.c").write_text(TWO_PROGRAMS)
-        compile_bpf(tmp / "two.c", out)
+        (tmp / f"{name}.c").write_text(TWO_PROGRAMS.split('SEC(')[0] + LEGACY if legacy else TWO_PROGRAMS)
+        compile_bpf(tmp / f"{name}.c", out)
     return str(out)
 
 
@@ -323,6 +327,9 @@ TRIGGERS = {
     Code.NO_PROGRAM: [lambda m, tmp: csum.prog.load(_two_programs(tmp), prog="pass_three"),
                       lambda m, tmp: csum.prog.load(_two_programs(tmp), section="tc")],
     Code.AMBIGUOUS: [lambda m, tmp: csum.prog.load(_two_programs(tmp))],
+    Code.PROG_TYPE: [lambda m, tmp: csum.prog.load(_two_programs(tmp, legacy=True))],
+    Code.NO_MAP: [lambda m, tmp: csum.prog.load(_two_programs(tmp), prog="pass_one", maps={"nope": {}}),
+                  lambda m, tmp: csum.prog.load(_two_programs(tmp), prog="pass_one", globals={"nope": 1})],
     Code.UNKNOWN_ARCH: [lambda: guest.arch("vax")],
     Code.NO_COMPILER: [_no_compiler],
     Code.BUILD_FAILED: [_build_fails],

@@ -12,6 +12,13 @@ u32 differs between arches while its fold does not) of the bytes from the networ
 (net/bpf/test_run.c, Linux >= 6.11), and :meth:`Skb.csum_valid` is the test run's closing check:
 ``csum_fold(skb->csum) == csum_fold(sum of the bytes now)``, else the run fails with EBADMSG, as the
 stack would drop the packet ("hw csum failure").
+
+On a CHECKSUM_PARTIAL skb (:meth:`Skb.checksum_partial`: a local sender's packet on its way out with checksum
+offload, as a tc egress program or veth's peer gets it) the transport checksum is not done yet: its field holds
+the folded pseudo-header sum, ``csum_start`` is where the NIC starts summing and ``csum_offset`` where in that
+it stores the result (:meth:`Skb.skb_checksum_help`, net/core/dev.c, finishes it as the NIC would).
+:meth:`Skb.offload_rule` says what a program rewriting given bytes of such an skb must do.
+BPF_PROG_TEST_RUN never builds one, so this model is the only place csum shows it.
 """
 
 from __future__ import annotations
@@ -25,7 +32,9 @@ from ..core.arith import add32, fold
 from ..core.inputs import as_view, check_uint
 from ..core.ones import csum_block_add, csum_block_sub
 from ..core.partial import csum_partial as generic_csum_partial
+from ..core.pseudo import csum_ipv6_magic, csum_tcpudp_magic
 from ..errors import EFAULT, EINVAL, Code, CsumValueError
+from ..layers import layout
 from ..types import Wsum
 from .flags import (
     BPF_F_INVALIDATE_HASH,
@@ -86,6 +95,10 @@ class Skb:
                                  code=Code.BAD_OFFSET)
         self.align = check_uint(align, 3, "align")
         self.arch = arch if isinstance(arch, Profile) else profile(arch)
+        #: CHECKSUM_PARTIAL only: where the pending checksum's sum starts in ``data``, and the checksum's offset
+        #: from there (include/linux/skbuff.h); None when not known (an skb built with ip_summed=CHECKSUM_PARTIAL).
+        self.csum_start: int | None = None
+        self.csum_offset: int | None = None
         if self.arch.endian != "little":
             raise CsumValueError(f"arch: the skb helpers are modelled for little-endian CPUs, {self.arch.name} is "
                                  f"{self.arch.endian}-endian", code=Code.BAD_VALUE)
@@ -97,6 +110,65 @@ class Skb:
         skb = cls(data, network_offset=network_offset, align=align, arch=arch)
         skb.ip_summed, skb.csum = CHECKSUM_COMPLETE, skb.skb_checksum()
         return skb
+
+    @classmethod
+    def checksum_partial(cls, data: object, *, network_offset: int = 14, align: int = 0,
+                         arch: str | Profile = "generic") -> Skb:
+        """A CHECKSUM_PARTIAL skb of TCP/UDP packet ``data`` as the transmit path hands it on with checksum offload.
+
+        The transport checksum field is set to the folded pseudo-header sum (not complemented), as
+        net/ipv4/tcp_ipv4.c ``__tcp_v4_send_check``, net/ipv6/tcp_ipv6.c ``__tcp_v6_send_check`` and
+        net/ipv4/udp.c ``udp4_hwcsum`` / net/ipv6/ip6_checksum.c ``udp6_set_csum`` write it
+        (``~csum_tcpudp_magic(saddr, daddr, len, proto, 0)``, ``~csum_ipv6_magic(...)``); ``csum_start`` is the
+        transport header and ``csum_offset`` the checksum's offset in it. Raises CsumValueError (``no-layer``) for
+        a packet without a TCP/UDP/UDP-Lite checksum and a pseudo-header csum can read.
+        """
+        skb = cls(data, network_offset=network_offset, align=align, arch=arch)
+        lay = layout(memoryview(skb.data), "ethernet" if network_offset else "ip")
+        if lay.l4 is None or lay.l4_csum is None or not lay.pseudo or lay.pseudo_daddr is None or lay.l4_len is None:
+            raise CsumValueError("data: CHECKSUM_PARTIAL needs a TCP/UDP packet whose checksum and pseudo-header "
+                                 "csum can read", code=Code.NO_LAYER)
+        size = 4 if lay.version == 4 else 16
+        saddr = bytes(skb.data[lay.pseudo_saddr:lay.pseudo_saddr + size])
+        daddr = bytes(skb.data[lay.pseudo_daddr:lay.pseudo_daddr + size])
+        magic = csum_tcpudp_magic if lay.version == 4 else csum_ipv6_magic
+        seed = magic(saddr, daddr, lay.l4_len, lay.proto, Wsum(0)) ^ 0xFFFF
+        skb.data[lay.l4_csum:lay.l4_csum + 2] = seed.to_bytes(2, "little")
+        skb.ip_summed, skb.csum_start, skb.csum_offset = CHECKSUM_PARTIAL, lay.l4, lay.l4_csum - lay.l4
+        return skb
+
+    def skb_checksum_help(self) -> int:
+        """net/core/dev.c ``skb_checksum_help``: finish a CHECKSUM_PARTIAL skb's checksum as the NIC would.
+
+        Sums ``data[csum_start:]`` (the field's pending seed included), stores ``csum_fold`` of it at ``csum_start +
+        csum_offset`` and leaves the skb CHECKSUM_NONE; returns 0 (-EINVAL off CHECKSUM_PARTIAL or with csum_start
+        unknown)."""
+        if self.ip_summed != CHECKSUM_PARTIAL or self.csum_start is None or self.csum_offset is None:
+            return -EINVAL
+        at = self.csum_start + self.csum_offset
+        total = self._partial(self.csum_start, len(self.data))
+        self.data[at:at + 2] = fold(total).to_bytes(2, "little")
+        self.ip_summed = CHECKSUM_NONE
+        return 0
+
+    def offload_rule(self, offset: int, size: int) -> str | None:
+        """What a program rewriting ``data[offset:offset + size]`` must do for this skb's pending checksum offload
+        (None off CHECKSUM_PARTIAL). Before ``csum_start`` (the IP header) the offload sums nothing: an address
+        there enters the pending checksum only through the pseudo-header seed; from ``csum_start`` on the NIC sums
+        the bytes as they are when it sends."""
+        if self.ip_summed != CHECKSUM_PARTIAL or self.csum_start is None or self.csum_offset is None:
+            return None
+        at = self.csum_start + self.csum_offset
+        if offset < at + 2 and at < offset + size:
+            return ("the pending checksum itself: it holds the pseudo-header seed, not a checksum; leave it to "
+                    "bpf_l4_csum_replace (BPF_F_PSEUDO_HDR for pseudo-header fields) and never patch it by hand")
+        if offset >= self.csum_start:
+            return ("covered by the pending offload: the NIC sums these bytes when it sends, so the checksum field "
+                    "must not follow them; bpf_l4_csum_replace without BPF_F_PSEUDO_HDR leaves it alone (right), a "
+                    "hand-written update adds the change a second time (wrong)")
+        return ("before csum_start: the offload does not sum it; an address of the pseudo-header must move the seed "
+                "(bpf_l4_csum_replace with BPF_F_PSEUDO_HDR does; without the flag the seed stays and the NIC's "
+                "checksum is wrong), the IPv4 header checksum is updated as on any skb (bpf_l3_csum_replace)")
 
     def __repr__(self) -> str:
         return (f"Skb({len(self.data)} bytes, {_NAMES[self.ip_summed]}, csum={self.csum:#010x}, "
@@ -136,7 +208,9 @@ class Skb:
         """``bpf_skb_store_bytes(skb, offset, from, len, flags)``; BPF_F_RECOMPUTE_CSUM carries ``skb->csum`` along.
 
         The kernel subtracts the old bytes' ``csum_partial`` and adds the new one's, each rotated by
-        the offset's parity (``csum_block_sub`` / ``csum_block_add``). Returns -EINVAL for other
+        the offset's parity (``csum_block_sub`` / ``csum_block_add``). On a CHECKSUM_PARTIAL skb the flag does
+        nothing (include/linux/skbuff.h ``__skb_postpull_rcsum`` acts on CHECKSUM_COMPLETE, and on PARTIAL only
+        when csum_start lies before ``skb->data``, which a model skb's never does). Returns -EINVAL for other
         flags, -EFAULT for an offset past INT_MAX or bytes past the end.
         """
         new = as_view(frm, "from").tobytes()
@@ -149,7 +223,7 @@ class Skb:
         recompute = flags & BPF_F_RECOMPUTE_CSUM and self.ip_summed == CHECKSUM_COMPLETE
         if recompute:
             self.csum = csum_block_sub(self.csum, self._partial(offset, end), offset)
-        elif flags & BPF_F_RECOMPUTE_CSUM and self.ip_summed == CHECKSUM_PARTIAL:
+        elif flags & BPF_F_RECOMPUTE_CSUM and self.ip_summed == CHECKSUM_PARTIAL and self.csum_start is None:
             raise CsumValueError("store_bytes with BPF_F_RECOMPUTE_CSUM on a CHECKSUM_PARTIAL skb is not modelled "
                                  "(the kernel may turn it into CHECKSUM_NONE)", code=Code.NOT_MODELLED)
         self.data[offset:end] = new

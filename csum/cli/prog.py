@@ -1,12 +1,17 @@
-"""``csum prog OBJ.o``: run a user's compiled tc/XDP program on packets with the running kernel and check what it did
-to their checksums (csum.prog)."""
+"""``csum prog OBJ.o``: run a user's compiled tc/XDP program on packets with the running kernel and tell the truth
+about what it did to every packet (csum.prog)."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
+from typing import Any
 
 from .args import UsageError, check_show, integer
+
+_MAP_ENTRY = re.compile(r"^([A-Za-z_][\w.]*):(.+)$")
+_NAMED = re.compile(r"^([A-Za-z_][\w.]*)=(.*)$")
 
 
 def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -16,6 +21,14 @@ def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     which = prg.add_mutually_exclusive_group()
     which.add_argument("--section", help="the program's ELF section (e.g. tc, xdp)")
     which.add_argument("--prog", help="the program's function name")
+    prg.add_argument("--type", choices=("tc", "xdp"),
+                     help="the program's type, for a section libbpf >= 1.0 does not know (SEC(\"xdp_prog\") ...)")
+    prg.add_argument("--map", action="append", default=[], metavar="NAME=FILE.json|NAME:KEY=VALUE",
+                     help="seed a map after load: entries from a JSON file, or one key/value (repeatable)")
+    prg.add_argument("--global", dest="globals", action="append", default=[], metavar="NAME=VALUE",
+                     help="set a .rodata/.data/.bss global before load (repeatable)")
+    prg.add_argument("--ctx", action="append", default=[], metavar="FIELD=VALUE",
+                     help="tc context field the test run takes: mark, priority, ingress_ifindex, ifindex (repeatable)")
     prg.add_argument("--pcap", metavar="IN", help="packets from a pcap/pcapng file (default: csum.testing.packets())")
     prg.add_argument("--out", metavar="OUT.pcap", help="write the output packets to a new pcap file")
     prg.add_argument("--count", type=integer, default=200, help="packets to generate without --pcap (default 200)")
@@ -23,6 +36,32 @@ def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     prg.add_argument("--show", type=integer, default=10, help="list at most this many broken packets (default 10)")
     prg.set_defaults(func=run)
     return prg
+
+
+def _seeds(args: argparse.Namespace) -> tuple[dict[str, list[Any]], dict[str, Any], dict[str, Any]]:
+    """--map, --global and --ctx as csum.prog.load's maps=, globals= and ctx=."""
+    from ..kernel import seed
+
+    maps: dict[str, list[Any]] = {}
+    for text in args.map:
+        entry, named = _MAP_ENTRY.match(text), _NAMED.match(text)
+        if entry and "=" in entry.group(2):
+            key, _, value = entry.group(2).rpartition("=")
+            maps.setdefault(entry.group(1), []).append((key, value))
+        elif named:
+            maps.setdefault(named.group(1), []).extend(seed.read_map_file(named.group(2), f"--map {named.group(1)}"))
+        else:
+            raise UsageError(f"--map {text!r}: give NAME=FILE.json or NAME:KEY=VALUE")
+    found = []
+    for option, items in (("--global", args.globals), ("--ctx", args.ctx)):
+        pairs: dict[str, Any] = {}
+        for text in items:
+            named = _NAMED.match(text)
+            if not named:
+                raise UsageError(f"{option} {text!r}: give NAME=VALUE")
+            pairs[named.group(1)] = named.group(2)
+        found.append(pairs)
+    return maps, found[0], found[1]
 
 
 def _packets(args: argparse.Namespace) -> tuple[list[tuple[int, bytes]], str]:
@@ -50,6 +89,41 @@ def _packets(args: argparse.Namespace) -> tuple[list[tuple[int, bytes]], str]:
     return frames, f"{args.pcap}, {len(frames)} of {len(cap)} packets (Ethernet or raw IP, not cut)"
 
 
+def _value(v: int | None) -> str:
+    return "none" if v is None else f"{v:#06x}"
+
+
+def _check_lines(c: Any) -> list[str]:
+    from ..kernel import prog
+
+    if c.layer == prog.SKB_CSUM:
+        lines = ["  skb->csum: stale on a CHECKSUM_COMPLETE skb (the kernel's test run: EBADMSG); the stack drops "
+                 "the packet"]
+    elif c.layer == "packet":
+        lines = [f"  {c.reason}"]
+    else:
+        added = " (a header the program added)" if c.was is None else ""
+        lines = [f"  {c.layer} checksum (header at {c.offset}){added}: stored {_value(c.stored)}, expected "
+                 f"{_value(c.expected)} ({c.reason}): {c.status}"]
+        if c.status == "kept-bad":
+            lines[0] += " (the input's was wrong by the same amount)"
+    if c.cause:
+        lines.append(f"    {c.cause}")
+    return lines
+
+
+def _entry(i: int, frame: bytes, run: Any) -> dict[str, Any]:
+    return {"index": i, "retval": run.retval, "action": run.action, "dropped": run.dropped, "changed": run.changed,
+            "input": frame.hex(), "output": run.packet.hex(), "error": run.error, "stale": run.stale,
+            "removed": list(run.removed), "broken": bool(run.broken),
+            "mistakes": [] if run.finding is None else [str(m) for m in run.finding.mistakes],
+            "note": None if run.finding is None else run.finding.note or None,
+            "checks": [{"layer": c.layer, "offset": c.offset, "field": c.field, "stored": c.stored,
+                        "expected": c.expected, "ok": c.ok, "reason": c.reason, "status": c.status,
+                        "added": c.was is None and c.layer not in ("skb->csum", "packet"), "cause": c.cause,
+                        "mistakes": list(c.mistakes)} for c in run.results]}
+
+
 def run(args: argparse.Namespace) -> int:
     """``csum prog OBJ.o``."""
     from ..kernel import prog
@@ -61,12 +135,13 @@ def run(args: argparse.Namespace) -> int:
     from ..capture.output import AtomicFile, target
 
     out = None if args.out is None else target(args.out, [] if args.pcap is None else [args.pcap])
+    maps, globals_, ctx = _seeds(args)
     frames, source = _packets(args)
-    with prog.load(args.file, section=args.section, prog=args.prog) as program:
+    with prog.load(args.file, section=args.section, prog=args.prog, type=args.type, maps=maps, globals=globals_,
+                   ctx=ctx) as program:
         runs = [(i, frame, program.run(frame)) for i, frame in frames]
-        broken = [(i, frame, run, program.broken(frame, run)) for i, frame, run in runs]
-        broken = [b for b in broken if b[3]]
-        info, name = program.info, program.retval_name
+        info, kind, unpinned = program.info, program.kind, program.unpinned
+    summary = prog.summarize(run for _, _, run in runs)
     if out is not None:
         try:
             with AtomicFile(out) as new:
@@ -74,40 +149,49 @@ def run(args: argparse.Namespace) -> int:
                 new.commit()
         except OSError as exc:
             raise UsageError(f"cannot write {args.out}: {exc.strerror}") from None
-    runs_note = "each on a CHECKSUM_NONE and a CHECKSUM_COMPLETE skb" if info.kind == "tc" else "one run each"
+    broken = [(i, frame, run) for i, frame, run in runs if run.broken]
+    notes = []
+    if unpinned:
+        notes.append("maps the object asks to pin (LIBBPF_PIN_BY_NAME), loaded fresh here, not pinned and not reused: "
+                     + ", ".join(m.name for m in unpinned))
+    if not summary.changed and not summary.dropped:
+        notes.append("the program changed no packet and dropped none, so nothing it does was tested (a program that "
+                     "needs its maps or globals seeded does nothing without them: --map, --global)")
+    if kind == "tc":
+        notes.append(prog.PARTIAL_NOTE)
     if args.json:
-        doc = {"object": args.file, "program": info.name, "section": info.section, "type": info.kind,
-               "source": source, "packets": len(runs), "broken_packets": len(broken),
-               "broken": [{"index": i, "retval": run.retval, "retval_name": name(run.retval), "input": frame.hex(),
-                           "output": run.packet.hex(),
-                           "checks": [{"layer": c.layer, "offset": c.offset, "stored": c.stored,
-                                       "expected": c.expected, "reason": c.reason, "cause": c.cause} for c in bad]}
-                          for i, frame, run, bad in broken[:args.show]]}
+        doc = {"object": args.file, "program": info.name, "section": info.section, "type": kind, "source": source,
+               "packets": summary.packets, "changed": summary.changed, "dropped": summary.dropped,
+               "broken_packets": summary.broken, "kept_bad_packets": summary.kept_bad, "unjudged": summary.unjudged,
+               "causes": dict(summary.causes), "named": list(summary.named), "unexplained": summary.unexplained,
+               "summary": summary.line(),
+               "notes": notes, "runs": [_entry(i, frame, run) for i, frame, run in runs]}
         if args.out is not None:
             doc["out"] = args.out
         print(json.dumps(doc, indent=2))
         return 1 if broken else 0
-    lines = [f"{args.file}: program {info.name} (section {info.section}, {info.kind}); packets: {source}; "
-             f"{runs_note}"]
-    for i, frame, run, bad in broken[:args.show]:
-        lines.append(f"\npacket #{i}: {name(run.retval)}")
-        for c in bad:
-            if c.layer == prog.SKB_CSUM:
-                lines.append("  skb->csum: stale on a CHECKSUM_COMPLETE skb (the kernel's test run: EBADMSG); "
-                             "the bytes may be right, the stack drops the packet")
-            else:
-                stored = "none" if c.stored is None else f"{c.stored:#06x}"
-                expected = "?" if c.expected is None else f"{c.expected:#06x}"
-                lines.append(f"  {c.layer} checksum (header at {c.offset}): stored {stored}, expected {expected} "
-                             f"({c.reason})")
-            if c.cause:
-                lines.append(f"    likely cause: {c.cause}")
+    runs_note = "each on a CHECKSUM_NONE and a CHECKSUM_COMPLETE skb" if kind == "tc" else "one run each"
+    lines = [f"{args.file}: program {info.name} (section {info.section}, {kind}); packets: {source}; {runs_note}"]
+    lines += [f"note: {n}" for n in notes]
+    for i, frame, run in broken[:args.show]:
+        size = f", {len(frame)} -> {len(run.packet)} bytes" if len(frame) != len(run.packet) else ""
+        lines.append(f"\npacket #{i}: {run.action}, {'changed' if run.changed else 'unchanged'}{size}")
+        for c in run.results:
+            if c.status != "ok":
+                lines += _check_lines(c)
+        if run.removed:
+            lines.append(f"  layers the output no longer has: {', '.join(run.removed)}")
         lines += [f"  in:  {frame.hex()}", f"  out: {run.packet.hex()}"]
     if len(broken) > args.show:
         lines.append(f"\n... {len(broken) - args.show} more (--show)")
-    lines.append(f"\n{len(broken)} of {len(runs)} packets broken by {info.name}" if broken else
-                 f"\nall {len(runs)} output packets have correct checksums"
-                 + (" and skb->csum" if info.kind == "tc" else ""))
+    lines.append(f"\n{summary.line()}" + (f", {summary.kept_bad} kept bad" if summary.kept_bad else "")
+                 + (f"; {summary.unjudged} checksums csum cannot judge here" if summary.unjudged else ""))
+    for mistake, n in summary.causes:
+        lines.append(f"cause {mistake}: reproduced on {n} of {summary.broken} broken packets")
+    if summary.named:
+        lines.append(f"named: {', '.join(summary.named)} (reproduced on every broken packet)")
+    if summary.unexplained:
+        lines.append(f"{summary.unexplained} broken packets not reproduced by any simulated mistake")
     if args.out is not None:
         lines.append(f"wrote {args.out}: {len(runs)} output packets")
     print("\n".join(lines))

@@ -5,11 +5,16 @@ loads and stores, conditional jumps, helper calls, exit, and the 16-byte load of
 a map fd), plus :class:`Program`, which resolves jump labels. Each function returns one 8-byte instruction as a little-endian CPU
 lays it out: ``u8 code; u8 dst_reg:4, src_reg:4; s16 off; s32 imm``.
 Opcode values are those of include/uapi/linux/bpf_common.h and bpf.h.
+
+The one decoder, :func:`helper_calls`, reads a compiled program the other way: which helpers it calls and, where
+the instructions show it, the constant its fifth argument (r5: the flags of bpf_l3/l4_csum_replace and
+bpf_skb_store_bytes) holds at the call.
 """
 
 from __future__ import annotations
 
 import struct
+from typing import NamedTuple
 
 # Instruction classes (bpf_common.h, bpf.h).
 _LD, _LDX, _ST, _STX, _JMP, _ALU64 = 0x00, 0x01, 0x02, 0x03, 0x05, 0x07
@@ -163,3 +168,79 @@ class Program:
                 out.append(make(self._labels[label] - pc - 1))  # type: ignore[operator]
                 pc += 1
         return b"".join(out)
+
+
+class HelperCall(NamedTuple):
+    """A helper call site of a compiled program: its slot, ``enum bpf_func_id``, and the constants r5 may hold
+    there (None: on some path into the call r5 is not a constant the instructions show)."""
+
+    pc: int
+    helper: int
+    r5: frozenset[int] | None
+
+
+_LD_IMM64 = _LD | _DW | _IMM
+_CLASS, _JMP32 = 0x07, 0x06
+_MOV_IMM = (0xB4, 0xB7)  # BPF_ALU | BPF_MOV | BPF_K, BPF_ALU64 | BPF_MOV | BPF_K
+_MAX_STEPS = 512
+
+
+class _Code:
+    def __init__(self, code: bytes) -> None:
+        #: One entry per 8-byte slot; the second slot of a 16-byte load is None.
+        self.slots: list[tuple[int, int, int, int] | None] = []
+        while 8 * len(self.slots) + 8 <= len(code):
+            code_, regs, off, imm = _INSN.unpack_from(code, 8 * len(self.slots))
+            self.slots.append((code_, regs, off, imm))
+            if code_ == _LD_IMM64:
+                self.slots.append(None)
+        self.preds: dict[int, list[int]] = {}
+        for i, insn in enumerate(self.slots):
+            if insn is None:
+                continue
+            code_, op = insn[0], insn[0] & 0xF0
+            if code_ & _CLASS in (_JMP, _JMP32) and op not in (_CALL, _EXIT):
+                off = insn[3] if code_ == _JMP32 | _JA else insn[2]  # gotol keeps its offset in imm
+                self.preds.setdefault(i + 1 + off, []).append(i)
+            if not (code_ & _CLASS in (_JMP, _JMP32) and op in (_JA, _EXIT)):
+                nxt = i + (2 if code_ == _LD_IMM64 else 1)
+                self.preds.setdefault(nxt, []).append(i)
+
+    def r5(self, call_pc: int) -> frozenset[int] | None:
+        """The constants r5 may hold when ``call_pc`` runs, following every path back to where r5 is set."""
+        found: set[int] = set()
+        todo, seen = [call_pc], {call_pc}
+        steps = 0
+        while todo:
+            at = todo.pop()
+            preds = self.preds.get(at, [])
+            if not preds:
+                return None  # the program's entry: r5 was never set on this path
+            for q in preds:
+                steps += 1
+                insn = self.slots[q]
+                if insn is None or steps > _MAX_STEPS:
+                    return None
+                code, regs, _, imm = insn
+                cls, op = code & _CLASS, code & 0xF0
+                if cls in (_JMP, _JMP32) and op in (_CALL, _EXIT):
+                    return None  # a call leaves r5 undefined
+                if regs & 0x0F == 5 and cls in (0x04, _ALU64, _LDX, _LD):
+                    if code not in _MOV_IMM:
+                        return None
+                    found.add(imm & 0xFFFFFFFF)
+                elif q not in seen:
+                    seen.add(q)
+                    todo.append(q)
+        return frozenset(found)
+
+
+def helper_calls(code: bytes) -> list[HelperCall]:
+    """Every helper call (BPF_JMP | BPF_CALL with src_reg 0) in ``code`` with the constants r5 may hold there.
+
+    The paths into a call are followed back through jumps (BPF_JMP / BPF_JMP32) to the ``mov r5, imm`` that
+    sets r5 on each; any other write to r5, a call on the way or the program's entry makes it unknown (None).
+    """
+    prog = _Code(code)
+    return [HelperCall(i, insn[3], prog.r5(i)) for i, insn in enumerate(prog.slots)
+            if insn is not None and insn[0] == _JMP | _CALL and insn[1] >> 4 == 0]

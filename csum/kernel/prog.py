@@ -1,14 +1,18 @@
-"""Run a user's compiled tc or XDP program on packets with the running kernel and check what it did to the checksums.
+"""Run a user's compiled tc or XDP program on packets with the running kernel and tell the truth about what it did.
 
-:func:`load` opens a BPF ELF object with the system's libbpf (maps, ``.rodata`` globals and relocations
-included; :mod:`csum.kernel.libbpf`) and loads one program of type SCHED_CLS/SCHED_ACT ("tc") or XDP.
-:meth:`Program.run` runs it once on a packet through BPF_PROG_TEST_RUN (net/bpf/test_run.c) and checks
-every checksum of the output; a tc program runs a second time on a CHECKSUM_COMPLETE skb
-(BPF_F_TEST_SKB_CHECKSUM_COMPLETE), where the kernel reports an ``skb->csum`` the program left stale
-(a pseudo-header change without BPF_F_PSEUDO_HDR, an IPv6 diff without BPF_F_IPV6, a store without
-BPF_F_RECOMPUTE_CSUM): bytes that are right while the stack would still drop the packet.
-:meth:`Program.broken` lists the checks a program broke (right in the input, wrong in the output)
-with the likely cause where the numbers tell it.
+:func:`load` opens a BPF ELF object with the system's libbpf (maps, globals and relocations included;
+:mod:`csum.kernel.libbpf`) as a test harness does: no map is pinned or reused from bpffs, a legacy section
+gets its type from ``type=``, maps (:attr:`Program.maps`) and ``.rodata`` / ``.data`` / ``.bss`` globals
+(``globals=``) are seeded, and the ``struct __sk_buff`` fields a tc test run takes (``ctx=``: mark, priority,
+ingress_ifindex, ifindex) are passed in.
+
+:meth:`Program.run` runs the program once on a packet through BPF_PROG_TEST_RUN (net/bpf/test_run.c), at
+whatever length it leaves it, and judges every checksum of the output on its own (:mod:`csum.kernel.verdict`);
+a tc program runs a second time on a CHECKSUM_COMPLETE skb (BPF_F_TEST_SKB_CHECKSUM_COMPLETE), where the kernel
+reports an ``skb->csum`` the program left stale. Each broken field gets a cause that is reproduced, not
+guessed (:func:`csum.rewrite.mistakes.reproduce`, narrowed by the helper calls the program makes), or the
+plain statement that no simulated mistake gives what the program stored. Test runs never make a
+CHECKSUM_PARTIAL skb (egress with checksum offload, veth): :data:`PARTIAL_NOTE` says what that hides.
 
 Needs Linux, root (or CAP_BPF + CAP_NET_ADMIN) and libbpf.so.1.
 """
@@ -17,56 +21,47 @@ from __future__ import annotations
 
 import errno
 import platform
+import struct
+import warnings
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
-from ..core.arith import from32to16, sub16, swab16
-from ..core.partial import csum_partial
 from ..errors import Code, CsumError, CsumValueError
-from ..layers import inet
 from ..layers import layout as parse
-from .libbpf import BpfObject, LibbpfError, ProgramInfo
-from .syscall import BPF_F_TEST_SKB_CHECKSUM_COMPLETE, SYSCALL_NR, Bpf, BpfError, test_run
+from ..rewrite.mistakes import SKB_CSUM as SKB_FIELD
+from ..rewrite.mistakes import Evidence, Finding, Mistake, added_header, reproduce
+from . import seed
+from .insn import helper_calls
+from .libbpf import KIND_TYPES, BpfObject, LibbpfError, MapInfo, ProgramInfo
+from .syscall import (
+    BPF_F_TEST_SKB_CHECKSUM_COMPLETE,
+    SKB_CTX_FIELDS,
+    SKB_CTX_SIZE,
+    SYSCALL_NR,
+    Bpf,
+    BpfError,
+    test_run,
+)
+from .verdict import BROKEN, KEPT_BAD, OK, Check, action, judge
 
-__all__ = ["SKB_CSUM", "Check", "LibbpfError", "Program", "Run", "ethernet", "load", "verify_frame"]
+__all__ = ["PARTIAL_NOTE", "SKB_CSUM", "Check", "LibbpfError", "Map", "Program", "Run", "Summary", "ethernet", "load",
+           "summarize", "verify_frame"]
 
-#: Returned for the CHECKSUM_COMPLETE run's verdict: ``Check.layer``.
+#: ``Check.layer`` of the CHECKSUM_COMPLETE run's verdict on a tc program.
 SKB_CSUM = "skb->csum"
+#: What a tc program's test runs cannot show.
+PARTIAL_NOTE = ("test runs make CHECKSUM_NONE and CHECKSUM_COMPLETE skbs only, never CHECKSUM_PARTIAL (egress with "
+                "checksum offload, veth): there the L4 checksum field holds the pseudo-header sum for the NIC to "
+                "finish, and only bpf_l4_csum_replace with BPF_F_PSEUDO_HDR (for addresses) keeps it right; a "
+                "checksum the program computes itself, or an address change without the flag, breaks such packets "
+                "unseen here (csum.skb.Skb.checksum_partial models them)")
 _ETHER = bytes.fromhex("020000000001020000000002")
 _ETH_P = {4: b"\x08\x00", 6: b"\x86\xdd"}
-_RETVALS = {"tc": {0: "TC_ACT_OK", 2: "TC_ACT_SHOT", 7: "TC_ACT_REDIRECT", -1: "TC_ACT_UNSPEC"},
-            "xdp": {0: "XDP_ABORTED", 1: "XDP_DROP", 2: "XDP_PASS", 3: "XDP_TX", 4: "XDP_REDIRECT"}}
-
-
-@dataclass(frozen=True)
-class Check:
-    """One checksum of an output packet: as :class:`csum.inet.Result`, plus ``cause``, the likely cause of a
-    wrong one where csum can tell. ``layer`` "skb->csum" is the CHECKSUM_COMPLETE run's verdict."""
-
-    layer: str
-    offset: int
-    stored: int | None
-    expected: int | None
-    ok: bool | None
-    reason: str
-    cause: str | None = None
-
-
-class Run(NamedTuple):
-    """What one packet gave: the program's return value, the output packet and its checks."""
-
-    retval: int
-    packet: bytes
-    results: list[Check]
-
-
-def verify_frame(frame: bytes) -> list[Check]:
-    """Every checksum of an Ethernet frame (:func:`csum.inet.verify`); [] for a frame that is not IP."""
-    try:
-        found = inet.verify(frame, link="ethernet")
-    except CsumValueError:
-        return []
-    return [Check(r.layer, r.offset, r.stored, r.computed, r.ok, r.reason) for r in found]
+#: enum bpf_func_id (include/uapi/linux/bpf.h) of the helpers whose calls narrow a cause.
+_HELPERS = {9: "bpf_skb_store_bytes", 10: "bpf_l3_csum_replace", 11: "bpf_l4_csum_replace", 28: "bpf_csum_diff",
+            40: "bpf_csum_update"}
 
 
 def ethernet(packet: bytes) -> bytes:
@@ -79,89 +74,137 @@ def ethernet(packet: bytes) -> bytes:
         return _ETHER + _ETH_P[version] + packet if version in _ETH_P else packet
 
 
-def _be_sum(data: bytes) -> int:
-    """One's-complement 16-bit sum of ``data`` as big-endian words (csum_partial sums little-endian ones)."""
-    return swab16(from32to16(csum_partial(data)))
+def verify_frame(frame: bytes) -> list[Check]:
+    """Deprecated: every checksum of an Ethernet frame, judged against itself (``judge(frame, frame)``); [] for a
+    frame that is not IP. :meth:`Program.run` judges an output against its input; :func:`csum.inet.verify` checks
+    one packet."""
+    warnings.warn("csum.prog.verify_frame is deprecated: use csum.inet.verify, or Program.run's checks",
+                  DeprecationWarning, stacklevel=2)
+    return judge(frame, frame).checks
 
 
-def _pseudo_sum(frame: bytes) -> int | None:
-    try:
-        lay = parse(memoryview(frame), "ethernet")
-    except CsumValueError:
-        return None
-    size = 4 if lay.version == 4 else 16
-    words = frame[lay.pseudo_saddr:lay.pseudo_saddr + size]
-    if lay.pseudo_daddr is not None:
-        words += frame[lay.pseudo_daddr:lay.pseudo_daddr + size]
-    return _be_sum(words + (lay.l4_len or 0).to_bytes(4, "big"))
+class Run(NamedTuple):
+    """What one packet gave: the program's return value, the output packet and its checks, and the verdict.
+
+    ``action``: TC_ACT_OK, XDP_PASS ...; ``dropped``: the packet goes nowhere (not judged); ``changed``: the
+    output's bytes differ from the input's; ``error``: why the output does not parse; ``stale``: a tc
+    program's CHECKSUM_COMPLETE run found skb->csum stale (None: not run, XDP or Linux < 6.11); ``finding``:
+    what reproducing its mistakes found (None when nothing was broken); ``removed``: the input's checksum
+    layers the output no longer has.
+    """
+
+    retval: int
+    packet: bytes
+    results: list[Check]
+    action: str = ""
+    dropped: bool = False
+    changed: bool = False
+    error: str | None = None
+    stale: bool | None = None
+    finding: Finding | None = None
+    removed: tuple[str, ...] = ()
+
+    @property
+    def broken(self) -> list[Check]:
+        """The checks the program broke (and skb->csum, and an output that no longer parses)."""
+        return [c for c in self.results if c.status == BROKEN]
 
 
-def _diff(a: int, b: int) -> int:
-    """a - b in one's-complement 16-bit arithmetic, with -0 taken as 0."""
-    d = sub16(a, b)
-    return 0 if d == 0xFFFF else d
+class Map:
+    """A loaded map of the program's object: ``map[key] = value`` (bpf_map__update_elem), ``map[key]``, ``key in map``.
+
+    Keys and values as :mod:`csum.kernel.seed` encodes them (bytes, ints stored little-endian, addresses ...).
+    """
+
+    def __init__(self, obj: BpfObject, info: MapInfo) -> None:
+        self._obj, self.info = obj, info
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+    def _key(self, key: seed.Value) -> bytes:
+        return seed.encode(key, self.info.key_size, f"map {self.name} key")
+
+    def __setitem__(self, key: seed.Value, value: seed.Value) -> None:
+        self._obj.map_update(self.name, self._key(key), seed.encode(value, self.info.value_size,
+                                                                     f"map {self.name} value"))
+
+    def __getitem__(self, key: seed.Value) -> bytes:
+        found = self._obj.map_lookup(self.name, self._key(key))
+        if found is None:
+            raise KeyError(key)
+        return found
+
+    def __contains__(self, key: object) -> bool:
+        return self._obj.map_lookup(self.name, self._key(key)) is not None
+
+    def update(self, items: Mapping[Any, seed.Value] | Iterable[Any]) -> None:
+        """Set every (key, value) of ``items`` (a mapping, pairs, or bpftool's {"key":, "value":} entries)."""
+        for key, value in seed.entries(items, f"map {self.name}"):
+            self[key] = value
 
 
-def _cause(check: Check, before: bytes, after: bytes) -> str | None:
-    """The likely cause of a wrong checksum, from the numbers (None when they tell nothing)."""
-    s, e = check.stored, check.expected
-    if check.reason == inet.UDP6_ZERO:
-        return ("stored 0 on UDP/IPv6, where 0 is illegal (RFC 8200 8.1): BPF_F_MARK_ENFORCE missing next to "
-                "BPF_F_MARK_MANGLED_0 (it updates a 0 and stores a computed 0 as 0xffff)")
-    if s is None or e is None:
-        return None
-    if {s, e} == {0, 0xFFFF}:
-        return "0x0000 vs 0xffff: the same sum in one's complement, but receivers (and RFC 1624 eqn. 3) tell them apart"
-    off = _diff(s, e)  # stored - expected, as checksums; the sums differ by the opposite
-    pseudo_before, pseudo_after = _pseudo_sum(before), _pseudo_sum(after)
-    if check.layer in ("tcp", "udp", "icmpv6") and pseudo_before is not None and pseudo_after is not None:
-        change = _diff(pseudo_after, pseudo_before)
-        if change and off in (change, _diff(0, change)):
-            return ("off by exactly the pseudo-header change (the addresses): the L4 checksum was not updated for "
-                    "it; BPF_F_PSEUDO_HDR missing, or the address stored without bpf_l4_csum_replace")
-    for value, words in ((off, "big-endian"), (swab16(off), "little-endian")):  # the sum as the CPU loaded it
-        if value in (1, 2, 3, 0xFFFE, 0xFFFD, 0xFFFC):
-            return (f"off by {min(value, 0xFFFF - value)} in {words} words: a single fold of a wide sum (the "
-                    "carries above bit 15 cut off); fold until no carry is left")
-    return None
+def _evidence(code: bytes) -> Evidence:
+    """The checksum helpers ``code`` calls -> the constants their flags take (None: not known at a call site)."""
+    found: dict[str, frozenset[int] | None] = {}
+    for call in helper_calls(code):
+        name = _HELPERS.get(call.helper)
+        if name is None:
+            continue
+        had = found.get(name, frozenset())
+        found[name] = None if had is None or call.r5 is None else had | call.r5
+    return found
 
 
-def _stale_cause(before: bytes, after: bytes) -> str:
-    try:
-        lay_in, lay_out = parse(memoryview(before), "ethernet"), parse(memoryview(after), "ethernet")
-    except CsumValueError:
-        return "bytes changed without skb->csum following: bpf_skb_store_bytes without BPF_F_RECOMPUTE_CSUM?"
-    moved = _pseudo_sum(before) != _pseudo_sum(after)
-    if moved and lay_out.version == 4 and lay_in.pseudo:
-        return ("an address in the pseudo-header changed: bpf_l4_csum_replace without BPF_F_PSEUDO_HDR leaves "
-                "skb->csum stale (or with BPF_F_IPV6 on IPv4)")
-    if moved and lay_out.version == 6:
-        return ("an IPv6 address changed: a size-0 pseudo-header diff needs BPF_F_IPV6 (Linux >= 6.16), a "
-                "size-2/4 pseudo-header replace on IPv6 needs a store with BPF_F_RECOMPUTE_CSUM to put it right")
-    return ("bytes not balanced by a checksum patch changed (an IPv6 hop limit, a MAC, a payload byte) without "
-            "BPF_F_RECOMPUTE_CSUM on the store, or a checksum was written directly")
+def _cause(check: Check, finding: Finding, key: int, kind: str) -> tuple[str, tuple[str, ...]]:
+    """The text of a broken check's cause and the mistakes named for it."""
+    named = finding.fields.get(key, ())
+    if named:
+        fixes = [(m, (m.tc if kind == "tc" else m.xdp) or "") for m in named]
+        detail = f" ({finding.note})" if finding.note else ""
+        if len(named) == 1:
+            m, fix = fixes[0]
+            return f"reproduced: {m.what}{detail}; fix: {fix}", (m.value,)
+        text = "; or ".join(f"{m.what} (fix: {fix})" for m, fix in fixes)
+        return f"reproduced by each of ({len(named)}; this packet cannot tell them apart): {text}", \
+            tuple(m.value for m in named)
+    if finding.mistakes:
+        return "not reproduced for this field (the mistakes reproduced elsewhere in the packet leave it right)", ()
+    note = finding.note or "no simulated mistake gives these bytes"
+    if {check.stored, check.expected} == {0, 0xFFFF}:
+        note += ("; 0x0000 vs 0xffff: the same sum in one's complement, which incremental updates (RFC 1624 "
+                 "eqn. 3, the kernel's helpers) leave where a full computation stores the other")
+    return f"not reproduced: {note}", ()
 
 
 class Program:
     """A loaded tc or XDP program of a user's object; use as a context manager or call :meth:`close`."""
 
-    def __init__(self, obj: BpfObject, info: ProgramInfo, fd: int) -> None:
-        self._obj, self.info, self.fd = obj, info, fd
+    def __init__(self, obj: BpfObject, info: ProgramInfo, fd: int, kind: str, ctx: bytes | None = None) -> None:
+        self._obj, self.info, self.fd, self._kind, self._ctx = obj, info, fd, kind, ctx
         self._bpf = Bpf(SYSCALL_NR.get(_machine(), 0))
         self._complete: bool | None = None
+        #: The object's maps by name, loaded (seed them with ``maps[name][key] = value``).
+        self.maps: dict[str, Map] = {m.name: Map(obj, m) for m in obj.maps}
+        #: Maps the object asked libbpf to pin (LIBBPF_PIN_BY_NAME): loaded fresh here, not pinned, not reused.
+        self.unpinned: tuple[MapInfo, ...] = tuple(m for m in obj.maps if m.pin_path)
+        code = obj.insns(info.name)
+        #: The checksum helpers the program calls and the flags they take (what narrows a cause); None when libbpf
+        #: no longer holds the instructions (then no mistake is ruled out by them).
+        self.evidence: Evidence | None = _evidence(code) if code else None
 
     @property
     def kind(self) -> str:
         """"tc" or "xdp"."""
-        return self.info.kind or "?"
+        return self._kind
 
     def retval_name(self, retval: int) -> str:
         """TC_ACT_OK, XDP_PASS ... for a return value."""
-        signed = retval - (1 << 32) if retval >> 31 else retval
-        return _RETVALS[self.kind].get(signed, str(signed))
+        return action(self.kind, retval)[0]
 
     def _test_run(self, frame: bytes, flags: int) -> tuple[int, bytes]:
-        ctx = bytes(192) if self.kind == "tc" else None
+        ctx = (self._ctx or bytes(SKB_CTX_SIZE)) if self.kind == "tc" else None
         try:
             return test_run(self._bpf, self.fd, frame, ctx=ctx, flags=flags)
         except BpfError as exc:
@@ -170,43 +213,76 @@ class Program:
                                      code=Code.TRUNCATED) from None
             raise
 
+    def _stale(self, frame: bytes) -> bool | None:
+        """The CHECKSUM_COMPLETE run's verdict: True when the kernel found skb->csum stale (EBADMSG)."""
+        if self._complete is False:
+            return None
+        try:
+            self._test_run(frame, BPF_F_TEST_SKB_CHECKSUM_COMPLETE)
+        except BpfError as exc:
+            if exc.errno == errno.EINVAL and self._complete is None:
+                self._complete = False  # Linux < 6.11: no CHECKSUM_COMPLETE test runs
+                return None
+            if exc.errno != errno.EBADMSG:
+                raise
+            self._complete = True
+            return True
+        self._complete = True
+        return False
+
     def run(self, packet: bytes) -> Run:
-        """Run the program on ``packet`` (an Ethernet frame; bare IP gets a header): (retval, output, checks).
+        """Run the program on ``packet`` (an Ethernet frame; bare IP gets a header) and judge the output.
 
         tc programs also run on a CHECKSUM_COMPLETE skb; its verdict is the last check, layer "skb->csum"
-        (ok False: the kernel found skb->csum stale, EBADMSG; omitted on kernels without the flag).
+        (omitted for dropped packets and on kernels without the flag).
         """
         frame = ethernet(bytes(packet))
         retval, out = self._test_run(frame, 0)
-        results = verify_frame(out)
-        if self.kind == "tc" and self._complete is not False:
-            try:
-                self._test_run(frame, BPF_F_TEST_SKB_CHECKSUM_COMPLETE)
-                self._complete = True
-                results.append(Check(SKB_CSUM, 14, None, None, True, inet.OK))
-            except BpfError as exc:
-                if exc.errno == errno.EINVAL and self._complete is None:
-                    self._complete = False  # Linux < 6.11: no CHECKSUM_COMPLETE test runs
-                elif exc.errno == errno.EBADMSG:
-                    results.append(Check(SKB_CSUM, 14, None, None, False, "stale", _stale_cause(frame, out)))
-                else:
-                    raise
-        return Run(retval, out, results)
+        name, dropped = action(self.kind, retval)
+        stale = self._stale(frame) if self.kind == "tc" else None
+        if dropped:
+            return Run(retval, out, [], name, True, out != frame, stale=stale)
+        judged = judge(frame, out)
+        checks = list(judged.checks)
+        if judged.error is not None:
+            checks.append(Check("packet", 0, None, None, False, judged.error,
+                                status=BROKEN if judged.error_breaks else KEPT_BAD))
+        if stale is not None:
+            checks.append(Check(SKB_CSUM, 14, None, None, not stale, "stale" if stale else "ok",
+                                status=BROKEN if stale else OK))
+        finding = None
+        if any(c.status == BROKEN and c.layer != "packet" for c in checks):
+            finding = self._find(frame, out, checks, stale)
+            checks = [self._explain(c, finding) for c in checks]
+        return Run(retval, out, checks, name, False, out != frame, judged.error, stale, finding,
+                   tuple(judged.removed))
+
+    def _find(self, frame: bytes, out: bytes, checks: list[Check], stale: bool | None) -> Finding:
+        if len(frame) == len(out):
+            return reproduce(frame, out, kind=self.kind, stale=stale, evidence=self.evidence)  # type: ignore[arg-type]
+        fields: dict[int, tuple[Mistake, ...]] = {}
+        notes = []
+        for c in checks:
+            if c.status == BROKEN and c.was is None and c.layer == "ipv4" and c.field is not None:
+                found = added_header(out, c.offset)
+                fields.update(found.fields)
+                notes.append(found.note)
+        named = tuple(dict.fromkeys(m for ms in fields.values() for m in ms))
+        note = "; ".join(n for n in notes if n) or \
+            f"the program changed the length ({len(frame)} -> {len(out)} bytes); csum reproduces updates of " \
+            "packets it does not resize, and the checksums of headers it adds"
+        return Finding(named, fields, note)
+
+    def _explain(self, check: Check, finding: Finding) -> Check:
+        if check.status != BROKEN or check.layer == "packet":
+            return check
+        key = SKB_FIELD if check.layer == SKB_CSUM else check.field
+        text, named = _cause(check, finding, -2 if key is None else key, self.kind)
+        return replace(check, cause=text, mistakes=named)
 
     def broken(self, packet: bytes, run: Run | None = None) -> list[Check]:
-        """The checks of ``run`` (default: :meth:`run` of ``packet``) that were right in the input and are wrong
-        in the output, each with its likely cause."""
-        frame = ethernet(bytes(packet))
-        run = run if run is not None else self.run(frame)
-        right_before = [(c.layer, c.ok) for c in verify_frame(frame)]
-        found = []
-        for i, check in enumerate(run.results):
-            if check.ok is not False:
-                continue
-            if check.layer != SKB_CSUM and not (i < len(right_before) and right_before[i] == (check.layer, True)):
-                continue  # wrong already in the input, or a layer the input did not have
-            found.append(check if check.cause else replace(check, cause=_cause(check, frame, run.packet)))
-        return found
+        """The checks ``run`` (default: :meth:`run` of ``packet``) found broken, each with its cause."""
+        return (run if run is not None else self.run(packet)).broken
 
     def close(self) -> None:
         """Unload the program and free the object's maps."""
@@ -219,40 +295,131 @@ class Program:
         self.close()
 
 
+@dataclass(frozen=True)
+class Summary:
+    """What a series of runs comes to: packets run, changed, dropped, broken (any check broken), kept bad,
+    unjudged checks, for each mistake the broken packets it was reproduced on, and the broken packets no mistake
+    reproduces."""
+
+    packets: int
+    changed: int
+    dropped: int
+    broken: int
+    kept_bad: int
+    unjudged: int
+    causes: tuple[tuple[str, int], ...]
+    unexplained: int
+
+    @property
+    def named(self) -> tuple[str, ...]:
+        """The mistakes reproduced on every broken packet (the program's, when there is one)."""
+        return tuple(m for m, n in self.causes if n == self.broken) if self.broken else ()
+
+    def line(self) -> str:
+        """"N of M packets changed, K dropped, B broken"."""
+        return f"{self.changed} of {self.packets} packets changed, {self.dropped} dropped, {self.broken} broken"
+
+
+def summarize(runs: Iterable[Run]) -> Summary:
+    """The :class:`Summary` of ``runs``."""
+    runs = list(runs)
+    causes: Counter[str] = Counter()
+    unexplained = 0
+    for run in runs:
+        if run.broken and run.finding is not None:
+            causes.update(run.finding.mistakes)
+            unexplained += not run.finding.mistakes
+    return Summary(len(runs), sum(r.changed for r in runs), sum(r.dropped for r in runs),
+                   sum(bool(r.broken) for r in runs),
+                   sum(any(c.status == KEPT_BAD for c in r.results) for r in runs),
+                   sum(c.status == "unjudged" for r in runs for c in r.results),
+                   tuple((str(m), n) for m, n in causes.most_common()), unexplained)
+
+
 def _machine() -> str:
     return platform.machine()
 
 
-def load(path: str, *, section: str | None = None, prog: str | None = None) -> Program:
+def _ctx(kind: str, ctx: Mapping[str, seed.Value] | None) -> bytes | None:
+    """A ``struct __sk_buff`` with the fields a tc test run takes from ``ctx``."""
+    if not ctx:
+        return None
+    if kind != "tc":
+        raise CsumValueError("ctx: only tc programs take a context here (struct __sk_buff)", code=Code.BAD_VALUE)
+    buf = bytearray(SKB_CTX_SIZE)
+    for name, value in ctx.items():
+        if name not in SKB_CTX_FIELDS:
+            why = " (the kernel sets it from the frame's EtherType, eth_type_trans)" if name == "protocol" else ""
+            raise CsumValueError(f"ctx: {name!r} is not a field the kernel's test run takes{why}; it takes "
+                                 f"{', '.join(SKB_CTX_FIELDS)}", code=Code.BAD_VALUE)
+        struct.pack_into("<I", buf, SKB_CTX_FIELDS[name], int.from_bytes(seed.encode(value, 4, f"ctx {name}"),
+                                                                            "little"))
+    return bytes(buf)
+
+
+def _choose(path: str, infos: list[ProgramInfo], section: str | None, prog: str | None,
+            kind: str | None) -> ProgramInfo:
+    if prog is not None:
+        chosen, what = [p for p in infos if p.name == prog], f"no program named {prog!r}"
+    elif section is not None:
+        chosen, what = [p for p in infos if p.section == section], f"no program in section {section!r}"
+    else:
+        chosen = [p for p in infos if p.kind or (kind is not None and p.prog_type == 0)] or \
+            [p for p in infos if p.prog_type == 0]  # an untyped (legacy) section: say how to give its type
+        what = "no tc or XDP program"
+    listing = ", ".join(f"{p.name} (section {p.section}, {p.kind or f'type {p.prog_type}'})" for p in infos)
+    if not chosen:
+        raise CsumValueError(f"{path}: {what}; it has: {listing or 'no programs'}", code=Code.NO_PROGRAM)
+    if len(chosen) > 1:
+        raise CsumValueError(f"{path}: {len(chosen)} programs match, pick one with --prog/--section (prog=, "
+                             f"section=): {listing}", code=Code.AMBIGUOUS)
+    info = chosen[0]
+    if kind is None and not info.kind:
+        hint = (" libbpf >= 1.0 gives no type to legacy section names (SEC(\"xdp_prog\"), SEC(\"classifier/x\")): "
+                "name the type with --type xdp|tc (type=)") if info.prog_type == 0 else ""
+        raise CsumValueError(f"{path}: program {info.name} (section {info.section}) is of type {info.prog_type}, "
+                             f"not tc (SCHED_CLS/SCHED_ACT) or XDP;{hint}", code=Code.PROG_TYPE)
+    return info
+
+
+def load(path: str, *, section: str | None = None, prog: str | None = None, type: str | None = None,
+         maps: Mapping[str, Mapping[Any, seed.Value] | Iterable[Any]] | None = None,
+         globals: Mapping[str, seed.Value] | None = None, ctx: Mapping[str, seed.Value] | None = None) -> Program:
     """Load one tc/XDP program of the BPF ELF object ``path`` (by ``section`` or function name ``prog``; with
-    neither, the object's only tc/XDP program). Raises CsumError with libbpf's and the verifier's words."""
+    neither, the object's only tc/XDP program). Raises CsumError with libbpf's and the verifier's words.
+
+    ``type``: "tc" or "xdp" for a program whose section libbpf does not type (legacy names); ``globals``: name ->
+    value of ``.rodata`` / ``.data`` / ``.bss`` variables, set before load; ``maps``: name -> entries, set after
+    load (see :mod:`csum.kernel.seed` for values); ``ctx``: tc context fields (mark, priority,
+    ingress_ifindex, ifindex).
+    """
     if _machine() not in SYSCALL_NR:
         raise CsumError(f"running programs needs Linux on x86_64 or aarch64, not {_machine()}")
+    if type is not None and type not in KIND_TYPES:
+        raise CsumValueError(f"type must be 'tc' or 'xdp', not {type!r}", code=Code.BAD_VALUE)
     obj = BpfObject(path)
     try:
-        infos = obj.programs()
-        runnable = [p for p in infos if p.kind]
-        if prog is not None:
-            chosen = [p for p in infos if p.name == prog]
-            what = f"no program named {prog!r}"
-        elif section is not None:
-            chosen = [p for p in infos if p.section == section]
-            what = f"no program in section {section!r}"
-        else:
-            chosen, what = runnable, "no tc or XDP program"
-        listing = ", ".join(f"{p.name} (section {p.section}, {p.kind or f'type {p.prog_type}'})" for p in infos)
-        if not chosen:
-            raise CsumValueError(f"{path}: {what}; it has: {listing or 'no programs'}", code=Code.NO_PROGRAM)
-        if len(chosen) > 1:
-            raise CsumValueError(f"{path}: {len(chosen)} programs match, pick one with --prog/--section (prog=, "
-                                 f"section=): {listing}", code=Code.AMBIGUOUS)
-        info = chosen[0]
-        if not info.kind:
-            raise CsumValueError(f"{path}: program {info.name} (section {info.section}) is of type {info.prog_type}, "
-                                 "not tc (SCHED_CLS/SCHED_ACT) or XDP", code=Code.BAD_TYPE)
+        info = _choose(path, obj.programs(), section, prog, type)
+        kind = type or info.kind or ""
+        if type is not None:
+            obj.set_type(info.name, type)
+        context = _ctx(kind, ctx)
+        names = [m.name for m in obj.maps]
+        for name in maps or {}:
+            if name not in names:
+                raise CsumValueError(f"{path}: no map named {name!r}; it has: {', '.join(names) or 'none'}",
+                                     code=Code.NO_MAP)
+        known = obj.globals()
+        for name, value in (globals or {}).items():
+            if name not in known:
+                raise CsumValueError(f"{path}: no global named {name!r}; it has: {', '.join(known) or 'none'}",
+                                     code=Code.NO_MAP)
+            obj.set_global(known[name], seed.encode(value, known[name].size, f"global {name}"))
         fd = obj.load(info.name)
+        program = Program(obj, info, fd, kind, context)
+        for name, items in (maps or {}).items():
+            program.maps[name].update(items)
     except BaseException:
         obj.close()
         raise
-    return Program(obj, info, fd)
-
+    return program

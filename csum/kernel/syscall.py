@@ -32,6 +32,12 @@ SKB_CTX_SIZE = 192
 SKB_CB = 48  # __u32 cb[5]
 SKB_DATA = 76
 SKB_DATA_END = 80
+#: ``struct __sk_buff`` fields a tc test run takes from the context (net/bpf/test_run.c convert___skb_to_skb):
+#: name -> offset of its __u32 (include/uapi/linux/bpf.h). ``protocol`` is not among them: the kernel sets it from
+#: the frame's EtherType (eth_type_trans).
+SKB_CTX_FIELDS = {"mark": 8, "priority": 32, "ingress_ifindex": 36, "ifindex": 40}
+#: Offsets in ``union bpf_attr``'s ``test`` struct: ``retval`` (then ``data_size_in`` at 8, ``data_size_out`` at 12).
+TEST_RETVAL = 4
 
 _LOG_SIZE = 1 << 20
 _LICENSE = ctypes.create_string_buffer(b"GPL")
@@ -110,28 +116,45 @@ class Bpf:
 
 
 def test_run(bpf: Bpf, prog_fd: int, data: bytes, *, ctx: bytes | None = None, flags: int = 0,
-             headroom: int = 256) -> tuple[int, bytes]:
+             headroom: int = 512) -> tuple[int, bytes]:
     """One BPF_PROG_TEST_RUN of ``prog_fd`` on ``data`` (optionally a context); returns (retval, output packet).
 
-    The output buffer has ``headroom`` bytes beyond the input for programs that grow the packet;
-    the output's length is what the kernel reports (``data_size_out``). Raises :class:`BpfError`
-    with the kernel's errno (EBADMSG: stale skb->csum under :data:`BPF_F_TEST_SKB_CHECKSUM_COMPLETE`).
+    The output is as long as the kernel says (``test.data_size_out``, written by net/bpf/test_run.c
+    ``bpf_test_finish``): a program that grows or shrinks the packet comes back at its new length. The
+    buffer first has ``headroom`` bytes beyond the input; when the kernel reports ENOSPC (the output did not
+    fit) it has written the whole size, and the run is repeated with a buffer that holds it. Raises
+    :class:`BpfError` with the kernel's errno (EBADMSG: stale skb->csum under
+    :data:`BPF_F_TEST_SKB_CHECKSUM_COMPLETE`).
     """
+    capacity = len(data) + headroom
+    retval, size_out, out = _test_run_once(bpf, prog_fd, data, ctx, flags, capacity)
+    if size_out > capacity:
+        capacity = size_out
+        retval, size_out, out = _test_run_once(bpf, prog_fd, data, ctx, flags, capacity)
+        if size_out > capacity:
+            raise BpfError(f"BPF_PROG_TEST_RUN of a {len(data)}-byte packet: the output grew past the "
+                           f"{capacity} bytes the kernel asked for", errno=errno.ENOSPC)
+    return retval, out[:size_out]
+
+
+def _test_run_once(bpf: Bpf, prog_fd: int, data: bytes, ctx: bytes | None, flags: int,
+                   capacity: int) -> tuple[int, int, bytes]:
     data_in = ctypes.create_string_buffer(data, len(data))
-    out = ctypes.create_string_buffer(len(data) + headroom)
+    out = ctypes.create_string_buffer(capacity)
     ctx_in = ctypes.create_string_buffer(ctx, len(ctx)) if ctx else None
     ctx_out = ctypes.create_string_buffer(len(ctx)) if ctx else None
     attr = ctypes.create_string_buffer(80)
     struct.pack_into(
-        "<IIIIQQIIIIQQI", attr, 0, prog_fd, 0, len(data), len(out), ctypes.addressof(data_in), ctypes.addressof(out),
+        "<IIIIQQIIIIQQI", attr, 0, prog_fd, 0, len(data), capacity, ctypes.addressof(data_in), ctypes.addressof(out),
         1, 0, len(ctx) if ctx else 0, len(ctx) if ctx else 0, ctypes.addressof(ctx_in) if ctx_in else 0,
         ctypes.addressof(ctx_out) if ctx_out else 0, flags)
     try:
         bpf.call(BPF_PROG_TEST_RUN, attr)
     except OSError as exc:
-        raise BpfError(f"BPF_PROG_TEST_RUN of a {len(data)}-byte packet failed", errno=exc.errno or 0) from None
-    retval, size_out = struct.unpack_from("<II", attr, 4)
-    return retval, out.raw[:size_out]
+        if exc.errno != errno.ENOSPC:
+            raise BpfError(f"BPF_PROG_TEST_RUN of a {len(data)}-byte packet failed", errno=exc.errno or 0) from None
+    retval, size_out = struct.unpack_from("<I4xI", attr, TEST_RETVAL)
+    return retval, size_out, out.raw
 
 
 class SkbRun:

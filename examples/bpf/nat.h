@@ -47,6 +47,33 @@ static __always_inline struct iphdr *ipv4_header(void *data, void *data_end)
 	return ip;
 }
 
+/* RFC 1624 eqn. 3, HC' = ~(~HC + ~m + m'): the 32-bit words as loaded (byte order cancels out) added in a 64-bit
+ * sum, folded to 16 bits until no carry is left (one fold leaves up to 2 bits above bit 15). */
+#ifndef FOLD
+static __always_inline __u16 fold(__u64 sum)
+{
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return sum;
+}
+#endif
+
+/* Patch *check for a 32-bit field changed from old to new; keep_zero: a stored 0 means "none" (UDP). */
+static __always_inline void csum_update4(__u16 *check, __u32 old, __u32 new, int keep_zero)
+{
+	__u64 sum;
+
+	if (keep_zero && *check == 0)
+		return;
+	sum = (__u16)~*check;
+	sum += (__u32)~old;
+	sum += new;
+	*check = ~fold(sum);
+	if (keep_zero && *check == 0)
+		*check = 0xffff;
+}
+
 #define IP_CSUM_OFF (ETH_HLEN + offsetof(struct iphdr, check))
 #define IP_SADDR_OFF (ETH_HLEN + offsetof(struct iphdr, saddr))
 #define L4_OFF (ETH_HLEN + sizeof(struct iphdr))

@@ -7,6 +7,9 @@
 #ifndef L4_FLAGS
 #define L4_FLAGS BPF_F_PSEUDO_HDR
 #endif
+#ifndef UDP_FLAGS
+#define UDP_FLAGS BPF_F_MARK_MANGLED_0
+#endif
 
 SEC("tc")
 int tc_snat(struct __sk_buff *skb)
@@ -26,7 +29,7 @@ int tc_snat(struct __sk_buff *skb)
 			bpf_l4_csum_replace(skb, L4_OFF + offsetof(struct tcphdr, check), 0, diff, L4_FLAGS);
 		else if (ip->protocol == IPPROTO_UDP)
 			bpf_l4_csum_replace(skb, L4_OFF + offsetof(struct udphdr, check), 0, diff,
-					    L4_FLAGS | BPF_F_MARK_MANGLED_0);
+					    L4_FLAGS | UDP_FLAGS);
 	}
 	bpf_l3_csum_replace(skb, IP_CSUM_OFF, 0, diff, 0);
 	bpf_skb_store_bytes(skb, IP_SADDR_OFF, &new, 4, 0);

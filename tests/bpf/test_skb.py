@@ -13,7 +13,7 @@ import warnings
 import pytest
 from oracle import fold16, ones_sum16
 from scapy.compat import raw
-from scapy.layers.inet import IP, TCP, UDP
+from scapy.layers.inet import ICMP, IP, TCP, UDP
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Ether
 
@@ -194,3 +194,74 @@ def test_misuse_warning_points_at_the_caller():
         bpf.bpf_l3_csum_replace(bytearray(TCP4), 24, 1, 2, 0)
         Skb(TCP4).bpf_l4_csum_replace(50, 1, 2, 0)
     assert [w.filename for w in record] == [__file__, __file__]
+
+
+def _scapy_nat(frame: bytes, **fields) -> bytes:
+    """scapy's from-scratch build of ``frame`` with IP/TCP/UDP fields set (checksums recomputed)."""
+    pkt = Ether(frame)
+    for name, value in fields.items():
+        layer = pkt[IP] if name in ("src", "dst") and IP in pkt else pkt[IPv6] if name in ("src", "dst") else \
+            pkt[TCP] if TCP in pkt else pkt[UDP]
+        setattr(layer, name, value)
+    for layer in (IP, TCP, UDP):
+        if layer in pkt:
+            del pkt[layer].chksum
+    return raw(pkt)
+
+
+@pytest.mark.parametrize("frame", [TCP4, UDP6], ids=["tcp4", "udp6"])
+def test_checksum_partial_seed_and_the_nic_finishing_it(frame):
+    """A CHECKSUM_PARTIAL skb holds the pseudo-header sum in the L4 field (csum_start at the transport header);
+    skb_checksum_help (the NIC) then stores the very checksum scapy computes for the packet."""
+    skb = Skb.checksum_partial(frame)
+    start = 34 if frame is TCP4 else 54
+    assert (skb.ip_summed, skb.csum_start, skb.csum_offset) == (bpf.CHECKSUM_PARTIAL, start, 16 if frame is TCP4 else 6)
+    assert bytes(skb.data) != frame and skb.skb_checksum_help() == 0
+    assert bytes(skb.data) == frame and skb.ip_summed == bpf.CHECKSUM_NONE
+    assert skb.skb_checksum_help() == -22  # -EINVAL: no longer CHECKSUM_PARTIAL
+
+
+def test_partial_address_change_needs_the_pseudo_flag_and_ports_need_nothing():
+    """On a CHECKSUM_PARTIAL skb an address change must move the seed: bpf_l4_csum_replace with BPF_F_PSEUDO_HDR does
+    (the NIC then stores scapy's checksum of the rewritten packet), without it the seed stays and the NIC's checksum
+    is wrong; a port change is summed by the NIC itself: the replace without the flag leaves the field (right), a
+    hand-written update of it is wrong. Expected: scapy's checksums of the rewritten packets."""
+    new = bytes([192, 0, 2, 7])
+    want = _scapy_nat(TCP4, src="192.0.2.7")
+    for flags, right in ((4 | bpf.BPF_F_PSEUDO_HDR, True), (4, False)):
+        skb = Skb.checksum_partial(TCP4)
+        assert skb.bpf_l3_csum_replace(24, TCP4[26:30], new, 4) == 0
+        assert skb.bpf_l4_csum_replace(50, TCP4[26:30], new, flags) == 0
+        assert skb.bpf_skb_store_bytes(26, new, BPF_F_RECOMPUTE_CSUM) == 0  # does nothing on PARTIAL
+        skb.skb_checksum_help()
+        assert (bytes(skb.data) == want) is right
+    port = (2000).to_bytes(2, "big")
+    want = _scapy_nat(TCP4, dport=2000)
+    skb = Skb.checksum_partial(TCP4)
+    seed = bytes(skb.data[50:52])
+    assert skb.bpf_l4_csum_replace(50, TCP4[36:38], port, 2) == 0 and bytes(skb.data[50:52]) == seed
+    skb.bpf_skb_store_bytes(36, port)
+    skb.skb_checksum_help()
+    assert bytes(skb.data) == want
+    by_hand = Skb.checksum_partial(TCP4)
+    by_hand.data[50:52] = rewrite(bytes(by_hand.data), dport=2000).packet[50:52]  # the update a tc program writes
+    by_hand.bpf_skb_store_bytes(36, port)
+    by_hand.skb_checksum_help()
+    assert bytes(by_hand.data) != want
+
+
+def test_offload_rule_names_the_region():
+    """offload_rule: None off CHECKSUM_PARTIAL; the pending field, the covered bytes (from csum_start) and the IP
+    header before it each get their rule."""
+    assert Skb(TCP4).offload_rule(36, 2) is None
+    skb = Skb.checksum_partial(TCP4)
+    assert "pseudo-header seed" in skb.offload_rule(50, 2)
+    assert "covered by the pending offload" in skb.offload_rule(36, 2)
+    assert "BPF_F_PSEUDO_HDR" in skb.offload_rule(26, 4) and "before csum_start" in skb.offload_rule(26, 4)
+
+
+def test_checksum_partial_needs_a_tcp_or_udp_checksum():
+    """An ICMP packet has no pending transport checksum to model: a clear error."""
+    icmp = raw(ETHER / IP(src="10.0.0.1", dst="10.0.0.2") / ICMP())
+    with pytest.raises(CsumValueError, match="CHECKSUM_PARTIAL needs a TCP/UDP packet"):
+        Skb.checksum_partial(icmp)
