@@ -30,7 +30,7 @@ from csum.layers import Result, verify_stack, walk
 #: The link types csum/engine/_cwalk.c walks (its CT_LINKS), 147 (a user link type it does not) last.
 LINKS = (1, 0, 12, 14, 101, 104, 108, 113, 228, 229, 242, 276, 147)
 #: At most this many frames per input (each walked by both walkers, twice over for a chunk).
-MAX_FRAMES = 24
+MAX_FRAMES = 16
 
 FIELDS = Result.__slots__
 

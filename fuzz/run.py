@@ -4,8 +4,8 @@
 
 TARGET is walker, records, fix or sums (fuzz/fuzz_TARGET.py). The C extensions are built into build/fuzz with
 clang (``CC=clang CSUM_SANITIZE=address,undefined,fuzzer-no-link``, tools/sanitized.py's build; ``--no-build``
-reuses the last one), then the target runs in a Python with atheris' libFuzzer + ASan runtime preloaded and
-csum's Python code instrumented as well (a branch of the Python reference is coverage too). The corpus it grows is
+reuses the last one), then the target runs in a Python with atheris' libFuzzer + ASan runtime preloaded, the C's
+branches its coverage (``--python``: csum's Python code's too, a branch of the Python reference counting as new). The corpus it grows is
 build/fuzz/corpus/TARGET, started from the committed seeds (fuzz/corpus/TARGET) and regressions
 (fuzz/regressions/TARGET); a crash or a divergence (an AssertionError: C and the Python reference disagree) is
 written to build/fuzz/artifacts/ and ends the run with a non-zero exit. Input files given instead of a time are
@@ -45,11 +45,14 @@ def preload() -> Path:
     return path
 
 
-def child(target: str, args: list[str]) -> None:
-    """In the preloaded process: instrument csum's Python, import the target, fuzz."""
+def child(target: str, args: list[str], python: bool) -> None:
+    """In the preloaded process: import the target (csum's Python instrumented too with ``python``), fuzz."""
     import atheris
 
-    with atheris.instrument_imports(include=["csum", "fuzz_common", f"fuzz_{target}"]):
+    if python:
+        with atheris.instrument_imports(include=["csum", "fuzz_common", f"fuzz_{target}"]):
+            module = __import__(f"fuzz_{target}")
+    else:
         module = __import__(f"fuzz_{target}")
     atheris.Setup([sys.argv[0], *args], module.one_input)
     atheris.Fuzz()
@@ -60,16 +63,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("target", choices=TARGETS)
     parser.add_argument("--time", type=int, default=60, help="seconds of fuzzing (default 60)")
     parser.add_argument("--no-build", action="store_true", help="reuse build/fuzz")
+    parser.add_argument("--python", action="store_true",
+                        help="csum's Python code as coverage too (4 to 7 times fewer executions a second)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args, rest = parser.parse_known_args(argv)
     if args.child:
-        child(args.target, rest)
+        child(args.target, rest, args.python)
         return 0
     lib = BUILD / "lib"
     if not args.no_build or not lib.exists():
         sanitized.build(BUILD, "address,undefined,fuzzer-no-link", "clang")
     env = sanitized.environment(lib, preload(), BUILD / "logs", [HERE])
     env["ASAN_OPTIONS"] += ":detect_leaks=0"  # the interpreter's caches look like leaks to libFuzzer; see tests
+    # Python's own allocator for objects (twice the executions): what C reads is in exact-size numpy buffers, on the
+    # sanitizer's heap either way; tools/sanitized.py replays every committed input with PYTHONMALLOC=malloc.
+    env["PYTHONMALLOC"] = "pymalloc"
     work, artifacts = BUILD / "corpus" / args.target, BUILD / "artifacts"
     work.mkdir(parents=True, exist_ok=True)
     artifacts.mkdir(parents=True, exist_ok=True)
@@ -77,11 +85,12 @@ def main(argv: list[str] | None = None) -> int:
     dirs = [] if replay else [str(work), *(str(d) for d in (HERE / "corpus" / args.target,
                                                              HERE / "regressions" / args.target) if d.is_dir())]
     fuzzer = [*dirs, *rest, f"-artifact_prefix={artifacts}/{args.target}-", "-print_final_stats=1",
-              "-timeout=20", "-rss_limit_mb=6144", "-max_len=4096"]
+              "-timeout=20", "-rss_limit_mb=6144", "-max_len=2048"]
     if not replay:
         fuzzer.append(f"-max_total_time={args.time}")
     start = time.monotonic()
-    proc = subprocess.run([sys.executable, str(HERE / "run.py"), args.target, "--child", *fuzzer], cwd=ROOT,
+    proc = subprocess.run([sys.executable, str(HERE / "run.py"), args.target, "--child",
+                           *(["--python"] if args.python else []), *fuzzer], cwd=ROOT,
                           env=env, stderr=subprocess.PIPE, text=True, errors="replace")
     log = proc.stderr
     (BUILD / f"{args.target}.log").write_text(log)

@@ -9,7 +9,7 @@ itself is not instrumented), ``PYTHONMALLOC=malloc`` (every Python object on the
 overread of a packet's bytes object or a use after free of an object is seen), every finding fatal
 (``halt_on_error``, ``-fno-sanitize-recover=all``) and LeakSanitizer's check run by tests/leakcheck_plugin.py
 in each pytest process once its tests are done (never at exit, where the interpreter's own finalization leaks).
-Reports go to files under the build directory, printed at the end; the run fails when pytest fails or any
+Properties run 200 examples each (``CSUM_HYPOTHESIS_PROFILE=engines`` unless set). Reports go to files under the build directory, printed at the end; the run fails when pytest fails or any
 report was written. Without pytest arguments it runs :data:`TESTS`. fuzz/run.py builds the same way for the fuzz
 targets (``fuzzer-no-link`` added, clang).
 """
@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 #: The tests that reach csum's C: the summing engine (every checksum), the C walker, the capture reader and checker,
 #: the command line on captures, and the fuzz regressions. Not here: the kernel, QEMU, BPF compilation, benchmarks,
 #: mypy and the layout checks, which add minutes and no C path.
-TESTS = ["tests/engine", "tests/core", "tests/layers", "tests/capture", "tests/test_batch.py",
+TESTS = ["tests/engine", "tests/core", "tests/layers", "tests/capture", "tests/fuzz", "tests/test_batch.py",
          "tests/test_testing_assert.py", "tests/cli/test_cli_capture.py", "tests/arch/test_arch_all.py",
          "tests/bpf/test_bpf.py"]
 
@@ -90,6 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     lib = build(args.build, "address,undefined", args.cc)
     logs = args.build / "logs"
     env = environment(lib, runtime(args.cc), logs, [ROOT / "tests"])
+    env.setdefault("CSUM_HYPOTHESIS_PROFILE", "engines")  # 200 examples a property (tests/conftest.py), not 1,000
     cmd = [sys.executable, "-m", "pytest", "-p", "leakcheck_plugin", "-q", *(pytest_args or TESTS)]
     where = subprocess.run([sys.executable, "-c", "import csum.engine._cwalk as c, csum.engine._speedups as s; "
                             "print(c.__file__); print(s.__file__)"], cwd=ROOT, env=env, capture_output=True, text=True)
