@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 import sanitized  # noqa: E402
 
 BUILD = ROOT / "build" / "coverage"
-TARGETS = ("walker", "records", "fix", "sums")
+TARGETS = ("walker", "chunks", "records", "fix", "sums")
 
 REPLAY = """
 import importlib, sys

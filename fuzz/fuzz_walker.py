@@ -1,58 +1,32 @@
-"""Fuzz target: the C walker (csum/engine/_cwalk.c) against the Python walker, one packet and a chunk at a time.
+"""Fuzz target: the C walker's ``verify`` (csum/engine/_cwalk.c) against the Python walker, one raw frame at a time.
 
-For each frame of the input (fuzz_common's format, any link type C walks): ``verify(frame, linktype)`` (and
-``verify(frame, -1)``, link "auto", where the frame asks) must be None or every Result equal in all nine fields to
-the Python walker's. Then all the frames as one capture: ``fast_check`` through ``csum.capture.checker.check``
-(fragments reassembled in the chunk) and through a :class:`~csum.capture.checker.Checker` fed by a
-:class:`~csum.capture.pcap.Reader` in small chunks (the pending fragments of a chunk in front of the next), and the
-per-packet path (``verify --format jsonl``): every report equal, ``fast`` aside, to the one with ``csum.engine.cwalk``
-set to None.
+The input is ``[selector][frame]``: ``selector & 0x3f`` picks the link type from fuzz_common's LINKS (every link type
+C walks, and one it does not), bit 7 asks for ``link="auto"`` as well; every other byte is the frame (so a cut of the
+input is a cut of the frame). ``verify(frame, linktype)`` must be None (the Python walker answers) or every Result
+equal in all nine fields to the Python walker's (``csum.layers.walk`` + ``verify_stack``). The frame is an
+exact-size buffer: a read one byte past its end is an AddressSanitizer finding.
 """
 
 from __future__ import annotations
 
-import io
-
-from fuzz_common import assert_equal, capture_bytes, check_rows, decode, exact, python_only, python_verify, \
-    report_rows, row, with_exact_data
+from fuzz_common import LINKS, assert_equal, exact, python_verify, row
 
 from csum import engine
-from csum.capture import checker, pcap
-from csum.capture.report import Report
 
 
-def _chunked(data: bytes, chunk_bytes: int) -> dict:
-    """The report of a Checker fed the capture's Reader chunks of ``chunk_bytes`` (exact-size buffers)."""
-    reader = pcap.Reader(io.BytesIO(data), chunk_bytes)
-    check = checker.Checker()
-    report = Report(0)
-    for chunk in reader:
-        report.update(check.check(with_exact_data(chunk)))
-    report.update(check.close())
-    report.sort()
-    return report_rows(report)
+def encode(link: int, frame: bytes, auto: bool = False) -> bytes:
+    """A walker input: the frame on link type ``link`` (``auto``: link "auto" too)."""
+    return bytes([LINKS.index(link) | (0x80 if auto else 0)]) + frame
 
 
 def one_input(data: bytes) -> None:
     cwalk = engine.cwalk
     assert cwalk is not None, "the C walker is not built or CSUM_ENGINE is not c"
-    frames = decode(data)
-    for f in frames:
-        for link in (f.linktype, -1) if f.auto else (f.linktype,):
-            got = cwalk.verify(exact(f.data), link)
-            if got is not None:
-                assert_equal([row(r) for r in got], python_verify(f.data, "auto" if link == -1 else link),
-                             f"verify(frame, {link})")
-    if not frames:
+    if not data:
         return
-    file = capture_bytes(frames)
-    cap = with_exact_data(pcap.parse(file))
-    got_c = check_rows(cap)
-    with python_only():
-        want = check_rows(cap)
-    assert_equal(got_c, want, "checker.check")
-    chunk_bytes = 64 + 8 * data[0]
-    got_chunks = _chunked(file, chunk_bytes)
-    with python_only():
-        want_chunks = _chunked(file, chunk_bytes)
-    assert_equal(got_chunks, want_chunks, f"Checker over chunks of {chunk_bytes} bytes")
+    link, frame = LINKS[(data[0] & 0x3F) % len(LINKS)], data[1:]
+    for number in (link, -1) if data[0] & 0x80 else (link,):
+        got = cwalk.verify(exact(frame), number)
+        if got is not None:
+            assert_equal([row(r) for r in got], python_verify(frame, "auto" if number == -1 else number),
+                         f"verify(frame, {number})")

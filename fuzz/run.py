@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 import sanitized  # noqa: E402  (tools/sanitized.py: the build and the environment)
 
-TARGETS = ("walker", "records", "fix", "sums")
+TARGETS = ("walker", "chunks", "records", "fix", "sums")
 BUILD = ROOT / "build" / "fuzz"
 
 
@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     lib = BUILD / "lib"
     if not args.no_build or not lib.exists():
         sanitized.build(BUILD, "address,undefined,fuzzer-no-link", "clang")
-    env = sanitized.environment(lib, preload(), BUILD / "logs", [HERE])
+    env = sanitized.environment(lib, preload(), None, [HERE])
     env["ASAN_OPTIONS"] += ":detect_leaks=0"  # the interpreter's caches look like leaks to libFuzzer; see tests
     # Python's own allocator for objects (twice the executions): what C reads is in exact-size numpy buffers, on the
     # sanitizer's heap either way; tools/sanitized.py replays every committed input with PYTHONMALLOC=malloc.

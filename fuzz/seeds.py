@@ -13,6 +13,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from fuzz_common import capture_bytes, decode, encode  # noqa: E402
+from fuzz_walker import encode as walker_input  # noqa: E402
 from scapy.all import GRE, ICMP, IP, TCP, UDP, Dot1Q, Ether, IPv6, fragment, raw  # noqa: E402
 from scapy.contrib.erspan import ERSPAN_II, ERSPAN_III  # noqa: E402
 from scapy.layers.inet6 import (  # noqa: E402
@@ -39,17 +40,26 @@ HEADERS = {0: b"\x02\0\0\0", 108: b"\0\0\0\x02", 12: b"", 14: b"", 101: b"", 228
            242: bytes(40) + b"\x08\x00\0\0"}
 
 
+def _ipv6_header(link: int, header: bytes) -> bytes:
+    """The link-layer header of HEADERS for IPv6: the EtherType 0x86dd, or the BSD family 24 (AF_INET6 on NetBSD)."""
+    at = {104: 2, 113: 14, 242: 40, 276: 0}.get(link)
+    if at is not None:
+        return header[:at] + b"\x86\xdd" + header[at + 2 :]
+    return {0: b"\x18\0\0\0", 108: b"\0\0\0\x18"}.get(link, header)
+
+
 def _broken(frame: bytes, at: int = -1) -> bytes:
     data = bytearray(frame)
     data[at] ^= 0x5A
     return bytes(data)
 
 
-def _offload(frame: bytes) -> bytes:
-    """The TCP checksum of an Ethernet/IPv4/TCP frame set to transmit offload's value (the pseudo-header sum)."""
+def _offload(frame: bytes, with_length: bool = True) -> bytes:
+    """The TCP checksum of an Ethernet/IPv4/TCP frame set to transmit offload's value (the pseudo-header sum, with the
+    segment's length or 0)."""
     packet = Ether(frame)
     ip = packet[IP]
-    length = len(ip[TCP])
+    length = len(ip[TCP]) if with_length else 0
     words = ip.src.split(".") + ip.dst.split(".")
     total = sum(int(words[k]) << 8 | int(words[k + 1]) for k in range(0, 8, 2)) + 6 + length
     while total >> 16:
@@ -97,18 +107,35 @@ def _fragments() -> dict[str, list[bytes]]:
 
 def walker_seeds() -> dict[str, bytes]:
     stacks, frags = _stacks(), _fragments()
-    seeds = {f"eth-{name}": encode([(1, frame)]) for name, frame in stacks.items()}
-    seeds["eth-all-stacks-auto"] = bytes(b | 0x80 if k % 3 == 0 else b for k, b in
-                                         enumerate(encode([(1, f) for f in stacks.values()])))
+    seeds = {f"eth-{name}": walker_input(1, frame, auto=k % 3 == 0) for k, (name, frame) in enumerate(stacks.items())}
+    seeds.update({f"eth-bad-{name}": walker_input(1, _broken(frame)) for name, frame in stacks.items()})
     for link, header in HEADERS.items():
-        seeds[f"link{link}-ipv4-tcp-and-icmp"] = encode([(link, header + raw(V4 / TCP() / b"data")),
-                                                         (link, header + raw(IP() / ICMP() / b"x"))])
-    seeds["link147-unwalked"] = encode([(147, raw(V4 / TCP()))])
+        seeds[f"link{link}-ipv4-tcp"] = walker_input(link, header + raw(V4 / TCP() / b"data"))
+        seeds[f"link{link}-ipv6-icmpv6"] = walker_input(link, _ipv6_header(link, header) + raw(V6 / ICMPv6EchoRequest()),
+                                                        auto=True)
+    seeds["link147-unwalked"] = walker_input(147, raw(V4 / TCP()))
+    seeds["eth-offload-ipv4-tcp"] = walker_input(1, _offload(stacks["ipv4-tcp"]))
+    seeds["eth-offload-length0-ipv4-tcp"] = walker_input(1, _offload(stacks["ipv4-tcp"], with_length=False))
+    # an ICMP echo whose checksum computes to 0 and is stored as 0xffff (negative zero; RFC 1624)
+    seeds["eth-negative-zero-icmp"] = walker_input(1, bytes(ETH)[:12] + b"\x08\x00" + bytes.fromhex(
+        "450000220000000040017cd97f0000017f000001") + b"\x08\x00\xff\xff\xf7\xff" + bytes(8))
     for name, pieces in frags.items():
-        seeds[name] = encode([(1, p) for p in pieces])
+        if "lost" not in name and "reordered" not in name:
+            seeds[f"{name}-first"] = walker_input(1, pieces[0])
+            seeds[f"{name}-later"] = walker_input(1, pieces[-1])
+    return seeds
+
+
+def chunks_seeds() -> dict[str, bytes]:
+    stacks, frags = _stacks(), _fragments()
+    seeds = {name: encode([(1, p) for p in pieces]) for name, pieces in frags.items()}
+    seeds["all-stacks"] = encode([(1, f) for f in stacks.values()])
+    seeds["every-link"] = encode([(link, header + raw(V4 / UDP() / b"l")) for link, header in HEADERS.items()])
     seeds["mixed-fragments-and-bad"] = encode([(1, p) for p in frags["ipv4-udp-fragments"][:2]]
                                               + [(1, _broken(stacks["ipv4-tcp"]))]
                                               + [(1, p) for p in frags["ipv4-udp-fragments"][2:]])
+    seeds["ipv6-fragments-interleaved"] = encode([(1, p) for pair in zip(frags["ipv6-udp-fragments"],
+                                                                        frags["ipv6-icmpv6-fragments"]) for p in pair])
     return seeds
 
 
@@ -164,13 +191,15 @@ def sums_seeds() -> dict[str, bytes]:
     }
 
 
-SEEDS = {"walker": walker_seeds, "fix": fix_seeds, "records": records_seeds, "sums": sums_seeds}
+SEEDS = {"walker": walker_seeds, "chunks": chunks_seeds, "fix": fix_seeds, "records": records_seeds, "sums": sums_seeds}
 
 
 def main() -> None:
     for target, make in SEEDS.items():
         where = CORPUS / target
         where.mkdir(parents=True, exist_ok=True)
+        for old in where.iterdir():
+            old.unlink()
         for name, data in make().items():
             (where / name).write_bytes(data)
 

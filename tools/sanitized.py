@@ -63,12 +63,15 @@ def build(dest: Path, sanitize: str, cc: str, coverage: bool = False) -> Path:
     return lib
 
 
-def environment(lib: Path, preload: Path, logs: Path, extra_path: list[Path] = ()) -> dict[str, str]:
-    """The environment of a Python process that imports the sanitized csum from ``lib``."""
-    logs.mkdir(parents=True, exist_ok=True)
+def environment(lib: Path, preload: Path, logs: Path | None, extra_path: list[Path] = ()) -> dict[str, str]:
+    """The environment of a Python process that imports the sanitized csum from ``lib``; reports to files under
+    ``logs`` (None: to stderr)."""
+    if logs is not None:
+        logs.mkdir(parents=True, exist_ok=True)
 
     def opts(values: dict[str, str], name: str) -> str:
-        return ":".join(f"{k}={v}" for k, v in {**values, "log_path": str(logs / name)}.items())
+        where = {} if logs is None else {"log_path": str(logs / name)}
+        return ":".join(f"{k}={v}" for k, v in {**values, **where}.items())
 
     path = [str(lib), *map(str, extra_path)]
     # PYTHONSAFEPATH: no working directory in front of sys.path (the tree's own csum, unsanitized, is there)

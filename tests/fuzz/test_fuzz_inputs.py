@@ -18,7 +18,7 @@ from csum import engine
 FUZZ = Path(__file__).resolve().parents[2] / "fuzz"
 sys.path.append(str(FUZZ))  # fuzz_common and the targets (appended: the csum already imported stays the one used)
 
-TARGETS = ("walker", "records", "fix", "sums")
+TARGETS = ("walker", "chunks", "records", "fix", "sums")
 pytestmark = pytest.mark.skipif(engine.cwalk is None or "c" not in engine.ENGINES,
                                 reason="csum's C is not built or CSUM_ENGINE is not c: the targets test C")
 
@@ -77,7 +77,7 @@ class _Wrong:
 
 
 @pytest.mark.parametrize("target, what, seed", [("walker", "verify", "eth-ipv4-tcp"),
-                                                ("walker", "fast_check", "eth-ipv6-udp"),
+                                                ("chunks", "fast_check", "all-stacks"),
                                                 ("records", "records", "pcap-le-us"),
                                                 ("fix", "reported", "bad-ipv4-tcp")])
 def test_targets_catch_a_wrong_c_answer(monkeypatch, target, what, seed):
