@@ -54,7 +54,7 @@ def one_input(data: bytes) -> None:
     with python_only():
         want = _parsed(data)
     assert_equal(got, want, "pcap.parse")
-    chunk_bytes = 1 + (data[-1] if data else 0) * 3
+    chunk_bytes = 16 + (data[-1] if data else 0) * 8
     got = _read(data, chunk_bytes)
     with python_only():
         want = _read(data, chunk_bytes)

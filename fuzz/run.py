@@ -3,8 +3,8 @@
     python fuzz/run.py TARGET [--time SECONDS] [--no-build] [libFuzzer arguments or input files ...]
 
 TARGET is walker, records, fix or sums (fuzz/fuzz_TARGET.py). The C extensions are built into build/fuzz with
-clang (``CC=clang CSUM_SANITIZE=address,undefined,fuzzer-no-link``, tools/sanitized.py's build; ``--no-build``
-reuses the last one), then the target runs in a Python with atheris' libFuzzer + ASan runtime preloaded, the C's
+clang (``CC=clang CSUM_SANITIZE=address,undefined,fuzzer-no-link``, tools/sanitized.py's build, in build/fuzz/ext;
+``--no-build`` reuses the last one), then the target runs in a Python with atheris' libFuzzer + ASan runtime preloaded, the C's
 branches its coverage (``--python``: csum's Python code's too, a branch of the Python reference counting as new). The corpus it grows is
 build/fuzz/corpus/TARGET, started from the committed seeds (fuzz/corpus/TARGET) and regressions
 (fuzz/regressions/TARGET); a crash or a divergence (an AssertionError: C and the Python reference disagree) is
@@ -70,9 +70,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.child:
         child(args.target, rest, args.python)
         return 0
-    lib = BUILD / "lib"
+    lib = BUILD / "ext" / "lib"
     if not args.no_build or not lib.exists():
-        sanitized.build(BUILD, "address,undefined,fuzzer-no-link", "clang")
+        sanitized.build(BUILD / "ext", "address,undefined,fuzzer-no-link", "clang")
     env = sanitized.environment(lib, preload(), None, [HERE])
     env["ASAN_OPTIONS"] += ":detect_leaks=0"  # the interpreter's caches look like leaks to libFuzzer; see tests
     # Python's own allocator for objects (twice the executions): what C reads is in exact-size numpy buffers, on the

@@ -10,7 +10,7 @@ overread of a packet's bytes object or a use after free of an object is seen), e
 (``halt_on_error``, ``-fno-sanitize-recover=all``) and LeakSanitizer's check run by tests/leakcheck_plugin.py
 in each pytest process once its tests are done (never at exit, where the interpreter's own finalization leaks).
 Properties run 200 examples each (``CSUM_HYPOTHESIS_PROFILE=engines`` unless set). Reports go to files under the build directory, printed at the end; the run fails when pytest fails or any
-report was written. Without pytest arguments it runs :data:`TESTS`. fuzz/run.py builds the same way for the fuzz
+report was written. Without test paths among the pytest arguments it runs :data:`TESTS`. fuzz/run.py builds the same way for the fuzz
 targets (``fuzzer-no-link`` added, clang).
 """
 
@@ -36,8 +36,15 @@ TESTS = ["tests/engine", "tests/core", "tests/layers", "tests/capture", "tests/f
 #: ASAN_OPTIONS / UBSAN_OPTIONS of every run (``log_path`` is added).
 ASAN = {"halt_on_error": "1", "abort_on_error": "1", "detect_leaks": "1", "leak_check_at_exit": "0",
         "detect_stack_use_after_return": "1", "strict_string_checks": "1", "check_initialization_order": "1",
-        "allocator_may_return_null": "1", "print_summary": "1"}
+        "allocator_may_return_null": "1", "print_summary": "1",
+        # Python is built without frame pointers: the slow unwinder gives a leak's whole allocation stack
+        "fast_unwind_on_malloc": os.environ.get("CSUM_SANITIZE_FAST_UNWIND", "0"), "malloc_context_size": "40"}
 UBSAN = {"halt_on_error": "1", "abort_on_error": "1", "print_stacktrace": "1", "print_summary": "1"}
+#: LeakSanitizer's suppressions: third-party modules only (see the file).
+SUPPRESSIONS = ROOT / "tools" / "lsan.supp"
+#: Left out of :data:`TESTS`' run: the reruns of the ``every_engine`` tests under the numpy and pure-Python engines,
+#: where no C runs (ten minutes under the sanitizers).
+DESELECT = ["tests/engine/test_engine.py::test_every_engine_tests_under_each_other_engine"]
 
 
 def runtime(cc: str) -> Path:
@@ -77,6 +84,7 @@ def environment(lib: Path, preload: Path, logs: Path | None, extra_path: list[Pa
     # PYTHONSAFEPATH: no working directory in front of sys.path (the tree's own csum, unsanitized, is there)
     return {**os.environ, "LD_PRELOAD": str(preload), "PYTHONMALLOC": "malloc", "CSUM_ENGINE": "c", "PYTHONSAFEPATH": "1",
             "ASAN_OPTIONS": opts(ASAN, "asan"), "UBSAN_OPTIONS": opts(UBSAN, "ubsan"),
+            "LSAN_OPTIONS": f"suppressions={SUPPRESSIONS}:print_suppressions=0",
             "PYTHONPATH": os.pathsep.join(path + [os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else path)}
 
 
@@ -94,7 +102,9 @@ def main(argv: list[str] | None = None) -> int:
     logs = args.build / "logs"
     env = environment(lib, runtime(args.cc), logs, [ROOT / "tests"])
     env.setdefault("CSUM_HYPOTHESIS_PROFILE", "engines")  # 200 examples a property (tests/conftest.py), not 1,000
-    cmd = [sys.executable, "-m", "pytest", "-p", "leakcheck_plugin", "-q", *(pytest_args or TESTS)]
+    default = TESTS + [f"--deselect={d}" for d in DESELECT] if not any(not a.startswith("-") for a in pytest_args) \
+        else []
+    cmd = [sys.executable, "-m", "pytest", "-p", "leakcheck_plugin", "-q", *default, *pytest_args]
     where = subprocess.run([sys.executable, "-c", "import csum.engine._cwalk as c, csum.engine._speedups as s; "
                             "print(c.__file__); print(s.__file__)"], cwd=ROOT, env=env, capture_output=True, text=True)
     if where.returncode or any(not Path(f).is_relative_to(lib) for f in where.stdout.split()):
