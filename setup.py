@@ -4,12 +4,39 @@ walker, with the protocol table generated from csum/layers/table.py: csum/engine
 
 ``optional=True``: without a C compiler the extensions are skipped and csum runs on its numpy / pure-Python
 engines and its Python walker (csum/engine/__init__.py).
+
+Build switches (docs/reliability.md): ``CSUM_SANITIZE=address,undefined`` builds both extensions with those
+sanitizers (any ``-fsanitize=`` list: ``address,undefined,fuzzer-no-link`` with ``CC=clang`` for the fuzz targets
+of fuzz/); every finding is fatal (``-fno-sanitize-recover=all``), and the Python process needs the sanitizer
+runtime preloaded (tools/sanitized.py does it). ``CSUM_COVERAGE=1`` (``CC=clang``) adds llvm's source-based
+coverage (fuzz/coverage.py).
 """
+
+import os
 
 from setuptools import Extension, setup
 
+
+def _flags() -> tuple[list[str], list[str]]:
+    """(compile, link) flags of CSUM_SANITIZE and CSUM_COVERAGE."""
+    cflags, ldflags = [], []
+    sanitize = os.environ.get("CSUM_SANITIZE", "").strip()
+    if sanitize:
+        cflags += [f"-fsanitize={sanitize}", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer", "-g", "-O1"]
+        ldflags.append(f"-fsanitize={sanitize}")
+    if os.environ.get("CSUM_COVERAGE", "") not in ("", "0"):
+        cflags += ["-fprofile-instr-generate", "-fcoverage-mapping", "-g", "-O0"]
+        ldflags.append("-fprofile-instr-generate")
+    return cflags, ldflags
+
+
+_CFLAGS, _LDFLAGS = _flags()
 setup(ext_modules=[Extension("csum.engine._speedups", sources=["csum/engine/_speedups.c", "csum/engine/_arith.c"],
-                             depends=["csum/engine/_arith.h"], optional=True),
+                             depends=["csum/engine/_arith.h"], optional=True,
+                             extra_compile_args=_CFLAGS, extra_link_args=_LDFLAGS),
                    Extension("csum.engine._cwalk", sources=["csum/engine/_cwalk.c"],
-                             depends=["csum/engine/_cwalk_table.h"], optional=True),
-                   Extension("csum.engine._rewrite", sources=["csum/engine/_rewrite.c"], optional=True)])
+                             depends=["csum/engine/_cwalk_table.h"], optional=True,
+                             extra_compile_args=_CFLAGS, extra_link_args=_LDFLAGS),
+                   Extension("csum.engine._rewrite", sources=["csum/engine/_rewrite.c"],
+                             depends=["csum/engine/_cwalk_table.h"], optional=True,
+                             extra_compile_args=_CFLAGS, extra_link_args=_LDFLAGS)])

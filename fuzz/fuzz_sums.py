@@ -1,0 +1,60 @@
+"""Fuzz target: the summing entry points of csum/engine/_speedups.c against the pure-Python engine
+(``csum.engine.ENGINES["python"]``, csum/engine/native.py), at every length and alignment.
+
+The input's first 16 bytes choose (zeros where it is shorter): the buffer's address offset from an 8-byte boundary
+and the word (width 8/16/32/64, byte order), ``align`` and the number of rows, a 32-bit seed, the block size of
+``ones_sum_blocked`` and four rows (offset, length) of ``ones_sum_many`` (some outside the buffer); the rest is the
+buffer, placed at that offset so that it ends where its allocation ends. Checked: ``ones_sum``,
+``ones_sum_blocked``, ``ones_sum_many`` (the same sums, or the same exception class), ``partial16le`` (lib/checksum.c
+csum_partial: the Python engine's 16-bit little-endian sum plus the seed, end-around) and the two FastPaths bound
+on them (``csum.engine.ones_sum``, ``csum.csum_partial``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from fuzz_common import assert_equal
+
+import csum
+from csum import engine
+from csum.core.arith import add32
+
+WIDTHS = (8, 16, 32, 64)
+
+
+def _placed(payload: bytes, offset: int) -> memoryview:
+    """``payload`` at ``offset`` bytes past an 8-byte boundary, ending where its allocation ends."""
+    base = np.zeros(offset + len(payload), dtype=np.uint8)
+    base[offset:] = np.frombuffer(payload, dtype=np.uint8)
+    return memoryview(base)[offset:]
+
+
+def _many(fn, view: memoryview, offsets: np.ndarray, lengths: np.ndarray, width: int, order: str) -> object:
+    out = np.zeros(len(offsets), dtype=np.uint64)
+    try:
+        fn(view, offsets, lengths, out, width, order)
+    except (ValueError, TypeError) as exc:
+        return type(exc).__name__
+    return out.tolist()
+
+
+def one_input(data: bytes) -> None:
+    c, py = engine.ENGINES.get("c"), engine.ENGINES["python"]
+    assert c is not None and engine._speedups is not None, "csum.engine._speedups is not built"
+    head = data[:16].ljust(16, b"\0")
+    offset, width, order = head[0] & 7, WIDTHS[(head[0] >> 3) & 3], "big" if head[0] & 32 else "little"
+    align, nrows, seed, block = head[1] & 7, (head[1] >> 3) & 7, int.from_bytes(head[2:6], "little"), 8 * (1 + head[6])
+    view = _placed(data[16:], offset)
+    want = py.ones_sum(view, width, order)
+    assert_equal(c.ones_sum(view, width, order), want, f"ones_sum(width={width}, {order}, offset={offset})")
+    assert_equal(engine.ones_sum(view, width, order), want, "csum.engine.ones_sum (FastPath)")
+    assert_equal(engine._speedups.ones_sum_blocked(view, width, order, block), want, f"ones_sum_blocked({block})")
+    n = len(view)
+    rows = [(head[7 + 2 * k] * (n + 2) // 255, head[8 + 2 * k] * (n + 2) // 255) for k in range(min(nrows, 4))]
+    offsets = np.array([r[0] for r in rows], dtype=np.int64)
+    lengths = np.array([r[1] for r in rows], dtype=np.int64)
+    assert_equal(_many(c.ones_sum_many, view, offsets, lengths, width, order),
+                 _many(py.ones_sum_many, view, offsets, lengths, width, order), f"ones_sum_many({rows})")
+    partial = add32(py.ones_sum(view, 16, "little"), seed)
+    assert_equal(engine._speedups.partial16le(view, seed, align=align), partial, f"partial16le(seed={seed})")
+    assert_equal(csum.csum_partial(view, seed, align=align), partial, "csum.csum_partial (FastPath)")

@@ -1,0 +1,109 @@
+"""Run a fuzz target under atheris (libFuzzer) with csum's C built for coverage guidance, ASan and UBSan.
+
+    python fuzz/run.py TARGET [--time SECONDS] [--no-build] [libFuzzer arguments or input files ...]
+
+TARGET is walker, records, fix or sums (fuzz/fuzz_TARGET.py). The C extensions are built into build/fuzz with
+clang (``CC=clang CSUM_SANITIZE=address,undefined,fuzzer-no-link``, tools/sanitized.py's build, in build/fuzz/ext;
+``--no-build`` reuses the last one), then the target runs in a Python with atheris' libFuzzer + ASan runtime preloaded, the C's
+branches its coverage (``--python``: csum's Python code's too, a branch of the Python reference counting as new). The corpus it grows is
+build/fuzz/corpus/TARGET, started from the committed seeds (fuzz/corpus/TARGET) and regressions
+(fuzz/regressions/TARGET); a crash or a divergence (an AssertionError: C and the Python reference disagree) is
+written to build/fuzz/artifacts/ and ends the run with a non-zero exit. Input files given instead of a time are
+run once each (a replay). The summary, executions included, goes to build/fuzz/TARGET.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT / "tools"))
+
+import sanitized  # noqa: E402  (tools/sanitized.py: the build and the environment)
+
+TARGETS = ("walker", "chunks", "records", "fix", "sums")
+BUILD = ROOT / "build" / "fuzz"
+
+
+def preload() -> Path:
+    """atheris' libFuzzer + AddressSanitizer runtime (it ships with the wheel, beside the package)."""
+    try:
+        import atheris
+    except ImportError:
+        raise SystemExit("fuzz: atheris is not installed (pip install -e '.[fuzz]')") from None
+    path = Path(atheris.path()) / "asan_with_fuzzer.so"
+    if not path.exists():
+        raise SystemExit(f"fuzz: {path} is missing (an atheris built without its sanitizer runtimes)")
+    return path
+
+
+def child(target: str, args: list[str], python: bool) -> None:
+    """In the preloaded process: import the target (csum's Python instrumented too with ``python``), fuzz."""
+    import atheris
+
+    if python:
+        with atheris.instrument_imports(include=["csum", "fuzz_common", f"fuzz_{target}"]):
+            module = __import__(f"fuzz_{target}")
+    else:
+        module = __import__(f"fuzz_{target}")
+    atheris.Setup([sys.argv[0], *args], module.one_input)
+    atheris.Fuzz()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("target", choices=TARGETS)
+    parser.add_argument("--time", type=int, default=60, help="seconds of fuzzing (default 60)")
+    parser.add_argument("--no-build", action="store_true", help="reuse build/fuzz")
+    parser.add_argument("--python", action="store_true",
+                        help="csum's Python code as coverage too (4 to 7 times fewer executions a second)")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args, rest = parser.parse_known_args(argv)
+    if args.child:
+        child(args.target, rest, args.python)
+        return 0
+    lib = BUILD / "ext" / "lib"
+    if not args.no_build or not lib.exists():
+        sanitized.build(BUILD / "ext", "address,undefined,fuzzer-no-link", "clang")
+    env = sanitized.environment(lib, preload(), None, [HERE])
+    env["ASAN_OPTIONS"] += ":detect_leaks=0"  # the interpreter's caches look like leaks to libFuzzer; see tests
+    # Python's own allocator for objects (twice the executions): what C reads is in exact-size numpy buffers, on the
+    # sanitizer's heap either way; tools/sanitized.py replays every committed input with PYTHONMALLOC=malloc.
+    env["PYTHONMALLOC"] = "pymalloc"
+    work, artifacts = BUILD / "corpus" / args.target, BUILD / "artifacts"
+    work.mkdir(parents=True, exist_ok=True)
+    artifacts.mkdir(parents=True, exist_ok=True)
+    replay = [a for a in rest if not a.startswith("-")]
+    dirs = [] if replay else [str(work), *(str(d) for d in (HERE / "corpus" / args.target,
+                                                             HERE / "regressions" / args.target) if d.is_dir())]
+    fuzzer = [*dirs, *rest, f"-artifact_prefix={artifacts}/{args.target}-", "-print_final_stats=1",
+              "-timeout=20", "-rss_limit_mb=6144", "-max_len=2048"]
+    if not replay:
+        fuzzer.append(f"-max_total_time={args.time}")
+    start = time.monotonic()
+    proc = subprocess.run([sys.executable, str(HERE / "run.py"), args.target, "--child",
+                           *(["--python"] if args.python else []), *fuzzer], cwd=ROOT,
+                          env=env, stderr=subprocess.PIPE, text=True, errors="replace")
+    log = proc.stderr
+    (BUILD / f"{args.target}.log").write_text(log)
+    stats = {k: int(v) for k, v in re.findall(r"stat::(\w+):\s*(\d+)", log)}
+    cov = re.findall(r"cov: (\d+) ft: (\d+)", log)
+    summary = {"target": args.target, "exit": proc.returncode, "seconds": round(time.monotonic() - start, 1),
+               "executions": stats.get("number_of_executed_units"), "corpus": len(list(work.iterdir())),
+               "cov": int(cov[-1][0]) if cov else None, "ft": int(cov[-1][1]) if cov else None}
+    (BUILD / f"{args.target}.json").write_text(json.dumps(summary, indent=1) + "\n")
+    sys.stderr.write(log[-6000:] if proc.returncode else "")
+    print(f"fuzz {args.target}: {json.dumps(summary)}")
+    return proc.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())
