@@ -328,3 +328,5 @@ IPV6_FLOW_WORD_BITS = (4, 8, 20)
 #: Ethernet (IEEE 802.3): destination and source MAC offsets, the type / TPID at 12; an 802.1Q tag is 4 bytes,
 #: its TCI's low 12 bits the VLAN ID.
 ETH_DST, ETH_SRC, ETH_TYPE, VLAN_TAG_LEN, VLAN_VID_MASK = 0, 6, 12, 4, 0x0FFF
+#: The bytes of a MAC address (include/uapi/linux/if_ether.h ETH_ALEN).
+ETH_ALEN = 6
