@@ -2,8 +2,8 @@
 tcprewrite) on the same packets.
 
 No timing is asserted (performance claims live in bench/results/rewrite.json and rewrite_capture.json, measured side
-by side); bench.rewrite
-itself first checks that csum.rewrite and scapy's rebuild give the same bytes for each workload.
+by side); bench.rewrite itself first checks that csum.rewrite and scapy's rebuild give the same bytes for each
+workload.
 """
 
 import json
