@@ -397,3 +397,25 @@ def test_mac_and_vlan_rules_equal_scapy(monkeypatch, engine):
                 expected[tag].vlan = {10: 20, 100: 4000}[expected[tag].vlan]
         s, n = int(chunk.offsets[i]), int(chunk.caplens[i])
         assert data[s:s + n].hex() == raw(expected).hex(), f.summary()
+
+
+def test_jobs_give_the_bytes_and_counts_of_one_process(tmp_path, capsys):
+    """``--jobs 3`` over many small chunks (each rewritten in a forked worker: the C engine, the Python engine for the
+    packets it hands over, Crypto-PAn) writes the file and the JSON counts ``--jobs 1`` writes; the expected bytes of
+    every packet are scapy's rebuild (test_equals_scapy_rebuild), here the one-process run is the reference."""
+    frames = [raw(p) for k in range(40) for p in _stacks(f"10.0.{k}.1", "10.9.9.9", f"2001:db8::{k + 1:x}",
+                                                          "2001:db8::ffff", 80, 1000 + k, bytes(k))]
+    frames += [raw(p) for p in _level_frames().values()] + [raw(E / ARP())]
+    src = tmp_path / "in.pcap"
+    src.write_bytes(pcap.to_bytes(frames))
+    rules = ["--map-ip", "10.0.0.0/8=192.168.0.0/16", "--map-port", "80=8080", "--ttl", "-1", "--anonymize", KEY,
+             "--json"]
+    outs = []
+    for jobs in ("1", "3"):
+        dst = tmp_path / f"out{jobs}.pcap"
+        assert main(["rewrite", str(src), str(dst), "--jobs", jobs, "--chunk-bytes", "2000", *rules]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        doc.pop("out")
+        outs.append((dst.read_bytes(), doc))
+    assert outs[0] == outs[1]
+    assert outs[0][1]["packets"] == len(frames) and outs[0][1]["fast_path"] > 0
