@@ -1,6 +1,6 @@
 """Build the optional C extensions of csum.engine: _speedups (summing), _cwalk (the capture checker's fast
 walker, with the protocol table generated from csum/layers/table.py: csum/engine/_cwalk_table.h) and _rewrite
-(csum rewrite's fast path); all metadata lives in pyproject.toml.
+(csum rewrite's fast path, with the same generated table); all metadata lives in pyproject.toml.
 
 ``optional=True``: without a C compiler the extensions are skipped and csum runs on its numpy / pure-Python
 engines and its Python walker (csum/engine/__init__.py).

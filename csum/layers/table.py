@@ -137,6 +137,8 @@ IPV6_ONLY = frozenset({ICMPV6})
 #: ones, the byte holding the quote's length and its unit: type -> (length offset, unit) or None.
 ICMP_ERRORS: dict[int, tuple[int, int] | None] = {3: (5, 4), 4: None, 5: None, 11: (5, 4), 12: (5, 4)}
 ICMPV6_ERRORS: dict[int, tuple[int, int] | None] = {1: (4, 8), 2: None, 3: (4, 8), 4: None}
+#: Where an ICMP/ICMPv6 error's quote starts: after type, code, checksum and 4 more bytes (RFC 792, RFC 4443 3).
+ICMP_QUOTE = 8
 #: ICMP/ICMPv6 queries whose identifier (bytes 4..5) Linux NAT rewrites like a port (the types of invmap[] in
 #: net/netfilter/nf_conntrack_proto_icmp.c / nf_conntrack_proto_icmpv6.c): echo, timestamp, info, mask; echo, NI.
 ICMP_QUERIES = {ICMP: frozenset({0, 8, 13, 14, 15, 16, 17, 18}), ICMPV6: frozenset({128, 129, 139, 140})}
@@ -455,3 +457,5 @@ IPV6_FLOW_WORD_BITS = (4, 8, 20)
 #: Ethernet (IEEE 802.3): destination and source MAC offsets, the type / TPID at 12; an 802.1Q tag is 4 bytes,
 #: its TCI's low 12 bits the VLAN ID.
 ETH_DST, ETH_SRC, ETH_TYPE, VLAN_TAG_LEN, VLAN_VID_MASK = 0, 6, 12, 4, 0x0FFF
+#: The bytes of a MAC address (include/uapi/linux/if_ether.h ETH_ALEN).
+ETH_ALEN = 6

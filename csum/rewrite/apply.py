@@ -110,8 +110,19 @@ def _header(editor: Editor, data: bytearray, ip: IPLayer, rules: Rules, out: Out
         editor.field(FieldChange(ip.l3, now.to_bytes(4, "big")))
 
 
+def _travelled_back(stack: Stack, ip: IPLayer) -> bool:
+    """Whether ``ip`` went the other way than the packet: it is inside an odd number of ICMP/ICMPv6 error quotes
+    (each quotes a datagram sent towards the error's source). Netfilter's NAT rewrites a quote so
+    (net/netfilter/nf_nat_proto.c ``nf_nat_icmp_reply_translation``: the inner packet gets the opposite manip):
+    a source NAT changes the quoted destination, a destination NAT the quoted source."""
+    quotes = {f.header + table.ICMP_QUOTE for f in stack.fields if f.entry in (table.ICMP_ENTRY, table.ICMPV6_ENTRY)}
+    chain = [x for x in stack.ips if x.depth <= ip.depth and x.l3 <= ip.l3 < x.end]
+    return sum(x.l3 in quotes for x in chain) % 2 == 1
+
+
 def _layer(root: _Counting, data: bytearray, stack: Stack, ip: IPLayer, rules: Rules, out: Outcome) -> None:
     layer, l4, enclosing = edited(stack, ip, stack.link)
+    back = rules.changes_addresses and _travelled_back(stack, ip)
     reach = len(data)
     if l4 is not None and (l4.at is None or l4.at + 2 > reach):  # the field is not here: it stays as it is
         layer.l4_csum = None
@@ -122,7 +133,7 @@ def _layer(root: _Counting, data: bytearray, stack: Stack, ip: IPLayer, rules: R
         for which, source in (("saddr", True), ("daddr", False)):
             at = layer.saddr if source else layer.daddr
             old = bytes(data[at:at + (4 if layer.version == 4 else 16)])
-            new = rules.address(old, source)
+            new = rules.address(old, source != back)
             if new != old:
                 in_pseudo = layer.saddr_in_pseudo if source else layer.daddr_in_pseudo
                 l4_needed |= layer.pseudo and in_pseudo

@@ -1,7 +1,7 @@
 """A whole capture through :class:`csum.rewrite.rules.Rules`: what ``csum rewrite IN OUT`` runs.
 
 The capture is read in bounded chunks by :class:`csum.pcap.Reader` (pcap or pcapng, compressed or not, ``-`` for
-standard input), each chunk's packets are rewritten in place (:func:`rewrite_chunk`: csum/engine/_rewrite.c for the
+standard input), each chunk's packets are rewritten (:func:`csum.rewrite.fast.rewrite_chunk`: csum/engine/_rewrite.c for the
 common stacks where it is built, :func:`csum.rewrite.apply.apply` for the rest; packets keep their length, so every
 other byte of the file, pcapng blocks, options and comments included, is copied as it was), and the chunks are
 written in order to OUT (:class:`csum.capture.output.AtomicFile`: a regular file replaced atomically, never an
@@ -25,11 +25,11 @@ from ..capture import pcap
 from ..capture.output import AtomicFile, target
 from ..capture.scan import Scan, scan
 from ..capture.source import open_source
-from .apply import Outcome, apply
-from .fast import rewrite_packets
+from .apply import Outcome
+from .fast import rewrite_chunk
 from .rules import Rules
 
-__all__ = ["RewriteResult", "rewrite_capture", "rewrite_chunk"]
+__all__ = ["RewriteResult", "rewrite_capture"]
 
 #: Called now and then: (bytes read so far, input size or None).
 Progress = Callable[[int, "int | None"], None]
@@ -62,17 +62,11 @@ class RewriteResult:
         return doc
 
 
-def rewrite_chunk(chunk: pcap.Capture, rules: Rules) -> tuple[pcap.Capture, Outcome, int]:
-    """``chunk`` with every packet rewritten, what happened, and how many packets the C engine answered."""
-    data = bytearray(chunk.data)
-    out = Outcome()
-    declined, fast = rewrite_packets(data, chunk, rules, out)
-    for i in declined:
-        start, cap = int(chunk.offsets[i]), int(chunk.caplens[i])
-        new = apply(memoryview(data)[start:start + cap], int(chunk.linktypes[i]), rules, int(chunk.origlens[i]), out)
-        if new is not None:
-            data[start:start + cap] = new
-    return dataclasses.replace(chunk, data=bytes(data)), out, fast
+def _rewritten_chunk(chunk: pcap.Capture, rules: Rules) -> tuple[pcap.Capture, Outcome, int]:
+    """``chunk`` with every packet rewritten (:func:`csum.rewrite.fast.rewrite_chunk`), what happened, and how many
+    packets the C engine answered."""
+    data, out, fast = rewrite_chunk(chunk, rules)
+    return dataclasses.replace(chunk, data=data), out, fast
 
 
 _RULES: Rules | None = None
@@ -85,14 +79,14 @@ def _init(rules: Rules) -> None:
 
 def _work(chunk: pcap.Capture) -> tuple[pcap.Capture, Outcome, int]:
     assert _RULES is not None
-    return rewrite_chunk(chunk, _RULES)
+    return _rewritten_chunk(chunk, _RULES)
 
 
 def _rewritten(chunks: Iterator[pcap.Capture], rules: Rules, jobs: int) -> Iterator[tuple[pcap.Capture, Outcome, int]]:
     """The chunks rewritten, in order; with ``jobs`` > 1 in forked workers, at most 2 * jobs chunks in flight."""
     if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
         for chunk in chunks:
-            yield rewrite_chunk(chunk, rules)
+            yield _rewritten_chunk(chunk, rules)
         return
     with multiprocessing.get_context("fork").Pool(jobs, _init, (rules,)) as pool:
         window: deque = deque()

@@ -10,7 +10,9 @@ takes the new prefix's network bits; a host (``/32``, ``/128``, no length) maps 
 source and destination addresses, ``map_src`` / ``map_dst`` to one of them; an address that no map matches is
 anonymized when a Crypto-PAn key is given (:mod:`.cryptopan`), else kept. Rules apply to every IP header the level
 selects (``outer``: the outermost; ``inner``: every header inside it, tunnelled or quoted by an ICMP error; ``all``),
-each field as it stands in that header.
+each field as it stands in that header, but that the datagram an ICMP/ICMPv6 error quotes went the other way: there
+``map_src`` applies to the quoted destination and ``map_dst`` to the quoted source, as a source or destination NAT
+rewrites a quote (csum/rewrite/apply.py).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """csum/engine/_cwalk_table.h is what tools/gen_cwalk_table.py makes of csum/layers/table.py: every protocol fact
-the C walker uses comes from the one table (a difference fails here: regenerate the header)."""
+the C walker and the C rewriter use comes from the one table (a difference fails here: regenerate the header)."""
 
 from __future__ import annotations
 
@@ -41,13 +41,19 @@ def test_a_changed_fact_changes_the_header(monkeypatch, tmp_path):
     assert "#define CT_TCP_FIELD 18" in text and text != gen_cwalk_table.HEADER.read_text()
 
 
-def test_the_c_walker_uses_no_number_the_table_does_not_give():
-    """csum/engine/_cwalk.c names its protocol facts (CT_* from the header): no EtherType, IP protocol number or
-    header offset is written there as a literal."""
-    src = (ROOT / "csum" / "engine" / "_cwalk.c").read_text()
+@pytest.mark.parametrize("name, more", [
+    ("_cwalk.c", ()),
+    # the rewriter's own: IPv4/IPv6 address and protocol offsets, VLAN ID, fragment bits, other TPIDs, units
+    ("_rewrite.c", ("+ 12", "+ 16", "+ 24", "+ 9", "+ 10", "0x0fff", "0x1fff", "0x2000", "0x9100", "0x88a8", "* 8")),
+])
+def test_the_c_uses_no_number_the_table_does_not_give(name, more):
+    """csum/engine/_cwalk.c (the walker) and _rewrite.c (the capture rewriter) name their protocol facts (CT_* from
+    the header): no EtherType, IP protocol number or header offset is written there as a literal."""
+    src = (ROOT / "csum" / "engine" / name).read_text()
+    assert '#include "_cwalk_table.h"' in src
     body = re.sub(r"/\*.*?\*/", "", src, flags=re.S)
     for literal in ("0x0800", "0x86dd", "0x6558", "0x88be", "0x22eb", "0x8100", "0xc2", "0xc9", "0x83", "0x89",
-                    "4789", "+ 40", "+ 20", "+ 14"):
+                    "4789", "+ 40", "+ 20", "+ 14", *more):
         assert literal not in body, literal
     assert not re.findall(r"\b(?:proto|nh|kind|ethertype)\s*[!=]=\s*\d", body)
 

@@ -1,17 +1,16 @@
 """csum rewrite / csum.rewrite.rewrite_capture: whole captures through Rules, checksums kept incrementally.
 
 Expected values: scapy's from-scratch rebuild of each packet with the same fields changed (checksums deleted, so
-``raw()`` recomputes them); the ``yacryptopan`` package for Crypto-PAn; tcprewrite (Debian's tcpreplay) where it is
-installed; the residual property checks a wrong checksum against its own value before the rewrite (RFC 1624: an
-incremental update carries the error along), judged by csum.inet.verify's computed value (itself held against scapy). The C fast path is
-compared with the Python engine (csum/rewrite/apply.py), the reference, packet for packet.
+``raw()`` recomputes them); the ``yacryptopan`` package for Crypto-PAn; the residual property checks a wrong checksum
+against its own value before the rewrite (RFC 1624: an incremental update carries the error along), judged by
+csum.inet.verify's computed value (itself held against scapy). tcprewrite: test_rewrite_tcprewrite.py; the kernel:
+test_rewrite_kernel_nat.py, test_rewrite_capture_tc.py; the C engine against the Python one: test_rewrite_fast.py.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import json
-import shutil
 import subprocess
 import sys
 
@@ -20,10 +19,11 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from scapy.compat import raw
 from scapy.layers.inet import ICMP, IP, TCP, UDP, IPOption_RR
-from scapy.layers.inet6 import ICMPv6EchoRequest, IPv6, IPv6ExtHdrHopByHop
-from scapy.layers.l2 import Dot1Q, Ether
+from scapy.layers.inet6 import ICMPv6DestUnreach, ICMPv6EchoRequest, IPv6, IPv6ExtHdrHopByHop
+from scapy.layers.l2 import ARP, Dot1AD, Dot1Q, Ether
 from scapy.layers.vxlan import VXLAN
-from scapy.utils import PcapNgWriter, rdpcap, wrpcap
+from scapy.packet import NoPayload
+from scapy.utils import PcapNgWriter, rdpcap
 
 import csum.engine
 from csum import inet
@@ -31,8 +31,8 @@ from csum.capture import pcap
 from csum.rewrite import rewrite_capture
 from csum.cli import main
 from csum.errors import CsumValueError
-from csum.rewrite.apply import Outcome, apply
-from csum.rewrite.fast import rewrite_packets
+from csum.rewrite.apply import apply
+from csum.rewrite.fast import rewrite_chunk
 from csum.rewrite.rules import Rules
 
 E = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
@@ -106,14 +106,12 @@ def test_equals_scapy_rebuild(monkeypatch, engine, a, b, a6, b6, sport, dport, p
     for p in packets:
         got = apply(raw(p), 1, RULES) or raw(p)
         assert got == _rebuilt(p, RULES), p.summary()
-    data = bytearray(pcap.to_bytes([raw(p) for p in packets]))
-    chunk = pcap.parse(bytes(data))
-    out = Outcome()
-    declined, _ = rewrite_packets(data, chunk, RULES, out)
+    chunk = pcap.parse(pcap.to_bytes([raw(p) for p in packets]))
+    data, _, taken = rewrite_chunk(chunk, RULES)
+    assert taken == (len(packets) if engine == "c" else 0)  # the C engine takes every one of these stacks
     for i in range(len(chunk)):
-        if i not in declined:
-            s, n = int(chunk.offsets[i]), int(chunk.caplens[i])
-            assert bytes(data[s:s + n]) == _rebuilt(packets[i], RULES)
+        s, n = int(chunk.offsets[i]), int(chunk.caplens[i])
+        assert data[s:s + n] == _rebuilt(packets[i], RULES)
 
 
 def _l4(packet: bytes) -> list:
@@ -134,11 +132,10 @@ def test_a_wrong_checksum_stays_wrong_by_the_same_residual(error, sport, src):
     for engine in (csum.engine.crewrite, None):
         saved, csum.engine.crewrite = csum.engine.crewrite, engine
         try:
-            data = bytearray(pcap.to_bytes([bytes(frame)]))
-            chunk = pcap.parse(bytes(data))
-            declined, _ = rewrite_packets(data, chunk, RULES, Outcome())
+            chunk = pcap.parse(pcap.to_bytes([bytes(frame)]))
+            data, _, _ = rewrite_chunk(chunk, RULES)
             s = int(chunk.offsets[0])
-            new = apply(bytes(frame), 1, RULES) if declined else bytes(data[s:s + len(frame)])
+            new = data[s:s + len(frame)]
         finally:
             csum.engine.crewrite = saved
         after = _l4(new)[0]
@@ -286,19 +283,139 @@ def test_left_alone_cut_packets_are_counted(tmp_path):
     assert result.outcome.left_alone == {"not-captured": 1} and result.outcome.kept == 1
 
 
-@pytest.mark.skipif(shutil.which("tcprewrite") is None, reason="tcprewrite (Debian's tcpreplay) is not installed")
-def test_equals_tcprewrite_on_plain_packets(tmp_path):
-    """On plain TCP/UDP/ICMP packets (what both update), ``csum rewrite --fix`` writes tcprewrite's bytes for the
-    same address and port maps with --fixcsum. What tcprewrite does not do (ICMP quotes, tunnels' inner packets,
-    keeping a wrong checksum wrong) is what csum adds."""
-    frames = _frames()[:5]
+def _rebuilt_at(p, rules_fn, level: str):
+    """scapy's rebuild of ``p`` with ``rules_fn(ip, depth)`` applied to the IP headers ``level`` selects (depth 0: the
+    outermost; ``inner``: every deeper one, tunnelled or quoted; ``all``), every checksum recomputed (an IPv4 UDP
+    0 kept: no checksum)."""
+    p = p.copy()
+    layer, depth = p, -1
+    while not isinstance(layer, NoPayload):  # outer to inner (scapy's IPerror, UDPerror ... of a quote are subclasses)
+        if isinstance(layer, (IP, IPv6)):
+            depth += 1
+            if level == "all" or (level == "outer") == (depth == 0):
+                rules_fn(layer, depth)
+            if isinstance(layer, IP):
+                del layer.chksum
+        elif isinstance(layer, (TCP, UDP, ICMP)) and not (isinstance(layer, UDP) and layer.chksum == 0):
+            del layer.chksum
+        elif isinstance(layer, (ICMPv6EchoRequest, ICMPv6DestUnreach)):
+            del layer.cksum
+        layer = layer.payload
+    return raw(p)
+
+
+def _level_frames() -> dict:
+    inner = Ether(src="02:00:00:00:00:03", dst="02:00:00:00:00:04")
+    return {
+        "vxlan4": E / IP(src="10.9.0.1", dst="192.0.2.2", tos=1) / UDP(sport=49152, dport=4789) / VXLAN(vni=1) /
+        inner / IP(src="10.0.0.1", dst="10.0.0.2", tos=2) / TCP(sport=80, dport=1234) / b"inner",
+        "vxlan6": E / IPv6(src="2001:db8::9", dst="fd00::2") / UDP(sport=49152, dport=4789) / VXLAN(vni=1) / inner /
+        IPv6(src="2001:db8::1", dst="2001:db8::2", tc=3) / UDP(sport=1234, dport=80) / b"inner",
+        "icmp-error": E / IP(src="10.7.7.7", dst="10.0.0.1") / ICMP(type=3, code=3) /
+        IP(src="10.0.0.1", dst="10.7.7.7") / UDP(sport=40000, dport=80) / b"the whole quoted datagram",
+        "icmp6-error": E / IPv6(src="2001:db8::7", dst="2001:db8::1") / ICMPv6DestUnreach(code=4) /
+        IPv6(src="2001:db8::1", dst="2001:db8::7") / TCP(sport=80, dport=443) / b"the whole quoted datagram",
+    }
+
+
+LEVEL_RULES = Rules(map_ip=["10.0.0.0/8=192.168.0.0/16", "2001:db8::/32=2001:db9::/48"], map_port=["80=8080"], ttl=-1,
+                    dscp=10)
+
+
+def _level_change(ip, depth: int) -> None:
+    """LEVEL_RULES written out for scapy: the prefix maps (host bits kept), TTL - 1, DSCP 10 (ECN kept), port 80."""
+    for name in ("src", "dst"):
+        addr = ipaddress.ip_address(getattr(ip, name))
+        for old, new in (("10.0.0.0/8", "192.168.0.0/16"), ("2001:db8::/32", "2001:db9::/48")):
+            o, n = ipaddress.ip_network(old), ipaddress.ip_network(new)
+            if addr.version == o.version and addr in o:
+                addr = ipaddress.ip_address(int(n.network_address) | (int(addr) & int(n.hostmask)))
+        setattr(ip, name, str(addr))
+    if isinstance(ip, IP):
+        ip.ttl, ip.tos = ip.ttl - 1, (10 << 2) | (ip.tos & 3)
+    else:
+        ip.hlim, ip.tc = ip.hlim - 1, (10 << 2) | (ip.tc & 3)
+    l4 = ip.payload
+    if isinstance(l4, (TCP, UDP)):
+        l4.sport, l4.dport = (8080 if port == 80 else port for port in (l4.sport, l4.dport))
+
+
+@pytest.mark.parametrize("engine", ["c", "python"])
+@pytest.mark.parametrize("level", ["outer", "inner", "all"])
+def test_levels_equal_scapy(monkeypatch, engine, level):
+    """``--level outer|inner|all``: the rules reach exactly the IP headers the level selects (a VXLAN packet's, an ICMP
+    error's quote: IPv4 and IPv6), every checksum as scapy's rebuild with the same fields changed gives it."""
+    if engine == "python":
+        monkeypatch.setattr(csum.engine, "crewrite", None)
+    rules = LEVEL_RULES.merged(level=level)
+    for name, p in _level_frames().items():
+        p = Ether(raw(p))
+        data, _, _ = rewrite_chunk(pcap.parse(pcap.to_bytes([raw(p)])), rules)
+        got = data[-len(raw(p)):]
+        assert got.hex() == _rebuilt_at(p, _level_change, level).hex(), (name, level)
+
+
+def test_map_src_reaches_a_quotes_destination():
+    """A quote went the other way: with a prefix covering every address, --map-src maps the outer source and the
+    quoted destination only, --map-dst the outer destination and the quoted source only; as scapy's rebuild with
+    those fields set (and as the kernel's NAT does: test_rewrite_kernel_nat.py)."""
+    p = Ether(raw(_level_frames()["icmp-error"]))  # 10.7.7.7 -> 10.0.0.1, quoting 10.0.0.1 -> 10.7.7.7
+    for option, outer, quoted, address in (("map_src", "src", "dst", "11.7.7.7"), ("map_dst", "dst", "src", "11.0.0.1")):
+        new = apply(raw(p), 1, Rules(**{option: ["10.0.0.0/8=11.0.0.0/8"]}))
+        expected = p.copy()
+        setattr(expected[IP], outer, address)
+        setattr(expected[ICMP].payload, quoted, address)
+        assert new is not None and new.hex() == _rebuilt_at(expected, lambda ip, depth: None, "all").hex(), option
+
+
+@pytest.mark.parametrize("engine", ["c", "python"])
+def test_mac_and_vlan_rules_equal_scapy(monkeypatch, engine):
+    """--mac-src (every frame), --mac-dst OLD=NEW (frames to OLD only) and --vlan-retag on one tag and on both tags
+    of a QinQ frame (priority and DEI bits kept) give scapy's frame with those fields set; they act on the outer
+    Ethernet header only (a VXLAN packet's inner MACs stay), and on frames without IP too (ARP)."""
+    if engine == "python":
+        monkeypatch.setattr(csum.engine, "crewrite", None)
+    rules = Rules(mac_src="02:aa:00:00:00:01", mac_dst="02:00:00:00:00:02=02:bb:00:00:00:02",
+                  vlan_retag=["10=20", "100=4000"])
+    other = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:09")
+    frames = [E / IP(src="192.0.2.1", dst="192.0.2.2") / TCP() / b"x",
+              other / IP() / UDP() / b"not to OLD",
+              E / Dot1Q(prio=5, dei=1, vlan=10) / IP() / UDP() / b"tagged",
+              E / Dot1AD(prio=3, vlan=100) / Dot1Q(prio=1, vlan=10) / IPv6() / UDP() / b"QinQ",
+              E / Dot1Q(vlan=11) / IP() / ICMP() / b"another VLAN",
+              _level_frames()["vxlan4"],
+              E / ARP(psrc="192.0.2.1", pdst="192.0.2.2")]
+    chunk = pcap.parse(pcap.to_bytes([raw(f) for f in frames]))
+    data, _, _ = rewrite_chunk(chunk, rules)
+    for i, f in enumerate(frames):
+        expected = Ether(raw(f))
+        expected.src = "02:aa:00:00:00:01"
+        if expected.dst == "02:00:00:00:00:02":
+            expected.dst = "02:bb:00:00:00:02"
+        for tag in (Dot1AD, Dot1Q):
+            if expected.haslayer(tag) and expected[tag].vlan in (10, 100):
+                expected[tag].vlan = {10: 20, 100: 4000}[expected[tag].vlan]
+        s, n = int(chunk.offsets[i]), int(chunk.caplens[i])
+        assert data[s:s + n].hex() == raw(expected).hex(), f.summary()
+
+
+def test_jobs_give_the_bytes_and_counts_of_one_process(tmp_path, capsys):
+    """``--jobs 3`` over many small chunks (each rewritten in a forked worker: the C engine, the Python engine for the
+    packets it hands over, Crypto-PAn) writes the file and the JSON counts ``--jobs 1`` writes; the expected bytes of
+    every packet are scapy's rebuild (test_equals_scapy_rebuild), here the one-process run is the reference."""
+    frames = [raw(p) for k in range(40) for p in _stacks(f"10.0.{k}.1", "10.9.9.9", f"2001:db8::{k + 1:x}",
+                                                          "2001:db8::ffff", 80, 1000 + k, bytes(k))]
+    frames += [raw(p) for p in _level_frames().values()] + [raw(E / ARP())]
     src = tmp_path / "in.pcap"
-    wrpcap(str(src), [Ether(f) for f in frames])
-    subprocess.run(["tcprewrite", f"--infile={src}", f"--outfile={tmp_path / 't.pcap'}",
-                    "--srcipmap=10.0.0.0/8:192.168.0.0/16", "--dstipmap=10.0.0.0/8:192.168.0.0/16",
-                    "--portmap=80:8080", "--fixcsum"], check=True, capture_output=True)
-    rewrite_capture(str(src), str(tmp_path / "c.pcap"), Rules(map_ip=["10.0.0.0/8=192.168.0.0/16"],
-                                                                 map_port=["80=8080"]), fix=True)
-    theirs, ours = rdpcap(str(tmp_path / "t.pcap")), rdpcap(str(tmp_path / "c.pcap"))
-    v4 = [i for i, f in enumerate(frames) if Ether(f).haslayer(IP)]
-    assert [raw(ours[i]) for i in v4] == [raw(theirs[i]) for i in v4]
+    src.write_bytes(pcap.to_bytes(frames))
+    rules = ["--map-ip", "10.0.0.0/8=192.168.0.0/16", "--map-port", "80=8080", "--ttl", "-1", "--anonymize", KEY,
+             "--json"]
+    outs = []
+    for jobs in ("1", "3"):
+        dst = tmp_path / f"out{jobs}.pcap"
+        assert main(["rewrite", str(src), str(dst), "--jobs", jobs, "--chunk-bytes", "2000", *rules]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        doc.pop("out")
+        outs.append((dst.read_bytes(), doc))
+    assert outs[0] == outs[1]
+    assert outs[0][1]["packets"] == len(frames) and outs[0][1]["fast_path"] > 0

@@ -1,0 +1,138 @@
+"""``csum rewrite --fix`` against ``tcprewrite --fixcsum`` (Debian's tcpreplay 4.4): the same bytes on every packet
+both rewrite, and the differences, each listed and explained, on the packets where csum does more.
+
+Expected values: tcprewrite's output (--srcipmap / --dstipmap with IPv4 and IPv6 prefixes, --portmap, --ttl=-1,
+--fixcsum: it recomputes every checksum it knows). Skipped with the reason where tcprewrite is not installed
+(``.ci/run`` installs tcpreplay).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import random
+import shutil
+import subprocess
+
+import pytest
+from scapy.compat import raw
+from scapy.layers.inet import ICMP, IP, TCP, UDP
+from scapy.layers.inet6 import ICMPv6EchoRequest, IPv6, IPv6ExtHdrHopByHop
+from scapy.layers.l2 import Dot1Q, Ether
+from scapy.layers.vxlan import VXLAN
+
+from csum import inet
+from csum.capture import pcap
+from csum.cli import main
+
+pytestmark = pytest.mark.skipif(shutil.which("tcprewrite") is None,
+                                reason="tcprewrite (Debian's tcpreplay) is not installed")
+
+MAP4, MAP6 = ("10.0.0.0/8", "192.168.0.0/16"), ("2001:db8::/32", "2001:db9::/48")
+E = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
+
+
+def _tcprewrite(src, dst, *extra: str) -> None:
+    ipmap = f"{MAP4[0]}:{MAP4[1]},[{MAP6[0]}]:[{MAP6[1]}]"
+    subprocess.run(["tcprewrite", f"--infile={src}", f"--outfile={dst}", f"--srcipmap={ipmap}",
+                    f"--dstipmap={ipmap}", "--portmap=80:8080", "--ttl=-1", "--fixcsum", *extra],
+                   check=True, capture_output=True)
+
+
+def _csum(src, dst) -> None:
+    assert main(["rewrite", str(src), str(dst), "--map-ip", "=".join(MAP4), "--map-ip", "=".join(MAP6),
+                 "--map-port", "80=8080", "--ttl", "-1", "--fix"]) == 0
+
+
+def _both(tmp_path, frames: list[bytes]) -> tuple[list[bytes], list[bytes]]:
+    src = tmp_path / "in.pcap"
+    src.write_bytes(pcap.to_bytes(frames))
+    _tcprewrite(src, tmp_path / "tcprewrite.pcap")
+    _csum(src, tmp_path / "csum.pcap")
+    theirs, ours = pcap.read(tmp_path / "tcprewrite.pcap"), pcap.read(tmp_path / "csum.pcap")
+    return [bytes(theirs.packet(i)) for i in range(len(theirs))], [bytes(ours.packet(i)) for i in range(len(ours))]
+
+
+def _plain(rng: random.Random) -> bytes:
+    """An Ethernet frame (maybe VLAN-tagged) of IPv4 or IPv6 TCP, UDP or echo, addresses in and out of the maps,
+    ports 80 and others, TTLs above 1 (tcprewrite's --ttl=-1 stops at 1), some checksums wrong."""
+    v6 = rng.random() < 0.5
+    pick = (lambda: str(ipaddress.ip_address(rng.choice([0x20010DB8 << 96, 0xFD00 << 112]) + rng.getrandbits(64)))) \
+        if v6 else (lambda: str(ipaddress.ip_address(rng.choice([10 << 24, 203 << 24]) + rng.getrandbits(24))))
+    hop = rng.randrange(2, 256)
+    ip = IPv6(src=pick(), dst=pick(), hlim=hop, tc=rng.randrange(256), fl=rng.getrandbits(20)) if v6 else \
+        IP(src=pick(), dst=pick(), ttl=hop, tos=rng.randrange(256), id=rng.getrandbits(16))
+    port = lambda: rng.choice([80, rng.randrange(65536)])  # noqa: E731
+    l4 = rng.choice([TCP(sport=port(), dport=port(), seq=rng.getrandbits(32)), UDP(sport=port(), dport=port()),
+                     ICMPv6EchoRequest(id=rng.getrandbits(16)) if v6 else ICMP(id=rng.getrandbits(16))])
+    tagged = rng.random() < 0.2
+    frame = (E / Dot1Q(vlan=rng.randrange(1, 4095)) if tagged else E) / ip / l4 / rng.randbytes(rng.randrange(40))
+    data = bytearray(raw(frame))
+    # a wrong L4 checksum: --fix and --fixcsum both correct it (but an ICMP one: see the differences)
+    if rng.random() < 0.1 and not isinstance(l4, ICMP):
+        field = len(data) - len(raw(frame[type(l4)])) + {TCP: 16, UDP: 6}.get(type(l4), 2)
+        data[field] ^= 0x5A
+    return bytes(data)
+
+
+def _multicast_macs(frame: bytes) -> bytes:
+    """What tcprewrite 4.4 writes as the MACs of an IPv6 frame it maps addresses in: the IPv6 multicast MACs
+    (RFC 2464 7: 33:33 and the address's last 4 bytes) of the new destination and source."""
+    at = 14 + 4 * (frame[12:14] == b"\x81\x00")
+    return b"\x33\x33" + frame[at + 36:at + 40] + b"\x33\x33" + frame[at + 20:at + 24]
+
+
+def test_csum_fix_equals_tcprewrite_fixcsum_on_plain_packets(tmp_path):
+    """2,000 generated IPv4 and IPv6 frames (TCP, UDP, ICMP / ICMPv6 echo, VLAN tags, some checksums wrong): every
+    byte of ``csum rewrite --fix`` from the EtherType on equals ``tcprewrite --fixcsum`` for the same prefix and port
+    maps and TTL decrement; the MACs too but in IPv6 frames, where tcprewrite (not csum, which has no such rule
+    here) writes the addresses' multicast MACs."""
+    rng = random.Random(25)
+    frames = [_plain(rng) for _ in range(2000)]
+    theirs, ours = _both(tmp_path, frames)
+    assert len(theirs) == len(ours) == len(frames)
+    assert sum(t != f for t, f in zip(theirs, frames)) > 1900  # the rules change nearly every packet
+    for i, (f, t, o) in enumerate(zip(frames, theirs, ours)):
+        assert o[12:].hex() == t[12:].hex(), (i, Ether(f).summary())
+        v6 = Ether(f).haslayer(IPv6)
+        assert o[:12] == f[:12] and t[:12] == (_multicast_macs(t) if v6 else f[:12]), (i, Ether(f).summary())
+
+
+def test_where_csum_does_more_than_tcprewrite(tmp_path):
+    """The differences, each checked on both outputs: tcprewrite leaves the datagram an ICMP error quotes, the packet
+    VXLAN carries and the ports behind IPv6 extension headers as they were, and takes a TTL of 1 to 1 (not 0) and
+    of 0 to 1; csum maps the quote and the inner packet too (every checksum right), takes 1 to 0 and leaves a 0
+    alone (a router would not forward it), and leaves a wrong ICMP checksum wrong, which csum --fix corrects.
+    Everything else of these packets is the same in both."""
+    frames = {
+        "quote": raw(E / IP(src="198.51.100.1", dst="10.0.0.1") / ICMP(type=3, code=3) /
+                     IP(src="10.0.0.1", dst="198.51.100.1") / UDP(sport=40000, dport=53) / b"query"),
+        "vxlan": raw(E / IP(src="192.0.2.1", dst="192.0.2.2") / UDP(sport=49152, dport=4789) / VXLAN(vni=1) /
+                     Ether() / IP(src="10.0.0.1", dst="10.0.0.2") / TCP(sport=1234, dport=80) / b"inner"),
+        "extension": raw(E / IPv6(src="2001:db8::1", dst="2001:db8::2") / IPv6ExtHdrHopByHop() /
+                         UDP(sport=1234, dport=80) / b"x"),
+        "ttl1": raw(E / IP(src="10.0.0.1", dst="10.0.0.2", ttl=1) / TCP(dport=80) / b"x"),
+        "ttl0": raw(E / IP(src="10.0.0.1", dst="10.0.0.2", ttl=0) / TCP(dport=80) / b"x"),
+        "icmp": raw(E / Dot1Q(vlan=7) / IP(src="10.0.0.1", dst="10.0.0.2") / ICMP(chksum=0x1234) / b"x"),
+    }
+    theirs, ours = _both(tmp_path, list(frames.values()))
+    t, o = dict(zip(frames, (Ether(x) for x in theirs))), dict(zip(frames, (Ether(x) for x in ours)))
+    for name in frames:
+        assert all(r.ok for r in inet.verify(raw(o[name]))), name  # csum's output: every checksum right
+    # the quote: tcprewrite maps only the outer destination
+    assert (t["quote"][IP].dst, o["quote"][IP].dst) == ("192.168.0.1",) * 2
+    assert t["quote"][ICMP].payload.src == "10.0.0.1" and o["quote"][ICMP].payload.src == "192.168.0.1"
+    # VXLAN: tcprewrite leaves the inner packet; csum maps its addresses and port (and the outer UDP checksum)
+    assert (t["vxlan"][VXLAN][IP].dst, t["vxlan"][VXLAN][TCP].dport) == ("10.0.0.2", 80)
+    assert (o["vxlan"][VXLAN][IP].dst, o["vxlan"][VXLAN][TCP].dport) == ("192.168.0.2", 8080)
+    assert t["vxlan"][IP].src == o["vxlan"][IP].src == "192.0.2.1"
+    # behind a hop-by-hop header: both map the addresses, only csum the port
+    assert t["extension"][IPv6].dst == o["extension"][IPv6].dst == "2001:db9::2"
+    assert (t["extension"][UDP].dport, o["extension"][UDP].dport) == (80, 8080)
+    # TTLs: tcprewrite's decrement stops at 1
+    assert (t["ttl1"][IP].ttl, o["ttl1"][IP].ttl) == (1, 0)
+    assert (t["ttl0"][IP].ttl, o["ttl0"][IP].ttl) == (1, 0)
+    for name in ("ttl1", "ttl0"):  # but for the TTL, the same bytes
+        assert raw(t[name][TCP]) == raw(o[name][TCP]) and t[name][IP].src == o[name][IP].src
+    # a wrong ICMP checksum: tcprewrite --fixcsum leaves it (its manual: "IPv4/TCP/UDP"), csum --fix corrects it
+    assert t["icmp"][ICMP].chksum == 0x1234 != o["icmp"][ICMP].chksum
+    assert raw(t["icmp"][IP])[:20] == raw(o["icmp"][IP])[:20]
