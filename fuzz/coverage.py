@@ -2,8 +2,8 @@
 
 Builds the C extensions with llvm's source-based coverage (``CC=clang CSUM_COVERAGE=1``, into build/coverage),
 replays every committed input (fuzz/corpus/, fuzz/regressions/; with ``--grown`` also the corpora the fuzz runs grew
-in build/fuzz/corpus/) through its target, and prints ``llvm-cov report``'s line coverage of _cwalk.c and
-_speedups.c (llvm-profdata and llvm-cov of clang's version).
+in build/fuzz/corpus/) through its target, and prints ``llvm-cov report``'s line coverage of _cwalk.c,
+_speedups.c (with _arith.c) and _rewrite.c (llvm-profdata and llvm-cov of clang's version).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 import sanitized  # noqa: E402
 
 BUILD = ROOT / "build" / "coverage"
-TARGETS = ("walker", "chunks", "records", "fix", "sums")
+TARGETS = ("walker", "chunks", "records", "fix", "sums", "rewrite")
 
 REPLAY = """
 import importlib, sys
@@ -67,8 +67,8 @@ def main(argv: list[str] | None = None) -> int:
     subprocess.run([_tool("llvm-profdata"), "merge", "-sparse", "-o", str(merged), *map(str, raw.glob("*.profraw"))],
                    check=True)
     numbers = {}
-    for name in ("_cwalk", "_speedups"):
-        so = next((lib / "csum" / "engine").glob(f"{name}*.so"))
+    for name in ("_cwalk", "_speedups", "_arith", "_rewrite"):
+        so = next((lib / "csum" / "engine").glob(f"{'_speedups' if name == '_arith' else name}*.so"))
         source = ROOT / "csum" / "engine" / f"{name}.c"
         out = subprocess.run([_tool("llvm-cov"), "export", "-summary-only", str(so), f"-instr-profile={merged}",
                               str(source)], capture_output=True, text=True, check=True).stdout

@@ -5,12 +5,19 @@ The input's first 16 bytes choose (zeros where it is shorter): the buffer's addr
 and the word (width 8/16/32/64, byte order), ``align`` and the number of rows, a 32-bit seed, the block size of
 ``ones_sum_blocked`` and four rows (offset, length) of ``ones_sum_many`` (some outside the buffer); the rest is the
 buffer, placed at that offset so that it ends where its allocation ends. Checked: ``ones_sum``,
-``ones_sum_blocked``, ``ones_sum_many`` (the same sums, or the same exception class), ``partial16le`` (lib/checksum.c
-csum_partial: the Python engine's 16-bit little-endian sum plus the seed, end-around) and the two FastPaths bound
-on them (``csum.engine.ones_sum``, ``csum.csum_partial``).
+``ones_sum_blocked``, ``ones_sum_many`` (the same sums, or the same exception class), ``partial`` of the generic
+shape (lib/checksum.c csum_partial: the Python engine's 16-bit little-endian sum plus the seed, end-around) and the
+FastPaths bound on them (``csum.engine.ones_sum``, ``csum.csum_partial``). Then the loop helpers' C fast paths
+(csum/engine/_arith.c) against their Python bodies (``_speedups.set_fast_paths(False)``): ``internet_checksum``
+(and its bytes twin) of the buffer, both ``bpf_csum_diff`` forms and ``inet_proto_csum_replace16`` of the buffer cut in
+two, ``csum_replace2/4``, and ``bpf_l3/l4_csum_replace`` on a copy of the buffer at an offset, size and flags the
+input picks (return codes and the patched bytes).
 """
 
 from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
 
 import numpy as np
 from fuzz_common import assert_equal
@@ -18,6 +25,7 @@ from fuzz_common import assert_equal
 import csum
 from csum import engine
 from csum.core.arith import add32
+from csum.core.partial import GENERIC_LE
 
 WIDTHS = (8, 16, 32, 64)
 
@@ -56,5 +64,49 @@ def one_input(data: bytes) -> None:
     assert_equal(_many(c.ones_sum_many, view, offsets, lengths, width, order),
                  _many(py.ones_sum_many, view, offsets, lengths, width, order), f"ones_sum_many({rows})")
     partial = add32(py.ones_sum(view, 16, "little"), seed)
-    assert_equal(engine._speedups.partial16le(view, seed, align=align), partial, f"partial16le(seed={seed})")
+    generic = engine.SHAPES[GENERIC_LE]
+    assert_equal(engine._speedups.partial(generic, view, seed, align=align), partial, f"partial(seed={seed})")
     assert_equal(csum.csum_partial(view, seed, align=align), partial, "csum.csum_partial (FastPath)")
+    _helpers(view, head, seed)
+
+
+def _answer(call: Callable[[], object]) -> object:
+    """What ``call`` returns, or its exception's class name (C and Python must raise the same one)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # BpfMisuse: a warning about the call, not part of the answer
+            return call()
+    except (ValueError, TypeError, OverflowError) as exc:
+        return type(exc).__name__
+
+
+def _both(what: str, call: Callable[[], object]) -> None:
+    """``call`` through the C fast paths and through the Python bodies give the same answer."""
+    got = _answer(call)
+    saved = engine._speedups.set_fast_paths(False)
+    try:
+        want = _answer(call)
+    finally:
+        engine._speedups.set_fast_paths(saved)
+    assert_equal(got, want, what)
+
+
+def _helpers(view: memoryview, head: bytes, seed: int) -> None:
+    n = len(view)
+    cut = head[7] * (n + 1) // 256
+    frm, to = view[:cut], view[cut:]
+    _both("internet_checksum", lambda: csum.internet_checksum(view))
+    _both("internet_checksum_bytes", lambda: csum.internet_checksum_bytes(view))
+    _both(f"bpf_csum_diff(cut={cut})", lambda: csum.bpf_csum_diff(frm, to, seed))
+    _both(f"bpf_csum_diff_legacy(cut={cut})", lambda: csum.bpf_csum_diff_legacy(frm, to, seed))
+    _both("inet_proto_csum_replace16", lambda: csum.inet_proto_csum_replace16(seed & 0xFFFF, frm, to))
+    old, new = seed & 0xFFFF, int.from_bytes(head[8:10], "little")
+    _both("csum_replace2", lambda: csum.csum_replace2(old, seed >> 16, new))
+    _both("csum_replace4", lambda: csum.csum_replace4(old, seed, int.from_bytes(head[8:12], "little")))
+    offset = head[12] * (n + 2) // 255
+    flags = head[13] | (head[14] << 8)  # size bits, BPF_F_PSEUDO_HDR, MARK_MANGLED_0, MARK_ENFORCE, IPV6, ... and junk
+    for name, fn in (("bpf_l3_csum_replace", csum.bpf_l3_csum_replace), ("bpf_l4_csum_replace", csum.bpf_l4_csum_replace)):
+        def patch(fn: Callable[..., int] = fn) -> tuple[int, bytes]:
+            pkt = bytearray(view)
+            return fn(pkt, offset, old, seed, flags), bytes(pkt)
+        _both(f"{name}(offset={offset}, flags={flags:#x})", patch)

@@ -13,6 +13,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from fuzz_common import capture_bytes, decode, encode  # noqa: E402
+from fuzz_rewrite import encode as rewrite_input  # noqa: E402
 from fuzz_walker import encode as walker_input  # noqa: E402
 from scapy.all import GRE, ICMP, IP, TCP, UDP, Dot1Q, Ether, IPv6, fragment, raw  # noqa: E402
 from scapy.contrib.erspan import ERSPAN_II, ERSPAN_III  # noqa: E402
@@ -188,10 +189,37 @@ def sums_seeds() -> dict[str, bytes]:
         "ramp-257-offset3-w32": head(3, 2, False, 3, 3, 0x12345678, 1) + bytes(range(256)) + b"\x80",
         "zeros-24-w8-seed-ffff": head(0, 0, True, 0, 1, 0xFFFF, 0) + bytes(24),
         "ipv4-header-w16": head(2, 1, False, 2, 4, 0, 9) + raw(V4)[:20],
+        # the loop helpers: the 40 bytes cut at 20 (bpf_csum_diff's 4-byte multiples), l3/l4_csum_replace at offset
+        # 36 with size 4 and BPF_F_PSEUDO_HDR, then size 2 and BPF_F_MARK_MANGLED_0
+        "helpers-ipv4-tcp-size4-pseudo": head(0, 1, False, 0, 0, 0x0A000001, 0)[:7]
+        + bytes([128, 0x34, 0x12, 0xC0, 0xA8, 219, 0x14, 0, 0]) + raw(V4 / TCP())[:40],
+        "helpers-ipv4-tcp-size2-mangled0": head(0, 1, False, 0, 0, 0xFFFF, 0)[:7]
+        + bytes([128, 0, 0, 0, 0, 219, 0x22, 0, 0]) + raw(V4 / TCP())[:40],
     }
 
 
-SEEDS = {"walker": walker_seeds, "chunks": chunks_seeds, "fix": fix_seeds, "records": records_seeds, "sums": sums_seeds}
+#: Rule-picking bytes of fuzz_rewrite (one index per rule kind: address map, side map, port map, TTL, class, flow
+#: label, link-layer rules, Crypto-PAn and level; see its lists).
+RULES = {"nat4": bytes([1, 0, 1, 1, 0, 0, 0, 0]), "nat6-outer": bytes([3, 0, 0, 0, 0, 0, 0, 1]),
+         "src-dst-ports-inner": bytes([0, 1, 2, 0, 1, 2, 0, 2]), "everything": bytes([4, 2, 5, 2, 3, 3, 5, 3]),
+         "anonymize-retag": bytes([0, 0, 3, 5, 5, 1, 4, 4]), "tclass-flowlabel-dst": bytes([5, 4, 4, 6, 4, 1, 2, 0])}
+
+
+def rewrite_seeds() -> dict[str, bytes]:
+    stacks, frags = _stacks(), _fragments()
+    everything = encode([(1, f) for f in stacks.values()])
+    seeds = {f"all-stacks-{name}": rewrite_input(rules, everything) for name, rules in RULES.items()}
+    seeds["every-link-nat4"] = rewrite_input(RULES["nat4"], encode([(link, header + raw(V4 / UDP() / b"l"))
+                                                                    for link, header in HEADERS.items()]))
+    seeds["fragments-everything"] = rewrite_input(RULES["everything"], encode(
+        [(1, p) for pieces in frags.values() for p in pieces]))
+    seeds["bad-and-cut-nat6"] = rewrite_input(RULES["nat6-outer"], encode(
+        [(1, _broken(stacks["ipv6-udp"]))]) + bytes([0x40]) + (30).to_bytes(2, "big") + stacks["vxlan-tcp"][:30])
+    return seeds
+
+
+SEEDS = {"walker": walker_seeds, "chunks": chunks_seeds, "fix": fix_seeds, "records": records_seeds, "sums": sums_seeds,
+         "rewrite": rewrite_seeds}
 
 
 def main() -> None:

@@ -109,6 +109,9 @@ def render() -> str:
     lines.append(f"/* UDP ports of the tunnels and embedded packets the C walker leaves to the Python walker (all of "
                  f"table.UDP_TUNNELS and UDP_EMBEDDED but {', '.join(T.UDP_TUNNELS[p] for p in sorted(walked))}) */"
                  f"\n#define CT_UDP_TUNNEL_ELSEWHERE(p) {_any('p', tunnels, False)}")
+    others = (set(T.UDP_TUNNELS) | set(T.UDP_EMBEDDED)) - {T.VXLAN_PORT}
+    lines.append(f"/* UDP ports of every tunnel and embedded packet but VXLAN (table.UDP_TUNNELS, UDP_EMBEDDED): the C "
+                 f"rewriter's, which goes into VXLAN only */\n#define CT_UDP_TUNNEL_NOT_VXLAN(p) {_any('p', others, False)}")
     lines.append(f"/* table.UDP_TUNNELS_BY_SOURCE: also a tunnel's source port (the lower one) */\n"
                  f"#define CT_UDP_TUNNEL_BY_SOURCE(p) {_any('p', T.UDP_TUNNELS_BY_SOURCE, False)}")
     lines.append(f"/* TCP ports of table.TCP_EMBEDDED (either port): the Python walker's */\n"

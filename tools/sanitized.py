@@ -27,11 +27,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 #: The tests that reach csum's C: the summing engine (every checksum), the C walker, the capture reader and checker,
-#: the command line on captures, and the fuzz regressions. Not here: the kernel, QEMU, BPF compilation, benchmarks,
+#: the C capture rewriter, the command line on captures, and the fuzz regressions. Not here: the kernel, QEMU, BPF compilation, benchmarks,
 #: mypy and the layout checks, which add minutes and no C path.
 TESTS = ["tests/engine", "tests/core", "tests/layers", "tests/capture", "tests/fuzz", "tests/test_batch.py",
          "tests/test_testing_assert.py", "tests/cli/test_cli_capture.py", "tests/arch/test_arch_all.py",
-         "tests/bpf/test_bpf.py"]
+         "tests/bpf/test_bpf.py", "tests/rewrite/test_rewrite_fast.py", "tests/rewrite/test_rewrite_capture.py"]
 
 #: ASAN_OPTIONS / UBSAN_OPTIONS of every run (``log_path`` is added).
 ASAN = {"halt_on_error": "1", "abort_on_error": "1", "detect_leaks": "1", "leak_check_at_exit": "0",
@@ -65,7 +65,7 @@ def build(dest: Path, sanitize: str, cc: str, coverage: bool = False) -> Path:
                     "--build-lib", str(dest / "lib")], cwd=ROOT, env=env, check=True,
                    stdout=subprocess.DEVNULL)
     lib = dest / "lib"
-    if not list((lib / "csum" / "engine").glob("_cwalk*.so")) or not list((lib / "csum" / "engine").glob("_speedups*.so")):
+    if any(not list((lib / "csum" / "engine").glob(f"{name}*.so")) for name in ("_cwalk", "_speedups", "_rewrite")):
         raise SystemExit(f"sanitized: the C extensions did not build under {lib}")
     return lib
 
@@ -105,8 +105,8 @@ def main(argv: list[str] | None = None) -> int:
     default = TESTS + [f"--deselect={d}" for d in DESELECT] if not any(not a.startswith("-") for a in pytest_args) \
         else []
     cmd = [sys.executable, "-m", "pytest", "-p", "leakcheck_plugin", "-q", *default, *pytest_args]
-    where = subprocess.run([sys.executable, "-c", "import csum.engine._cwalk as c, csum.engine._speedups as s; "
-                            "print(c.__file__); print(s.__file__)"], cwd=ROOT, env=env, capture_output=True, text=True)
+    where = subprocess.run([sys.executable, "-c", "import csum.engine._cwalk as c, csum.engine._speedups as s, "
+                            "csum.engine._rewrite as r; print(c.__file__); print(s.__file__); print(r.__file__)"], cwd=ROOT, env=env, capture_output=True, text=True)
     if where.returncode or any(not Path(f).is_relative_to(lib) for f in where.stdout.split()):
         print(where.stdout + where.stderr, file=sys.stderr)
         raise SystemExit(f"sanitized: the sanitized extensions under {lib} are not the ones imported")

@@ -152,6 +152,8 @@
 #define CT_ICMPV6_ERRORS 0x1eULL  /* bit t: type t quotes a datagram (the Python walker's) */
 /* UDP ports of the tunnels and embedded packets the C walker leaves to the Python walker (all of table.UDP_TUNNELS and UDP_EMBEDDED but gtp, gtp-prime, gre-udp, vxlan, geneve) */
 #define CT_UDP_TUNNEL_ELSEWHERE(p) ((p) == 1701 || (p) == 3544 || (p) == 4341 || (p) == 4790 || (p) == 5072 || (p) == 5247 || (p) == 6343 || (p) == 6635)
+/* UDP ports of every tunnel and embedded packet but VXLAN (table.UDP_TUNNELS, UDP_EMBEDDED): the C rewriter's, which goes into VXLAN only */
+#define CT_UDP_TUNNEL_NOT_VXLAN(p) ((p) == 1701 || (p) == 2152 || (p) == 3386 || (p) == 3544 || (p) == 4341 || (p) == 4754 || (p) == 4790 || (p) == 5072 || (p) == 5247 || (p) == 6081 || (p) == 6343 || (p) == 6635)
 /* table.UDP_TUNNELS_BY_SOURCE: also a tunnel's source port (the lower one) */
 #define CT_UDP_TUNNEL_BY_SOURCE(p) ((p) == 1701 || (p) == 2152 || (p) == 3386 || (p) == 3544 || (p) == 4341 || (p) == 5072 || (p) == 5247)
 /* TCP ports of table.TCP_EMBEDDED (either port): the Python walker's */

@@ -362,7 +362,7 @@ static int udp_tunnel(Ctx *c, Layer *L)
     if (L->l4 < 0)
         return 0;
     unsigned port = be16(c->b + L->l4 + 2);
-    return port == CT_VXLAN_PORT || CT_UDP_TUNNEL_ELSEWHERE(port);
+    return port == CT_VXLAN_PORT || CT_UDP_TUNNEL_NOT_VXLAN(port);
 }
 
 /* Editor.l4_flags: BPF_F_MARK_MANGLED_0 for UDP, BPF_F_MARK_ENFORCE for UDP over IPv6 but a tunnel's. */
@@ -463,8 +463,9 @@ static int transport(Ctx *c, Layer *L, int *inner)
     int at = L->l4start, avail = L->end - at;
     L->l4 = at;
     if (L->proto == CT_TCP) {
-        if (avail < CT_TCP_MIN || (b[at + CT_TCP_DOFF_AT] >> 4) * 4 > avail)
-            return -1;
+        if (avail < CT_TCP_MIN || (b[at + CT_TCP_DOFF_AT] >> 4) * 4 > avail ||
+            CT_TCP_EMBEDDED(be16(b + at)) || CT_TCP_EMBEDDED(be16(b + at + 2)))
+            return -1;  /* OpenFlow's packet-ins hold embedded packets the Python walker walks */
         L->l4_csum = at + CT_TCP_FIELD;
         L->pseudo = CT_TCP_PSEUDO;
     } else if (L->proto == CT_UDP) {
@@ -475,8 +476,11 @@ static int transport(Ctx *c, Layer *L, int *inner)
             return -1;
         L->l4_csum = at + CT_UDP_FIELD;
         L->pseudo = CT_UDP_PSEUDO;
-        unsigned port = be16(b + at + 2);
-        if (CT_UDP_TUNNEL_ELSEWHERE(port) || (port == CT_VXLAN_PORT && L->depth > 0))
+        unsigned port = be16(b + at + 2), source = be16(b + at);
+        /* a tunnel or an embedded packet the Python walker follows (by either port), VXLAN in VXLAN: the Python
+         * engine */
+        if (CT_UDP_TUNNEL_NOT_VXLAN(port) || (source < port && CT_UDP_TUNNEL_BY_SOURCE(source)) ||
+            (port == CT_VXLAN_PORT && L->depth > 0))
             return -1;
         *inner = port == CT_VXLAN_PORT;
     } else if (L->proto == CT_ICMP && L->version == 4) {

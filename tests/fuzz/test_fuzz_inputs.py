@@ -18,7 +18,7 @@ from csum import engine
 FUZZ = Path(__file__).resolve().parents[2] / "fuzz"
 sys.path.append(str(FUZZ))  # fuzz_common and the targets (appended: the csum already imported stays the one used)
 
-TARGETS = ("walker", "chunks", "records", "fix", "sums")
+TARGETS = ("walker", "chunks", "records", "fix", "sums", "rewrite")
 pytestmark = pytest.mark.skipif(engine.cwalk is None or "c" not in engine.ENGINES,
                                 reason="csum's C is not built or CSUM_ENGINE is not c: the targets test C")
 
@@ -69,7 +69,7 @@ class _Wrong:
         reported, closed, peak = self._real.fast_check(*args)
         out = args[4]
         if self._what == "fast_check" and out[0, 0] > 0:
-            out[0, 0] += 8
+            out[0, 0] += self._real.DEPTH  # one level deeper (code: layer + DEPTH * depth)
         if self._what == "reported":
             for _, results in reported:
                 results[-1] = dataclasses.replace(results[-1], computed=(results[-1].computed or 0) ^ 1)
@@ -98,4 +98,49 @@ def test_sums_target_catches_a_wrong_sum(monkeypatch):
     real = engine.ENGINES["c"]
     monkeypatch.setitem(engine.ENGINES, "c", real._replace(ones_sum=lambda *a: real.ones_sum(*a) ^ 1))
     with pytest.raises(AssertionError, match="differ"):
+        module.one_input(data)
+
+
+
+def test_sums_target_catches_a_wrong_fast_path(monkeypatch):
+    """fuzz_sums fails when a loop helper's C fast path (here internet_checksum's) answers one bit off while its
+    Python body is right: the target compares the two."""
+    import csum
+
+    module = importlib.import_module("fuzz_sums")
+    data = (FUZZ / "corpus" / "sums" / "ipv4-header-w16").read_bytes()
+    module.one_input(data)
+    real = csum.internet_checksum
+
+    def fast_paths_on() -> bool:
+        on = engine._speedups.set_fast_paths(True)
+        engine._speedups.set_fast_paths(on)
+        return on
+
+    monkeypatch.setattr(csum, "internet_checksum", lambda buf: real(buf) ^ fast_paths_on())
+    with pytest.raises(AssertionError, match="internet_checksum: C and the Python reference differ"):
+        module.one_input(data)
+
+
+class _WrongRewriter:
+    """The C capture rewriter with its output's last byte flipped."""
+
+    def __init__(self, real) -> None:
+        self._real = real
+
+    def __getattr__(self, name):
+        return getattr(self._real, name)
+
+    def rewrite(self, *args):
+        data, *rest = self._real.rewrite(*args)
+        return (data[:-1] + bytes([data[-1] ^ 1]), *rest)
+
+
+def test_rewrite_target_catches_a_wrong_c_answer(monkeypatch):
+    """fuzz_rewrite fails when the C rewriter's bytes differ from the Python engine's in one bit."""
+    module = importlib.import_module("fuzz_rewrite")
+    data = (FUZZ / "corpus" / "rewrite" / "all-stacks-nat4").read_bytes()
+    module.one_input(data)
+    monkeypatch.setattr(engine, "crewrite", _WrongRewriter(engine.crewrite))
+    with pytest.raises(AssertionError, match="rewrite_chunk's bytes: C and the Python reference differ"):
         module.one_input(data)
