@@ -2,9 +2,9 @@
 
 Independent sources: binutils' ``readelf`` reads the runner clang-19 and lld-19
 build against Debian's loong64 packages (ELF machine, type, no interpreter);
-the commands the runner was built with before the clang fallback existed
-(``CC -O2 -static -o OUT SRC``, csum 0.1.0's guest.build_runner) for every
-other architecture. Compilers and QEMU binaries that are not installed are
+the command every architecture's runner was built with before the clang
+fallback existed (``CC -O2 -static -o OUT SRC``, guest.build_runner at commit
+eeee82a). Compilers and QEMU binaries that are not installed are
 stood in for by scripts on PATH that print a version line, so the choice
 between them is tested on every machine.
 """
