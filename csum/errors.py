@@ -104,15 +104,17 @@ class Code(StrEnum):
     AMBIGUOUS = "ambiguous", "CsumValueError", "several programs match: pick one by name or section"
     PROG_TYPE = "prog-type", "CsumValueError", "a program csum prog does not run (a legacy section: give its type)"
     NO_MAP = "no-map", "CsumValueError", "the BPF object has no map or global of that name"
-    # kernels booted under QEMU (csum/kernel/qemu/guest.py)
+    # kernels booted under QEMU (csum/kernel/qemu/)
     UNKNOWN_ARCH = "unknown-arch", "CsumValueError", "no QEMU architecture of that name"
-    NO_COMPILER = "no-compiler", "CsumValueError", "the architecture's cross compiler is not on PATH"
+    NO_COMPILER = "no-compiler", "CsumValueError", \
+        "the architecture's cross compiler (loong64: or clang-19 and lld-19) is not on PATH"
     BUILD_FAILED = "build-failed", "CsumValueError", "the cross compiler failed to build the runner"
     BAD_CPIO = "bad-cpio", "CsumValueError", "not a newc cpio archive"
-    NO_QEMU = "no-qemu", "CsumValueError", "the architecture's qemu-system-* is not on PATH"
+    NO_QEMU = "no-qemu", "CsumValueError", "the architecture's qemu-system-* is not on PATH or too old for its kernel"
     TIMEOUT = "timeout", "CsumValueError", "the guest did not finish within the timeout"
     BOOT_FAILED = "boot-failed", "CsumValueError", "the guest exited without starting the runner"
-    APT_FAILED = "apt-failed", "CsumValueError", "apt could not find or fetch the Debian kernel package"
+    APT_FAILED = "apt-failed", "CsumValueError", \
+        "apt could not fetch a Debian package (a kernel, the runner's sysroot), or its SHA256 is not the archive's"
     # capture rewrite rules (csum/rewrite/rules.py, csum/rewrite/cryptopan.py)
     BAD_RULE = "bad-rule", "CsumValueError", "a rewrite rule that does not parse or cannot apply"
     OVERLAPPING_RULES = "overlapping-rules", "CsumValueError", "two rewrite rules claim the same address, port or field"

@@ -45,7 +45,7 @@ compare_module = importlib.import_module("csum.crossarch")
 from csum import arch, bpf, engine
 from csum.errors import Code, CsumError
 from csum.kernel import libbpf
-from csum.kernel.qemu import guest
+from csum.kernel.qemu import debian, guest
 
 SRC = Path(csum.__file__).resolve().parent
 UDP4 = bytes(IP(src="192.0.2.1", dst="192.0.2.2", ttl=9) / UDP(sport=1, dport=2) / b"data")
@@ -243,7 +243,7 @@ def _apt_finds_nothing(monkeypatch, tmp):
     if shutil.which("apt-cache") is None:
         pytest.skip("apt-cache is not installed")
     monkeypatch.setenv("CSUM_CACHE", str(tmp / "apt-cache"))
-    guest._apt("bookworm", "arm64", "apt-cache", "show", "--no-all-versions", "linux-image-arm64")
+    debian.apt("bookworm", "arm64", "apt-cache", "show", "--no-all-versions", "linux-image-arm64")
 
 
 #: Code -> the calls that must raise it (every raise site of a code shared by modules, where cheap).

@@ -42,7 +42,10 @@ are 0 only when those are; the fold (``dsll32``/``daddu``/``sltu``/``dsra32``/
 ``addu``) is an end-around add of the two halves, so it ends at the same
 ``canonical(total, 32)``. The ``wsbh`` swap and ``ADDC32`` then act on that
 32-bit value (sign-extended in the register, which orders as the u32 does for
-``sltu``). Evidence: the boot of Debian's 6.1 mips64el kernel (tests/vectors/qemu).
+``sltu``). Evidence: the boot of Debian's 6.1 mips64el kernel (tests/vectors/qemu), and
+the 64-bit build compiled from Debian's linux-source 7.2.13 and 6.1.176 and run under
+qemu-mips64el (tests/vectors/csum_partial/mips64el.txt: mipsel.txt's lines, odd
+addresses and tails included).
 """
 
 from __future__ import annotations

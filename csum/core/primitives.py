@@ -18,6 +18,12 @@ holds it: where the arch code adds other integers than lib/checksum.c, the u32 d
 * ``s390`` (arch/s390/include/asm/checksum.h): ``len`` and ``proto`` are added
   separately to a 64-bit sum (no 32-bit wrap of ``len + proto``), folded with a
   64-bit rotate.
+* ``mips64`` (arch/mips/include/asm/checksum.h, CONFIG_64BIT): ``proto + len``
+  is cast to ``__s32``, sign-extended to 64 bits and only then shifted left by 8
+  (little-endian), so no bit of it is lost, and the 64-bit total (wrapping at
+  2**64) is folded to 32 bits end-around; e.g. ``len`` 0x1000000 adds
+  0x100000000 (folding to 1) where lib/checksum.c adds 0. Below 2**24 (every IP
+  length) it is lib/checksum.c's sum. The 32-bit build is lib/checksum.c's.
 
 Every end-around chain and both 64-to-32 folds are canonical (0 only when
 every addend is 0; otherwise the unique value in 1..2**32-1 of its residue),
@@ -37,6 +43,7 @@ from .arith import M32, canonical, fold, ror32
 Endian = Literal["little", "big"]
 #: (saddr, daddr as the CPU loads the __be32 fields, len u32, proto u8, sum u32, byte order) -> __wsum.
 TcpudpFn = Callable[[int, int, int, int, int, Endian], int]
+_M64 = (1 << 64) - 1
 
 
 def _lib_checksum_c(saddr: int, daddr: int, length: int, proto: int, wsum: int, endian: Endian) -> int:
@@ -56,7 +63,15 @@ def _s390(saddr: int, daddr: int, length: int, proto: int, wsum: int, endian: En
     return canonical(wsum + saddr + daddr + length + proto, 32)
 
 
-TCPUDP_NOFOLD: dict[str, TcpudpFn] = {"lib/checksum.c": _lib_checksum_c, "arm": _arm, "s390": _s390}
+def _mips64(saddr: int, daddr: int, length: int, proto: int, wsum: int, endian: Endian) -> int:
+    """arch/mips/include/asm/checksum.h ``csum_tcpudp_nofold`` on a 64-bit kernel: ``(__s32)(proto + len)`` in 64 bits."""
+    lenprot = (proto + length) & M32
+    wide = (lenprot - (lenprot >> 31 << 32)) << (8 if endian == "little" else 0)
+    return canonical((wsum + saddr + daddr + wide) & _M64, 32)
+
+
+TCPUDP_NOFOLD: dict[str, TcpudpFn] = {"lib/checksum.c": _lib_checksum_c, "arm": _arm, "s390": _s390,
+                                      "mips64": _mips64}
 
 
 

@@ -13,7 +13,7 @@ import os
 import pytest
 from hypothesis import given
 from oracle import ones_add32
-from vectors import PartialCase, partial_line
+from vectors import ROOT, PartialCase, partial_cases, partial_line
 
 import csum
 from csum.testing import aligns, buffers, seeds
@@ -155,3 +155,17 @@ def test_large_buffer_congruent_at_every_alignment(prof, generic):
     want = generic.csum_partial(data, 0x89ABCDEF) % 0xFFFF
     for align in range(8):
         assert prof.csum_partial(data, 0x89ABCDEF, align=align) % 0xFFFF == want
+
+
+def test_the_64_bit_build_gives_the_32_bit_builds_bits():
+    """csum_partial/mips64el.txt (csum_partial.S built n64, CONFIG_64BIT, run under qemu-mips64el) and mipsel.txt
+    (built o32, under qemu-mipsel) hold the same 3,370 lines past their headers: every length 0..80 at every
+    alignment, odd addresses and odd tails included, as csum/arch/mips.py argues; the mips64el profile gives them."""
+    def cases(name: str) -> list[str]:
+        return [line for line in (ROOT / "csum_partial" / f"{name}.txt").read_text().splitlines()
+                if not line.startswith("#")]
+    assert cases("mips64el") == cases("mipsel") and len(cases("mips64el")) == 3370
+    odd = [c for c in partial_cases(ROOT / "csum_partial" / "mips64el.txt") if c.align % 2 and len(c.data) >= 8]
+    assert len(odd) > 1000
+    for case in odd:
+        _check(csum.profile("mips64el"), case)

@@ -88,3 +88,25 @@ def test_cli_compare_function(capsys):
     assert "0x1d000014 DIFF same" in out and "0x03001a14 same same" in out
     assert main(["compare", "--function", "ip_fast_csum", "0102"]) == 2
     assert "20..60 bytes" in capsys.readouterr().err
+
+
+def test_mips64_keeps_proto_plus_len_in_64_bits():
+    """mips64el.txt and mipsel.txt (arch/mips/include/asm/checksum.h built n64 and o32 by Debian's cross gcc, run
+    under qemu-mips64el / qemu-mipsel, the same inputs): the 64-bit csum_tcpudp_nofold differs from the 32-bit one
+    (lib/checksum.c's integers) only where proto + len >= 2**24 (the (__s32) cast sign-extends, the << 8 is 64-bit);
+    below, in every IP length, the bits are the same."""
+    m64, m32 = _rows(ROOT / "mips64el.txt"), _rows(ROOT / "mipsel.txt")
+    assert [r[:-1] for r in m64] == [r[:-1] for r in m32]
+    pairs = [(a, b) for a, b in zip(m64, m32) if a[0] == "csum_tcpudp_nofold"]
+    small = [(a, b) for a, b in pairs if int(a[3]) + int(a[4]) < 1 << 24]
+    assert len(small) > 1000 and all(a == b for a, b in small)
+    assert sum(a != b for a, b in pairs) == 1169
+    # Line 316 of each: proto + len = 0x96451d88, >= 2**31. o32 shifts it in 32 bits (0x451d8800, top byte lost);
+    # n64 sign-extends it and shifts in 64 bits (0xffffff96451d8800), then folds end-around.
+    def line_316(name: str) -> str:
+        return (ROOT / name).read_text().splitlines()[315]
+    assert line_316("mips64el.txt") == "csum_tcpudp_nofold 00000000 00000000 2521111721 223 00000000 451d8797"
+    assert line_316("mipsel.txt") == "csum_tcpudp_nofold 00000000 00000000 2521111721 223 00000000 451d8800"
+    args = (bytes(4), bytes(4), 2521111721, 223, 0)
+    assert csum.profile("mips64el").csum_tcpudp_nofold(*args) == 0x451D8797
+    assert csum.profile("mipsel").csum_tcpudp_nofold(*args) == 0x451D8800

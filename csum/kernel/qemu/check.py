@@ -326,6 +326,7 @@ def kernel_check_qemu(arch_name: str, kernel: Path, *, n: int = 600, n_replace: 
     if not log.results:
         raise ValueError(f"the guest ran no case (programs: {log.progs}; verifier: {' / '.join(log.verifier_log[-5:])})")
     prov = {**(provenance or {}), "qemu": guest.qemu_version(a), "qemu command": shlex.join(command),
+            "runner": guest.build_runner(a).note,
             "cases": f"csum.kernel.qemu.plan.make_cases({n}, "
             f"{n_replace if a.order == 'little' else 0}, seed={seed})"}
     report = evaluate(log, cases, arch=a.debian, kernel_image=str(kernel), forced_profile=forced_profile,

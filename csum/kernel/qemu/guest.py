@@ -3,15 +3,16 @@
 * :data:`ARCHES`: per Debian architecture, the QEMU machine, console, cross
   compiler, byte order and Debian kernel flavour.
 * :func:`build_runner`: compiles ``runner.c`` (csum's own code, never kernel
-  code) statically with the Debian cross compiler, cached under
-  :func:`cache_dir` by the source's hash.
+  code) statically as csum.kernel.qemu.toolchain says (the Debian cross gcc,
+  or clang against a Debian sysroot), cached under :func:`cache_dir` by the
+  hash of the source and the recipe.
 * :func:`initramfs`: a one-file ``newc`` cpio (``/init``, ``/plan.txt``,
   ``/dev/console``), written here without the ``cpio`` tool.
 * :func:`qemu_command` / :func:`boot`: the command line, and one boot that
   returns the console log.
-* :func:`fetch_debian`: a Debian kernel package for any architecture through
-  ``apt-get download`` with a private apt state under the cache directory
-  (the host's apt configuration is not touched).
+* :func:`fetch_debian`: a Debian kernel package for any architecture
+  (csum.kernel.qemu.debian: a private apt state under the cache directory;
+  the host's apt configuration is not touched).
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ from pathlib import Path
 from typing import Literal
 
 from ...errors import Code, CsumValueError
+from . import toolchain
+from .debian import apt, cache_dir, depends, download, extract
 
 
 @dataclass(frozen=True)
@@ -43,34 +46,42 @@ class Arch:
     cc: str
     order: Literal["little", "big"]
     flavour: str
+    #: The Debian package holding ``qemu``.
+    qemu_package: str
     memory: str = "512M"
     #: Kernel command line arguments this machine needs (besides the console and the runner).
     append: str = ""
+    #: clang's target, to build the runner against a Debian sysroot where ``cc`` is not installed.
+    clang: str = ""
+    #: The oldest QEMU (major, minor) known to boot Debian's kernel for this architecture.
+    min_qemu: tuple[int, int] = (0, 0)
 
 
 ARCHES = {a.debian: a for a in (
     Arch("armhf", "qemu-system-arm", ("-M", "virt", "-cpu", "cortex-a15"), "ttyAMA0",
-         "arm-linux-gnueabihf-gcc", "little", "armmp"),
+         "arm-linux-gnueabihf-gcc", "little", "armmp", "qemu-system-arm"),
     Arch("arm64", "qemu-system-aarch64", ("-M", "virt", "-cpu", "cortex-a57"), "ttyAMA0",
-         "aarch64-linux-gnu-gcc", "little", "arm64"),
+         "aarch64-linux-gnu-gcc", "little", "arm64", "qemu-system-arm"),
     Arch("ppc64el", "qemu-system-ppc64", ("-M", "pseries", "-cpu", "power9"), "hvc0",
-         "powerpc64le-linux-gnu-gcc", "little", "powerpc64le", "1G"),
+         "powerpc64le-linux-gnu-gcc", "little", "powerpc64le", "qemu-system-ppc", "1G"),
     Arch("riscv64", "qemu-system-riscv64", ("-M", "virt", "-cpu", "rv64,zbb=true"), "ttyS0",
-         "riscv64-linux-gnu-gcc", "little", "riscv64"),
+         "riscv64-linux-gnu-gcc", "little", "riscv64", "qemu-system-misc"),
     # QEMU 7.2 emulates the vector facility's VCKSM wrongly: boot s390x without it (CKSM path).
     Arch("s390x", "qemu-system-s390x", ("-M", "s390-ccw-virtio", "-cpu", "max,vx=off"), "ttysclp0",
-         "s390x-linux-gnu-gcc", "big", "s390x"),
+         "s390x-linux-gnu-gcc", "big", "s390x", "qemu-system-misc"),
     Arch("amd64", "qemu-system-x86_64", ("-M", "q35", "-cpu", "max"), "ttyS0",
-         "x86_64-linux-gnu-gcc", "little", "amd64"),
+         "x86_64-linux-gnu-gcc", "little", "amd64", "qemu-system-x86"),
     Arch("i386", "qemu-system-i386", ("-M", "pc", "-cpu", "max"), "ttyS0",
-         "i686-linux-gnu-gcc", "little", "686-pae"),
+         "i686-linux-gnu-gcc", "little", "686-pae", "qemu-system-x86"),
     Arch("mips64el", "qemu-system-mips64el", ("-M", "malta", "-cpu", "5KEc", "-vga", "none"), "ttyS0",
-         "mips64el-linux-gnuabi64-gcc", "little", "5kc-malta"),
+         "mips64el-linux-gnuabi64-gcc", "little", "5kc-malta", "qemu-system-mips"),
     Arch("mipsel", "qemu-system-mipsel", ("-M", "malta", "-cpu", "24Kc", "-vga", "none"), "ttyS0",
-         "mipsel-linux-gnu-gcc", "little", "4kc-malta", "256M"),
+         "mipsel-linux-gnu-gcc", "little", "4kc-malta", "qemu-system-mips", "256M"),
     # QEMU's loongarch virt machine has no i8042; Debian's kernel probes one and oopses without this.
+    # QEMU 7.2 loads only ELF kernels there; 10.0 loads Debian's (raw, unpacked from EFI zboot).
     Arch("loong64", "qemu-system-loongarch64", ("-M", "virt", "-cpu", "la464"), "ttyS0",
-         "loongarch64-linux-gnu-gcc", "little", "loong64", "1G", "initcall_blacklist=i8042_init"),
+         "loongarch64-linux-gnu-gcc", "little", "loong64", "qemu-system-misc", "1G", "initcall_blacklist=i8042_init",
+         clang="loongarch64-linux-gnu", min_qemu=(10, 0)),
 )}
 
 #: Other names a user may give for an architecture (uname -m, csum profile names).
@@ -88,37 +99,38 @@ def arch(name: str) -> Arch:
     return ARCHES[key]
 
 
-def cache_dir() -> Path:
-    """Where runners, downloaded kernels and boot logs are kept: ``$CSUM_CACHE`` or ``~/.cache/csum``."""
-    base = os.environ.get("CSUM_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "csum")
-    return Path(base)
-
-
 def runner_source() -> bytes:
     """The runner's C source, as shipped in the package."""
     return resources.files("csum.kernel.qemu").joinpath("runner.c").read_bytes()
 
 
-def build_runner(a: Arch) -> Path:
-    """The static runner binary for ``a``, compiled on first use and cached by source hash."""
+@dataclass(frozen=True)
+class Runner:
+    """A built runner and how it was built (:attr:`toolchain.Recipe.note`)."""
+
+    path: Path
+    note: str
+
+
+def build_runner(a: Arch) -> Runner:
+    """The static runner binary for ``a``, compiled on first use and cached by the source and recipe's hash."""
     source = runner_source()
-    out = cache_dir() / "runner" / f"{a.debian}-{hashlib.sha256(source).hexdigest()[:16]}" / "init"
-    if out.exists():
-        return out
-    if shutil.which(a.cc) is None:
-        raise CsumValueError(f"--qemu {a.debian}: cross compiler {a.cc} not found (Debian package "
-                             f"gcc-{a.cc.rsplit('-gcc', 1)[0].replace('_', '-')})", code=Code.NO_COMPILER)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
-        src, binary = Path(tmp) / "runner.c", Path(tmp) / "init"
-        src.write_bytes(source)
-        done = subprocess.run([a.cc, "-O2", "-static", "-o", str(binary), str(src)], capture_output=True, text=True)
-        if done.returncode:
-            raise CsumValueError(f"building the runner with {a.cc} failed: {done.stderr.strip()[-400:]}",
-                                 code=Code.BUILD_FAILED)
-        os.replace(binary, out)
-    return out
+    how = toolchain.recipe(a.cc, a.clang, a.debian)
+    key = hashlib.sha256(source + b"\0" + how.note.encode()).hexdigest()[:16]
+    out = cache_dir() / "runner" / f"{a.debian}-{key}" / "init"
+    note = out.with_name("built-with.txt")
+    if not (out.exists() and note.exists()):
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
+            src, binary = Path(tmp) / "runner.c", Path(tmp) / "init"
+            src.write_bytes(source)
+            done = subprocess.run(how.argv(src, binary), capture_output=True, text=True)
+            if done.returncode:
+                raise CsumValueError(f"building the runner with {how.command[0]} failed: "
+                                     f"{done.stderr.strip()[-400:]}", code=Code.BUILD_FAILED)
+            note.write_text(how.note + "\n")
+            os.replace(binary, out)
+    return Runner(out, note.read_text().strip())
 
 
 def _cpio_entry(name: str, mode: int, data: bytes = b"", rdev: tuple[int, int] = (0, 0), ino: int = 0) -> bytes:
@@ -213,13 +225,29 @@ def unpack_zboot(image: Path) -> Path:
     return out
 
 
+def _install_hint(a: Arch) -> str:
+    """The Debian package that holds ``a.qemu``, and on Debian 12 where a new enough one comes from."""
+    if a.min_qemu <= (7, 2):
+        return f"Debian package {a.qemu_package}"
+    newer = ".".join(map(str, a.min_qemu))
+    return (f"Debian package {a.qemu_package}, QEMU >= {newer}: Debian 13 on, or on Debian 12 add bookworm-backports "
+            f"to apt's sources and apt-get install -t bookworm-backports {a.qemu_package}")
+
+
 def qemu_version(a: Arch) -> str:
-    """The first line of ``qemu-system-* --version`` (e.g. ``QEMU emulator version 7.2.22 (Debian ...)``)."""
+    """The first line of ``qemu-system-* --version`` (e.g. ``QEMU emulator version 7.2.22 (Debian ...)``).
+
+    Raises CsumValueError when the binary is missing or older than ``a.min_qemu``.
+    """
     if shutil.which(a.qemu) is None:
-        raise CsumValueError(f"--qemu {a.debian}: {a.qemu} not found (Debian package qemu-system-*)",
-                             code=Code.NO_QEMU)
+        raise CsumValueError(f"--qemu {a.debian}: {a.qemu} not found ({_install_hint(a)})", code=Code.NO_QEMU)
     done = subprocess.run([a.qemu, "--version"], capture_output=True, text=True)
-    return (done.stdout.strip().splitlines() or ["unknown"])[0]
+    first = (done.stdout.strip().splitlines() or ["unknown"])[0]
+    found = re.search(r"version (\d+)\.(\d+)", first)
+    if a.min_qemu > (0, 0) and (found is None or (int(found[1]), int(found[2])) < a.min_qemu):
+        raise CsumValueError(f"--qemu {a.debian}: {a.qemu} is {first!r}, too old to boot Debian's {a.debian} kernel "
+                             f"({_install_hint(a)})", code=Code.NO_QEMU)
+    return first
 
 
 def boot(a: Arch, kernel: Path, plan: str, *, timeout: float = 1200.0, log: Path | None = None,
@@ -230,7 +258,7 @@ def boot(a: Arch, kernel: Path, plan: str, *, timeout: float = 1200.0, log: Path
     qemu is missing or the boot does not finish within ``timeout`` seconds.
     """
     qemu_version(a)  # qemu is there
-    runner = build_runner(a).read_bytes()
+    runner = build_runner(a).path.read_bytes()
     with tempfile.TemporaryDirectory() as tmp:
         initrd = Path(tmp) / "initramfs.cpio"
         initrd.write_bytes(initramfs(runner, plan))
@@ -266,31 +294,6 @@ class DebianKernel:
     arch: str
 
 
-def _apt(suite: str, debian_arch: str, *args: str, cwd: Path | None = None) -> str:
-    """apt-get/apt-cache with a private state for (suite, arch) under the cache directory."""
-    root = cache_dir() / "apt" / f"{suite}-{debian_arch}"
-    for sub in ("lists/partial", "archives/partial"):
-        (root / sub).mkdir(parents=True, exist_ok=True)
-    sources = root / "sources.list"
-    sources.write_text(f"deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] "
-                       f"http://deb.debian.org/debian {suite} main\n")
-    (root / "status").touch()
-    opts = [f"-oDir::State={root}", f"-oDir::State::status={root}/status", f"-oDir::State::Lists={root}/lists",
-            f"-oDir::Cache={root}", f"-oDir::Etc::SourceList={sources}", f"-oDir::Etc::SourceParts={root}/none",
-            f"-oDir::Etc::Preferences={root}/none", f"-oDir::Etc::PreferencesParts={root}/none",
-            f"-oAPT::Architecture={debian_arch}", f"-oAPT::Architectures::={debian_arch}",
-            "-oAcquire::Languages=none", "-oDebug::NoLocking=1", "-oAPT::Sandbox::User=root", "-q"]
-    done = subprocess.run([args[0], *opts, *args[1:]], capture_output=True, text=True, cwd=cwd)
-    if done.returncode:
-        raise CsumValueError(f"--debian: {' '.join(args[:2])} failed: {done.stderr.strip()[-300:]}", code=Code.APT_FAILED)
-    return done.stdout
-
-
-def _depends(show: str) -> list[str]:
-    match = re.search(r"^Depends: (.*)$", show, re.M)
-    return [d.strip().split(" ")[0] for d in match.group(1).split(",")] if match else []
-
-
 def _kernel_file(tree: Path) -> Path | None:
     for pattern in ("boot/vmlinu[xz]-*", "usr/lib/modules/*/vmlinu[xz]", "boot/vmlinu[xz]"):
         found = sorted(tree.glob(pattern))
@@ -302,30 +305,17 @@ def _kernel_file(tree: Path) -> Path | None:
 def fetch_debian(suite: str, debian_arch: str) -> DebianKernel:
     """Download (once) Debian ``suite``'s current kernel for ``debian_arch`` and extract its image."""
     a = arch(debian_arch)
-    _apt(suite, a.debian, "apt-get", "update")
-    meta = _apt(suite, a.debian, "apt-cache", "show", "--no-all-versions", f"linux-image-{a.flavour}")
-    package = next((d for d in _depends(meta) if d.startswith("linux-image-")), None)
+    apt(suite, a.debian, "apt-get", "update")
+    meta = apt(suite, a.debian, "apt-cache", "show", "--no-all-versions", f"linux-image-{a.flavour}")
+    package = next((d for d in depends(meta) if d.startswith("linux-image-")), None)
     if package is None:
         raise CsumValueError(f"--debian: linux-image-{a.flavour} in {suite} names no kernel package", code=Code.APT_FAILED)
-    debs = cache_dir() / "debs"
-    debs.mkdir(parents=True, exist_ok=True)
     for _ in range(2):  # the image package, or (7.x) the linux-binary-* package it depends on
-        show = _apt(suite, a.debian, "apt-cache", "show", "--no-all-versions", package)
-        version = re.search(r"^Version: (.*)$", show, re.M).group(1)  # type: ignore[union-attr]
-        deb = next(debs.glob(f"{package}_*_{a.debian}.deb"), None)
-        if deb is None or re.sub("%3a", ":", deb.name.split("_")[1]) != version:
-            _apt(suite, a.debian, "apt-get", "download", f"{package}:{a.debian}", cwd=debs)
-            deb = next(debs.glob(f"{package}_*_{a.debian}.deb"))
-        tree = cache_dir() / "kernels" / deb.stem
-        if not tree.exists():
-            tree.parent.mkdir(parents=True, exist_ok=True)
-            tmp = Path(tempfile.mkdtemp(dir=tree.parent))
-            subprocess.run(["dpkg-deb", "-x", str(deb), str(tmp)], check=True)
-            os.replace(tmp, tree)
-        image = _kernel_file(tree)
+        deb = download(suite, a.debian, package)
+        image = _kernel_file(extract([deb], cache_dir() / "kernels" / deb.path.stem))
         if image is not None:
-            return DebianKernel(image, package, version, hashlib.sha256(deb.read_bytes()).hexdigest(), suite, a.debian)
-        package = next((d for d in _depends(show) if d.startswith("linux-binary-")), "")
+            return DebianKernel(image, package, deb.version, deb.sha256, suite, a.debian)
+        package = next((d for d in deb.depends if d.startswith("linux-binary-")), "")
         if not package:
             break
     raise CsumValueError(f"--debian: no kernel image found in the {suite} packages for {a.debian}", code=Code.APT_FAILED)

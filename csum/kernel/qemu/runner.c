@@ -21,8 +21,9 @@
  * riscv64, "HWPROBE KEY VALUE" for riscv_hwprobe(2) keys 5 (CPUPERF_0) and 9
  * (MISALIGNED_SCALAR_PERF): whether the kernel found unaligned access fast,
  * which selects its csum code path; at the end "DONE". As PID 1 it mounts /proc first and powers the machine off last.
- * Built statically by csum/qemu/runner.py with the Debian cross compiler of
- * the guest's architecture.
+ * Built statically by csum/kernel/qemu/guest.py with the Debian cross gcc of
+ * the guest's architecture, or clang against that architecture's Debian libc
+ * (csum/kernel/qemu/toolchain.py).
  */
 #define _GNU_SOURCE
 #include <errno.h>
