@@ -1,7 +1,8 @@
 """Shared test setup: hypothesis settings profiles and the engine fixtures (tests/engines.py).
 
 ``default`` runs every property with 1,000 examples (what CI runs);
-``thorough`` (CSUM_HYPOTHESIS_PROFILE=thorough) runs 20,000.
+``thorough`` (CSUM_HYPOTHESIS_PROFILE=thorough) runs 20,000; ``engines`` (200) is tools/sanitized.py's, where
+each example runs under AddressSanitizer.
 """
 
 import os
@@ -13,6 +14,8 @@ from hypothesis import HealthCheck, settings
 pytest_plugins = ["kernel_count_plugin"]
 
 settings.register_profile("default", max_examples=1000, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("engines", max_examples=200, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("thorough", max_examples=20000, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])

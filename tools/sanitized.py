@@ -42,9 +42,9 @@ ASAN = {"halt_on_error": "1", "abort_on_error": "1", "detect_leaks": "1", "leak_
 UBSAN = {"halt_on_error": "1", "abort_on_error": "1", "print_stacktrace": "1", "print_summary": "1"}
 #: LeakSanitizer's suppressions: third-party modules only (see the file).
 SUPPRESSIONS = ROOT / "tools" / "lsan.supp"
-#: Left out of :data:`TESTS`' run: the reruns of the ``every_engine`` tests under the numpy and pure-Python engines,
-#: where no C runs (ten minutes under the sanitizers).
-DESELECT = ["tests/engine/test_engine.py::test_every_engine_tests_under_each_other_engine"]
+#: The ``every_engine`` tests run under the C engine only (tests/engines.py): the numpy and pure-Python engines run
+#: no C, and under the sanitizers they would add ten minutes.
+TEST_ENGINES = "c"
 
 
 def runtime(cc: str) -> Path:
@@ -102,8 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     logs = args.build / "logs"
     env = environment(lib, runtime(args.cc), logs, [ROOT / "tests"])
     env.setdefault("CSUM_HYPOTHESIS_PROFILE", "engines")  # 200 examples a property (tests/conftest.py), not 1,000
-    default = TESTS + [f"--deselect={d}" for d in DESELECT] if not any(not a.startswith("-") for a in pytest_args) \
-        else []
+    env.setdefault("CSUM_TEST_ENGINES", TEST_ENGINES)
+    default = TESTS if not any(not a.startswith("-") for a in pytest_args) else []
     cmd = [sys.executable, "-m", "pytest", "-p", "leakcheck_plugin", "-q", *default, *pytest_args]
     where = subprocess.run([sys.executable, "-c", "import csum.engine._cwalk as c, csum.engine._speedups as s, "
                             "csum.engine._rewrite as r; print(c.__file__); print(s.__file__); print(r.__file__)"], cwd=ROOT, env=env, capture_output=True, text=True)
