@@ -5,10 +5,9 @@ little-endian CPU; :func:`profile` selects an architecture's own code.
 """
 
 import importlib
+from typing import TYPE_CHECKING
 
-from .arch.crossarch import compare
 from .arch.generic import generic_le as _generic_le
-from .arch.profiles import Profile, profile, profile_names
 from .bpf.helpers import (
     BPF_F_HDR_FIELD_MASK,
     BPF_F_IPV6,
@@ -113,9 +112,24 @@ __all__ = [
 ]
 
 
+#: Names bound on first use, with the module that holds them: the profiles load TOML files and the comparison
+#: builds on them, which ``csum --version`` and the capture commands never need (tests/test_startup.py).
+_LAZY = {"compare": "arch.crossarch", "Profile": "arch.profiles", "profile": "arch.profiles",
+         "profile_names": "arch.profiles"}
+
+if TYPE_CHECKING:
+    from .arch.crossarch import compare
+    from .arch.profiles import Profile, profile, profile_names
+
+
 def __getattr__(name: str) -> object:
-    """``csum.batch``, ``csum.rewrite`` ...: the submodule, imported on first use."""
+    """``csum.batch``, ``csum.rewrite`` ...: the submodule, imported on first use; ``csum.profile`` and the other
+    :data:`_LAZY` names: bound on first use."""
     if name in _SUBMODULES:
         return importlib.import_module(f"{__name__}.{name}")
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

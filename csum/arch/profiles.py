@@ -15,10 +15,7 @@ import dataclasses
 import functools
 import os
 import sys
-import tomllib
 from dataclasses import dataclass
-from importlib import resources
-from pathlib import Path
 from typing import Any, Iterator
 
 from ..core import diff
@@ -223,6 +220,8 @@ def _check_keys(table: dict[str, Any], allowed: dict[str, type], required: set[s
 
 def parse_profile(text: str, path: str) -> Profile:
     """Parse and validate one profile TOML document; the newest implementation is selected."""
+    import tomllib  # here, not at the top: the commands that use no profile do not pay for it (tests/test_startup.py)
+
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -248,6 +247,9 @@ def parse_profile(text: str, path: str) -> Profile:
 
 
 def _profile_files() -> Iterator[tuple[str, str]]:
+    from importlib import resources  # as tomllib above
+    from pathlib import Path
+
     try:
         root = resources.files("csum.arch_profiles")
         entries = [(e.name, e) for e in root.iterdir()]

@@ -27,18 +27,15 @@ stitches the parts in chunk order.
 
 from __future__ import annotations
 
-import ctypes
 import functools
 import mmap
-import multiprocessing
 import os
 import signal
 import sys
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from itertools import chain
-from multiprocessing.connection import Connection
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -47,6 +44,9 @@ from .checker import Part, check_part
 from .pcap import Capture, Span
 from .report import Report
 from .stitch import Stitcher
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
 
 __all__ = ["check_spans", "checked", "default_jobs"]
 
@@ -94,6 +94,8 @@ def _as_worker(parent: int) -> None:
         signal.signal(signum, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if sys.platform.startswith("linux"):
+        import ctypes
+
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     if os.getppid() != parent:  # the parent died before prctl took effect: nobody would end this process
         os._exit(1)
@@ -113,6 +115,8 @@ def _serve(conn: Connection, slots: list[mmap.mmap], parent: int, part_of: Calla
 
 class _Pool:
     def __init__(self, jobs: int, slot_bytes: int, part_of: Callable[[Capture], Part]) -> None:
+        import multiprocessing  # here: one process (a small capture, --jobs 1) never needs it (tests/test_startup.py)
+
         ctx = multiprocessing.get_context("fork")
         self.slots = [mmap.mmap(-1, slot_bytes) for _ in range(DEPTH * jobs)]
         self.conns: list[Connection] = []
@@ -248,6 +252,8 @@ def check_spans(spans: Iterable[Span], read: Read, jobs: int = 1, *, keep_patche
     ``keep_patches``: keep each chunk's ``patches`` (else dropped, as :func:`csum.scan.scan` does);
     ``progress(file offset)`` is called after each chunk the calling process checks.
     """
+    import multiprocessing  # as in _Pool
+
     ctx = multiprocessing.get_context("fork")
     queue, taken = ctx.SimpleQueue(), ctx.Value("q", 0)
     report = Report(0, keep=keep)

@@ -74,8 +74,9 @@ def scan(name: str, *, jobs: int = 1, chunk_bytes: int = pcap.CHUNK_BYTES, sink:
     """
     with open_source(name) as source:
         reader = pcap.Reader(source.stream, chunk_bytes)
-        fd = source.fileno() if jobs > 1 and sink is None and each is None and transform is None \
-            and not fix_embedded else None
+        # a file of one chunk or less is checked here: no worker would get a span of it
+        fd = source.fileno() if jobs > 1 and (source.size or 0) > chunk_bytes and sink is None and each is None \
+            and transform is None and not fix_embedded else None
         if fd is not None:  # nothing to copy out: each process reads its own chunks from the file
             tick = None if progress is None else (lambda at: progress(at, source.size))
             report = check_spans(reader.spans(), lambda at, n: os.pread(fd, n, at), jobs,

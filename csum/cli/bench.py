@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import subprocess
 import sys
 from pathlib import Path
 
@@ -39,6 +38,8 @@ def run(args: argparse.Namespace) -> int:
     missing = [name for name in PEERS if _absent(name)]
     if missing:
         raise UsageError(f"the benchmarks need {' and '.join(missing)}: pip install 'linux-csum[bench]'")
+    import subprocess  # here: the parser imports this module for every command (tests/test_startup.py)
+
     command = [sys.executable, "-m", "bench"] + (["--quick"] if args.quick else []) + (["--json"] if args.json else [])
     return subprocess.run(command, cwd=root, check=False).returncode
 

@@ -4,8 +4,6 @@ architecture booted under QEMU (csum.kernel.check, csum.kernel.qemu)."""
 from __future__ import annotations
 
 import argparse
-import hashlib
-import shlex
 import sys
 from pathlib import Path
 
@@ -54,6 +52,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _qemu(args: argparse.Namespace) -> int:
+    import hashlib
+    import shlex
+
     from ..kernel.qemu import check, guest
 
     if args.debian is not None:

@@ -375,7 +375,7 @@ def test_bench_runs_python_m_bench_quick(monkeypatch):
         seen.update(command=command, cwd=cwd)
         return subprocess.CompletedProcess(command, 3)
 
-    monkeypatch.setattr(bench.subprocess, "run", fake_run)
+    monkeypatch.setattr(subprocess, "run", fake_run)  # bench imports subprocess when it runs
     assert main(["bench", "--quick"]) == 3
     assert seen["command"] == [sys.executable, "-m", "bench", "--quick"]
     assert (seen["cwd"] / "bench" / "__main__.py").exists()
@@ -426,7 +426,7 @@ def test_bench_json_passes_through_and_prints_json(monkeypatch, tmp_path):
     from csum.cli import bench
 
     seen = {}
-    monkeypatch.setattr(bench.subprocess, "run", lambda command, cwd, check: seen.update(command=command)
+    monkeypatch.setattr(subprocess, "run", lambda command, cwd, check: seen.update(command=command)
                         or subprocess.CompletedProcess(command, 0))
     assert main(["bench", "--quick", "--json"]) == 0
     assert seen["command"][-2:] == ["--quick", "--json"]

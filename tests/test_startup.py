@@ -1,0 +1,72 @@
+"""What the command line imports to start (issue 22: start-up): each command loads what its path needs and nothing
+more, so an import that creeps back into ``csum --version`` or ``csum verify SMALL.pcap`` fails here. The time it
+costs is measured side by side with ``python -c pass`` by ``python -m bench.startup``, not here.
+
+Each case runs in a fresh interpreter and lists the modules the command added to ``sys.modules`` (the ones the
+interpreter's own start-up imported, site and the editable install's finder included, are not counted).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from scapy.all import IP, TCP, Ether, wrpcap
+
+#: Never loaded by the commands below: numpy (its import alone costs more than all of csum's), the profiles' TOML
+#: parser, the process machinery of --jobs and subprocesses, and the wings those commands do not use.
+NOT_FOR_VERSION = {"numpy", "tomllib", "multiprocessing", "subprocess", "ctypes", "csum.layers", "csum.capture",
+                   "csum.kernel", "csum.rewrite", "csum.batch"}
+NOT_FOR_SMALL_VERIFY = {"tomllib", "multiprocessing", "subprocess", "csum.kernel", "csum.rewrite", "csum.batch",
+                        "csum.kernel.libbpf", "csum.dask"}
+
+_LIST = """
+import contextlib, io, json, sys
+before = set(sys.modules)
+from csum.cli import main
+with contextlib.redirect_stdout(io.StringIO()):
+    code = main(sys.argv[1:])
+print(json.dumps({"code": code, "new": sorted(set(sys.modules) - before)}))
+"""
+
+
+def _imported(*args: str) -> tuple[int, set[str]]:
+    run = subprocess.run([sys.executable, "-c", _LIST, *args], capture_output=True, text=True, check=True)
+    doc = json.loads(run.stdout.splitlines()[-1])
+    return doc["code"], set(doc["new"])
+
+
+def test_version_imports_no_numpy_and_no_wing_it_does_not_use():
+    code, new = _imported("--version")
+    assert code == 0
+    assert not new & NOT_FOR_VERSION, sorted(new & NOT_FOR_VERSION)
+    assert "csum.engine" in new  # it names the engine
+
+
+@pytest.mark.parametrize("jobs", [[], ["--jobs", "2"]])
+def test_verify_of_a_small_capture_imports_no_process_machinery(tmp_path, jobs):
+    """A capture of one chunk is checked in the calling process whatever ``--jobs`` says: no multiprocessing, no
+    profile TOML, no kernel or rewrite wing. (Five scapy-built packets, checksums by scapy: exit code 0.)"""
+    path = tmp_path / "small.pcap"
+    wrpcap(str(path), [Ether() / IP(dst="192.0.2.1") / TCP() / b"x" * k for k in range(5)])
+    code, new = _imported("verify", str(path), *jobs)
+    assert code == 0
+    assert not new & NOT_FOR_SMALL_VERIFY, sorted(new & NOT_FOR_SMALL_VERIFY)
+    assert "csum.capture.checker" in new
+
+
+def test_bench_startup_runs_side_by_side(tmp_path):
+    """`python -m bench.startup --repeats 1 --out F` times every command in one run, ``python -c pass`` first (the
+    floor the ratios divide by); no time is asserted (bench/results/startup.json holds the measured ones)."""
+    from pathlib import Path
+
+    out = tmp_path / "startup.json"
+    run = subprocess.run([sys.executable, "-m", "bench.startup", "--repeats", "1", "--out", str(out)],
+                         cwd=Path(__file__).resolve().parent.parent, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    rows = {r["command"]: r for r in json.loads(out.read_text())["rows"]}
+    assert rows["python -c pass"]["x_python"] == 1.0
+    assert {"csum --version", "csum verify SMALL.pcap (5 packets)", "python -c 'import numpy'"} <= set(rows)
+    assert all(r["wall_ms"] > 0 for r in rows.values()) and "| `csum --version` |" in run.stdout
