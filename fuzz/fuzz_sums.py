@@ -7,7 +7,9 @@ and the word (width 8/16/32/64, byte order), ``align`` and the number of rows, a
 buffer, placed at that offset so that it ends where its allocation ends. Checked: ``ones_sum``,
 ``ones_sum_blocked``, ``ones_sum_many`` (the same sums, or the same exception class), ``partial`` of the generic
 shape (lib/checksum.c csum_partial: the Python engine's 16-bit little-endian sum plus the seed, end-around) and the
-FastPaths bound on them (``csum.engine.ones_sum``, ``csum.csum_partial``). Then the loop helpers' C fast paths
+FastPaths bound on them (``csum.engine.ones_sum``, ``csum.csum_partial``); ``partial`` of the shape the input's byte 15
+picks (every architecture's csum_partial C computes: csum/engine/_arith.c) against that algorithm's Python function
+(csum/arch) under the numpy engine. Then the loop helpers' C fast paths
 (csum/engine/_arith.c) against their Python bodies (``_speedups.set_fast_paths(False)``): ``internet_checksum``
 (and its bytes twin) of the buffer, both ``bpf_csum_diff`` forms and ``inet_proto_csum_replace16`` of the buffer cut in
 two, ``csum_replace2/4``, and ``bpf_l3/l4_csum_replace`` on a copy of the buffer at an offset, size and flags the
@@ -24,6 +26,7 @@ from fuzz_common import assert_equal
 
 import csum
 from csum import engine
+from csum.arch import algorithm
 from csum.core.arith import add32
 from csum.core.partial import GENERIC_LE
 
@@ -67,6 +70,11 @@ def one_input(data: bytes) -> None:
     generic = engine.SHAPES[GENERIC_LE]
     assert_equal(engine._speedups.partial(generic, view, seed, align=align), partial, f"partial(seed={seed})")
     assert_equal(csum.csum_partial(view, seed, align=align), partial, "csum.csum_partial (FastPath)")
+    name = list(engine.SHAPES)[head[15] % len(engine.SHAPES)]
+    with engine.use("numpy"):  # numpy's sums: another implementation than the C under test, and fast
+        want_shape = algorithm(name)(view, seed, align)
+    assert_equal(engine._speedups.partial(engine.SHAPES[name], view, seed, align=align), want_shape,
+                 f"partial({name!r}, seed={seed}, align={align})")
     _helpers(view, head, seed)
 
 
