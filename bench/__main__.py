@@ -1,9 +1,9 @@
 """``python -m bench [--quick] [--json] [--out DIR] [--table-only JSON]``: run every workload, print the tables
-(or, with ``--json``, the results as JSON), write results.json (or results-quick.json), README-table.md and
+(or, with ``--json``, the results as JSON), write results.json (or results-quick.json), tables.md and
 throughput.png under bench/results/.
 
 ``--quick`` (under 30 s, what CI runs) times shorter slices, fewer repeats and fewer bpf profiles, and
-writes only results-quick.json (the committed README table comes from a full run).
+writes only results-quick.json (the committed tables, those of docs/benchmarks.md, come from a full run).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print the results as JSON instead of the tables")
     parser.add_argument("--out", type=Path, default=RESULTS, help="directory for JSON, table and plot")
     parser.add_argument("--table-only", type=Path, metavar="JSON",
-                        help="regenerate README-table.md and the plot from a saved JSON, measuring nothing")
+                        help="regenerate tables.md and the plot from a saved JSON, measuring nothing")
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     if args.table_only:
@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     text = report.markdown(results)
     print(json.dumps(results, indent=1) if args.json else text)
     if not results["quick"] or args.out != RESULTS:
-        (args.out / "README-table.md").write_text(text, encoding="utf-8")
+        (args.out / "tables.md").write_text(text, encoding="utf-8")
         print(report.plot(results, args.out / "throughput.png"), file=sys.stderr if args.json else sys.stdout)
     if "elapsed_s" in results:
         print(f"bench: {results['elapsed_s']} s", file=sys.stderr)

@@ -1,6 +1,6 @@
 """Turn bench results (the JSON that bench/run.py's numbers are saved as) into tables and a plot.
 
-Everything here reads only the JSON, so the README table can be regenerated
+Everything here reads only the JSON, so the tables of docs/benchmarks.md can be regenerated
 from a saved run: ``python -m bench --table-only bench/results/results.json``.
 """
 
@@ -114,7 +114,7 @@ def import_table(results: dict[str, Any]) -> list[str]:
 
 
 def markdown(results: dict[str, Any]) -> str:
-    """bench/results/README-table.md: every table, headed by where and when it was measured."""
+    """bench/results/tables.md: every table, headed by where and when it was measured."""
     m = results["machine"]
     head = [f"Measured {m['date']} on {m['cpu']} ({m['cpus']} CPUs), Python {m['python']}, csum {m['csum']} "
             f"(engine: {m['engine']}), numpy {m['numpy']}, scapy {m['scapy']}, dpkt {m['dpkt']}"

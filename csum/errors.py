@@ -36,7 +36,7 @@ class Code(StrEnum):
 
     #: The name of the one exception class that raises this code.
     kind: str
-    #: What the code means, as the README's error table says it (tools/readme_errors.py).
+    #: What the code means, as the error table of docs/errors.md says it (tools/gen_error_table.py).
     meaning: str
 
     # arguments (csum/core/inputs.py and every public function)

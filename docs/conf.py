@@ -30,6 +30,23 @@ autodoc_member_order = "bysource"
 autodoc_typehints = "signature"
 autodoc_default_options = {"members": True, "undoc-members": False}
 
+
+def _render_list(items: list, markdown_help: bool, settings: object = None) -> list:
+    """sphinx-argparse's ``render_list`` (it parses every help text as reStructuredText), but a text of several lines
+    (the exit-code epilogs of ``verify`` and ``fix``, laid out for ``--help`` by RawDescriptionHelpFormatter) is
+    shown as it is, a literal block, instead of being misread as indented reStructuredText."""
+    from docutils import nodes
+
+    if not markdown_help and items and all(isinstance(item, str) and "\n" in item.strip() for item in items):
+        return [nodes.literal_block(item, item) for item in items]
+    return _sphinxarg_render_list(items, markdown_help, settings)
+
+
+import sphinxarg.ext  # noqa: E402
+
+_sphinxarg_render_list = sphinxarg.ext.render_list
+sphinxarg.ext.render_list = _render_list
+
 html_theme = "alabaster"
 html_static_path: list[str] = []
 html_title = f"csum {release}"

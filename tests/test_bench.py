@@ -1,4 +1,5 @@
-"""bench/: the quick benchmark runs end to end (CI runs it here) and writes its JSON, table and plot.
+"""bench/: the quick benchmark runs end to end (CI runs it here) and writes its JSON, tables (tables.md, the form of
+docs/benchmarks.md's) and plot.
 
 No timing is asserted: performance claims live in bench/results/, measured side by side.
 """
@@ -19,4 +20,4 @@ def test_bench_quick_writes_results(tmp_path):
     results = json.loads(next(tmp_path.glob("*.json")).read_text())
     text = json.dumps(results)
     assert "scapy" in text and "dpkt" in text and "engine" in text
-    assert (tmp_path / "README-table.md").read_text().count("|") > 20
+    assert (tmp_path / "tables.md").read_text().count("|") > 20

@@ -1,5 +1,5 @@
-"""The documentation cannot drift: every example on its pages (docs/**/*.md and README.md) runs here, and the
-files generated from the argument parser are current.
+"""The documentation cannot drift: every example on its pages (docs/**/*.md and README.md) runs here, the files
+generated from the argument parser are current, and the site builds (HTML and the man page) without a warning.
 
 A page's ```pycon blocks are one doctest session (ELLIPSIS, NORMALIZE_WHITESPACE); its ```console blocks run in
 bash after them, in the same scratch directory (the page's Python examples may write the files its shell examples
@@ -75,3 +75,25 @@ def test_every_page_is_in_the_site():
         name = page.relative_to(ROOT / "docs").with_suffix("").as_posix()
         assert name == "index" or name in index or any(
             name.rsplit("/", 1)[-1] in p.read_text() for p in (ROOT / "docs").rglob("*.md") if p != page), name
+
+
+@pytest.mark.parametrize("builder", ["html", "man"])
+def test_site_builds_without_a_warning(builder, tmp_path):
+    """``python -m sphinx -W --keep-going -b BUILDER docs OUT`` succeeds and prints no warning or error at all: -W
+    fails the build on Sphinx's own warnings, and the output is searched too for the docutils messages
+    ("(WARNING/2)", "(ERROR/3)") that a directive's nested parse prints without going through Sphinx's logging."""
+    for module in ("sphinx", "myst_parser", "sphinxarg"):
+        pytest.importorskip(module, reason=f"{module} is not installed (the [docs] extra)")
+    run = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", builder,
+                          str(ROOT / "docs"), str(tmp_path / builder)],
+                         capture_output=True, text=True, timeout=600,
+                         env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])})
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    problems = [line for line in (run.stdout + run.stderr).splitlines()
+                if re.search(r"WARNING|ERROR|\((?:INFO/1|WARNING/2|ERROR/3|SEVERE/4)\)", line)]
+    assert problems == [], "\n".join(problems)
+    if builder == "man":
+        page = (tmp_path / builder / "csum.1").read_text(encoding="utf-8").replace("\\-", "-")   # roff's hyphens
+        assert "kernel-check" in page and "exit codes:" in page
+    else:
+        assert (tmp_path / builder / "verify.html").exists() and (tmp_path / builder / "_images" / "throughput.png").exists()

@@ -1,6 +1,6 @@
 """csum/errors.py: every error code, triggered through the public API, raised by its one class.
 
-The expected code and class of each trigger come from csum.errors.Code (the one list the README
+The expected code and class of each trigger come from csum.errors.Code (the one list docs/errors.md
 prints); the triggers are inputs chosen by hand to be wrong in one way each. A code used in
 csum/ but missing from Code, or a Code entry nobody triggers here, fails this module loudly:
 adding a code is one line in Code plus one trigger below. Environment failures run their real code
@@ -434,8 +434,8 @@ def test_codes_compare_as_strings():
     assert err.code is Code.BAD_WIDTH and err.code == "bad-width"
 
 
-def test_readme_lists_every_code_with_its_class():
-    """The README's error table is generated from Code (tools/readme_errors.py prints it): same rows."""
-    readme = (SRC.parent / "README.md").read_text(encoding="utf-8")
+def test_docs_list_every_code_with_its_class():
+    """The error table of docs/errors.md is generated from Code (tools/gen_error_table.py prints it): same rows."""
+    page = (SRC.parent / "docs" / "errors.md").read_text(encoding="utf-8")
     for code in Code:
-        assert f"| `{code.value}` | `{code.kind}` | {code.meaning} |" in readme, code
+        assert f"| `{code.value}` | `{code.kind}` | {code.meaning} |" in page, code

@@ -2,7 +2,7 @@
 regenerate bit for bit.
 
 One check per target (make_vectors.TARGETS). Each needs a kernel source tree outside the
-repository (README "Regenerating the vectors"; e.g. Debian's linux-source-X packages extracted
+repository (docs/evidence.md, "Regenerating the vectors"; e.g. Debian's linux-source-X packages extracted
 into directories named after the .deb):
   CSUM_KSRC          a tree from v6.13 on (homogenized net/core/filter.c; Linux 7.2)
   CSUM_KSRC_LEGACY   a tree up to v6.12 with the current arch files (legacy filter.c, parisc; Linux 6.12)

@@ -9,7 +9,7 @@ verdicts of a first fragment are moved to its ``reassembled_in`` frame (tshark -
 Checksums tshark judges and csum does not are counted as ``missing`` per tshark field.
 Prints one JSON summary; exit 1 on any disagreement or csum crash. Needs tshark (Debian package tshark).
 
-Corpora used for the README's numbers: the test captures of tcpdump and Wireshark
+Corpora used for the numbers of docs/evidence.md: the test captures of tcpdump and Wireshark
 (``apt-get source --download-only tcpdump wireshark`` with a deb-src line; tests/*.pcap* and
 test/captures/* of the unpacked tarballs). They stay outside this repository.
 """

@@ -99,7 +99,7 @@ def unread(scan: Scan) -> bool:
 
 
 def exit_code(items: Sequence[Scan | Failed], args: argparse.Namespace) -> int:
-    """The exit-code table (README, --help): 2 for an input not read whole; else 1 for a bad checksum anywhere;
+    """The exit-code table (docs/verify.md, --help): 2 for an input not read whole; else 1 for a bad checksum anywhere;
     else, with --strict, 2 for link types csum cannot look into; else 0."""
     scans = _scans(items)
     if len(scans) < len(items) or any(unread(s) for s in scans):

@@ -62,7 +62,7 @@ def test_legacy_einval(frm, to):
 
 
 def _zero_condition(prof, frm: bytes, to: bytes, seed: int) -> bool:
-    """When the homogenized helper returns 0x0000 on ``prof`` (derived in README "Homogenization").
+    """When the homogenized helper returns 0x0000 on ``prof`` (derived in docs/kernel-facts.md, "The +-0 finding").
 
     ret is folded with csum_from32to16, which gives 0 only for ret == 0:
     push: csum_partial(to, seed) == 0; pull: csum_partial(from, ~seed) == 0xffffffff;

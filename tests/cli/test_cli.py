@@ -257,7 +257,7 @@ def test_verify_bad_files_exit_2_with_one_line(content, needle, tmp_path, capsys
 
 def test_verify_bogus_ihl_is_reported_and_never_hides_a_bad_checksum(tmp_path, capsys):
     """A packet whose IPv4 IHL is 3 is malformed: listed in the report; alone it leaves exit 0 (every checksum
-    found is good), next to a wrong checksum the exit code is 1 (README exit-code table)."""
+    found is good), next to a wrong checksum the exit code is 1 (the exit-code table of docs/verify.md)."""
     pkts = _good_packets()
     bogus = pkts[0][:14] + b"\x43" + pkts[0][15:]
     path = tmp_path / "ihl.pcap"

@@ -177,7 +177,7 @@ def test_pcapng_sections_interfaces_and_small_chunks(tmp_path):
 # --- exit codes ------------------------------------------------------------------------------------
 
 def test_exit_codes(tmp_path, bad_capture):
-    """The README table: 0 good (no IP at all is fine, nor a link type csum does not know: listed, a warning), 1 a
+    """The exit-code table of docs/verify.md: 0 good (no IP at all is fine, nor a link type csum does not know: listed, a warning), 1 a
     bad checksum (never hidden by a malformed packet), 2 not a capture, or unsupported link types with --strict;
     fix writes nothing on 2."""
     good = tmp_path / "good.pcap"

@@ -2,7 +2,7 @@
 
 Expected values: the packets are scapy's (checksums by scapy); a record's offset is where this test put it
 (the pcap layout of draft-ietf-opsawg-pcap: a 24-byte file header, then 16 bytes before each frame); the
-bytes of a compressed stream are cut or extended by the test; exit codes and messages are the README's
+bytes of a compressed stream are cut or extended by the test; exit codes and messages are docs/verify.md's
 table; POSIX gives the signal numbers (128 + n for a signal's exit code) and the file system's NAME_MAX
 (pathconf). Frame numbers and field offsets are tshark's (`tshark -T pdml`: frame.number and each
 checksum field's pos) where tshark is installed.

@@ -63,7 +63,7 @@ class Target:
     shim: str | None = None             # tools/vectors/shim/csum_<shim>.h, force-included after csum_shim.h
     cut: str | None = None              # an assembler/C source is compiled only up to the line holding this
     notes: tuple[str, ...] = ()         # one "# note:" line each
-    needs: str = CURRENT                # which kernel trees hold the file in this form (README, tests)
+    needs: str = CURRENT                # which kernel trees hold the file in this form (docs/evidence.md, tests)
     excerpt: str | None = None          # bpf_csum_diff targets: the kernel file the helper is cut out of
     form: str | None = None             # bpf_csum_diff targets: "homogenized" (v6.13+) or "legacy" (<= v6.12)
     inline: tuple[tuple[str, tuple[str, ...]], ...] = ()  # primitives: (kernel file, functions cut out of it)

@@ -1,4 +1,7 @@
-"""Print the README's table of error codes from csum.errors.Code (the one list): ``python tools/readme_errors.py``."""
+"""Print the table of error codes of docs/errors.md from csum.errors.Code (the one list): ``python tools/gen_error_table.py``.
+
+tests/test_errors.py demands that docs/errors.md holds every row this prints.
+"""
 
 from __future__ import annotations
 
