@@ -195,6 +195,9 @@ def sums_seeds() -> dict[str, bytes]:
         + bytes([128, 0x34, 0x12, 0xC0, 0xA8, 219, 0x14, 0, 0]) + raw(V4 / TCP())[:40],
         "helpers-ipv4-tcp-size2-mangled0": head(0, 1, False, 0, 0, 0xFFFF, 0)[:7]
         + bytes([128, 0, 0, 0, 0, 219, 0x22, 0, 0]) + raw(V4 / TCP())[:40],
+        # every csum_partial shape C computes (byte 15 picks it), at an odd address and an odd length
+        **{f"shape{k}-ramp-101-align{k % 8}": head(k % 8, 1, False, k % 8, 0, 0x9ABCDEF0, 0)[:15] + bytes([k])
+           + bytes(range(101)) for k in range(1, 10)},
     }
 
 

@@ -16,8 +16,8 @@ runs through the engine::
     def test_public_function(data): ...
 
 (as ``usefixtures``, hypothesis does not warn about a function-scoped fixture: the engine stays the same for
-every example, which is the point). ``CSUM_TEST_ENGINES=c`` (a comma-separated list) runs ``every_engine`` tests
-under those engines only: tools/sanitized.py's run, where the other engines run no C.
+every example, which is the point). ``CSUM_TEST_ENGINES=c`` (a comma-separated list) runs ``engine`` and
+``every_engine`` tests under those engines only: tools/sanitized.py's run, where the other engines run no C.
 """
 
 import os
@@ -27,13 +27,12 @@ import pytest
 
 from csum import engine as _engine
 
+_EVERY = [n for n in os.environ.get("CSUM_TEST_ENGINES", ",".join(_engine.ENGINES)).split(",") if n in _engine.ENGINES]
 
-@pytest.fixture(params=list(_engine.ENGINES.values()), ids=list(_engine.ENGINES))
+
+@pytest.fixture(params=[_engine.ENGINES[n] for n in _EVERY], ids=_EVERY)
 def engine(request: pytest.FixtureRequest) -> _engine.Engine:
     return request.param
-
-
-_EVERY = [n for n in os.environ.get("CSUM_TEST_ENGINES", ",".join(_engine.ENGINES)).split(",") if n in _engine.ENGINES]
 
 
 @pytest.fixture(params=_EVERY, ids=[f"engine={name}" for name in _EVERY])

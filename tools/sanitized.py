@@ -7,11 +7,12 @@ setup.py build``, into ``build/sanitized`` unless ``--build``: the working tree'
 then runs pytest on that copy with the sanitizer runtime of the compiler preloaded (``LD_PRELOAD``; Python
 itself is not instrumented), ``PYTHONMALLOC=malloc`` (every Python object on the sanitizer's heap, so an
 overread of a packet's bytes object or a use after free of an object is seen), every finding fatal
-(``halt_on_error``, ``-fno-sanitize-recover=all``) and LeakSanitizer's check run by tests/leakcheck_plugin.py
-in each pytest process once its tests are done (never at exit, where the interpreter's own finalization leaks).
-Properties run 200 examples each (``CSUM_HYPOTHESIS_PROFILE=engines`` unless set). Reports go to files under the build directory, printed at the end; the run fails when pytest fails or any
-report was written. Without test paths among the pytest arguments it runs :data:`TESTS`. fuzz/run.py builds the same way for the fuzz
-targets (``fuzzer-no-link`` added, clang).
+(``halt_on_error``, ``-fno-sanitize-recover=all``). Without test paths among the pytest arguments it runs
+:data:`TESTS`, then a second run on :data:`LEAK_TESTS` where LeakSanitizer's check is run by
+tests/leakcheck_plugin.py in the pytest process once its tests are done (never at exit, where the interpreter's
+own finalization leaks). Properties run 200 examples each (``CSUM_HYPOTHESIS_PROFILE=engines`` unless set).
+Reports go to files under the build directory, printed at the end; the run fails when pytest fails or any report
+was written. fuzz/run.py builds the same way for the fuzz targets (``fuzzer-no-link`` added, clang).
 """
 
 from __future__ import annotations
@@ -37,11 +38,16 @@ TESTS = ["tests/engine", "tests/core", "tests/layers", "tests/capture", "tests/f
 ASAN = {"halt_on_error": "1", "abort_on_error": "1", "detect_leaks": "1", "leak_check_at_exit": "0",
         "detect_stack_use_after_return": "1", "strict_string_checks": "1", "check_initialization_order": "1",
         "allocator_may_return_null": "1", "print_summary": "1",
-        # Python is built without frame pointers: the slow unwinder gives a leak's whole allocation stack
-        "fast_unwind_on_malloc": os.environ.get("CSUM_SANITIZE_FAST_UNWIND", "0"), "malloc_context_size": "40"}
+        # the fast unwinder on every malloc; the leak check's run uses the slow one (see LEAK_TESTS)
+        "fast_unwind_on_malloc": "1", "malloc_context_size": "40"}
 UBSAN = {"halt_on_error": "1", "abort_on_error": "1", "print_stacktrace": "1", "print_summary": "1"}
 #: LeakSanitizer's suppressions: third-party modules only (see the file).
 SUPPRESSIONS = ROOT / "tools" / "lsan.supp"
+#: The tests the leak check runs on, after :data:`TESTS`: the fuzz targets' inputs, which call every C entry point.
+#: LeakSanitizer names a leak by its allocation stack, and Python is built without frame pointers, so this run uses
+#: the slow unwinder (``fast_unwind_on_malloc=0``): every allocation about 100 times slower, which the whole of
+#: TESTS could not afford (hours), and without which the suppressions (tools/lsan.supp) match nothing.
+LEAK_TESTS = ["tests/fuzz", "-n0"]
 #: The ``every_engine`` tests run under the C engine only (tests/engines.py): the numpy and pure-Python engines run
 #: no C, and under the sanitizers they would add ten minutes.
 TEST_ENGINES = "c"
@@ -103,20 +109,24 @@ def main(argv: list[str] | None = None) -> int:
     env = environment(lib, runtime(args.cc), logs, [ROOT / "tests"])
     env.setdefault("CSUM_HYPOTHESIS_PROFILE", "engines")  # 200 examples a property (tests/conftest.py), not 1,000
     env.setdefault("CSUM_TEST_ENGINES", TEST_ENGINES)
-    default = TESTS if not any(not a.startswith("-") for a in pytest_args) else []
-    cmd = [sys.executable, "-m", "pytest", "-p", "leakcheck_plugin", "-q", *default, *pytest_args]
     where = subprocess.run([sys.executable, "-c", "import csum.engine._cwalk as c, csum.engine._speedups as s, "
-                            "csum.engine._rewrite as r; print(c.__file__); print(s.__file__); print(r.__file__)"], cwd=ROOT, env=env, capture_output=True, text=True)
+                            "csum.engine._rewrite as r; print(c.__file__); print(s.__file__); print(r.__file__)"],
+                           cwd=ROOT, env=env, capture_output=True, text=True)
     if where.returncode or any(not Path(f).is_relative_to(lib) for f in where.stdout.split()):
         print(where.stdout + where.stderr, file=sys.stderr)
         raise SystemExit(f"sanitized: the sanitized extensions under {lib} are not the ones imported")
-    rc = subprocess.run(cmd, cwd=ROOT, env=env).returncode
+    chosen = any(not a.startswith("-") for a in pytest_args)
+    rc = subprocess.run([sys.executable, "-m", "pytest", "-q", *([] if chosen else TESTS), *pytest_args], cwd=ROOT,
+                        env=env).returncode
+    if not rc and not chosen:  # the leak check, on the tests that call every C entry point
+        slow = {**env, "ASAN_OPTIONS": env["ASAN_OPTIONS"].replace("fast_unwind_on_malloc=1", "fast_unwind_on_malloc=0")}
+        rc = subprocess.run([sys.executable, "-m", "pytest", "-p", "leakcheck_plugin", "-q", *LEAK_TESTS, *pytest_args],
+                            cwd=ROOT, env=slow).returncode
     found = reports(logs)
     for text in found:
         print(text, file=sys.stderr)
     print(f"sanitized: pytest exit {rc}, {len(found)} sanitizer report(s) ({logs})", file=sys.stderr)
     return rc or (1 if found else 0)
-
 
 if __name__ == "__main__":
     sys.exit(main())
