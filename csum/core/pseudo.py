@@ -29,7 +29,8 @@ _FAMILY = {4: "IPv4", 16: "IPv6"}
 
 def _addr(value: Address4, size: int, name: str) -> bytes:
     kind = _FAMILY[size]
-    if isinstance(value, int) and not isinstance(value, bool) and size == 4:
+    if size == 4 and not isinstance(value, (bytes, bytearray, memoryview, str)) and (
+            isinstance(value, int) or getattr(value, "ndim", None) == 0):  # an int, a numpy scalar: a __be32
         return check_uint(value, 32, name).to_bytes(4, "little")
     if isinstance(value, (str, ipaddress.IPv4Address, ipaddress.IPv6Address)):
         try:
