@@ -6,6 +6,7 @@ Each check names the offending argument in its message, so a user sees
 
 from __future__ import annotations
 
+import ipaddress
 import operator
 from collections.abc import Callable
 from typing import Any, TypeVar, overload
@@ -155,3 +156,39 @@ def check_field(buf: Any, sizes: tuple[int, ...], name: str) -> bytes:
         want = " or ".join(str(s) for s in sizes)
         raise CsumValueError(f"{name} must be {want} bytes long, got {len(data)}", code=Code.BAD_WIDTH)
     return data
+
+
+_FAMILY = {4: "IPv4", 16: "IPv6"}
+
+
+def check_address(value: Any, size: int, name: str, *, be32: bool = False) -> bytes:
+    """The ``size`` network-order bytes (4: IPv4, 16: IPv6) of address ``value`` (argument ``name``): its text,
+    an ``ipaddress`` object or its bytes; with ``be32``, an IPv4 address may also be a ``__be32`` int as a
+    little-endian CPU holds it (a numpy integer too)."""
+    kind = _FAMILY[size]
+    if not isinstance(value, (bytes, bytearray, memoryview, str)) and (
+            isinstance(value, int) or getattr(value, "ndim", None) == 0):  # an int, a numpy scalar
+        if be32 and size == 4:
+            return check_uint(value, 32, name).to_bytes(4, "little")
+        raise CsumTypeError(f"{name} must be an {kind} address (a string, an ipaddress object or its {size} bytes), "
+                            f"not {type(value).__name__}", code=Code.BAD_TYPE)
+    if isinstance(value, (str, ipaddress.IPv4Address, ipaddress.IPv6Address)):
+        try:
+            packed = ipaddress.ip_address(value).packed
+        except ValueError:
+            raise CsumValueError(f"{name} is not an {kind} address (a string like "
+                                 f"{'192.0.2.1' if size == 4 else '2001:db8::1'}, an ipaddress object or its "
+                                 f"{size} bytes): {value!r}", code=Code.BAD_ADDRESS) from None
+        if len(packed) != size:
+            raise CsumValueError(f"{name} must be an {kind} address, got {value!r}", code=Code.BAD_ADDRESS)
+        return packed
+    try:
+        view = as_view(value, name)
+    except CsumTypeError:
+        raise CsumTypeError(f"{name} must be an {kind} address: a string, an ipaddress object, its {size} bytes"
+                            f"{' or a __be32 int' if be32 and size == 4 else ''}; not {type(value).__name__}",
+                            code=Code.BAD_TYPE) from None
+    if len(view) != size:
+        raise CsumValueError(f"{name} must be an {kind} address ({size} bytes), got {len(view)} bytes",
+                             code=Code.BAD_ADDRESS)
+    return view.tobytes()
