@@ -153,6 +153,14 @@ class Bool:
         return bool(value) if isinstance(value, (bool, np.bool_)) else NONE
 
 
+class Str:
+    """Any str."""
+
+    @staticmethod
+    def equiv(value: Any) -> Any:
+        return str(value) if isinstance(value, str) else NONE
+
+
 class Exact:
     """Only the valid value itself (a Profile, a list of Fields ...): anything in the pool is refused."""
 
@@ -368,14 +376,14 @@ SPECS: dict[str, Spec] = {
                                   dport=(None, Optional_(U(16))), decrement_ttl=(True, Bool),
                                   link=("auto", LINK), inplace=(False, Bool), arch=("generic", Either((PROFILE_NAME, Exact(P))))),
     "csum.rewrite.set_field": _spec(csum.rewrite.set_field, "packet offset new", packet=(FRAME, Buf()),
-                                    offset=(36, Int(0, len(FRAME) - 2)), new=(b"\x00\x07", Buf((2,))),
+                                    offset=(36, Int(0, len(FRAME) - 2)), new=(b"\x00\x07", Buf((2, 4))),
                                     pseudo_header=(False, Bool),
                                     link=("auto", LINK), inplace=(False, Bool)),
     "csum.pcap.parse": _spec(csum.pcap.parse, "data", data=(csum.pcap.to_bytes([FRAME]), Buf())),
     "csum.pcap.to_bytes": _spec(csum.pcap.to_bytes, "frames", frames=([FRAME], Seq(Buf())),
                                 linktype=(1, U(32))),
     "csum.profiles.profile_for_machine": _spec(csum.profiles.profile_for_machine, "machine",
-                                               machine=("x86_64", Exact("x86_64")),
+                                               machine=("x86_64", Str),
                                                byteorder=("little", Choice(("little", "big")))),
     "csum.skb.Skb": _spec(csum.skb.Skb, "data", data=(FRAME, Buf()), ip_summed=(0, Int(0, 3)), csum=SEED,
                           csum_level=(0, Int(0, 3)), network_offset=(14, Int(0, len(FRAME))), align=ALIGN,

@@ -23,7 +23,7 @@ from typing import Any, Iterator
 
 from ..core import diff
 from ..core.arith import swab16
-from ..core.inputs import as_view, check_align, check_str, check_uint
+from ..core.inputs import as_view, check_align, check_choice, check_str, check_uint
 from ..core.ones import csum_fold
 from ..core.partial import ip_fast_csum
 from ..core.primitives import TCPUDP_NOFOLD, ipv6_magic
@@ -297,6 +297,11 @@ def profile(name: str, kernel: str | None = None) -> Profile:
     return profile_named(name, kernel)
 
 
+def as_profile(value: str | Profile, arg: str = "arch") -> Profile:
+    """``value`` (argument ``arg``) if it is a :class:`Profile`, else the profile it names (``arch="x86_64"``)."""
+    return value if isinstance(value, Profile) else profile_named(value, None, arg)
+
+
 def profile_named(name: str, kernel: str | None = None, arg: str = "name", kernel_arg: str = "kernel") -> Profile:
     """:func:`profile`, for a function whose arguments for ``name`` and ``kernel`` are called ``arg`` and
     ``kernel_arg`` (``csum.batch.csum_partials(profile=...)``): its errors name them."""
@@ -316,6 +321,8 @@ def profile_for_machine(machine: str, byteorder: str = sys.byteorder) -> str | N
     both big- and little-endian MIPS kernels). None when no profile models that machine on
     that byte order (e.g. ``mips64`` on a big-endian CPU: only the little-endian mips64el exists).
     """
+    check_str(machine, "machine", "a machine name like 'x86_64' (a str)")
+    check_choice(byteorder, ("little", "big"), "byteorder", Code.BAD_BYTEORDER)
     found = [p.name for p in _registry().values() if machine in p.uname and p.endian == byteorder]
     return found[0] if len(found) == 1 else None
 

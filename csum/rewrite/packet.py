@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Literal, Mapping, NamedTuple, Union
 
 from .. import bpf
-from ..arch.profiles import Profile, profile_named
+from ..arch.profiles import Profile, as_profile, profile
 from ..bpf.flags import CHECKSUM_NONE, CHECKSUM_PARTIAL
 from ..bpf.skb import BPF_F_RECOMPUTE_CSUM, DIFF, Op, Skb
 from ..core.arith import M16, M32, add32, fold, ror32
@@ -587,7 +587,7 @@ def rewrite(packet: Any, *, saddr: Address | None = None, daddr: Address | None 
     stack = walk(memoryview(data), link, strict=True)  # the one walk: every layer below is read from it
     lay = outer_layer(stack)
     original = bytes(data)
-    editor = Editor(data, lay, arch if isinstance(arch, Profile) else profile_named(arch, None, "arch"))
+    editor = Editor(data, lay, as_profile(arch, "arch"))
     plan = _plan(data, lay, "", dict(saddr=saddr, daddr=daddr, sport=sport, dport=dport, icmp_id=icmp_id,
                                      decrement_ttl=decrement_ttl))
     changes = [_check_field(c, lay) for c in check_list(fields, "fields")]
