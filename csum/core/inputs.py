@@ -176,9 +176,9 @@ def check_address(value: Any, size: int, name: str, *, be32: bool = False) -> by
         try:
             packed = ipaddress.ip_address(value).packed
         except ValueError:
-            raise CsumValueError(f"{name} is not an {kind} address (a string like "
+            raise CsumValueError(f"{name} must be an {kind} address (a string like "
                                  f"{'192.0.2.1' if size == 4 else '2001:db8::1'}, an ipaddress object or its "
-                                 f"{size} bytes): {value!r}", code=Code.BAD_ADDRESS) from None
+                                 f"{size} bytes), got {value!r}", code=Code.BAD_ADDRESS) from None
         if len(packed) != size:
             raise CsumValueError(f"{name} must be an {kind} address, got {value!r}", code=Code.BAD_ADDRESS)
         return packed
