@@ -85,10 +85,12 @@ def _absent(zero: T.Zero, v6: bool) -> Reason | None:
 
 
 def _extent(f: Field) -> int:
-    """How many bytes of the packet field ``f`` reads: its field, its coverage and its pseudo-header addresses."""
-    ends = [end for _, end in f.covers]
-    if f.at is not None:
-        ends.append(f.at + 2)
+    """How many bytes of the packet field ``f`` reads: its field, and where it is verifiable (``na`` None: all
+    of it was captured) its coverage and its pseudo-header addresses."""
+    stored = [] if f.at is None else [f.at + 2]
+    if f.na is not None or f.at is None:
+        return max(stored, default=0)
+    ends = stored + [end for _, end in f.covers]
     if f.pseudo is not None:
         ends += (f.pseudo[0] + f.pseudo[2], f.pseudo[1] + f.pseudo[2])
     if f.alt_end is not None:
