@@ -452,7 +452,8 @@ def _plan(data: bytearray, lay: Layout, name: str, request: dict[str, Any]) -> _
                              code=Code.NO_PORTS)
     if request["icmp_id"] is not None:
         ports.append((4, _icmp_id(data, lay, where, check_uint(request["icmp_id"], 16, prefix + "icmp_id"))))
-    if check_bool(request["decrement_ttl"], prefix + "decrement_ttl") and data[lay.ttl] == 0:
+    ttl = request["decrement_ttl"]
+    if ttl is not None and check_bool(ttl, prefix + "decrement_ttl") and data[lay.ttl] == 0:  # None: not asked (nested)
         what = "TTL" if lay.version == 4 else "hop limit"
         raise CsumValueError(f"{where}: the {what} is already 0 and cannot be decremented", code=Code.TTL_EXPIRED)
     return _Plan(new[0], new[1], ports, bool(request["decrement_ttl"]))
@@ -569,7 +570,7 @@ def rewrite(packet: Any, *, saddr: Address | None = None, daddr: Address | None 
     only in how they write a zero diff (0x0000 or 0xffff); the packet bytes are the same.
     """
     rebuild = None
-    inplace = check_bool(inplace, "inplace")
+    inplace, decrement_ttl = check_bool(inplace, "inplace"), check_bool(decrement_ttl, "decrement_ttl")
     if _scapy_packet(packet):
         names = [layer.__name__ for layer in packet.layers()]
         if names[0] not in ("Ether", "IP", "IPv6"):
