@@ -42,7 +42,7 @@ __all__ = ["BPF_F_HDR_FIELD_MASK", "BPF_F_IPV6", "BPF_F_MARK_ENFORCE", "BPF_F_MA
 def _field_value(value: object, name: str) -> int:
     """A helper argument: an int as the helper's u64 register holds it (a numpy integer too), or the field's
     2 or 4 bytes."""
-    if isinstance(value, (bytes, bytearray, memoryview)) or getattr(value, "ndim", 0):
+    if isinstance(value, (bytes, bytearray, memoryview)) or getattr(value, "ndim", None):
         return int.from_bytes(check_field(value, (2, 4), name), "little")
     return check_uint(as_int(value, "an int (u64 register value) or 2/4 bytes", name), 64, name)
 
