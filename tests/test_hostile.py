@@ -173,6 +173,23 @@ class Exact:
         return value if any(value is o for o in self.ok) else NONE
 
 
+@dataclasses.dataclass(frozen=True)
+class Row:
+    """``n`` ints of ``bits`` bits, one per packet (a list, tuple or 1-D integer array): the list of them."""
+
+    n: int
+    bits: int = 32
+
+    def equiv(self, value: Any) -> Any:
+        if not isinstance(value, (list, tuple, np.ndarray)) or getattr(value, "ndim", 1) != 1 \
+                or len(value) != self.n:
+            return NONE
+        if isinstance(value, np.ndarray) and value.dtype.kind not in "iu":
+            return NONE
+        items = [U(self.bits).equiv(v) for v in value]
+        return NONE if any(v is NONE for v in items) else items
+
+
 class Packets2d:
     """A 2-D uint8 numpy array (one packet per row)."""
 
@@ -347,10 +364,10 @@ SPECS: dict[str, Spec] = {
                                            packets2d=(np.frombuffer(UDP4[:8], np.uint8).reshape(2, 4),
                                                       Packets2d)),
     "csum.batch.internet_checksums_ragged": _spec(csum.batch.internet_checksums_ragged, "buf offsets lengths",
-                                                  buf=DATA, offsets=([0, 4], Exact()), lengths=([4, 8], Exact())),
+                                                  buf=DATA, offsets=([0, 4], Row(2, 63)), lengths=([4, 8], Row(2, 63))),
     "csum.batch.csum_partials": _spec(csum.batch.csum_partials, "packets2d",
                                       packets2d=(np.frombuffer(UDP4[:8], np.uint8).reshape(2, 4), Packets2d),
-                                      seed=SEED, profile=("x86_64", PROFILE_NAME),
+                                      seed=(7, Either((U(32), Row(2)))), profile=("x86_64", PROFILE_NAME),
                                       kernel=(None, Optional_(RELEASE)), align=ALIGN),
     "csum.crossarch.field16": _spec(csum.crossarch.field16, "value endian", value=W32,
                                     endian=("little", Choice(("little", "big")))),
@@ -406,7 +423,7 @@ SPECS.update({
                                   packets2d=(np.frombuffer(UDP4[:8], np.uint8).reshape(2, 4), Packets2d),
                                   width=(32, Choice((16, 32))), byteorder=("big", Choice(("little", "big")))),
     "csum.batch.ones_sums_ragged": _spec(csum.batch.ones_sums_ragged, "buf offsets lengths", buf=DATA,
-                                         offsets=([0, 4], Exact()), lengths=([4, 8], Exact()),
+                                         offsets=([0, 4], Row(2, 63)), lengths=([4, 8], Row(2, 63)),
                                          width=(32, Choice((16, 32))), byteorder=("big", Choice(("little", "big")))),
     "csum.bpf.csum_diff": _spec(csum.bpf.csum_diff, "partial frm to seed", partial=(_GEN, Exact()),
                                 frm=(b"abcd", Buf()), to=(b"efgh", Buf()), seed=SEED, frm_align=ALIGN,
