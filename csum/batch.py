@@ -28,9 +28,9 @@ import numpy as np
 
 from . import engine
 from .arch import register_vectorized, vectorized
-from .arch.profiles import profile as _profile
+from .arch.profiles import profile_named
 from .core.arith_np import M16, M32, add32, canonical, from32to16, ror32, swab16
-from .core.inputs import as_view, check_align, check_uint
+from .core.inputs import as_int, as_view, check_align, check_choice, check_uint
 from .errors import Code, CsumTypeError, CsumValueError
 from .types import Wsum
 
@@ -45,8 +45,17 @@ def _as_packets(packets2d: Any) -> np.ndarray:
     return np.ascontiguousarray(packets2d)
 
 
+def _as_array(values: Any, name: str) -> np.ndarray:
+    """``values`` as a numpy array; a ragged nesting or an object numpy cannot read raises naming ``name``."""
+    try:
+        return np.asarray(values)
+    except (ValueError, TypeError):
+        raise CsumTypeError(f"{name} must be a 1-D array of integers, not {type(values).__name__} that numpy "
+                            f"cannot read as one", code=Code.BAD_ARRAY) from None
+
+
 def _as_index(values: Any, name: str) -> np.ndarray:
-    arr = np.asarray(values)
+    arr = _as_array(values, name)
     if arr.ndim != 1 or (arr.size and arr.dtype.kind not in "iu"):
         raise CsumTypeError(f"{name} must be a 1-D array of integers, got dtype {arr.dtype} with shape {arr.shape}",
                             code=Code.BAD_ARRAY)
@@ -61,7 +70,7 @@ def _ragged(buf: Any, offsets: Any, lengths: Any) -> tuple[memoryview, np.ndarra
     if offs.shape != lens.shape:
         raise CsumValueError(f"offsets and lengths must have the same length, got {len(offs)} and {len(lens)}",
                              code=Code.BAD_SHAPE)
-    outside = np.flatnonzero(offs + lens > len(view)) if len(offs) else offs
+    outside = np.flatnonzero((offs > len(view)) | (lens > len(view) - offs)) if len(offs) else offs  # no overflow
     if len(outside):
         i = int(outside[0])
         raise CsumValueError(f"offsets[{i}] + lengths[{i}] = {offs[i]} + {lens[i]} is past the end of buf "
@@ -92,10 +101,9 @@ def ones_sums_ragged(buf: Any, offsets: Any, lengths: Any, width: int = 16, byte
 
 
 def _check_word(width: int, byteorder: str) -> None:
-    if width not in (16, 32):
+    if as_int(width, "16 or 32", "width") not in (16, 32):
         raise CsumValueError(f"width must be 16 or 32, got {width!r}", code=Code.BAD_WIDTH)
-    if byteorder not in ("little", "big"):
-        raise CsumValueError(f"byteorder must be 'little' or 'big', got {byteorder!r}", code=Code.BAD_BYTEORDER)
+    check_choice(byteorder, ("little", "big"), "byteorder", Code.BAD_BYTEORDER)
 
 
 def internet_checksums(packets2d: np.ndarray) -> np.ndarray:
@@ -150,9 +158,9 @@ for _name, _form in _FORMS.items():
 
 
 def _seeds(seed: Any, n: int) -> np.ndarray:
-    if isinstance(seed, int) and not isinstance(seed, bool):
+    arr = _as_array(seed, "seed") if isinstance(seed, (np.ndarray, list, tuple)) else None
+    if arr is None or arr.ndim == 0:  # one u32 (a numpy integer too)
         return np.full(n, check_uint(seed, 32, "seed"), dtype=np.uint64)
-    arr = np.asarray(seed)
     if arr.shape != (n,) or (n and arr.dtype.kind not in "iu"):
         raise CsumTypeError(f"seed must be an int or an integer array of shape ({n},), got {arr.dtype} {arr.shape}",
                             code=Code.BAD_ARRAY)
@@ -169,7 +177,7 @@ def csum_partials(packets2d: np.ndarray, seed: Any = 0, *, profile: str = "gener
     """
     packets = _as_packets(packets2d)
     align = check_align(align)
-    prof = _profile(profile, kernel)
+    prof = profile_named(profile, kernel, "profile")
     seeds = _seeds(seed, len(packets))
     form = vectorized(prof.implementation.algorithm)
     result = form(packets, seeds, align) if form else None

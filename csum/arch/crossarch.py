@@ -21,10 +21,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from ..core.arith import M32, from32to16
-from ..core.inputs import as_view, check_align, check_uint
+from ..core.inputs import as_view, check_align, check_choice, check_instance, check_list, check_uint
 from ..errors import Code, CsumValueError
 from ..types import Wsum
-from .profiles import Profile, profile, profile_names
+from .profiles import Profile, profile, profile_named, profile_names
 
 __all__ = ["FUNCTIONS", "FunctionRow", "REFERENCE", "Row", "align_dependence", "compare", "compare_function",
            "field16"]
@@ -38,7 +38,16 @@ def field16(value: int, endian: str) -> bytes:
     ``value`` is a u32 as that CPU's register holds it (a ``Wsum`` or ``Sum16``, never a
     :data:`csum.types.WireSum`); the result is the checksum field's bytes, wire order.
     """
-    return from32to16(value & M32).to_bytes(2, endian)  # type: ignore[arg-type]
+    value = check_uint(value, 32, "value")
+    endian = check_choice(endian, ("little", "big"), "endian", Code.BAD_BYTEORDER)
+    return from32to16(value).to_bytes(2, endian)  # type: ignore[arg-type]
+
+
+def _chosen(profiles: list[str] | None) -> list[Profile]:
+    """The profiles named in ``profiles`` (all of them for None), each name checked as ``profiles[i]``."""
+    if profiles is None:
+        return [profile(n) for n in profile_names()]
+    return [profile_named(n, None, f"profiles[{i}]") for i, n in enumerate(check_list(profiles, "profiles"))]
 
 
 
@@ -64,6 +73,8 @@ class Row:
 
 def align_dependence(p: Profile, frm: object, to: object, seed: Wsum) -> dict[int, list[tuple[int, int]]]:
     """Homogenized ``bpf_csum_diff`` at every (frm_align, to_align) pair: {result: [pairs giving it]}."""
+    check_instance(p, Profile, "p")
+    frm, to, seed = as_view(frm, "frm"), as_view(to, "to"), check_uint(seed, 32, "seed")
     out: dict[int, list[tuple[int, int]]] = {}
     for fa in range(8):
         for ta in range(8):
@@ -103,13 +114,13 @@ def compare(buf: object, seed: Wsum = Wsum(0), profiles: list[str] | None = None
     neutral seed use 0 (or a value whose bytes read the same both ways).
     """
     view = as_view(buf, "buf")
-    check_uint(seed, 32, "seed")
-    check_align(align)
+    seed = check_uint(seed, 32, "seed")
+    align = check_align(align)
+    chosen = _chosen(profiles)
     refs = {endian: profile(name) for endian, name in REFERENCE.items()}
     generic = refs["little"]
     generic_field = field16(generic.csum_partial(view, seed), "little")
     generic_homog_field = field16(generic.bpf_csum_diff(b"", view, seed), "little")
-    chosen = [profile(n) for n in (profiles if profiles is not None else profile_names())]
     return [_row(p, view, seed, refs, generic_field, generic_homog_field, align) for p in chosen]
 
 
@@ -143,12 +154,13 @@ def compare_function(function: str, *, data: object = b"", seed: Wsum = Wsum(0),
     """``function`` (one of :data:`FUNCTIONS`) on every profile: the pseudo-header functions take
     ``saddr, daddr, length, proto, seed`` (16-byte addresses for csum_ipv6_magic); ``ip_fast_csum`` takes ``data`` (``len(data) // 4`` words);
     ``csum_fold`` folds ``seed``."""
-    if function not in FUNCTIONS:
-        raise CsumValueError(f"function must be one of {', '.join(FUNCTIONS)}, got {function!r}", code=Code.BAD_FUNCTION)
+    function = check_choice(function, FUNCTIONS, "function", Code.BAD_FUNCTION)
+    data, seed = as_view(data, "data"), check_uint(seed, 32, "seed")
+    chosen = _chosen(profiles)
 
     def value(p: Profile) -> int:
         if function == "ip_fast_csum":
-            return p.ip_fast_csum(data, len(as_view(data, "data")) // 4)
+            return p.ip_fast_csum(data, len(data) // 4)
         if function == "csum_fold":
             return p.csum_fold(seed)
         fn = {"csum_tcpudp_nofold": p.csum_tcpudp_nofold, "csum_tcpudp_magic": p.csum_tcpudp_magic,
@@ -158,7 +170,7 @@ def compare_function(function: str, *, data: object = b"", seed: Wsum = Wsum(0),
     refs = {endian: value(profile(name)) for endian, name in REFERENCE.items()}
     generic_field = _field(function, refs["little"], "little")
     rows = []
-    for p in (profile(n) for n in (profiles if profiles is not None else profile_names())):
+    for p in chosen:
         v = value(p)
         rows.append(FunctionRow(p.name, p.endian, function, v, v == refs[p.endian],
                                 _field(function, v, p.endian) == generic_field))

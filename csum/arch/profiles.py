@@ -20,7 +20,7 @@ from typing import Any, Iterator
 
 from ..core import diff
 from ..core.arith import swab16
-from ..core.inputs import as_view, check_align, check_uint
+from ..core.inputs import as_view, check_align, check_choice, check_str, check_uint
 from ..core.ones import csum_fold
 from ..core.partial import ip_fast_csum
 from ..core.primitives import TCPUDP_NOFOLD, ipv6_magic
@@ -61,6 +61,7 @@ _FAST_METHODS = {"csum_partial": "partial", "bpf_csum_diff": "csum_diff", "bpf_c
 
 
 def _release(text: str, name: str) -> tuple[int, ...]:
+    check_str(text, name, "a kernel release like '5.17' (a str)")
     try:
         parts = tuple(int(p) for p in text.split("-")[0].split(".")[:3])
     except ValueError:
@@ -192,13 +193,15 @@ class Profile:
         return ipv6_magic(_addr(saddr, 16, "saddr"), _addr(daddr, 16, "daddr"), check_uint(length, 32, "length"),  # type: ignore[return-value]
                           check_uint(proto, 8, "proto"), check_uint(wsum, 32, "wsum"), self.endian)  # type: ignore[arg-type]
 
-    def at(self, kernel: str) -> Profile:
-        """The same architecture as its kernel ``kernel`` (e.g. "5.10") computed it."""
-        release = _release(kernel, "kernel")
+    def at(self, kernel: str, arg: str = "kernel") -> Profile:
+        """The same architecture as its kernel ``kernel`` (e.g. "5.10") computed it (``arg``: the argument's name
+        in the caller's errors)."""
+        release = _release(kernel, arg)
         for impl in self.implementations:
             if impl.covers(release):
                 return dataclasses.replace(self, implementation=impl)
-        raise CsumValueError(f"profile {self.name!r} has no implementation for kernel {kernel}", code=Code.BAD_RELEASE)
+        raise CsumValueError(f"profile {self.name!r} has no implementation for kernel {kernel} ({arg})",
+                             code=Code.BAD_RELEASE)
 
 
 def _check_keys(table: dict[str, Any], allowed: dict[str, type], required: set[str], where: str) -> None:
@@ -293,14 +296,24 @@ def profile_names() -> list[str]:
 
 def profile(name: str, kernel: str | None = None) -> Profile:
     """The profile called ``name`` (or one of its aliases), optionally as kernel release ``kernel`` had it."""
-    if not isinstance(name, str):
-        raise CsumTypeError(f"name must be a str, not {type(name).__name__}", code=Code.BAD_TYPE)
+    return profile_named(name, kernel)
+
+
+def as_profile(value: str | Profile, arg: str = "arch") -> Profile:
+    """``value`` (argument ``arg``) if it is a :class:`Profile`, else the profile it names (``arch="x86_64"``)."""
+    return value if isinstance(value, Profile) else profile_named(value, None, arg)
+
+
+def profile_named(name: str, kernel: str | None = None, arg: str = "name", kernel_arg: str = "kernel") -> Profile:
+    """:func:`profile`, for a function whose arguments for ``name`` and ``kernel`` are called ``arg`` and
+    ``kernel_arg`` (``csum.batch.csum_partials(profile=...)``): its errors name them."""
+    check_str(name, arg, "a profile name (a str)")
     canonical_name = _aliases().get(name.lower())
     if canonical_name is None:
-        raise CsumValueError(f"unknown profile {name!r}; known: {', '.join(profile_names())}",
+        raise CsumValueError(f"unknown profile {name!r} ({arg}); known: {', '.join(profile_names())}",
                              code=Code.UNKNOWN_PROFILE)
     prof = _registry()[canonical_name]
-    return prof if kernel is None else prof.at(kernel)
+    return prof if kernel is None else prof.at(kernel, kernel_arg)
 
 
 def profile_for_machine(machine: str, byteorder: str = sys.byteorder) -> str | None:
@@ -310,6 +323,8 @@ def profile_for_machine(machine: str, byteorder: str = sys.byteorder) -> str | N
     both big- and little-endian MIPS kernels). None when no profile models that machine on
     that byte order (e.g. ``mips64`` on a big-endian CPU: only the little-endian mips64el exists).
     """
+    check_str(machine, "machine", "a machine name like 'x86_64' (a str)")
+    check_choice(byteorder, ("little", "big"), "byteorder", Code.BAD_BYTEORDER)
     found = [p.name for p in _registry().values() if machine in p.uname and p.endian == byteorder]
     return found[0] if len(found) == 1 else None
 

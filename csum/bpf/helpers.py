@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from ..core.arith import M16, M32, add32, fold, from32to16
 from ..core.diff import SCRATCH_SIZE, PartialFn, csum_diff, csum_diff_legacy, inet_proto_csum_replace16
-from ..core.inputs import as_view, check_align, check_field, check_uint
+from ..core.inputs import as_int, as_view, check_align, check_bool, check_field, check_int, check_uint
 from ..core.ones import CSUM_MANGLED_0, csum_replace2, csum_replace4, csum_replace_by_diff
 from ..engine import fast_path
 from ..errors import EFAULT, EINVAL, BpfMisuse, Code, CsumTypeError, CsumValueError
@@ -40,17 +40,11 @@ __all__ = ["BPF_F_HDR_FIELD_MASK", "BPF_F_IPV6", "BPF_F_MARK_ENFORCE", "BPF_F_MA
 
 
 def _field_value(value: object, name: str) -> int:
-    """A helper argument: an int as the helper's u64 register holds it, or the field's bytes."""
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        data = bytes(value)
-        if len(data) not in (2, 4):
-            raise CsumValueError(f"{name} as bytes must be 2 or 4 bytes (the field's contents), got {len(data)}",
-                                 code=Code.BAD_WIDTH)
-        return int.from_bytes(data, "little")
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise CsumTypeError(f"{name} must be an int (u64 register value) or 2/4 bytes, not {type(value).__name__}",
-                            code=Code.BAD_TYPE)
-    return check_uint(value, 64, name)
+    """A helper argument: an int as the helper's u64 register holds it (a numpy integer too), or the field's
+    2 or 4 bytes."""
+    if isinstance(value, (bytes, bytearray, memoryview)) or getattr(value, "ndim", None):
+        return int.from_bytes(check_field(value, (2, 4), name), "little")
+    return check_uint(as_int(value, "an int (u64 register value) or 2/4 bytes", name), 64, name)
 
 
 def _sum_field(pkt: object, offset: object) -> tuple[memoryview, int] | int:
@@ -81,6 +75,7 @@ def l3_csum_replace_at(pkt: object, offset: int, frm: object, to: object, flags:
     ``misuse=False`` skips the :mod:`csum.bpf.misuse` checks (calls csum makes itself)."""
     flags = check_uint(flags, 64, "flags")
     f, t = _field_value(frm, "frm"), _field_value(to, "to")
+    misuse = check_bool(misuse, "misuse")
     if flags & ~BPF_F_HDR_FIELD_MASK:
         return -EINVAL
     located = _sum_field(pkt, offset)
@@ -134,9 +129,8 @@ def l4_csum_replace_skb(pkt: object, offset: int, frm: object, to: object, flags
     flags = check_uint(flags, 64, "flags")
     f, t = _field_value(frm, "frm"), _field_value(to, "to")
     skb_csum = check_uint(skb_csum, 32, "skb_csum")
-    if ip_summed not in (CHECKSUM_NONE, CHECKSUM_UNNECESSARY, CHECKSUM_COMPLETE, CHECKSUM_PARTIAL):
-        raise CsumValueError(f"ip_summed must be one of CHECKSUM_NONE..CHECKSUM_PARTIAL (0..3), got {ip_summed!r}",
-                             code=Code.OUT_OF_RANGE)
+    ip_summed = check_int(ip_summed, CHECKSUM_NONE, CHECKSUM_PARTIAL, "ip_summed")  # CHECKSUM_NONE..PARTIAL
+    misuse = check_bool(misuse, "misuse")
     allowed = BPF_F_HDR_FIELD_MASK | BPF_F_PSEUDO_HDR | BPF_F_MARK_MANGLED_0 | BPF_F_MARK_ENFORCE | BPF_F_IPV6
     if flags & ~allowed:
         return -EINVAL, skb_csum

@@ -27,9 +27,9 @@ from collections.abc import Callable
 from typing import Any, Iterable, Literal
 
 from .. import bpf
-from ..arch.profiles import Profile, profile
+from ..arch.profiles import Profile, as_profile
 from ..core.arith import add32, fold
-from ..core.inputs import as_view, check_uint
+from ..core.inputs import as_view, check_align, check_int, check_uint
 from ..core.ones import csum_block_add, csum_block_sub
 from ..core.partial import csum_partial as generic_csum_partial
 from ..core.pseudo import csum_ipv6_magic, csum_tcpudp_magic
@@ -83,18 +83,15 @@ class Skb:
     def __init__(self, data: object, *, ip_summed: int = CHECKSUM_NONE, csum: Wsum = Wsum(0), csum_level: int = 0,
                  network_offset: int = 14, align: int = 0, arch: str | Profile = "generic") -> None:
         self.data = bytearray(as_view(data, "data"))
-        if ip_summed not in _NAMES:
-            raise CsumValueError(f"ip_summed must be one of CHECKSUM_NONE..CHECKSUM_PARTIAL (0..3), got {ip_summed!r}",
-                                 code=Code.OUT_OF_RANGE)
-        self.ip_summed = ip_summed
+        self.ip_summed = check_int(ip_summed, CHECKSUM_NONE, CHECKSUM_PARTIAL, "ip_summed")
         self.csum = check_uint(csum, 32, "csum")
         self.csum_level = check_uint(csum_level, 2, "csum_level")
         self.network_offset = check_uint(network_offset, 16, "network_offset")
         if self.network_offset > len(self.data):
             raise CsumValueError(f"network_offset {network_offset} is past the {len(self.data)}-byte data",
                                  code=Code.BAD_OFFSET)
-        self.align = check_uint(align, 3, "align")
-        self.arch = arch if isinstance(arch, Profile) else profile(arch)
+        self.align = check_align(align)
+        self.arch = as_profile(arch, "arch")
         #: CHECKSUM_PARTIAL only: where the pending checksum's sum starts in ``data``, and the checksum's offset
         #: from there (include/linux/skbuff.h); None when not known (an skb built with ip_summed=CHECKSUM_PARTIAL).
         self.csum_start: int | None = None

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import engine
-from ..layers import Reason, Result, accel, corrections, evaluate, reassembly, walk
+from ..layers import Reason, Result, accel, corrections, reassembly, walk
+from ..layers.check import judge
 from ..layers.reassembly import Done, Reassembler
 from . import fastpath
 from .fastpath import FIX, Batch, Packet
@@ -138,7 +139,7 @@ class Checker:
             report.no_checksum[stack.no_checksum] = report.no_checksum.get(stack.no_checksum, 0) + 1
         elif stack.not_ip:
             report.not_ip += 1
-        results = [evaluate(view, f) for f in stack.fields]
+        results = [judge(view, f) for f in stack.fields]
         fixes = [(p.base + at, new) for at, new in corrections(view, stack.fields, embedded=self.fix_embedded)] \
             if any(r.status in FIX for r in results) else []
         row = _Row(p.number, results, fixes, None if stack.malformed is None else stack.malformed[1])

@@ -38,7 +38,8 @@ from typing import BinaryIO, Literal
 import numpy as np
 
 from .. import engine
-from ..errors import Code, CsumValueError
+from ..core.inputs import as_view, check_instance, check_list, check_uint
+from ..errors import Code, CsumTypeError, CsumValueError
 
 __all__ = ["CHUNK_BYTES", "LINKTYPE_ETHERNET", "LINKTYPE_IPV4", "LINKTYPE_IPV6", "LINKTYPE_LINUX_SLL",
            "LINKTYPE_LINUX_SLL2", "LINKTYPE_RAW", "MAX_RECORD", "Capture", "Reader", "Span", "Stop", "parse",
@@ -500,7 +501,7 @@ def parse(data: bytes, progress: Progress | None = None) -> Capture:
     ``bad-block``) naming the offset of the first problem. ``progress`` is
     called once, at the end.
     """
-    data = bytes(data)
+    data = as_view(data, "data").tobytes()
     walker, _head, start = _walker(data[:4], lambda n: data[4 : 4 + n])
     walked = walker.walk(data, start)
     if walked.problem is not None:
@@ -519,8 +520,12 @@ def read(path: str | os.PathLike[str], progress: Progress | None = None) -> Capt
 def patched(capture: Capture, patches: Iterable[tuple[int, bytes]]) -> bytes:
     """The capture's bytes with ``new`` at each file offset of ``patches`` (offsets count from the file's start,
     so a chunk takes the patches that fall inside it, ``capture.base`` on)."""
-    out = bytearray(capture.data)
-    for offset, new in patches:
+    out = bytearray(check_instance(capture, Capture, "capture").data)
+    for i, patch in enumerate(check_list(patches, "patches")):
+        if not isinstance(patch, tuple) or len(patch) != 2:
+            raise CsumTypeError(f"patches[{i}] must be an (offset, bytes) pair, not {type(patch).__name__}",
+                                code=Code.BAD_TYPE)
+        offset, new = check_uint(patch[0], 63, f"patches[{i}] offset"), as_view(patch[1], f"patches[{i}] bytes")
         at = offset - capture.base
         if at < 0 or at + len(new) > len(out):
             raise CsumValueError(f"patches: offset {offset} is outside the {len(out)} bytes from offset "
@@ -532,6 +537,7 @@ def patched(capture: Capture, patches: Iterable[tuple[int, bytes]]) -> bytes:
 def to_bytes(frames: Iterable[bytes], linktype: int = LINKTYPE_ETHERNET) -> bytes:
     """A pcap file (microsecond timestamps, all 0; little-endian; snap length 262144) of ``frames`` on ``linktype``:
     what ``csum prog --out`` writes."""
-    out = [struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 262144, linktype)]
-    out += [struct.pack("<IIII", 0, 0, len(f), len(f)) + f for f in frames]
+    out = [struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 262144, check_uint(linktype, 32, "linktype"))]
+    views = [as_view(f, f"frames[{i}]") for i, f in enumerate(check_list(frames, "frames"))]
+    out += [struct.pack("<IIII", 0, 0, len(f), len(f)) + f for f in views]
     return b"".join(out)

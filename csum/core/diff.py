@@ -16,7 +16,7 @@ from typing import Callable
 from ..errors import EINVAL
 from ..types import Wsum
 from .arith import M32, add32, fold, from32to16
-from .inputs import as_view, check_align, check_field, check_uint
+from .inputs import as_view, check_align, check_callable, check_field, check_uint
 
 __all__ = ["PartialFn", "SCRATCH_SIZE", "csum_diff", "csum_diff_legacy", "inet_proto_csum_replace16"]
 
@@ -37,6 +37,7 @@ def csum_diff(partial: PartialFn, frm: object, to: object, seed: Wsum = Wsum(0),
     arch's ``csum_partial`` depends on the address (arm, powerpc, riscv-zbb,
     old x86_64, i386), and there only in the 0x0000-vs-0xffff corner.
     """
+    check_callable(partial, "partial")
     f, t = as_view(frm, "frm"), as_view(to, "to")
     ret: int = check_uint(seed, 32, "seed")
     fa, ta = check_align(frm_align, "frm_align"), check_align(to_align, "to_align")
@@ -56,6 +57,7 @@ def inet_proto_csum_replace16(partial: PartialFn, sum16: int, frm: object, to: o
     given (the arch's) ``csum_partial``; the 32-byte ``diff`` array lives on the kernel stack,
     modelled at address 0 mod 8. ``sum16`` and the result are the 16-bit field as the CPU holds it.
     """
+    check_callable(partial, "partial")
     old = check_field(frm, (16,), "frm")
     new = check_field(to, (16,), "to")
     seed = check_uint(sum16, 16, "sum16") ^ M32
@@ -70,6 +72,7 @@ def csum_diff_legacy(partial: PartialFn, frm: object, to: object, seed: Wsum = W
     tests/vectors/qemu (armhf and ppc64el included, whose csum_partial would show
     another address) agree. Returns -EINVAL (-22) when a size is not a multiple of 4 or the two exceed 512 bytes.
     """
+    check_callable(partial, "partial")
     f, t = as_view(frm, "frm"), as_view(to, "to")
     seed = check_uint(seed, 32, "seed")
     if (len(f) | len(t)) & 3 or len(f) + len(t) > SCRATCH_SIZE:

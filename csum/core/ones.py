@@ -88,7 +88,7 @@ def csum_shift(wsum: Wsum, offset: int) -> Wsum:
 
 def csum_block_add(csum: Wsum, csum2: Wsum, offset: int) -> Wsum:
     """include/net/checksum.h ``csum_block_add``: add the sum of a block that starts at ``offset``."""
-    return add32(check_uint(csum, 32, "csum"), csum_shift(csum2, offset))  # type: ignore[return-value]
+    return add32(check_uint(csum, 32, "csum"), csum_shift(check_uint(csum2, 32, "csum2"), offset))  # type: ignore[return-value]
 
 
 def csum_block_sub(csum: Wsum, csum2: Wsum, offset: int) -> Wsum:

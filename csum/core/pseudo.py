@@ -17,37 +17,16 @@ import ipaddress
 from ..errors import Code, CsumTypeError, CsumValueError
 from ..types import Be32, Sum16, Wsum
 from .arith import fold
-from .inputs import check_field, check_uint
+from .inputs import check_address, check_uint
 from .primitives import TCPUDP_NOFOLD, ipv6_magic
 
 Address = bytes | bytearray | memoryview | str | ipaddress.IPv4Address | ipaddress.IPv6Address
 #: An IPv4 address for csum_tcpudp_*: an :data:`Address`, or a ``__be32`` int as a little-endian CPU holds it.
 Address4 = Address | Be32
 
-_FAMILY = {4: "IPv4", 16: "IPv6"}
-
-
 def _addr(value: Address4, size: int, name: str) -> bytes:
-    kind = _FAMILY[size]
-    if isinstance(value, int) and not isinstance(value, bool) and size == 4:
-        return check_uint(value, 32, name).to_bytes(4, "little")
-    if isinstance(value, (str, ipaddress.IPv4Address, ipaddress.IPv6Address)):
-        try:
-            packed = ipaddress.ip_address(value).packed
-        except ValueError:
-            raise CsumValueError(f"{name} must be an {kind} address (a string like "
-                                 f"{'192.0.2.1' if size == 4 else '2001:db8::1'}, an ipaddress object or its "
-                                 f"{size} bytes), got {value!r}", code=Code.BAD_ADDRESS) from None
-        if len(packed) != size:
-            raise CsumValueError(f"{name} must be an {kind} address, got {value!r}", code=Code.BAD_ADDRESS)
-        return packed
-    try:
-        view = memoryview(value)  # type: ignore[arg-type]
-    except TypeError:
-        raise CsumTypeError(f"{name} must be an {kind} address: a string, an ipaddress object, its {size} bytes"
-                            f"{' or a __be32 int' if size == 4 else ''}; not {type(value).__name__}",
-                            code=Code.BAD_TYPE) from None
-    return check_field(view, (size,), name)
+    """An address argument of the pseudo-header functions: :func:`csum.core.inputs.check_address`, __be32 ints too."""
+    return check_address(value, size, name, be32=True)
 
 
 def csum_tcpudp_nofold(saddr: Address4, daddr: Address4, length: int, proto: int, wsum: Wsum = Wsum(0)) -> Wsum:

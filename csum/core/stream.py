@@ -23,7 +23,7 @@ from ..engine import ones_sum
 from ..errors import Code, CsumTypeError
 from ..types import Sum16, WireSum, Wsum
 from .arith import add16, add32, fold, from32to16, swab16
-from .inputs import as_view, check_uint
+from .inputs import as_view, check_list, check_uint
 
 __all__ = ["Checksum", "internet_checksum_iov"]
 
@@ -145,7 +145,7 @@ def internet_checksum_iov(buffers: Iterable[object]) -> WireSum:
     if isinstance(buffers, (bytes, bytearray, memoryview, str)):
         raise CsumTypeError("buffers must be an iterable of bytes-like objects, not one buffer", code=Code.NOT_A_BUFFER)
     running = Checksum()
-    for i, buf in enumerate(buffers):
+    for i, buf in enumerate(check_list(buffers, "buffers")):
         running._feed(buf, f"buffers[{i}]")
     return running.value
 

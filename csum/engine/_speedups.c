@@ -135,6 +135,10 @@ static int get_bytes(PyObject *o, bytes_t *b, int writable)
         PyErr_Clear();
         return 0;
     }
+    if (b->view.ndim == 0) { /* a numpy scalar or 0-d array is a number: the Python body refuses it */
+        PyBuffer_Release(&b->view);
+        return 0;
+    }
     b->p = b->view.buf;
     b->n = b->view.len;
     b->held = 1;

@@ -11,6 +11,8 @@ and its tests; the C walker leaves what it does not know to the Python walker.
 
 from __future__ import annotations
 
+from ..core.inputs import check_instance, check_uint
+from ..errors import Code, CsumValueError
 from . import (
     accel,  # binds the C walker (csum.engine.cwalk) to this package's Result and table
     table,
@@ -27,6 +29,7 @@ TCP, UDP, UDPLITE, ICMP, ICMPV6 = table.TCP, table.UDP, table.UDPLITE, table.ICM
 
 def protocol_name(proto: int) -> str:
     """A readable name for an IP protocol number ("TCP", "UDP-Lite", ... or "protocol 47")."""
+    proto = check_uint(proto, 8, "proto")
     entry = table.TRANSPORTS.get(proto)
     names = {TCP: "TCP", UDP: "UDP", UDPLITE: "UDP-Lite", ICMP: "ICMP", ICMPV6: "ICMPv6"}
     return names.get(proto) or (entry.name.upper() if entry else f"protocol {proto}")
@@ -50,6 +53,9 @@ def layout(buf: memoryview, link: Link = "auto") -> Layout:
 def outer_layer(stack: Stack) -> Layout:
     """The outer IP layer of a stack :func:`walk` made in strict mode (so it has one), its ``link`` set as in
     :func:`layout`."""
+    check_instance(stack, Stack, "stack")
+    if not stack.ips:
+        raise CsumValueError("stack has no IP layer (walk it with strict=True)", code=Code.NOT_IP)
     ip = stack.ips[0]
     ip.link = _LINK_NAMES.get(stack.link, stack.link)
     return ip

@@ -16,7 +16,9 @@ import dataclasses
 from dataclasses import dataclass
 
 from ..core.arith import canonical
+from ..core.inputs import as_view, check_bool, check_instance, check_list
 from ..engine import ones_sum
+from ..errors import Code, CsumValueError
 from . import table as T
 from .reasons import R, Reason, Status, status
 from .walk import Field
@@ -82,8 +84,40 @@ def _absent(zero: T.Zero, v6: bool) -> Reason | None:
 
 
 
+def _extent(f: Field) -> int:
+    """How many bytes of the packet field ``f`` reads: its field, and where it is verifiable (``na`` None: all
+    of it was captured) its coverage and its pseudo-header addresses."""
+    stored = [] if f.at is None else [f.at + 2]
+    if f.na is not None or f.at is None:
+        return max(stored, default=0)
+    ends = stored + [end for _, end in f.covers]
+    if f.pseudo is not None:
+        ends += (f.pseudo[0] + f.pseudo[2], f.pseudo[1] + f.pseudo[2])
+    if f.alt_end is not None:
+        ends.append(f.alt_end)
+    return max(ends, default=0)
+
+
+def _checked(buf: object, fields: object, name: str) -> tuple[memoryview, list[Field]]:
+    """``buf`` as a view and ``fields`` (argument ``name``) as a list of :class:`Field` that ``buf`` holds."""
+    view = buf if type(buf) is memoryview and buf.format == "B" and buf.c_contiguous else as_view(buf, "buf")
+    items = check_list(fields, name)
+    for i, f in enumerate(items):
+        check_instance(f, Field, f"{name}[{i}]")
+        if _extent(f) > len(view):
+            raise CsumValueError(f"buf has {len(view)} bytes, {name}[{i}] ({f.entry.name} at {f.header}) reads "
+                                 f"{_extent(f)}: the fields are another packet's", code=Code.TRUNCATED)
+    return view, items
+
+
 def evaluate(buf: memoryview, f: Field, udp6_zero_ok: bool = False) -> Result:
     """The :class:`Result` for field ``f`` of the packet in ``buf``."""
+    view, _ = _checked(buf, [check_instance(f, Field, "f")], "f")
+    return judge(view, f, check_bool(udp6_zero_ok, "udp6_zero_ok"))
+
+
+def judge(buf: memoryview, f: Field, udp6_zero_ok: bool = False) -> Result:
+    """:func:`evaluate` of a field the walker found in ``buf`` (unchecked: csum's own loops over walked packets)."""
     entry = f.entry
     at = f.at
     stored = None if at is None else (buf[at] << 8) | buf[at + 1]
@@ -117,7 +151,7 @@ def evaluate(buf: memoryview, f: Field, udp6_zero_ok: bool = False) -> Result:
         whole = dataclasses.replace(f, covers=((f.header, f.alt_end),), alt_end=None)
         if f.pseudo is not None:
             whole.pseudo = f.pseudo[:3] + (f.alt_end - f.header, f.pseudo[4])
-        alt = evaluate(buf, whole, udp6_zero_ok)
+        alt = judge(buf, whole, udp6_zero_ok)
         if alt.ok:
             return dataclasses.replace(alt, computed=computed, reason=R.WHOLE_REGISTER)
     if entry.offload and f.pseudo is not None and stored in (canonical(pseudo, 16), canonical(_pseudo(buf, f.pseudo, 0), 16)):
@@ -127,7 +161,9 @@ def evaluate(buf: memoryview, f: Field, udp6_zero_ok: bool = False) -> Result:
 
 def verify_stack(buf: memoryview, fields: list[Field], udp6_zero_ok: bool = False) -> list[Result]:
     """:func:`evaluate` for every field, in order."""
-    return [evaluate(buf, f, udp6_zero_ok) for f in fields]
+    view, items = _checked(buf, fields, "fields")
+    udp6_zero_ok = check_bool(udp6_zero_ok, "udp6_zero_ok")
+    return [judge(view, f, udp6_zero_ok) for f in items]
 
 
 def corrections(buf: memoryview, fields: list[Field], *, every: bool = False,
@@ -139,13 +175,15 @@ def corrections(buf: memoryview, fields: list[Field], *, every: bool = False,
     fields of embedded packets too (copies another protocol carries: sFlow samples, OpenFlow packet-ins; left as
     they are by default, and the checksums covering them judged over them as they are).
     """
+    buf, fields = _checked(buf, fields, "fields")
+    every, embedded = check_bool(every, "every"), check_bool(embedded, "embedded")
     work = bytearray(buf)
     view = memoryview(work)
     touched = []
     for f in sorted(fields, key=lambda f: (-f.depth, -f.header)):
         if f.na is not None or f.at is None or (f.embedded and not embedded):
             continue
-        r = evaluate(view, f)
+        r = judge(view, f)
         if (every or r.status in (Status.BAD, Status.OFFLOAD)) and r.computed is not None:
             work[f.at : f.at + 2] = r.computed.to_bytes(2, "big")
             touched.append(f.at)

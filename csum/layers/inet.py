@@ -26,7 +26,7 @@ goes through the Python walker.
 from __future__ import annotations
 
 from .. import engine
-from ..core.inputs import as_view
+from ..core.inputs import as_view, check_bool, check_str
 from ..errors import Code, CsumValueError
 from ..types import WireSum
 from . import Link, Reason, Result, table, verify_stack, walk
@@ -57,6 +57,7 @@ def verify(packet: object, *, link: Link = "auto", udp6_zero_ok: bool = False) -
     :data:`csum.layers.table.LINKTYPES`). ``udp6_zero_ok`` accepts a stored UDP checksum of 0
     over IPv6 (RFC 6936). ESP yields one not-verifiable result ("esp", reason ``encrypted``).
     """
+    udp6_zero_ok = check_bool(udp6_zero_ok, "udp6_zero_ok")
     cwalk = engine.cwalk
     if cwalk is not None and not udp6_zero_ok:  # the C walker (csum/layers/accel.py) when it walks all the packet holds
         number = _C_LINKS.get(link) if type(link) is str else link if type(link) is int and 0 <= link < 1 << 31 \
@@ -81,6 +82,8 @@ def compute(packet: object, layer: str | None = None, *, link: Link = "auto") ->
     such layer or its checksum cannot be computed from this packet (a fragment). The first
     (outermost) match is taken.
     """
+    if layer is not None:
+        check_str(layer, "layer", "a layer name like 'tcp' or 'ipv4' (a str) or None")
     results = verify(packet, link=link, udp6_zero_ok=True)
     for result in results:
         if layer == result.layer or (layer is None and result.layer != "ipv4" and result.depth == 0):

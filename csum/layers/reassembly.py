@@ -22,7 +22,7 @@ import dataclasses
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from .check import Result, evaluate
+from .check import Result, judge
 from .reasons import Reason
 from .walk import IPLayer, walk
 
@@ -193,7 +193,7 @@ class Reassembler:
         for f in stack.fields:
             if f.depth == 0 and f.entry.name == "ipv4" and f.header == 0:
                 continue  # the rebuilt header is csum's, not the sender's
-            r = evaluate(packet, f)
+            r = judge(packet, f)
             index, shift = _locate(dgram, len(head), r.field if r.field is not None else r.offset)
             moved = dataclasses.replace(r, offset=r.offset + shift, path=dgram.prefix + r.path,
                                         field=None if r.field is None else r.field + shift)

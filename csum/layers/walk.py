@@ -29,6 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, NoReturn, Union
 
+from ..core.inputs import as_view, check_bool, check_int
 from ..errors import Code, CsumValueError
 from . import table as T
 from .reasons import R, Reason
@@ -1070,16 +1071,18 @@ def _auto(buf: memoryview) -> int:
 
 
 def resolve_link(buf: memoryview, link: Link) -> int:
-    """The capture link type number for ``link`` ("auto", "ethernet"/"ether", "ip" or a number)."""
-    if isinstance(link, int) and not isinstance(link, bool):
+    """The capture link type number for ``link`` ("auto", "ethernet"/"ether", "ip" or a number in 0..2**31-1)."""
+    if type(link) is int and 0 <= link < 1 << 31:
         return link
-    if link == "auto":
-        return _auto(buf)
-    number = T.LINK_NAMES.get(link) if isinstance(link, str) else None
-    if number is None:
-        raise CsumValueError(f"link must be 'auto', 'ethernet' (or 'ether'), 'ip' or a link type number, got {link!r}",
-                             code=Code.BAD_VALUE)
-    return number
+    if isinstance(link, str):
+        if link == "auto":
+            return _auto(buf)
+        number = T.LINK_NAMES.get(link)
+        if number is None:
+            raise CsumValueError(f"link must be 'auto', 'ethernet' (or 'ether'), 'ip' or a link type number, "
+                                 f"got {link!r}", code=Code.BAD_VALUE)
+        return number
+    return check_int(link, 0, (1 << 31) - 1, "link")  # a numpy integer; else the error naming link
 
 
 def walk(buf: memoryview, link: Link = "auto", *, wire_len: int | None = None, strict: bool = False) -> Stack:
@@ -1090,7 +1093,13 @@ def walk(buf: memoryview, link: Link = "auto", *, wire_len: int | None = None, s
     part was captured. ``strict``: raise :class:`CsumValueError` for a packet that is not IP or
     has a malformed outer header instead of recording it in the stack.
     """
+    if type(buf) is not memoryview or buf.format != "B" or not buf.c_contiguous:
+        buf = as_view(buf, "buf")
     linktype = resolve_link(buf, link)
+    if wire_len is not None:
+        wire_len = check_int(wire_len, 0, (1 << 63) - 1, "wire_len")
+    if strict is not False:
+        strict = check_bool(strict, "strict")
     walker = _Walker(buf, len(buf) if wire_len is None else max(wire_len, len(buf)), strict)
     stack = walker.stack
     try:

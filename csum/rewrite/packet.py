@@ -45,11 +45,11 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Literal, Mapping, NamedTuple, Union
 
 from .. import bpf
-from ..arch.profiles import Profile, profile
+from ..arch.profiles import Profile, as_profile, profile
 from ..bpf.flags import CHECKSUM_NONE, CHECKSUM_PARTIAL
 from ..bpf.skb import BPF_F_RECOMPUTE_CSUM, DIFF, Op, Skb
 from ..core.arith import M16, M32, add32, fold, ror32
-from ..core.inputs import as_view, check_uint
+from ..core.inputs import as_view, check_address, check_bool, check_list, check_uint
 from ..core.partial import csum_partial as generic_csum_partial
 from ..errors import Code, CsumTypeError, CsumValueError
 from ..layers import UDP, UDPLITE, Field, IPLayer, Layout, Link, Stack, outer_layer, protocol_name, table, walk
@@ -377,22 +377,8 @@ class Editor:
 
 
 def _address(value: Address, version: int, name: str) -> bytes:
-    if isinstance(value, (ipaddress.IPv4Address, ipaddress.IPv6Address)):
-        packed = value.packed
-    elif isinstance(value, str):
-        try:
-            packed = ipaddress.ip_address(value).packed
-        except ValueError:
-            raise CsumValueError(f"{name} is not an IP address: {value!r}", code=Code.BAD_ADDRESS) from None
-    elif isinstance(value, (bytes, bytearray, memoryview)):
-        packed = bytes(value)
-    else:
-        raise CsumTypeError(f"{name} must be an address string, bytes or ipaddress object, not "
-                            f"{type(value).__name__}", code=Code.BAD_TYPE)
-    if len(packed) != (4 if version == 4 else 16):
-        raise CsumValueError(f"{name} must be an IPv{version} address for this IPv{version} packet, got "
-                             f"{len(packed)} bytes", code=Code.BAD_ADDRESS)
-    return packed
+    """A new address for this IPv``version`` packet (:func:`csum.core.inputs.check_address`)."""
+    return check_address(value, 4 if version == 4 else 16, name)
 
 
 def _check_field(change: object, lay: Layout) -> FieldChange:
@@ -400,6 +386,7 @@ def _check_field(change: object, lay: Layout) -> FieldChange:
         raise CsumTypeError(f"fields must hold FieldChange objects, not {type(change).__name__}", code=Code.BAD_TYPE)
     off = check_uint(change.offset, 32, "field offset")
     new = as_view(change.new, "field new").tobytes()
+    check_bool(change.pseudo_header, "field pseudo_header")
     where = f"field at offset {off}"
     if len(new) not in (2, 4):
         raise CsumValueError(f"{where}: new must be 2 or 4 bytes, got {len(new)}", code=Code.BAD_WIDTH)
@@ -422,7 +409,7 @@ def _check_field(change: object, lay: Layout) -> FieldChange:
         if change.pseudo_header:
             raise CsumValueError(f"{where}: in the {protocol_name(lay.proto)} header/payload, which is not part "
                                  "of the pseudo-header", code=Code.BAD_VALUE)
-    return FieldChange(off, new, bool(change.pseudo_header))
+    return FieldChange(off, new, check_bool(change.pseudo_header, "field pseudo_header"))
 
 #: The keywords ``quoted`` and ``inner`` accept: the outer packet's, for the inner one.
 _NESTED_KEYWORDS = ("saddr", "daddr", "sport", "dport", "icmp_id", "decrement_ttl")
@@ -465,7 +452,8 @@ def _plan(data: bytearray, lay: Layout, name: str, request: dict[str, Any]) -> _
                              code=Code.NO_PORTS)
     if request["icmp_id"] is not None:
         ports.append((4, _icmp_id(data, lay, where, check_uint(request["icmp_id"], 16, prefix + "icmp_id"))))
-    if request["decrement_ttl"] and data[lay.ttl] == 0:
+    ttl = request["decrement_ttl"]
+    if ttl is not None and check_bool(ttl, prefix + "decrement_ttl") and data[lay.ttl] == 0:  # None: not asked (nested)
         what = "TTL" if lay.version == 4 else "hop limit"
         raise CsumValueError(f"{where}: the {what} is already 0 and cannot be decremented", code=Code.TTL_EXPIRED)
     return _Plan(new[0], new[1], ports, bool(request["decrement_ttl"]))
@@ -582,6 +570,7 @@ def rewrite(packet: Any, *, saddr: Address | None = None, daddr: Address | None 
     only in how they write a zero diff (0x0000 or 0xffff); the packet bytes are the same.
     """
     rebuild = None
+    inplace, decrement_ttl = check_bool(inplace, "inplace"), check_bool(decrement_ttl, "decrement_ttl")
     if _scapy_packet(packet):
         names = [layer.__name__ for layer in packet.layers()]
         if names[0] not in ("Ether", "IP", "IPv6"):
@@ -599,10 +588,10 @@ def rewrite(packet: Any, *, saddr: Address | None = None, daddr: Address | None 
     stack = walk(memoryview(data), link, strict=True)  # the one walk: every layer below is read from it
     lay = outer_layer(stack)
     original = bytes(data)
-    editor = Editor(data, lay, arch if isinstance(arch, Profile) else profile(arch))
+    editor = Editor(data, lay, as_profile(arch, "arch"))
     plan = _plan(data, lay, "", dict(saddr=saddr, daddr=daddr, sport=sport, dport=dport, icmp_id=icmp_id,
                                      decrement_ttl=decrement_ttl))
-    changes = [_check_field(c, lay) for c in fields]
+    changes = [_check_field(c, lay) for c in check_list(fields, "fields")]
     nested = _nested(data, stack, editor, quoted, inner)
     _apply(editor, plan)
     for change in changes:

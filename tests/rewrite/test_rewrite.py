@@ -493,7 +493,7 @@ def test_source_route_destination_is_not_in_pseudo_header():
 @pytest.mark.parametrize(("kwargs", "code", "message"), [
     (dict(sport=1), "no-ports", "no ports"),
     (dict(saddr="2001:db8::1"), "bad-address", "saddr must be an IPv4 address"),
-    (dict(daddr="not-an-ip"), "bad-address", "daddr is not an IP address"),
+    (dict(daddr="not-an-ip"), "bad-address", "daddr must be an IPv4 address"),
     (dict(fields=[FieldChange(21, b"\0\0")]), "bad-offset", "even distance"),
     (dict(fields=[FieldChange(22, b"\0\0")]), "bad-offset", "overlaps the checksum at offset 22"),
     (dict(fields=[FieldChange(10, b"\0\0")]), "bad-offset", "overlaps the checksum at offset 10"),
