@@ -41,7 +41,7 @@ from .. import engine
 from ..errors import Code, CsumValueError
 
 __all__ = ["CHUNK_BYTES", "LINKTYPE_ETHERNET", "LINKTYPE_IPV4", "LINKTYPE_IPV6", "LINKTYPE_LINUX_SLL",
-           "LINKTYPE_LINUX_SLL2", "LINKTYPE_RAW", "MAX_RECORD", "Capture", "Reader", "Span", "Stop", "parse",
+           "LINKTYPE_LINUX_SLL2", "LINKTYPE_RAW", "MAX_RECORD", "NO_TIME", "Capture", "Reader", "Span", "Stop", "parse",
            "patched", "read", "to_bytes"]
 
 #: Link types (tcpdump.org/linktypes.html) whose packets csum can find IP in.
@@ -62,6 +62,9 @@ _PCAP_MAGICS = {0xA1B2C3D4: "us", 0xA1B23C4D: "ns"}
 _SHB, _IDB, _PB, _SPB, _EPB = 0x0A0D0D0A, 1, 2, 3, 6
 _BYTE_ORDERS = {b"\x4d\x3c\x2b\x1a": "<", b"\x1a\x2b\x3c\x4d": ">"}
 
+#: The timestamp of a packet whose record has none (a pcapng Simple Packet Block).
+NO_TIME = -(1 << 63)
+
 #: Called now and then while reading: (bytes read so far, file size).
 Progress = Callable[[int, int], None]
 
@@ -73,7 +76,8 @@ class Capture:
     ``offsets[i]``: offset in ``data`` of packet i's first captured byte;
     ``caplens[i]`` / ``origlens[i]``: captured and original length (the packet
     was cut by the snap length when ``caplens[i] < origlens[i]``);
-    ``linktypes[i]``: its link type. ``format`` is "pcap" or "pcapng".
+    ``linktypes[i]``: its link type; ``times[i]``: its timestamp in nanoseconds since the epoch (:data:`NO_TIME`
+    for a pcapng Simple Packet Block; ``times`` None when not read). ``format`` is "pcap" or "pcapng".
     ``first_index``: the capture-wide number of packet 0; ``base``: the file
     offset of ``data[0]`` (both 0 for a whole file).
     """
@@ -86,6 +90,7 @@ class Capture:
     linktypes: np.ndarray
     first_index: int = 0  # the global 0-based number of this Capture's packet 0 (chunks of a stream)
     base: int = 0  # the file offset of data[0]
+    times: np.ndarray | None = None  # each packet's timestamp, nanoseconds since the epoch (NO_TIME: none); or None
 
     def __len__(self) -> int:
         return len(self.offsets)
@@ -135,6 +140,7 @@ class _Walked:
     end: int
     problem: str | None = None  # the record at ``end`` cannot be read ...
     short: bool = True           # ... because the buffer ends inside it (else: its header is nonsense)
+    times: array | np.ndarray | None = None  # nanoseconds since the epoch, NO_TIME where the record has none
 
 
 class _PcapWalker:
@@ -142,20 +148,29 @@ class _PcapWalker:
 
     format = "pcap"
 
-    def __init__(self, endian: str, linktype: int) -> None:
-        self._endian, self._linktype = endian, linktype
+    def __init__(self, endian: str, linktype: int, nanos: bool = False) -> None:
+        self._endian, self._linktype, self._nanos = endian, linktype, nanos
         self._u32 = struct.Struct(endian + "I").unpack_from
 
     def state(self) -> tuple:
         """What a walker needs to go on from a record boundary (see :func:`_walker_at`)."""
-        return self._endian, self._linktype
+        return self._endian, self._linktype, self._nanos
+
+    def _times(self, data: bytes | bytearray | memoryview, offs: np.ndarray) -> np.ndarray:
+        """Each record's timestamp in nanoseconds: seconds and the microsecond (or nanosecond) fraction of its
+        header, the 16 bytes before ``offs``."""
+        if not len(offs):
+            return np.zeros(0, dtype=np.int64)
+        d = np.frombuffer(data, dtype=np.uint8)
+        words = d[(offs - 16)[:, None] + np.arange(8)].view(self._endian + "u4").astype(np.int64)
+        return words[:, 0] * 1_000_000_000 + words[:, 1] * (1 if self._nanos else 1000)
 
     def walk(self, data: bytes | bytearray | memoryview, pos: int) -> _Walked:
         cwalk = engine.cwalk
         if cwalk is not None:  # the same loop in C (csum/engine/_cwalk.c pcap_records)
             offs_b, caps_b, origs_b, pos = cwalk.pcap_records(data, pos, self._endian == ">", MAX_RECORD)
             offs, caps, origs = (np.frombuffer(c, dtype=np.int64) for c in (offs_b, caps_b, origs_b))
-            return _Walked(offs, caps, origs, self._linktype, pos, *self._why(data, pos))
+            return _Walked(offs, caps, origs, self._linktype, pos, *self._why(data, pos), self._times(data, offs))
         heads: list[int] = []
         u32, size, most = self._u32, len(data), MAX_RECORD
         add, limit = heads.append, size - 16
@@ -173,7 +188,7 @@ class _PcapWalker:
         for k, shift in enumerate(shifts):
             caps |= d[offs - 8 + k].astype(np.int64) << shift
             origs |= d[offs - 4 + k].astype(np.int64) << shift
-        return _Walked(offs, caps, origs, self._linktype, pos, *self._why(data, pos))
+        return _Walked(offs, caps, origs, self._linktype, pos, *self._why(data, pos), self._times(data, offs))
 
     def _why(self, data: bytes | bytearray | memoryview, pos: int) -> tuple[str | None, bool]:
         """(problem, short) of the record at ``pos``, where the walk stopped."""
@@ -193,7 +208,8 @@ class _PcapngWalker:
 
     def __init__(self) -> None:
         self._endian = "<"
-        self._interfaces: list[tuple[int, int]] = []  # (link type, snap length) of the current section
+        #: (link type, snap length, if_tsresol, if_tsoffset seconds) of the current section's interfaces
+        self._interfaces: list[tuple[int, int, int, int]] = []
 
     def state(self) -> tuple:
         """What a walker needs to go on from a block boundary (see :func:`_walker_at`)."""
@@ -201,7 +217,7 @@ class _PcapngWalker:
 
     def walk(self, data: bytes | bytearray | memoryview, pos: int) -> _Walked:
         offs, caps, origs, links = array("q"), array("q"), array("q"), array("q")
-        walked = _Walked(offs, caps, origs, links, pos)
+        walked = _Walked(offs, caps, origs, links, pos, times=array("q"))
         size = len(data)
         while pos < size:
             walked.end = pos
@@ -229,7 +245,8 @@ class _PcapngWalker:
             elif kind == _IDB:
                 if length < 20:
                     return self._damaged(walked, "interface description block is too short")
-                self._interfaces.append(struct.unpack_from(endian + "H2xI", data, pos + 8))
+                self._interfaces.append((*struct.unpack_from(endian + "H2xI", data, pos + 8),
+                                         *_clock(data, pos + 16, pos + length - 4, endian)))
             elif kind in (_EPB, _PB, _SPB):
                 why = self._packet(data, pos, kind, length, walked)
                 if why:
@@ -259,12 +276,41 @@ class _PcapngWalker:
         walked.caps.append(cap)  # type: ignore[union-attr]
         walked.origs.append(orig)  # type: ignore[union-attr]
         walked.links.append(interfaces[iface][0])  # type: ignore[union-attr]
+        if kind == _SPB:  # a Simple Packet Block has no timestamp
+            walked.times.append(NO_TIME)  # type: ignore[union-attr]
+        else:
+            high, low = struct.unpack_from(endian + "II", data, pos + 12)
+            _link, _snap, resol, offset = interfaces[iface]
+            walked.times.append(_nanoseconds(high << 32 | low, resol) + offset * 1_000_000_000)  # type: ignore[union-attr]
         return None
 
     @staticmethod
     def _damaged(walked: _Walked, why: str) -> _Walked:
         walked.problem, walked.short = why, False
         return walked
+
+
+def _clock(data: bytes | bytearray | memoryview, pos: int, end: int, endian: str) -> tuple[int, int]:
+    """(if_tsresol, if_tsoffset) among an Interface Description Block's options from ``pos`` to ``end``
+    (draft-ietf-opsawg-pcapng 4.2: option 9, one byte, default 6 = microseconds; option 14, seconds, default 0)."""
+    resol, offset = 6, 0
+    while pos + 4 <= end:
+        code, size = struct.unpack_from(endian + "HH", data, pos)
+        if code == 0 or pos + 4 + size > end:
+            break
+        if code == 9 and size >= 1:
+            resol = data[pos + 4]
+        elif code == 14 and size >= 8:
+            offset = struct.unpack_from(endian + "q", data, pos + 4)[0]
+        pos += 4 + (-(-size // 4) * 4)
+    return resol, offset
+
+
+def _nanoseconds(ticks: int, resol: int) -> int:
+    """A pcapng timestamp in nanoseconds: ``ticks`` of 10**-resol seconds, or 2**-(resol & 0x7f) with the top bit set."""
+    if resol & 0x80:
+        return (ticks * 1_000_000_000) >> (resol & 0x7F)
+    return ticks * 10 ** (9 - resol) if resol <= 9 else ticks // 10 ** (resol - 9)
 
 
 def _column(values: array | np.ndarray) -> np.ndarray:
@@ -277,7 +323,8 @@ def _capture(data: bytes, fmt: str, walked: _Walked, first_index: int, base: int
     offs = _column(walked.offs)
     links = walked.links
     link = np.full(len(offs), links, dtype=np.int64) if isinstance(links, int) else _column(links)
-    return Capture(data, fmt, offs, _column(walked.caps), _column(walked.origs), link, first_index, base)
+    times = None if walked.times is None else _column(walked.times)
+    return Capture(data, fmt, offs, _column(walked.caps), _column(walked.origs), link, first_index, base, times)
 
 
 def _read_full(stream: BinaryIO, n: int) -> bytes:
@@ -332,7 +379,7 @@ def _walker(head: bytes, more: Callable[[int], bytes]) -> tuple[_PcapWalker | _P
             major, _minor, _zone, _sig, _snap, link = struct.unpack_from(endian + "HHiIII", head, 4)
             if major != 2:
                 raise _bad(f"pcap version {major} is not supported (only 2.x)", Code.NOT_A_CAPTURE)
-            return _PcapWalker(endian, link & 0xFFFF), head, 24
+            return _PcapWalker(endian, link & 0xFFFF, _PCAP_MAGICS[int.from_bytes(head[:4], order)] == "ns"), head, 24
     raise _bad(f"not a pcap or pcapng capture (starts with {head[:4].hex()})", Code.NOT_A_CAPTURE)
 
 
