@@ -24,6 +24,7 @@ checksum (of any protocol) is **corruption or a bug**.
 
 from __future__ import annotations
 
+import datetime
 import functools
 import ipaddress
 from collections.abc import Sequence
@@ -219,14 +220,50 @@ class Hosts:
         """The flows, most bad-or-offload fields first (then by key)."""
         return sorted((self.flows or {}).items(), key=lambda kv: (-(kv[1][0] + kv[1][1]), kv[0]))
 
-    def verdict_line(self) -> str:
-        """One line: which hosts are offload, which are corruption or a bug ("" when no host sent either)."""
+    def verdict_line(self, limit: int | None = None) -> str:
+        """Which hosts sent offload sums only, which real bad checksums: "offload on A; corruption or a bug on B"
+        ("" when no host sent either); past ``limit`` hosts, how many more."""
         if self.hosts is None:
             return f"more than {MAX_HOSTS} source hosts: no verdict per host"
-        off = [h for h in self.ranked_hosts() if self.verdict(h) == "offload"]
-        bad = [h for h in self.ranked_hosts() if self.verdict(h) != "offload"]
-        parts = [f"offload on {h}" for h in off] + [f"corruption or a bug on {h}" for h in bad]
+        ranked = self.ranked_hosts()
+        parts = [f"offload on {h}" for h in ranked if self.verdict(h) == "offload"]
+        parts += [f"corruption or a bug on {h}" for h in ranked if self.verdict(h) != "offload"]
+        if limit is not None and len(parts) > limit:
+            parts = [*parts[:limit], f"and {len(parts) - limit} more hosts"]
         return "; ".join(parts)
+
+    def as_text(self, show: int, title: str = "by source host") -> list[str]:
+        """``csum verify --by host``: the first ``show`` hosts and flows (most bad-or-offload fields first), the
+        verdict; a blank line first."""
+        lines = ["", f"{title} (bad and offload checksum fields)"]
+        if self.hosts is None:
+            lines.append(f"  more than {MAX_HOSTS} source hosts: not listed")
+        elif not self.hosts:
+            lines.append("  none: no bad or offload checksum")
+        else:
+            ranked = self.ranked_hosts()
+            lines[-1] += _first(show, len(ranked))
+            wide = max(len("host"), *(len(h) for h in ranked[:show]))
+            lines.append(f"  {'host':<{wide}} {'bad':>7} {'offload':>7}  verdict (per protocol: bad/offload)")
+            for h in ranked[:show]:
+                bad, off = self.totals(h)
+                layers = ", ".join(f"{k} {v[0]}/{v[1]}" for k, v in sorted(self.hosts[h].items()))
+                lines.append(f"  {h:<{wide}} {bad:>7} {off:>7}  {self.verdict(h)} ({layers})")
+        if self.flows is None:
+            lines += ["", f"by flow: more than {MAX_FLOWS}: not listed"]
+        elif self.flows:
+            flows = self.ranked_flows()[:show]
+            ends = [(endpoint(f.src, f.sport), endpoint(f.dst, f.dport)) for f, _ in flows]
+            w1 = max(len("source"), *(len(a) for a, _ in ends)) if ends else 6
+            w2 = max(len("destination"), *(len(b) for _, b in ends)) if ends else 11
+            lines += ["", "by flow" + _first(show, len(self.flows)),
+                      f"  {'source':<{w1}} {'destination':<{w2}} {'proto':<6} {'bad':>6} {'offload':>7}  first - last"]
+            for (f, v), (src, dst) in zip(flows, ends):
+                lines.append(f"  {src:<{w1}} {dst:<{w2}} {f.proto:<6} {v[0]:>6} {v[1]:>7}  {clock(v[2])} - {clock(v[3])}")
+        verdict = self.verdict_line(show)
+        if verdict:
+            lines += ["", f"verdict: {verdict}"]
+        return lines
 
     def as_json(self) -> dict[str, object]:
         """The counts as a JSON-ready dict (hosts and flows ranked, times in nanoseconds since the epoch)."""
@@ -246,6 +283,25 @@ class Hosts:
                          "untimed": {"bad": self.untimed[0], "offload": self.untimed[1]}},
             "verdict": self.verdict_line(),
         }
+
+
+def _first(show: int, total: int) -> str:
+    return f" (first {show} of {total})" if total > show else ""
+
+
+def endpoint(addr: str, port: int) -> str:
+    """``addr`` and ``port`` as a URL writes them (``[2001:db8::1]:53``), or the address alone (no port)."""
+    if port < 0:
+        return addr
+    return f"[{addr}]:{port}" if ":" in addr else f"{addr}:{port}"
+
+
+def clock(ns: int) -> str:
+    """A timestamp as UTC date and time to the microsecond ("-" when unknown)."""
+    if ns == NO_TIME:
+        return "-"
+    when = datetime.datetime.fromtimestamp(ns // 10**9, datetime.timezone.utc)
+    return (when + datetime.timedelta(microseconds=ns % 10**9 // 1000)).strftime("%Y-%m-%d %H:%M:%S.%f")
 
 
 def _add(row: list[int], pair: Sequence[int]) -> None:
