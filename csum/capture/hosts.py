@@ -229,7 +229,8 @@ class Hosts:
         parts = [f"offload on {h}" for h in ranked if self.verdict(h) == "offload"]
         parts += [f"corruption or a bug on {h}" for h in ranked if self.verdict(h) != "offload"]
         if limit is not None and len(parts) > limit:
-            parts = [*parts[:limit], f"and {len(parts) - limit} more hosts"]
+            rest = len(parts) - limit
+            parts = [*parts[:limit], f"and {rest} more hosts" if limit else f"{rest} hosts, not listed"]
         return "; ".join(parts)
 
     def as_text(self, show: int, title: str = "by source host") -> list[str]:
@@ -243,7 +244,7 @@ class Hosts:
         else:
             ranked = self.ranked_hosts()
             lines[-1] += _first(show, len(ranked))
-            wide = max(len("host"), *(len(h) for h in ranked[:show]))
+            wide = max([len("host"), *(len(h) for h in ranked[:show])])
             lines.append(f"  {'host':<{wide}} {'bad':>7} {'offload':>7}  verdict (per protocol: bad/offload)")
             for h in ranked[:show]:
                 bad, off = self.totals(h)
@@ -254,8 +255,8 @@ class Hosts:
         elif self.flows:
             flows = self.ranked_flows()[:show]
             ends = [(endpoint(f.src, f.sport), endpoint(f.dst, f.dport)) for f, _ in flows]
-            w1 = max(len("source"), *(len(a) for a, _ in ends)) if ends else 6
-            w2 = max(len("destination"), *(len(b) for _, b in ends)) if ends else 11
+            w1 = max([len("source"), *(len(a) for a, _ in ends)])
+            w2 = max([len("destination"), *(len(b) for _, b in ends)])
             lines += ["", "by flow" + _first(show, len(self.flows)),
                       f"  {'source':<{w1}} {'destination':<{w2}} {'proto':<6} {'bad':>6} {'offload':>7}  first - last"]
             for (f, v), (src, dst) in zip(flows, ends):

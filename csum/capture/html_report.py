@@ -29,7 +29,7 @@ body { font: 14px/1.4 system-ui, sans-serif; margin: 24px; color: #1d1d1f; backg
 h1 { font-size: 22px; margin: 0 0 4px; } h2 { font-size: 17px; margin: 28px 0 8px; }
 p.files { color: #555; margin: 0 0 16px; }
 table { border-collapse: collapse; margin: 4px 0; }
-th, td { padding: 3px 10px; border-bottom: 1px solid #e3e3e3; text-align: right; }
+th, td { padding: 3px 10px; border-bottom: 1px solid #e3e3e3; text-align: right; white-space: nowrap; }
 th { background: #f4f4f6; font-weight: 600; } td.t, th.t { text-align: left; }
 td.addr { font-family: ui-monospace, monospace; text-align: left; }
 ul.verdict { list-style: none; padding: 0; margin: 8px 0; }

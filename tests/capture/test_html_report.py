@@ -66,6 +66,9 @@ def test_by_host_text(sample, capsys):
     assert f"verdict: {'; '.join(_verdict_items(exp))}" in out
     main(["verify", path])
     assert "by source host" not in capsys.readouterr().out
+    main(["verify", path, "--by", "host", "--show", "0"])  # no rows, how many there are
+    out = capsys.readouterr().out
+    assert f"(first 0 of {len(exp.hosts)})" in out and f"verdict: {len(exp.hosts)} hosts, not listed" in out
 
 
 def test_by_host_refused_with_jsonl_and_dask(sample, capsys):
