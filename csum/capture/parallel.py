@@ -229,7 +229,7 @@ def _serve_spans(conn: Connection, spans: object, taken: object, read: Read, kee
 
 def _check_span(item: tuple[int, Span], read: Read, keep_patches: bool, hosts: bool) -> tuple[int, Part]:
     k, span = item
-    part = check_part(span.capture(read), hosts=hosts)
+    part = check_part(span.capture(read, hosts), hosts=hosts)
     if not keep_patches:
         part.report.patches = []
     return k, part
@@ -271,7 +271,7 @@ def check_spans(spans: Iterable[Span], read: Read, jobs: int = 1, *, keep_patche
         waiting[item[0]] = item[1]
         while merged[0] in waiting:
             span = where.pop(merged[0])
-            merge(stitcher.add(waiting.pop(merged[0]), lambda: span.capture(read)))
+            merge(stitcher.add(waiting.pop(merged[0]), lambda: span.capture(read, hosts)))
             merged[0] += 1
 
     def drain() -> None:

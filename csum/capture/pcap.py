@@ -165,12 +165,14 @@ class _PcapWalker:
         words = d[(offs - 16)[:, None] + np.arange(8)].view(self._endian + "u4").astype(np.int64)
         return words[:, 0] * 1_000_000_000 + words[:, 1] * (1 if self._nanos else 1000)
 
-    def walk(self, data: bytes | bytearray | memoryview, pos: int) -> _Walked:
+    def walk(self, data: bytes | bytearray | memoryview, pos: int, times: bool = True) -> _Walked:
+        """The records from ``pos`` on (``times``: with their timestamps)."""
+        stamp = self._times if times else lambda data, offs: None
         cwalk = engine.cwalk
         if cwalk is not None:  # the same loop in C (csum/engine/_cwalk.c pcap_records)
             offs_b, caps_b, origs_b, pos = cwalk.pcap_records(data, pos, self._endian == ">", MAX_RECORD)
             offs, caps, origs = (np.frombuffer(c, dtype=np.int64) for c in (offs_b, caps_b, origs_b))
-            return _Walked(offs, caps, origs, self._linktype, pos, *self._why(data, pos), self._times(data, offs))
+            return _Walked(offs, caps, origs, self._linktype, pos, *self._why(data, pos), stamp(data, offs))
         heads: list[int] = []
         u32, size, most = self._u32, len(data), MAX_RECORD
         add, limit = heads.append, size - 16
@@ -188,7 +190,7 @@ class _PcapWalker:
         for k, shift in enumerate(shifts):
             caps |= d[offs - 8 + k].astype(np.int64) << shift
             origs |= d[offs - 4 + k].astype(np.int64) << shift
-        return _Walked(offs, caps, origs, self._linktype, pos, *self._why(data, pos), self._times(data, offs))
+        return _Walked(offs, caps, origs, self._linktype, pos, *self._why(data, pos), stamp(data, offs))
 
     def _why(self, data: bytes | bytearray | memoryview, pos: int) -> tuple[str | None, bool]:
         """(problem, short) of the record at ``pos``, where the walk stopped."""
@@ -215,9 +217,10 @@ class _PcapngWalker:
         """What a walker needs to go on from a block boundary (see :func:`_walker_at`)."""
         return self._endian, tuple(self._interfaces)
 
-    def walk(self, data: bytes | bytearray | memoryview, pos: int) -> _Walked:
+    def walk(self, data: bytes | bytearray | memoryview, pos: int, times: bool = True) -> _Walked:
+        """The blocks from ``pos`` on (``times``: with the packets' timestamps)."""
         offs, caps, origs, links = array("q"), array("q"), array("q"), array("q")
-        walked = _Walked(offs, caps, origs, links, pos, times=array("q"))
+        walked = _Walked(offs, caps, origs, links, pos, times=array("q") if times else None)
         size = len(data)
         while pos < size:
             walked.end = pos
@@ -276,13 +279,16 @@ class _PcapngWalker:
         walked.caps.append(cap)  # type: ignore[union-attr]
         walked.origs.append(orig)  # type: ignore[union-attr]
         walked.links.append(interfaces[iface][0])  # type: ignore[union-attr]
-        if kind == _SPB:  # a Simple Packet Block has no timestamp
-            walked.times.append(NO_TIME)  # type: ignore[union-attr]
-        else:
-            high, low = struct.unpack_from(endian + "II", data, pos + 12)
-            _link, _snap, resol, offset = interfaces[iface]
-            walked.times.append(_nanoseconds(high << 32 | low, resol) + offset * 1_000_000_000)  # type: ignore[union-attr]
+        if walked.times is not None:  # a Simple Packet Block has no timestamp
+            walked.times.append(NO_TIME if kind == _SPB else self._stamp(data, pos, iface))  # type: ignore[union-attr]
         return None
+
+    def _stamp(self, data: bytes | bytearray | memoryview, pos: int, iface: int) -> int:
+        """The timestamp of the (Enhanced or obsolete) Packet Block at ``pos`` in nanoseconds: 64 bits of ticks of its
+        interface's if_tsresol, plus its if_tsoffset."""
+        high, low = struct.unpack_from(self._endian + "II", data, pos + 12)
+        _link, _snap, resol, offset = self._interfaces[iface]
+        return _nanoseconds(high << 32 | low, resol) + offset * 1_000_000_000
 
     @staticmethod
     def _damaged(walked: _Walked, why: str) -> _Walked:
@@ -389,14 +395,14 @@ class Reader:
     The header is read and validated on construction (:class:`CsumValueError`
     with code ``not-a-capture``, ``truncated`` or ``bad-block``, or the stream's own error: ``bad-compression``
     for compressed data that cannot give the header). Iterating
-    yields :class:`Capture` chunks; afterwards :attr:`stop` is None when every
+    yields :class:`Capture` chunks (with their ``times`` column when ``times``); afterwards :attr:`stop` is None when every
     byte was read as records, else the :class:`Stop` that ended the reading.
     """
 
-    def __init__(self, stream: BinaryIO, chunk_bytes: int = CHUNK_BYTES) -> None:
+    def __init__(self, stream: BinaryIO, chunk_bytes: int = CHUNK_BYTES, *, times: bool = False) -> None:
         if chunk_bytes < 1:
             raise CsumValueError(f"chunk_bytes must be positive, got {chunk_bytes}", code=Code.OUT_OF_RANGE)
-        self._stream, self.chunk_bytes = stream, chunk_bytes
+        self._stream, self.chunk_bytes, self.times = stream, chunk_bytes, times
         self._walker, self._buf, self._pos = _walker(_read_full(stream, 4), lambda n: _read_full(stream, n))
         self.format: str = self._walker.format
         self.stop: Stop | None = None
@@ -430,7 +436,7 @@ class Reader:
                 if got < self.chunk_bytes:  # the last chunk: a copy, as a stream may still hold a view of it
                     grown = grown[: len(buf) + got]
                 buf = grown
-            walked = self._walker.walk(buf, pos)
+            walked = self._walker.walk(buf, pos, self.times)
             end = walked.end
             if end:
                 data = bytes(memoryview(buf)[:end])
@@ -467,7 +473,7 @@ class Reader:
                 eof = got < size or self._problem is not None
                 have += got
             state = walker.state()
-            walked = walker.walk(memoryview(buf)[:have], pos)
+            walked = walker.walk(memoryview(buf)[:have], pos, False)
             end = walked.end
             if len(walked.offs):
                 yield Span(self.format, state, self._base + pos, self._base + end, self.packets, len(walked.offs))
@@ -521,10 +527,11 @@ class Span:
     first_index: int
     packets: int
 
-    def capture(self, read: Callable[[int, int], bytes]) -> Capture:
-        """The chunk, its bytes got by ``read(file offset, size)`` (e.g. ``os.pread`` on the file) and walked again."""
+    def capture(self, read: Callable[[int, int], bytes], times: bool = False) -> Capture:
+        """The chunk, its bytes got by ``read(file offset, size)`` (e.g. ``os.pread`` on the file) and walked again
+        (``times``: with its packets' timestamps)."""
         data = read(self.lo, self.hi - self.lo)
-        walked = _walker_at(self.format, self.state).walk(data, 0)
+        walked = _walker_at(self.format, self.state).walk(data, 0, times)
         if walked.end != len(data) or len(walked.offs) != self.packets:
             raise CsumValueError(f"the capture changed while it was read: {self.hi - self.lo} bytes at offset "
                                  f"{self.lo} no longer hold {self.packets} records", code=Code.TRUNCATED)

@@ -74,7 +74,7 @@ def scan(name: str, *, jobs: int = 1, chunk_bytes: int = pcap.CHUNK_BYTES, sink:
     Raises OSError (unreadable) and CsumValueError (not a capture, corrupt compression).
     """
     with open_source(name) as source:
-        reader = pcap.Reader(source.stream, chunk_bytes)
+        reader = pcap.Reader(source.stream, chunk_bytes, times=hosts)  # the timestamps only for the summary
         fd = source.fileno() if jobs > 1 and sink is None and each is None and transform is None \
             and not fix_embedded else None
         if fd is not None:  # nothing to copy out: each process reads its own chunks from the file

@@ -451,12 +451,13 @@ def test_c_reassembly_equals_the_walker(frames, corrupt, plain):
 def test_pcap_timestamps(endian, nano):
     """Capture.times: each record's seconds and fraction (microseconds, or nanoseconds with the a1b23c4d magic) in
     nanoseconds; expected from what tests/captures.py wrote (record i: 1_700_000_000 + i s, fraction 1000 i + 7),
-    also with the chunks of a Reader."""
+    also with the chunks of a Reader(times=True) (without it, no column)."""
     frames = [bytes(ETH / IP() / UDP() / Raw(bytes(i))) for i in range(40)]
     data = pcap_bytes(frames, endian=endian, nano=nano)
     want = [(1_700_000_000 + i) * 10**9 + (1000 * i + 7) * (1 if nano else 1000) for i in range(40)]
     assert pcap.parse(data).times.tolist() == want
-    got = [t for chunk in pcap.Reader(io.BytesIO(data), 300) for t in chunk.times.tolist()]
+    got = [t for chunk in pcap.Reader(io.BytesIO(data), 300, times=True) for t in chunk.times.tolist()]
+    assert all(chunk.times is None for chunk in pcap.Reader(io.BytesIO(data), 300))  # only when asked
     assert got == want
 
 
