@@ -24,7 +24,8 @@ from ..layers.check import judge
 from ..layers.reassembly import Done, Reassembler
 from . import fastpath
 from .fastpath import FIX, Batch, Packet
-from .pcap import Capture
+from .hosts import Hosts, Sender, interesting, senders, senders_of
+from .pcap import NO_TIME, Capture
 from .report import Report
 
 #: (packet index, every Result of that packet) for each packet, in order: the ``sink`` of :func:`check`.
@@ -39,6 +40,8 @@ class _Row:
     results: list[Result]
     patches: list[tuple[int, bytes]]
     malformed: str | None = None
+    time: int = NO_TIME
+    senders: list[Sender] | None = None  # its IP headers, where the report collects hosts (csum.capture.hosts)
 
 
 @dataclass
@@ -71,21 +74,28 @@ class Checker:
     most :data:`~csum.layers.reassembly.WINDOW` packets. ``part``: this checker checks one chunk on its own and
     ends with :meth:`detach` (it records what a :class:`Part` tells). ``fix_embedded``: the patches correct the
     checksums of embedded packets too (sFlow samples, OpenFlow packet-ins; ``csum fix --fix-embedded``).
+    ``hosts``: the reports collect who sent the bad and offload checksums (:class:`csum.capture.hosts.Hosts`).
     """
 
-    def __init__(self, sink: Sink | None = None, *, part: bool = False, fix_embedded: bool = False) -> None:
+    def __init__(self, sink: Sink | None = None, *, part: bool = False, fix_embedded: bool = False,
+                 hosts: bool = False) -> None:
         self.sink = sink
         self.fix_embedded = fix_embedded
+        self.hosts = hosts
         self.frags = Reassembler(record=part)
         self.rows: deque[_Row] = deque()
         self.by_index: dict[int, _Row] = {}
         self.held: dict[int, Packet] = {}  # packets of pending datagrams: their rows may still change
-        self.report = Report(0)
+        self.report = self.new_report(0)
         self.c_closed = b""  # the last chunk's: what csum/engine/_cwalk.c reassembled (a part has one chunk)
         self.c_peak = 0
 
+    def new_report(self, packets: int) -> Report:
+        """An empty report for ``packets`` packets, collecting hosts when this checker does."""
+        return Report(packets, hosts=Hosts() if self.hosts else None)
+
     def check(self, cap: Capture, progress: Callable[[int, int], None] | None = None) -> Report:
-        report = self.report = Report(len(cap))
+        report = self.report = self.new_report(len(cap))
         carried = self._reopen() if self.sink is None and self.frags.pending else []
         cut = cap.caplens < cap.origlens
         report.cut = (np.flatnonzero(cut) + cap.first_index).tolist()
@@ -128,7 +138,8 @@ class Checker:
         reassembling it if it is a fragment."""
         results = None if c_tried else fastpath.from_c(p)
         if results is not None:  # the jsonl path's common packets
-            self._row(_Row(p.number, results, fastpath.patches(results, p.base, lambda: p)))
+            rows = senders_of(p.data, p.linktype, p.wire) if self.hosts and interesting(results) else None
+            self._row(_Row(p.number, results, fastpath.patches(results, p.base, lambda: p), None, p.time, rows))
             return
         view = memoryview(p.data)
         stack = walk(view, p.linktype, wire_len=p.wire)
@@ -142,7 +153,8 @@ class Checker:
         results = [judge(view, f) for f in stack.fields]
         fixes = [(p.base + at, new) for at, new in corrections(view, stack.fields, embedded=self.fix_embedded)] \
             if any(r.status in FIX for r in results) else []
-        row = _Row(p.number, results, fixes, None if stack.malformed is None else stack.malformed[1])
+        row = _Row(p.number, results, fixes, None if stack.malformed is None else stack.malformed[1], p.time,
+                   senders(stack, view) if self.hosts else None)
         outer = stack.ips[0] if stack.ips else None
         if outer is None or outer.depth or outer.fragment not in ("first", "later"):
             self._row(row)
@@ -202,7 +214,7 @@ class Checker:
 
     def _emit(self, row: _Row) -> None:
         report = self.report
-        report.tally(row.index, row.results)
+        report.tally(row.index, row.results, row.time, row.senders)
         report.patches += row.patches
         if row.malformed is not None:
             report.malformed.append((row.index, row.malformed))
@@ -224,13 +236,13 @@ class Checker:
             if row.index not in self.held:
                 self._emit(row)
         report.sort()
-        packets = [Packet(p.number, p.base, p.linktype, p.wire, bytes(p.data)) for p in self.held.values()]
+        packets = [Packet(p.number, p.base, p.linktype, p.wire, bytes(p.data), p.time) for p in self.held.values()]
         closed = self.c_closed + b"".join(accel.key_bytes(key) for key in self.frags.closed)
         return Part(report, sorted(packets, key=lambda p: p.number), closed, max(self.frags.peak, self.c_peak))
 
     def close(self) -> Report:
         """The capture ended: every pending datagram given up, every row emitted; the report of those rows."""
-        report = self.report = Report(0)
+        report = self.report = self.new_report(0)
         for done in self.frags.flush():
             self.finish(done)
         self.flush()
@@ -239,16 +251,16 @@ class Checker:
 
 
 def check(cap: Capture, progress: Callable[[int, int], None] | None = None, sink: Sink | None = None,
-          fix_embedded: bool = False) -> Report:
+          fix_embedded: bool = False, hosts: bool = False) -> Report:
     """Check every packet of ``cap``, a whole capture; see :class:`Report` and :class:`Checker`."""
-    checker = Checker(sink, fix_embedded=fix_embedded)
+    checker = Checker(sink, fix_embedded=fix_embedded, hosts=hosts)
     report = checker.check(cap, progress)
     report.update(checker.close())
     return report
 
 
-def check_part(cap: Capture, fix_embedded: bool = False) -> Part:
+def check_part(cap: Capture, fix_embedded: bool = False, hosts: bool = False) -> Part:
     """Check the chunk ``cap`` on its own, leaving its datagrams still pending at its end to csum/capture/stitch.py."""
-    checker = Checker(part=True, fix_embedded=fix_embedded)
+    checker = Checker(part=True, fix_embedded=fix_embedded, hosts=hosts)
     checker.check(cap)
     return checker.detach()

@@ -22,25 +22,27 @@ import numpy as np
 
 from .. import engine
 from ..layers import Reason, Result, Status, corrections, reassembly, walk
-from .pcap import Capture
+from .hosts import interesting, senders_of
+from .pcap import NO_TIME, Capture
 from .report import Report, zero_counts
 
 class Packet(NamedTuple):
     """One packet as the checker needs it: its number in the capture, file offset, link type, length on the wire,
-    bytes (a copy once handed over between processes)."""
+    bytes (a copy once handed over between processes), timestamp (nanoseconds since the epoch, or NO_TIME)."""
 
     number: int
     base: int
     linktype: int
     wire: int
     data: memoryview | bytes
+    time: int = NO_TIME
 
 
 @dataclass(frozen=True, eq=False)
 class Batch:
     """Packets checked at once: a chunk of a capture, after the fragments still pending from before it (their
     datagrams are rebuilt from them, so the C walker can complete them). The columns of :class:`Capture` (int64,
-    contiguous), plus each packet's global number and file offset."""
+    contiguous), plus each packet's global number, file offset and timestamp (NO_TIME where unknown)."""
 
     data: bytes
     offsets: np.ndarray
@@ -49,6 +51,7 @@ class Batch:
     linktypes: np.ndarray
     indices: np.ndarray
     bases: np.ndarray
+    times: np.ndarray
 
     @classmethod
     def of(cls, cap: Capture, carried: list[Packet]) -> Batch:
@@ -56,9 +59,10 @@ class Batch:
             return np.ascontiguousarray(a, dtype=np.int64)
 
         index = np.arange(cap.first_index, cap.first_index + len(cap), dtype=np.int64)
+        times = np.full(len(cap), NO_TIME, dtype=np.int64) if cap.times is None else col(cap.times)
         if not carried:
             return cls(cap.data, col(cap.offsets), col(cap.caplens), col(cap.origlens), col(cap.linktypes), index,
-                       cap.base + col(cap.offsets))
+                       cap.base + col(cap.offsets), times)
         lens = [len(p.data) for p in carried]
         front = sum(lens)
         starts = np.cumsum([0] + lens[:-1])
@@ -67,7 +71,8 @@ class Batch:
                    col(np.concatenate([[p.wire for p in carried], cap.origlens])),
                    col(np.concatenate([[p.linktype for p in carried], cap.linktypes])),
                    col(np.concatenate([[p.number for p in carried], index])),
-                   col(np.concatenate([[p.base for p in carried], cap.base + cap.offsets])))
+                   col(np.concatenate([[p.base for p in carried], cap.base + cap.offsets])),
+                   col(np.concatenate([[p.time for p in carried], times])))
 
     def __len__(self) -> int:
         return len(self.offsets)
@@ -75,7 +80,7 @@ class Batch:
     def packet(self, i: int) -> Packet:
         start = int(self.offsets[i])
         return Packet(int(self.indices[i]), int(self.bases[i]), int(self.linktypes[i]), int(self.origlens[i]),
-                      memoryview(self.data)[start : start + int(self.caplens[i])])
+                      memoryview(self.data)[start : start + int(self.caplens[i])], int(self.times[i]))
 
 
 def c_fast(cap: Batch, todo: np.ndarray, report: Report) -> tuple[np.ndarray, np.ndarray, bytes, int]:
@@ -98,7 +103,11 @@ def c_fast(cap: Batch, todo: np.ndarray, report: Report) -> tuple[np.ndarray, np
             status = "n/a" if code & cwalk.NA else "none" if code & cwalk.NONE else "ok"
             report.counts.setdefault(key, zero_counts())[status] += n
     for i, results in reported:
-        report.tally(int(cap.indices[i]), results)
+        if report.hosts is not None and interesting(results):
+            p = cap.packet(i)
+            report.tally(p.number, results, p.time, senders_of(p.data, p.linktype, p.wire))
+        else:
+            report.tally(int(cap.indices[i]), results)
         report.patches += patches(results, int(cap.bases[i]), functools.partial(cap.packet, i))
     return done, todo & (out[:, 0] == -2), closed, peak
 

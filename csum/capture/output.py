@@ -50,44 +50,44 @@ def _kind(mode: int) -> str | None:
 
 
 def target(out: str | os.PathLike[str], inputs: Sequence[str | os.PathLike[str]] = (), *,
-           follow_symlinks: bool = False, force: bool = False) -> Path:
+           follow_symlinks: bool = False, force: bool = False, what: str = "OUT") -> Path:
     """The path :class:`AtomicFile` may replace for ``out``, or :class:`CsumValueError` saying why not; ``force``
-    accepts a read-only file."""
+    accepts a read-only file; ``what`` names ``out`` in the message."""
     path = Path(out)
-    _check_name(path, out)
+    _check_name(path, out, what)
     try:
         info = path.lstat()
     except FileNotFoundError:
         return path
     except OSError as exc:  # a component that is not a directory, a loop of links, no permission ...
-        raise _refuse(f"OUT {out}: {exc.strerror or exc}") from None
+        raise _refuse(f"{what} {out}: {exc.strerror or exc}") from None
     if stat.S_ISLNK(info.st_mode):
         if not follow_symlinks:
-            raise _refuse(f"OUT {out} is a symbolic link (to {os.readlink(path)}); give --follow-symlinks to "
+            raise _refuse(f"{what} {out} is a symbolic link (to {os.readlink(path)}); give --follow-symlinks to "
                           "replace the file it points to")
         path = Path(os.path.realpath(path))
-        _check_name(path, out)
+        _check_name(path, out, what)
         try:
             info = path.stat()
         except FileNotFoundError:
             return path
     kind = _kind(info.st_mode)
     if kind is not None:
-        raise _refuse(f"OUT {out} is {kind}; csum writes only regular files")
+        raise _refuse(f"{what} {out} is {kind}; csum writes only regular files")
     for name in inputs:
         try:
             same = os.path.samestat(os.stat(name), info)
         except OSError:
             continue
         if same:
-            raise _refuse(f"OUT {out} is the input {name}: the input is never modified")
+            raise _refuse(f"{what} {out} is the input {name}: the input is never modified")
     if not force and (not info.st_mode & 0o222 or not os.access(path, os.W_OK)):
-        raise _refuse(f"OUT {out} is read-only (mode {stat.S_IMODE(info.st_mode):04o}); csum replaces it only "
+        raise _refuse(f"{what} {out} is read-only (mode {stat.S_IMODE(info.st_mode):04o}); csum replaces it only "
                       "when forced (fix --force)")
     return path
 
 
-def _check_name(path: Path, out: str | os.PathLike[str]) -> None:
+def _check_name(path: Path, out: str | os.PathLike[str], what: str) -> None:
     """Refuse a file name longer than its directory's file system holds (NAME_MAX)."""
     size = len(os.fsencode(path.name))
     try:
@@ -95,7 +95,7 @@ def _check_name(path: Path, out: str | os.PathLike[str]) -> None:
     except (OSError, ValueError):  # the directory does not exist (the write will say so), or no such limit
         limit = 255
     if size > limit:
-        raise _refuse(f"OUT {out}: its name is {size} bytes, more than the {limit} the file system holds")
+        raise _refuse(f"{what} {out}: its name is {size} bytes, more than the {limit} the file system holds")
 
 
 def _compressor(name: str) -> Callable[[BinaryIO], BinaryIO] | None:

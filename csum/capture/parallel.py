@@ -41,7 +41,7 @@ import numpy as np
 
 from ..errors import Code, CsumValueError
 from .checker import Part, check_part
-from .pcap import Capture, Span
+from .pcap import NO_TIME, Capture, Span
 from .report import Report
 from .stitch import Stitcher
 
@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 
 __all__ = ["check_spans", "checked", "default_jobs"]
 
-_COLUMNS = ("offsets", "caplens", "origlens", "linktypes")
+_COLUMNS = ("offsets", "caplens", "origlens", "linktypes", "times")
 #: ``read(file offset, size)``: a capture's bytes there.
 Read = Callable[[int, int], bytes]
 #: Chunks queued per worker; the reading process checks a chunk itself when every worker has this many.
@@ -69,19 +69,21 @@ def _put(slot: mmap.mmap, chunk: Capture) -> tuple[object, ...] | None:
     """Copy ``chunk`` into ``slot``; the message describing it, or None when it does not fit."""
     n, size = len(chunk), len(chunk.data)
     start = -(-size // 8) * 8
-    if start + 32 * n > len(slot):
+    if start + 8 * len(_COLUMNS) * n > len(slot):
         return None
     slot[:size] = chunk.data
     for k, name in enumerate(_COLUMNS):
-        np.frombuffer(slot, dtype=np.int64, count=n, offset=start + 8 * n * k)[:] = getattr(chunk, name)
+        column = getattr(chunk, name)
+        np.frombuffer(slot, dtype=np.int64, count=n, offset=start + 8 * n * k)[:] = NO_TIME if column is None else column
     return (size, n, chunk.format, chunk.first_index, chunk.base)
 
 
 def _get(slot: mmap.mmap, size: int, n: int, fmt: str, first_index: int, base: int) -> Capture:
     start = -(-size // 8) * 8
-    offsets, caplens, origlens, linktypes = (
-        np.frombuffer(slot, dtype=np.int64, count=n, offset=start + 8 * n * k).copy() for k in range(4))
-    return Capture(slot[:size], fmt, offsets, caplens, origlens, linktypes, first_index=first_index, base=base)
+    offsets, caplens, origlens, linktypes, times = (
+        np.frombuffer(slot, dtype=np.int64, count=n, offset=start + 8 * n * k).copy() for k in range(len(_COLUMNS)))
+    return Capture(slot[:size], fmt, offsets, caplens, origlens, linktypes, first_index=first_index, base=base,
+                   times=times)
 
 
 #: prctl(2) option: the signal a process gets when its parent dies (include/uapi/linux/prctl.h).
@@ -155,18 +157,18 @@ def _receive(conn: Connection) -> Any:
     return value
 
 
-def checked(chunks: Iterable[Capture], jobs: int = 1, slot_bytes: int | None = None, *, fix_embedded: bool = False
-            ) -> Iterator[tuple[Capture, Part]]:
+def checked(chunks: Iterable[Capture], jobs: int = 1, slot_bytes: int | None = None, *, fix_embedded: bool = False,
+            hosts: bool = False) -> Iterator[tuple[Capture, Part]]:
     """(chunk, part) for each chunk, in order, using ``jobs`` processes when there are two chunks or more
-    (``fix_embedded``: as :func:`csum.capture.checker.check_part` takes it).
+    (``fix_embedded``, ``hosts``: as :func:`csum.capture.checker.check_part` takes them).
 
     The calling process reads the chunks and is one of the ``jobs``: it hands
     a chunk to the ``jobs - 1`` workers when one has room and
     checks it itself when none has (``DEPTH`` chunks each). ``slot_bytes``: shared memory per chunk in
     flight (default: 3x the larger of the first two chunks, which holds its
-    bytes and its four int64 columns); a larger chunk goes through the pipe.
+    bytes and its five int64 columns); a larger chunk goes through the pipe.
     """
-    part_of = functools.partial(check_part, fix_embedded=fix_embedded)
+    part_of = functools.partial(check_part, fix_embedded=fix_embedded, hosts=hosts)
     it = iter(chunks)
     head = [c for c in (next(it, None), next(it, None)) if c is not None]
     if jobs <= 1 or len(head) < 2:
@@ -213,7 +215,8 @@ def checked(chunks: Iterable[Capture], jobs: int = 1, slot_bytes: int | None = N
     pool.close(kill=False)
 
 
-def _serve_spans(conn: Connection, spans: object, taken: object, read: Read, keep_patches: bool, parent: int) -> None:
+def _serve_spans(conn: Connection, spans: object, taken: object, read: Read, keep_patches: bool, parent: int,
+                 hosts: bool) -> None:
     """A worker of :func:`check_spans`: takes spans from the shared queue until None (counting them in ``taken``);
     sends ("ok", (chunk number, part)) for each, then ("ok", None), or ("error", exception)."""
     _as_worker(parent)
@@ -221,23 +224,23 @@ def _serve_spans(conn: Connection, spans: object, taken: object, read: Read, kee
         while (item := spans.get()) is not None:  # type: ignore[attr-defined]
             with taken.get_lock():  # type: ignore[attr-defined]
                 taken.value += 1  # type: ignore[attr-defined]
-            conn.send(("ok", _check_span(item, read, keep_patches)))
+            conn.send(("ok", _check_span(item, read, keep_patches, hosts)))
         conn.send(("ok", None))
     except Exception as exc:  # noqa: BLE001 - handed to the parent, which raises it
         conn.send(("error", exc))
     conn.close()
 
 
-def _check_span(item: tuple[int, Span], read: Read, keep_patches: bool) -> tuple[int, Part]:
+def _check_span(item: tuple[int, Span], read: Read, keep_patches: bool, hosts: bool) -> tuple[int, Part]:
     k, span = item
-    part = check_part(span.capture(read))
+    part = check_part(span.capture(read, hosts), hosts=hosts)
     if not keep_patches:
         part.report.patches = []
     return k, part
 
 
 def check_spans(spans: Iterable[Span], read: Read, jobs: int = 1, *, keep_patches: bool = False,
-                progress: Callable[[int], None] | None = None, keep: int | None = None) -> Report:
+                progress: Callable[[int], None] | None = None, keep: int | None = None, hosts: bool = False) -> Report:
     """The parts of the chunks at ``spans`` (:meth:`csum.pcap.Reader.spans`) stitched in order: the serial report.
 
     ``read(file offset, size)`` gives the file's bytes there (``os.pread``; every process calls it).
@@ -250,14 +253,15 @@ def check_spans(spans: Iterable[Span], read: Read, jobs: int = 1, *, keep_patche
     its own chunks and stitches them in chunk order as they come (a chunk that must be checked again,
     see csum/capture/stitch.py, is read again), so memory holds a bounded window.
     ``keep_patches``: keep each chunk's ``patches`` (else dropped, as :func:`csum.scan.scan` does);
-    ``progress(file offset)`` is called after each chunk the calling process checks.
+    ``progress(file offset)`` is called after each chunk the calling process checks; ``hosts``: the report collects
+    who sent the bad and offload checksums (csum.capture.hosts).
     """
     import multiprocessing  # as in _Pool
 
     ctx = multiprocessing.get_context("fork")
     queue, taken = ctx.SimpleQueue(), ctx.Value("q", 0)
     report = Report(0, keep=keep)
-    stitcher = Stitcher()
+    stitcher = Stitcher(hosts=hosts)
     waiting: dict[int, Part] = {}
     where: dict[int, Span] = {}  # the spans not yet stitched
     merged = [0]  # the next chunk number to stitch
@@ -273,7 +277,7 @@ def check_spans(spans: Iterable[Span], read: Read, jobs: int = 1, *, keep_patche
         waiting[item[0]] = item[1]
         while merged[0] in waiting:
             span = where.pop(merged[0])
-            merge(stitcher.add(waiting.pop(merged[0]), lambda: span.capture(read)))
+            merge(stitcher.add(waiting.pop(merged[0]), lambda: span.capture(read, hosts)))
             merged[0] += 1
 
     def drain() -> None:
@@ -286,7 +290,7 @@ def check_spans(spans: Iterable[Span], read: Read, jobs: int = 1, *, keep_patche
                 take(part)
 
     def mine(span_item: tuple[int, Span]) -> None:
-        take(_check_span(span_item, read, keep_patches))
+        take(_check_span(span_item, read, keep_patches, hosts))
         drain()
         if progress is not None:
             progress(span_item[1].hi)
@@ -299,7 +303,7 @@ def check_spans(spans: Iterable[Span], read: Read, jobs: int = 1, *, keep_patche
                 for _ in range(jobs - 1):
                     parent, child = ctx.Pipe(duplex=False)
                     proc = ctx.Process(target=_serve_spans, args=(child, queue, taken, read, keep_patches,
-                                                                  os.getpid()), daemon=True)
+                                                                  os.getpid(), hosts), daemon=True)
                     proc.start()
                     child.close()
                     conns.append(parent)

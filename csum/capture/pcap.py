@@ -42,7 +42,7 @@ from ..core.inputs import as_view, check_instance, check_list, check_uint
 from ..errors import Code, CsumTypeError, CsumValueError
 
 __all__ = ["CHUNK_BYTES", "LINKTYPE_ETHERNET", "LINKTYPE_IPV4", "LINKTYPE_IPV6", "LINKTYPE_LINUX_SLL",
-           "LINKTYPE_LINUX_SLL2", "LINKTYPE_RAW", "MAX_RECORD", "Capture", "Reader", "Span", "Stop", "parse",
+           "LINKTYPE_LINUX_SLL2", "LINKTYPE_RAW", "MAX_RECORD", "NO_TIME", "Capture", "Reader", "Span", "Stop", "parse",
            "patched", "read", "to_bytes"]
 
 #: Link types (tcpdump.org/linktypes.html) whose packets csum can find IP in.
@@ -63,6 +63,9 @@ _PCAP_MAGICS = {0xA1B2C3D4: "us", 0xA1B23C4D: "ns"}
 _SHB, _IDB, _PB, _SPB, _EPB = 0x0A0D0D0A, 1, 2, 3, 6
 _BYTE_ORDERS = {b"\x4d\x3c\x2b\x1a": "<", b"\x1a\x2b\x3c\x4d": ">"}
 
+#: The timestamp of a packet whose record has none (a pcapng Simple Packet Block).
+NO_TIME = -(1 << 63)
+
 #: Called now and then while reading: (bytes read so far, file size).
 Progress = Callable[[int, int], None]
 
@@ -74,7 +77,8 @@ class Capture:
     ``offsets[i]``: offset in ``data`` of packet i's first captured byte;
     ``caplens[i]`` / ``origlens[i]``: captured and original length (the packet
     was cut by the snap length when ``caplens[i] < origlens[i]``);
-    ``linktypes[i]``: its link type. ``format`` is "pcap" or "pcapng".
+    ``linktypes[i]``: its link type; ``times[i]``: its timestamp in nanoseconds since the epoch (:data:`NO_TIME`
+    for a pcapng Simple Packet Block; ``times`` None when not read). ``format`` is "pcap" or "pcapng".
     ``first_index``: the capture-wide number of packet 0; ``base``: the file
     offset of ``data[0]`` (both 0 for a whole file).
     """
@@ -87,6 +91,7 @@ class Capture:
     linktypes: np.ndarray
     first_index: int = 0  # the global 0-based number of this Capture's packet 0 (chunks of a stream)
     base: int = 0  # the file offset of data[0]
+    times: np.ndarray | None = None  # each packet's timestamp, nanoseconds since the epoch (NO_TIME: none); or None
 
     def __len__(self) -> int:
         return len(self.offsets)
@@ -136,6 +141,7 @@ class _Walked:
     end: int
     problem: str | None = None  # the record at ``end`` cannot be read ...
     short: bool = True           # ... because the buffer ends inside it (else: its header is nonsense)
+    times: array | np.ndarray | None = None  # nanoseconds since the epoch, NO_TIME where the record has none
 
 
 class _PcapWalker:
@@ -143,20 +149,31 @@ class _PcapWalker:
 
     format = "pcap"
 
-    def __init__(self, endian: str, linktype: int) -> None:
-        self._endian, self._linktype = endian, linktype
+    def __init__(self, endian: str, linktype: int, nanos: bool = False) -> None:
+        self._endian, self._linktype, self._nanos = endian, linktype, nanos
         self._u32 = struct.Struct(endian + "I").unpack_from
 
     def state(self) -> tuple:
         """What a walker needs to go on from a record boundary (see :func:`_walker_at`)."""
-        return self._endian, self._linktype
+        return self._endian, self._linktype, self._nanos
 
-    def walk(self, data: bytes | bytearray | memoryview, pos: int) -> _Walked:
+    def _times(self, data: bytes | bytearray | memoryview, offs: np.ndarray) -> np.ndarray:
+        """Each record's timestamp in nanoseconds: seconds and the microsecond (or nanosecond) fraction of its
+        header, the 16 bytes before ``offs``."""
+        if not len(offs):
+            return np.zeros(0, dtype=np.int64)
+        d = np.frombuffer(data, dtype=np.uint8)
+        words = d[(offs - 16)[:, None] + np.arange(8)].view(self._endian + "u4").astype(np.int64)
+        return words[:, 0] * 1_000_000_000 + words[:, 1] * (1 if self._nanos else 1000)
+
+    def walk(self, data: bytes | bytearray | memoryview, pos: int, times: bool = True) -> _Walked:
+        """The records from ``pos`` on (``times``: with their timestamps)."""
+        stamp = self._times if times else lambda data, offs: None
         cwalk = engine.cwalk
         if cwalk is not None:  # the same loop in C (csum/engine/_cwalk.c pcap_records)
             offs_b, caps_b, origs_b, pos = cwalk.pcap_records(data, pos, self._endian == ">", MAX_RECORD)
             offs, caps, origs = (np.frombuffer(c, dtype=np.int64) for c in (offs_b, caps_b, origs_b))
-            return _Walked(offs, caps, origs, self._linktype, pos, *self._why(data, pos))
+            return _Walked(offs, caps, origs, self._linktype, pos, *self._why(data, pos), stamp(data, offs))
         heads: list[int] = []
         u32, size, most = self._u32, len(data), MAX_RECORD
         add, limit = heads.append, size - 16
@@ -174,7 +191,7 @@ class _PcapWalker:
         for k, shift in enumerate(shifts):
             caps |= d[offs - 8 + k].astype(np.int64) << shift
             origs |= d[offs - 4 + k].astype(np.int64) << shift
-        return _Walked(offs, caps, origs, self._linktype, pos, *self._why(data, pos))
+        return _Walked(offs, caps, origs, self._linktype, pos, *self._why(data, pos), stamp(data, offs))
 
     def _why(self, data: bytes | bytearray | memoryview, pos: int) -> tuple[str | None, bool]:
         """(problem, short) of the record at ``pos``, where the walk stopped."""
@@ -194,15 +211,17 @@ class _PcapngWalker:
 
     def __init__(self) -> None:
         self._endian = "<"
-        self._interfaces: list[tuple[int, int]] = []  # (link type, snap length) of the current section
+        #: (link type, snap length, if_tsresol, if_tsoffset seconds) of the current section's interfaces
+        self._interfaces: list[tuple[int, int, int, int]] = []
 
     def state(self) -> tuple:
         """What a walker needs to go on from a block boundary (see :func:`_walker_at`)."""
         return self._endian, tuple(self._interfaces)
 
-    def walk(self, data: bytes | bytearray | memoryview, pos: int) -> _Walked:
+    def walk(self, data: bytes | bytearray | memoryview, pos: int, times: bool = True) -> _Walked:
+        """The blocks from ``pos`` on (``times``: with the packets' timestamps)."""
         offs, caps, origs, links = array("q"), array("q"), array("q"), array("q")
-        walked = _Walked(offs, caps, origs, links, pos)
+        walked = _Walked(offs, caps, origs, links, pos, times=array("q") if times else None)
         size = len(data)
         while pos < size:
             walked.end = pos
@@ -230,7 +249,8 @@ class _PcapngWalker:
             elif kind == _IDB:
                 if length < 20:
                     return self._damaged(walked, "interface description block is too short")
-                self._interfaces.append(struct.unpack_from(endian + "H2xI", data, pos + 8))
+                self._interfaces.append((*struct.unpack_from(endian + "H2xI", data, pos + 8),
+                                         *_clock(data, pos + 16, pos + length - 4, endian)))
             elif kind in (_EPB, _PB, _SPB):
                 why = self._packet(data, pos, kind, length, walked)
                 if why:
@@ -260,12 +280,44 @@ class _PcapngWalker:
         walked.caps.append(cap)  # type: ignore[union-attr]
         walked.origs.append(orig)  # type: ignore[union-attr]
         walked.links.append(interfaces[iface][0])  # type: ignore[union-attr]
+        if walked.times is not None:  # a Simple Packet Block has no timestamp
+            walked.times.append(NO_TIME if kind == _SPB else self._stamp(data, pos, iface))  # type: ignore[union-attr]
         return None
+
+    def _stamp(self, data: bytes | bytearray | memoryview, pos: int, iface: int) -> int:
+        """The timestamp of the (Enhanced or obsolete) Packet Block at ``pos`` in nanoseconds: 64 bits of ticks of its
+        interface's if_tsresol, plus its if_tsoffset."""
+        high, low = struct.unpack_from(self._endian + "II", data, pos + 12)
+        _link, _snap, resol, offset = self._interfaces[iface]
+        return _nanoseconds(high << 32 | low, resol) + offset * 1_000_000_000
 
     @staticmethod
     def _damaged(walked: _Walked, why: str) -> _Walked:
         walked.problem, walked.short = why, False
         return walked
+
+
+def _clock(data: bytes | bytearray | memoryview, pos: int, end: int, endian: str) -> tuple[int, int]:
+    """(if_tsresol, if_tsoffset) among an Interface Description Block's options from ``pos`` to ``end``
+    (draft-ietf-opsawg-pcapng 4.2: option 9, one byte, default 6 = microseconds; option 14, seconds, default 0)."""
+    resol, offset = 6, 0
+    while pos + 4 <= end:
+        code, size = struct.unpack_from(endian + "HH", data, pos)
+        if code == 0 or pos + 4 + size > end:
+            break
+        if code == 9 and size >= 1:
+            resol = data[pos + 4]
+        elif code == 14 and size >= 8:
+            offset = struct.unpack_from(endian + "q", data, pos + 4)[0]
+        pos += 4 + (-(-size // 4) * 4)
+    return resol, offset
+
+
+def _nanoseconds(ticks: int, resol: int) -> int:
+    """A pcapng timestamp in nanoseconds: ``ticks`` of 10**-resol seconds, or 2**-(resol & 0x7f) with the top bit set."""
+    if resol & 0x80:
+        return (ticks * 1_000_000_000) >> (resol & 0x7F)
+    return ticks * 10 ** (9 - resol) if resol <= 9 else ticks // 10 ** (resol - 9)
 
 
 def _column(values: array | np.ndarray) -> np.ndarray:
@@ -278,7 +330,8 @@ def _capture(data: bytes, fmt: str, walked: _Walked, first_index: int, base: int
     offs = _column(walked.offs)
     links = walked.links
     link = np.full(len(offs), links, dtype=np.int64) if isinstance(links, int) else _column(links)
-    return Capture(data, fmt, offs, _column(walked.caps), _column(walked.origs), link, first_index, base)
+    times = None if walked.times is None else _column(walked.times)
+    return Capture(data, fmt, offs, _column(walked.caps), _column(walked.origs), link, first_index, base, times)
 
 
 def _read_full(stream: BinaryIO, n: int) -> bytes:
@@ -333,7 +386,7 @@ def _walker(head: bytes, more: Callable[[int], bytes]) -> tuple[_PcapWalker | _P
             major, _minor, _zone, _sig, _snap, link = struct.unpack_from(endian + "HHiIII", head, 4)
             if major != 2:
                 raise _bad(f"pcap version {major} is not supported (only 2.x)", Code.NOT_A_CAPTURE)
-            return _PcapWalker(endian, link & 0xFFFF), head, 24
+            return _PcapWalker(endian, link & 0xFFFF, _PCAP_MAGICS[int.from_bytes(head[:4], order)] == "ns"), head, 24
     raise _bad(f"not a pcap or pcapng capture (starts with {head[:4].hex()})", Code.NOT_A_CAPTURE)
 
 
@@ -343,14 +396,14 @@ class Reader:
     The header is read and validated on construction (:class:`CsumValueError`
     with code ``not-a-capture``, ``truncated`` or ``bad-block``, or the stream's own error: ``bad-compression``
     for compressed data that cannot give the header). Iterating
-    yields :class:`Capture` chunks; afterwards :attr:`stop` is None when every
+    yields :class:`Capture` chunks (with their ``times`` column when ``times``); afterwards :attr:`stop` is None when every
     byte was read as records, else the :class:`Stop` that ended the reading.
     """
 
-    def __init__(self, stream: BinaryIO, chunk_bytes: int = CHUNK_BYTES) -> None:
+    def __init__(self, stream: BinaryIO, chunk_bytes: int = CHUNK_BYTES, *, times: bool = False) -> None:
         if chunk_bytes < 1:
             raise CsumValueError(f"chunk_bytes must be positive, got {chunk_bytes}", code=Code.OUT_OF_RANGE)
-        self._stream, self.chunk_bytes = stream, chunk_bytes
+        self._stream, self.chunk_bytes, self.times = stream, chunk_bytes, times
         self._walker, self._buf, self._pos = _walker(_read_full(stream, 4), lambda n: _read_full(stream, n))
         self.format: str = self._walker.format
         self.stop: Stop | None = None
@@ -384,7 +437,7 @@ class Reader:
                 if got < self.chunk_bytes:  # the last chunk: a copy, as a stream may still hold a view of it
                     grown = grown[: len(buf) + got]
                 buf = grown
-            walked = self._walker.walk(buf, pos)
+            walked = self._walker.walk(buf, pos, self.times)
             end = walked.end
             if end:
                 data = bytes(memoryview(buf)[:end])
@@ -421,7 +474,7 @@ class Reader:
                 eof = got < size or self._problem is not None
                 have += got
             state = walker.state()
-            walked = walker.walk(memoryview(buf)[:have], pos)
+            walked = walker.walk(memoryview(buf)[:have], pos, False)
             end = walked.end
             if len(walked.offs):
                 yield Span(self.format, state, self._base + pos, self._base + end, self.packets, len(walked.offs))
@@ -475,10 +528,11 @@ class Span:
     first_index: int
     packets: int
 
-    def capture(self, read: Callable[[int, int], bytes]) -> Capture:
-        """The chunk, its bytes got by ``read(file offset, size)`` (e.g. ``os.pread`` on the file) and walked again."""
+    def capture(self, read: Callable[[int, int], bytes], times: bool = False) -> Capture:
+        """The chunk, its bytes got by ``read(file offset, size)`` (e.g. ``os.pread`` on the file) and walked again
+        (``times``: with its packets' timestamps)."""
         data = read(self.lo, self.hi - self.lo)
-        walked = _walker_at(self.format, self.state).walk(data, 0)
+        walked = _walker_at(self.format, self.state).walk(data, 0, times)
         if walked.end != len(data) or len(walked.offs) != self.packets:
             raise CsumValueError(f"the capture changed while it was read: {self.hi - self.lo} bytes at offset "
                                  f"{self.lo} no longer hold {self.packets} records", code=Code.TRUNCATED)

@@ -11,13 +11,16 @@ The checking itself is :mod:`csum.capture.checker` (the walk, fragments across c
 
 from __future__ import annotations
 
+import copy
 import functools
 import heapq
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..layers import Result, Status
-from .pcap import Capture
+from .hosts import Hosts, Sender
+from .pcap import NO_TIME, Capture
 
 #: The counters of every ``Report.counts`` entry, in the order the outputs show them.
 STATUSES = tuple(s.value for s in Status)
@@ -54,7 +57,8 @@ class Report:
     checksum); ``no_checksum``: link type -> packets that hold no Internet checksum csum could reach (USB,
     Bluetooth, Netlink, 802.15.4 without 6LoWPAN ...); ``fast``: packets the C walker judged
     with the rest of their chunk (csum.capture.fastpath); ``patches``: (file offset, new field bytes) that correct every bad and
-    offload checksum (and the outer checksums covering a corrected inner one).
+    offload checksum (and the outer checksums covering a corrected inner one); ``hosts``: who sent the bad and
+    offload checksums, and when (:class:`csum.capture.hosts.Hosts`; None when not collected).
 
     ``keep``: when set, :meth:`update` keeps at most that many items in each of ``bad``,
     ``offload``, ``malformed`` and ``cut`` and counts the rest in ``dropped`` (the CLI keeps what
@@ -75,6 +79,7 @@ class Report:
     keep: int | None = None
     dropped: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KEPT, 0))
     no_checksum: dict[int, int] = field(default_factory=dict)
+    hosts: Hosts | None = None
 
     def total(self, name: str) -> int:
         """How many ``name`` ("bad", "offload", "malformed", "cut") items there are, kept or dropped."""
@@ -84,7 +89,8 @@ class Report:
         """This report followed by ``other``'s (the next chunk of the same capture): counts added, lists joined."""
         out = Report(self.packets, {k: dict(v) for k, v in self.counts.items()}, list(self.bad), list(self.offload),
                      list(self.malformed), list(self.cut), self.not_ip, dict(self.unsupported), self.fast,
-                     list(self.patches), self.keep, dict(self.dropped), dict(self.no_checksum))
+                     list(self.patches), self.keep, dict(self.dropped), dict(self.no_checksum),
+                     copy.deepcopy(self.hosts))
         out.update(other)
         return out
 
@@ -115,6 +121,10 @@ class Report:
             self.patches += other.patches
         self.not_ip += other.not_ip
         self.fast += other.fast
+        if other.hosts is not None:
+            if self.hosts is None:
+                self.hosts = Hosts()
+            self.hosts.update(other.hosts)
 
     def sort(self) -> None:
         """Put the lists in packet order (and the patches in file order)."""
@@ -122,7 +132,12 @@ class Report:
             getattr(self, name).sort(key=_number)
         self.patches.sort()
 
-    def tally(self, index: int, results: list[Result]) -> None:
+    def tally(self, index: int, results: list[Result], time: int = NO_TIME,
+              senders: Sequence[Sender] | None = None) -> None:
+        """Count packet ``index``'s results (and, where :attr:`hosts` is collected, who sent its bad and offload
+        ones: its IP headers ``senders``, at ``time``)."""
+        if self.hosts is not None and senders is not None:
+            self.hosts.add(time, results, senders)
         for r in results:
             row = self.counts.get(count_key(r))
             if row is None:

@@ -59,7 +59,7 @@ def scan(name: str, *, jobs: int = 1, chunk_bytes: int = pcap.CHUNK_BYTES, sink:
          keep_patches: bool = False, progress: Callable[[int, int | None], None] | None = None,
          each: ResultSink | None = None, keep: int | None = None,
          transform: Callable[[Iterator[pcap.Capture]], Iterator[pcap.Capture]] | None = None,
-         fix_embedded: bool = False) -> Scan:
+         fix_embedded: bool = False, hosts: bool = False) -> Scan:
     """Check the capture ``name`` (a path or ``-``); see the module docstring.
 
     ``keep_patches`` keeps ``report.patches`` (file offset, new bytes) in the
@@ -70,17 +70,18 @@ def scan(name: str, *, jobs: int = 1, chunk_bytes: int = pcap.CHUNK_BYTES, sink:
     ``keep`` bounds the items the report keeps per list (:class:`~csum.capture.report.Report`; counts stay whole).
     ``transform`` turns the chunks as read into the chunks checked and written (``csum rewrite --fix``: rewritten).
     ``fix_embedded``: the patches correct embedded packets' checksums too (sFlow samples, OpenFlow packet-ins).
+    ``hosts``: ``report.hosts`` says who sent the bad and offload checksums, and when (:mod:`csum.capture.hosts`).
     Raises OSError (unreadable) and CsumValueError (not a capture, corrupt compression).
     """
     with open_source(name) as source:
-        reader = pcap.Reader(source.stream, chunk_bytes)
+        reader = pcap.Reader(source.stream, chunk_bytes, times=hosts)  # the timestamps only for the summary
         # a file of one chunk or less is checked here: no worker would get a span of it
         fd = source.fileno() if jobs > 1 and (source.size or 0) > chunk_bytes and sink is None and each is None \
             and transform is None and not fix_embedded else None
         if fd is not None:  # nothing to copy out: each process reads its own chunks from the file
             tick = None if progress is None else (lambda at: progress(at, source.size))
             report = check_spans(reader.spans(), lambda at, n: os.pread(fd, n, at), jobs,
-                                 keep_patches=keep_patches, progress=tick, keep=keep)
+                                 keep_patches=keep_patches, progress=tick, keep=keep, hosts=hosts)
             return Scan(source.name, reader.format, source.compression, report, reader.stop)
         report = Report(0, keep=keep)
         counted = [0, 0, 0]  # checksums patched, packets they are in, offload fields among them
@@ -110,11 +111,12 @@ def scan(name: str, *, jobs: int = 1, chunk_bytes: int = pcap.CHUNK_BYTES, sink:
         chunks = reader if transform is None else transform(iter(reader))
         checker: Checker | Stitcher
         if each is not None or jobs <= 1:  # one Checker carries the pending datagrams from chunk to chunk
-            checker = Checker(each, fix_embedded=fix_embedded)
+            checker = Checker(each, fix_embedded=fix_embedded, hosts=hosts)
             parts = ((c, checker.check(c)) for c in chunks)
         else:
-            checker = stitcher = Stitcher(fix_embedded)
-            parts = ((c, stitcher.add(part, again(c))) for c, part in checked(chunks, jobs, fix_embedded=fix_embedded))
+            checker = stitcher = Stitcher(fix_embedded, hosts)
+            parts = ((c, stitcher.add(part, again(c)))
+                     for c, part in checked(chunks, jobs, fix_embedded=fix_embedded, hosts=hosts))
         for chunk, part in parts:
             take(part)
             if sink is not None:

@@ -31,8 +31,8 @@ __all__ = ["Stitcher"]
 class Stitcher:
     """Parts in, reports out, in chunk order; see the module docstring."""
 
-    def __init__(self, fix_embedded: bool = False) -> None:
-        self.checker = Checker(fix_embedded=fix_embedded)
+    def __init__(self, fix_embedded: bool = False, hosts: bool = False) -> None:
+        self.checker = Checker(fix_embedded=fix_embedded, hosts=hosts)
         self.rechecked = 0  # chunks checked again (for tests and the curious)
 
     def add(self, part: Part, chunk: Callable[[], Capture]) -> Report:

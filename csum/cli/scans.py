@@ -72,11 +72,21 @@ def scan_one(args: argparse.Namespace, name: str, bar: progress.Bar, sink: Sink 
     try:
         return scan(name, jobs=args.jobs, chunk_bytes=args.chunk_bytes or pcap.CHUNK_BYTES, sink=sink,
                     progress=bar.update, each=each, keep=getattr(args, "show", None),
-                    fix_embedded=getattr(args, "fix_embedded", False))
+                    fix_embedded=getattr(args, "fix_embedded", False), hosts=wants_hosts(args))
     except BrokenPipeError:  # our output's reader left (`| head`): not a read error; main() stops quietly
         raise
     except OSError as exc:
         raise UsageError(f"cannot read {name}: {exc.strerror or exc}") from None
+
+
+def wants_hosts(args: argparse.Namespace) -> bool:
+    """Whether the reports must say who sent the bad and offload checksums (``verify --by host``, ``--html``)."""
+    return by_host(args) or getattr(args, "html", None) is not None
+
+
+def by_host(args: argparse.Namespace) -> bool:
+    """``verify --by host``: the per-host summary goes in the text and JSON reports."""
+    return getattr(args, "by", None) == "host"
 
 
 def scan_each(args: argparse.Namespace, bar: progress.Bar, each: ResultSink | None = None) -> list[Scan | Failed]:
@@ -133,10 +143,13 @@ def _problems(scan: Scan, args: argparse.Namespace) -> list[str]:
     return found
 
 
-def scan_json(scan: Scan, show: int) -> dict[str, object]:
+def scan_json(scan: Scan, show: int, hosts: bool = False) -> dict[str, object]:
+    """``scan`` as verify and fix print it with --json; ``hosts``: with its per-host summary (``by_host``)."""
     from ..capture import report
 
     doc = report.as_json(scan.report, scan, scan.name, show)  # type: ignore[arg-type]
+    if hosts and scan.report.hosts is not None:
+        doc["by_host"] = scan.report.hosts.as_json()
     doc["compression"] = scan.compression
     doc["stopped"] = None if scan.stop is None else {
         "offset": scan.stop.offset, "after_frame": scan.stop.index, "truncated": scan.stop.truncated,
@@ -144,38 +157,44 @@ def scan_json(scan: Scan, show: int) -> dict[str, object]:
     return doc
 
 
-def scan_text(scan: Scan, show: int) -> str:
+def scan_text(scan: Scan, show: int, hosts: bool = False) -> str:
+    """``scan`` as verify and fix print it; ``hosts``: with its per-host summary (first ``show`` hosts and flows)."""
     from ..capture import report
 
     text = report.as_text(scan.report, scan, scan.name, show)  # type: ignore[arg-type]
+    if hosts and scan.report.hosts is not None:
+        text = "\n".join([text, *scan.report.hosts.as_text(show)])
     if scan.stop is None:
         return text
     return f"{text}\n\n{'truncated' if scan.stop.truncated else 'damaged'}: {_stopped(scan.stop)}"
 
 
-def _item_json(item: Scan | Failed, show: int) -> dict[str, object]:
+def _item_json(item: Scan | Failed, show: int, hosts: bool) -> dict[str, object]:
     if isinstance(item, Failed):
         return {"file": item.name, "error": item.reason, "code": str(item.code)}
-    return scan_json(item, show)
+    return scan_json(item, show, hosts)
 
 
 def print_scans(items: Sequence[Scan | Failed], args: argparse.Namespace) -> None:
     if args.format == "jsonl":  # the rows went to stdout while the files were read
         return
+    hosts = by_host(args)
     if args.json and len(items) == 1:
-        print(json.dumps(_item_json(items[0], args.show), indent=2))
+        print(json.dumps(_item_json(items[0], args.show, hosts), indent=2))
     elif args.json:
-        print(json.dumps({"files": [_item_json(s, args.show) for s in items],
-                          "total": scan_json(_total(items), args.show)}, indent=2))
+        print(json.dumps({"files": [_item_json(s, args.show, hosts) for s in items],
+                          "total": scan_json(_total(items), args.show, hosts)}, indent=2))
     else:
-        print("\n\n".join(f"{s.name}: not checked: {s.reason}" if isinstance(s, Failed) else scan_text(s, args.show)
-                          for s in items))
+        print("\n\n".join(f"{s.name}: not checked: {s.reason}" if isinstance(s, Failed)
+                          else scan_text(s, args.show, hosts) for s in items))
         if len(items) > 1:
             t = _total(items).report
             missed = len(items) - len(_scans(items))
             print(f"\ntotal: {len(items)} files, {t.packets} packets, {t.total('bad')} bad checksums, "
                   f"{t.total('malformed')} malformed, {t.total('cut')} cut" + (f"; {count(missed, 'file')} not read"
                                                                                 if missed else ""))
+            if hosts and t.hosts is not None:
+                print("\n".join(t.hosts.as_text(args.show, "total by source host")))
 
 
 def count(n: int, noun: str) -> str:

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import CsumError
 from . import progress
-from .args import UsageError, check_show
+from .args import UsageError, check_show, write_text
 from .exits import SIGNAL_CODES
 from .scans import Failed, add_common, exit_code, print_scans, report_problems, scan_each
 
@@ -39,6 +40,12 @@ def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     ver.add_argument("--strict", action="store_true",
                      help="count transmit-offload checksums (the pseudo-header sum the NIC completes) as bad, and "
                      "packets on link types csum cannot look into as an input error (exit 2)")
+    ver.add_argument("--by", choices=("host",), help="host: also list the bad and offload checksums per source host "
+                     "and per flow, with the verdict 'offload on HOST' or 'corruption or a bug on HOST'")
+    ver.add_argument("--html", metavar="REPORT.html", help="also write the report as one self-contained HTML page "
+                     "(totals, hosts, flows, a timeline of bad checksums, the verdict)")
+    ver.add_argument("--follow-symlinks", action="store_true",
+                     help="REPORT.html may be a symbolic link: replace its target")
     add_common(ver)
     ver.set_defaults(func=run)
     return ver
@@ -91,10 +98,33 @@ def _dask(args: argparse.Namespace) -> list[Scan]:
         raise UsageError(f"--dask {args.dask}: {exc}") from None
 
 
+def _html_target(args: argparse.Namespace) -> Path | None:
+    """Where --html writes (csum.capture.output.target: a regular file, never an input), refused before anything
+    is read; the options that cannot go with --by host / --html."""
+    if args.by is not None or args.html is not None:
+        what = "--by host" if args.html is None else "--html"
+        if args.dask is not None:
+            raise UsageError(f"{what}: not with --dask (the workers send counts, not senders)")
+        if args.by is not None and args.format == "jsonl":
+            raise UsageError("--by host: a summary of the report; use --format text or json")
+    if args.html is None:
+        return None
+    if args.html == "-":
+        raise UsageError("--html: REPORT.html must be a file name: csum writes regular files only")
+    from ..capture.output import target
+
+    try:
+        return target(args.html, [f for f in args.files if f != "-"], follow_symlinks=args.follow_symlinks,
+                      what="--html")
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
 def run(args: argparse.Namespace) -> int:
     """``csum verify FILE...``."""
     check_show(args)
     args.json = args.json or args.format == "json"
+    page = _html_target(args)
     bar = progress.Bar(sys.stderr, "verify")
     items: list[Scan | Failed]
     try:
@@ -106,6 +136,10 @@ def run(args: argparse.Namespace) -> int:
             items = scan_each(args, bar)
     finally:
         bar.close()
+    if page is not None:
+        from ..capture.html_report import render
+
+        write_text(page, render([s for s in items if not isinstance(s, Failed)]), "--html")
     print_scans(items, args)
     code = exit_code(items, args)
     report_problems(items, args, code)

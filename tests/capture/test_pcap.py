@@ -8,6 +8,7 @@ reference for the capture checker and its C fast path.
 
 from __future__ import annotations
 
+import io
 import struct
 
 import pytest
@@ -443,3 +444,42 @@ def test_c_reassembly_equals_the_walker(frames, corrupt, plain):
     report = check(cap)
     for attr in ("counts", "bad", "offload", "malformed", "cut", "not_ip", "unsupported", "patches"):
         assert getattr(report, attr) == getattr(walked, attr), attr
+
+
+@pytest.mark.parametrize("endian", ["<", ">"])
+@pytest.mark.parametrize("nano", [False, True])
+def test_pcap_timestamps(endian, nano):
+    """Capture.times: each record's seconds and fraction (microseconds, or nanoseconds with the a1b23c4d magic) in
+    nanoseconds; expected from what tests/captures.py wrote (record i: 1_700_000_000 + i s, fraction 1000 i + 7),
+    also with the chunks of a Reader(times=True) (without it, no column)."""
+    frames = [bytes(ETH / IP() / UDP() / Raw(bytes(i))) for i in range(40)]
+    data = pcap_bytes(frames, endian=endian, nano=nano)
+    want = [(1_700_000_000 + i) * 10**9 + (1000 * i + 7) * (1 if nano else 1000) for i in range(40)]
+    assert pcap.parse(data).times.tolist() == want
+    got = [t for chunk in pcap.Reader(io.BytesIO(data), 300, times=True) for t in chunk.times.tolist()]
+    assert all(chunk.times is None for chunk in pcap.Reader(io.BytesIO(data), 300))  # only when asked
+    assert got == want
+
+
+def _idb_clock(resol: int, offset: int | None = None, endian: str = "<") -> bytes:
+    """An Interface Description Block (Ethernet) with if_tsresol ``resol`` and, when given, if_tsoffset (seconds),
+    written from draft-ietf-opsawg-pcapng 4.2."""
+    opts = struct.pack(endian + "HHB3x", 9, 1, resol)
+    if offset is not None:
+        opts += struct.pack(endian + "HHq", 14, 8, offset)
+    body = struct.pack(endian + "HHI", 1, 0, 0) + opts + struct.pack(endian + "HH", 0, 0)
+    body += b"\0" * (-len(body) % 4)
+    return struct.pack(endian + "II", 1, 12 + len(body)) + body + struct.pack(endian + "I", 12 + len(body))
+
+
+def test_pcapng_timestamps():
+    """Enhanced and obsolete Packet Blocks in ticks of each interface's if_tsresol (10**-9 s, 10**-3 s, 2**-3 s;
+    default 10**-6 s without the option) plus if_tsoffset; a Simple Packet Block has none (NO_TIME). Expected: the
+    ticks written here, converted by hand."""
+    frame = bytes(ETH / IP() / UDP())
+    no_opt = struct.pack("<II", 1, 20) + struct.pack("<HHI", 1, 0, 0) + struct.pack("<I", 20)
+    data = (shb() + idb(1) + _idb_clock(3) + _idb_clock(0x83, offset=100) + no_opt
+            + epb(frame, 0, ts=5_000_000_123) + epb(frame, 1, ts=7) + epb(frame, 2, ts=9) + epb(frame, 3, ts=11)
+            + pb(frame, 1) + spb(frame))
+    assert pcap.parse(data).times.tolist() == [
+        5_000_000_123, 7_000_000, 9 * 10**9 // 8 + 100 * 10**9, 11_000, (1 << 32 | 2) * 10**6, pcap.NO_TIME]
