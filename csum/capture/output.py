@@ -82,8 +82,8 @@ def target(out: str | os.PathLike[str], inputs: Sequence[str | os.PathLike[str]]
         if same:
             raise _refuse(f"{what} {out} is the input {name}: the input is never modified")
     if not force and (not info.st_mode & 0o222 or not os.access(path, os.W_OK)):
-        raise _refuse(f"{what} {out} is read-only (mode {stat.S_IMODE(info.st_mode):04o}); csum replaces it only "
-                      "when forced (fix --force)")
+        raise _refuse(f"{what} {out} is read-only (mode {stat.S_IMODE(info.st_mode):04o}); csum replaces a "
+                      "read-only file only when forced (csum fix --force), else make it writable or choose another name")
     return path
 
 
