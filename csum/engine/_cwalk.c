@@ -36,9 +36,11 @@
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
+#include <stddef.h>
 #include <structmember.h>
 
 #include "_cwalk_table.h"
+#include "_rows.h"
 
 /* The codes fast_check writes: layer code + DEPTH * depth, plus NA ("n/a": a later fragment's transport layer) or
  * NONE ("none": UDP sent without a checksum); else "ok". */
@@ -85,6 +87,8 @@ typedef struct {
     Py_ssize_t header, field;
     unsigned stored, computed;
     uint64_t path;
+    Py_ssize_t ip;          /* the IP header the field is under (its version in ipv; 0: none), for rows() */
+    int ipv;
 } rec_t;
 
 typedef struct {
@@ -96,6 +100,8 @@ typedef struct {
     int bad;                /* a recorded field fails */
     rec_t *recs;            /* SLOTS records (not initialized: the first n are set) */
     int frag6;              /* report an IPv6 fragment's transport field (verify(); the capture reassembles) */
+    Py_ssize_t ip;          /* the innermost IP header walked into so far, its version in ipv (0: none yet) */
+    int ipv;
 } walk_t;
 
 static inline unsigned be16(const uint8_t *p) { return ((unsigned)p[0] << 8) | p[1]; }
@@ -193,6 +199,8 @@ static int judge(walk_t *w, int code, int depth, Py_ssize_t header, Py_ssize_t f
     rec->stored = stored;
     rec->computed = computed;
     rec->path = path;
+    rec->ip = w->ip;
+    rec->ipv = w->ipv;
     return emit(w, code + (absent ? NONE : 0), depth);
 }
 
@@ -226,6 +234,8 @@ static int partial(walk_t *w, unsigned proto, int v4, Py_ssize_t at, Py_ssize_t 
     t->ok = -1;
     t->field = -1;
     t->reason = later ? RS_NON_FIRST_FRAGMENT : RS_NEEDS_REASSEMBLY;
+    t->ip = w->ip;
+    t->ipv = w->ipv;
     if (!later && at + field + 2 <= stop) {
         t->field = at + field;
         t->stored = be16(w->b + at + field);
@@ -528,6 +538,8 @@ static int ip_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, unsigne
     outer_t *o = depth == 0 ? w->outer : NULL;
     if (o != NULL)
         o->reached = version == 4 ? 4 : 6;
+    w->ip = at;
+    w->ipv = version == 4 ? 4 : 6;
     if (version == 4) {
         if (end - at < CT_IPHDR_SIZE)
             return 0;
@@ -1201,6 +1213,98 @@ static PyObject *fast_check(PyObject *self, PyObject *const *args, Py_ssize_t na
     return result;
 }
 
+/* rows(data, offsets, caplens, origlens, linktypes, out, taken) -> the rows written: every checksum field of each whole
+ * packet this file walks, as verify() reports it, one row_t (_rows.h) each in out (capacity SLOTS rows per packet),
+ * in packet order; taken (int8, n) says which packets those are (1). A packet cut by the snap length, a fragment
+ * (its datagram decides) or one with anything this file does not walk is left to the Python walker (0):
+ * csum/capture/rows.py merges its rows in. */
+static PyObject *rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 7) {
+        PyErr_SetString(PyExc_TypeError, "rows takes 7 arguments");
+        return NULL;
+    }
+    Py_buffer v[7];
+    const Py_ssize_t sizes[7] = {1, 8, 8, 8, 8, (Py_ssize_t)sizeof(row_t), 1};
+    int got = 0;
+    for (; got < 7; got++)
+        if (get(args[got], &v[got], got >= 5, sizes[got]) < 0)
+            break;
+    PyObject *result = NULL;
+    if (got == 7) {
+        const uint8_t *data = v[0].buf;
+        const int64_t *off = v[1].buf, *cap = v[2].buf, *orig = v[3].buf, *link = v[4].buf;
+        Py_ssize_t n = v[1].len / 8, made = 0;
+        row_t *out = v[5].buf;
+        int8_t *taken = v[6].buf;
+        if (v[2].len / 8 != n || v[3].len / 8 != n || v[4].len / 8 != n || v[6].len != n ||
+            v[5].len < n * SLOTS * (Py_ssize_t)sizeof(row_t)) {
+            PyErr_SetString(PyExc_ValueError, "rows: inconsistent array sizes");
+            goto done;
+        }
+        int16_t codes[SLOTS];
+        rec_t recs[SLOTS];
+        for (Py_ssize_t i = 0; i < n; i++) {
+            Py_ssize_t index = link_row(link[i]);
+            taken[i] = 0;
+            if (index < 0 || cap[i] != orig[i] || off[i] < 0 || cap[i] < 0 || off[i] + cap[i] > v[0].len)
+                continue;
+            outer_t outer = {0};
+            const uint8_t *b = data + off[i];
+            walk_t w = {b, codes, 0, &outer, 1, 0, recs, 1};
+            if (link_layer(&w, cap[i], index) != 1)
+                continue;
+            int k = 0;
+            for (; k < w.n && recs[k].reason != RS_NEEDS_REASSEMBLY && recs[k].reason != RS_NON_FIRST_FRAGMENT; k++)
+                ;
+            if (k < w.n)
+                continue;
+            taken[i] = 1;
+            for (k = 0; k < w.n; k++) {
+                const rec_t *r = recs + k;
+                row_t *o = out + made++;
+                memset(o, 0, sizeof *o);
+                o->key = r->path;
+                o->packet = (int32_t)i;
+                o->header = (int32_t)r->header;
+                o->field = (int32_t)r->field;
+                o->stored = r->field < 0 ? -1 : (int32_t)r->stored;
+                o->computed = r->ok < 0 ? -1 : (int32_t)r->computed;
+                o->code = (uint8_t)r->code;
+                o->depth = (uint8_t)r->depth;
+                o->rs = (uint8_t)r->reason;
+                o->ok = (int8_t)r->ok;
+                o->ipver = (uint8_t)r->ipv;
+                if (r->ipv == 4) {
+                    memcpy(o->src, b + r->ip + CT_IPHDR_SADDR, CT_IPHDR_ADDR_SIZE);
+                    memcpy(o->dst, b + r->ip + CT_IPHDR_DADDR, CT_IPHDR_ADDR_SIZE);
+                } else if (r->ipv == 6) {
+                    memcpy(o->src, b + r->ip + CT_IPV6HDR_SADDR, CT_IPV6HDR_ADDR_SIZE);
+                    memcpy(o->dst, b + r->ip + CT_IPV6HDR_DADDR, CT_IPV6HDR_ADDR_SIZE);
+                }
+            }
+        }
+        result = PyLong_FromSsize_t(made);
+    }
+done:
+    for (int k = 0; k < got; k++)
+        PyBuffer_Release(&v[k]);
+    return result;
+}
+
+/* path(key) -> the path string of a rows() path key ("eth/ipv4/udp/vxlan/eth/ipv4/tcp"). */
+static PyObject *path(PyObject *self, PyObject *arg)
+{
+    if (paths == NULL) {
+        PyErr_SetString(PyExc_TypeError, "_cwalk.bind() was not called");
+        return NULL;
+    }
+    uint64_t key = PyLong_AsUnsignedLongLong(arg);
+    if (key == (uint64_t)-1 && PyErr_Occurred())
+        return NULL;
+    return path_string(key);
+}
+
 /* pcap_records(data, pos, big_endian, most) -> (offsets, caplens, origlens, end): the pcap record walk of
  * csum/capture/pcap.py's _PcapWalker.walk in C (int64 columns as bytes). It stops at the first record whose
  * 16-byte header does not fit, whose data runs past the buffer or which announces more than `most`
@@ -1257,12 +1361,59 @@ static PyMethodDef methods[] = {
      "verify(packet, linktype) -> [Result, ...] or None (see csum/engine/_cwalk.c)."},
     {"bind", bind, METH_VARARGS,
      "bind(Result, Reason) -> None: the classes of the Results made here (see csum/engine/_cwalk.c)."},
+    {"rows", (PyCFunction)(void (*)(void))rows, METH_FASTCALL,
+     "rows(data, offsets, caplens, origlens, linktypes, out, taken) -> rows written (see csum/engine/_cwalk.c)."},
+    {"path", path, METH_O, "path(key) -> the path string of a rows() path key."},
+    {"format_rows", (PyCFunction)(void (*)(void))format_rows, METH_FASTCALL,
+     "format_rows(rows, csv, names, reasons, statuses) -> bytes (see csum/engine/_rowtext.c)."},
     {"pcap_records", pcap_records, METH_VARARGS,
      "pcap_records(data, pos, big_endian, most) -> (offsets, caplens, origlens, end) (see csum/engine/_cwalk.c)."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "csum.engine._cwalk", NULL, -1, methods};
+
+/* REASONS: the name of each reason code of rows() (RS_*, _cwalk_table.h). */
+static int add_reasons(PyObject *m)
+{
+    PyObject *t = PyTuple_New(RS_COUNT);
+    for (int k = 0; t != NULL && k < RS_COUNT; k++) {
+        PyObject *name = PyUnicode_FromString(CT_REASONS[k]);
+        if (name == NULL)
+            Py_CLEAR(t);
+        else
+            PyTuple_SET_ITEM(t, k, name);
+    }
+    int rc = t == NULL ? -1 : PyModule_AddObjectRef(m, "REASONS", t);
+    Py_XDECREF(t);
+    return rc;
+}
+
+/* ROW_LAYOUT: (name, offset, size) of each field of row_t, for csum/capture/rows.py's dtype to be checked against. */
+#define ROW_FIELD(name) Py_BuildValue("(snn)", #name, (Py_ssize_t)offsetof(row_t, name), \
+                                      (Py_ssize_t)sizeof(((row_t *)0)->name))
+static int add_layout(PyObject *m)
+{
+    PyObject *items[] = {ROW_FIELD(frame), ROW_FIELD(time), ROW_FIELD(key), ROW_FIELD(packet), ROW_FIELD(header),
+                         ROW_FIELD(field), ROW_FIELD(stored), ROW_FIELD(computed), ROW_FIELD(layer), ROW_FIELD(path),
+                         ROW_FIELD(code), ROW_FIELD(depth), ROW_FIELD(rs), ROW_FIELD(ok), ROW_FIELD(reason),
+                         ROW_FIELD(status), ROW_FIELD(ipver), ROW_FIELD(src), ROW_FIELD(dst)};
+    Py_ssize_t count = sizeof items / sizeof *items;
+    int rc = -1;
+    PyObject *t = PyTuple_New(count);
+    for (Py_ssize_t k = 0; k < count; k++) {
+        if (items[k] == NULL || t == NULL) {
+            for (; k < count; k++)
+                Py_XDECREF(items[k]);
+            goto out;
+        }
+        PyTuple_SET_ITEM(t, k, items[k]);
+    }
+    rc = PyModule_AddObjectRef(m, "ROW_LAYOUT", t);
+out:
+    Py_XDECREF(t);
+    return rc;
+}
 
 /* The module: its functions, and LAYERS (the layer name of each code fast_check writes: code % DEPTH, None for 0),
  * SLOTS (codes per packet), DEPTH (a code's depth unit), NA and NONE (the flags of a code counted "n/a" and "none")
@@ -1278,7 +1429,9 @@ PyMODINIT_FUNC PyInit__cwalk(void)
         PyTuple_SET_ITEM(layers, k, Py_NewRef(k ? layer_names[k] : Py_None));
     if (PyModule_AddObjectRef(m, "LAYERS", layers) < 0 || PyModule_AddIntConstant(m, "SLOTS", SLOTS) < 0 ||
         PyModule_AddIntConstant(m, "NA", NA) < 0 || PyModule_AddIntConstant(m, "NONE", NONE) < 0 ||
-        PyModule_AddIntConstant(m, "DEPTH", DEPTH) < 0 || PyModule_AddIntConstant(m, "KEY_BYTES", KEY) < 0)
+        PyModule_AddIntConstant(m, "DEPTH", DEPTH) < 0 || PyModule_AddIntConstant(m, "KEY_BYTES", KEY) < 0 ||
+        PyModule_AddIntConstant(m, "ROW_BYTES", sizeof(row_t)) < 0 || add_layout(m) < 0 ||
+        add_reasons(m) < 0)
         goto fail;
     Py_DECREF(layers);
     return m;
