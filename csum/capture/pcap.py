@@ -62,6 +62,13 @@ _PCAP_MAGICS = {0xA1B2C3D4: "us", 0xA1B23C4D: "ns"}
 _SHB, _IDB, _PB, _SPB, _EPB = 0x0A0D0D0A, 1, 2, 3, 6
 _BYTE_ORDERS = {b"\x4d\x3c\x2b\x1a": "<", b"\x1a\x2b\x3c\x4d": ">"}
 
+#: :meth:`Capture.times` where a packet has no timestamp (int64's least value; null in every output).
+NO_TIME = -(1 << 63)
+#: Nanoseconds per unit of a pcap record header's fraction, by the file's magic (microseconds or nanoseconds).
+_PCAP_UNITS = {"us": 1000, "ns": 1}
+#: pcapng Interface Description Block options (draft-ietf-opsawg-pcapng 4.2): if_tsresol and if_tsoffset.
+_IF_TSRESOL, _IF_TSOFFSET = 9, 14
+
 #: Called now and then while reading: (bytes read so far, file size).
 Progress = Callable[[int, int], None]
 
@@ -75,7 +82,9 @@ class Capture:
     was cut by the snap length when ``caplens[i] < origlens[i]``);
     ``linktypes[i]``: its link type. ``format`` is "pcap" or "pcapng".
     ``first_index``: the capture-wide number of packet 0; ``base``: the file
-    offset of ``data[0]`` (both 0 for a whole file).
+    offset of ``data[0]`` (both 0 for a whole file). The packets' timestamps (:meth:`times`) come from
+    ``clock`` (pcap: the byte order and nanoseconds per unit of the record headers' fraction, read when asked) or
+    ``stamps`` (pcapng: each packet's, read with the blocks); neither: unknown.
     """
 
     data: bytes
@@ -86,6 +95,26 @@ class Capture:
     linktypes: np.ndarray
     first_index: int = 0  # the global 0-based number of this Capture's packet 0 (chunks of a stream)
     base: int = 0  # the file offset of data[0]
+    clock: tuple[str, int] | None = None
+    stamps: np.ndarray | None = None
+
+    def times(self) -> np.ndarray:
+        """Each packet's timestamp (int64 nanoseconds since the epoch; :data:`NO_TIME` where the capture records
+        none: a pcapng Simple Packet Block, or a chunk rebuilt without them)."""
+        if self.stamps is not None:
+            return self.stamps
+        if self.clock is None:
+            return np.full(len(self), NO_TIME, dtype=np.int64)
+        endian, unit = self.clock
+        d = np.frombuffer(self.data, dtype=np.uint8)
+        heads = np.asarray(self.offsets, dtype=np.int64) - 16  # the record header: seconds, then the fraction
+        shifts = (0, 8, 16, 24) if endian == "<" else (24, 16, 8, 0)
+        sec = np.zeros(len(heads), dtype=np.int64)
+        frac = np.zeros(len(heads), dtype=np.int64)
+        for k, shift in enumerate(shifts):
+            sec |= d[heads + k].astype(np.int64) << shift
+            frac |= d[heads + 4 + k].astype(np.int64) << shift
+        return sec * 1_000_000_000 + frac * unit
 
     def __len__(self) -> int:
         return len(self.offsets)
@@ -135,6 +164,7 @@ class _Walked:
     end: int
     problem: str | None = None  # the record at ``end`` cannot be read ...
     short: bool = True           # ... because the buffer ends inside it (else: its header is nonsense)
+    stamps: array | None = None  # pcapng: each packet's timestamp (ns); pcap's are read when asked
 
 
 class _PcapWalker:
@@ -142,13 +172,17 @@ class _PcapWalker:
 
     format = "pcap"
 
-    def __init__(self, endian: str, linktype: int) -> None:
-        self._endian, self._linktype = endian, linktype
+    def __init__(self, endian: str, linktype: int, unit: int = 1000) -> None:
+        self._endian, self._linktype, self.unit = endian, linktype, unit
         self._u32 = struct.Struct(endian + "I").unpack_from
 
     def state(self) -> tuple:
         """What a walker needs to go on from a record boundary (see :func:`_walker_at`)."""
-        return self._endian, self._linktype
+        return self._endian, self._linktype, self.unit
+
+    def clock(self) -> tuple[str, int]:
+        """:attr:`Capture.clock` of the chunks walked: the byte order and nanoseconds per fraction unit."""
+        return self._endian, self.unit
 
     def walk(self, data: bytes | bytearray | memoryview, pos: int) -> _Walked:
         cwalk = engine.cwalk
@@ -193,15 +227,21 @@ class _PcapngWalker:
 
     def __init__(self) -> None:
         self._endian = "<"
-        self._interfaces: list[tuple[int, int]] = []  # (link type, snap length) of the current section
+        # (link type, snap length, timestamp resolution, timestamp offset) of the current section's interfaces
+        self._interfaces: list[tuple[int, int, int, int]] = []
 
     def state(self) -> tuple:
         """What a walker needs to go on from a block boundary (see :func:`_walker_at`)."""
         return self._endian, tuple(self._interfaces)
 
+    @staticmethod
+    def clock() -> None:
+        """pcapng timestamps are read with the blocks (:attr:`Capture.stamps`)."""
+        return None
+
     def walk(self, data: bytes | bytearray | memoryview, pos: int) -> _Walked:
         offs, caps, origs, links = array("q"), array("q"), array("q"), array("q")
-        walked = _Walked(offs, caps, origs, links, pos)
+        walked = _Walked(offs, caps, origs, links, pos, stamps=array("q"))
         size = len(data)
         while pos < size:
             walked.end = pos
@@ -229,7 +269,8 @@ class _PcapngWalker:
             elif kind == _IDB:
                 if length < 20:
                     return self._damaged(walked, "interface description block is too short")
-                self._interfaces.append(struct.unpack_from(endian + "H2xI", data, pos + 8))
+                self._interfaces.append((*struct.unpack_from(endian + "H2xI", data, pos + 8),
+                                         *_clock(data, pos + 16, pos + length - 4, endian)))
             elif kind in (_EPB, _PB, _SPB):
                 why = self._packet(data, pos, kind, length, walked)
                 if why:
@@ -259,6 +300,12 @@ class _PcapngWalker:
         walked.caps.append(cap)  # type: ignore[union-attr]
         walked.origs.append(orig)  # type: ignore[union-attr]
         walked.links.append(interfaces[iface][0])  # type: ignore[union-attr]
+        if kind == _SPB:
+            stamp = NO_TIME
+        else:
+            high, low = struct.unpack_from(endian + "II", data, pos + 12)
+            stamp = _nanoseconds((high << 32) | low, *interfaces[iface][2:])
+        walked.stamps.append(stamp)  # type: ignore[union-attr]
         return None
 
     @staticmethod
@@ -267,17 +314,48 @@ class _PcapngWalker:
         return walked
 
 
+def _clock(data: bytes | bytearray | memoryview, at: int, end: int, endian: str) -> tuple[int, int]:
+    """An Interface Description Block's timestamp resolution (if_tsresol's byte; 6, microseconds, when absent) and
+    offset in seconds (if_tsoffset; 0), from its options between ``at`` and ``end``."""
+    resolution, offset = 6, 0
+    while at + 4 <= end:
+        code, size = struct.unpack_from(endian + "HH", data, at)
+        if code == 0 or at + 4 + size > end:
+            break
+        if code == _IF_TSRESOL and size >= 1:
+            resolution = data[at + 4]
+        elif code == _IF_TSOFFSET and size >= 8:
+            offset = struct.unpack_from(endian + "q", data, at + 4)[0]
+        at += 4 + (size + 3) // 4 * 4
+    return resolution, offset
+
+
+def _nanoseconds(ticks: int, resolution: int, offset: int) -> int:
+    """A pcapng timestamp in nanoseconds since the epoch: ``ticks`` of 10^-n seconds (if_tsresol's byte n, high bit
+    clear) or 2^-n (high bit set), plus ``offset`` seconds; :data:`NO_TIME` past int64."""
+    power = resolution & 0x7F
+    if resolution & 0x80:
+        ns = (ticks * 1_000_000_000) >> power
+    else:
+        ns = ticks * 10 ** (9 - power) if power <= 9 else ticks // 10 ** (power - 9)
+    ns += offset * 1_000_000_000
+    return ns if -(1 << 63) < ns < 1 << 63 else NO_TIME
+
+
 def _column(values: array | np.ndarray) -> np.ndarray:
     if isinstance(values, np.ndarray):
         return values
     return np.frombuffer(values, dtype=np.int64) if len(values) else np.zeros(0, dtype=np.int64)
 
 
-def _capture(data: bytes, fmt: str, walked: _Walked, first_index: int, base: int) -> Capture:
+def _capture(data: bytes, fmt: str, walked: _Walked, first_index: int, base: int,
+             clock: tuple[str, int] | None = None) -> Capture:
     offs = _column(walked.offs)
     links = walked.links
     link = np.full(len(offs), links, dtype=np.int64) if isinstance(links, int) else _column(links)
-    return Capture(data, fmt, offs, _column(walked.caps), _column(walked.origs), link, first_index, base)
+    stamps = None if walked.stamps is None else _column(walked.stamps)
+    return Capture(data, fmt, offs, _column(walked.caps), _column(walked.origs), link, first_index, base,
+                   clock if stamps is None else None, stamps)
 
 
 def _read_full(stream: BinaryIO, n: int) -> bytes:
@@ -332,7 +410,8 @@ def _walker(head: bytes, more: Callable[[int], bytes]) -> tuple[_PcapWalker | _P
             major, _minor, _zone, _sig, _snap, link = struct.unpack_from(endian + "HHiIII", head, 4)
             if major != 2:
                 raise _bad(f"pcap version {major} is not supported (only 2.x)", Code.NOT_A_CAPTURE)
-            return _PcapWalker(endian, link & 0xFFFF), head, 24
+            return _PcapWalker(endian, link & 0xFFFF, _PCAP_UNITS[_PCAP_MAGICS[int.from_bytes(head[:4], order)]]), \
+                head, 24
     raise _bad(f"not a pcap or pcapng capture (starts with {head[:4].hex()})", Code.NOT_A_CAPTURE)
 
 
@@ -387,7 +466,7 @@ class Reader:
             end = walked.end
             if end:
                 data = bytes(memoryview(buf)[:end])
-                chunk = _capture(data, self.format, walked, self.packets, self._base)
+                chunk = _capture(data, self.format, walked, self.packets, self._base, self._walker.clock())
                 self.packets += len(chunk)
                 self._base += end
                 buf, pos = bytes(memoryview(buf)[end:]), 0
@@ -477,11 +556,12 @@ class Span:
     def capture(self, read: Callable[[int, int], bytes]) -> Capture:
         """The chunk, its bytes got by ``read(file offset, size)`` (e.g. ``os.pread`` on the file) and walked again."""
         data = read(self.lo, self.hi - self.lo)
-        walked = _walker_at(self.format, self.state).walk(data, 0)
+        walker = _walker_at(self.format, self.state)
+        walked = walker.walk(data, 0)
         if walked.end != len(data) or len(walked.offs) != self.packets:
             raise CsumValueError(f"the capture changed while it was read: {self.hi - self.lo} bytes at offset "
                                  f"{self.lo} no longer hold {self.packets} records", code=Code.TRUNCATED)
-        return _capture(data, self.format, walked, self.first_index, self.lo)
+        return _capture(data, self.format, walked, self.first_index, self.lo, walker.clock())
 
 
 def _walker_at(fmt: str, state: tuple) -> _PcapWalker | _PcapngWalker:
@@ -508,7 +588,7 @@ def parse(data: bytes, progress: Progress | None = None) -> Capture:
         raise _bad(str(stop), Code.TRUNCATED if walked.short else Code.BAD_BLOCK)
     if progress is not None:
         progress(len(data), len(data))
-    return _capture(data, walker.format, walked, 0, 0)
+    return _capture(data, walker.format, walked, 0, 0, walker.clock())
 
 
 def read(path: str | os.PathLike[str], progress: Progress | None = None) -> Capture:
