@@ -12,6 +12,7 @@ join.
 
 from __future__ import annotations
 
+import functools
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -21,23 +22,28 @@ import numpy as np
 from .. import engine
 from ..layers import Reason, Result, accel, corrections, evaluate, reassembly, walk
 from ..layers.reassembly import Done, Reassembler
-from . import fastpath
+from . import fastpath, rows
 from .fastpath import FIX, Batch, Packet
-from .pcap import Capture
+from .pcap import NO_TIME, Capture
 from .report import Report
 
 #: (packet index, every Result of that packet) for each packet, in order: the ``sink`` of :func:`check`.
 Sink = Callable[[int, list[Result]], None]
+#: Every field as a row, in packet order, a table at a time: the ``table`` of :class:`Checker`.
+TableSink = Callable[[rows.Rows], None]
 
 
 @dataclass
 class _Row:
-    """A walked packet's findings, kept until no pending datagram can amend them."""
+    """A walked packet's findings, kept until no pending datagram can amend them (with the packet's timestamp and
+    where its fields' addresses are, for the rows: :mod:`csum.capture.rows`)."""
 
     index: int
     results: list[Result]
     patches: list[tuple[int, bytes]]
     malformed: str | None = None
+    time: int = NO_TIME
+    where: Callable[[Result], tuple[int, bytes, bytes]] | None = None
 
 
 @dataclass
@@ -67,13 +73,18 @@ class Checker:
     packet that no pending datagram may still amend (some from earlier chunks); :meth:`close` the rest.
     ``sink(index, results)``, when given, receives every packet's results in packet order (the fast path is
     then off, so every field is seen); a pending datagram holds back the rows after its first fragment, at
-    most :data:`~csum.layers.reassembly.WINDOW` packets. ``part``: this checker checks one chunk on its own and
+    most :data:`~csum.layers.reassembly.WINDOW` packets. ``table(rows)``, when given instead, receives every field
+    as a row (:class:`csum.capture.rows.Rows`), the C walker's and the Python walker's merged in packet order: a
+    table at the end of each chunk, of the packets settled by then. ``part``: this checker checks one chunk on its own and
     ends with :meth:`detach` (it records what a :class:`Part` tells). ``fix_embedded``: the patches correct the
     checksums of embedded packets too (sFlow samples, OpenFlow packet-ins; ``csum fix --fix-embedded``).
     """
 
-    def __init__(self, sink: Sink | None = None, *, part: bool = False, fix_embedded: bool = False) -> None:
+    def __init__(self, sink: Sink | None = None, *, part: bool = False, fix_embedded: bool = False,
+                 table: TableSink | None = None) -> None:
         self.sink = sink
+        self.table = table
+        self.built = rows.Builder()
         self.fix_embedded = fix_embedded
         self.frags = Reassembler(record=part)
         self.rows: deque[_Row] = deque()
@@ -93,21 +104,42 @@ class Checker:
             return report
         walk_all = np.ones(len(batch), dtype=bool)
         c_tried = self.sink is None and engine.cwalk is not None  # the chunk goes to C at once, then the rest to Python
-        if c_tried:
+        times = None
+        if self.table is not None:
+            times = np.concatenate([np.array([p.time for p in carried], dtype=np.int64), cap.times()])
+            if c_tried:
+                walk_all[self._c_rows(batch, times)] = False
+        elif c_tried:
             done, judged, closed, peak = fastpath.c_fast(batch, batch.caplens == batch.origlens, report)
             self.c_closed, self.c_peak = closed, peak
             report.fast = int(np.count_nonzero(done))
             walk_all[done | judged] = False
         rest = np.flatnonzero(walk_all).tolist()
         for n, i in enumerate(rest):
-            self.packet(batch.packet(i), c_tried)
+            self.packet(batch.packet(i) if times is None else batch.packet(i)._replace(time=int(times[i])), c_tried)
             if progress is not None and not n & 0xFFF:
                 progress(n, len(rest))
         for given_up in self.frags.expire(int(batch.indices[-1])):
             self.finish(given_up)
         self.flush()
         report.sort()
+        if self.table is not None:
+            self.table(self.built.take(self.unsettled()))
         return report
+
+    def _c_rows(self, batch: Batch, times: np.ndarray) -> np.ndarray:
+        """The C walker's rows of the chunk, counted and kept for the table; which packets it judged."""
+        table, taken, self.c_closed, self.c_peak = rows.c_rows(batch, times, batch.caplens == batch.origlens)
+        report = self.report
+        report.fast = int(np.count_nonzero(taken))
+        rows.tally(report, table)
+        packet = table["packet"]
+        for i in np.unique(packet[rows.wrong(table)]).tolist():
+            lo, hi = np.searchsorted(packet, [i, i + 1])
+            found = [r for _, r in rows.Rows(table[lo:hi]).results()]
+            report.patches += fastpath.patches(found, int(batch.bases[i]), functools.partial(batch.packet, i))
+        self.built.add(table)
+        return taken
 
     def _reopen(self) -> list[Packet]:
         """The packets of the pending datagrams, taken back (their rows dropped, the datagrams forgotten) to be
@@ -141,7 +173,8 @@ class Checker:
         results = [evaluate(view, f) for f in stack.fields]
         fixes = [(p.base + at, new) for at, new in corrections(view, stack.fields, embedded=self.fix_embedded)] \
             if any(r.status in FIX for r in results) else []
-        row = _Row(p.number, results, fixes, None if stack.malformed is None else stack.malformed[1])
+        row = _Row(p.number, results, fixes, None if stack.malformed is None else stack.malformed[1], p.time,
+                   None if self.table is None else rows.addresses(view, stack.ips))
         outer = stack.ips[0] if stack.ips else None
         if outer is None or outer.depth or outer.fragment not in ("first", "later"):
             self._row(row)
@@ -207,6 +240,8 @@ class Checker:
             report.malformed.append((row.index, row.malformed))
         if self.sink is not None:
             self.sink(row.index, row.results)
+        if row.where is not None:
+            self.built.add_results(row.index, row.time, row.results, row.where)
 
     def unsettled(self) -> int | None:
         """The first packet whose findings are not yet in a report (None: every packet's are)."""
@@ -234,6 +269,8 @@ class Checker:
             self.finish(done)
         self.flush()
         report.sort()
+        if self.table is not None:
+            self.table(self.built.take(None))
         return report
 
 

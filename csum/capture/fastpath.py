@@ -22,18 +22,19 @@ import numpy as np
 
 from .. import engine
 from ..layers import Reason, Result, Status, corrections, reassembly, walk
-from .pcap import Capture
+from .pcap import NO_TIME, Capture
 from .report import Report, zero_counts
 
 class Packet(NamedTuple):
     """One packet as the checker needs it: its number in the capture, file offset, link type, length on the wire,
-    bytes (a copy once handed over between processes)."""
+    bytes (a copy once handed over between processes), and its timestamp where the rows need it (ns)."""
 
     number: int
     base: int
     linktype: int
     wire: int
     data: memoryview | bytes
+    time: int = NO_TIME
 
 
 @dataclass(frozen=True, eq=False)

@@ -29,7 +29,12 @@ def zero_counts() -> dict[str, int]:
 
 def count_key(r: Result) -> str:
     """The ``Report.counts`` key of a result: the protocol, with ``@depth`` below the outer IP layer."""
-    return r.layer if not r.depth else f"{r.layer}@{r.depth}"
+    return depth_key(r.layer, r.depth)
+
+
+def depth_key(layer: str, depth: int) -> str:
+    """The ``Report.counts`` key of protocol ``layer`` at ``depth``."""
+    return layer if not depth else f"{layer}@{depth}"
 
 
 #: The per-item lists of a :class:`Report` (bounded by ``Report.keep``), each in packet order.

@@ -23,6 +23,7 @@ from typing import Protocol
 from . import pcap
 from .checker import Checker
 from .checker import Sink as ResultSink
+from .checker import TableSink
 from .parallel import check_spans, checked
 from .report import Report
 from .source import open_source
@@ -59,7 +60,7 @@ def scan(name: str, *, jobs: int = 1, chunk_bytes: int = pcap.CHUNK_BYTES, sink:
          keep_patches: bool = False, progress: Callable[[int, int | None], None] | None = None,
          each: ResultSink | None = None, keep: int | None = None,
          transform: Callable[[Iterator[pcap.Capture]], Iterator[pcap.Capture]] | None = None,
-         fix_embedded: bool = False) -> Scan:
+         fix_embedded: bool = False, table: TableSink | None = None) -> Scan:
     """Check the capture ``name`` (a path or ``-``); see the module docstring.
 
     ``keep_patches`` keeps ``report.patches`` (file offset, new bytes) in the
@@ -70,11 +71,14 @@ def scan(name: str, *, jobs: int = 1, chunk_bytes: int = pcap.CHUNK_BYTES, sink:
     ``keep`` bounds the items the report keeps per list (:class:`~csum.capture.report.Report`; counts stay whole).
     ``transform`` turns the chunks as read into the chunks checked and written (``csum rewrite --fix``: rewritten).
     ``fix_embedded``: the patches correct embedded packets' checksums too (sFlow samples, OpenFlow packet-ins).
+    ``table(rows)``, when given, receives every checksum field as a row (:class:`csum.capture.rows.Rows`, a table
+    per chunk, in packet order; ``verify --format jsonl|csv|parquet``, :func:`to_arrow`); chunks are then checked in
+    this process, one after another.
     Raises OSError (unreadable) and CsumValueError (not a capture, corrupt compression).
     """
     with open_source(name) as source:
         reader = pcap.Reader(source.stream, chunk_bytes)
-        fd = source.fileno() if jobs > 1 and sink is None and each is None and transform is None \
+        fd = source.fileno() if jobs > 1 and sink is None and each is None and table is None and transform is None \
             and not fix_embedded else None
         if fd is not None:  # nothing to copy out: each process reads its own chunks from the file
             tick = None if progress is None else (lambda at: progress(at, source.size))
@@ -108,8 +112,8 @@ def scan(name: str, *, jobs: int = 1, chunk_bytes: int = pcap.CHUNK_BYTES, sink:
 
         chunks = reader if transform is None else transform(iter(reader))
         checker: Checker | Stitcher
-        if each is not None or jobs <= 1:  # one Checker carries the pending datagrams from chunk to chunk
-            checker = Checker(each, fix_embedded=fix_embedded)
+        if each is not None or table is not None or jobs <= 1:  # one Checker carries the pending datagrams along
+            checker = Checker(each, fix_embedded=fix_embedded, table=table)
             parts = ((c, checker.check(c)) for c in chunks)
         else:
             checker = stitcher = Stitcher(fix_embedded)
