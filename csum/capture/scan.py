@@ -9,7 +9,9 @@ process reads its own chunks) and stitches them in order (:class:`csum.capture.s
 fragments are reassembled across chunks). Given a ``sink`` (a writable such as
 :class:`csum.capture.output.AtomicFile`), it writes each chunk with its bad checksums
 corrected once no datagram still pending can change it, then the bytes after a truncated or
-damaged record unchanged: the copy differs from the input in checksum bytes only.
+damaged record unchanged: the copy differs from the input in checksum bytes only. Given a ``table``, it hands
+over every checksum field as a row (:mod:`csum.capture.rows`); :func:`to_arrow` and :func:`to_pandas`
+(:mod:`csum.capture.arrow`) collect them as an Arrow table or a pandas DataFrame.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from . import pcap
+from .arrow import to_arrow, to_pandas  # every field as a row (the [arrow] extra): csum.scan.to_arrow / to_pandas
 from .checker import Checker
 from .checker import Sink as ResultSink
 from .checker import TableSink
@@ -29,7 +32,7 @@ from .report import Report
 from .source import open_source
 from .stitch import Stitcher
 
-__all__ = ["Scan", "merged", "scan"]
+__all__ = ["Scan", "merged", "scan", "to_arrow", "to_pandas"]
 
 
 class Sink(Protocol):
