@@ -18,6 +18,7 @@ import csv
 import io
 import ipaddress
 import json
+from collections.abc import Callable
 
 import numpy as np
 
@@ -25,7 +26,7 @@ from .. import engine
 from .pcap import NO_TIME
 from .rows import NAMES, REASONS, STATUSES, Rows
 
-__all__ = ["COLUMNS", "csv_header", "python_text", "text"]
+__all__ = ["COLUMNS", "TextSink", "csv_header", "python_text", "text"]
 
 #: The columns of every row output, in order (also the Arrow table's: csum/capture/arrow.py).
 COLUMNS = ("frame", "time", "src", "dst", "protocol", "path", "depth", "offset", "stored", "computed", "status",
@@ -106,3 +107,19 @@ def python_text(rows: Rows, as_csv: bool = False) -> bytes:
             encoded[1] = values[1]
         out.write("{" + ", ".join(f'"{k}": {v}' for k, v in zip(COLUMNS, encoded)) + "}\n")
     return out.getvalue().encode()
+
+
+class TextSink:
+    """Rows written as they come, as JSON Lines or CSV (its header line first), through ``write`` (bytes)."""
+
+    def __init__(self, write: Callable[[bytes], object], as_csv: bool = False) -> None:
+        self.write, self.as_csv = write, as_csv
+        if as_csv:
+            write(csv_header().encode())
+
+    def __call__(self, rows: Rows) -> None:
+        if len(rows):
+            self.write(text(rows, self.as_csv))
+
+    def close(self) -> None:
+        """Nothing is buffered here (for the CLI, like :class:`csum.capture.arrow.ParquetSink`)."""
