@@ -133,7 +133,7 @@ class Checker:
         report = self.report
         report.fast = int(np.count_nonzero(taken))
         rows.tally(report, table)
-        packet = table["packet"]
+        packet = np.ascontiguousarray(table["packet"])
         for i in np.unique(packet[rows.wrong(table)]).tolist():
             lo, hi = np.searchsorted(packet, [i, i + 1])
             found = [r for _, r in rows.Rows(table[lo:hi]).results()]

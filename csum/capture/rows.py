@@ -130,14 +130,10 @@ def c_rows(batch: Batch, times: np.ndarray, todo: np.ndarray) -> tuple[np.ndarra
     _reported, closed, peak = cwalk.fast_check(batch.data, batch.offsets, batch.caplens, batch.linktypes, out,
                                                todo.astype(np.int8), batch.indices, reassembly.MAX_DATAGRAMS,
                                                reassembly.WINDOW, slots, count)
-    t = slots.reshape(n, cwalk.SLOTS)[np.arange(cwalk.SLOTS) < count[:, None]]
-    packet = t["packet"]
-    t["frame"] = batch.indices[packet] + 1
-    t["time"] = times[packet]
-    t["layer"] = names.layers[t["code"]]
+    made = cwalk.finish_rows(slots, count, batch.indices, np.ascontiguousarray(times, dtype=np.int64), names.layers,
+                             names.reasons, _STATUS_OF)
+    t = slots[:made]
     t["path"] = names.path_codes(t["key"])
-    t["reason"] = names.reasons[t["rs"]]
-    t["status"] = _STATUS_OF[t["ok"].astype(np.intp) + 1, t["reason"]]
     return t, count > 0, closed, peak
 
 

@@ -1303,6 +1303,53 @@ static PyObject *fast_check(PyObject *self, PyObject *const *args, Py_ssize_t na
     return result;
 }
 
+/* finish_rows(slots, count, indices, times, layers, reasons, statuses) -> n: fast_check's rows (count[i] of them at
+ * slots[i * SLOTS]) moved to the front of slots, in packet order, each with its frame number (indices[i] + 1), time
+ * (times[i]), and its layer, reason and status as the caller numbers them: layers (int32, by layer code), reasons
+ * (uint8, by RS_* code), statuses (uint8, by (ok + 1) * the caller's reason count + the caller's reason). */
+static PyObject *finish_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 7) {
+        PyErr_SetString(PyExc_TypeError, "finish_rows takes 7 arguments");
+        return NULL;
+    }
+    Py_buffer v[7];
+    const Py_ssize_t sizes[7] = {(Py_ssize_t)sizeof(row_t), 1, 8, 8, 4, 1, 1};
+    int got = 0;
+    for (; got < 7; got++)
+        if (get(args[got], &v[got], got == 0, sizes[got]) < 0)
+            break;
+    PyObject *result = NULL;
+    if (got == 7) {
+        row_t *rows = v[0].buf;
+        const int8_t *count = v[1].buf;
+        const int64_t *index = v[2].buf, *times = v[3].buf;
+        const int32_t *layers = v[4].buf;
+        const uint8_t *reasons = v[5].buf, *statuses = v[6].buf;
+        Py_ssize_t n = v[1].len, made = 0, nreasons = v[6].len / 3;
+        if (v[0].len != n * SLOTS * (Py_ssize_t)sizeof(row_t) || v[2].len != n * 8 || v[3].len != n * 8 ||
+            v[4].len != C_COUNT * 4 || v[5].len != RS_COUNT || v[6].len != 3 * nreasons) {
+            PyErr_SetString(PyExc_ValueError, "finish_rows: inconsistent array sizes");
+        } else {
+            for (Py_ssize_t i = 0; i < n; i++)
+                for (int k = 0; k < count[i] && k < SLOTS; k++) {
+                    row_t *o = rows + made++;
+                    if (o != rows + i * SLOTS + k)
+                        *o = rows[i * SLOTS + k];
+                    o->frame = index[i] + 1;
+                    o->time = times[i];
+                    o->layer = layers[o->code];
+                    o->reason = reasons[o->rs];
+                    o->status = o->reason < nreasons ? statuses[(o->ok + 1) * nreasons + o->reason] : 0;
+                }
+            result = PyLong_FromSsize_t(made);
+        }
+    }
+    for (int k = 0; k < got; k++)
+        PyBuffer_Release(&v[k]);
+    return result;
+}
+
 /* path(key) -> the path string of a rows() path key ("eth/ipv4/udp/vxlan/eth/ipv4/tcp"). */
 static PyObject *path(PyObject *self, PyObject *arg)
 {
@@ -1372,6 +1419,8 @@ static PyMethodDef methods[] = {
      "verify(packet, linktype) -> [Result, ...] or None (see csum/engine/_cwalk.c)."},
     {"bind", bind, METH_VARARGS,
      "bind(Result, Reason) -> None: the classes of the Results made here (see csum/engine/_cwalk.c)."},
+    {"finish_rows", (PyCFunction)(void (*)(void))finish_rows, METH_FASTCALL,
+     "finish_rows(slots, count, indices, times, layers, reasons, statuses) -> rows (see csum/engine/_cwalk.c)."},
     {"path", path, METH_O, "path(key) -> the path string of a rows() path key."},
     {"format_rows", (PyCFunction)(void (*)(void))format_rows, METH_FASTCALL,
      "format_rows(rows, csv, names, reasons, statuses) -> bytes (see csum/engine/_rowtext.c)."},

@@ -197,8 +197,18 @@ PyObject *format_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     Py_ssize_t seplen = csv ? 1 : 2;
 #define FIELD(json_key) (csv ? p : PUT(p, json_key))
 #define NULL_VALUE() (csv ? p : PUT(p, "null"))
+    const char *last = NULL;  /* the line before, and how long its frame, time and addresses are */
+    Py_ssize_t shared = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
-        const row_t *r = rows + i;
+        const row_t *r = rows + i, *q = r - 1;
+        if (last != NULL && r->frame == q->frame && r->time == q->time && r->ipver == q->ipver &&
+            !memcmp(r->src, q->src, sizeof r->src) && !memcmp(r->dst, q->dst, sizeof r->dst)) {
+            memmove(p, last, (size_t)shared);  /* the same packet's next field: the same start */
+            last = p;
+            p += shared;
+            goto fields;
+        }
+        last = p;
         if (!csv)
             p = PUT(p, "{");
         p = FIELD("\"frame\": ");
@@ -220,6 +230,8 @@ PyObject *format_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
                 *p++ = '"';
         }
         p = put(p, sep, seplen);
+        shared = p - last;
+    fields:
         p = FIELD("\"protocol\": ");
         NAME(names, r->layer);
         p = put(p, sep, seplen);
