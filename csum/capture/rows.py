@@ -193,12 +193,22 @@ class Builder:
         if self.python:
             parts.append(np.array(self.python, dtype=ROW))
         self.parts, self.python = [], []
-        table = empty() if not parts else parts[0] if len(parts) == 1 else np.concatenate(parts)
+        table = empty() if not parts else parts[0] if len(parts) == 1 else _join(parts)
         if len(parts) > 1:  # each packet's rows come from one part, in order: a stable sort keeps them so
             table = table[np.argsort(table["frame"], kind="stable")]
         cut = len(table) if settled is None else int(np.searchsorted(table["frame"], settled + 1))
         self.held = table[cut:]
         return Rows(table[:cut])
+
+
+def _join(parts: list[np.ndarray]) -> np.ndarray:
+    """The tables end to end, laid out as ROW (np.concatenate would drop its padding)."""
+    out = np.empty(sum(len(p) for p in parts), dtype=ROW)
+    at = 0
+    for p in parts:
+        out[at : at + len(p)] = p
+        at += len(p)
+    return out
 
 
 def tally(report: Report, table: np.ndarray) -> None:
