@@ -289,3 +289,40 @@ def test_missing_pyarrow_names_the_extra(tmp_path, monkeypatch, capsys):
     err = capsys.readouterr().err
     assert "needs pyarrow: pip install 'linux-csum[arrow]'" in err and len(err.splitlines()) == 1
     assert not (tmp_path / "o.parquet").exists()
+
+
+@pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark is not installed (apt-get install tshark)")
+def test_csv_rows_agree_with_tshark_fields(tmp_path, capsys):
+    """On the plain and mixed workloads, each frame's outer IPv4/TCP/UDP rows against ``tshark -T fields`` of the same
+    fields with checksum validation on: the time (frame.time_epoch), the addresses (ip.src/ipv6.src ...), the stored
+    values (ip.checksum, tcp.checksum, udp.checksum) and the verdicts (their .status: 0 bad, 1 good, 2 unverified)."""
+    for kind in ("plain", "mixed"):
+        path = tmp_path / f"{kind}.pcap"
+        write_workload(path, 200, kind)
+        main(["verify", str(path), "--format", "csv"])
+        ours = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+        fields = ["frame.number", "frame.time_epoch", "ip.src", "ip.dst", "ipv6.src", "ipv6.dst", "ip.checksum",
+                  "ip.checksum.status", "tcp.checksum", "tcp.checksum.status", "udp.checksum", "udp.checksum.status"]
+        cmd = [shutil.which("tshark"), "-r", str(path), "-T", "fields", "-E", "occurrence=f", "-o",
+               "ip.check_checksum:TRUE", "-o", "tcp.check_checksum:TRUE", "-o", "udp.check_checksum:TRUE",
+               "-o", "ip.defragment:FALSE"]
+        for f in fields:
+            cmd += ["-e", f]
+        lines = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.splitlines()
+        theirs = {int(v[0]): dict(zip(fields, v)) for v in (line.split("\t") for line in lines)}
+        checked = 0
+        for row in ours:
+            t = theirs[int(row["frame"])]
+            assert row["time"] == t["frame.time_epoch"]
+            if row["depth"] != "0" or row["protocol"] not in ("ipv4", "tcp", "udp") or not row["offset"]:
+                continue
+            v6 = bool(t["ipv6.src"]) and not t["ip.src"]
+            assert (row["src"], row["dst"]) == ((t["ipv6.src"], t["ipv6.dst"]) if v6 else (t["ip.src"], t["ip.dst"]))
+            name = {"ipv4": "ip"}.get(row["protocol"], row["protocol"])
+            if not t[f"{name}.checksum"]:
+                continue  # a later fragment's transport header: tshark reads none
+            assert row["stored"] == t[f"{name}.checksum"], (row, t)
+            if t[f"{name}.checksum.status"] in ("0", "1") and row["status"] in ("ok", "bad"):
+                assert row["status"] == {"0": "bad", "1": "ok"}[t[f"{name}.checksum.status"]], (row, t)
+                checked += 1
+        assert checked > 200
