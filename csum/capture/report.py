@@ -11,9 +11,7 @@ The checking itself is :mod:`csum.capture.checker` (the walk, fragments across c
 
 from __future__ import annotations
 
-import functools
 import heapq
-import json
 from dataclasses import dataclass, field
 
 from ..layers import Result, Status
@@ -154,23 +152,6 @@ def _bad_row(index: int, r: Result) -> dict[str, object]:
 
 def _hex16(value: int | None) -> str | None:
     return None if value is None else f"{value:#06x}"
-
-
-@functools.lru_cache(maxsize=4096)
-def _js(text: str) -> str:
-    return json.dumps(text)
-
-
-def _js_hex16(value: int | None) -> str:
-    return "null" if value is None else f'"{value:#06x}"'
-
-
-def jsonl_line(index: int, r: Result) -> str:
-    """One ``--format jsonl`` line: the JSON object {frame (1-based), protocol, path, field offset, stored, computed,
-    status, reason}, as ``json.dumps`` writes it, and a newline (written out directly: a million packets' rows)."""
-    return (f'{{"frame": {frame(index)}, "protocol": {_js(r.layer)}, "path": {_js(r.path)}, '
-            f'"offset": {"null" if r.field is None else r.field}, "stored": {_js_hex16(r.stored)}, '
-            f'"computed": {_js_hex16(r.computed)}, "status": {_js(str(r.status))}, "reason": {_js(str(r.reason))}}}\n')
 
 
 def as_json(report: Report, cap: Capture, name: str, show: int) -> dict[str, object]:

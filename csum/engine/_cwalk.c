@@ -30,6 +30,11 @@
  * A length field that bounds a payload (IP's, UDP's, PPPoE's, GTP's) bounds what is walked inside; a payload that
  * runs past it goes to the Python walker (which reports it malformed).
  *
+ * In rows mode (two more arguments), fast_check() writes every field of every packet it judges as a fixed-width row
+ * (_rows.h: the Result's values, the addresses of the IP header above the field) for csum/capture/rows.py, fragments of
+ * the datagrams it reassembles included, and finish_rows() compacts them and sets their frame, time and names;
+ * format_rows() (_rowtext.c) writes rows as JSON Lines or CSV.
+ *
  * pcap_records() is csum/capture/pcap.py's pcap record walk (record headers only, no protocol facts).
  */
 #define PY_SSIZE_T_CLEAN
@@ -1475,7 +1480,8 @@ out:
 
 /* The module: its functions, and LAYERS (the layer name of each code fast_check writes: code % DEPTH, None for 0),
  * SLOTS (codes per packet), DEPTH (a code's depth unit), NA and NONE (the flags of a code counted "n/a" and "none")
- * and KEY_BYTES (a closed datagram's key). */
+ * KEY_BYTES (a closed datagram's key), ROW_BYTES and ROW_LAYOUT (row_t, _rows.h) and REASONS (the reason codes'
+ * names). */
 PyMODINIT_FUNC PyInit__cwalk(void)
 {
     if (names_init() < 0)
