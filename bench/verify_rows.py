@@ -13,7 +13,7 @@ times (median, min and max):
   takes minutes for a million), its rate per packet and per row scaled from there.
 
 Rows per second: the capture's fields (the summary's counts, checked against the parquet file's row count) over the
-wall time. Results go to bench/results/verify_rows.json with the machine and the load average before and after.
+wall time, and over the CPU time (the machine may be shared: the wall times then wait for the CPU). Results go to bench/results/verify_rows.json with the machine and the load average before and after.
 """
 
 from __future__ import annotations
@@ -115,15 +115,20 @@ def _rates(timing: dict[str, float], packets: int, fields: int) -> dict[str, Any
 def table(results: dict[str, Any]) -> str:
     summary = next(r for r in results["rows"] if r["impl"].endswith("json"))
     lines = ["| implementation | packets | rows | median s (min-max) | rows/s (min-max) | packets/s | CPU s | "
-             "time / summary |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+             "rows per CPU s | time / summary |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for r in results["rows"]:
         per_row = (r["median_s"] / r["rows"]) / (summary["median_s"] / summary["rows"])
         lines.append(f"| {r['impl']} | {r['packets']:,} | {r['rows']:,} | {r['median_s']} ({r['min_s']}-{r['max_s']}) "
                      f"| {r['rows_per_s']:,} ({r['rows_per_s_min']:,}-{r['rows_per_s_max']:,}) | "
-                     f"{r['packets_per_s']:,} | {r['cpu_s']} | {per_row:.1f} |")
+                     f"{r['packets_per_s']:,} | {r['cpu_s']} | {round(r['rows'] / r['cpu_s']):,} | {per_row:.1f} |")
     lines.append(f"\n{results['repeat']} runs each; load average (1 min) before / after: "
                  f"{' / '.join(f'{x:.2f}' for x in results['load_average'])}")
     return "\n".join(lines)
+
+
+def _table_of(path: Path) -> int:
+    print(table(json.loads(path.read_text(encoding="utf-8"))))
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -133,7 +138,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=5, help="runs of each (median, min and max kept)")
     parser.add_argument("--quick", action="store_true", help="20,000 packets, a 2,000-packet slice, 2 runs")
     parser.add_argument("--out", type=Path, default=RESULTS / "verify_rows.json", help="where to write the JSON")
+    parser.add_argument("--table-only", type=Path, metavar="JSON", help="print the table of saved results")
     args = parser.parse_args(argv)
+    if args.table_only is not None:
+        return _table_of(args.table_only)
     n, slice_n, repeat = (20_000, 2_000, 2) if args.quick else (args.packets, args.slice, args.repeat)
     compile_csum()
     return publish(run(n, slice_n, repeat), args.out, table)

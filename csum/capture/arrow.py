@@ -50,14 +50,24 @@ def _names(pa: ModuleType, codes: np.ndarray, names: list[str]) -> Any:
 
 
 def _addresses(pa: ModuleType, version: np.ndarray, raw: np.ndarray) -> Any:
-    """The addresses as dictionary-encoded text: each distinct one written once (Python's ipaddress)."""
-    keyed = np.zeros(len(raw), dtype=[("v", "u1"), ("a", "V16")])
-    keyed["v"], keyed["a"] = version, raw
-    unique, inverse = np.unique(keyed, return_inverse=True)
-    texts = [None if v not in (4, 6) else str(ipaddress.ip_address(bytes(a)[: 4 if v == 4 else 16]))
-             for v, a in unique.tolist()]
-    indices = pa.array(inverse.astype(np.int32).ravel(), mask=version == 0)
-    return pa.DictionaryArray.from_arrays(indices, pa.array([t or "" for t in texts], type=pa.string()))
+    """The addresses as dictionary-encoded text: each distinct one written once (Python's ipaddress), looked up once
+    per run of equal ones (a packet's fields share theirs)."""
+    n = len(raw)
+    words = np.ascontiguousarray(raw).view(np.uint64).reshape(n, 2)
+    start = np.ones(n, dtype=bool)
+    start[1:] = (words[1:] != words[:-1]).any(axis=1) | (version[1:] != version[:-1])
+    firsts = np.flatnonzero(start)
+    seen: dict[tuple[int, bytes], int] = {}
+    texts: list[str] = []
+    codes = np.empty(len(firsts), dtype=np.int32)
+    for k, (v, a) in enumerate(zip(version[firsts].tolist(), raw[firsts].tolist())):
+        code = seen.get((v, a))
+        if code is None:
+            code = seen[(v, a)] = len(texts)
+            texts.append(str(ipaddress.ip_address(a[: 4 if v == 4 else 16])) if v in (4, 6) else "")
+        codes[k] = code
+    indices = pa.array(codes[np.cumsum(start) - 1], type=pa.int32(), mask=version == 0)
+    return pa.DictionaryArray.from_arrays(indices, pa.array(texts, type=pa.string()))
 
 
 def _maybe(pa: ModuleType, values: np.ndarray, kind: Any) -> Any:
