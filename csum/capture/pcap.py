@@ -41,7 +41,7 @@ from .. import engine
 from ..errors import Code, CsumValueError
 
 __all__ = ["CHUNK_BYTES", "LINKTYPE_ETHERNET", "LINKTYPE_IPV4", "LINKTYPE_IPV6", "LINKTYPE_LINUX_SLL",
-           "LINKTYPE_LINUX_SLL2", "LINKTYPE_RAW", "MAX_RECORD", "Capture", "Reader", "Span", "Stop", "parse",
+           "LINKTYPE_LINUX_SLL2", "LINKTYPE_RAW", "MAX_RECORD", "NO_TIME", "Capture", "Reader", "Span", "Stop", "parse",
            "patched", "read", "to_bytes"]
 
 #: Link types (tcpdump.org/linktypes.html) whose packets csum can find IP in.
