@@ -13,7 +13,8 @@ times (median, min and max):
   takes minutes for a million), its rate per packet and per row scaled from there.
 
 Rows per second: the capture's fields (the summary's counts, checked against the parquet file's row count) over the
-wall time, and over the CPU time (the machine may be shared: the wall times then wait for the CPU). Results go to bench/results/verify_rows.json with the machine and the load average before and after.
+wall time, and over the CPU time (the machine may be shared: the wall times then wait for the CPU). Results go to
+bench/results/verify_rows.json with the machine and the load average before and after.
 """
 
 from __future__ import annotations

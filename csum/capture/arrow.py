@@ -30,7 +30,8 @@ def pyarrow(what: str) -> ModuleType:
     try:
         import pyarrow as pa
     except ImportError:
-        raise CsumValueError(f"{what} needs pyarrow: pip install 'linux-csum[arrow]'", code=Code.MISSING_ARROW) from None
+        raise CsumValueError(f"{what} needs pyarrow: pip install 'linux-csum[arrow]'",
+                             code=Code.MISSING_ARROW) from None
     return pa
 
 

@@ -75,8 +75,8 @@ class Checker:
     then off, so every field is seen); a pending datagram holds back the rows after its first fragment, at
     most :data:`~csum.layers.reassembly.WINDOW` packets. ``table(rows)``, when given instead, receives every field
     as a row (:class:`csum.capture.rows.Rows`), the C walker's and the Python walker's merged in packet order: a
-    table at the end of each chunk, of the packets settled by then. ``part``: this checker checks one chunk on its own and
-    ends with :meth:`detach` (it records what a :class:`Part` tells). ``fix_embedded``: the patches correct the
+    table at the end of each chunk, of the packets settled by then. ``part``: this checker checks one chunk on its own
+    and ends with :meth:`detach` (it records what a :class:`Part` tells). ``fix_embedded``: the patches correct the
     checksums of embedded packets too (sFlow samples, OpenFlow packet-ins; ``csum fix --fix-embedded``).
     """
 

@@ -45,6 +45,8 @@ STATUSES: tuple[Status, ...] = tuple(Status)
 _REASON_INDEX = {r: k for k, r in enumerate(REASONS)}
 _STATUS_INDEX = {s: k for k, s in enumerate(STATUSES)}
 _OKS = (None, False, True)  # a row's ok + 1
+_RESULT_FIELDS = [ROW.names.index(name) for name in ("frame", "header", "field", "stored", "computed", "layer", "path",
+                                                      "depth", "ok", "reason")]
 
 
 def name_code(name: str) -> int:
@@ -74,7 +76,7 @@ class Rows:
         t = self.table
         out = []
         for row in t.tolist():
-            frame, _time, _key, _packet, header, at, stored, computed, layer, path, _code, depth, _rs, ok, reason = row[:15]
+            frame, header, at, stored, computed, layer, path, depth, ok, reason = (row[k] for k in _RESULT_FIELDS)
             out.append((frame - 1, Result(NAMES[layer], header, None if stored < 0 else stored,
                                           None if computed < 0 else computed, _OKS[ok + 1], REASONS[reason],
                                           None if at < 0 else at, NAMES[path], depth)))
