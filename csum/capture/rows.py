@@ -45,7 +45,7 @@ STATUSES: tuple[Status, ...] = tuple(Status)
 _REASON_INDEX = {r: k for k, r in enumerate(REASONS)}
 _STATUS_INDEX = {s: k for k, s in enumerate(STATUSES)}
 _OKS = (None, False, True)  # a row's ok + 1
-_RESULT_FIELDS = [ROW.names.index(name) for name in ("frame", "header", "field", "stored", "computed", "layer", "path",
+_RESULT_FIELDS = [list(ROW.fields).index(name) for name in ("frame", "header", "field", "stored", "computed", "layer", "path",
                                                       "depth", "ok", "reason")]
 
 
