@@ -28,9 +28,10 @@ from .report import Report, depth_key, zero_counts
 __all__ = ["NAMES", "REASONS", "ROW", "STATUSES", "Builder", "Rows", "c_rows"]
 
 #: A row, as csum/engine/_rows.h's row_t (tests/capture/test_rows.py checks it against the C walker's ROW_LAYOUT).
+_FIELDS = ["frame", "time", "key", "packet", "header", "field", "stored", "computed", "layer", "path", "code", "depth",
+           "rs", "ok", "reason", "status", "ipver", "src", "dst"]
 ROW = np.dtype({
-    "names": ["frame", "time", "key", "packet", "header", "field", "stored", "computed", "layer", "path", "code",
-              "depth", "rs", "ok", "reason", "status", "ipver", "src", "dst"],
+    "names": _FIELDS,
     "formats": ["<i8", "<i8", "<u8", "<i4", "<i4", "<i4", "<i4", "<i4", "<i4", "<i4", "u1", "u1", "u1", "i1", "u1",
                 "u1", "u1", "V16", "V16"],
     "offsets": [0, 8, 16, 24, 28, 32, 36, 40, 44, 48, 52, 53, 54, 55, 56, 57, 58, 60, 76],
@@ -45,7 +46,7 @@ STATUSES: tuple[Status, ...] = tuple(Status)
 _REASON_INDEX = {r: k for k, r in enumerate(REASONS)}
 _STATUS_INDEX = {s: k for k, s in enumerate(STATUSES)}
 _OKS = (None, False, True)  # a row's ok + 1
-_RESULT_FIELDS = [list(ROW.fields).index(name) for name in ("frame", "header", "field", "stored", "computed", "layer", "path",
+_RESULT_FIELDS = [_FIELDS.index(name) for name in ("frame", "header", "field", "stored", "computed", "layer", "path",
                                                       "depth", "ok", "reason")]
 
 
