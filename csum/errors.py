@@ -91,6 +91,8 @@ class Code(StrEnum):
                     "zstd input or a .zst OUT without the zstandard package (the [zstd] extra)")
     MISSING_FSSPEC = "missing-fsspec", "CsumValueError", "a URL input without fsspec (the [dask] extra)"
     MISSING_DASK = "missing-dask", "CsumValueError", "--dask without dask.distributed (the [dask] extra)"
+    MISSING_ARROW = ("missing-arrow", "CsumValueError",
+                     "--format parquet, to_arrow, to_pandas or to_dataframe without pyarrow and pandas (the [arrow] extra)")
     UNREADABLE = "unreadable", "CsumValueError", "a Dask worker cannot read an input file"
     UNSAFE_OUTPUT = ("unsafe-output", "CsumValueError",
                      "OUT is a symbolic link, not a regular file, an input, read-only, or a name too long")

@@ -185,6 +185,11 @@ def _dask_without_dask(monkeypatch, tmp):
     csum.capture.dask.verify_cli("local", [str(tmp / "capture.pcap")], 1)
 
 
+def _rows_without_pyarrow(monkeypatch, tmp):
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    csum.scan.to_arrow(tmp / "capture.pcap")
+
+
 def _arm64(*tools: str) -> guest.Arch:
     """arm64's Arch; skips where its cross compiler or qemu (as named in ``tools``) is missing."""
     a = guest.arch("arm64")
@@ -316,6 +321,7 @@ TRIGGERS = {
     Code.MISSING_ZSTD: [_zstd_without_zstandard],
     Code.MISSING_FSSPEC: [_url_without_fsspec],
     Code.MISSING_DASK: [_dask_without_dask],
+    Code.MISSING_ARROW: [_rows_without_pyarrow],
     Code.UNREADABLE: [lambda m, tmp: csum.capture.dask._verify_one(str(tmp / "no-such.pcap"), csum.pcap.CHUNK_BYTES)],
     Code.WORKER_LOST: [_worker_lost],
     Code.UNSAFE_OUTPUT: [lambda m, tmp: csum.capture.output.target(tmp),

@@ -12,6 +12,7 @@ join.
 
 from __future__ import annotations
 
+import functools
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ from .. import engine
 from ..layers import Reason, Result, accel, corrections, reassembly, walk
 from ..layers.check import judge
 from ..layers.reassembly import Done, Reassembler
-from . import fastpath
+from . import fastpath, rows
 from .fastpath import FIX, Batch, Packet
 from .hosts import Hosts, Sender, interesting, senders, senders_of
 from .pcap import NO_TIME, Capture
@@ -30,11 +31,14 @@ from .report import Report
 
 #: (packet index, every Result of that packet) for each packet, in order: the ``sink`` of :func:`check`.
 Sink = Callable[[int, list[Result]], None]
+#: Every field as a row, in packet order, a table at a time: the ``table`` of :class:`Checker`.
+TableSink = Callable[[rows.Rows], None]
 
 
 @dataclass
 class _Row:
-    """A walked packet's findings, kept until no pending datagram can amend them."""
+    """A walked packet's findings, kept until no pending datagram can amend them (with the packet's timestamp and
+    where its fields' addresses are, for the rows: :mod:`csum.capture.rows`)."""
 
     index: int
     results: list[Result]
@@ -42,6 +46,7 @@ class _Row:
     malformed: str | None = None
     time: int = NO_TIME
     senders: list[Sender] | None = None  # its IP headers, where the report collects hosts (csum.capture.hosts)
+    where: Callable[[Result], tuple[int, bytes, bytes]] | None = None
 
 
 @dataclass
@@ -71,15 +76,19 @@ class Checker:
     packet that no pending datagram may still amend (some from earlier chunks); :meth:`close` the rest.
     ``sink(index, results)``, when given, receives every packet's results in packet order (the fast path is
     then off, so every field is seen); a pending datagram holds back the rows after its first fragment, at
-    most :data:`~csum.layers.reassembly.WINDOW` packets. ``part``: this checker checks one chunk on its own and
-    ends with :meth:`detach` (it records what a :class:`Part` tells). ``fix_embedded``: the patches correct the
+    most :data:`~csum.layers.reassembly.WINDOW` packets. ``table(rows)``, when given instead, receives every field
+    as a row (:class:`csum.capture.rows.Rows`), the C walker's and the Python walker's merged in packet order: a
+    table at the end of each chunk, of the packets settled by then. ``part``: this checker checks one chunk on its own
+    and ends with :meth:`detach` (it records what a :class:`Part` tells). ``fix_embedded``: the patches correct the
     checksums of embedded packets too (sFlow samples, OpenFlow packet-ins; ``csum fix --fix-embedded``).
     ``hosts``: the reports collect who sent the bad and offload checksums (:class:`csum.capture.hosts.Hosts`).
     """
 
     def __init__(self, sink: Sink | None = None, *, part: bool = False, fix_embedded: bool = False,
-                 hosts: bool = False) -> None:
+                 hosts: bool = False, table: TableSink | None = None) -> None:
         self.sink = sink
+        self.table = table
+        self.built = rows.Builder()
         self.fix_embedded = fix_embedded
         self.hosts = hosts
         self.frags = Reassembler(record=part)
@@ -104,7 +113,10 @@ class Checker:
             return report
         walk_all = np.ones(len(batch), dtype=bool)
         c_tried = self.sink is None and engine.cwalk is not None  # the chunk goes to C at once, then the rest to Python
-        if c_tried:
+        if self.table is not None:
+            if c_tried:
+                walk_all[self._c_rows(batch, batch.times)] = False
+        elif c_tried:
             done, judged, closed, peak = fastpath.c_fast(batch, batch.caplens == batch.origlens, report)
             self.c_closed, self.c_peak = closed, peak
             report.fast = int(np.count_nonzero(done))
@@ -118,7 +130,23 @@ class Checker:
             self.finish(given_up)
         self.flush()
         report.sort()
+        if self.table is not None:
+            self.table(self.built.take(self.unsettled()))
         return report
+
+    def _c_rows(self, batch: Batch, times: np.ndarray) -> np.ndarray:
+        """The C walker's rows of the chunk, counted and kept for the table; which packets it judged."""
+        table, taken, self.c_closed, self.c_peak = rows.c_rows(batch, times, batch.caplens == batch.origlens)
+        report = self.report
+        report.fast = int(np.count_nonzero(taken))
+        rows.tally(report, table)
+        packet = np.ascontiguousarray(table["packet"])
+        for i in np.unique(packet[rows.wrong(table)]).tolist():
+            lo, hi = np.searchsorted(packet, [i, i + 1])
+            found = [r for _, r in rows.Rows(table[lo:hi]).results()]
+            report.patches += fastpath.patches(found, int(batch.bases[i]), functools.partial(batch.packet, i))
+        self.built.add(table)
+        return taken
 
     def _reopen(self) -> list[Packet]:
         """The packets of the pending datagrams, taken back (their rows dropped, the datagrams forgotten) to be
@@ -138,8 +166,8 @@ class Checker:
         reassembling it if it is a fragment."""
         results = None if c_tried else fastpath.from_c(p)
         if results is not None:  # the jsonl path's common packets
-            rows = senders_of(p.data, p.linktype, p.wire) if self.hosts and interesting(results) else None
-            self._row(_Row(p.number, results, fastpath.patches(results, p.base, lambda: p), None, p.time, rows))
+            sent = senders_of(p.data, p.linktype, p.wire) if self.hosts and interesting(results) else None
+            self._row(_Row(p.number, results, fastpath.patches(results, p.base, lambda: p), None, p.time, sent))
             return
         view = memoryview(p.data)
         stack = walk(view, p.linktype, wire_len=p.wire)
@@ -154,7 +182,8 @@ class Checker:
         fixes = [(p.base + at, new) for at, new in corrections(view, stack.fields, embedded=self.fix_embedded)] \
             if any(r.status in FIX for r in results) else []
         row = _Row(p.number, results, fixes, None if stack.malformed is None else stack.malformed[1], p.time,
-                   senders(stack, view) if self.hosts else None)
+                   senders(stack, view) if self.hosts else None,
+                   None if self.table is None else rows.addresses(view, stack.ips))
         outer = stack.ips[0] if stack.ips else None
         if outer is None or outer.depth or outer.fragment not in ("first", "later"):
             self._row(row)
@@ -220,6 +249,8 @@ class Checker:
             report.malformed.append((row.index, row.malformed))
         if self.sink is not None:
             self.sink(row.index, row.results)
+        if row.where is not None:
+            self.built.add_results(row.index, row.time, row.results, row.where)
 
     def unsettled(self) -> int | None:
         """The first packet whose findings are not yet in a report (None: every packet's are)."""
@@ -247,6 +278,8 @@ class Checker:
             self.finish(done)
         self.flush()
         report.sort()
+        if self.table is not None:
+            self.table(self.built.take(None))
         return report
 
 

@@ -18,19 +18,26 @@ client merges them::
 
 From the shell: ``csum verify --dask tcp://scheduler:8786 FILES...`` (``--dask
 local`` starts a LocalCluster on this machine).
+
+:func:`to_dataframe` gives every checksum field of an archive as a Dask DataFrame, one partition per file (the rows
+of :func:`csum.scan.to_pandas` with a ``file`` column in front; the ``[dask]`` and ``[arrow]`` extras)::
+
+    frame = csum.dask.to_dataframe(["s3://bucket/day1.pcap.gz", ...])
+    frame[frame.status == "bad"].groupby("src").size().compute()
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import Code, CsumValueError
 from .pcap import CHUNK_BYTES
 from .report import Report
 from .scan import Scan, merged, scan
 
-__all__ = ["Archive", "verify_files"]
+__all__ = ["Archive", "to_dataframe", "verify_files"]
 
 
 @dataclass
@@ -72,3 +79,33 @@ def verify_cli(scheduler: str, files: Sequence[str], jobs: int, chunk_bytes: int
             return verify_files(files, client, chunk_bytes=chunk_bytes or CHUNK_BYTES).files
     with Client(scheduler, timeout="10s") as client:
         return verify_files(files, client, chunk_bytes=chunk_bytes or CHUNK_BYTES).files
+
+
+def _rows_of(name: str, chunk_bytes: int) -> Any:
+    """One file's rows as a pandas DataFrame with its name in a ``file`` column (a partition of to_dataframe)."""
+    from .arrow import frame, to_arrow
+
+    try:
+        table = to_arrow(name, chunk_bytes=chunk_bytes)
+    except OSError as exc:
+        raise CsumValueError(f"cannot read {name}: {exc.strerror or exc}", code=Code.UNREADABLE) from None
+    out = frame(table)
+    out.insert(0, "file", name)
+    return out
+
+
+def to_dataframe(files: Sequence[str], *, chunk_bytes: int = CHUNK_BYTES) -> Any:
+    """Every checksum field of every capture of ``files`` as a ``dask.dataframe.DataFrame``, one partition per file
+    (read when computed, on whatever scheduler is active: a ``dask.distributed`` Client's cluster, or this process).
+    The columns: ``file``, then those of :func:`csum.scan.to_pandas` (docs/results-as-data.md)."""
+    try:
+        import dask.dataframe as dd
+    except ImportError:
+        raise CsumValueError("to_dataframe needs dask.dataframe: pip install 'linux-csum[dask]'",
+                             code=Code.MISSING_DASK) from None
+    from .arrow import frame, pyarrow, schema
+
+    pa = pyarrow("to_dataframe")
+    meta = frame(schema(pa).empty_table())
+    meta.insert(0, "file", "")
+    return dd.from_map(_rows_of, list(files), chunk_bytes=chunk_bytes, meta=meta.iloc[:0], enforce_metadata=False)

@@ -80,7 +80,9 @@ class Capture:
     ``linktypes[i]``: its link type; ``times[i]``: its timestamp in nanoseconds since the epoch (:data:`NO_TIME`
     for a pcapng Simple Packet Block; ``times`` None when not read). ``format`` is "pcap" or "pcapng".
     ``first_index``: the capture-wide number of packet 0; ``base``: the file
-    offset of ``data[0]`` (both 0 for a whole file).
+    offset of ``data[0]`` (both 0 for a whole file). The packets' timestamps (:meth:`times`) come from
+    ``clock`` (pcap: the byte order and nanoseconds per unit of the record headers' fraction, read when asked) or
+    ``stamps`` (pcapng: each packet's, read with the blocks); neither: unknown.
     """
 
     data: bytes
@@ -326,7 +328,8 @@ def _column(values: array | np.ndarray) -> np.ndarray:
     return np.frombuffer(values, dtype=np.int64) if len(values) else np.zeros(0, dtype=np.int64)
 
 
-def _capture(data: bytes, fmt: str, walked: _Walked, first_index: int, base: int) -> Capture:
+def _capture(data: bytes, fmt: str, walked: _Walked, first_index: int, base: int,
+             clock: tuple[str, int] | None = None) -> Capture:
     offs = _column(walked.offs)
     links = walked.links
     link = np.full(len(offs), links, dtype=np.int64) if isinstance(links, int) else _column(links)
@@ -441,7 +444,7 @@ class Reader:
             end = walked.end
             if end:
                 data = bytes(memoryview(buf)[:end])
-                chunk = _capture(data, self.format, walked, self.packets, self._base)
+                chunk = _capture(data, self.format, walked, self.packets, self._base, self._walker.clock())
                 self.packets += len(chunk)
                 self._base += end
                 buf, pos = bytes(memoryview(buf)[end:]), 0
@@ -536,7 +539,7 @@ class Span:
         if walked.end != len(data) or len(walked.offs) != self.packets:
             raise CsumValueError(f"the capture changed while it was read: {self.hi - self.lo} bytes at offset "
                                  f"{self.lo} no longer hold {self.packets} records", code=Code.TRUNCATED)
-        return _capture(data, self.format, walked, self.first_index, self.lo)
+        return _capture(data, self.format, walked, self.first_index, self.lo, walker.clock())
 
 
 def _walker_at(fmt: str, state: tuple) -> _PcapWalker | _PcapngWalker:
@@ -563,7 +566,7 @@ def parse(data: bytes, progress: Progress | None = None) -> Capture:
         raise _bad(str(stop), Code.TRUNCATED if walked.short else Code.BAD_BLOCK)
     if progress is not None:
         progress(len(data), len(data))
-    return _capture(data, walker.format, walked, 0, 0)
+    return _capture(data, walker.format, walked, 0, 0, walker.clock())
 
 
 def read(path: str | os.PathLike[str], progress: Progress | None = None) -> Capture:

@@ -32,7 +32,12 @@ def zero_counts() -> dict[str, int]:
 
 def count_key(r: Result) -> str:
     """The ``Report.counts`` key of a result: the protocol, with ``@depth`` below the outer IP layer."""
-    return r.layer if not r.depth else f"{r.layer}@{r.depth}"
+    return depth_key(r.layer, r.depth)
+
+
+def depth_key(layer: str, depth: int) -> str:
+    """The ``Report.counts`` key of protocol ``layer`` at ``depth``."""
+    return layer if not depth else f"{layer}@{depth}"
 
 
 #: The per-item lists of a :class:`Report` (bounded by ``Report.keep``), each in packet order.
@@ -164,23 +169,6 @@ def _bad_row(index: int, r: Result) -> dict[str, object]:
 
 def _hex16(value: int | None) -> str | None:
     return None if value is None else f"{value:#06x}"
-
-
-@functools.lru_cache(maxsize=4096)
-def _js(text: str) -> str:
-    return json.dumps(text)
-
-
-def _js_hex16(value: int | None) -> str:
-    return "null" if value is None else f'"{value:#06x}"'
-
-
-def jsonl_line(index: int, r: Result) -> str:
-    """One ``--format jsonl`` line: the JSON object {frame (1-based), protocol, path, field offset, stored, computed,
-    status, reason}, as ``json.dumps`` writes it, and a newline (written out directly: a million packets' rows)."""
-    return (f'{{"frame": {frame(index)}, "protocol": {_js(r.layer)}, "path": {_js(r.path)}, '
-            f'"offset": {"null" if r.field is None else r.field}, "stored": {_js_hex16(r.stored)}, '
-            f'"computed": {_js_hex16(r.computed)}, "status": {_js(str(r.status))}, "reason": {_js(str(r.reason))}}}\n')
 
 
 def as_json(report: Report, cap: Capture, name: str, show: int) -> dict[str, object]:

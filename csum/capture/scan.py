@@ -9,7 +9,9 @@ process reads its own chunks) and stitches them in order (:class:`csum.capture.s
 fragments are reassembled across chunks). Given a ``sink`` (a writable such as
 :class:`csum.capture.output.AtomicFile`), it writes each chunk with its bad checksums
 corrected once no datagram still pending can change it, then the bytes after a truncated or
-damaged record unchanged: the copy differs from the input in checksum bytes only.
+damaged record unchanged: the copy differs from the input in checksum bytes only. Given a ``table``, it hands
+over every checksum field as a row (:mod:`csum.capture.rows`); :func:`to_arrow` and :func:`to_pandas`
+(:mod:`csum.capture.arrow`) collect them as an Arrow table or a pandas DataFrame.
 """
 
 from __future__ import annotations
@@ -21,14 +23,16 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from . import pcap
+from .arrow import to_arrow, to_pandas  # every field as a row (the [arrow] extra): csum.scan.to_arrow / to_pandas
 from .checker import Checker
 from .checker import Sink as ResultSink
+from .checker import TableSink
 from .parallel import check_spans, checked
 from .report import Report
 from .source import open_source
 from .stitch import Stitcher
 
-__all__ = ["Scan", "merged", "scan"]
+__all__ = ["Scan", "merged", "scan", "to_arrow", "to_pandas"]
 
 
 class Sink(Protocol):
@@ -59,7 +63,7 @@ def scan(name: str, *, jobs: int = 1, chunk_bytes: int = pcap.CHUNK_BYTES, sink:
          keep_patches: bool = False, progress: Callable[[int, int | None], None] | None = None,
          each: ResultSink | None = None, keep: int | None = None,
          transform: Callable[[Iterator[pcap.Capture]], Iterator[pcap.Capture]] | None = None,
-         fix_embedded: bool = False, hosts: bool = False) -> Scan:
+         fix_embedded: bool = False, hosts: bool = False, table: TableSink | None = None) -> Scan:
     """Check the capture ``name`` (a path or ``-``); see the module docstring.
 
     ``keep_patches`` keeps ``report.patches`` (file offset, new bytes) in the
@@ -71,13 +75,17 @@ def scan(name: str, *, jobs: int = 1, chunk_bytes: int = pcap.CHUNK_BYTES, sink:
     ``transform`` turns the chunks as read into the chunks checked and written (``csum rewrite --fix``: rewritten).
     ``fix_embedded``: the patches correct embedded packets' checksums too (sFlow samples, OpenFlow packet-ins).
     ``hosts``: ``report.hosts`` says who sent the bad and offload checksums, and when (:mod:`csum.capture.hosts`).
+    ``table(rows)``, when given, receives every checksum field as a row (:class:`csum.capture.rows.Rows`, a table
+    per chunk, in packet order; ``verify --format jsonl|csv|parquet``, :func:`to_arrow`); chunks are then checked in
+    this process, one after another.
     Raises OSError (unreadable) and CsumValueError (not a capture, corrupt compression).
     """
     with open_source(name) as source:
-        reader = pcap.Reader(source.stream, chunk_bytes, times=hosts)  # the timestamps only for the summary
+        # the timestamps only for the summary and the rows
+        reader = pcap.Reader(source.stream, chunk_bytes, times=hosts or table is not None)
         # a file of one chunk or less is checked here: no worker would get a span of it
         fd = source.fileno() if jobs > 1 and (source.size or 0) > chunk_bytes and sink is None and each is None \
-            and transform is None and not fix_embedded else None
+            and table is None and transform is None and not fix_embedded else None
         if fd is not None:  # nothing to copy out: each process reads its own chunks from the file
             tick = None if progress is None else (lambda at: progress(at, source.size))
             report = check_spans(reader.spans(), lambda at, n: os.pread(fd, n, at), jobs,
@@ -110,8 +118,8 @@ def scan(name: str, *, jobs: int = 1, chunk_bytes: int = pcap.CHUNK_BYTES, sink:
 
         chunks = reader if transform is None else transform(iter(reader))
         checker: Checker | Stitcher
-        if each is not None or jobs <= 1:  # one Checker carries the pending datagrams from chunk to chunk
-            checker = Checker(each, fix_embedded=fix_embedded, hosts=hosts)
+        if each is not None or table is not None or jobs <= 1:  # one Checker carries the pending datagrams along
+            checker = Checker(each, fix_embedded=fix_embedded, hosts=hosts, table=table)
             parts = ((c, checker.check(c)) for c in chunks)
         else:
             checker = stitcher = Stitcher(fix_embedded, hosts)

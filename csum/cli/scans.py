@@ -22,9 +22,14 @@ from .args import UsageError, integer, positive
 
 if TYPE_CHECKING:  # numpy-backed modules are imported when verify/fix run, keeping other commands' start-up light
     from ..capture.checker import Sink as ResultSink
+    from ..capture.checker import TableSink
     from ..capture.output import AtomicFile
     from ..capture.pcap import Stop
     from ..capture.scan import Scan
+
+
+#: ``verify --format`` values that write one row per checksum field (csum/capture/rows.py) instead of a report.
+ROW_FORMATS = ("jsonl", "csv", "parquet")
 
 
 def add_common(cmd: argparse.ArgumentParser) -> None:
@@ -62,7 +67,7 @@ class Failed:
 
 
 def scan_one(args: argparse.Namespace, name: str, bar: progress.Bar, sink: Sink | None = None,
-             each: ResultSink | None = None) -> Scan:
+             each: ResultSink | None = None, table: TableSink | None = None) -> Scan:
     """One input through csum.scan, with OSError turned into a one-line usage error."""
     from ..capture import pcap
     from ..capture.scan import scan
@@ -72,7 +77,7 @@ def scan_one(args: argparse.Namespace, name: str, bar: progress.Bar, sink: Sink 
     try:
         return scan(name, jobs=args.jobs, chunk_bytes=args.chunk_bytes or pcap.CHUNK_BYTES, sink=sink,
                     progress=bar.update, each=each, keep=getattr(args, "show", None),
-                    fix_embedded=getattr(args, "fix_embedded", False), hosts=wants_hosts(args))
+                    fix_embedded=getattr(args, "fix_embedded", False), hosts=wants_hosts(args), table=table)
     except BrokenPipeError:  # our output's reader left (`| head`): not a read error; main() stops quietly
         raise
     except OSError as exc:
@@ -89,13 +94,14 @@ def by_host(args: argparse.Namespace) -> bool:
     return getattr(args, "by", None) == "host"
 
 
-def scan_each(args: argparse.Namespace, bar: progress.Bar, each: ResultSink | None = None) -> list[Scan | Failed]:
+def scan_each(args: argparse.Namespace, bar: progress.Bar, each: ResultSink | None = None,
+              table: TableSink | None = None) -> list[Scan | Failed]:
     """Every input of ``args.files`` through :func:`scan_one`; with several, one that cannot be checked is a
     :class:`Failed` in its place (alone, its error is raised: the one line, and nothing else to report)."""
     out: list[Scan | Failed] = []
     for name in args.files:
         try:
-            out.append(scan_one(args, name, bar, each=each))
+            out.append(scan_one(args, name, bar, each=each, table=table))
         except CsumError as exc:
             if len(args.files) == 1:
                 raise
@@ -176,7 +182,7 @@ def _item_json(item: Scan | Failed, show: int, hosts: bool) -> dict[str, object]
 
 
 def print_scans(items: Sequence[Scan | Failed], args: argparse.Namespace) -> None:
-    if args.format == "jsonl":  # the rows went to stdout while the files were read
+    if args.format in ROW_FORMATS:  # the rows went out while the files were read
         return
     hosts = by_host(args)
     if args.json and len(items) == 1:

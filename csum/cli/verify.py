@@ -12,7 +12,7 @@ from ..errors import CsumError
 from . import progress
 from .args import UsageError, check_show, write_text
 from .exits import SIGNAL_CODES
-from .scans import Failed, add_common, exit_code, print_scans, report_problems, scan_each
+from .scans import ROW_FORMATS, Failed, add_common, exit_code, print_scans, report_problems, scan_each
 
 if TYPE_CHECKING:
     from ..capture.scan import Scan
@@ -35,8 +35,11 @@ def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                      "compressed), - for standard input, or with --dask any fsspec URL")
     ver.add_argument("--dask", metavar="SCHEDULER", help="check the files on a dask.distributed cluster (its "
                      "scheduler's address, or 'local' for a LocalCluster on this machine)")
-    ver.add_argument("--format", choices=("text", "json", "jsonl"), default="text",
-                     help="text (default), json (the summary, like --json) or jsonl (one object per checksum field)")
+    ver.add_argument("--format", choices=("text", "json", *ROW_FORMATS), default="text",
+                     help="text (default), json (the summary, like --json), or one row per checksum field: jsonl "
+                     "(JSON Lines), csv, parquet (needs --out and the [arrow] extra); see docs/results-as-data.md")
+    ver.add_argument("--out", metavar="OUT", help="with --format jsonl, csv or parquet: write the rows to OUT (a "
+                     "regular file, replaced atomically) instead of standard output")
     ver.add_argument("--strict", action="store_true",
                      help="count transmit-offload checksums (the pseudo-header sum the NIC completes) as bad, and "
                      "packets on link types csum cannot look into as an input error (exit 2)")
@@ -51,40 +54,40 @@ def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     return ver
 
 
-class _JsonlRows:
-    """``verify --format jsonl``: one JSON object per checksum field, in packet order, written in blocks of a few
-    thousand lines (:meth:`flush` writes the rest)."""
+def _rows_scan(args: argparse.Namespace, bar: progress.Bar) -> list[Scan | Failed]:
+    """``--format jsonl|csv|parquet``: every checksum field as a row (csum/capture/rows.py), to standard output or to
+    ``--out`` (a regular file, replaced atomically once every input was read; parquet needs it)."""
+    from ..capture.output import AtomicFile, target
+    from ..capture.rowtext import TextSink
 
-    def __init__(self) -> None:
-        from ..capture.report import jsonl_line
-
-        self.line = jsonl_line
-        self.lines: list[str] = []
-
-    def __call__(self, index: int, results: list) -> None:
-        self.lines += [self.line(index, r) for r in results]
-        if len(self.lines) >= 4096:
-            self.flush()
-
-    def flush(self) -> None:
-        lines, self.lines = self.lines, []
-        if lines:
-            sys.stdout.write("".join(lines))
-
-
-def _jsonl_scan(args: argparse.Namespace, bar: progress.Bar) -> list[Scan | Failed]:
-    rows = _JsonlRows()
+    if args.out is None:
+        if args.format == "parquet":
+            raise UsageError("--format parquet writes a file: give --out FILE")
+        sys.stdout.flush()
+        return scan_each(args, bar, table=TextSink(sys.stdout.buffer.write, args.format == "csv"))
+    path = target(args.out, [name for name in args.files if name != "-"])
     try:
-        return scan_each(args, bar, each=rows)
-    finally:
-        rows.flush()  # the rows so far; after a failed write there are none left to write
+        with AtomicFile(path) as out:
+            if args.format == "parquet":
+                from ..capture.arrow import ParquetSink
+
+                sink: TextSink | ParquetSink = ParquetSink(out)
+            else:
+                sink = TextSink(out.write, args.format == "csv")
+            items = scan_each(args, bar, table=sink)
+            sink.close()
+            out.commit()
+    except OSError as exc:
+        raise UsageError(f"--out: cannot write {args.out}: {exc.strerror or exc}") from None
+    return items
 
 
 def _dask(args: argparse.Namespace) -> list[Scan]:
     from ..capture.dask import verify_cli
 
-    if args.format == "jsonl":
-        raise UsageError("--dask: --format jsonl streams rows from one process; use the json summary")
+    if args.format in ROW_FORMATS:
+        raise UsageError(f"--dask: --format {args.format} writes rows from one process; use the json summary, or "
+                         "csum.dask.to_dataframe in Python")
     if "-" in args.files:
         raise UsageError("--dask: standard input cannot be sent to a cluster; give file names or URLs")
     args.current = f"{len(args.files)} file(s) on {args.dask}"
@@ -130,8 +133,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.dask is not None:
             items = list(_dask(args))
-        elif args.format == "jsonl":
-            items = _jsonl_scan(args, bar)
+        elif args.format in ROW_FORMATS:
+            items = _rows_scan(args, bar)
+        elif args.out is not None:
+            raise UsageError("--out: only with --format jsonl, csv or parquet (the rows)")
         else:
             items = scan_each(args, bar)
     finally:

@@ -30,15 +30,22 @@
  * A length field that bounds a payload (IP's, UDP's, PPPoE's, GTP's) bounds what is walked inside; a payload that
  * runs past it goes to the Python walker (which reports it malformed).
  *
+ * In rows mode (two more arguments), fast_check() writes every field of every packet it judges as a fixed-width row
+ * (_rows.h: the Result's values, the addresses of the IP header above the field) for csum/capture/rows.py, fragments of
+ * the datagrams it reassembles included, and finish_rows() compacts them and sets their frame, time and names;
+ * format_rows() (_rowtext.c) writes rows as JSON Lines or CSV.
+ *
  * pcap_records() is csum/capture/pcap.py's pcap record walk (record headers only, no protocol facts).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
+#include <stddef.h>
 #include <structmember.h>
 
 #include "_cwalk_table.h"
+#include "_rows.h"
 
 /* The codes fast_check writes: layer code + DEPTH * depth, plus NA ("n/a": a later fragment's transport layer) or
  * NONE ("none": UDP sent without a checksum); else "ok". */
@@ -62,6 +69,7 @@ typedef struct {
     unsigned proto;         /* the datagram's protocol (IPv6: the Fragment header's next header) */
     Py_ssize_t l3, ihl, dlen;  /* ihl: the bytes in front of the fragment's data (IPv6: up to the Fragment header's end) */
     unsigned offset, more;
+    uint64_t link, path;    /* the path in front of the IP header, and up to the fragment's data (rows) */
 } outer_t;
 
 /* Why a field got its verdict: RS_* (_cwalk_table.h), csum.layers.reasons.Reason members once bind() ran.
@@ -85,6 +93,8 @@ typedef struct {
     Py_ssize_t header, field;
     unsigned stored, computed;
     uint64_t path;
+    Py_ssize_t ip;          /* the IP header the field is under (its version in ipv; 0: none), for rows() */
+    int ipv;
 } rec_t;
 
 typedef struct {
@@ -96,6 +106,8 @@ typedef struct {
     int bad;                /* a recorded field fails */
     rec_t *recs;            /* SLOTS records (not initialized: the first n are set) */
     int frag6;              /* report an IPv6 fragment's transport field (verify(); the capture reassembles) */
+    Py_ssize_t ip;          /* the innermost IP header walked into so far, its version in ipv (0: none yet) */
+    int ipv;
 } walk_t;
 
 static inline unsigned be16(const uint8_t *p) { return ((unsigned)p[0] << 8) | p[1]; }
@@ -193,6 +205,8 @@ static int judge(walk_t *w, int code, int depth, Py_ssize_t header, Py_ssize_t f
     rec->stored = stored;
     rec->computed = computed;
     rec->path = path;
+    rec->ip = w->ip;
+    rec->ipv = w->ipv;
     return emit(w, code + (absent ? NONE : 0), depth);
 }
 
@@ -226,6 +240,8 @@ static int partial(walk_t *w, unsigned proto, int v4, Py_ssize_t at, Py_ssize_t 
     t->ok = -1;
     t->field = -1;
     t->reason = later ? RS_NON_FIRST_FRAGMENT : RS_NEEDS_REASSEMBLY;
+    t->ip = w->ip;
+    t->ipv = w->ipv;
     if (!later && at + field + 2 <= stop) {
         t->field = at + field;
         t->stored = be16(w->b + at + field);
@@ -526,8 +542,12 @@ static int ip_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, unsigne
         (ethertype != CT_ETH_IPV4 && ethertype != CT_ETH_IPV6 && ethertype != ANY_IP))
         return 0;
     outer_t *o = depth == 0 ? w->outer : NULL;
-    if (o != NULL)
+    if (o != NULL) {
         o->reached = version == 4 ? 4 : 6;
+        o->link = path;
+    }
+    w->ip = at;
+    w->ipv = version == 4 ? 4 : 6;
     if (version == 4) {
         if (end - at < CT_IPHDR_SIZE)
             return 0;
@@ -556,6 +576,7 @@ static int ip_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, unsigne
             o->more = (frag & CT_IP_MF) != 0;
             if (o->offset && !emit(w, (proto == CT_TCP ? C_TCP : proto == CT_UDP ? C_UDP : C_ICMP) | NA, depth))
                 return 0;
+            o->path = path;
             return FRAGMENT;
         }
         return transport(w, proto, at + ihl, at + total, 1, at + CT_IPHDR_SADDR, at + CT_IPHDR_DADDR, depth, path);
@@ -598,6 +619,7 @@ static int ip_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, unsigne
                 if (o->offset &&
                     !emit(w, (o->proto == CT_TCP ? C_TCP : o->proto == CT_UDP ? C_UDP : C_ICMPV6) | NA, depth))
                     return 0;
+                o->path = path;
                 return FRAGMENT;
             }
         } else if (nh == CT_ROUTING) {
@@ -702,9 +724,43 @@ static void hand_over(Py_ssize_t i, const Py_ssize_t *next, int8_t *state, int16
     }
 }
 
+/* One field's row (_rows.h) for fast_check's rows: what make_result() makes of it, and the addresses of the IP header
+ * above it, read from the packet `b`. */
+static void put_row(row_t *o, const rec_t *r, const uint8_t *b, Py_ssize_t packet)
+{
+    memset(o, 0, sizeof *o);
+    o->key = r->path;
+    o->packet = (int32_t)packet;
+    o->header = (int32_t)r->header;
+    o->field = (int32_t)r->field;
+    o->stored = r->field < 0 ? -1 : (int32_t)r->stored;
+    o->computed = r->ok < 0 ? -1 : (int32_t)r->computed;
+    o->code = (uint8_t)r->code;
+    o->depth = (uint8_t)r->depth;
+    o->rs = (uint8_t)r->reason;
+    o->ok = (int8_t)r->ok;
+    o->ipver = (uint8_t)r->ipv;
+    if (r->ipv == 4) {
+        memcpy(o->src, b + r->ip + CT_IPHDR_SADDR, CT_IPHDR_ADDR_SIZE);
+        memcpy(o->dst, b + r->ip + CT_IPHDR_DADDR, CT_IPHDR_ADDR_SIZE);
+    } else if (r->ipv == 6) {
+        memcpy(o->src, b + r->ip + CT_IPV6HDR_SADDR, CT_IPV6HDR_ADDR_SIZE);
+        memcpy(o->dst, b + r->ip + CT_IPV6HDR_DADDR, CT_IPV6HDR_ADDR_SIZE);
+    }
+}
+
+/* The tokens of a path key. */
+static int path_tokens(uint64_t path)
+{
+    int n = 0;
+    for (; path; path >>= 5)
+        n++;
+    return n;
+}
+
 /* The open datagram of `k` when it is whole: 1 (judged, counted), 0 (not whole yet), -1 (to Python). */
 static int whole(dgram_t *k, const uint8_t *data, const int64_t *off, outer_t *outer, const Py_ssize_t *next,
-                 int16_t *out, uint8_t *scratch)
+                 int16_t *out, uint8_t *scratch, row_t *rows)
 {
     Py_ssize_t head = -1, count = 0;
     for (Py_ssize_t i = k->first; i >= 0; i = next[i], count++) {
@@ -765,7 +821,7 @@ static int whole(dgram_t *k, const uint8_t *data, const int64_t *off, outer_t *o
         memcpy(scratch + h->ihl + outer[i].offset, data + off[i] + outer[i].l3 + outer[i].ihl, outer[i].dlen);
     int16_t codes[SLOTS] = {0};
     rec_t recs[SLOTS];
-    walk_t w = {scratch, codes, 0, NULL, 0, 0, recs, 1};
+    walk_t w = {scratch, codes, 0, NULL, 0, 0, recs, 1, 0, 0};
     if (ip_layer(&w, 0, size, 0, v4 ? CT_ETH_IPV4 : CT_ETH_IPV6, 0) != 1 || w.n != (v4 ? 2 : 1))
         return -1;  /* a tunnel, an ICMP error, a failing or absent checksum: the Python walker */
     if (recs[w.n - 1].field + 2 > h->ihl + h->dlen)
@@ -777,6 +833,19 @@ static int whole(dgram_t *k, const uint8_t *data, const int64_t *off, outer_t *o
     if (used == SLOTS)
         return -1;
     mine[used] = codes[w.n - 1];
+    if (rows != NULL) {  /* the head's needs-reassembly row becomes the datagram's field, placed in the head */
+        rec_t r = recs[w.n - 1];
+        r.header += h->l3;
+        r.field += h->l3;
+        r.path = (h->link << (5 * path_tokens(r.path))) | r.path;
+        r.ip = h->l3;
+        r.ipv = v4 ? 4 : 6;
+        for (int j = 0; j < SLOTS; j++)
+            if (rows[head * SLOTS + j].rs == RS_NEEDS_REASSEMBLY) {
+                put_row(rows + head * SLOTS + j, &r, data + off[head], head);
+                break;
+            }
+    }
     return 1;
 }
 
@@ -796,7 +865,7 @@ static void decline(dgram_t *k, Py_ssize_t i, const Py_ssize_t *next, int8_t *st
 
 static int datagrams(const uint8_t *data, const int64_t *off, const int64_t *index, outer_t *outer, int8_t *state,
                      int16_t *out, Py_ssize_t n, int unknown, int unknown6, Py_ssize_t budget,
-                     Py_ssize_t window, PyObject **closed, Py_ssize_t *peak_out)
+                     Py_ssize_t window, PyObject **closed, Py_ssize_t *peak_out, row_t *rows)
 {
     Py_ssize_t frags = 0, v6 = 0;
     *peak_out = 0;
@@ -851,7 +920,7 @@ static int datagrams(const uint8_t *data, const int64_t *off, const int64_t *ind
             k->last = i;
             if (!outer[i].more)
                 k->total = outer[i].offset + outer[i].dlen;
-            int r = whole(k, data, off, outer, next, out, scratch);
+            int r = whole(k, data, off, outer, next, out, scratch, rows);
             if (r < 0) {
                 decline(k, i, next, state, out, &open, &declined);
             } else if (r > 0) {
@@ -1091,7 +1160,7 @@ static PyObject *verify(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         int16_t codes[SLOTS];
         outer_t outer = {0};
         rec_t recs[SLOTS];
-        walk_t w = {b, codes, 0, &outer, 1, 0, recs, 1};
+        walk_t w = {b, codes, 0, &outer, 1, 0, recs, 1, 0, 0};
         int r = link_layer(&w, v.len, index);
         if (r == FRAGMENT) {  /* an outer IPv4 fragment: recs[0] is its header (a later one's NA code undone) */
             w.n = 1;
@@ -1107,17 +1176,38 @@ static PyObject *verify(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     return result;
 }
 
-/* fast_check(data, offsets, caplens, linktypes, out, todo, indices, budget, window)
+/* A fragment's own fields as verify() reports them (its IPv4 header, then its transport field: needs-reassembly or
+ * non-first-fragment), in place of the codes of fast_check's walk; 0 when there is no room. */
+static int fragment_rows(walk_t *w, const outer_t *o)
+{
+    int v4 = o->reached == 4;
+    w->n = v4 ? 1 : 0;
+    return partial(w, o->proto, v4, o->l3 + o->ihl, o->l3 + o->ihl + o->dlen, 0, o->offset != 0, o->path);
+}
+
+/* The rows of a walked packet (SLOTS of them at `rows`, the unused ones zeroed); their number. */
+static int fill_rows(row_t *rows, const walk_t *w, Py_ssize_t packet)
+{
+    for (int k = 0; k < w->n; k++)
+        put_row(rows + k, w->recs + k, w->b, packet);
+    memset(rows + w->n, 0, (SLOTS - w->n) * sizeof *rows);
+    return w->n;
+}
+
+/* fast_check(data, offsets, caplens, linktypes, out, todo, indices, budget, window[, rows, count])
  *     -> ([(i, [Result, ...]), ...], closed, peak):
  * out is int16 (n, SLOTS); todo is int8 (n): packets to judge (the others, cut by the snap length, still key their
  * fragments). out[i] lists the codes of a packet whose every checksum passes; -1 in out[i][0]: to the Python walker;
  * -2: a packet with a failing checksum (not a fragment), all of its Results in the returned list. indices is int64
  * (n): the packets' numbers in the capture (the pending fragments of earlier chunks may come first); budget and
- * window: the Reassembler's limits; closed and peak: what datagrams() says of the datagrams judged here. */
+ * window: the Reassembler's limits; closed and peak: what datagrams() says of the datagrams judged here.
+ * With rows (row_t, _rows.h: SLOTS per packet) and count (int8, n), every packet judged here (passing or not, the
+ * fragments of the datagrams reassembled here too) gets its fields as rows at rows[i * SLOTS], count[i] of them
+ * (0: the Python walker's), and no Results are made: csum/capture/rows.py takes them from there. */
 static PyObject *fast_check(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 9) {
-        PyErr_SetString(PyExc_TypeError, "fast_check takes 9 arguments");
+    if (nargs != 9 && nargs != 11) {
+        PyErr_SetString(PyExc_TypeError, "fast_check takes 9 or 11 arguments");
         return NULL;
     }
     if (result_type == NULL) {
@@ -1127,20 +1217,23 @@ static PyObject *fast_check(PyObject *self, PyObject *const *args, Py_ssize_t na
     Py_ssize_t budget = PyLong_AsSsize_t(args[7]), window = PyLong_AsSsize_t(args[8]);
     if ((budget == -1 || window == -1) && PyErr_Occurred())
         return NULL;
-    Py_buffer v[7];
-    const Py_ssize_t sizes[7] = {1, 8, 8, 8, 2, 1, 8};
-    int got = 0;
-    for (; got < 7; got++)
-        if (get(args[got], &v[got], got == 4, sizes[got]) < 0)
+    Py_buffer v[9];
+    const Py_ssize_t sizes[9] = {1, 8, 8, 8, 2, 1, 8, (Py_ssize_t)sizeof(row_t), 1};
+    int got = 0, want = nargs == 11 ? 9 : 7;
+    for (; got < want; got++)
+        if (get(args[got < 7 ? got : got + 2], &v[got], got == 4 || got >= 7, sizes[got]) < 0)
             break;
     PyObject *result = NULL;
-    if (got == 7) {
+    if (got == want) {
         const uint8_t *data = v[0].buf;
         const int64_t *off = v[1].buf, *cap = v[2].buf, *link = v[3].buf;
         Py_ssize_t n = v[1].len / 8;
         int16_t *out = v[4].buf;
         const int8_t *todo = v[5].buf;
-        if (v[2].len / 8 != n || v[3].len / 8 != n || v[4].len != n * SLOTS * 2 || v[5].len != n || v[6].len / 8 != n) {
+        row_t *rows = want == 9 ? v[7].buf : NULL;
+        int8_t *count = want == 9 ? v[8].buf : NULL;
+        if (v[2].len / 8 != n || v[3].len / 8 != n || v[4].len != n * SLOTS * 2 || v[5].len != n || v[6].len / 8 != n ||
+            (rows != NULL && (v[7].len != n * SLOTS * (Py_ssize_t)sizeof(row_t) || v[8].len != n))) {
             PyErr_SetString(PyExc_ValueError, "fast_check: inconsistent array sizes");
         } else {
             outer_t *outer = PyMem_Calloc(n ? n : 1, sizeof(outer_t));
@@ -1156,12 +1249,23 @@ static PyObject *fast_check(PyObject *self, PyObject *const *args, Py_ssize_t na
                 int16_t *codes = out + i * SLOTS;
                 memset(codes, 0, SLOTS * sizeof *codes);
                 Py_ssize_t index = link_row(link[i]);
-                walk_t w = {data + off[i], codes, 0, outer + i, 1, 0, recs, 0};
+                walk_t w = {data + off[i], codes, 0, outer + i, 1, 0, recs, 0, 0, 0};
                 int r = 0;
                 if (off[i] >= 0 && cap[i] >= 0 && off[i] + cap[i] <= v[0].len && index >= 0)
                     r = link_layer(&w, cap[i], index);
                 if (r == FRAGMENT && w.bad)
                     r = 0;
+                if (rows != NULL) {
+                    count[i] = 0;
+                    if (r == FRAGMENT && todo[i] && !fragment_rows(&w, outer + i))
+                        r = 0;  /* no room for its rows: the Python walker's, and its datagram's with it */
+                    if (todo[i] && (r == 1 || r == FRAGMENT))
+                        count[i] = (int8_t)fill_rows(rows + i * SLOTS, &w, i);
+                    if (r == 1 && w.bad && todo[i]) {
+                        codes[0] = -2;
+                        continue;
+                    }
+                }
                 if (r == 1 && w.bad && todo[i]) {
                     PyObject *results = make_results(&w), *item = NULL;
                     if (results == NULL || (item = Py_BuildValue("nN", i, results)) == NULL ||
@@ -1184,10 +1288,13 @@ static PyObject *fast_check(PyObject *self, PyObject *const *args, Py_ssize_t na
             PyObject *closed = NULL;
             Py_ssize_t peak = 0;
             if (datagrams(data, off, v[6].buf, outer, state, out, n, unknown, unknown6, budget, window,
-                          &closed, &peak) < 0) {
+                          &closed, &peak, rows) < 0) {
                 if (!PyErr_Occurred())
                     PyErr_NoMemory();
             } else {
+                for (Py_ssize_t i = 0; rows != NULL && i < n; i++)
+                    if (out[i * SLOTS] == -1)
+                        count[i] = 0;  /* to the Python walker after all: its rows are Python's */
                 result = Py_BuildValue("ONn", reported, closed, peak);
             }
         out:
@@ -1199,6 +1306,66 @@ static PyObject *fast_check(PyObject *self, PyObject *const *args, Py_ssize_t na
     for (int k = 0; k < got; k++)
         PyBuffer_Release(&v[k]);
     return result;
+}
+
+/* finish_rows(slots, count, indices, times, layers, reasons, statuses) -> n: fast_check's rows (count[i] of them at
+ * slots[i * SLOTS]) moved to the front of slots, in packet order, each with its frame number (indices[i] + 1), time
+ * (times[i]), and its layer, reason and status as the caller numbers them: layers (int32, by layer code), reasons
+ * (uint8, by RS_* code), statuses (uint8, by (ok + 1) * the caller's reason count + the caller's reason). */
+static PyObject *finish_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 7) {
+        PyErr_SetString(PyExc_TypeError, "finish_rows takes 7 arguments");
+        return NULL;
+    }
+    Py_buffer v[7];
+    const Py_ssize_t sizes[7] = {(Py_ssize_t)sizeof(row_t), 1, 8, 8, 4, 1, 1};
+    int got = 0;
+    for (; got < 7; got++)
+        if (get(args[got], &v[got], got == 0, sizes[got]) < 0)
+            break;
+    PyObject *result = NULL;
+    if (got == 7) {
+        row_t *rows = v[0].buf;
+        const int8_t *count = v[1].buf;
+        const int64_t *index = v[2].buf, *times = v[3].buf;
+        const int32_t *layers = v[4].buf;
+        const uint8_t *reasons = v[5].buf, *statuses = v[6].buf;
+        Py_ssize_t n = v[1].len, made = 0, nreasons = v[6].len / 3;
+        if (v[0].len != n * SLOTS * (Py_ssize_t)sizeof(row_t) || v[2].len != n * 8 || v[3].len != n * 8 ||
+            v[4].len != C_COUNT * 4 || v[5].len != RS_COUNT || v[6].len != 3 * nreasons) {
+            PyErr_SetString(PyExc_ValueError, "finish_rows: inconsistent array sizes");
+        } else {
+            for (Py_ssize_t i = 0; i < n; i++)
+                for (int k = 0; k < count[i] && k < SLOTS; k++) {
+                    row_t *o = rows + made++;
+                    if (o != rows + i * SLOTS + k)
+                        *o = rows[i * SLOTS + k];
+                    o->frame = index[i] + 1;
+                    o->time = times[i];
+                    o->layer = layers[o->code];
+                    o->reason = reasons[o->rs];
+                    o->status = o->reason < nreasons ? statuses[(o->ok + 1) * nreasons + o->reason] : 0;
+                }
+            result = PyLong_FromSsize_t(made);
+        }
+    }
+    for (int k = 0; k < got; k++)
+        PyBuffer_Release(&v[k]);
+    return result;
+}
+
+/* path(key) -> the path string of a rows() path key ("eth/ipv4/udp/vxlan/eth/ipv4/tcp"). */
+static PyObject *path(PyObject *self, PyObject *arg)
+{
+    if (paths == NULL) {
+        PyErr_SetString(PyExc_TypeError, "_cwalk.bind() was not called");
+        return NULL;
+    }
+    uint64_t key = PyLong_AsUnsignedLongLong(arg);
+    if (key == (uint64_t)-1 && PyErr_Occurred())
+        return NULL;
+    return path_string(key);
 }
 
 /* pcap_records(data, pos, big_endian, most) -> (offsets, caplens, origlens, end): the pcap record walk of
@@ -1257,6 +1424,11 @@ static PyMethodDef methods[] = {
      "verify(packet, linktype) -> [Result, ...] or None (see csum/engine/_cwalk.c)."},
     {"bind", bind, METH_VARARGS,
      "bind(Result, Reason) -> None: the classes of the Results made here (see csum/engine/_cwalk.c)."},
+    {"finish_rows", (PyCFunction)(void (*)(void))finish_rows, METH_FASTCALL,
+     "finish_rows(slots, count, indices, times, layers, reasons, statuses) -> rows (see csum/engine/_cwalk.c)."},
+    {"path", path, METH_O, "path(key) -> the path string of a rows() path key."},
+    {"format_rows", (PyCFunction)(void (*)(void))format_rows, METH_FASTCALL,
+     "format_rows(rows, csv, names, reasons, statuses) -> bytes (see csum/engine/_rowtext.c)."},
     {"pcap_records", pcap_records, METH_VARARGS,
      "pcap_records(data, pos, big_endian, most) -> (offsets, caplens, origlens, end) (see csum/engine/_cwalk.c)."},
     {NULL, NULL, 0, NULL},
@@ -1264,9 +1436,52 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "csum.engine._cwalk", NULL, -1, methods};
 
+/* REASONS: the name of each reason code of rows() (RS_*, _cwalk_table.h). */
+static int add_reasons(PyObject *m)
+{
+    PyObject *t = PyTuple_New(RS_COUNT);
+    for (int k = 0; t != NULL && k < RS_COUNT; k++) {
+        PyObject *name = PyUnicode_FromString(CT_REASONS[k]);
+        if (name == NULL)
+            Py_CLEAR(t);
+        else
+            PyTuple_SET_ITEM(t, k, name);
+    }
+    int rc = t == NULL ? -1 : PyModule_AddObjectRef(m, "REASONS", t);
+    Py_XDECREF(t);
+    return rc;
+}
+
+/* ROW_LAYOUT: (name, offset, size) of each field of row_t, for csum/capture/rows.py's dtype to be checked against. */
+#define ROW_FIELD(name) Py_BuildValue("(snn)", #name, (Py_ssize_t)offsetof(row_t, name), \
+                                      (Py_ssize_t)sizeof(((row_t *)0)->name))
+static int add_layout(PyObject *m)
+{
+    PyObject *items[] = {ROW_FIELD(frame), ROW_FIELD(time), ROW_FIELD(key), ROW_FIELD(packet), ROW_FIELD(header),
+                         ROW_FIELD(field), ROW_FIELD(stored), ROW_FIELD(computed), ROW_FIELD(layer), ROW_FIELD(path),
+                         ROW_FIELD(code), ROW_FIELD(depth), ROW_FIELD(rs), ROW_FIELD(ok), ROW_FIELD(reason),
+                         ROW_FIELD(status), ROW_FIELD(ipver), ROW_FIELD(src), ROW_FIELD(dst)};
+    Py_ssize_t count = sizeof items / sizeof *items;
+    int rc = -1;
+    PyObject *t = PyTuple_New(count);
+    for (Py_ssize_t k = 0; k < count; k++) {
+        if (items[k] == NULL || t == NULL) {
+            for (; k < count; k++)
+                Py_XDECREF(items[k]);
+            goto out;
+        }
+        PyTuple_SET_ITEM(t, k, items[k]);
+    }
+    rc = PyModule_AddObjectRef(m, "ROW_LAYOUT", t);
+out:
+    Py_XDECREF(t);
+    return rc;
+}
+
 /* The module: its functions, and LAYERS (the layer name of each code fast_check writes: code % DEPTH, None for 0),
  * SLOTS (codes per packet), DEPTH (a code's depth unit), NA and NONE (the flags of a code counted "n/a" and "none")
- * and KEY_BYTES (a closed datagram's key). */
+ * KEY_BYTES (a closed datagram's key), ROW_BYTES and ROW_LAYOUT (row_t, _rows.h) and REASONS (the reason codes'
+ * names). */
 PyMODINIT_FUNC PyInit__cwalk(void)
 {
     if (names_init() < 0)
@@ -1278,7 +1493,9 @@ PyMODINIT_FUNC PyInit__cwalk(void)
         PyTuple_SET_ITEM(layers, k, Py_NewRef(k ? layer_names[k] : Py_None));
     if (PyModule_AddObjectRef(m, "LAYERS", layers) < 0 || PyModule_AddIntConstant(m, "SLOTS", SLOTS) < 0 ||
         PyModule_AddIntConstant(m, "NA", NA) < 0 || PyModule_AddIntConstant(m, "NONE", NONE) < 0 ||
-        PyModule_AddIntConstant(m, "DEPTH", DEPTH) < 0 || PyModule_AddIntConstant(m, "KEY_BYTES", KEY) < 0)
+        PyModule_AddIntConstant(m, "DEPTH", DEPTH) < 0 || PyModule_AddIntConstant(m, "KEY_BYTES", KEY) < 0 ||
+        PyModule_AddIntConstant(m, "ROW_BYTES", sizeof(row_t)) < 0 || add_layout(m) < 0 ||
+        add_reasons(m) < 0)
         goto fail;
     Py_DECREF(layers);
     return m;

@@ -13,6 +13,10 @@ DEPTH: int
 NA: int
 NONE: int
 KEY_BYTES: int
+#: Rows (csum/engine/_rows.h row_t): its size, (name, offset, size) of each field, the name of each reason code.
+ROW_BYTES: int
+ROW_LAYOUT: tuple[tuple[str, int, int], ...]
+REASONS: tuple[str, ...]
 
 def bind(result: type, reason: type, /) -> None:
     """Give the walker csum.layers.check.Result and csum.layers.reasons.Reason (csum/layers/accel.py)."""
@@ -21,8 +25,21 @@ def verify(packet: Buffer, linktype: int, /) -> list[Any] | None:
     """Every checksum field of one packet as csum.layers.check.Result objects, or None: the Python walker's."""
 
 def fast_check(data: Buffer, offsets: Buffer, caplens: Buffer, linktypes: Buffer, out: Buffer, todo: Buffer,
-               indices: Buffer, budget: int, window: int, /) -> tuple[list[tuple[int, list[Any]]], bytes, int]:
-    """A chunk of a capture judged at once (csum/capture/fastpath.py c_fast)."""
+               indices: Buffer, budget: int, window: int, rows: Buffer = ..., count: Buffer = ...,
+               /) -> tuple[list[tuple[int, list[Any]]], bytes, int]:
+    """A chunk of a capture judged at once (csum/capture/fastpath.py c_fast); with rows and count, every field of
+    every packet judged as a row (csum/capture/rows.py c_rows)."""
+
+def finish_rows(slots: Buffer, count: Buffer, indices: Buffer, times: Buffer, layers: Buffer, reasons: Buffer,
+                statuses: Buffer, /) -> int:
+    """fast_check's rows moved to the front, frame, time, layer, reason and status set; how many."""
+
+def path(key: int, /) -> str:
+    """The path string of a row's path key."""
+
+def format_rows(rows: Buffer, csv: bool, names: list[bytes], reasons: list[bytes], statuses: list[bytes],
+                /) -> bytes:
+    """Rows as JSON Lines or CSV lines (csum/engine/_rowtext.c; csum/capture/rowtext.py is its twin)."""
 
 def pcap_records(data: Buffer, pos: int, big_endian: bool, most: int,
                  /) -> tuple[bytes, bytes, bytes, int]:

@@ -5,6 +5,7 @@ transmit-offload field (the folded pseudo-header sum, RFC 9293 3.1).
 """
 
 import json
+import re
 
 from captures import pcap_bytes
 from oracle import rfc1071_checksum
@@ -38,7 +39,14 @@ def test_jsonl_one_object_per_field_in_packet_order(tmp_path, capsys):
     assert all(r["status"] == "ok" and r["stored"] == r["computed"] for r in rows[:6])
     assert (rows[6]["status"], rows[6]["stored"], rows[6]["reason"]) == ("none", "0x0000", "udp-no-checksum")
     assert rows[0]["offset"] == 24 and rows[1]["offset"] == 40
-    assert set(rows[0]) == {"frame", "protocol", "path", "offset", "stored", "computed", "status", "reason"}
+    assert list(rows[0]) == ["frame", "time", "src", "dst", "protocol", "path", "depth", "offset", "stored",
+                             "computed", "status", "reason"]
+    # the IP header above each field (the addresses scapy was given), the tunnel's inner one at depth 1
+    assert [(r["src"], r["dst"], r["depth"]) for r in rows] == [
+        (A4, B4, 0), (A4, B4, 0), (C4, D4, 1), (C4, D4, 1), ("2001:db8::1", "2001:db8::2", 0), (A4, B4, 0),
+        (A4, B4, 0)]
+    # tests/captures.py's record times: 1700000000 + i seconds, 1000 * i + 7 microseconds
+    assert [r["time"] for r in rows[3:6]] == [1700000000.000007, 1700000001.001007, 1700000002.002007]
 
 
 def test_offload_is_apart_from_bad_and_strict_counts_it(tmp_path, capsys):
@@ -102,6 +110,10 @@ def test_jsonl_lines_are_what_json_writes(tmp_path, capsys):
     path.write_bytes(pcap_bytes(frames, origlens=[len(f) for f in frames[:-1]] + [len(good) + 10]))
     main(["verify", str(path), "--format", "jsonl"])
     lines = capsys.readouterr().out.splitlines()
-    assert [json.dumps(json.loads(line)) for line in lines] == lines
+    # time: the record's seconds with nine decimals (tshark's frame.time_epoch), not json.dumps's float digits
+    times = [re.search(r'"time": ([0-9]+\.[0-9]{9}), ', line).group(1) for line in lines]
+    assert times[0] == "1700000000.000007000" and times[-1] == "1700000005.005007000"
+    assert [json.dumps(json.loads(line) | {"time": 0}).replace('"time": 0,', f'"time": {t},')
+            for line, t in zip(lines, times)] == lines
     assert {json.loads(line)["status"] for line in lines} == {"ok", "bad", "offload", "none", "n/a"}
     assert any(json.loads(line)["computed"] is None for line in lines)

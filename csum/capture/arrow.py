@@ -1,0 +1,169 @@
+"""Rows as an Arrow table, a pandas DataFrame or a Parquet file (the ``[arrow]`` extra: pyarrow and pandas).
+
+One row per checksum field (:mod:`csum.capture.rows`), with the columns of :data:`csum.capture.rowtext.COLUMNS`,
+typed (:data:`SCHEMA`): ``frame`` int64 (from 1, tshark's ``frame.number``), ``time`` timestamp[ns, UTC] (null where
+the capture records none), ``src`` / ``dst`` the IP header's addresses as text (dictionary-encoded; null for a field
+with no IP header above it), ``protocol`` and ``path`` (dictionary-encoded text), ``depth`` uint8, ``offset`` int32
+(the checksum field's offset in the frame; null when the field is not in the packet), ``stored`` / ``computed``
+uint16 (null when absent or not computable), ``status`` and ``reason`` (dictionary-encoded text). Text values are
+those of ``csum verify --format jsonl``; ``stored`` and ``computed`` are the numbers its ``0x%04x`` strings write.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from ..errors import Code, CsumValueError
+from .rows import NAMES, REASONS, STATUSES, Rows
+from .rowtext import COLUMNS
+
+__all__ = ["ParquetSink", "frame", "pyarrow", "record_batch", "schema", "to_arrow", "to_pandas"]
+
+
+def pyarrow(what: str) -> ModuleType:
+    """The pyarrow module, or the one-line error naming the extra."""
+    try:
+        import pyarrow as pa
+    except ImportError:
+        raise CsumValueError(f"{what} needs pyarrow: pip install 'linux-csum[arrow]'",
+                             code=Code.MISSING_ARROW) from None
+    return pa
+
+
+def schema(pa: ModuleType) -> Any:
+    """The rows' Arrow schema (see the module docstring)."""
+    text = pa.dictionary(pa.int32(), pa.string())
+    types = {"frame": pa.int64(), "time": pa.timestamp("ns", tz="UTC"), "src": text, "dst": text, "protocol": text,
+             "path": text, "depth": pa.uint8(), "offset": pa.int32(), "stored": pa.uint16(), "computed": pa.uint16(),
+             "status": text, "reason": text}
+    return pa.schema([pa.field(name, types[name], nullable=name not in ("frame", "protocol", "path", "depth",
+                                                                        "status", "reason"))
+                      for name in COLUMNS])
+
+
+def _names(pa: ModuleType, codes: np.ndarray, names: list[str]) -> Any:
+    return pa.DictionaryArray.from_arrays(pa.array(codes.astype(np.int32)), pa.array(names, type=pa.string()))
+
+
+def _addresses(pa: ModuleType, version: np.ndarray, raw: np.ndarray) -> Any:
+    """The addresses as dictionary-encoded text: each distinct one written once (Python's ipaddress), looked up once
+    per run of equal ones (a packet's fields share theirs)."""
+    n = len(raw)
+    words = np.ascontiguousarray(raw).view(np.uint64).reshape(n, 2)
+    start = np.ones(n, dtype=bool)
+    start[1:] = (words[1:] != words[:-1]).any(axis=1) | (version[1:] != version[:-1])
+    firsts = np.flatnonzero(start)
+    seen: dict[tuple[int, bytes], int] = {}
+    texts: list[str] = []
+    codes = np.empty(len(firsts), dtype=np.int32)
+    for k, (v, a) in enumerate(zip(version[firsts].tolist(), raw[firsts].tolist())):
+        code = seen.get((v, a))
+        if code is None:
+            code = seen[(v, a)] = len(texts)
+            texts.append(str(ipaddress.ip_address(a[: 4 if v == 4 else 16])) if v in (4, 6) else "")
+        codes[k] = code
+    indices = pa.array(codes[np.cumsum(start) - 1], type=pa.int32(), mask=version == 0)
+    return pa.DictionaryArray.from_arrays(indices, pa.array(texts, type=pa.string()))
+
+
+def _maybe(pa: ModuleType, values: np.ndarray, kind: Any) -> Any:
+    missing = values < 0
+    return pa.array(np.where(missing, 0, values).astype(kind.to_pandas_dtype()), type=kind, mask=missing)
+
+
+def record_batch(rows: Rows, pa: ModuleType) -> Any:
+    """``rows`` as an Arrow RecordBatch of :func:`schema`."""
+    t = rows.table
+    time = t["time"]
+    columns = {
+        "frame": pa.array(t["frame"], type=pa.int64()),
+        "time": pa.array(time, type=pa.timestamp("ns", tz="UTC"), mask=time == np.iinfo(np.int64).min),
+        "src": _addresses(pa, t["ipver"], t["src"]), "dst": _addresses(pa, t["ipver"], t["dst"]),
+        "protocol": _names(pa, t["layer"], NAMES), "path": _names(pa, t["path"], NAMES),
+        "depth": pa.array(t["depth"], type=pa.uint8()),
+        "offset": _maybe(pa, t["field"], pa.int32()),
+        "stored": _maybe(pa, t["stored"], pa.uint16()), "computed": _maybe(pa, t["computed"], pa.uint16()),
+        "status": _names(pa, t["status"], [str(s) for s in STATUSES]),
+        "reason": _names(pa, t["reason"], [str(r) for r in REASONS]),
+    }
+    return pa.RecordBatch.from_arrays([columns[name] for name in COLUMNS], schema=schema(pa))
+
+
+def to_arrow(name: str | os.PathLike[str], *, chunk_bytes: int | None = None) -> Any:
+    """Every checksum field of the capture ``name`` (a path or ``-``) as a ``pyarrow.Table`` (see the module
+    docstring): ``csum verify --format parquet``'s rows. Raises what :func:`csum.scan.scan` raises, and
+    CsumValueError (code ``missing-arrow``) without pyarrow."""
+    from . import pcap
+    from .scan import scan
+
+    pa = pyarrow("to_arrow")
+    batches: list[Any] = []
+    scan(os.fspath(name), chunk_bytes=chunk_bytes or pcap.CHUNK_BYTES,
+         table=lambda rows: batches.append(record_batch(rows, pa)))
+    return pa.Table.from_batches(batches, schema=schema(pa))
+
+
+def to_pandas(name: str | os.PathLike[str], *, chunk_bytes: int | None = None) -> Any:
+    """:func:`to_arrow` as a ``pandas.DataFrame`` (text columns as categoricals; nullable integers where a value may
+    be missing)."""
+    return frame(to_arrow(name, chunk_bytes=chunk_bytes))
+
+
+def frame(table: Any) -> Any:
+    """An Arrow table of :func:`schema` as a ``pandas.DataFrame`` (``offset``, ``stored``, ``computed``: pandas'
+    nullable integers)."""
+    try:
+        import pandas as pd
+    except ImportError:
+        raise CsumValueError("to_pandas needs pandas: pip install 'linux-csum[arrow]'", code=Code.MISSING_ARROW) \
+            from None
+    pa = pyarrow("to_pandas")
+    return table.to_pandas(types_mapper={pa.int32(): pd.Int32Dtype(), pa.uint16(): pd.UInt16Dtype()}.get)
+
+
+class _Stream:
+    """An :class:`~csum.capture.output.AtomicFile` as the file object pyarrow writes to."""
+
+    def __init__(self, out: Any) -> None:
+        self.out, self.closed, self.at = out, False, 0
+
+    def write(self, data: Any) -> int:
+        data = bytes(data)
+        self.out.write(data)
+        self.at += len(data)
+        return len(data)
+
+    def tell(self) -> int:
+        return self.at
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self.closed = True
+
+    def writable(self) -> bool:
+        return True
+
+
+class ParquetSink:
+    """Rows written as they come into a Parquet file through ``out`` (an AtomicFile, committed by the caller after
+    :meth:`close`)."""
+
+    def __init__(self, out: Any) -> None:
+        self.pa = pyarrow("--format parquet")
+        import pyarrow.parquet as pq
+
+        self.writer = pq.ParquetWriter(self.pa.PythonFile(_Stream(out), mode="w"), schema(self.pa))
+
+    def __call__(self, rows: Rows) -> None:
+        if len(rows):
+            self.writer.write_batch(record_batch(rows, self.pa))
+
+    def close(self) -> None:
+        self.writer.close()
