@@ -80,9 +80,7 @@ class Capture:
     ``linktypes[i]``: its link type; ``times[i]``: its timestamp in nanoseconds since the epoch (:data:`NO_TIME`
     for a pcapng Simple Packet Block; ``times`` None when not read). ``format`` is "pcap" or "pcapng".
     ``first_index``: the capture-wide number of packet 0; ``base``: the file
-    offset of ``data[0]`` (both 0 for a whole file). The packets' timestamps (:meth:`times`) come from
-    ``clock`` (pcap: the byte order and nanoseconds per unit of the record headers' fraction, read when asked) or
-    ``stamps`` (pcapng: each packet's, read with the blocks); neither: unknown.
+    offset of ``data[0]`` (both 0 for a whole file).
     """
 
     data: bytes
@@ -328,8 +326,7 @@ def _column(values: array | np.ndarray) -> np.ndarray:
     return np.frombuffer(values, dtype=np.int64) if len(values) else np.zeros(0, dtype=np.int64)
 
 
-def _capture(data: bytes, fmt: str, walked: _Walked, first_index: int, base: int,
-             clock: tuple[str, int] | None = None) -> Capture:
+def _capture(data: bytes, fmt: str, walked: _Walked, first_index: int, base: int) -> Capture:
     offs = _column(walked.offs)
     links = walked.links
     link = np.full(len(offs), links, dtype=np.int64) if isinstance(links, int) else _column(links)
@@ -444,7 +441,7 @@ class Reader:
             end = walked.end
             if end:
                 data = bytes(memoryview(buf)[:end])
-                chunk = _capture(data, self.format, walked, self.packets, self._base, self._walker.clock())
+                chunk = _capture(data, self.format, walked, self.packets, self._base)
                 self.packets += len(chunk)
                 self._base += end
                 buf, pos = bytes(memoryview(buf)[end:]), 0
@@ -539,7 +536,7 @@ class Span:
         if walked.end != len(data) or len(walked.offs) != self.packets:
             raise CsumValueError(f"the capture changed while it was read: {self.hi - self.lo} bytes at offset "
                                  f"{self.lo} no longer hold {self.packets} records", code=Code.TRUNCATED)
-        return _capture(data, self.format, walked, self.first_index, self.lo, walker.clock())
+        return _capture(data, self.format, walked, self.first_index, self.lo)
 
 
 def _walker_at(fmt: str, state: tuple) -> _PcapWalker | _PcapngWalker:
@@ -566,7 +563,7 @@ def parse(data: bytes, progress: Progress | None = None) -> Capture:
         raise _bad(str(stop), Code.TRUNCATED if walked.short else Code.BAD_BLOCK)
     if progress is not None:
         progress(len(data), len(data))
-    return _capture(data, walker.format, walked, 0, 0, walker.clock())
+    return _capture(data, walker.format, walked, 0, 0)
 
 
 def read(path: str | os.PathLike[str], progress: Progress | None = None) -> Capture:

@@ -241,7 +241,7 @@ def test_pcapng_times_from_each_interfaces_resolution():
     binary = struct.pack("<HH", 9, 1) + b"\x8a\0\0\0" + struct.pack("<HHq", 14, 8, 100)
     data = shb() + idb(1) + custom_idb(binary) + custom_idb(b"") + epb(frame, 0, ts=1_700_000_000_123_456_789) + \
         epb(frame, 1, ts=1_700_000_000 * 1024 + 512) + epb(frame, 2, ts=1_700_000_000_654_321) + spb(frame)
-    times = pcap.parse(data).times().tolist()
+    times = pcap.parse(data).times.tolist()
     assert times == [1_700_000_000_123_456_789, 1_700_000_100_500_000_000, 1_700_000_000_654_321_000, pcap.NO_TIME]
     import tempfile
 
