@@ -48,6 +48,9 @@ SUPPRESSIONS = ROOT / "tools" / "lsan.supp"
 #: the slow unwinder (``fast_unwind_on_malloc=0``): every allocation about 100 times slower, which the whole of
 #: TESTS could not afford (hours), and without which the suppressions (tools/lsan.supp) match nothing.
 LEAK_TESTS = ["tests/fuzz", "-n0"]
+#: Left out of :data:`TESTS`: yacryptopan's reference (pycryptodome dlopens its C with RTLD_DEEPBIND, which the
+#: sanitizer runtime refuses; csum's own Crypto-PAn is pure Python, the C rewriter's other tests run).
+DESELECT = ["tests/rewrite/test_rewrite_capture.py::test_cryptopan_equals_yacryptopan"]
 #: The ``every_engine`` tests run under the C engine only (tests/engines.py): the numpy and pure-Python engines run
 #: no C, and under the sanitizers they would add ten minutes.
 TEST_ENGINES = "c"
@@ -106,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     args, pytest_args = parser.parse_known_args(argv)
     lib = build(args.build, "address,undefined", args.cc)
     logs = args.build / "logs"
-    env = environment(lib, runtime(args.cc), logs, [ROOT / "tests"])
+    env = environment(lib, runtime(args.cc), logs, [ROOT / "tests", ROOT])  # ROOT after lib: bench, never its csum
     env.setdefault("CSUM_HYPOTHESIS_PROFILE", "engines")  # 200 examples a property (tests/conftest.py), not 1,000
     env.setdefault("CSUM_TEST_ENGINES", TEST_ENGINES)
     where = subprocess.run([sys.executable, "-c", "import csum.engine._cwalk as c, csum.engine._speedups as s, "
@@ -116,8 +119,8 @@ def main(argv: list[str] | None = None) -> int:
         print(where.stdout + where.stderr, file=sys.stderr)
         raise SystemExit(f"sanitized: the sanitized extensions under {lib} are not the ones imported")
     chosen = any(not a.startswith("-") for a in pytest_args)
-    rc = subprocess.run([sys.executable, "-m", "pytest", "-q", *([] if chosen else TESTS), *pytest_args], cwd=ROOT,
-                        env=env).returncode
+    default = [] if chosen else TESTS + [f"--deselect={d}" for d in DESELECT]
+    rc = subprocess.run([sys.executable, "-m", "pytest", "-q", *default, *pytest_args], cwd=ROOT, env=env).returncode
     if not rc and not chosen:  # the leak check, on the tests that call every C entry point
         slow = {**env, "ASAN_OPTIONS": env["ASAN_OPTIONS"].replace("fast_unwind_on_malloc=1", "fast_unwind_on_malloc=0")}
         rc = subprocess.run([sys.executable, "-m", "pytest", "-p", "leakcheck_plugin", "-q", *LEAK_TESTS, *pytest_args],
