@@ -468,6 +468,8 @@ EXCLUDED = {
     "csum.prog": "loads users' BPF objects into the running kernel: tests/kernel",
     "csum.dask": "needs a Dask cluster and files: tests/capture/test_dask.py",
     "csum.scan.scan": "reads files: tests/capture/test_scan.py",
+    "csum.scan.to_arrow": "reads files: tests/capture/test_rows.py",
+    "csum.scan.to_pandas": "reads files: tests/capture/test_rows.py",
     "csum.pcap.read": "reads files: tests/capture/test_pcap.py",
     "csum.rewrite.rewrite_capture": "reads and writes files: tests/rewrite",
     "csum.profiles.reload_profiles": "global state (no arguments)",

@@ -856,7 +856,8 @@ class _Walker:
         if depth == 0 and ip is self.stack.ips[0]:
             ip.l4, ip.l4_len, ip.l4_csum, ip.pseudo = at, length, field_at, entry.pseudo is not T.PSEUDO.NEVER
         self.emit(Field(entry, path, depth, at, field_at if field_at + 2 <= self.n else None, covers, pseudo,
-                        ip.version == 6, na, tunnel=False, alt_end=stop if cover is T.COVER.PREFIX else None,
+                        ip.version == 6, na, tunnel=False,  # the whole message's alternative only where captured
+                        alt_end=stop if cover is T.COVER.PREFIX and stop <= self.n else None,
                         big=ip.big))
         if na is R.NOT_CAPTURED and field_at + 2 > self.n:
             raise _Cut

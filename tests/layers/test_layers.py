@@ -635,6 +635,20 @@ def test_mangled_cases_never_crash_the_walker(case, cut, edits, strict):
         assert stack.malformed is None
 
 
+@pytest.mark.parametrize("v6", [False, True])
+def test_a_cut_pim_register_is_judged_on_its_header(v6):
+    """A PIM Register cut inside its encapsulated packet: the checksum (over the first 8 bytes, pim_register's
+    RFC 1071 oracle value) is judged on them, and the whole-message alternative, which the cut leaves uncaptured, is
+    not tried (it read past the capture: found by the sanitized run's examples)."""
+    ip = IPv6(src=A6, dst=B6, nh=103) if v6 else IP(src=A4, dst=B4, proto=103)
+    data = raw(ip / Raw(pim_register(v6)))
+    view = memoryview(data[: len(ip) + 8 + 4])
+    stack = walk(view, 101, wire_len=len(data))
+    pim = next(f for f in stack.fields if f.entry.name == "pim")
+    assert pim.alt_end is None
+    assert evaluate(view, pim).reason is Reason.OK
+
+
 @pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark is not installed (apt-get install tshark)")
 def test_tshark_agrees_on_reassembled_fragments(tmp_path):
     """tshark reassembles IP fragments (ip.defragment and ipv6.defragment are on by default) and judges the
