@@ -4,11 +4,20 @@ from __future__ import annotations
 
 import fcntl
 import os
+import signal
 import subprocess
 import sys
 import termios
 import time
 from pathlib import Path
+
+
+def default_signals() -> None:
+    """A child's ``preexec_fn``: SIGINT, SIGTERM and SIGHUP back to their defaults. A job started in the background
+    (``cmd &``) inherits SIGINT ignored and one under ``nohup`` SIGHUP ignored; csum then rightly leaves them
+    ignored, and a test of what it does on those signals would test the parent's shell instead."""
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_DFL)
 
 
 def drained(proc: subprocess.Popen, settle: float = 0.3) -> None:

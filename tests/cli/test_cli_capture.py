@@ -23,7 +23,7 @@ import sys
 
 import pytest
 from captures import epb, idb, pcap_bytes, shb
-from processes import drained
+from processes import default_signals, drained
 from scapy.all import ARP, IP, TCP, UDP, Ether, IPv6, PcapNgWriter, Raw, rdpcap, wrpcap
 
 ETH = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
@@ -316,10 +316,9 @@ def test_ctrl_c_is_one_line_and_130(command, bad_capture, tmp_path):
     included), and fix leaves neither OUT nor a temporary file."""
     path, _ = bad_capture
     argv = [str(tmp_path / "out.pcap") if a == "OUT" else a for a in command]
-    # SIGINT back to its default first: a shell's background job (CI in `cmd &`) inherits it ignored, and Python
-    # then never turns it into KeyboardInterrupt
+    # SIGINT back to its default first (processes.default_signals: a background job inherits it ignored)
     proc = subprocess.Popen([sys.executable, "-m", "csum", *argv], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                            stderr=subprocess.PIPE, preexec_fn=default_signals)
     data = path.read_bytes()
     proc.stdin.write(data[:24] + data[24:] * 20)  # one header, then records: a valid capture, unfinished
     proc.stdin.flush()

@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 from captures import epb, idb, pcap_bytes, shb
 from packets import A4, B4, ETH, offload_tcp
-from processes import children, drained, gone
+from processes import children, default_signals, drained, gone
 from scapy.all import IP, TCP, UDP, Ether, Raw, raw
 
 from csum.cli import main
@@ -314,7 +314,7 @@ def _fix_from_stdin(tmp_path: Path, jobs: str) -> subprocess.Popen:
     out = tmp_path / "out.pcap"
     return subprocess.Popen([sys.executable, "-m", "csum", "fix", "-", str(out), "--jobs", jobs, "--chunk-bytes",
                              "4096"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                            preexec_fn=default_signals)
 
 
 @pytest.mark.parametrize("jobs", ["1", "3"])
