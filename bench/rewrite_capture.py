@@ -32,17 +32,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
-from .run import compile_csum, machine, publish
+from .run import compile_csum, machine, publish, timed
 from .verify_pcap import write_workload
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -90,18 +88,6 @@ with PcapReader(sys.argv[1]) as packets, PcapWriter(sys.argv[2], linktype=1) as 
 ''' % (MAPS,)
 
 
-def _timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """(wall seconds, CPU seconds) of one process run to its exit; a failure stops the bench."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True)
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode:
-        raise SystemExit(f"bench.rewrite_capture: {' '.join(cmd)} exited {done.returncode}: {done.stderr[-500:]}")
-    return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
-
-
 def _wrong_after(path: Path, env: dict[str, str]) -> int:
     """How many checksums ``csum verify`` finds wrong in ``path``."""
     done = subprocess.run([sys.executable, "-m", "csum", "verify", str(path), "--format", "json"], env=env,
@@ -141,11 +127,11 @@ def run(n: int, scapy_n: int, repeats: int) -> dict[str, Any]:
                                  Path(tmp) / "scapy.pcap")
         impls["dd (a copy: the I/O floor)"] = (["dd", f"if={full}", f"of={Path(tmp) / 'dd.pcap'}", "bs=4M",
                                                 "status=none"], n, Path(tmp) / "dd.pcap")
-        _timed(csum_cmd, env)  # warm: the page cache holds the capture, csum's bytecode is read once
+        timed(csum_cmd, env)  # warm: the page cache holds the capture, csum's bytecode is read once
         times: dict[str, list[tuple[float, float]]] = {name: [] for name in impls}
         for _ in range(repeats):
             for name, (cmd, _, _) in impls.items():
-                times[name].append(_timed(cmd, env))
+                times[name].append(timed(cmd, env))
         rows = []
         for name, (_, packets, out) in impls.items():
             walls, cpus = [w for w, _ in times[name]], [c for _, c in times[name]]

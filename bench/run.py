@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -269,6 +270,18 @@ def publish(results: dict[str, Any], out: Path, table: Callable[[dict[str, Any]]
     out.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     print(table(results))
     return 0
+
+
+def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) of one process run to its exit, as a user types it; a failure stops the bench."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run(cmd, env=env, capture_output=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode:
+        raise SystemExit(f"bench: {' '.join(cmd)} exited {done.returncode}: {done.stderr[-500:]!r}")
+    return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
 
 
 def compile_csum() -> None:

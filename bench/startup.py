@@ -22,17 +22,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
-from .run import compile_csum, machine, publish
+from .run import compile_csum, machine, publish, timed
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -45,18 +42,6 @@ def _small_capture(path: Path) -> None:
     from scapy.utils import wrpcap
 
     wrpcap(str(path), [Ether() / IP(dst="192.0.2.1") / TCP() / (b"x" * k) for k in range(SMALL_PACKETS)])
-
-
-def _timed(cmd: list[str]) -> tuple[float, float]:
-    """(wall seconds, CPU seconds) of one process run to its exit; a failure stops the bench."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    done = subprocess.run(cmd, capture_output=True)
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode:
-        raise SystemExit(f"bench.startup: {' '.join(cmd)} exited {done.returncode}: {done.stderr[-500:]!r}")
-    return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
 
 
 def commands(small: Path) -> dict[str, list[str]]:
@@ -81,12 +66,12 @@ def run(repeats: int) -> dict[str, Any]:
         _small_capture(small)
         cmds = commands(small)
         for cmd in cmds.values():  # a warm-up of each: the page cache, not the first start, is what users see
-            _timed(cmd)
+            timed(cmd)
         walls: dict[str, list[float]] = {name: [] for name in cmds}
         cpus: dict[str, list[float]] = {name: [] for name in cmds}
         for _ in range(repeats):
             for name, cmd in cmds.items():
-                wall, cpu = _timed(cmd)
+                wall, cpu = timed(cmd)
                 walls[name].append(wall)
                 cpus[name].append(cpu)
     load.append(os.getloadavg()[0])
