@@ -63,8 +63,11 @@ _PCAP_MAGICS = {0xA1B2C3D4: "us", 0xA1B23C4D: "ns"}
 _SHB, _IDB, _PB, _SPB, _EPB = 0x0A0D0D0A, 1, 2, 3, 6
 _BYTE_ORDERS = {b"\x4d\x3c\x2b\x1a": "<", b"\x1a\x2b\x3c\x4d": ">"}
 
-#: The timestamp of a packet whose record has none (a pcapng Simple Packet Block).
+#: The timestamp of a packet whose record has none (a pcapng Simple Packet Block), or whose timestamp lies outside
+#: what 64-bit nanoseconds since the epoch hold (before 1677-09-21 or after 2262-04-11: a pcapng block's 64 bits of
+#: ticks at a coarse if_tsresol, or an if_tsoffset, can say so).
 NO_TIME = -(1 << 63)
+_LATEST = (1 << 63) - 1
 
 #: Called now and then while reading: (bytes read so far, file size).
 Progress = Callable[[int, int], None]
@@ -78,7 +81,7 @@ class Capture:
     ``caplens[i]`` / ``origlens[i]``: captured and original length (the packet
     was cut by the snap length when ``caplens[i] < origlens[i]``);
     ``linktypes[i]``: its link type; ``times[i]``: its timestamp in nanoseconds since the epoch (:data:`NO_TIME`
-    for a pcapng Simple Packet Block; ``times`` None when not read). ``format`` is "pcap" or "pcapng".
+    for a pcapng Simple Packet Block or a timestamp out of that range; ``times`` None when not read). ``format`` is "pcap" or "pcapng".
     ``first_index``: the capture-wide number of packet 0; ``base``: the file
     offset of ``data[0]`` (both 0 for a whole file).
     """
@@ -289,7 +292,8 @@ class _PcapngWalker:
         interface's if_tsresol, plus its if_tsoffset."""
         high, low = struct.unpack_from(self._endian + "II", data, pos + 12)
         _link, _snap, resol, offset = self._interfaces[iface]
-        return _nanoseconds(high << 32 | low, resol) + offset * 1_000_000_000
+        ns = _nanoseconds(high << 32 | low, resol) + offset * 1_000_000_000
+        return ns if NO_TIME < ns <= _LATEST else NO_TIME
 
     @staticmethod
     def _damaged(walked: _Walked, why: str) -> _Walked:

@@ -483,3 +483,18 @@ def test_pcapng_timestamps():
             + pb(frame, 1) + spb(frame))
     assert pcap.parse(data).times.tolist() == [
         5_000_000_123, 7_000_000, 9 * 10**9 // 8 + 100 * 10**9, 11_000, (1 << 32 | 2) * 10**6, pcap.NO_TIME]
+
+
+def test_pcapng_timestamps_out_of_range():
+    """64 bits of ticks at a coarse if_tsresol (seconds here), or a large if_tsoffset, can name a time that 64-bit
+    nanoseconds since the epoch cannot hold (before 1677-09-21 or after 2262-04-11): that packet's time is unknown
+    (NO_TIME), the walk goes on (a fuzz find: it raised OverflowError). Expected: the int64 range, by hand; the last
+    in-range nanosecond 2**63 - 1 is kept."""
+    frame = bytes(ETH / IP() / UDP())
+    data = (shb() + _idb_clock(0) + _idb_clock(9) + _idb_clock(9, offset=-(1 << 62))
+            + epb(frame, 0, ts=1 << 40) + epb(frame, 0, ts=9_223_372_036) + epb(frame, 0, ts=9_223_372_037)
+            + epb(frame, 1, ts=(1 << 63) - 1) + epb(frame, 1, ts=1 << 63) + epb(frame, 2, ts=5))
+    cap = pcap.parse(data)
+    assert len(cap) == 6
+    assert cap.times.tolist() == [pcap.NO_TIME, 9_223_372_036 * 10**9, pcap.NO_TIME,
+                                  (1 << 63) - 1, pcap.NO_TIME, pcap.NO_TIME]
