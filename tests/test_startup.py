@@ -9,6 +9,7 @@ interpreter's own start-up imported, site and the editable install's finder incl
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -70,3 +71,25 @@ def test_bench_startup_runs_side_by_side(tmp_path):
     assert rows["python -c pass"]["x_python"] == 1.0
     assert {"csum --version", "csum verify SMALL.pcap (5 packets)", "python -c 'import numpy'"} <= set(rows)
     assert all(r["wall_ms"] > 0 for r in rows.values()) and "| `csum --version` |" in run.stdout
+
+
+_BLAS = """
+import os, sys
+{pre}
+from csum.cli import main
+main(["--version"])
+print(os.environ.get("OPENBLAS_NUM_THREADS"))
+"""
+
+
+@pytest.mark.parametrize("pre, preset, want", [("", None, "1"), ("", "3", "3"), ("import numpy", None, None)])
+def test_cli_asks_openblas_for_one_thread_unless_chosen(pre, preset, want):
+    """The CLI starts numpy's OpenBLAS with one thread (csum does no linear algebra; a thread per core costs the
+    import tens of milliseconds, bench/startup.py), unless the user set OPENBLAS_NUM_THREADS or numpy is already
+    imported by the caller (then nothing is changed)."""
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if preset is not None:
+        env["OPENBLAS_NUM_THREADS"] = preset
+    run = subprocess.run([sys.executable, "-c", _BLAS.format(pre=pre)], env=env, capture_output=True, text=True,
+                         check=True)
+    assert run.stdout.splitlines()[-1] == str(want)

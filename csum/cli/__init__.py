@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 
@@ -58,8 +59,17 @@ def _input(args: argparse.Namespace) -> str:
     return getattr(args, "current", None) or getattr(args, "file", None) or "input"
 
 
+def _one_blas_thread() -> None:
+    """Ask numpy's OpenBLAS for one thread unless the user chose a number: csum does no linear algebra, and OpenBLAS
+    starting a thread per core when numpy is imported costs a command tens of milliseconds (bench/startup.py). Only
+    before numpy is imported (the CLI's own process and the processes it starts), never under a caller that has it."""
+    if "numpy" not in sys.modules:
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit code (see the module docstring)."""
+    _one_blas_thread()
     with exits.guarded_stdout(), exits.signals():
         try:
             return _run(list(sys.argv[1:] if argv is None else argv))
