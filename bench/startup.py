@@ -7,9 +7,12 @@ each command's ratio to ``python -c pass`` of the same round (the median of thos
 first, as an installed package has it (bench.run.compile_csum). The commands:
 
 * ``python -c pass`` (the floor every Python command pays: the interpreter and its site packages' start-up);
-* ``python -c "import numpy"`` (what any command that reads a capture pays for numpy);
+* ``python -c "import numpy"`` (what any command that reads a capture pays for numpy), and the same with
+  ``OPENBLAS_NUM_THREADS=1`` (what the command line asks for: no OpenBLAS thread per core);
 * ``python -c "import csum"``;
-* ``csum --version`` and ``csum verify SMALL.pcap`` (five scapy-built packets, one chunk: checked in this process);
+* ``csum --version`` and ``csum verify SMALL.pcap`` (five scapy-built packets, one chunk: checked in this process),
+  the latter also with ``OPENBLAS_NUM_THREADS`` set to the CPU count (numpy's own default, which the command line
+  would otherwise replace by 1); the ``env`` rows start through env(1);
 * ``tshark -v`` and ``tshark -r SMALL.pcap`` (Wireshark's start on the same file; skipped, with the reason, where
   tshark is missing).
 
@@ -52,6 +55,10 @@ def commands(small: Path) -> dict[str, list[str]]:
     out = {"python -c pass": [py, "-c", "pass"], "python -c 'import numpy'": [py, "-c", "import numpy"],
            "python -c 'import csum'": [py, "-c", "import csum"], "csum --version": [*csum, "--version"],
            f"csum verify SMALL.pcap ({SMALL_PACKETS} packets)": [*csum, "verify", str(small)]}
+    threads = f"OPENBLAS_NUM_THREADS={os.cpu_count()}"
+    out["env OPENBLAS_NUM_THREADS=1 python -c 'import numpy'"] = ["env", "OPENBLAS_NUM_THREADS=1", py, "-c",
+                                                                 "import numpy"]
+    out[f"env {threads} csum verify SMALL.pcap"] = ["env", threads, *csum, "verify", str(small)]
     tshark = shutil.which("tshark")
     if tshark is not None:
         out["tshark -v"] = [tshark, "-v"]

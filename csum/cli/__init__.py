@@ -61,7 +61,7 @@ def _input(args: argparse.Namespace) -> str:
 
 def _one_blas_thread() -> None:
     """Ask numpy's OpenBLAS for one thread unless the user chose a number: csum does no linear algebra, and OpenBLAS
-    starting a thread per core when numpy is imported costs a command tens of milliseconds (bench/startup.py). Only
+    starting a thread per core when numpy is imported costs a command 80-120 ms of CPU (bench/startup.py). Only
     before numpy is imported (the CLI's own process and the processes it starts), never under a caller that has it."""
     if "numpy" not in sys.modules:
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
