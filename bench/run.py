@@ -35,6 +35,8 @@ import csum
 import csum.batch
 from csum import engine as _engine
 
+from . import diff_loop
+
 SIZES = [20, 40, 64, 1499, 1500, 65535, 65536, 4 << 20]
 BPF_SIZES = [4, 8, 16, 20, 32, 40, 64, 128, 256, 512]
 BATCH_ROWS, BATCH_LEN = 1_000_000, 64
@@ -211,7 +213,9 @@ def bpf_csum_diff(quick: bool) -> list[dict[str, Any]]:
     The shape of the table in "bpf: bpf_csum_diff: optimize and homogenize for all archs": the
     kernel's bench filled ``to`` from a random buffer; here ``to`` is random bytes of each size. The two
     forms are timed in interleaved rounds (:func:`paired`) and the improvement is the median of the rounds'
-    ratios; every profile on the bound engine, and generic with the Python functions too (csum.engine.use).
+    ratios; every profile on the bound engine, and generic with the Python functions too (csum.engine.use);
+    then generic's and x86_64's C emulations called in a C loop (engine ``C loop``, bench/diff_loop.py), where no
+    Python call hides what the two forms compute differently (left out without a C compiler or the C engine).
     """
     rows = []
     data = np.random.default_rng(3).integers(0, 256, 512, dtype=np.uint8).tobytes()
@@ -227,13 +231,22 @@ def bpf_csum_diff(quick: bool) -> list[dict[str, Any]]:
             for size in BPF_SIZES:
                 to = data[:size]
                 times = paired({"before": (legacy, (b"", to)), "after": (homogenized, (b"", to))}, rounds, slice_s)
-                ratio = _ratios(times["before"], times["after"])
-                rows.append({"target": label, "engine": engine, "size": size,
-                             "before": _spread(times["before"]), "after": _spread(times["after"]),
-                             "improvement_pct": (ratio["median"] - 1) * 100,
-                             "after_faster_rounds": sum(b > a for b, a in zip(times["before"], times["after"])),
-                             "rounds": rounds})
+                rows.append(_diff_row(label, engine, size, times["before"], times["after"]))
+    loops = {"csum (generic)": "lib/checksum.c-le", "profile x86_64": "x86_64"}
+    for label, shape in loops.items():  # the emulations without the Python call (bench/diff_loop.c)
+        looped = diff_loop.times(_engine.SHAPES[shape], BPF_SIZES, rounds, 20_000 if quick else 200_000) \
+            if shape in _engine.SHAPES else None
+        for size, (before, after) in (looped or {}).items():
+            rows.append(_diff_row(label, "C loop", size, before, after))
     return rows
+
+
+def _diff_row(label: str, engine: str, size: int, before: list[float], after: list[float]) -> dict[str, Any]:
+    """A row of the bpf_csum_diff table: seconds per call of each form, per round; the improvement is the median
+    of the rounds' ratios."""
+    return {"target": label, "engine": engine, "size": size, "before": _spread(before), "after": _spread(after),
+            "improvement_pct": (_ratios(before, after)["median"] - 1) * 100,
+            "after_faster_rounds": sum(b > a for b, a in zip(before, after)), "rounds": len(before)}
 
 
 def _spread(times: list[float]) -> dict[str, float]:
