@@ -9,6 +9,9 @@ import os
 
 from engines import engine, every_engine  # noqa: F401  (fixtures: one per summing engine)
 from hypothesis import HealthCheck, settings
+from scapy.config import conf as scapy_conf
+from scapy.layers.inet import IP
+from scapy.layers.inet6 import IPv6
 
 #: prints how many cases were checked against the running kernel (tests/kernel/test_kernel.py)
 pytest_plugins = ["kernel_count_plugin"]
@@ -20,6 +23,14 @@ settings.register_profile("engines", max_examples=200, deadline=None,
 settings.register_profile("thorough", max_examples=20000, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("CSUM_HYPOTHESIS_PROFILE", "default"))
+
+# scapy fills in the destination MAC of a frame built without one by asking the network for the IP destination's
+# (an ARP or NDP request, then 2 s of waiting when no one answers, every time: failures are not cached). Where the
+# machine's own subnet is a documentation prefix the tests use (192.0.2.0/24 on this one) each such frame sent a
+# request and waited 2 s. No test depends on that MAC (no checksum covers it): every frame gets the broadcast
+# address scapy falls back on, without a request on the wire.
+for _key in [k for k in scapy_conf.neighbor.resolvers if k[1] in (IP, IPv6)]:
+    del scapy_conf.neighbor.resolvers[_key]
 
 
 def pytest_report_header(config):
