@@ -35,18 +35,22 @@ def build(out: Path) -> bool:
     return True
 
 
-def times(shape: int, sizes: list[int], rounds: int, calls: int) -> dict[int, tuple[list[float], list[float]]] | None:
-    """Seconds per call, (legacy, homogenized) per round, of each size in push mode on csum_partial shape ``shape``
-    (csum.engine.SHAPES); None without a C compiler."""
+def times(shapes: list[int], sizes: list[int], rounds: int,
+          calls: int) -> list[dict[int, tuple[list[float], list[float]]]] | None:
+    """Seconds per call, (legacy, homogenized) per round, of each size in push mode, for each csum_partial shape of
+    ``shapes`` (csum.engine.SHAPES numbers), the harness compiled once; None without a C compiler."""
+    out = []
     with tempfile.TemporaryDirectory() as tmp:
         exe = Path(tmp) / "diff_loop"
         if not build(exe):
             return None
-        run = subprocess.run([str(exe), str(shape), str(rounds), str(calls), *map(str, sizes)],
-                             check=True, capture_output=True, text=True)
-    out: dict[int, tuple[list[float], list[float]]] = {size: ([], []) for size in sizes}
-    for line in run.stdout.splitlines()[:-1]:  # the last line is the sink
-        size, legacy, homogenized = line.split()
-        out[int(size)][0].append(float(legacy) * 1e-9)
-        out[int(size)][1].append(float(homogenized) * 1e-9)
+        for shape in shapes:
+            run = subprocess.run([str(exe), str(shape), str(rounds), str(calls), *map(str, sizes)],
+                                 check=True, capture_output=True, text=True)
+            per: dict[int, tuple[list[float], list[float]]] = {size: ([], []) for size in sizes}
+            for line in run.stdout.splitlines()[:-1]:  # the last line is the sink
+                size, legacy, homogenized = line.split()
+                per[int(size)][0].append(float(legacy) * 1e-9)
+                per[int(size)][1].append(float(homogenized) * 1e-9)
+            out.append(per)
     return out

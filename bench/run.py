@@ -234,12 +234,12 @@ def bpf_csum_diff(quick: bool) -> list[dict[str, Any]]:
                 rows.append(_diff_row(label, engine, size, times["before"], times["after"]))
     # the emulations without the Python call (bench/diff_loop.c): many short rounds, so the two forms of a round
     # run under the same conditions (the machine's speed drifts by 2x over tens of ms)
-    loops = {"csum (generic)": "lib/checksum.c-le", "profile x86_64": "x86_64"}
+    shapes = {"csum (generic)": "lib/checksum.c-le", "profile x86_64": "x86_64"}
+    loops = {label: shape for label, shape in shapes.items() if shape in _engine.SHAPES}
     loop_rounds, calls = (21, 5_000) if quick else (201, 20_000)
-    for label, shape in loops.items():
-        looped = diff_loop.times(_engine.SHAPES[shape], BPF_SIZES, loop_rounds, calls) \
-            if shape in _engine.SHAPES else None
-        for size, (before, after) in (looped or {}).items():
+    looped = diff_loop.times([_engine.SHAPES[s] for s in loops.values()], BPF_SIZES, loop_rounds, calls) or []
+    for label, per in zip(loops, looped):
+        for size, (before, after) in per.items():
             rows.append(_diff_row(label, "C loop", size, before, after))
     return rows
 

@@ -81,7 +81,8 @@ class Capture:
     ``caplens[i]`` / ``origlens[i]``: captured and original length (the packet
     was cut by the snap length when ``caplens[i] < origlens[i]``);
     ``linktypes[i]``: its link type; ``times[i]``: its timestamp in nanoseconds since the epoch (:data:`NO_TIME`
-    for a pcapng Simple Packet Block or a timestamp out of that range; ``times`` None when not read). ``format`` is "pcap" or "pcapng".
+    for a pcapng Simple Packet Block or a timestamp out of that range; ``times`` None when not read).
+    ``format`` is "pcap" or "pcapng".
     ``first_index``: the capture-wide number of packet 0; ``base``: the file
     offset of ``data[0]`` (both 0 for a whole file).
     """
