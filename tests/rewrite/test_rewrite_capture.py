@@ -31,6 +31,7 @@ from csum.capture import pcap
 from csum.rewrite import rewrite_capture
 from csum.cli import main
 from csum.errors import CsumValueError
+from csum.layers import table
 from csum.rewrite.apply import apply
 from csum.rewrite.fast import rewrite_chunk
 from csum.rewrite.rules import Rules
@@ -84,6 +85,10 @@ def _rebuilt(p, rules: Rules):
     return raw(p)
 
 
+#: Ports whose packets csum/engine/_rewrite.c leaves to the Python engine (csum/layers/table.py): those of embedded
+#: packets (OpenFlow, sFlow) and of the UDP tunnels the Python walker follows (VXLAN, which C rewrites, aside).
+_PYTHON_PORTS = (set(table.TCP_EMBEDDED) | set(table.UDP_EMBEDDED) | set(table.UDP_TUNNELS)
+                 | set(table.UDP_TUNNELS_BY_SOURCE)) - {table.VXLAN_PORT}
 RULES = Rules(map_ip=["10.0.0.0/8=192.168.0.0/16", "2001:db8::/32=2001:db9::/48"], map_port=["80=8080"], ttl=-1)
 addresses4 = st.integers(0, 2**32 - 1).map(lambda n: str(ipaddress.IPv4Address(n)))
 addresses6 = st.integers(0, 2**128 - 1).map(lambda n: str(ipaddress.IPv6Address(n)))
@@ -108,7 +113,10 @@ def test_equals_scapy_rebuild(monkeypatch, engine, a, b, a6, b6, sport, dport, p
         assert got == _rebuilt(p, RULES), p.summary()
     chunk = pcap.parse(pcap.to_bytes([raw(p) for p in packets]))
     data, _, taken = rewrite_chunk(chunk, RULES)
-    assert taken == (len(packets) if engine == "c" else 0)  # the C engine takes every one of these stacks
+    if engine == "python":
+        assert taken == 0
+    elif not {sport, dport} & _PYTHON_PORTS:
+        assert taken == len(packets)  # the C engine takes every one of these stacks
     for i in range(len(chunk)):
         s, n = int(chunk.offsets[i]), int(chunk.caplens[i])
         assert data[s:s + n] == _rebuilt(packets[i], RULES)
