@@ -13,26 +13,44 @@ join.
 from __future__ import annotations
 
 import functools
+import sys
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from .. import engine
 from ..layers import Reason, Result, accel, corrections, reassembly, walk
 from ..layers.check import judge
 from ..layers.reassembly import Done, Reassembler
-from . import fastpath, rows
-from .fastpath import FIX, Batch, Packet
+from . import fastpath
+from .fastpath import FIX, Packet
 from .hosts import Hosts, Sender, interesting, senders, senders_of
 from .pcap import NO_TIME, Capture
 from .report import Report
 
+if TYPE_CHECKING:  # the rows' tables and a chunk's columns are numpy's: imported where a chunk is checked at once
+    import numpy as np
+
+    from . import rows
+    from .fastpath import Batch
+
 #: (packet index, every Result of that packet) for each packet, in order: the ``sink`` of :func:`check`.
 Sink = Callable[[int, list[Result]], None]
 #: Every field as a row, in packet order, a table at a time: the ``table`` of :class:`Checker`.
-TableSink = Callable[[rows.Rows], None]
+TableSink = Callable[["rows.Rows"], None]
+#: The most packets (with the fragments carried in front of them) a chunk may have to be checked a packet at a
+#: time where numpy is not imported yet (:func:`one_by_one`).
+ONE_BY_ONE = 1024
+
+
+def one_by_one(packets: int) -> bool:
+    """Whether a chunk of ``packets`` is checked a packet at a time, by the C walker
+    (:func:`csum.capture.fastpath.from_c`) else the Python walker, instead of whole by the C walker: with numpy not
+    yet imported and at most :data:`ONE_BY_ONE` packets, where that costs less than numpy's import (a small
+    capture's ``csum verify``: bench/startup.py); once numpy is there, a chunk at once is faster (some 15x per
+    packet). The findings are the same either way."""
+    return packets <= ONE_BY_ONE and "numpy" not in sys.modules
 
 
 @dataclass
@@ -88,7 +106,10 @@ class Checker:
                  hosts: bool = False, table: TableSink | None = None) -> None:
         self.sink = sink
         self.table = table
-        self.built = rows.Builder()
+        if table is not None:
+            from . import rows
+
+            self.built = rows.Builder()
         self.fix_embedded = fix_embedded
         self.hosts = hosts
         self.frags = Reassembler(record=part)
@@ -106,11 +127,33 @@ class Checker:
     def check(self, cap: Capture, progress: Callable[[int, int], None] | None = None) -> Report:
         report = self.report = self.new_report(len(cap))
         carried = self._reopen() if self.sink is None and self.frags.pending else []
-        cut = cap.caplens < cap.origlens
-        report.cut = (np.flatnonzero(cut) + cap.first_index).tolist()
-        batch = Batch.of(cap, carried)
-        if not len(batch):
+        if not len(cap) and not carried:
             return report
+        if self.table is None and (self.sink is not None or one_by_one(len(cap) + len(carried))):
+            packets = [Packet(cap.first_index + i, cap.base + off, link, wire, memoryview(cap.data)[off : off + n], t)
+                       for i, (off, n, wire, link, t) in enumerate(cap.records())]
+            report.cut = [p.number for p in packets if len(p.data) < p.wire]
+            self._walk([*carried, *packets], False, progress)
+        else:
+            self._at_once(cap, carried, progress)
+        for given_up in self.frags.expire(cap.first_index + len(cap) - 1 if len(cap) else carried[-1].number):
+            self.finish(given_up)
+        self.flush()
+        report.sort()
+        if self.table is not None:
+            self.table(self.built.take(self.unsettled()))
+        return report
+
+    def _at_once(self, cap: Capture, carried: list[Packet], progress: Callable[[int, int], None] | None) -> None:
+        """The chunk to the C walker at once (:func:`csum.capture.fastpath.c_fast`, or its rows), the packets it
+        leaves to the Python walker."""
+        import numpy as np
+
+        from .fastpath import Batch
+
+        report = self.report
+        report.cut = (np.flatnonzero(cap.caplens < cap.origlens) + cap.first_index).tolist()
+        batch = Batch.of(cap, carried)
         walk_all = np.ones(len(batch), dtype=bool)
         c_tried = self.sink is None and engine.cwalk is not None  # the chunk goes to C at once, then the rest to Python
         if self.table is not None:
@@ -121,21 +164,21 @@ class Checker:
             self.c_closed, self.c_peak = closed, peak
             report.fast = int(np.count_nonzero(done))
             walk_all[done | judged] = False
-        rest = np.flatnonzero(walk_all).tolist()
-        for n, i in enumerate(rest):
-            self.packet(batch.packet(i), c_tried)
+        self._walk([batch.packet(i) for i in np.flatnonzero(walk_all).tolist()], c_tried, progress)
+
+    def _walk(self, packets: list[Packet], c_tried: bool, progress: Callable[[int, int], None] | None) -> None:
+        """Each of ``packets`` through :meth:`packet`."""
+        for n, p in enumerate(packets):
+            self.packet(p, c_tried)
             if progress is not None and not n & 0xFFF:
-                progress(n, len(rest))
-        for given_up in self.frags.expire(int(batch.indices[-1])):
-            self.finish(given_up)
-        self.flush()
-        report.sort()
-        if self.table is not None:
-            self.table(self.built.take(self.unsettled()))
-        return report
+                progress(n, len(packets))
 
     def _c_rows(self, batch: Batch, times: np.ndarray) -> np.ndarray:
         """The C walker's rows of the chunk, counted and kept for the table; which packets it judged."""
+        import numpy as np
+
+        from . import rows
+
         table, taken, self.c_closed, self.c_peak = rows.c_rows(batch, times, batch.caplens == batch.origlens)
         report = self.report
         report.fast = int(np.count_nonzero(taken))
@@ -165,8 +208,10 @@ class Checker:
         """Walk one packet (or take C's results for it, unless the C walker already declined it: ``c_tried``),
         reassembling it if it is a fragment."""
         results = None if c_tried else fastpath.from_c(p)
-        if results is not None:  # the jsonl path's common packets
-            sent = senders_of(p.data, p.linktype, p.wire) if self.hosts and interesting(results) else None
+        if results is not None:  # a small chunk's common packets, or every packet's for a sink
+            bad = interesting(results)
+            self.report.fast += not bad
+            sent = senders_of(p.data, p.linktype, p.wire) if self.hosts and bad else None
             self._row(_Row(p.number, results, fastpath.patches(results, p.base, lambda: p), None, p.time, sent))
             return
         view = memoryview(p.data)
@@ -181,9 +226,13 @@ class Checker:
         results = [judge(view, f) for f in stack.fields]
         fixes = [(p.base + at, new) for at, new in corrections(view, stack.fields, embedded=self.fix_embedded)] \
             if any(r.status in FIX for r in results) else []
+        where = None
+        if self.table is not None:
+            from . import rows
+
+            where = rows.addresses(view, stack.ips)
         row = _Row(p.number, results, fixes, None if stack.malformed is None else stack.malformed[1], p.time,
-                   senders(stack, view) if self.hosts else None,
-                   None if self.table is None else rows.addresses(view, stack.ips))
+                   senders(stack, view) if self.hosts else None, where)
         outer = stack.ips[0] if stack.ips else None
         if outer is None or outer.depth or outer.fragment not in ("first", "later"):
             self._row(row)

@@ -16,15 +16,16 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import NamedTuple
-
-import numpy as np
+from typing import TYPE_CHECKING, NamedTuple
 
 from .. import engine
 from ..layers import Reason, Result, Status, corrections, reassembly, walk
 from .hosts import interesting, senders_of
 from .pcap import NO_TIME, Capture
 from .report import Report, zero_counts
+
+if TYPE_CHECKING:  # a chunk's columns (Batch); the per-packet path needs no numpy (csum.capture.checker.ONE_BY_ONE)
+    import numpy as np
 
 class Packet(NamedTuple):
     """One packet as the checker needs it: its number in the capture, file offset, link type, length on the wire,
@@ -55,6 +56,8 @@ class Batch:
 
     @classmethod
     def of(cls, cap: Capture, carried: list[Packet]) -> Batch:
+        import numpy as np
+
         def col(a: object) -> np.ndarray:
             return np.ascontiguousarray(a, dtype=np.int64)
 
@@ -87,6 +90,8 @@ def c_fast(cap: Batch, todo: np.ndarray, report: Report) -> tuple[np.ndarray, np
     """(packets among ``todo`` whose every checksum the C walker found passing, the other packets it judged, the keys
     of the datagrams it reassembled, their peak: see csum/engine/_cwalk.c datagrams()), all counted in ``report``: the
     second are packets (not fragments) with a failing field, every field's :class:`Result` from C."""
+    import numpy as np
+
     cwalk = engine.cwalk
     if cwalk is None:
         raise RuntimeError("c_fast: csum.engine._cwalk is not built")

@@ -37,8 +37,6 @@ from collections.abc import Callable, Iterable, Iterator
 from itertools import chain
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from ..errors import Code, CsumValueError
 from .checker import Part, check_part
 from .pcap import NO_TIME, Capture, Span
@@ -67,6 +65,8 @@ def default_jobs() -> int:
 
 def _put(slot: mmap.mmap, chunk: Capture) -> tuple[object, ...] | None:
     """Copy ``chunk`` into ``slot``; the message describing it, or None when it does not fit."""
+    import numpy as np  # only where workers take the chunks: a small capture is checked in the calling process
+
     n, size = len(chunk), len(chunk.data)
     start = -(-size // 8) * 8
     if start + 8 * len(_COLUMNS) * n > len(slot):
@@ -79,6 +79,8 @@ def _put(slot: mmap.mmap, chunk: Capture) -> tuple[object, ...] | None:
 
 
 def _get(slot: mmap.mmap, size: int, n: int, fmt: str, first_index: int, base: int) -> Capture:
+    import numpy as np
+
     start = -(-size // 8) * 8
     offsets, caplens, origlens, linktypes, times = (
         np.frombuffer(slot, dtype=np.int64, count=n, offset=start + 8 * n * k).copy() for k in range(len(_COLUMNS)))

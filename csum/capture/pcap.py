@@ -30,16 +30,22 @@ from __future__ import annotations
 import os
 import struct
 from array import array
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 from pathlib import Path
-from typing import BinaryIO, Literal
-
-import numpy as np
+from typing import TYPE_CHECKING, BinaryIO, Literal, Union
 
 from .. import engine
 from ..core.inputs import as_view, check_instance, check_list, check_uint
 from ..errors import Code, CsumTypeError, CsumValueError
+
+if TYPE_CHECKING:  # numpy only where a column is read as an array: a small capture's check never imports it
+    import numpy as np
+
+    #: A column of record values as read, int64 in any form numpy views without a copy: an ``array("q")`` (the
+    #: readers'), a memoryview of format ``q``, an int64 ndarray (a list of ints is copied once).
+    Column = Union[array, memoryview, np.ndarray, Sequence[int]]
 
 __all__ = ["CHUNK_BYTES", "LINKTYPE_ETHERNET", "LINKTYPE_IPV4", "LINKTYPE_IPV6", "LINKTYPE_LINUX_SLL",
            "LINKTYPE_LINUX_SLL2", "LINKTYPE_RAW", "MAX_RECORD", "NO_TIME", "Capture", "Reader", "Span", "Stop", "parse",
@@ -73,41 +79,112 @@ _LATEST = (1 << 63) - 1
 Progress = Callable[[int, int], None]
 
 
-@dataclass(frozen=True, eq=False)
 class Capture:
     """A capture's bytes (or one chunk of them) and, per packet, where it lies in them.
 
     ``offsets[i]``: offset in ``data`` of packet i's first captured byte;
     ``caplens[i]`` / ``origlens[i]``: captured and original length (the packet
     was cut by the snap length when ``caplens[i] < origlens[i]``);
-    ``linktypes[i]``: its link type; ``times[i]``: its timestamp in nanoseconds since the epoch (:data:`NO_TIME`
-    for a pcapng Simple Packet Block or a timestamp out of that range; ``times`` None when not read).
-    ``format`` is "pcap" or "pcapng".
+    ``linktypes[i]``: its link type (one int: every packet's); ``times[i]``: its timestamp in nanoseconds since the
+    epoch (:data:`NO_TIME` for a pcapng Simple Packet Block or a timestamp out of that range; ``times`` None when not
+    read). ``format`` is "pcap" or "pcapng".
     ``first_index``: the capture-wide number of packet 0; ``base``: the file
     offset of ``data[0]`` (both 0 for a whole file).
+
+    The columns are read as int64 numpy arrays, made on first use from what was given (without a copy for the
+    readers' columns); :meth:`packet`, :meth:`is_cut` and :meth:`records` need no numpy, so checking a small capture
+    does not import it (bench/startup.py). Read-only.
     """
 
+    __slots__ = ("data", "format", "first_index", "base", "_given", "_arrays", "__weakref__")
     data: bytes
     format: str
-    offsets: np.ndarray
-    caplens: np.ndarray
-    origlens: np.ndarray
-    linktypes: np.ndarray
-    first_index: int = 0  # the global 0-based number of this Capture's packet 0 (chunks of a stream)
-    base: int = 0  # the file offset of data[0]
-    times: np.ndarray | None = None  # each packet's timestamp, nanoseconds since the epoch (NO_TIME: none); or None
+    first_index: int
+    base: int
+    _given: tuple[Column, Column, Column, Column | int, Column | None]
+    _arrays: dict[int, np.ndarray]
+
+    def __init__(self, data: bytes, format: str, offsets: Column, caplens: Column, origlens: Column,
+                 linktypes: Column | int, first_index: int = 0, base: int = 0, times: Column | None = None) -> None:
+        for name, value in (("data", data), ("format", format), ("first_index", first_index), ("base", base),
+                            ("_given", (offsets, caplens, origlens, linktypes, times)), ("_arrays", {})):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"a Capture is read-only: cannot set {name}")
+
+    def __reduce__(self) -> tuple[type[Capture], tuple]:  # pickled for worker processes: the columns as given
+        return Capture, (self.data, self.format, *self._given[:4], self.first_index, self.base, self._given[4])
+
+    def __repr__(self) -> str:
+        return f"<Capture {self.format}: {len(self)} packets, first_index={self.first_index}, base={self.base}>"
+
+    def _array(self, k: int) -> np.ndarray:
+        got = self._arrays.get(k)
+        if got is None:
+            import numpy as np
+
+            given = self._given[k]
+            got = np.full(len(self), given, dtype=np.int64) if isinstance(given, int) else \
+                np.asarray(given, dtype=np.int64).reshape(-1)
+            self._arrays[k] = got
+        return got
+
+    @property
+    def offsets(self) -> np.ndarray:
+        """Where each packet's captured bytes start in ``data`` (int64)."""
+        return self._array(0)
+
+    @property
+    def caplens(self) -> np.ndarray:
+        """Each packet's captured length (int64)."""
+        return self._array(1)
+
+    @property
+    def origlens(self) -> np.ndarray:
+        """Each packet's original length, on the wire (int64)."""
+        return self._array(2)
+
+    @property
+    def linktypes(self) -> np.ndarray:
+        """Each packet's link type (int64)."""
+        return self._array(3)
+
+    @property
+    def times(self) -> np.ndarray | None:
+        """Each packet's timestamp in nanoseconds since the epoch (int64; NO_TIME: none), or None when not read."""
+        return None if self._given[4] is None else self._array(4)
 
     def __len__(self) -> int:
-        return len(self.offsets)
+        return len(self._given[0])
 
     def packet(self, index: int) -> memoryview:
         """The captured bytes of packet ``index`` (counted in this chunk)."""
-        start = int(self.offsets[index])
-        return memoryview(self.data)[start : start + int(self.caplens[index])]
+        start = int(self._given[0][index])
+        return memoryview(self.data)[start : start + int(self._given[1][index])]
 
     def is_cut(self, index: int) -> bool:
         """Whether packet ``index`` was captured only in part (snap length)."""
-        return bool(self.caplens[index] < self.origlens[index])
+        return bool(self._given[1][index] < self._given[2][index])
+
+    def with_data(self, data: bytes) -> Capture:
+        """The same records over ``data``: bytes laid out as this capture's (a copy with some fields rewritten)."""
+        offsets, caplens, origlens, linktypes, times = self._given
+        return Capture(data, self.format, offsets, caplens, origlens, linktypes, self.first_index, self.base, times)
+
+    def records(self) -> Iterator[tuple[int, int, int, int, int]]:
+        """(offset, captured length, original length, link type, timestamp or NO_TIME) of each packet, as Python
+        ints, without numpy."""
+        n = len(self)
+        offs, caps, origs, links, times = (repeat(NO_TIME, n) if c is None else repeat(c, n) if isinstance(c, int)
+                                           else _ints(c) for c in self._given)
+        return zip(offs, caps, origs, links, times)
+
+
+def _ints(column: Column) -> list[int]:
+    """A column's values as Python ints."""
+    tolist = getattr(column, "tolist", None)
+    return [int(v) for v in column] if tolist is None else tolist()
 
 
 @dataclass(frozen=True)
@@ -138,14 +215,14 @@ def _bad(what: str, code: Code) -> CsumValueError:
 class _Walked:
     """Records found in a buffer from some position on, and why the walk ended before the buffer did."""
 
-    offs: array | np.ndarray
-    caps: array | np.ndarray
-    origs: array | np.ndarray
-    links: array | int
+    offs: Column
+    caps: Column
+    origs: Column
+    links: Column | int
     end: int
     problem: str | None = None  # the record at ``end`` cannot be read ...
     short: bool = True           # ... because the buffer ends inside it (else: its header is nonsense)
-    times: array | np.ndarray | None = None  # nanoseconds since the epoch, NO_TIME where the record has none
+    times: Column | None = None  # nanoseconds since the epoch, NO_TIME where the record has none
 
 
 class _PcapWalker:
@@ -161,9 +238,12 @@ class _PcapWalker:
         """What a walker needs to go on from a record boundary (see :func:`_walker_at`)."""
         return self._endian, self._linktype, self._nanos
 
-    def _times(self, data: bytes | bytearray | memoryview, offs: np.ndarray) -> np.ndarray:
+    def _times(self, data: bytes | bytearray | memoryview, offs: Column) -> Column:
         """Each record's timestamp in nanoseconds: seconds and the microsecond (or nanosecond) fraction of its
         header, the 16 bytes before ``offs``."""
+        import numpy as np
+
+        offs = np.asarray(offs, dtype=np.int64)
         if not len(offs):
             return np.zeros(0, dtype=np.int64)
         d = np.frombuffer(data, dtype=np.uint8)
@@ -172,30 +252,27 @@ class _PcapWalker:
 
     def walk(self, data: bytes | bytearray | memoryview, pos: int, times: bool = True) -> _Walked:
         """The records from ``pos`` on (``times``: with their timestamps)."""
-        stamp = self._times if times else lambda data, offs: None
         cwalk = engine.cwalk
         if cwalk is not None:  # the same loop in C (csum/engine/_cwalk.c pcap_records)
             offs_b, caps_b, origs_b, pos = cwalk.pcap_records(data, pos, self._endian == ">", MAX_RECORD)
-            offs, caps, origs = (np.frombuffer(c, dtype=np.int64) for c in (offs_b, caps_b, origs_b))
-            return _Walked(offs, caps, origs, self._linktype, pos, *self._why(data, pos), stamp(data, offs))
-        heads: list[int] = []
-        u32, size, most = self._u32, len(data), MAX_RECORD
-        add, limit = heads.append, size - 16
-        while pos <= limit:  # the hot loop: one unpack per record, the checks folded into one test
-            incl = u32(data, pos + 8)[0]
-            end = pos + 16 + incl
-            if end > size or incl > most:
-                break
-            add(pos)
-            pos = end
-        offs = np.array(heads, dtype=np.int64) + 16
-        d = np.frombuffer(data, dtype=np.uint8)
-        shifts = (0, 8, 16, 24) if self._endian == "<" else (24, 16, 8, 0)
-        caps, origs = np.zeros(len(offs), dtype=np.int64), np.zeros(len(offs), dtype=np.int64)
-        for k, shift in enumerate(shifts):
-            caps |= d[offs - 8 + k].astype(np.int64) << shift
-            origs |= d[offs - 4 + k].astype(np.int64) << shift
-        return _Walked(offs, caps, origs, self._linktype, pos, *self._why(data, pos), stamp(data, offs))
+            offs, caps, origs = array("q"), array("q"), array("q")
+            for column, raw in ((offs, offs_b), (caps, caps_b), (origs, origs_b)):
+                column.frombytes(raw)
+        else:
+            offs, caps, origs = array("q"), array("q"), array("q")
+            lengths, size, most = struct.Struct(self._endian + "II").unpack_from, len(data), MAX_RECORD
+            limit = size - 16
+            while pos <= limit:  # the hot loop: one unpack per record, the checks folded into one test
+                incl, orig = lengths(data, pos + 8)
+                end = pos + 16 + incl
+                if end > size or incl > most:
+                    break
+                offs.append(pos + 16)
+                caps.append(incl)
+                origs.append(orig)
+                pos = end
+        return _Walked(offs, caps, origs, self._linktype, pos, *self._why(data, pos),
+                       self._times(data, offs) if times else None)
 
     def _why(self, data: bytes | bytearray | memoryview, pos: int) -> tuple[str | None, bool]:
         """(problem, short) of the record at ``pos``, where the walk stopped."""
@@ -325,18 +402,8 @@ def _nanoseconds(ticks: int, resol: int) -> int:
     return ticks * 10 ** (9 - resol) if resol <= 9 else ticks // 10 ** (resol - 9)
 
 
-def _column(values: array | np.ndarray) -> np.ndarray:
-    if isinstance(values, np.ndarray):
-        return values
-    return np.frombuffer(values, dtype=np.int64) if len(values) else np.zeros(0, dtype=np.int64)
-
-
 def _capture(data: bytes, fmt: str, walked: _Walked, first_index: int, base: int) -> Capture:
-    offs = _column(walked.offs)
-    links = walked.links
-    link = np.full(len(offs), links, dtype=np.int64) if isinstance(links, int) else _column(links)
-    times = None if walked.times is None else _column(walked.times)
-    return Capture(data, fmt, offs, _column(walked.caps), _column(walked.origs), link, first_index, base, times)
+    return Capture(data, fmt, walked.offs, walked.caps, walked.origs, walked.links, first_index, base, walked.times)
 
 
 def _read_full(stream: BinaryIO, n: int) -> bytes:

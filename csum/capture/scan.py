@@ -20,17 +20,18 @@ import os
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from . import pcap
-from .arrow import to_arrow, to_pandas  # every field as a row (the [arrow] extra): csum.scan.to_arrow / to_pandas
 from .checker import Checker
 from .checker import Sink as ResultSink
 from .checker import TableSink
-from .parallel import check_spans, checked
 from .report import Report
 from .source import open_source
 from .stitch import Stitcher
+
+if TYPE_CHECKING:
+    from .arrow import to_arrow, to_pandas
 
 __all__ = ["Scan", "merged", "scan", "to_arrow", "to_pandas"]
 
@@ -87,6 +88,8 @@ def scan(name: str, *, jobs: int = 1, chunk_bytes: int = pcap.CHUNK_BYTES, sink:
         fd = source.fileno() if jobs > 1 and (source.size or 0) > chunk_bytes and sink is None and each is None \
             and table is None and transform is None and not fix_embedded else None
         if fd is not None:  # nothing to copy out: each process reads its own chunks from the file
+            from .parallel import check_spans
+
             tick = None if progress is None else (lambda at: progress(at, source.size))
             report = check_spans(reader.spans(), lambda at, n: os.pread(fd, n, at), jobs,
                                  keep_patches=keep_patches, progress=tick, keep=keep, hosts=hosts)
@@ -122,6 +125,8 @@ def scan(name: str, *, jobs: int = 1, chunk_bytes: int = pcap.CHUNK_BYTES, sink:
             checker = Checker(each, fix_embedded=fix_embedded, hosts=hosts, table=table)
             parts = ((c, checker.check(c)) for c in chunks)
         else:
+            from .parallel import checked
+
             checker = stitcher = Stitcher(fix_embedded, hosts)
             parts = ((c, stitcher.add(part, again(c)))
                      for c, part in checked(chunks, jobs, fix_embedded=fix_embedded, hosts=hosts))
@@ -138,6 +143,16 @@ def scan(name: str, *, jobs: int = 1, chunk_bytes: int = pcap.CHUNK_BYTES, sink:
             for block in reader.rest():
                 sink.write(block)
         return Scan(source.name, reader.format, source.compression, report, reader.stop, *counted)
+
+
+def __getattr__(name: str) -> object:
+    """``to_arrow`` and ``to_pandas`` (csum/capture/arrow.py: every field as a row, the [arrow] extra), imported when
+    first asked for: with numpy, which checking a small capture does not need."""
+    if name in ("to_arrow", "to_pandas"):
+        from . import arrow
+
+        return getattr(arrow, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def again(chunk: pcap.Capture) -> Callable[[], pcap.Capture]:

@@ -12,7 +12,6 @@ that many processes, in order.
 
 from __future__ import annotations
 
-import dataclasses
 import multiprocessing
 import os
 import sys
@@ -66,7 +65,7 @@ def _rewritten_chunk(chunk: pcap.Capture, rules: Rules) -> tuple[pcap.Capture, O
     """``chunk`` with every packet rewritten (:func:`csum.rewrite.fast.rewrite_chunk`), what happened, and how many
     packets the C engine answered."""
     data, out, fast = rewrite_chunk(chunk, rules)
-    return dataclasses.replace(chunk, data=data), out, fast
+    return chunk.with_data(data), out, fast
 
 
 _RULES: Rules | None = None

@@ -21,7 +21,7 @@ from scapy.all import ICMP, IP, TCP, UDP, Ether, ICMPv6EchoRequest, IPv6, PcapNg
 from scapy.utils import RawPcapNgReader, RawPcapReader
 
 from csum import engine
-from csum.capture import pcap
+from csum.capture import checker, pcap
 from csum.capture.checker import check
 from csum.errors import CsumValueError
 from csum.layers import inet
@@ -330,6 +330,12 @@ def test_fast_paths_equal_the_walker(monkeypatch, frames, corrupt, c_walker):
     report = check(cap)
     for attr in ("counts", "bad", "offload", "malformed", "cut", "not_ip", "unsupported", "patches"):
         assert getattr(report, attr) == getattr(walked, attr), attr
+    # a small capture's path without numpy (here numpy is imported: the chunk goes to C at once): the C walker a
+    # packet at a time, the same report, packets on the fast path and senders included (no fragments here: C
+    # reassembles only at once)
+    at_once = check(cap, hosts=True)
+    monkeypatch.setattr(checker, "one_by_one", lambda packets: True)
+    assert check(cap, hosts=True) == at_once
 
 
 # --- reading in chunks ----------------------------------------------------------------------
@@ -426,13 +432,14 @@ def test_c_record_walk_equals_the_python_one(records, tail, big):
         assert getattr(c, name).tolist() == getattr(py, name).tolist(), name
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(frames=fragmented(), corrupt=st.lists(st.tuples(st.integers(0, 30), st.integers(0, 120)), max_size=2),
-       plain=st.lists(frames(), max_size=3))
-def test_c_reassembly_equals_the_walker(frames, corrupt, plain):
+       plain=st.lists(frames(), max_size=3), one_by_one=st.booleans())
+def test_c_reassembly_equals_the_walker(monkeypatch, frames, corrupt, plain, one_by_one):
     """Differential: fragments judged by the C walker (csum/engine/_cwalk.c reassembles the datagrams it can) give the
     same report as the walker-only run (csum/layers/reassembly.py), on fragments lost, repeated, reordered,
-    overlapping, cut, sharing a key, corrupted, or mixed with csum.testing.frames stacks."""
+    overlapping, cut, sharing a key, corrupted, or mixed with csum.testing.frames stacks; the chunk checked at once or
+    a packet at a time (csum.capture.checker.ONE_BY_ONE: C judges whole packets, the Python walker reassembles)."""
     if engine.cwalk is None:
         pytest.skip("csum.engine._cwalk is not built")
     packets = [(1, bytearray(f), orig) for f, orig in frames] + [(link, bytearray(f), len(f)) for link, f in plain]
@@ -441,6 +448,7 @@ def test_c_reassembly_equals_the_walker(frames, corrupt, plain):
             packets[k][1][at] ^= 0x40
     cap = _capture([(link, bytes(p), max(orig, len(p))) for link, p, orig in packets])
     walked = python_report(cap)
+    monkeypatch.setattr(checker, "one_by_one", lambda packets: one_by_one)  # a small capture's path, or at once
     report = check(cap)
     for attr in ("counts", "bad", "offload", "malformed", "cut", "not_ip", "unsupported", "patches"):
         assert getattr(report, attr) == getattr(walked, attr), attr
@@ -498,3 +506,22 @@ def test_pcapng_timestamps_out_of_range():
     assert len(cap) == 6
     assert cap.times.tolist() == [pcap.NO_TIME, 9_223_372_036 * 10**9, pcap.NO_TIME,
                                   (1 << 63) - 1, pcap.NO_TIME, pcap.NO_TIME]
+
+
+def test_capture_columns_without_numpy_records_pickle_and_read_only():
+    """Capture.records() (the packet-at-a-time path, no numpy) gives the numpy columns' values; a pickled Capture (what
+    worker processes get) and with_data() keep every column; a Capture cannot be changed. Expected values: the record
+    headers tests/captures.py wrote (offset 24 + 16 per header, the lengths given, link type 1, seconds 1.7e9 + i and
+    1000 * i + 7 microseconds)."""
+    import pickle
+
+    cap = pcap.parse(pcap_bytes([b"x" * 30, b"y" * 41], origlens=[30, 60]))
+    want = [(40, 30, 30, 1, 1_700_000_000_000_007_000), (86, 41, 60, 1, 1_700_000_001_001_007_000)]
+    assert list(cap.records()) == want
+    assert [cap.offsets.tolist(), cap.caplens.tolist(), cap.origlens.tolist(), cap.linktypes.tolist(),
+            cap.times.tolist()] == [list(column) for column in zip(*want)]
+    assert [cap.is_cut(0), cap.is_cut(1), bytes(cap.packet(1))] == [False, True, b"y" * 41]
+    for other in (pickle.loads(pickle.dumps(cap)), cap.with_data(bytes(len(cap.data)))):
+        assert list(other.records()) == want and other.format == "pcap"
+    with pytest.raises(AttributeError):
+        cap.base = 5  # type: ignore[misc]

@@ -16,8 +16,7 @@ import pytest
 from captures import epb, idb, other, pb, pcap_bytes, shb, spb
 from scapy.all import IP, TCP, UDP, Ether, IPv6, Raw, fragment
 
-from csum.capture import pcap
-from csum.capture import scan as scan_module
+from csum.capture import parallel, pcap
 from csum.capture.checker import check
 from csum.capture.scan import merged, scan
 
@@ -156,7 +155,7 @@ def test_jobs_on_a_file_equals_serial(name, chunk_bytes, tmp_path, monkeypatch):
     def refuse(*_args, **_kwargs):
         raise AssertionError("--jobs 2 on a regular file read the chunks in the parent")
 
-    monkeypatch.setattr(scan_module, "checked", refuse)
+    monkeypatch.setattr(parallel, "checked", refuse)  # csum.capture.scan takes it from there when it runs
     for jobs in (2, 3):
         par = scan(str(path), jobs=jobs, chunk_bytes=chunk_bytes, keep_patches=True)
         assert _findings(par.report) == _findings(serial.report)

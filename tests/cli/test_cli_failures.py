@@ -395,24 +395,25 @@ sys.meta_path.insert(0, Hook())
 """
 
 
-@pytest.mark.parametrize("entry, module", [
-    ("import sys; from _csum_cli import main; sys.exit(main())", "csum"),
-    ("import sys; from _csum_cli import main; sys.exit(main())", "csum.engine"),
-    ("import sys; from _csum_cli import main; sys.exit(main())", "csum.cli.parser"),
-    ("import sys; from _csum_cli import main; sys.exit(main())", "numpy"),
-    ("import runpy; runpy.run_module('csum', run_name='__main__')", "csum.cli"),
-    ("import runpy; runpy.run_module('csum', run_name='__main__')", "csum.cli.parser"),
-    ("import runpy; runpy.run_module('csum', run_name='__main__')", "csum.capture.scan"),
+_SCRIPT = "import sys; from _csum_cli import main; sys.exit(main())"
+_MODULE = "import runpy; runpy.run_module('csum', run_name='__main__')"
+
+
+@pytest.mark.parametrize("entry, module, rows", [
+    (_SCRIPT, "csum", False), (_SCRIPT, "csum.engine", False), (_SCRIPT, "csum.cli.parser", False),
+    (_SCRIPT, "csum.capture.checker", False), (_SCRIPT, "numpy", True),
+    (_MODULE, "csum.cli", False), (_MODULE, "csum.cli.parser", False), (_MODULE, "csum.capture.scan", False),
 ])
-def test_ctrl_c_while_importing_is_130(entry, module, frames, tmp_path):
+def test_ctrl_c_while_importing_is_130(entry, module, rows, frames, tmp_path):
     """Ctrl-C while the console script (what pip's `csum` wrapper runs) or `python -m csum` imports csum, its CLI
-    or numpy: exit 130 and `csum: interrupted`, no traceback (it used to be a traceback during the first 0.3 s)."""
+    or numpy: exit 130 and `csum: interrupted`, no traceback (it used to be a traceback during the first 0.3 s).
+    numpy is imported for rows (`--format jsonl`), not for the summary of a small capture."""
     src = tmp_path / "in.pcap"
     src.write_bytes(pcap_bytes(frames[:3]))
     hooked = "\n".join([_HOOK, entry, ""])
     env = {**os.environ, "CSUM_TEST_INTERRUPT": module}
-    proc = subprocess.run([sys.executable, "-c", hooked, "verify", str(src)], capture_output=True, timeout=120,
-                          env=env)
+    proc = subprocess.run([sys.executable, "-c", hooked, "verify", str(src), *(["--format", "jsonl"] if rows else [])],
+                          capture_output=True, timeout=120, env=env)
     assert (proc.returncode, proc.stderr) == (130, b"csum: interrupted\n")
 
 
