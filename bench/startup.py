@@ -10,9 +10,12 @@ first, as an installed package has it (bench.run.compile_csum). The commands:
 * ``python -c "import numpy"`` (what any command that reads a capture pays for numpy), and the same with
   ``OPENBLAS_NUM_THREADS=1`` (what the command line asks for: no OpenBLAS thread per core);
 * ``python -c "import csum"``;
-* ``csum --version`` and ``csum verify SMALL.pcap`` (five scapy-built packets, one chunk: checked in this process),
-  the latter also with ``OPENBLAS_NUM_THREADS`` set to the CPU count (numpy's own default, which the command line
-  would otherwise replace by 1); the ``env`` rows start through env(1);
+* ``csum --version`` and ``csum verify SMALL.pcap`` (five scapy-built packets, one chunk: checked in this process, a
+  packet at a time, without numpy), and ``csum verify SMALL.pcap --format jsonl`` (rows: numpy's columns), also with
+  ``OPENBLAS_NUM_THREADS`` set to the CPU count (numpy's own default, which the command line would otherwise replace
+  by 1); the ``env`` rows start through env(1). ``csum`` is the console script pip installed for this interpreter (its scripts
+  directory); where the ``csum`` on PATH is another file (a version manager's shim: pyenv's runs bash and
+  ``pyenv exec`` first), ``csum --version`` through it is a row of its own;
 * ``tshark -v`` and ``tshark -r SMALL.pcap`` (Wireshark's start on the same file; skipped, with the reason, where
   tshark is missing).
 
@@ -28,6 +31,7 @@ import os
 import shutil
 import statistics
 import sys
+import sysconfig
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -47,18 +51,29 @@ def _small_capture(path: Path) -> None:
     wrpcap(str(path), [Ether() / IP(dst="192.0.2.1") / TCP() / (b"x" * k) for k in range(SMALL_PACKETS)])
 
 
+def _script() -> Path | None:
+    """The console script pip installed for this interpreter (its scripts directory), or None from a checkout."""
+    path = Path(sysconfig.get_path("scripts")) / "csum"
+    return path if path.is_file() else None
+
+
 def commands(small: Path) -> dict[str, list[str]]:
     """The commands timed, by the name the table shows (tshark's only where it is installed)."""
     py = sys.executable
-    script = shutil.which("csum")  # the console script users type (from a checkout without it: the same main)
-    csum = [script] if script else [py, "-c", "import sys; from _csum_cli import main; sys.exit(main())"]
+    script = _script()
+    csum = [str(script)] if script else [py, "-c", "import sys; from _csum_cli import main; sys.exit(main())"]
     out = {"python -c pass": [py, "-c", "pass"], "python -c 'import numpy'": [py, "-c", "import numpy"],
            "python -c 'import csum'": [py, "-c", "import csum"], "csum --version": [*csum, "--version"],
            f"csum verify SMALL.pcap ({SMALL_PACKETS} packets)": [*csum, "verify", str(small)]}
     threads = f"OPENBLAS_NUM_THREADS={os.cpu_count()}"
     out["env OPENBLAS_NUM_THREADS=1 python -c 'import numpy'"] = ["env", "OPENBLAS_NUM_THREADS=1", py, "-c",
                                                                  "import numpy"]
-    out[f"env {threads} csum verify SMALL.pcap"] = ["env", threads, *csum, "verify", str(small)]
+    rows = ["verify", str(small), "--format", "jsonl"]  # rows come from numpy columns: numpy's import
+    out["csum verify SMALL.pcap --format jsonl"] = [*csum, *rows]
+    out[f"env {threads} csum verify SMALL.pcap --format jsonl"] = ["env", threads, *csum, *rows]
+    on_path = shutil.which("csum")
+    if on_path and script and Path(on_path).resolve() != script.resolve():  # a version manager's shim (pyenv's)
+        out[f"csum --version through PATH ({on_path})"] = [on_path, "--version"]
     tshark = shutil.which("tshark")
     if tshark is not None:
         out["tshark -v"] = [tshark, "-v"]

@@ -74,7 +74,7 @@ def render() -> str:
     section("header layouts: offsets from the header's start")
     for prefix, layout in (("ETHHDR", T.ETHHDR), ("IPHDR", T.IPHDR), ("IPV6HDR", T.IPV6HDR),
                            ("FRAG_HDR", T.FRAG_HDR), ("PPPOE_HDR", T.PPPOE_HDR), ("GTP_HDR", T.GTP_HDR)):
-        for field, value in vars(layout).items():
+        for field, value in layout._asdict().items():
             define(f"{prefix}_{field.upper()}", value)
     for name in ("IP_DF", "IP_MF", "IP_OFFSET", "FRAG_UNIT", "IP6_MF", "IP6_OFFSET", "IPOPT_END", "IPOPT_NOOP",
                  "IPV6_TLV_PAD1", "IPV6_EXT_UNIT", "IPV6_RT_SEGMENTS_LEFT", "IPV6_RT_TYPE", "ROUTING_SRH",

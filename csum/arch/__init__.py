@@ -25,6 +25,10 @@ from ..errors import Code, CsumValueError
 #: where it has no vectorized path (that alignment); csum.batch then runs the scalar algorithm.
 VectorFn = Callable[[Any, Any, int], Any]
 
+#: The primitives of a profile :func:`csum.crossarch.compare_function` (``csum compare --function``) compares,
+#: besides csum_partial.
+FUNCTIONS = ("csum_tcpudp_nofold", "csum_tcpudp_magic", "csum_ipv6_magic", "ip_fast_csum", "csum_fold")
+
 _ALGORITHMS: dict[str, PartialFn] = {}
 _VECTORIZED: dict[str, VectorFn] = {}
 

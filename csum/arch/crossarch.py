@@ -24,6 +24,7 @@ from ..core.arith import M32, from32to16
 from ..core.inputs import as_view, check_align, check_choice, check_instance, check_list, check_uint
 from ..errors import Code, CsumValueError
 from ..types import Wsum
+from . import FUNCTIONS
 from .profiles import Profile, profile, profile_named, profile_names
 
 __all__ = ["FUNCTIONS", "FunctionRow", "REFERENCE", "Row", "align_dependence", "compare", "compare_function",
@@ -122,10 +123,6 @@ def compare(buf: object, seed: Wsum = Wsum(0), profiles: list[str] | None = None
     generic_field = field16(generic.csum_partial(view, seed), "little")
     generic_homog_field = field16(generic.bpf_csum_diff(b"", view, seed), "little")
     return [_row(p, view, seed, refs, generic_field, generic_homog_field, align) for p in chosen]
-
-
-#: Functions ``csum compare --function`` takes, besides csum_partial (the default table above).
-FUNCTIONS = ("csum_tcpudp_nofold", "csum_tcpudp_magic", "csum_ipv6_magic", "ip_fast_csum", "csum_fold")
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,6 @@ checksum (of any protocol) is **corruption or a bug**.
 
 from __future__ import annotations
 
-import datetime
 import functools
 import ipaddress
 from collections.abc import Sequence
@@ -301,6 +300,8 @@ def clock(ns: int) -> str:
     """A timestamp as UTC date and time to the microsecond ("-" when unknown)."""
     if ns == NO_TIME:
         return "-"
+    import datetime  # where a time is written: a summary without hosts needs none
+
     when = datetime.datetime.fromtimestamp(ns // 10**9, datetime.timezone.utc)
     return (when + datetime.timedelta(microseconds=ns % 10**9 // 1000)).strftime("%Y-%m-%d %H:%M:%S.%f")
 

@@ -30,10 +30,10 @@ def _version(as_json: bool) -> int:
 
 
 def _run(argv: list[str]) -> int:
-    cli = parser.build()
+    cli = parser.build(argv)
     args = cli.parse_args(argv)
     if args.command is None and not args.version:
-        args = cli.parse_args([*argv, "compare"])
+        args = parser.build([*argv, "compare"]).parse_args([*argv, "compare"])
     args.json = getattr(args, "json", False) or args.json_top
     if getattr(args, "jobs", 1) is None:
         from ..capture.parallel import default_jobs

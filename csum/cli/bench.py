@@ -13,9 +13,13 @@ from .args import UsageError
 PEERS = ("scapy", "dpkt")
 
 
+#: The command's name on the command line.
+NAME = "bench"
+
+
 def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """The ``bench`` subcommand's arguments."""
-    bench = sub.add_parser("bench", help="run the benchmarks (python -m bench, from a source checkout)")
+    bench = sub.add_parser(NAME, help="run the benchmarks (python -m bench, from a source checkout)")
     bench.add_argument("--quick", action="store_true", help="the short run CI uses")
     bench.set_defaults(func=run)
     return bench

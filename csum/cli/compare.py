@@ -9,16 +9,24 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..arch.crossarch import FUNCTIONS, FunctionRow, Row, compare, compare_function
+from ..arch import FUNCTIONS
 from ..core.partial import internet_checksum
 from .args import UsageError, align, hex_bytes, integer
 from .sample import SAMPLE_PACKET
 
+if TYPE_CHECKING:  # csum.crossarch (and its profiles) only when compare runs: the other commands start without it
+    from ..arch.crossarch import FunctionRow, Row
+
+
+#: The command's name on the command line.
+NAME = "compare"
+
 
 def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """The ``compare`` subcommand's arguments."""
-    cmp_ = sub.add_parser("compare", help="csum_partial and bpf_csum_diff of one input on every architecture")
+    cmp_ = sub.add_parser(NAME, help="csum_partial and bpf_csum_diff of one input on every architecture")
     cmp_.add_argument("hex", nargs="?", help="input bytes as hex (default: the embedded sample packet)")
     cmp_.add_argument("--file", help="read the input bytes from a file")
     cmp_.add_argument("--seed", type=integer, default=0, help="32-bit seed (default 0)")
@@ -54,6 +62,8 @@ def run(args: argparse.Namespace) -> int:
     names = [n.strip() for n in args.profiles.split(",") if n.strip()] if args.profiles else None
     if args.function != "csum_partial":
         return _function(args, data, label, names)
+    from ..arch.crossarch import compare
+
     rows = compare(data, args.seed, names, align=args.align)
     if args.json:
         print(json.dumps({"input": data.hex(), "seed": args.seed, "align": args.align,
@@ -82,6 +92,8 @@ def _function(args: argparse.Namespace, data: bytes, label: str, names: list[str
     proto = args.proto if args.proto is not None else SAMPLE_PACKET[9]
     if not 0 <= length <= 0xFFFFFFFF or not 0 <= proto <= 0xFF:
         raise UsageError(f"--len must be a u32 and --proto a u8, got {length} and {proto}")
+    from ..arch.crossarch import compare_function
+
     rows = compare_function(fn, data=data, seed=args.seed, saddr=saddr, daddr=daddr, length=length, proto=proto,
                             profiles=names)
     if fn.startswith(("csum_tcpudp", "csum_ipv6")):

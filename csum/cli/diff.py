@@ -6,14 +6,16 @@ import argparse
 import json
 
 from .. import bpf
-from ..arch.crossarch import align_dependence
-from ..arch.profiles import profile
 from .args import UsageError, align, hex_bytes, integer
+
+
+#: The command's name on the command line.
+NAME = "diff"
 
 
 def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """The ``diff`` subcommand's arguments."""
-    diff = sub.add_parser("diff", help="bpf_csum_diff of two buffers and what the l3/l4 replace helpers then write")
+    diff = sub.add_parser(NAME, help="bpf_csum_diff of two buffers and what the l3/l4 replace helpers then write")
     diff.add_argument("--from", dest="frm", required=True, metavar="HEX", help="bytes taken out (hex; '' for none)")
     diff.add_argument("--to", required=True, metavar="HEX", help="bytes put in (hex; '' for none)")
     diff.add_argument("--seed", type=integer, default=0, help="32-bit seed (default 0)")
@@ -50,6 +52,9 @@ def _replaced(helper: str, field: bytes, diff: int, flags: int, ip_summed: int) 
 
 def run(args: argparse.Namespace) -> int:
     """``csum diff``."""
+    from ..arch.crossarch import align_dependence  # with the profiles: only where diff runs
+    from ..arch.profiles import profile
+
     frm, to = hex_bytes(args.frm), hex_bytes(args.to)
     prof = profile(args.profile)
     homog = prof.bpf_csum_diff(frm, to, args.seed, frm_align=args.from_align, to_align=args.to_align)

@@ -35,9 +35,13 @@ EXIT_CODES = f"""exit codes:
        (after a signal OUT is not written)"""
 
 
+#: The command's name on the command line.
+NAME = "fix"
+
+
 def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """The ``fix`` subcommand's arguments."""
-    fix = sub.add_parser("fix", help="copy a capture with every wrong checksum corrected", epilog=EXIT_CODES,
+    fix = sub.add_parser(NAME, help="copy a capture with every wrong checksum corrected", epilog=EXIT_CODES,
                          formatter_class=argparse.RawDescriptionHelpFormatter)
     fix.add_argument("file", metavar="IN", help="the capture (as for verify; - for standard input)")
     fix.add_argument("out", metavar="OUT", help="a regular file to write (compressed when it ends in .gz, .bz2, .xz "

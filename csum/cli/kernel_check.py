@@ -10,9 +10,13 @@ from pathlib import Path
 from .args import UsageError, integer, write_text
 
 
+#: The command's name on the command line.
+NAME = "kernel-check"
+
+
 def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """The ``kernel-check`` subcommand's arguments."""
-    kc = sub.add_parser("kernel-check", help="compare the emulation with the running kernel's bpf_csum_diff")
+    kc = sub.add_parser(NAME, help="compare the emulation with the running kernel's bpf_csum_diff")
     kc.add_argument("--n", type=integer, default=2000, help="number of cases (default 2000; with --qemu, bpf_csum_diff "
                     "cases per JIT setting, at least the 417 fixed corner cases, plus a third as many l3/l4 "
                     "replace cases)")

@@ -14,9 +14,13 @@ _MAP_ENTRY = re.compile(r"^([A-Za-z_][\w.]*):(.+)$")
 _NAMED = re.compile(r"^([A-Za-z_][\w.]*)=(.*)$")
 
 
+#: The command's name on the command line.
+NAME = "prog"
+
+
 def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """The ``prog`` subcommand's arguments."""
-    prg = sub.add_parser("prog", help="run a compiled tc/XDP program on packets (running kernel) and check its checksums")
+    prg = sub.add_parser(NAME, help="run a compiled tc/XDP program on packets (running kernel) and check its checksums")
     prg.add_argument("file", metavar="OBJ.o", help="BPF ELF object (clang -target bpf)")
     which = prg.add_mutually_exclusive_group()
     which.add_argument("--section", help="the program's ELF section (e.g. tc, xdp)")

@@ -12,9 +12,13 @@ from . import progress
 from .args import UsageError, positive
 
 
+#: The command's name on the command line.
+NAME = "rewrite"
+
+
 def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """The ``rewrite`` subcommand's arguments."""
-    cmd = sub.add_parser("rewrite", help="rewrite a capture's addresses, ports, TTL ... with incremental checksums")
+    cmd = sub.add_parser(NAME, help="rewrite a capture's addresses, ports, TTL ... with incremental checksums")
     cmd.add_argument("file", metavar="IN", help="the capture (pcap or pcapng, compressed or not; - for standard input)")
     cmd.add_argument("out", metavar="OUT", help="a regular file to write (- for standard output)")
     cmd.add_argument("--rules", metavar="FILE", help="a TOML file of rules (the options below, as keys)")

@@ -13,8 +13,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..errors import Code, CsumError
 from . import progress
@@ -57,8 +56,7 @@ class Sink:
             raise UsageError(f"cannot write {self._name}: {exc.strerror or exc}") from None
 
 
-@dataclass(frozen=True)
-class Failed:
+class Failed(NamedTuple):
     """An input of several that could not be checked at all: its name, why (one line) and the error's code."""
 
     name: str

@@ -27,9 +27,13 @@ EXIT_CODES = f"""exit codes:
 {SIGNAL_CODES}"""
 
 
+#: The command's name on the command line.
+NAME = "verify"
+
+
 def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """The ``verify`` subcommand's arguments."""
-    ver = sub.add_parser("verify", help="check every Internet checksum (IPv4, TCP, UDP, ICMP, tunnels ...) in pcap "
+    ver = sub.add_parser(NAME, help="check every Internet checksum (IPv4, TCP, UDP, ICMP, tunnels ...) in pcap "
                          "or pcapng files", epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     ver.add_argument("files", nargs="+", metavar="FILE", help="a capture (pcap or pcapng, maybe gzip/bzip2/xz/zstd "
                      "compressed), - for standard input, or with --dask any fsspec URL")

@@ -14,9 +14,9 @@ checksum. Linux counterparts (where Linux checks the field on receive) are cited
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import Enum
 from types import SimpleNamespace
+from typing import NamedTuple
 
 # --- what a checksum covers -------------------------------------------------------------------
 
@@ -55,8 +55,7 @@ PSEUDO = SimpleNamespace(**Pseudo.__members__)
 ZERO = SimpleNamespace(**Zero.__members__)
 
 
-@dataclass(frozen=True)
-class Protocol:
+class Protocol(NamedTuple):
     """One protocol that carries the Internet checksum.
 
     ``field``: the checksum's offset from the header start; ``minimum``: the bytes that must be
@@ -157,8 +156,7 @@ JUMBO_OPTION, HOME_ADDRESS_OPTION = 0xC2, 0xC9
 # --- header layouts: offsets from the header's start, named as the kernel's structs name their members ----------
 
 
-@dataclass(frozen=True)
-class EthHdr:
+class EthHdr(NamedTuple):
     """include/uapi/linux/if_ether.h ``struct ethhdr`` and a ``struct vlan_hdr`` tag (IEEE 802.1Q)."""
 
     size: int = 14
@@ -166,8 +164,7 @@ class EthHdr:
     vlan_size: int = 4
 
 
-@dataclass(frozen=True)
-class IPHdr:
+class IPHdr(NamedTuple):
     """include/uapi/linux/ip.h ``struct iphdr`` (RFC 791 3.1): the fixed 20 bytes; IHL counts 32-bit words."""
 
     size: int = 20
@@ -182,8 +179,7 @@ class IPHdr:
     addr_size: int = 4
 
 
-@dataclass(frozen=True)
-class IPv6Hdr:
+class IPv6Hdr(NamedTuple):
     """include/uapi/linux/ipv6.h ``struct ipv6hdr`` (RFC 8200 3)."""
 
     size: int = 40
@@ -195,8 +191,7 @@ class IPv6Hdr:
     addr_size: int = 16
 
 
-@dataclass(frozen=True)
-class FragHdr:
+class FragHdr(NamedTuple):
     """include/net/ipv6.h ``struct frag_hdr`` (RFC 8200 4.5): 8 bytes, the offset word at 2, the identification
     at 4."""
 
@@ -269,8 +264,7 @@ UDP_EMBEDDED = {SFLOW_PORT: "sflow"}
 TCP_EMBEDDED = {port: "openflow" for port in OPENFLOW_PORTS}
 
 
-@dataclass(frozen=True)
-class GtpHdr:
+class GtpHdr(NamedTuple):
     """3GPP TS 29.281 5.1 GTPv1-U: flags (version in the top 3 bits, PT, E, S, PN), message type, Length (the octets
     after the 8 mandatory ones), TEID; 4 more octets (sequence number, N-PDU number, next extension header type)
     when any of E, S or PN is set; extension headers of ``ext_unit``-octet units (the count in their first octet),
@@ -355,8 +349,7 @@ PPP_ADDRESS_CONTROL = b"\xff\x03"
 CHDLC_ADDRESSES, CHDLC_HLEN = frozenset({0x0F, 0x8F}), 4
 
 
-@dataclass(frozen=True)
-class PppoeHdr:
+class PppoeHdr(NamedTuple):
     """RFC 2516 4 (include/uapi/linux/if_pppox.h ``struct pppoe_hdr``): version and type, code, session id, and the
     Length of the payload (from the PPP protocol field on) at 4; 6 bytes. Linux ``pppoe_rcv`` drops a frame
     shorter than Length and trims the payload to it (drivers/net/ppp/pppoe.c)."""
@@ -385,8 +378,7 @@ ARCNET_PROTOCOLS = {0xD4: ("ipv4", 3), 0xC4: ("ipv6", 3), 0xF0: ("ipv4", 0)}
 NFULA_PAYLOAD = 9
 
 
-@dataclass(frozen=True)
-class LinkType:
+class LinkType(NamedTuple):
     """How a capture link type's header is laid out.
 
     ``kind`` names the walker's handler; ``header``: fixed header length; ``at``: offset of the

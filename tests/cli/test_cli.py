@@ -448,14 +448,14 @@ def test_ctrl_c_and_memory_error_are_one_line(monkeypatch, capsys):
         raise KeyboardInterrupt
 
     parser = cli_parser.build
-    monkeypatch.setattr(cli_parser, "build", lambda: _with(parser(), "kernel-check", interrupted))
+    monkeypatch.setattr(cli_parser, "build", lambda argv=None: _with(parser(argv), "kernel-check", interrupted))
     assert main(["kernel-check"]) == 130
     assert capsys.readouterr().err == "csum: interrupted\n"
 
     def hungry(args):
         raise MemoryError
 
-    monkeypatch.setattr(cli_parser, "build", lambda: _with(parser(), "compare", hungry))
+    monkeypatch.setattr(cli_parser, "build", lambda argv=None: _with(parser(argv), "compare", hungry))
     assert main(["compare", "00"]) == 2
     assert capsys.readouterr().err == "csum: compare failed for input: out of memory\n"
 
