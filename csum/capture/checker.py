@@ -53,18 +53,18 @@ def one_by_one(packets: int) -> bool:
     return packets <= ONE_BY_ONE and "numpy" not in sys.modules
 
 
-@dataclass
 class _Row:
-    """A walked packet's findings, kept until no pending datagram can amend them (with the packet's timestamp and
-    where its fields' addresses are, for the rows: :mod:`csum.capture.rows`)."""
+    """A walked packet's findings, kept until no pending datagram can amend them (with the packet's timestamp, its IP
+    headers where the report collects hosts (csum.capture.hosts) and where its fields' addresses are, for the rows:
+    :mod:`csum.capture.rows`)."""
 
-    index: int
-    results: list[Result]
-    patches: list[tuple[int, bytes]]
-    malformed: str | None = None
-    time: int = NO_TIME
-    senders: list[Sender] | None = None  # its IP headers, where the report collects hosts (csum.capture.hosts)
-    where: Callable[[Result], tuple[int, bytes, bytes]] | None = None
+    __slots__ = ("index", "results", "patches", "malformed", "time", "senders", "where")
+
+    def __init__(self, index: int, results: list[Result], patches: list[tuple[int, bytes]], malformed: str | None = None,
+                 time: int = NO_TIME, senders: list[Sender] | None = None,
+                 where: Callable[[Result], tuple[int, bytes, bytes]] | None = None) -> None:
+        self.index, self.results, self.patches, self.malformed = index, results, patches, malformed
+        self.time, self.senders, self.where = time, senders, where
 
 
 @dataclass

@@ -211,18 +211,18 @@ def _bad(what: str, code: Code) -> CsumValueError:
     return CsumValueError(what, code=code)
 
 
-@dataclass
 class _Walked:
-    """Records found in a buffer from some position on, and why the walk ended before the buffer did."""
+    """Records found in a buffer from some position on, and why the walk ended before the buffer did: the columns
+    (``times``: nanoseconds since the epoch, NO_TIME where the record has none; None when not read), ``end``, and
+    ``problem``, why the record at ``end`` cannot be read, ``short`` when because the buffer ends inside it (else its
+    header is nonsense)."""
 
-    offs: Column
-    caps: Column
-    origs: Column
-    links: Column | int
-    end: int
-    problem: str | None = None  # the record at ``end`` cannot be read ...
-    short: bool = True           # ... because the buffer ends inside it (else: its header is nonsense)
-    times: Column | None = None  # nanoseconds since the epoch, NO_TIME where the record has none
+    __slots__ = ("offs", "caps", "origs", "links", "end", "problem", "short", "times")
+
+    def __init__(self, offs: Column, caps: Column, origs: Column, links: Column | int, end: int,
+                 problem: str | None = None, short: bool = True, times: Column | None = None) -> None:
+        self.offs, self.caps, self.origs, self.links, self.end = offs, caps, origs, links, end
+        self.problem, self.short, self.times = problem, short, times
 
 
 class _PcapWalker:

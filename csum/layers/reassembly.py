@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from .check import Result, judge
 from .reasons import Reason
@@ -39,29 +39,34 @@ _FAILED = {"overlap": Reason.REASSEMBLY_FAILED, "too long": Reason.REASSEMBLY_FA
 Key = tuple[int, bytes, bytes, int, int]
 
 
-@dataclass
 class _Piece:
-    index: int        # packet index
-    offset: int       # fragment offset in the datagram's fragmentable part
-    data: bytes
-    start: int        # where ``data`` starts in its packet
+    """One fragment's part of a datagram: its packet, offset in the datagram's fragmentable part, bytes, and where
+    they start in the packet."""
+
+    __slots__ = ("index", "offset", "data", "start")
+
+    def __init__(self, index: int, offset: int, data: bytes, start: int) -> None:
+        self.index, self.offset, self.data, self.start = index, offset, data, start
 
 
-@dataclass
 class _Datagram:
-    pieces: list[_Piece] = field(default_factory=list)
-    head: bytes | None = None      # the first fragment's bytes from the IP header to its data
-    head_index: int = -1
-    l3: int = 0
-    version: int = 4
-    total: int | None = None       # end of the last fragment, once seen
-    failed: str | None = None
-    prefix: str = ""               # the path of the first fragment's layers in front of IP
-    repeats: list[int] = field(default_factory=list)  # packets repeating the first fragment byte for byte
+    """A datagram being reassembled."""
+
+    __slots__ = ("pieces", "head", "head_index", "l3", "version", "total", "failed", "prefix", "repeats")
+
+    def __init__(self, version: int = 4) -> None:
+        self.pieces: list[_Piece] = []
+        self.head: bytes | None = None  # the first fragment's bytes from the IP header to its data
+        self.head_index = -1
+        self.l3 = 0
+        self.version = version
+        self.total: int | None = None  # end of the last fragment, once seen
+        self.failed: str | None = None
+        self.prefix = ""  # the path of the first fragment's layers in front of IP
+        self.repeats: list[int] = []  # packets repeating the first fragment byte for byte
 
 
-@dataclass
-class Done:
+class Done(NamedTuple):
     """A datagram whose fate is known: its results by packet index (reassembled) or why it failed (given up:
     neither), and every packet holding one of its fragments (``pieces``); ``first``: the first fragment's packet,
     -1 when it never came; ``embedded``: (packet index, field offset) of the results that are an embedded packet's
