@@ -13,9 +13,8 @@ first, as an installed package has it (bench.run.compile_csum). The commands:
 * ``csum --version`` and ``csum verify SMALL.pcap`` (five scapy-built packets, one chunk: checked in this process, a
   packet at a time, without numpy), and ``csum verify SMALL.pcap --format jsonl`` (rows: numpy's columns), also with
   ``OPENBLAS_NUM_THREADS`` set to the CPU count (numpy's own default, which the command line would otherwise replace
-  by 1); the ``env`` rows start through env(1). ``csum`` is the console script pip installed for this interpreter (its scripts
-  directory); where the ``csum`` on PATH is another file (a version manager's shim: pyenv's runs bash and
-  ``pyenv exec`` first), ``csum --version`` through it is a row of its own;
+  by 1); the ``env`` rows start through env(1). ``csum`` is the console script pip installed for this interpreter
+  (its scripts directory, whatever PATH holds);
 * ``tshark -v`` and ``tshark -r SMALL.pcap`` (Wireshark's start on the same file; skipped, with the reason, where
   tshark is missing).
 
@@ -71,9 +70,6 @@ def commands(small: Path) -> dict[str, list[str]]:
     rows = ["verify", str(small), "--format", "jsonl"]  # rows come from numpy columns: numpy's import
     out["csum verify SMALL.pcap --format jsonl"] = [*csum, *rows]
     out[f"env {threads} csum verify SMALL.pcap --format jsonl"] = ["env", threads, *csum, *rows]
-    on_path = shutil.which("csum")
-    if on_path and script and Path(on_path).resolve() != script.resolve():  # a version manager's shim (pyenv's)
-        out[f"csum --version through PATH ({on_path})"] = [on_path, "--version"]
     tshark = shutil.which("tshark")
     if tshark is not None:
         out["tshark -v"] = [tshark, "-v"]

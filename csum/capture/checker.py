@@ -48,8 +48,8 @@ def one_by_one(packets: int) -> bool:
     """Whether a chunk of ``packets`` is checked a packet at a time, by the C walker
     (:func:`csum.capture.fastpath.from_c`) else the Python walker, instead of whole by the C walker: with numpy not
     yet imported and at most :data:`ONE_BY_ONE` packets, where that costs less than numpy's import (a small
-    capture's ``csum verify``: bench/startup.py); once numpy is there, a chunk at once is faster (some 15x per
-    packet). The findings are the same either way."""
+    capture's ``csum verify``: bench/startup.py); once numpy is there, a chunk at once is faster (about 0.16 us a
+    packet against 8 us one at a time, on 1,000 TCP and UDP packets). The findings are the same either way."""
     return packets <= ONE_BY_ONE and "numpy" not in sys.modules
 
 
