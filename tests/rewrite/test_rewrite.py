@@ -242,17 +242,18 @@ FIELD_NAMES = {(v, k): tuple(n for n, (vs, ks, _, _) in FIELDS.items() if v in v
 def build(case: Case, adjust: int | None = None) -> Packet:
     """The original packet as scapy objects, checksums unset (scapy computes them at raw())."""
     payload = case.payload if adjust is None else adjust.to_bytes(2, "big") + case.payload[2:]
-    ip = IP(**case.l3) if case.version == 4 else IPv6(**case.l3)
-    for hdr in case.ext:
-        ip = ip / hdr.copy()
     if case.l4 == "tcp":
         l4 = TCP(**case.l4_fields)
     elif case.l4 == "udp":
         l4 = UDP(**case.l4_fields)
     else:
         l4 = ICMP(**case.l4_fields) if case.version == 4 else ICMPv6EchoRequest(**case.l4_fields)
-    pkt = ip / l4 / Raw(payload)
-    return ETHER / pkt if case.ether else pkt
+    layers = [ETHER.copy()] if case.ether else []
+    layers += [IP(**case.l3) if case.version == 4 else IPv6(**case.l3), *(hdr.copy() for hdr in case.ext), l4,
+               Raw(payload)]
+    for layer in layers[1:]:  # what a / b / c builds, without copying the packet so far at each "/"
+        layers[0].add_payload(layer)
+    return layers[0]
 
 
 def _l4_layer(pkt: Packet) -> Packet:
