@@ -40,6 +40,17 @@ ipv6s = st.binary(min_size=16, max_size=16).map(lambda b: str(ipaddress.IPv6Addr
 ADDRS = {4: ipv4s, 6: ipv6s}
 u16 = st.one_of(st.sampled_from([0, 1, 0xFFFF]), st.integers(0, 0xFFFF))
 payloads = st.one_of(st.binary(max_size=300), st.integers(0, 300).map(bytes))
+# Strategies drawn inside the tests, built once here: a strategy is validated the first time it is drawn from, so
+# one built at each draw is validated at each draw.
+MAYBE_ADDRS = {4: st.one_of(st.none(), ipv4s), 6: st.one_of(st.none(), ipv6s)}
+MAYBE_PORT = st.one_of(st.none(), u16)
+#: How much of the quoted L4 header an ICMP error keeps: all, or 8..40 bytes (a cut through the TCP checksum, 17
+#: bytes, would leave half of it, which Linux does not patch either).
+CUTS = {"tcp": st.one_of(st.none(), st.integers(8, 40).filter(lambda n: n != 17)),
+        "udp": st.one_of(st.none(), st.integers(8, 40))}
+ERROR_KINDS = st.sampled_from([0, 1, 2])
+VNIS = st.integers(0, 2**24 - 1)
+UDP0 = st.sampled_from([None, 0])
 
 
 def _ip(version: int, src: str, dst: str, ttl: int):
@@ -53,11 +64,12 @@ def _l4(kind: str, sport: int, dport: int):
 @st.composite
 def nat(draw, version: int, l4: str):
     """Original and rewritten (src, dst, sport, dport, ttl) of one IP layer, and the keywords for rewrite."""
-    addr = ADDRS[version]
+    addr, maybe_addr = ADDRS[version], MAYBE_ADDRS[version]
     src, dst, sport, dport, ttl = draw(addr), draw(addr), draw(u16), draw(u16), draw(st.integers(1, 255))
     keys = {}
-    for key, strategy in (("saddr", addr), ("daddr", addr)) + ((("sport", u16), ("dport", u16)) if l4 else ()):
-        value = draw(st.one_of(st.none(), strategy))
+    for key, strategy in (("saddr", maybe_addr), ("daddr", maybe_addr)) + (
+            (("sport", MAYBE_PORT), ("dport", MAYBE_PORT)) if l4 else ()):
+        value = draw(strategy)
         if value is not None:
             keys[key] = value
     if draw(st.booleans()):
@@ -128,9 +140,8 @@ def test_icmp_error_nat_equals_scapy_and_kernel(version, record_property):
         outer_o, outer_n, outer_keys = data.draw(nat(version, None))
         inner_o, inner_n, inner_keys = data.draw(nat(version, l4))
         payload = data.draw(payloads)
-        kind = data.draw(st.sampled_from([0, 1, 2]))
-        # A cut through the TCP checksum (17 bytes) would leave half of it, which Linux does not patch either.
-        cut = data.draw(st.one_of(st.none(), st.integers(8, 40).filter(lambda n: n != 17 or l4 == "udp")))
+        kind = data.draw(ERROR_KINDS)
+        cut = data.draw(CUTS[l4])
 
         def build(outer, inner):
             quote = raw(_datagram(version, l4, inner, payload))
@@ -213,8 +224,7 @@ def test_tunnel_nat_equals_scapy_and_kernel(kind, record_property):
         outer_o, outer_n, outer_keys = data.draw(nat(outer_version, None))
         inner_o, inner_n, inner_keys = data.draw(nat(inner_version, l4))
         payload = data.draw(payloads)
-        options = dict(sport=data.draw(u16), id=data.draw(st.integers(0, 2**24 - 1)), teb=data.draw(st.booleans()),
-                       udp0=data.draw(st.sampled_from([None, 0])))
+        options = dict(sport=data.draw(u16), id=data.draw(VNIS), teb=data.draw(st.booleans()), udp0=data.draw(UDP0))
 
         def build(outer, inner):
             ip = _ip(outer_version, outer[0], outer[1], outer[4])
@@ -336,8 +346,7 @@ def test_icmp_error_in_tunnel_equals_scapy_and_kernel(kind, record_property):
         inner_o, inner_n, inner_keys = data.draw(nat(inner_version, None))
         quote_o, quote_n, quote_keys = data.draw(nat(inner_version, l4))
         payload = data.draw(payloads)
-        options = dict(sport=data.draw(u16), id=data.draw(st.integers(0, 2**24 - 1)), teb=data.draw(st.booleans()),
-                       udp0=data.draw(st.sampled_from([None, 0])))
+        options = dict(sport=data.draw(u16), id=data.draw(VNIS), teb=data.draw(st.booleans()), udp0=data.draw(UDP0))
 
         def build(outer, inner, quote):
             error = ICMP(type=3, code=3) if inner_version == 4 else ICMPv6DestUnreach()
