@@ -10,12 +10,11 @@ from __future__ import annotations
 import ipaddress
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
 
 import pytest
+from bits import Bits
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from oracle import ones_sum16
@@ -48,68 +47,24 @@ from csum.errors import CsumTypeError, CsumValueError
 from csum.rewrite import CsumDiffCall, CsumReplaceCall, FieldChange, Rewrite, StoreBytesCall, rewrite, set_field
 
 ROOT = Path(__file__).resolve().parents[2]
-T = TypeVar("T")
 #: Fixed MACs: scapy would otherwise derive the destination MAC from the IP destination.
 ETHER = Ether(dst="02:00:00:00:00:01", src="02:00:00:00:00:02")
 KINDS = [(v, l4) for v in (4, 6) for l4 in ("tcp", "udp", "icmp")]
 _SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
-#: 16-bit values a port or ICMP id takes half the time (the rest: any).
-U16_CORNERS = (0, 1, 0xFF, 0xFFFF)
 TCP_OPTIONS: tuple[list[tuple[str, int | None]], ...] = ([], [("MSS", 1460)], [("NOP", None), ("WScale", 7)])
 #: Random, all-zero and all-ones payloads (a third each) of 0..1500 bytes: about one in six shorter than 2 bytes,
 #: two in five of odd length, one in three longer than 256 bytes.
 PAYLOAD_BYTES = st.binary(max_size=1500)
 PAYLOAD_LENGTHS = st.integers(0, 1500)
-#: Random bits for every other field of a case: a Hypothesis draw costs ~0.1 ms whatever its size, and a case
-#: made of one draw per field drew 49 times (a third of the sweep's time). A case cuts at most 2,235 bits
-#: (IPv6/TCP behind three routing headers of three addresses each).
+#: Random bits for every other field of a case (tests/bits.py: a case made of one draw per field drew 49 times, a
+#: third of the sweep's time). A case cuts at most 2,235 bits (IPv6/TCP behind three routing headers of three
+#: addresses each).
 FIELD_BITS = st.binary(min_size=288, max_size=288)
 
 
-class Bits:
-    """Fields cut in turn from one drawn byte string, each uniform over its own bits (where ``st.integers`` favours
-    small numbers: a TCP window cut from the top of a 128-bit ``st.integers`` draw is 0 in 98 cases of 100), with
-    the corners a field needs made explicit. All-zero bits give the simplest case, what Hypothesis shrinks a
-    failure towards."""
-
-    def __init__(self, data: bytes) -> None:
-        self._value, self._left = int.from_bytes(data, "little"), 8 * len(data)
-
-    def take(self, width: int) -> int:
-        """The next ``width`` bits as an unsigned number."""
-        assert width <= self._left, "FIELD_BITS is too short for this case"
-        value, self._value, self._left = self._value & ((1 << width) - 1), self._value >> width, self._left - width
-        return value
-
-    def flag(self) -> bool:
-        """The next bit, as a bool."""
-        return bool(self.take(1))
-
-    def choice(self, options: Sequence[T]) -> T:
-        """One of ``options``, about uniformly (16 bits modulo its length)."""
-        return options[self.take(16) % len(options)]
-
-    def u16(self) -> int:
-        """A 16-bit value: half the time one of U16_CORNERS."""
-        return self.choice(U16_CORNERS) if self.flag() else self.take(16)
-
-    def ttl(self) -> int:
-        """A TTL / hop limit of 1 (decremented to 0) or 255 one time in eight each, else any of 1..255."""
-        pick = self.take(3)
-        return 1 if pick == 0 else 255 if pick == 1 else self.take(8) or 1
-
-    def address(self, version: int) -> str:
-        """An address, all zeros or all ones one time in eight each (pseudo-header sums at the corners)."""
-        size, pick = 4 if version == 4 else 16, self.take(3)
-        packed = bytes(size) if pick == 0 else b"\xff" * size if pick == 1 else self.take(8 * size).to_bytes(size)
-        return str(ipaddress.ip_address(packed))
-
-    def new(self, old: T, fresh: Callable[[], T]) -> T | None:
-        """A rewrite's new value: none half the time, the old value one time in eight (a change that changes
-        nothing), else ``fresh()``."""
-        pick = self.take(3)
-        return None if pick < 4 else old if pick == 4 else fresh()
+class CaseBits(Bits):
+    """:class:`bits.Bits` with the option lists of a case."""
 
     def ipv4_options(self) -> list[Packet]:
         """0-3 IPv4 options (NOP, router alert, record route, timestamp, loose/strict source route), leaving out
@@ -195,8 +150,8 @@ FIELDS = {
 @st.composite
 def cases(draw, version: int, l4: str) -> Case:
     """Any packet of the kind (options, extension headers, 0..1500 payload bytes) and any rewrite of it: two
-    draws, the payload and the bits of every other field (:class:`Bits`)."""
-    bits = Bits(draw(FIELD_BITS))
+    draws, the payload and the bits of every other field (:class:`CaseBits`)."""
+    bits = CaseBits(draw(FIELD_BITS))
     l3 = {"src": bits.address(version), "dst": bits.address(version)}
     if version == 4:
         l3.update(ttl=bits.ttl(), id=bits.take(16), tos=bits.take(8), flags=2 * bits.take(1),
