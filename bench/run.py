@@ -55,10 +55,10 @@ class Timing:
 
 
 def measure(fn: Callable[..., Any], *args: Any, quick: bool) -> Timing:
-    """Median seconds per ``fn(*args)`` over repeats, each repeat calibrated to ~10 ms (quick) or ~60 ms."""
+    """Median seconds per ``fn(*args)`` over repeats (3 quick, else 9), each calibrated to ~2 ms (quick) or ~60 ms."""
     names = [f"a{i}" for i in range(len(args))]
     timer = timeit.Timer(f"f({', '.join(names)})", globals={"f": fn, **dict(zip(names, args))})
-    slice_s = 0.01 if quick else 0.06
+    slice_s = 0.002 if quick else 0.06
     number = 1
     while True:
         spent = timer.timeit(number)
@@ -66,7 +66,7 @@ def measure(fn: Callable[..., Any], *args: Any, quick: bool) -> Timing:
             break
         number *= 4
     number = max(1, int(number * slice_s / max(spent, 1e-9)))
-    runs = [t / number for t in timer.repeat(repeat=5 if quick else 9, number=number)]
+    runs = [t / number for t in timer.repeat(repeat=3 if quick else 9, number=number)]
     return Timing(statistics.median(runs), min(runs), max(runs))
 
 
@@ -159,7 +159,7 @@ def call_floor(quick: bool) -> list[dict[str, Any]]:
     timed in interleaved rounds (:func:`paired`): on the bound engine, then with the Python functions
     (csum.engine.use("python"): what each call cost before its C fast path)."""
     crc_data = np.random.default_rng(20).integers(0, 256, 20, dtype=np.uint8).tobytes()
-    rounds, slice_s = (15, 0.002) if quick else (41, 0.01)
+    rounds, slice_s = (5, 0.001) if quick else (41, 0.01)
     rows = []
     engines = [_engine.ENGINE] + (["python"] if _engine.ENGINE != "python" else [])
     for name in engines:
@@ -198,7 +198,7 @@ def batch(quick: bool) -> list[dict[str, Any]]:
                          (flat, offsets, lengths, out, 16, "big"), {}))
     for name, fn, args, kwargs in jobs:
         runs = []
-        for _ in range(3 if quick else 5):
+        for _ in range(2 if quick else 5):
             start = time.perf_counter()
             fn(*args, **kwargs)
             runs.append(time.perf_counter() - start)
@@ -219,7 +219,7 @@ def bpf_csum_diff(quick: bool) -> list[dict[str, Any]]:
     """
     rows = []
     data = np.random.default_rng(3).integers(0, 256, 512, dtype=np.uint8).tobytes()
-    rounds, slice_s = (9, 0.002) if quick else (15, 0.004)
+    rounds, slice_s = (5, 0.001) if quick else (15, 0.004)
     names = ["x86_64"] if quick else [n for n in csum.profile_names() if n != "generic"]
     targets = [("csum (generic)", _engine.ENGINE, csum.bpf_csum_diff_legacy, csum.bpf_csum_diff)]
     targets += [(f"profile {name}", _engine.ENGINE, csum.profile(name).bpf_csum_diff_legacy,
@@ -236,7 +236,7 @@ def bpf_csum_diff(quick: bool) -> list[dict[str, Any]]:
     # run under the same conditions (the machine's speed drifts by 2x over tens of ms)
     shapes = {"csum (generic)": "lib/checksum.c-le", "profile x86_64": "x86_64"}
     loops = {label: shape for label, shape in shapes.items() if shape in _engine.SHAPES}
-    loop_rounds, calls = (21, 5_000) if quick else (201, 20_000)
+    loop_rounds, calls = (11, 2_000) if quick else (201, 20_000)
     looped = diff_loop.times([_engine.SHAPES[s] for s in loops.values()], BPF_SIZES, loop_rounds, calls) or []
     for label, per in zip(loops, looped):
         for size, (before, after) in per.items():
@@ -272,7 +272,7 @@ def import_time(quick: bool) -> list[dict[str, Any]]:
     code = "import time; t = time.perf_counter(); import {mods}; print(time.perf_counter() - t)"
     for mods in ("csum", "csum, numpy", "csum.batch"):
         runs = []
-        for _ in range(5 if quick else 11):
+        for _ in range(3 if quick else 11):
             out = subprocess.run([sys.executable, "-c", code.format(mods=mods)], capture_output=True, text=True,
                                  check=True, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
             runs.append(float(out.stdout))

@@ -11,6 +11,8 @@ Needs hypothesis: ``pip install 'linux-csum[testing]'`` (also in the ``test`` ex
 
 from __future__ import annotations
 
+import functools
+
 try:
     from hypothesis import HealthCheck
     from hypothesis import strategies as st
@@ -129,6 +131,7 @@ def _build_packet(version: int, layer: str, src: bytes, dst: bytes, head: bytes,
     return _fill(_ip(version, proto, seg, src, dst, ttl), 101)
 
 
+@functools.cache
 def _addr(size: int) -> st.SearchStrategy[bytes]:
     return st.one_of(st.binary(min_size=size, max_size=size), st.sampled_from((bytes(size), b"\xff" * size)))
 
@@ -147,7 +150,10 @@ def packets(versions: tuple[int, ...] = (4, 6), max_payload: int = 1500) -> st.S
         return st.builds(_build_packet, st.just(version), st.sampled_from(layers), _addr(size), _addr(size),
                          st.binary(min_size=20, max_size=20), buffers(max_size=max_payload), st.integers(1, 255))
 
-    return st.sampled_from(versions).flatmap(one)
+    # one strategy per version, built here: one built inside each draw would be validated again at every draw
+    # (most of the time of a test drawing small packets)
+    by_version = {version: one(version) for version in versions}
+    return st.sampled_from(versions).flatmap(by_version.__getitem__)
 
 
 def assert_checksums_ok(packet: object, *, link: str = "auto", udp6_zero_ok: bool = False) -> None:
@@ -185,6 +191,13 @@ def sample_packets(n: int, *, seed: int = 0, max_payload: int = 600) -> list[byt
     return drawn[:n]
 
 
+@functools.cache
+def _payloads(max_size: int) -> st.SearchStrategy[bytes]:
+    """:func:`buffers` of at most ``max_size`` bytes, built once per size (a strategy is validated when first
+    drawn from: one built at every draw is validated at every draw)."""
+    return buffers(max_size=max_size)
+
+
 _MAC = b"\x02\0\0\0\0\x01\x02\0\0\0\0\x02"
 _ETHERTYPE = {4: b"\x08\x00", 6: b"\x86\xdd"}
 
@@ -207,7 +220,7 @@ def frames(draw: st.DrawFn, max_payload: int = 200) -> tuple[int, bytes]:
 
     inner_v = draw(st.sampled_from((4, 6)))
     layer = draw(st.sampled_from(("tcp", "udp", "udplite", "icmp" if inner_v == 4 else "icmpv6")))
-    packet = ip_packet(inner_v, *_l4(layer, draw(buffers(max_size=max_payload))))
+    packet = ip_packet(inner_v, *_l4(layer, draw(_payloads(max_payload))))
     version = inner_v
     tunnel = draw(st.sampled_from(("none", "none", "ip", "gre", "vxlan")))
     if tunnel != "none":

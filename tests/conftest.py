@@ -5,7 +5,9 @@
 each example runs under AddressSanitizer.
 """
 
+import compileall
 import os
+from pathlib import Path
 
 from engines import engine, every_engine  # noqa: F401  (fixtures: one per summing engine)
 from hypothesis import HealthCheck, settings
@@ -31,6 +33,23 @@ settings.load_profile(os.environ.get("CSUM_HYPOTHESIS_PROFILE", "default"))
 # address scapy falls back on, without a request on the wire.
 for _key in [k for k in scapy_conf.neighbor.resolvers if k[1] in (IP, IPv6)]:
     del scapy_conf.neighbor.resolvers[_key]
+
+
+def pytest_configure(config):
+    """Write the bytecode of csum, bench/ and the ``csum`` script's module once, before the workers start.
+
+    Where PYTHONDONTWRITEBYTECODE is set (this machine), every interpreter the tests start (hundreds: the CLI,
+    the documentation's examples, the benches) and every worker compiled each module it imports from source
+    again; it now reads the bytecode, as an installed package's user does (about 15 of the 62 CPU seconds of
+    tests/cli and the documentation's examples here). Python checks a .pyc against its source's mtime and size
+    when it imports it, so an edited module is compiled afresh. Not in an xdist worker: the controller did it.
+    """
+    if hasattr(config, "workerinput"):
+        return
+    root = Path(__file__).resolve().parent.parent
+    for package in ("csum", "bench"):
+        compileall.compile_dir(root / package, quiet=1)
+    compileall.compile_file(root / "_csum_cli.py", quiet=1)
 
 
 def pytest_report_header(config):

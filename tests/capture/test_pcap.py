@@ -142,13 +142,31 @@ def _be(x: int) -> bytes:
     return x.to_bytes(2, "big")
 
 
+# The strategies _ip_packet and _framed draw from, built once (a strategy is validated the first time it is drawn
+# from: one built at each draw is validated at each draw).
+_PROTOS = {v6: st.sampled_from([6, 6, 17, 17, 58 if v6 else 1, 1 if v6 else 58, 47]) for v6 in (False, True)}
+_PAYLOADS = buffers(max_size=64)
+_ADDRESSES = st.binary(min_size=16, max_size=16)
+#: A stored checksum: None for the right one, else a 16-bit value biased to the corners.
+_STORED = st.one_of(st.none(), u16s())
+_OPTIONS = st.sampled_from([b""] * 5 + [b"\x01\x01\x01\x00"])
+_FRAG = st.sampled_from([0, 0, 0, 0x4000, 0x4000, 0x2000, 0x0010])
+_DAMAGE = st.sampled_from(["none"] * 12 + ["total+", "total-", "udp+", "udp-", "ihl", "pad"])
+
+
+def _stored(draw: st.DrawFn, right: int) -> int:
+    """The checksum to store: ``right`` half the time, else a :func:`csum.testing.u16s` value."""
+    value = draw(_STORED)
+    return right if value is None else value
+
+
 @st.composite
 def _ip_packet(draw) -> bytes:
     """An IPv4/IPv6 packet with TCP/UDP/ICMP/ICMPv6/GRE, checksums right, wrong or at 0/0xffff, lengths sometimes off."""
     v6 = draw(st.booleans())
-    proto = draw(st.sampled_from([6, 6, 17, 17, 58 if v6 else 1, 1 if v6 else 58, 47]))
-    payload = draw(buffers(max_size=64))
-    src, dst = draw(st.binary(min_size=16, max_size=16)), draw(st.binary(min_size=16, max_size=16))
+    proto = draw(_PROTOS[v6])
+    payload = draw(_PAYLOADS)
+    src, dst = draw(_ADDRESSES), draw(_ADDRESSES)
     if not v6:
         src, dst = src[:4], dst[:4]
     head = {6: b"\0\x01\0\x02" + b"\0" * 8 + b"\x50\x10\xff\xff" + b"\0" * 4, 17: b"\0\x35\0\x35\0\0\0\0",
@@ -167,7 +185,7 @@ def _ip_packet(draw) -> bytes:
         right = rfc1071_checksum(pseudo + bytes(seg))
         if proto == 17:
             right = right or 0xFFFF
-        seg[field : field + 2] = _be(draw(st.one_of(st.just(right), u16s())))
+        seg[field : field + 2] = _be(_stored(draw, right))
     ext = b""
     if v6:
         if draw(st.integers(0, 9)) == 0:  # a hop-by-hop header: the inet path
@@ -176,14 +194,14 @@ def _ip_packet(draw) -> bytes:
             nh = proto
         ip = bytearray(b"\x60\0\0\0" + _be(len(ext) + len(seg)) + bytes([nh, 64]) + src + dst)
     else:
-        options = draw(st.sampled_from([b""] * 5 + [b"\x01\x01\x01\x00"]))
-        frag = draw(st.sampled_from([0, 0, 0, 0x4000, 0x4000, 0x2000, 0x0010]))
+        options = draw(_OPTIONS)
+        frag = draw(_FRAG)
         ihl = (20 + len(options)) // 4
         ip = bytearray(bytes([0x40 | ihl, 0]) + _be(4 * ihl + len(seg)) + b"\x12\x34" + _be(frag)
                        + bytes([64, proto]) + b"\0\0" + src + dst + options)
-        ip[10:12] = _be(draw(st.one_of(st.just(rfc1071_checksum(bytes(ip))), u16s())))
+        ip[10:12] = _be(_stored(draw, rfc1071_checksum(bytes(ip))))
     pkt = bytearray(ip + ext + seg)
-    damage = draw(st.sampled_from(["none"] * 12 + ["total+", "total-", "udp+", "udp-", "ihl", "pad"]))
+    damage = draw(_DAMAGE)
     if damage in ("total+", "total-"):
         at = 2 if not v6 else 4
         pkt[at : at + 2] = _be((int.from_bytes(pkt[at : at + 2], "big") + (3 if damage == "total+" else -3)) & 0xFFFF)
@@ -198,16 +216,21 @@ def _ip_packet(draw) -> bytes:
 
 
 _LINKS = {1: 14, 101: 0, 113: 16, 276: 20}
+_LINK_TYPES = st.sampled_from(sorted(_LINKS))
+_ETHERTYPES = {version: st.sampled_from([b"\x86\xdd" if version == 6 else b"\x08\x00"] * 5 + [b"\x08\x06"])
+               for version in (4, 6)}
+_VLANS = st.sampled_from([b""] * 4 + [b"\x81\x00\x00\x05"])
+_CUTS = st.sampled_from([0] * 9 + [7])
 
 
 @st.composite
 def _framed(draw) -> tuple[int, bytes, int]:
     """(link type, frame, original length): an IP packet framed as Ethernet (maybe VLAN-tagged), raw, SLL or SLL2."""
     pkt = draw(_ip_packet())
-    link = draw(st.sampled_from(sorted(_LINKS)))
-    etype = draw(st.sampled_from([b"\x86\xdd" if pkt[0] >> 4 == 6 else b"\x08\x00"] * 5 + [b"\x08\x06"]))
+    link = draw(_LINK_TYPES)
+    etype = draw(_ETHERTYPES[6 if pkt[0] >> 4 == 6 else 4])
     if link == 1:
-        vlan = draw(st.sampled_from([b""] * 4 + [b"\x81\x00\x00\x05"]))
+        vlan = draw(_VLANS)
         frame = b"\x02" * 6 + b"\x04" * 6 + vlan + etype + pkt
     elif link == 113:
         frame = b"\0\0\0\x01\0\x06" + b"\x02" * 6 + b"\0\0" + etype + pkt
@@ -215,7 +238,7 @@ def _framed(draw) -> tuple[int, bytes, int]:
         frame = etype + b"\0\0" + b"\0\0\0\x02" + b"\0\x01\0\x06" + b"\x02" * 6 + b"\0\0" + pkt
     else:
         frame = pkt
-    cut = draw(st.sampled_from([0] * 9 + [7]))
+    cut = draw(_CUTS)
     return link, frame[: len(frame) - cut], len(frame)
 
 

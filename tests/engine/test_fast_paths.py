@@ -9,6 +9,7 @@ returned a value, not NotImplemented): a C part that declined everything would f
 """
 
 import dataclasses
+import functools
 import inspect
 import itertools
 import pickle
@@ -208,21 +209,32 @@ def test_csum_replace2_and_4_from_c(sum16, a, b):
 
 
 def _offsets(pkt: bytes) -> st.SearchStrategy[int]:
+    """Offsets into ``pkt``: its L4 checksum's (where it has one), the edges, past them, and anywhere."""
     try:
-        l4 = [csum.layers.layout(memoryview(pkt)).l4_csum]
+        l4: tuple[int, ...] = (csum.layers.layout(memoryview(pkt)).l4_csum,)
     except csum.CsumError:
-        l4 = []
-    return st.one_of(st.sampled_from(l4 + [0, 1, 10, len(pkt) - 2, len(pkt) - 1, len(pkt), 0x10000, 2**32 - 1,
-                                          2**32, -1, True]),
-                     st.integers(0, len(pkt) + 2))
+        l4 = ()
+    return _offsets_of(l4, len(pkt))
+
+
+@functools.cache
+def _offsets_of(l4: tuple[int, ...], size: int) -> st.SearchStrategy[int]:
+    """:func:`_offsets` for a packet of ``size`` bytes, built once per layout (a strategy is validated the first
+    time it is drawn from: one built at each draw is validated at each draw)."""
+    return st.one_of(st.sampled_from([*l4, 0, 1, 10, size - 2, size - 1, size, 0x10000, 2**32 - 1, 2**32, -1, True]),
+                     st.integers(0, size + 2))
+
+
+_PACKETS = st.one_of(packets(max_payload=40), st.binary(max_size=40))
+_IP_SUMMED = st.one_of(st.integers(0, 3), st.sampled_from([None, 4, -1, True]))
 
 
 @st.composite
 def helper_calls(draw):
     """(pkt, offset, frm, to, flags, ip_summed): real packets with their L4 checksum offset, or random bytes."""
-    pkt = draw(st.one_of(packets(max_payload=40), st.binary(max_size=40)))
+    pkt = draw(_PACKETS)
     offset = draw(_offsets(pkt))
-    ip_summed = draw(st.one_of(st.integers(0, 3), st.sampled_from([None, 4, -1, True])))
+    ip_summed = draw(_IP_SUMMED)
     return bytearray(pkt), offset, draw(FIELD_VALUES), draw(FIELD_VALUES), draw(FLAGS), ip_summed
 
 

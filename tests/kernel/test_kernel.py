@@ -7,6 +7,7 @@ tests/kernel_count_plugin.py totals in the terminal summary.
 
 from __future__ import annotations
 
+import functools
 import json
 
 import pytest
@@ -157,7 +158,10 @@ def test_close_then_reload():
 
 # --- the emulation against the kernel ----------------------------------------------------------------------
 
+@functools.cache
 def _sized(size: int) -> st.SearchStrategy[bytes]:
+    """Bytes of ``size``: all zero, all 0xff, random, random with a run of 0xff; built once per size (a strategy is
+    validated the first time it is drawn from: one built at each draw is validated at each draw)."""
     ff_run = st.tuples(st.binary(min_size=size, max_size=size), st.integers(0, size), st.integers(0, size)).map(
         lambda t: t[0][: min(t[1:])] + b"\xff" * abs(t[1] - t[2]) + t[0][max(t[1:]):])
     return st.one_of(st.just(bytes(size)), st.just(b"\xff" * size), st.binary(min_size=size, max_size=size), ff_run)
@@ -191,14 +195,24 @@ def test_bpf_csum_diff_matches_emulation(record_property):
 _u32 = st.one_of(st.sampled_from([0, 1, 0xFFFF, 0x10000, 0xFFFFFFFF]), st.integers(0, 0xFFFFFFFF))
 
 
+_SIZES = st.one_of(st.sampled_from([0, 2, 4]), st.integers(0, 15))
+_HIGH_FLAGS = st.sampled_from([0, 0, 0, 1 << 8, 1 << 40])
+
+
+@functools.cache
+def _replace_offsets(size: int) -> st.SearchStrategy[int]:
+    """Offsets into a ``size``-byte packet: in range or just past it, or past 0xffff; built once per size."""
+    return st.one_of(st.integers(0, size + 2), st.sampled_from([0xFFFE, 0x10000, 0xFFFFFFFE]))
+
+
 @st.composite
 def _replace_case(draw):
     """A packet, an offset (in range, odd, past the end, > 0xffff) and flags: field size 0..15,
     any of the four l4 flag bits, now and then an undefined bit."""
     packet = draw(st.binary(min_size=14, max_size=128))
-    offset = draw(st.one_of(st.integers(0, len(packet) + 2), st.sampled_from([0xFFFE, 0x10000, 0xFFFFFFFE])))
-    size = draw(st.one_of(st.sampled_from([0, 2, 4]), st.integers(0, 15)))
-    flags = size | draw(st.integers(0, 0xF)) << 4 | draw(st.sampled_from([0, 0, 0, 1 << 8, 1 << 40]))
+    offset = draw(_replace_offsets(len(packet)))
+    size = draw(_SIZES)
+    flags = size | draw(st.integers(0, 0xF)) << 4 | draw(_HIGH_FLAGS)
     frm = 0 if size == 0 and draw(st.booleans()) else draw(_u32)
     return packet, offset, frm, draw(_u32), flags
 

@@ -7,6 +7,8 @@ csum.kernel.why_unavailable() as the reason, where that cannot run.
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -110,28 +112,50 @@ _FLAG_BITS = st.sampled_from([0, bpf.BPF_F_PSEUDO_HDR, bpf.BPF_F_MARK_MANGLED_0,
 _u32 = st.one_of(st.sampled_from([0, 1, 0xFFFF, 0x10000, 0xFFFFFFFF]), st.integers(0, 0xFFFFFFFF))
 
 
+# What _calls_on_packet draws from, built once (or once per frame layout): a strategy is validated the first time it
+# is drawn from, so one built at each draw is validated at each draw.
+_CASES = {kind: cases(*kind) for kind in KINDS}
+_VERSIONS = st.sampled_from([4, 6])
+_L4S = st.sampled_from(["tcp", "udp", "icmp"])
+_SIZES = st.one_of(st.sampled_from([0, 2, 4]), st.integers(0, 15))
+_HELPERS = st.sampled_from(["l3", "l4"])
+
+
+@functools.cache
+def _checksum_fields(csums: tuple[int, ...]) -> st.SearchStrategy[int]:
+    """One of a frame's checksum field offsets."""
+    return st.sampled_from(csums)
+
+
+@functools.cache
+def _call_offsets(base: int, size: int) -> st.SearchStrategy[int]:
+    """A call's offset in a ``size``-byte frame: a checksum field at ``base``, one byte off it, at and past the
+    frame's end, beyond 0xffff."""
+    return st.one_of(st.just(base), st.sampled_from([base - 1, base + 1]),
+                     st.sampled_from([size - 2, size - 1, size, size + 2]),
+                     st.sampled_from([0xFFFE, 0x10000, 0xFFFFFFFE]))
+
+
 @st.composite
 def _calls_on_packet(draw):
     """A generated Ethernet frame and eight helper calls on it: at its checksum fields, one byte off them (odd),
     at and past its end, beyond 0xffff; sizes 0/2/4 and invalid ones; a checksum field zeroed now and then."""
-    case = draw(cases(draw(st.sampled_from([4, 6])), draw(st.sampled_from(["tcp", "udp", "icmp"]))))
+    case = draw(_CASES[draw(_VERSIONS), draw(_L4S)])
     frame = bytearray(raw(build(_ether_case(case))))
     csums = [14 + 10] if case.version == 4 else []
     l4_off = len(frame) - ((20 + (4 if case.l4_fields.get("options") else 0)) if case.l4 == "tcp" else 8) \
         - len(case.payload)
     csums.append(l4_off + {"tcp": 16, "udp": 6, "icmp": 2}[case.l4])
+    fields = _checksum_fields(tuple(csums))
     if draw(st.booleans()):
-        at = draw(st.sampled_from(csums))
+        at = draw(fields)
         frame[at:at + 2] = b"\0\0"
     calls = []
     for _ in range(8):
-        base = draw(st.sampled_from(csums))
-        offset = draw(st.one_of(st.just(base), st.sampled_from([base - 1, base + 1]),
-                                st.sampled_from([len(frame) - 2, len(frame) - 1, len(frame), len(frame) + 2]),
-                                st.sampled_from([0xFFFE, 0x10000, 0xFFFFFFFE])))
-        size = draw(st.one_of(st.sampled_from([0, 2, 4]), st.integers(0, 15)))
+        offset = draw(_call_offsets(draw(fields), len(frame)))
+        size = draw(_SIZES)
         frm = 0 if size == 0 and draw(st.booleans()) else draw(_u32)
-        calls.append((draw(st.sampled_from(["l3", "l4"])), offset, frm, draw(_u32), size | draw(_FLAG_BITS)))
+        calls.append((draw(_HELPERS), offset, frm, draw(_u32), size | draw(_FLAG_BITS)))
     return bytes(frame), calls
 
 

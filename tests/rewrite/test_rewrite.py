@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from bits import Bits
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from oracle import ones_sum16
@@ -51,37 +52,64 @@ ETHER = Ether(dst="02:00:00:00:00:01", src="02:00:00:00:00:02")
 KINDS = [(v, l4) for v in (4, 6) for l4 in ("tcp", "udp", "icmp")]
 _SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
-ipv4s = st.integers(0, 2**32 - 1).map(lambda n: str(ipaddress.IPv4Address(n)))
-ipv6s = st.binary(min_size=16, max_size=16).map(lambda b: str(ipaddress.IPv6Address(b)))
-u16 = st.one_of(st.sampled_from([0, 1, 0xFF, 0xFFFF]), st.integers(0, 0xFFFF))
-u32 = st.integers(0, 2**32 - 1)
-maybe_u16 = st.one_of(st.none(), u16)
-maybe = {4: st.one_of(st.none(), ipv4s), 6: st.one_of(st.none(), ipv6s)}
-corners = st.sampled_from([None, "before", "after"])
-#: Random, all-zero and all-ones payloads of 0..1500 bytes (odd lengths included).
-payloads = st.one_of(st.binary(max_size=1500), st.integers(0, 1500).map(bytes),
-                     st.integers(0, 1500).map(lambda n: b"\xff" * n))
-tcp_options = st.sampled_from([[], [("MSS", 1460)], [("NOP", None), ("WScale", 7)]])
+TCP_OPTIONS: tuple[list[tuple[str, int | None]], ...] = ([], [("MSS", 1460)], [("NOP", None), ("WScale", 7)])
+#: Random, all-zero and all-ones payloads (a third each) of 0..1500 bytes: about one in six shorter than 2 bytes,
+#: two in five of odd length, one in three longer than 256 bytes.
+PAYLOAD_BYTES = st.binary(max_size=1500)
+PAYLOAD_LENGTHS = st.integers(0, 1500)
+#: Random bits for every other field of a case (tests/bits.py: a case made of one draw per field drew 49 times, a
+#: third of the sweep's time). A case cuts at most 2,235 bits (IPv6/TCP behind three routing headers of three
+#: addresses each).
+FIELD_BITS = st.binary(min_size=288, max_size=288)
 
-#: IPv4 options of at most 40 bytes: NOP, router alert, record route, timestamp, loose/strict source route
-#: (at most one source route: RFC 791 allows one; rewrite refuses two, see tests/layers/test_packet.py).
-ipv4_options = st.lists(st.one_of(
-    st.just(IPOption_NOP()), st.just(IPOption_Router_Alert()),
-    st.lists(ipv4s, max_size=2).map(lambda r: IPOption_RR(routers=r)),
-    u32.map(lambda t: IPOption_Timestamp(flg=0, timestamp=t)),
-    st.lists(ipv4s, min_size=1, max_size=3).map(lambda r: IPOption_LSRR(routers=r)),
-    st.lists(ipv4s, min_size=1, max_size=3).map(lambda r: IPOption_SSRR(routers=r)),
-), max_size=3).filter(lambda opts: sum(len(raw(o)) for o in opts) <= 40
-                        and sum(isinstance(o, (IPOption_LSRR, IPOption_SSRR)) for o in opts) <= 1)
 
-#: IPv6 extension headers before the L4 header: hop-by-hop, destination options, routing (with or without
-#: segments left), first fragment.
-ipv6_ext = st.lists(st.one_of(
-    st.just(IPv6ExtHdrHopByHop()), st.just(IPv6ExtHdrDestOpt()),
-    st.lists(ipv6s, min_size=1, max_size=3).flatmap(
-        lambda a: st.integers(0, len(a)).map(lambda s: IPv6ExtHdrRouting(addresses=a, segleft=s))),
-    st.tuples(u32, st.integers(0, 1)).map(lambda t: IPv6ExtHdrFragment(offset=0, id=t[0], m=t[1])),
-), max_size=3)
+class CaseBits(Bits):
+    """:class:`bits.Bits` with the option lists of a case."""
+
+    def ipv4_options(self) -> list[Packet]:
+        """0-3 IPv4 options (NOP, router alert, record route, timestamp, loose/strict source route), leaving out
+        those that would pass 40 bytes or make a second source route (RFC 791 allows one; rewrite refuses two,
+        see tests/layers/test_packet.py)."""
+        options: list[Packet] = []
+        size, routes = 0, 0
+        for _ in range(self.take(2)):
+            kind = self.choice(("nop", "ra", "rr", "ts", "lsrr", "ssrr"))
+            option: Packet
+            if kind == "nop":
+                option = IPOption_NOP()
+            elif kind == "ra":
+                option = IPOption_Router_Alert()
+            elif kind == "rr":
+                option = IPOption_RR(routers=[self.address(4) for _ in range(self.choice((0, 1, 2)))])
+            elif kind == "ts":
+                option = IPOption_Timestamp(flg=0, timestamp=self.take(32))
+            else:
+                routers = [self.address(4) for _ in range(self.choice((1, 2, 3)))]
+                option = (IPOption_LSRR if kind == "lsrr" else IPOption_SSRR)(routers=routers)
+            length = {"nop": 1, "ra": 4, "ts": 8}.get(kind) or 3 + 4 * len(option.routers)
+            route = kind in ("lsrr", "ssrr")
+            if size + length <= 40 and routes + route <= 1:
+                options.append(option)
+                size, routes = size + length, routes + route
+        return options
+
+    def ipv6_ext(self) -> list[Packet]:
+        """0-3 IPv6 extension headers before the L4 header: hop-by-hop, destination options, routing (with or
+        without segments left), first fragment."""
+        headers: list[Packet] = []
+        for _ in range(self.take(2)):
+            kind = self.choice(("hbh", "dest", "routing", "fragment"))
+            if kind == "hbh":
+                headers.append(IPv6ExtHdrHopByHop())
+            elif kind == "dest":
+                headers.append(IPv6ExtHdrDestOpt())
+            elif kind == "routing":
+                addresses = [self.address(6) for _ in range(self.choice((1, 2, 3)))]
+                segleft = self.choice(range(len(addresses) + 1))
+                headers.append(IPv6ExtHdrRouting(addresses=addresses, segleft=segleft))
+            else:
+                headers.append(IPv6ExtHdrFragment(offset=0, id=self.take(32), m=self.take(1)))
+        return headers
 
 
 @dataclass
@@ -121,57 +149,66 @@ FIELDS = {
 
 @st.composite
 def cases(draw, version: int, l4: str) -> Case:
-    """Any packet of the kind (options, extension headers, 0..1500 payload bytes) and any rewrite of it."""
-    addr = ipv4s if version == 4 else ipv6s
-    l3 = {"src": draw(addr), "dst": draw(addr)}
-    bits = draw(BITS)  # header fields without checksum corners, drawn at once (fewer draws, faster)
+    """Any packet of the kind (options, extension headers, 0..1500 payload bytes) and any rewrite of it: two
+    draws, the payload and the bits of every other field (:class:`CaseBits`)."""
+    bits = CaseBits(draw(FIELD_BITS))
+    l3 = {"src": bits.address(version), "dst": bits.address(version)}
     if version == 4:
-        l3.update(ttl=bits & 0xFF or 1, id=bits >> 8 & 0xFFFF, tos=bits >> 24 & 0xFF, flags=bits >> 31 & 2,
-                  options=draw(ipv4_options))
+        l3.update(ttl=bits.ttl(), id=bits.take(16), tos=bits.take(8), flags=2 * bits.take(1),
+                  options=bits.ipv4_options())
         ext = []
     else:
-        l3.update(hlim=bits & 0xFF or 1, fl=bits >> 8 & 0xFFFFF, tc=bits >> 28 & 0xFF)
-        ext = draw(ipv6_ext)
+        l3.update(hlim=bits.ttl(), fl=bits.take(20), tc=bits.take(8))
+        ext = bits.ipv6_ext()
     if l4 == "tcp":
-        l4_fields = dict(sport=draw(u16), dport=draw(u16), seq=bits >> 40 & 0xFFFFFFFF, ack=bits >> 72 & 0xFFFFFFFF,
-                         flags=bits >> 104 & 0xFF, window=bits >> 112 & 0xFFFF, options=draw(tcp_options))
+        l4_fields = dict(sport=bits.u16(), dport=bits.u16(), seq=bits.take(32), ack=bits.take(32),
+                         flags=bits.take(8), window=bits.take(16), options=bits.choice(TCP_OPTIONS))
     elif l4 == "udp":
-        l4_fields = dict(sport=draw(u16), dport=draw(u16))
+        l4_fields = dict(sport=bits.u16(), dport=bits.u16())
     else:
-        l4_fields = dict(id=draw(u16), seq=bits >> 40 & 0xFFFF)
+        l4_fields = dict(id=bits.u16(), seq=bits.take(16))
         if version == 4:
-            l4_fields["type"] = 8 if bits >> 56 & 1 else 0
-    corner = draw(corners)
-    payload = draw(payloads)
+            l4_fields["type"] = 8 if bits.flag() else 0
+    corner = bits.choice((None, "before", "after"))
+    fill = bits.choice((None, b"\0", b"\xff"))
+    if bits.take(2) == 0:  # a quarter 0-3 bytes long: Hypothesis's own lengths seldom are
+        size = bits.take(2)
+        payload = bits.take(8 * size).to_bytes(size) if fill is None else fill * size
+    else:
+        payload = draw(PAYLOAD_BYTES) if fill is None else fill * draw(PAYLOAD_LENGTHS)
     if corner and len(payload) < 2:
         payload = payload.ljust(2, b"\0")
+    field = bits.choice(FIELD_NAMES[version, l4]) if bits.flag() else None
+    pick = bits.take(3)
+    value = 0 if pick == 0 else 0xFFFFFFFF if pick == 1 else bits.take(32)
+    value_bytes = value.to_bytes(4, "big")[: FIELDS[field][2]] if field else b""
     ports = l4 != "icmp"
-    field = draw(FIELD_CHOICES[version, l4])
-    value = draw(u32).to_bytes(4, "big")[: FIELDS[field][2]] if field else b""
-    return Case(version, l4, draw(st.booleans()), l3, ext, l4_fields, payload, corner,
-                draw(maybe[version]), draw(maybe[version]), draw(maybe_u16) if ports else None,
-                draw(maybe_u16) if ports else None, draw(st.booleans()), field, value, draw(st.booleans()))
+    return Case(version, l4, bits.flag(), l3, ext, l4_fields, payload, corner,
+                bits.new(l3["src"], lambda: bits.address(version)), bits.new(l3["dst"], lambda: bits.address(version)),
+                bits.new(l4_fields["sport"], bits.u16) if ports else None,
+                bits.new(l4_fields["dport"], bits.u16) if ports else None, bits.flag(), field, value_bytes,
+                bits.flag())
 
 
-BITS = st.integers(0, 2**128 - 1)
-FIELD_CHOICES = {(v, k): st.one_of(st.none(), st.sampled_from(
-    [n for n, (vs, ks, _, _) in FIELDS.items() if v in vs and k in ks])) for v, k in KINDS}
+#: The FIELDS a (version, l4 kind) packet has.
+FIELD_NAMES = {(v, k): tuple(n for n, (vs, ks, _, _) in FIELDS.items() if v in vs and k in ks) for v, k in KINDS}
 
 
 def build(case: Case, adjust: int | None = None) -> Packet:
     """The original packet as scapy objects, checksums unset (scapy computes them at raw())."""
     payload = case.payload if adjust is None else adjust.to_bytes(2, "big") + case.payload[2:]
-    ip = IP(**case.l3) if case.version == 4 else IPv6(**case.l3)
-    for hdr in case.ext:
-        ip = ip / hdr.copy()
     if case.l4 == "tcp":
         l4 = TCP(**case.l4_fields)
     elif case.l4 == "udp":
         l4 = UDP(**case.l4_fields)
     else:
         l4 = ICMP(**case.l4_fields) if case.version == 4 else ICMPv6EchoRequest(**case.l4_fields)
-    pkt = ip / l4 / Raw(payload)
-    return ETHER / pkt if case.ether else pkt
+    layers = [ETHER.copy()] if case.ether else []
+    layers += [IP(**case.l3) if case.version == 4 else IPv6(**case.l3), *(hdr.copy() for hdr in case.ext), l4,
+               Raw(payload)]
+    for layer in layers[1:]:  # what a / b / c builds, without copying the packet so far at each "/"
+        layers[0].add_payload(layer)
+    return layers[0]
 
 
 def _l4_layer(pkt: Packet) -> Packet:

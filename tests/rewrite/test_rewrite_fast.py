@@ -123,40 +123,68 @@ _maps4 = ["10.0.0.0/8=192.168.0.0/16", "10.1.2.3=203.0.113.9", "172.16.0.0/12=10
 _maps6 = ["2001:db8::/32=2001:db9::/48", "fd00::/8=2001:db8:ff::/64", "::/0=2001:db8:aaaa::/96"]
 
 
+# What rules() and frames() draw from, built once (a strategy is validated the first time it is drawn from: one
+# built at each draw is validated at each draw).
+_MAP4 = st.lists(st.sampled_from(_maps4), max_size=1, unique=True)
+_MAP6 = st.lists(st.sampled_from(_maps6), max_size=1, unique=True)
+_RULE_VALUES = dict(
+    tclass=st.none() | st.integers(0, 255),
+    map_port=st.sampled_from([(), ("80=8080",), ("tcp:443=8443", "udp:53=5353"), ("4789=4790",),
+                              ("1234=0", "udp:80=65535"), ("80=8080", "53=80")]),
+    ttl=st.none() | st.sampled_from([-1, -2, 0, 1, 64, 255]),
+    dscp=st.none() | st.integers(0, 63), ecn=st.none() | st.integers(0, 3),
+    flowlabel=st.none() | st.sampled_from([0, 1, 0xFFFFF]),
+    mac_src=st.sampled_from([(), "02:aa:00:00:00:01", f"{MAC_A}=02:bb:00:00:00:01", f"{MAC_B}=02:cc:00:00:00:01"]),
+    mac_dst=st.sampled_from([(), f"{MAC_B}=02:dd:00:00:00:01", MAC_A]),
+    vlan_retag=st.sampled_from([(), ["10=11"], ["20=4095", "10=0"]]),
+    anonymize=st.none() | st.just("ab" * 32),
+    level=st.sampled_from(["all", "outer", "inner"]))
+
+
 @st.composite
 def rules(draw) -> Rules:
     """Rules of every kind the C plan holds, each present or not (non-overlapping maps per direction)."""
-    ip4, src4, dst4 = (draw(st.lists(st.sampled_from(_maps4), max_size=1, unique=True)) for _ in range(3))
-    ip6 = draw(st.lists(st.sampled_from(_maps6), max_size=1, unique=True))
+    ip4, src4, dst4 = (draw(_MAP4) for _ in range(3))
+    ip6 = draw(_MAP6)
     if ip4:  # map_ip and map_src/map_dst of one direction must not overlap
         src4 = dst4 = []
-    tclass = draw(st.none() | st.integers(0, 255))
+    value = _RULE_VALUES  # one strategy per field
+    tclass = draw(value["tclass"])
     return Rules(
         map_ip=ip4 + ip6, map_src=src4, map_dst=dst4,
-        map_port=draw(st.sampled_from([(), ("80=8080",), ("tcp:443=8443", "udp:53=5353"), ("4789=4790",),
-                                       ("1234=0", "udp:80=65535"), ("80=8080", "53=80")])),
-        ttl=draw(st.none() | st.sampled_from([-1, -2, 0, 1, 64, 255])),
-        dscp=None if tclass is not None else draw(st.none() | st.integers(0, 63)),
-        ecn=None if tclass is not None else draw(st.none() | st.integers(0, 3)),
-        tclass=tclass, flowlabel=draw(st.none() | st.sampled_from([0, 1, 0xFFFFF])),
-        mac_src=draw(st.sampled_from([(), "02:aa:00:00:00:01", f"{MAC_A}=02:bb:00:00:00:01", f"{MAC_B}=02:cc:00:00:00:01"])),
-        mac_dst=draw(st.sampled_from([(), f"{MAC_B}=02:dd:00:00:00:01", MAC_A])),
-        vlan_retag=draw(st.sampled_from([(), ["10=11"], ["20=4095", "10=0"]])),
-        anonymize=draw(st.none() | st.just("ab" * 32)),
-        level=draw(st.sampled_from(["all", "outer", "inner"])))
+        map_port=draw(value["map_port"]),
+        ttl=draw(value["ttl"]),
+        dscp=None if tclass is not None else draw(value["dscp"]),
+        ecn=None if tclass is not None else draw(value["ecn"]),
+        tclass=tclass, flowlabel=draw(value["flowlabel"]),
+        mac_src=draw(value["mac_src"]),
+        mac_dst=draw(value["mac_dst"]),
+        vlan_retag=draw(value["vlan_retag"]),
+        anonymize=draw(value["anonymize"]),
+        level=draw(value["level"]))
+
+
+_LINK_TYPES = st.sampled_from(LINKS)
+_BYTES = st.sampled_from([0, 1, 0x45, 0x60, 0xFF, 17, 6]) | st.integers(0, 255)
+_HOW = st.sampled_from(["whole", "whole", "whole", "cut", "padded"])
+
+
+@functools.cache
+def _templates() -> st.SearchStrategy[tuple[str, bytes]]:
+    """One of :func:`templates`, the strategy built once (at the first draw: the templates are built then)."""
+    return st.sampled_from(templates())
 
 
 @st.composite
 def frames(draw) -> tuple[int, bytes, int]:
     """(link type, captured bytes, length on the wire): a template on a link type, maybe mutated or cut."""
-    kind, frame = draw(st.sampled_from(templates()))
-    link = draw(st.sampled_from(LINKS))
+    kind, frame = draw(_templates())
+    link = draw(_LINK_TYPES)
     data = bytearray(on_link(frame, link))
     for _ in range(draw(st.integers(0, 3))):  # overwrite a byte anywhere (lengths, versions, options, ports ...)
-        data[draw(st.integers(0, len(data) - 1))] = draw(st.sampled_from([0, 1, 0x45, 0x60, 0xFF, 17, 6])
-                                                         | st.integers(0, 255))
+        data[draw(st.integers(0, len(data) - 1))] = draw(_BYTES)
     wire = len(data)
-    how = draw(st.sampled_from(["whole", "whole", "whole", "cut", "padded"]))
+    how = draw(_HOW)
     if how == "cut":
         data = data[:draw(st.integers(1, len(data)))]
     elif how == "padded":  # Ethernet padding, or bytes after the datagram

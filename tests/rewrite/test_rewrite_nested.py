@@ -11,9 +11,8 @@ BPF_PROG_TEST_RUN), whose output must be rewrite's byte for byte.
 
 from __future__ import annotations
 
-import ipaddress
-
 import pytest
+from bits import Bits
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scapy.compat import raw
@@ -35,11 +34,14 @@ _SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, Hea
 EXAMPLES = 500 * max(1, settings().max_examples // 2000)
 KERNEL = kernel.available()
 
-ipv4s = st.integers(0, 2**32 - 1).map(lambda n: str(ipaddress.IPv4Address(n)))
-ipv6s = st.binary(min_size=16, max_size=16).map(lambda b: str(ipaddress.IPv6Address(b)))
-ADDRS = {4: ipv4s, 6: ipv6s}
 u16 = st.one_of(st.sampled_from([0, 1, 0xFFFF]), st.integers(0, 0xFFFF))
 payloads = st.one_of(st.binary(max_size=300), st.integers(0, 300).map(bytes))
+#: The bits of a case's NATs (up to three), ICMP error kind, quote cut and tunnel options (tests/bits.py: one draw
+#: instead of some 45): a case cuts at most 1,939 bits.
+CASE_BITS = st.binary(min_size=248, max_size=248)
+#: How much of the quoted L4 header an ICMP error keeps (or all of it): 8..40 bytes, but a cut through the TCP
+#: checksum (17 bytes) would leave half of it, which Linux does not patch either.
+CUTS = {"tcp": tuple(n for n in range(8, 41) if n != 17), "udp": tuple(range(8, 41))}
 
 
 def _ip(version: int, src: str, dst: str, ttl: int):
@@ -50,17 +52,20 @@ def _l4(kind: str, sport: int, dport: int):
     return TCP(sport=sport, dport=dport, flags="S") if kind == "tcp" else UDP(sport=sport, dport=dport)
 
 
-@st.composite
-def nat(draw, version: int, l4: str):
-    """Original and rewritten (src, dst, sport, dport, ttl) of one IP layer, and the keywords for rewrite."""
-    addr = ADDRS[version]
-    src, dst, sport, dport, ttl = draw(addr), draw(addr), draw(u16), draw(u16), draw(st.integers(1, 255))
+def nat(bits: Bits, version: int, l4: str | None):
+    """Original and rewritten (src, dst, sport, dport, ttl) of one IP layer, and the keywords for rewrite: each
+    address (and with ``l4`` each port) changed or not, the TTL / hop limit decremented or not (616 bits)."""
+    src, dst, sport, dport, ttl = bits.address(version), bits.address(version), bits.u16(), bits.u16(), bits.ttl()
     keys = {}
-    for key, strategy in (("saddr", addr), ("daddr", addr)) + ((("sport", u16), ("dport", u16)) if l4 else ()):
-        value = draw(st.one_of(st.none(), strategy))
+    for key, old in (("saddr", src), ("daddr", dst)):
+        value = bits.new(old, lambda: bits.address(version))
         if value is not None:
             keys[key] = value
-    if draw(st.booleans()):
+    for key, old in (("sport", sport), ("dport", dport)) if l4 else ():
+        value = bits.new(old, bits.u16)
+        if value is not None:
+            keys[key] = value
+    if bits.flag():
         keys["decrement_ttl"] = True
     new = (keys.get("saddr", src), keys.get("daddr", dst), keys.get("sport", sport), keys.get("dport", dport),
            ttl - 1 if keys.get("decrement_ttl") else ttl)
@@ -123,14 +128,13 @@ def test_icmp_error_nat_equals_scapy_and_kernel(version, record_property):
     count = 0
 
     @settings(max_examples=EXAMPLES, **_SETTINGS)
-    @given(st.sampled_from(["tcp", "udp"]), st.data())
-    def check(l4, data):
-        outer_o, outer_n, outer_keys = data.draw(nat(version, None))
-        inner_o, inner_n, inner_keys = data.draw(nat(version, l4))
-        payload = data.draw(payloads)
-        kind = data.draw(st.sampled_from([0, 1, 2]))
-        # A cut through the TCP checksum (17 bytes) would leave half of it, which Linux does not patch either.
-        cut = data.draw(st.one_of(st.none(), st.integers(8, 40).filter(lambda n: n != 17 or l4 == "udp")))
+    @given(st.sampled_from(["tcp", "udp"]), CASE_BITS, payloads)
+    def check(l4, data, payload):
+        bits = Bits(data)
+        outer_o, outer_n, outer_keys = nat(bits, version, None)
+        inner_o, inner_n, inner_keys = nat(bits, version, l4)
+        kind = bits.choice((0, 1, 2))
+        cut = None if bits.flag() else bits.choice(CUTS[l4])
 
         def build(outer, inner):
             quote = raw(_datagram(version, l4, inner, payload))
@@ -179,6 +183,12 @@ def test_quote_without_its_tcp_checksum():
 
 # --- tunnels -------------------------------------------------------------------------------------------------
 
+def _tunnel_options(bits: Bits) -> dict:
+    """The outer UDP source port, VNI / GRE key (odd: a key present), GRE checksum or Geneve's Ethernet payload,
+    outer UDP checksum computed (None) or 0 (58 bits)."""
+    return dict(sport=bits.u16(), id=bits.take(24), teb=bits.flag(), udp0=bits.choice((None, 0)))
+
+
 def _tunnel(kind: str, inner: bytes, options: dict):
     """The outer layers of a tunnel carrying ``inner`` (an IP datagram's bytes, kept as raw bytes: scapy would
     dissect them again, a UDP port 4789 inside as VXLAN, and rebuild them differently)."""
@@ -208,13 +218,12 @@ def test_tunnel_nat_equals_scapy_and_kernel(kind, record_property):
     count = 0
 
     @settings(max_examples=EXAMPLES, **_SETTINGS)
-    @given(st.sampled_from([4, 6]), st.sampled_from([4, 6]), st.sampled_from(["tcp", "udp"]), st.data())
-    def check(outer_version, inner_version, l4, data):
-        outer_o, outer_n, outer_keys = data.draw(nat(outer_version, None))
-        inner_o, inner_n, inner_keys = data.draw(nat(inner_version, l4))
-        payload = data.draw(payloads)
-        options = dict(sport=data.draw(u16), id=data.draw(st.integers(0, 2**24 - 1)), teb=data.draw(st.booleans()),
-                       udp0=data.draw(st.sampled_from([None, 0])))
+    @given(st.sampled_from([4, 6]), st.sampled_from([4, 6]), st.sampled_from(["tcp", "udp"]), CASE_BITS, payloads)
+    def check(outer_version, inner_version, l4, data, payload):
+        bits = Bits(data)
+        outer_o, outer_n, outer_keys = nat(bits, outer_version, None)
+        inner_o, inner_n, inner_keys = nat(bits, inner_version, l4)
+        options = _tunnel_options(bits)
 
         def build(outer, inner):
             ip = _ip(outer_version, outer[0], outer[1], outer[4])
@@ -284,11 +293,11 @@ def test_icmp_id_equals_scapy_and_kernel(version, record_property):
     count = 0
 
     @settings(max_examples=EXAMPLES // 2, **_SETTINGS)
-    @given(st.booleans(), u16, u16, st.data())
-    def check(quoted, ident, new_ident, data):
-        outer_o, outer_n, outer_keys = data.draw(nat(version, None))
-        inner_o, inner_n, inner_keys = data.draw(nat(version, None))
-        payload = data.draw(payloads)
+    @given(st.booleans(), u16, u16, CASE_BITS, payloads)
+    def check(quoted, ident, new_ident, data, payload):
+        bits = Bits(data)
+        outer_o, outer_n, outer_keys = nat(bits, version, None)
+        inner_o, inner_n, inner_keys = nat(bits, version, None)
 
         def build(outer, inner, ident):
             if not quoted:
@@ -330,14 +339,13 @@ def test_icmp_error_in_tunnel_equals_scapy_and_kernel(kind, record_property):
     count = 0
 
     @settings(max_examples=EXAMPLES // 2, **_SETTINGS)
-    @given(st.sampled_from([4, 6]), st.sampled_from([4, 6]), st.sampled_from(["tcp", "udp"]), st.data())
-    def check(outer_version, inner_version, l4, data):
-        outer_o, outer_n, outer_keys = data.draw(nat(outer_version, None))
-        inner_o, inner_n, inner_keys = data.draw(nat(inner_version, None))
-        quote_o, quote_n, quote_keys = data.draw(nat(inner_version, l4))
-        payload = data.draw(payloads)
-        options = dict(sport=data.draw(u16), id=data.draw(st.integers(0, 2**24 - 1)), teb=data.draw(st.booleans()),
-                       udp0=data.draw(st.sampled_from([None, 0])))
+    @given(st.sampled_from([4, 6]), st.sampled_from([4, 6]), st.sampled_from(["tcp", "udp"]), CASE_BITS, payloads)
+    def check(outer_version, inner_version, l4, data, payload):
+        bits = Bits(data)
+        outer_o, outer_n, outer_keys = nat(bits, outer_version, None)
+        inner_o, inner_n, inner_keys = nat(bits, inner_version, None)
+        quote_o, quote_n, quote_keys = nat(bits, inner_version, l4)
+        options = _tunnel_options(bits)
 
         def build(outer, inner, quote):
             error = ICMP(type=3, code=3) if inner_version == 4 else ICMPv6DestUnreach()
