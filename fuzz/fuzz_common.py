@@ -14,7 +14,6 @@ Result fields), the capture checker with ``csum.engine.cwalk`` set to None, the 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import struct
 from collections.abc import Iterator
 from typing import Any, NamedTuple
@@ -111,7 +110,7 @@ def capture_bytes(frames: list[Frame]) -> bytes:
 
 def with_exact_data(cap: pcap.Capture) -> pcap.Capture:
     """The capture with its bytes in an exact-size buffer (the last packet's end is the buffer's end)."""
-    return dataclasses.replace(cap, data=exact(cap.data))  # type: ignore[arg-type]
+    return cap.with_data(exact(cap.data))  # type: ignore[arg-type]
 
 
 def report_rows(report: Report) -> dict[str, Any]:

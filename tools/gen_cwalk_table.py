@@ -29,7 +29,7 @@ def _load(name: str) -> ModuleType:
     spec = importlib.util.spec_from_file_location(f"_gen_{name}", ROOT / "csum" / "layers" / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
+    sys.modules[spec.name] = module  # its classes (Enum, NamedTuple) look their module up
     spec.loader.exec_module(module)
     return module
 
