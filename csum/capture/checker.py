@@ -264,12 +264,16 @@ class Checker:
             row = self.by_index.get(index)
             if row is not None:
                 row.results[:] = [r for r in row.results if r.reason != Reason.NEEDS_REASSEMBLY]
+        if done.failed is not None:  # every first fragment of the datagram (a conflicting one too) says why
+            for index in done.pieces:
+                row = self.by_index.get(index)
+                if row is not None:
+                    row.results[:] = [Result(r.layer, r.offset, r.stored, None, None, done.failed, r.field, r.path,
+                                             r.depth) if r.reason == Reason.NEEDS_REASSEMBLY else r
+                                      for r in row.results]
+            return
         head = self.by_index.get(done.first)
         if head is None:
-            return
-        if done.failed is not None:
-            head.results[:] = [Result(r.layer, r.offset, r.stored, None, None, done.failed, r.field, r.path, r.depth)
-                               if r.reason == Reason.NEEDS_REASSEMBLY else r for r in head.results]
             return
         if done.results:
             head.results[:] = [r for r in head.results if r.reason != Reason.NEEDS_REASSEMBLY]

@@ -8,7 +8,8 @@ fragment, RFC 6946, payload length set) and walked like any packet; each checksu
 fragmentable part is reported on the fragment that carries its field, at that fragment's offsets.
 Overlapping fragments whose bytes differ (RFC 5722 forbids overlaps for IPv6; Linux drops both
 cases, net/ipv4/ip_fragment.c, net/ipv6/reassembly.c) make the datagram unverifiable
-(``reassembly-failed``), and so does a datagram longer than the 65,535 bytes IP allows. Memory is
+(``reassembly-failed`` on each of its first fragments) as soon as the second one arrives, and that one
+starts the next datagram under the key; so does a datagram longer than the 65,535 bytes IP allows. Memory is
 bounded by :data:`MAX_DATAGRAMS` pending datagrams of at most 65535 bytes each; the oldest is given
 up first. A datagram still incomplete when :data:`WINDOW` packets have passed since its first
 fragment is given up too (left ``needs-reassembly``): Linux gives up after ``ipfrag_time``, 30 s
@@ -100,13 +101,19 @@ class Reassembler:
                bytes(buf[ip.daddr : ip.daddr + (4 if ip.version == 4 else 16)]), ip.frag_id,
                ip.proto if ip.version == 4 else 0)
         out = self.expire(index)
+        data = bytes(buf[ip.frag_data : ip.end])
         dgram = self.pending.get(key)
+        if dgram is not None and self._conflicts(dgram, ip.frag_offset, data):
+            del self.pending[key]  # the datagram can no longer complete: this fragment starts the next one
+            self._close(key)
+            dgram.failed = "overlap"
+            out.append(self._finish(dgram, None))
+            dgram = None
         if dgram is None:
             dgram = self.pending[key] = _Datagram(version=ip.version)
             if len(self.pending) > MAX_DATAGRAMS:
                 out.append(self._give_up(*self.pending.popitem(last=False)))
             self.peak = max(self.peak, len(self.pending))
-        data = bytes(buf[ip.frag_data : ip.end])
         if cut or ip.frag_offset + len(data) > _MAX_DATAGRAM:
             dgram.failed = "cut" if cut else "too long"
         if ip.frag_offset == 0 and self._repeats_head(dgram, data):  # the field stays the first copy's
@@ -118,7 +125,7 @@ class Reassembler:
             dgram.total = ip.frag_offset + len(data)
         dgram.pieces.append(_Piece(index, ip.frag_offset, data, ip.frag_data))
         whole = self._whole(dgram)
-        if whole is not None or dgram.failed == "overlap":
+        if whole is not None:
             del self.pending[key]
             self._close(key)
             out.append(self._finish(dgram, whole))
@@ -157,17 +164,25 @@ class Reassembler:
                                               for p in dgram.pieces)
 
     @staticmethod
+    def _conflicts(dgram: _Datagram, offset: int, data: bytes) -> bool:
+        """Whether ``data`` at ``offset`` overlaps a piece already here with other bytes. Such a fragment ends the
+        datagram (``reassembly-failed``: Linux discards the queue too, net/ipv4/inet_fragment.c
+        inet_frag_queue_insert) and starts the next one under the key: a sender that reuses an identification
+        after losing a datagram's other fragments (a generator, a replayed capture) sends exactly that."""
+        end = offset + len(data)
+        for p in dgram.pieces:
+            lo, hi = max(offset, p.offset), min(end, p.offset + len(p.data))
+            if lo < hi and data[lo - offset : hi - offset] != p.data[lo - p.offset : hi - p.offset]:
+                return True
+        return False
+
+    @staticmethod
     def _whole(dgram: _Datagram) -> bytes | None:
-        """The fragmentable part once every byte of it is here; marks the datagram failed on a conflicting overlap."""
+        """The fragmentable part once every byte of it is here (the pieces agree wherever they overlap: add() ends
+        a datagram at the first piece that does not)."""
         if dgram.total is None or dgram.head is None:
             return None
         pieces = sorted(dgram.pieces, key=lambda p: p.offset)
-        for k, piece in enumerate(pieces):  # bytes seen twice must agree
-            for other in pieces[:k]:
-                lo, hi = piece.offset, min(piece.offset + len(piece.data), other.offset + len(other.data))
-                if lo < hi and piece.data[: hi - lo] != other.data[lo - other.offset : hi - other.offset]:
-                    dgram.failed = "overlap"
-                    return None
         whole, reach = bytearray(), 0
         for piece in pieces:
             if piece.offset > reach:
