@@ -31,9 +31,12 @@ def _version(as_json: bool) -> int:
 
 def _run(argv: list[str]) -> int:
     cli = parser.build(argv)
+    parser.check_habits(cli, argv)
     args = cli.parse_args(argv)
-    if args.command is None and not args.version:
-        args = parser.build([*argv, "compare"]).parse_args([*argv, "compare"])
+    if args.command is None and not args.version:  # `csum` alone: what it can do (the sample's table: csum compare)
+        cli.print_help()
+        return 0
+    parser.settle(cli, args)
     args.json = getattr(args, "json", False) or args.json_top
     if getattr(args, "jobs", 1) is None:
         from ..capture.parallel import default_jobs

@@ -7,7 +7,23 @@ from pathlib import Path
 
 from ..errors import CsumUsageError as UsageError
 
-__all__ = ["UsageError", "align", "check_show", "hex_bytes", "integer", "positive", "write_text"]
+__all__ = ["UsageError", "add_quiet", "add_read_write", "align", "check_show", "hex_bytes", "integer", "positive",
+           "write_text"]
+
+
+def add_quiet(cmd: argparse.ArgumentParser) -> None:
+    """``-q``/``--quiet`` of verify, fix and rewrite: no report, no progress, no warning; the exit code says it."""
+    cmd.add_argument("-q", "--quiet", action="store_true", help="print no report, progress or warning: the exit code "
+                     "only (errors still go to standard error; rows and a capture written to - are still written)")
+
+
+def add_read_write(cmd: argparse.ArgumentParser, write: bool) -> None:
+    """tcpdump's and tshark's ``-r IN`` (and ``-w OUT`` when ``write``), taken beside the positional IN and OUT
+    (csum.cli.parser.settle merges them)."""
+    cmd.add_argument("-r", dest="read", action="append", default=[], metavar="IN",
+                     help="read IN (as tcpdump -r: the same as giving IN)")
+    if write:
+        cmd.add_argument("-w", dest="write", metavar="OUT", help="write OUT (as tcpdump -w: the same as giving OUT)")
 
 
 def integer(text: str) -> int:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import CsumStdoutFailed
 from . import progress
-from .args import UsageError, check_show
+from .args import UsageError, add_read_write, check_show
 from .exits import SIGNAL_CODES
 from .scans import Sink, add_common, count, exit_code, report_problems, scan_json, scan_one, scan_text, unread
 
@@ -43,8 +43,8 @@ def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """The ``fix`` subcommand's arguments."""
     fix = sub.add_parser(NAME, help="copy a capture with every wrong checksum corrected", epilog=EXIT_CODES,
                          formatter_class=argparse.RawDescriptionHelpFormatter)
-    fix.add_argument("file", metavar="IN", help="the capture (as for verify; - for standard input)")
-    fix.add_argument("out", metavar="OUT", help="a regular file to write (compressed when it ends in .gz, .bz2, .xz "
+    fix.add_argument("file", nargs="?", metavar="IN", help="the capture (as for verify; - for standard input)")
+    fix.add_argument("out", nargs="?", metavar="OUT", help="a regular file to write (compressed when it ends in .gz, .bz2, .xz "
                      "or .zst)")
     fix.add_argument("--follow-symlinks", action="store_true", help="OUT may be a symbolic link: replace its target")
     fix.add_argument("--force", action="store_true", help="replace OUT even if it is read-only")
@@ -56,6 +56,7 @@ def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                      help="correct the checksums of embedded packets too (sFlow samples, OpenFlow packet-ins: copies "
                      "of other packets, left as they are by default)")
     add_common(fix)
+    add_read_write(fix, write=True)
     fix.set_defaults(func=run)
     return fix
 
@@ -69,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("OUT must be a file name: csum fix writes regular files only")
     path = target(args.out, [] if args.file == "-" else [args.file], follow_symlinks=args.follow_symlinks,
                   force=args.force)
-    bar = progress.Bar(sys.stderr, "fix")
+    bar = progress.Bar(sys.stderr, "fix", quiet=args.quiet)
     try:
         with AtomicFile(path) as out:
             scan = scan_one(args, args.file, bar, sink=Sink(out, args.out))
@@ -88,7 +89,8 @@ def run(args: argparse.Namespace) -> int:
     if code == 0 and scan.patched:  # offload fields filled in: OUT is not IN
         code = 1
     try:
-        _print(scan, args, written)
+        if not args.quiet:
+            _print(scan, args, written)
     except CsumStdoutFailed as exc:
         exc.note = f"{args.out} was written" if written else None
         raise

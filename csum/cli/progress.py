@@ -23,11 +23,11 @@ def _size(n: int) -> str:
 
 
 class Bar:
-    """Progress of ``command`` on ``stream`` (usually stderr); silent unless ``stream.isatty()``."""
+    """Progress of ``command`` on ``stream`` (usually stderr); silent unless ``stream.isatty()`` and not ``quiet``."""
 
-    def __init__(self, stream: TextIO, command: str) -> None:
+    def __init__(self, stream: TextIO, command: str, quiet: bool = False) -> None:
         self._stream, self._command = stream, command
-        self.enabled = stream.isatty()
+        self.enabled = stream.isatty() and not quiet
         self._label, self._last, self._width = "", 0.0, 0
 
     def phase(self, label: str) -> None:

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from . import progress
-from .args import UsageError, positive
+from .args import UsageError, add_quiet, add_read_write, positive
 
 
 #: The command's name on the command line.
@@ -19,8 +19,11 @@ NAME = "rewrite"
 def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """The ``rewrite`` subcommand's arguments."""
     cmd = sub.add_parser(NAME, help="rewrite a capture's addresses, ports, TTL ... with incremental checksums")
-    cmd.add_argument("file", metavar="IN", help="the capture (pcap or pcapng, compressed or not; - for standard input)")
-    cmd.add_argument("out", metavar="OUT", help="a regular file to write (- for standard output)")
+    cmd.add_argument("file", nargs="?", metavar="IN", help="the capture (pcap or pcapng, compressed or not; - for "
+                     "standard input)")
+    cmd.add_argument("out", nargs="?", metavar="OUT", help="a regular file to write (- for standard output)")
+    add_read_write(cmd, write=True)
+    add_quiet(cmd)
     cmd.add_argument("--rules", metavar="FILE", help="a TOML file of rules (the options below, as keys)")
     many = dict(action="append", default=[], metavar="OLD=NEW")
     cmd.add_argument("--map-ip", **many, help="map addresses or CIDR prefixes, source and destination")
@@ -79,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
     rules = rules_of(args)  # every rule checked before anything is opened
     if args.out == "-" and sys.stdout.isatty():
         raise UsageError("OUT is - but standard output is a terminal: redirect it to a file or a pipe")
-    bar = progress.Bar(sys.stderr, "rewrite")
+    bar = progress.Bar(sys.stderr, "rewrite", quiet=args.quiet)
     bar.phase(f"rewriting {args.file} into {args.out}")
     try:
         result = rewrite_capture(args.file, args.out, rules, fix=args.fix, jobs=args.jobs,  # type: ignore[arg-type]
@@ -92,6 +95,8 @@ def run(args: argparse.Namespace) -> int:
     finally:
         bar.close()
     report = sys.stderr if args.out == "-" else sys.stdout
+    if args.quiet:
+        return 0
     if args.json:
         print(json.dumps(result.as_json(), indent=2), file=report)
     else:

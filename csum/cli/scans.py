@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from ..errors import Code, CsumError
 from . import progress
-from .args import UsageError, integer, positive
+from .args import UsageError, add_quiet, integer, positive
 
 if TYPE_CHECKING:  # numpy-backed modules are imported when verify/fix run, keeping other commands' start-up light
     from ..capture.checker import Sink as ResultSink
@@ -41,6 +41,7 @@ def add_common(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--skip-unsupported", action="store_true",
                      help="accepted for scripts written before 0.2: packets on link types csum cannot look into are "
                      "listed and make the exit code 2 only with --strict")
+    add_quiet(cmd)
 
 
 class Sink:
@@ -219,6 +220,6 @@ def report_problems(items: Sequence[Scan | Failed], args: argparse.Namespace, co
             print(f"csum: {args.command} failed for {item.name}: {item.reason}", file=sys.stderr)
             continue
         found = _problems(item, args)
-        if found:
+        if found and (code == 2 or not args.quiet):
             verb = "failed for" if code == 2 else "warning for"
             print(f"csum: {args.command} {verb} {item.name}: {'; '.join(found)}{tail}", file=sys.stderr)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import CsumError
 from . import progress
-from .args import UsageError, check_show, write_text
+from .args import UsageError, add_read_write, check_show, write_text
 from .exits import SIGNAL_CODES
 from .scans import ROW_FORMATS, Failed, add_common, exit_code, print_scans, report_problems, scan_each
 
@@ -35,7 +35,7 @@ def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """The ``verify`` subcommand's arguments."""
     ver = sub.add_parser(NAME, help="check every Internet checksum (IPv4, TCP, UDP, ICMP, tunnels ...) in pcap "
                          "or pcapng files", epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ver.add_argument("files", nargs="+", metavar="FILE", help="a capture (pcap or pcapng, maybe gzip/bzip2/xz/zstd "
+    ver.add_argument("files", nargs="*", metavar="FILE", help="a capture (pcap or pcapng, maybe gzip/bzip2/xz/zstd "
                      "compressed), - for standard input, or with --dask any fsspec URL")
     ver.add_argument("--dask", metavar="SCHEDULER", help="check the files on a dask.distributed cluster (its "
                      "scheduler's address, or 'local' for a LocalCluster on this machine)")
@@ -54,6 +54,7 @@ def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     ver.add_argument("--follow-symlinks", action="store_true",
                      help="REPORT.html may be a symbolic link: replace its target")
     add_common(ver)
+    add_read_write(ver, write=False)
     ver.set_defaults(func=run)
     return ver
 
@@ -132,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
     check_show(args)
     args.json = args.json or args.format == "json"
     page = _html_target(args)
-    bar = progress.Bar(sys.stderr, "verify")
+    bar = progress.Bar(sys.stderr, "verify", quiet=args.quiet)
     items: list[Scan | Failed]
     try:
         if args.dask is not None:
@@ -149,7 +150,8 @@ def run(args: argparse.Namespace) -> int:
         from ..capture.html_report import render
 
         write_text(page, render([s for s in items if not isinstance(s, Failed)]), "--html")
-    print_scans(items, args)
+    if not args.quiet:
+        print_scans(items, args)
     code = exit_code(items, args)
     report_problems(items, args, code)
     return code

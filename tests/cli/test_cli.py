@@ -19,13 +19,110 @@ from csum.cli import main
 from csum.cli.sample import SAMPLE_PACKET
 
 
-def test_default_runs_compare_on_the_sample(capsys):
-    """`python -m csum` with no arguments prints the cross-architecture table of the embedded sample."""
-    assert main([]) == 0
+def test_compare_runs_on_the_sample(capsys):
+    """`python -m csum compare` with no input prints the cross-architecture table of the embedded sample."""
+    assert main(["compare"]) == 0
     out = capsys.readouterr().out
     assert "embedded sample" in out
     for name in csum.profile_names():
         assert f"\n{name} " in out
+
+
+def test_no_command_prints_help(capsys):
+    """`csum` alone prints the help naming every command, and exits 0 (issue 34: help, not the sample's table)."""
+    assert main([]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: csum")
+    for command in ("compare", "kernel-check", "diff", "verify", "fix", "rewrite", "prog", "bench"):
+        assert f"    {command} " in out
+
+
+@pytest.mark.parametrize("argv, hint", [
+    (["verfy", "x.pcap"], "(did you mean verify?)"),
+    (["rewrte", "a", "b"], "(did you mean rewrite?)"),
+    (["verify", "x.pcap", "--jsn"], "(did you mean --json?)"),
+    (["verify", "x.pcap", "--stirct"], "(did you mean --strict?)"),
+    (["verify", "x.pcap", "--format", "jsnl"], "(did you mean jsonl?)"),
+    (["fix", "a", "b", "--forec"], "(did you mean --force?)"),
+    (["verify", "x.pcap", "--zzzzzz"], None),
+])
+def test_mistyped_words_get_a_suggestion(capsys, argv, hint):
+    """A mistyped command, option or choice is a usage error (exit 2) whose one error line names the closest valid
+    word; a word close to none gets no guess."""
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    line = [x for x in err.splitlines() if ": error: " in x]
+    assert len(line) == 1 and "Traceback" not in err
+    assert (hint in line[0]) if hint else "did you mean" not in line[0]
+
+
+def _two_packets(tmp_path):
+    """A pcap (scapy) of a right IPv4/TCP packet and an IPv4/UDP one whose checksum 0x1234 is wrong."""
+    from scapy.utils import wrpcap
+
+    path = tmp_path / "in.pcap"
+    wrpcap(str(path), [Ether() / IP(src="192.0.2.1", dst="192.0.2.2") / TCP() / Raw(b"hi"),
+                       Ether() / IP(src="192.0.2.1", dst="192.0.2.2") / UDP(chksum=0x1234) / Raw(b"x")])
+    return path
+
+
+def test_read_write_options_are_the_positionals(tmp_path, capsys):
+    """tcpdump's -r IN / -w OUT give verify, fix and rewrite the same result as the positional IN OUT: the same
+    report, exit code and written bytes."""
+    src = _two_packets(tmp_path)
+    assert main(["verify", str(src)]) == 1
+    plain = capsys.readouterr().out
+    assert main(["verify", "-r", str(src)]) == 1
+    assert capsys.readouterr().out == plain
+    for command, extra in (("fix", []), ("rewrite", ["--ttl", "9"])):
+        a, b = tmp_path / f"{command}-a.pcap", tmp_path / f"{command}-b.pcap"
+        code = main([command, str(src), str(a), *extra])
+        first = capsys.readouterr().out
+        assert main([command, "-r", str(src), "-w", str(b), *extra]) == code
+        assert capsys.readouterr().out.replace(str(b), str(a)) == first
+        assert a.read_bytes() == b.read_bytes()
+        c = tmp_path / f"{command}-c.pcap"
+        assert main([command, "-w", str(c), str(src), *extra]) == code
+        assert capsys.readouterr().out.replace(str(c), str(a)) == first
+        assert c.read_bytes() == a.read_bytes()
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["fix", "-r", "IN"], "required: OUT"),
+    (["rewrite", "-w", "OUT"], "required: IN"),
+    (["fix", "-r", "A", "-w", "B", "C"], "unrecognized arguments: C"),
+    (["fix", "-r", "A", "-r", "B", "OUT"], "argument -r: give one IN"),
+    (["verify"], "required: FILE (or -r FILE)"),
+    (["-r", "x.pcap"], "-r and -w follow a command"),
+])
+def test_read_write_usage_errors(capsys, argv, message):
+    """-r/-w that leave IN or OUT missing, give one twice, or come before any command: one usage error line, exit 2,
+    nothing read or written."""
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    assert stop.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_quiet_prints_nothing_but_keeps_codes_and_outputs(tmp_path, capsys):
+    """--quiet: verify, fix and rewrite print nothing (no report, no warning), exit as without it, and write the
+    same bytes (a capture to - included)."""
+    src = _two_packets(tmp_path)
+    for argv in (["verify", str(src)], ["fix", str(src), str(tmp_path / "f.pcap")],
+                 ["rewrite", str(src), str(tmp_path / "r.pcap"), "--ttl", "9"]):
+        code = main(argv)
+        loud = capsys.readouterr()
+        assert loud.out
+        assert main([*argv, "--quiet"]) == code
+        quiet = capsys.readouterr()
+        assert quiet.out == "" and quiet.err == ""
+    run = [sys.executable, "-m", "csum", "rewrite", str(src), "-", "--ttl", "9"]
+    loud = subprocess.run(run, capture_output=True, timeout=60)
+    quiet = subprocess.run([*run, "-q"], capture_output=True, timeout=60)
+    assert loud.returncode == quiet.returncode == 0
+    assert quiet.stdout == loud.stdout and len(loud.stdout) > 24 and loud.stderr and not quiet.stderr
 
 
 def test_sample_is_a_valid_ipv4_tcp_packet():
@@ -71,7 +168,7 @@ def test_compare_reads_a_file(tmp_path, capsys):
 
 def test_subprocess_main_command_and_version():
     """The README's main command runs as a real process; --version names the engine."""
-    run = subprocess.run([sys.executable, "-m", "csum"], capture_output=True, text=True, timeout=60)
+    run = subprocess.run([sys.executable, "-m", "csum", "compare"], capture_output=True, text=True, timeout=60)
     assert run.returncode == 0 and "x86_64" in run.stdout and not run.stderr
     ver = subprocess.run([sys.executable, "-m", "csum", "--version"], capture_output=True, text=True, timeout=60)
     assert ver.returncode == 0 and "engine:" in ver.stdout
