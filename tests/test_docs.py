@@ -61,7 +61,7 @@ def test_page_examples_run(page, tmp_path, monkeypatch):
 
 
 def test_completions_are_current():
-    """docs/completion/ is what tools/gen_cli_docs.py makes of csum's argument parser (shtab) now."""
+    """share/'s bash, zsh and fish completions are what tools/gen_cli_docs.py makes of csum's argument parser now."""
     run = subprocess.run([sys.executable, str(ROOT / "tools" / "gen_cli_docs.py"), "--check"], capture_output=True,
                          text=True, timeout=120)
     assert run.returncode == 0, run.stderr
@@ -93,7 +93,11 @@ def test_site_builds_without_a_warning(builder, tmp_path):
                 if re.search(r"WARNING|ERROR|\((?:INFO/1|WARNING/2|ERROR/3|SEVERE/4)\)", line)]
     assert problems == [], "\n".join(problems)
     if builder == "man":
-        page = (tmp_path / builder / "csum.1").read_text(encoding="utf-8").replace("\\-", "-")   # roff's hyphens
+        built = (tmp_path / builder / "csum.1").read_text(encoding="utf-8")
+        page = built.replace("\\-", "-")   # roff's hyphens
         assert "kernel-check" in page and "exit codes:" in page
+        committed = (ROOT / "share" / "man" / "man1" / "csum.1").read_text(encoding="utf-8")
+        undated = [re.sub(r'^(\.TH "CSUM" "1") "[^"]*"', r"\1", text, flags=re.M) for text in (built, committed)]
+        assert undated[0] == undated[1], "share/man/man1/csum.1 is stale: run python tools/gen_cli_docs.py"
     else:
         assert (tmp_path / builder / "verify.html").exists() and (tmp_path / builder / "_images" / "throughput.png").exists()

@@ -1,6 +1,7 @@
 """csum/arch/profiles.py and arch_profiles/: loading, schema, aliases, kernel releases, user profiles, wheels."""
 
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -97,7 +98,9 @@ def test_user_profile_dropped_in_with_new_algorithm(tmp_path, monkeypatch):
 
 
 def test_profiles_load_from_an_installed_wheel(tmp_path):
-    """Build a wheel, install it in a fresh venv, load every profile from outside the repository."""
+    """Build a wheel, install it in a fresh venv, load every profile from outside the repository; the man page and
+    the bash, zsh and fish completions land under the venv's share/ (where man, bash-completion, zsh's fpath and
+    fish look in a prefix), and each is read by its own program where that program is installed."""
     subprocess.run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(tmp_path / "dist"),
                     str(REPO)], check=True, capture_output=True)
     wheel = next((tmp_path / "dist").glob("*.whl"))
@@ -113,6 +116,29 @@ def test_profiles_load_from_an_installed_wheel(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "CSUM_PROFILE_PATH")}
     out = subprocess.run([str(py), "-c", script], check=True, capture_output=True, text=True, cwd=tmp_path, env=env)
     assert int(out.stdout) == len(csum.profile_names())
+    _installed_share(env_dir / "share")
+
+
+def _installed_share(share: Path) -> None:
+    """The data files of the wheel, installed under ``share``: man(1) renders the page (its NAME line), bash
+    registers the completion, zsh parses its function, fish parses its file and completes ``csum ver`` to verify."""
+    page = share / "man" / "man1" / "csum.1"
+    bash, zsh, fish = (share / "bash-completion" / "completions" / "csum", share / "zsh" / "site-functions" / "_csum",
+                       share / "fish" / "vendor_completions.d" / "csum.fish")
+    assert all(p.is_file() for p in (page, bash, zsh, fish))
+    if shutil.which("man"):
+        text = subprocess.run(["man", "-l", "-P", "cat", str(page)], capture_output=True, text=True, check=True,
+                              env={**os.environ, "MANWIDTH": "100"}).stdout
+        assert "csum - the Internet checksum as each Linux architecture computes it" in text
+    done = subprocess.run(["bash", "-c", f"source {bash} && complete -p csum"], capture_output=True, text=True)
+    assert done.returncode == 0 and "csum" in done.stdout
+    if shutil.which("zsh"):
+        subprocess.run(["zsh", "-n", str(zsh)], check=True)
+    if shutil.which("fish"):
+        subprocess.run(["fish", "-n", str(fish)], check=True)
+        got = subprocess.run(["fish", "-c", f"source {fish}; complete -C 'csum ver'"], capture_output=True,
+                             text=True, check=True).stdout
+        assert got.split("\t")[0] == "verify"
 
 
 def test_riscv_zbb_before_6_8_is_lib_checksum():
