@@ -101,3 +101,54 @@ def test_site_builds_without_a_warning(builder, tmp_path):
         assert undated[0] == undated[1], "share/man/man1/csum.1 is stale: run python tools/gen_cli_docs.py"
     else:
         assert (tmp_path / builder / "verify.html").exists() and (tmp_path / builder / "_images" / "throughput.png").exists()
+        assert _broken_anchors(tmp_path / builder) == []
+
+
+def _broken_anchors(site: Path) -> list[str]:
+    """Every link of the built site to an anchor of one of its own pages (``page.html#id``, ``#id``) whose page has
+    no element with that id."""
+    ids: dict[Path, set[str]] = {}
+    pages = [p for p in site.rglob("*.html") if "_modules" not in p.parts]
+    for page in pages:
+        ids[page.resolve()] = set(re.findall(r'\bid="([^"]+)"', page.read_text(errors="replace")))
+    broken = []
+    for page in pages:
+        for href in re.findall(r'href="([^"#:]*)#([^"]+)"', page.read_text(errors="replace")):
+            target = (page.parent / href[0]).resolve() if href[0] else page.resolve()
+            if target in ids and href[1] not in ids[target]:
+                broken.append(f"{page.relative_to(site)}: {href[0]}#{href[1]}")
+    return broken
+
+
+def _github_slug(heading: str) -> str:
+    """The anchor GitHub gives a Markdown heading (what MyST's myst_heading_anchors gives too): lower case, markup
+    and punctuation dropped, spaces as hyphens."""
+    text = re.sub(r"\[([^]]*)\]\([^)]*\)", r"\1", heading.strip())
+    return re.sub(r"[^\w\- ]", "", text.replace("`", "").lower()).replace(" ", "-")
+
+
+def _markdown_anchors(page: Path) -> set[str]:
+    """The anchors of a Markdown page: its headings' slugs (a repeated one numbered -1, -2 ...) and MyST targets."""
+    found, seen, fenced = set(), {}, False
+    for line in page.read_text().splitlines():
+        fenced ^= line.startswith("```")
+        heading = None if fenced else re.match(r"#{1,6} (.*)", line)
+        if heading:
+            slug = _github_slug(heading.group(1))
+            found.add(slug if slug not in seen else f"{slug}-{seen[slug]}")
+            seen[slug] = seen.get(slug, 0) + 1
+        found.update(re.findall(r"^\(([\w-]+)\)=", line))
+    return found
+
+
+def test_markdown_anchors_resolve():
+    """Every link from the README, the CHANGELOG or a docs page to an anchor of a Markdown page (``page.md#anchor``,
+    ``#anchor``) names a heading or target of that page, as GitHub renders the files (the built site is checked by
+    test_site_builds_without_a_warning)."""
+    broken = []
+    for page in [ROOT / "README.md", ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").rglob("*.md"))]:
+        for target, anchor in re.findall(r"\]\(([^)\s#]*)#([^)\s]+)\)", page.read_text()):
+            path = (page.parent / target).resolve() if target else page
+            if path.suffix == ".md" and anchor not in _markdown_anchors(path):
+                broken.append(f"{page.relative_to(ROOT)}: {target}#{anchor}")
+    assert broken == []
