@@ -12,7 +12,6 @@ those of ``csum verify --format jsonl``; ``stored`` and ``computed`` are the num
 from __future__ import annotations
 
 import ipaddress
-import os
 from types import ModuleType
 from typing import Any
 
@@ -22,7 +21,7 @@ from ..errors import Code, CsumValueError
 from .rows import NAMES, REASONS, STATUSES, Rows
 from .rowtext import COLUMNS
 
-__all__ = ["ParquetSink", "frame", "pyarrow", "record_batch", "schema", "to_arrow", "to_pandas"]
+__all__ = ["ParquetSink", "frame", "pyarrow", "record_batch", "schema"]
 
 
 def pyarrow(what: str) -> ModuleType:
@@ -92,26 +91,6 @@ def record_batch(rows: Rows, pa: ModuleType) -> Any:
         "reason": _names(pa, t["reason"], [str(r) for r in REASONS]),
     }
     return pa.RecordBatch.from_arrays([columns[name] for name in COLUMNS], schema=schema(pa))
-
-
-def to_arrow(name: str | os.PathLike[str], *, chunk_bytes: int | None = None) -> Any:
-    """Every checksum field of the capture ``name`` (a path or ``-``) as a ``pyarrow.Table`` (see the module
-    docstring): ``csum verify --format parquet``'s rows. Raises what :func:`csum.scan.scan` raises, and
-    CsumValueError (code ``missing-arrow``) without pyarrow."""
-    from . import pcap
-    from .scan import scan
-
-    pa = pyarrow("to_arrow")
-    batches: list[Any] = []
-    scan(os.fspath(name), chunk_bytes=chunk_bytes or pcap.CHUNK_BYTES,
-         table=lambda rows: batches.append(record_batch(rows, pa)))
-    return pa.Table.from_batches(batches, schema=schema(pa))
-
-
-def to_pandas(name: str | os.PathLike[str], *, chunk_bytes: int | None = None) -> Any:
-    """:func:`to_arrow` as a ``pandas.DataFrame`` (text columns as categoricals; nullable integers where a value may
-    be missing)."""
-    return frame(to_arrow(name, chunk_bytes=chunk_bytes))
 
 
 def frame(table: Any) -> Any:

@@ -83,7 +83,8 @@ def verify_cli(scheduler: str, files: Sequence[str], jobs: int, chunk_bytes: int
 
 def _rows_of(name: str, chunk_bytes: int) -> Any:
     """One file's rows as a pandas DataFrame with its name in a ``file`` column (a partition of to_dataframe)."""
-    from .arrow import frame, to_arrow
+    from .arrow import frame
+    from .scan import to_arrow
 
     try:
         table = to_arrow(name, chunk_bytes=chunk_bytes)

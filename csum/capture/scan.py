@@ -20,7 +20,7 @@ import os
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import Any, Protocol
 
 from . import pcap
 from .checker import Checker
@@ -29,9 +29,6 @@ from .checker import TableSink
 from .report import Report
 from .source import open_source
 from .stitch import Stitcher
-
-if TYPE_CHECKING:
-    from .arrow import to_arrow, to_pandas
 
 __all__ = ["Scan", "merged", "scan", "to_arrow", "to_pandas"]
 
@@ -145,14 +142,26 @@ def scan(name: str, *, jobs: int = 1, chunk_bytes: int = pcap.CHUNK_BYTES, sink:
         return Scan(source.name, reader.format, source.compression, report, reader.stop, *counted)
 
 
-def __getattr__(name: str) -> object:
-    """``to_arrow`` and ``to_pandas`` (csum/capture/arrow.py: every field as a row, the [arrow] extra), imported when
-    first asked for: with numpy, which checking a small capture does not need."""
-    if name in ("to_arrow", "to_pandas"):
-        from . import arrow
+def to_arrow(name: str | os.PathLike[str], *, chunk_bytes: int | None = None) -> Any:
+    """Every checksum field of the capture ``name`` (a path or ``-``) as a ``pyarrow.Table`` (the columns and types
+    of :mod:`csum.capture.arrow`): ``csum verify --format parquet``'s rows. Raises what :func:`scan` raises, and
+    CsumValueError (code ``missing-arrow``) without pyarrow. pyarrow and numpy are imported here, when first used:
+    checking a small capture needs neither."""
+    from .arrow import pyarrow, record_batch, schema
 
-        return getattr(arrow, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    pa = pyarrow("to_arrow")
+    batches: list[Any] = []
+    scan(os.fspath(name), chunk_bytes=chunk_bytes or pcap.CHUNK_BYTES,
+         table=lambda rows: batches.append(record_batch(rows, pa)))
+    return pa.Table.from_batches(batches, schema=schema(pa))
+
+
+def to_pandas(name: str | os.PathLike[str], *, chunk_bytes: int | None = None) -> Any:
+    """:func:`to_arrow` as a ``pandas.DataFrame`` (text columns as categoricals; nullable integers where a value may
+    be missing)."""
+    from .arrow import frame
+
+    return frame(to_arrow(name, chunk_bytes=chunk_bytes))
 
 
 def again(chunk: pcap.Capture) -> Callable[[], pcap.Capture]:

@@ -18,13 +18,18 @@ and just after its own replace (:class:`_Block`). Offsets are from the start of 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal
 
 from ..bpf.helpers import BPF_F_HDR_FIELD_MASK, BPF_F_IPV6, BPF_F_MARK_ENFORCE, BPF_F_MARK_MANGLED_0
 from ..layers import table
+from .calls import FLAG_NAMES, Call, CsumDiffCall, CsumReplaceCall, StoreBytesCall
 
 if TYPE_CHECKING:
-    from .packet import Call, CsumReplaceCall, Rewrite, StoreBytesCall
+    from .packet import Rewrite
+
+#: csum.rewrite.packet.rewrite, which Rewrite.format passes in: the program re-runs it on variants of the packet.
+Again = Callable[..., "Rewrite"]
 
 Kind = Literal["tc", "xdp"]
 #: At most this many UDP checksums that may be 0 are told apart at run time (2 zero-able checksums: 4 variants).
@@ -105,17 +110,13 @@ def _bytes(data: bytes) -> str:
 
 
 def _flag_names(flags: int) -> str:
-    from .packet import _FLAG_NAMES
-
-    names = [n for bit, n in _FLAG_NAMES if flags & bit]
+    names = [n for bit, n in FLAG_NAMES if flags & bit]
     size = flags & BPF_F_HDR_FIELD_MASK
     return " | ".join(([str(size)] if size or not names else []) + names)
 
 
 def store_groups(calls: tuple[Call, ...] | list[Call]) -> list[tuple[list[Call], StoreBytesCall]]:
     """The calls cut after each store: one group per changed field."""
-    from .packet import StoreBytesCall
-
     groups: list[tuple[list[Call], StoreBytesCall]] = []
     pending: list[Call] = []
     for call in calls:
@@ -137,8 +138,6 @@ class _Block:
     """
 
     def __init__(self, calls: list[Call], store: StoreBytesCall) -> None:
-        from .packet import CsumDiffCall, CsumReplaceCall
-
         self.store, self.has_diff = store, any(isinstance(c, CsumDiffCall) for c in calls)
         self.replaces = [c for c in calls if isinstance(c, CsumReplaceCall)]
         #: replace index -> index of the earlier replace whose field change it carries
@@ -190,7 +189,7 @@ class _Block:
         return f"new + {k}" if k else "new"
 
 
-def _zero_flags(rewrite: Rewrite) -> tuple[list[int], list[dict[tuple[bool, ...], int]]]:
+def _zero_flags(rewrite: Rewrite, again: Again) -> tuple[list[int], list[dict[tuple[bool, ...], int]]]:
     """The UDP checksums that may be 0 (none computed: a tunnel's, a quoted datagram's) and, for each store, its
     flags with each of them 0 or not.
 
@@ -199,9 +198,6 @@ def _zero_flags(rewrite: Rewrite) -> tuple[list[int], list[dict[tuple[bool, ...]
     The flags come from csum.rewrite re-run on the packet with those checksums each way (0 / not 0); a UDP/IPv6
     checksum updated with BPF_F_MARK_ENFORCE is updated when 0 too, so it is not among them.
     """
-    from .packet import CsumReplaceCall, StoreBytesCall
-    from .packet import rewrite as again
-
     udp = sorted({c.offset for c in rewrite.calls if isinstance(c, CsumReplaceCall)
                   and c.flags & BPF_F_MARK_MANGLED_0 and not c.flags & BPF_F_MARK_ENFORCE})[:_MAX_ZEROABLE]
     stores = [c.flags for c in rewrite.calls if isinstance(c, StoreBytesCall)]
@@ -353,13 +349,12 @@ _IPV6_FALLBACK = """
 """
 
 
-def program(rewrite: Rewrite, kind: Kind, name: str) -> str:
+def program(rewrite: Rewrite, kind: Kind, name: str, again: Again) -> str:
     """A complete C file: ``SEC("tc") int name(struct __sk_buff *)`` or ``SEC("xdp") int name(struct xdp_md *)``.
 
     It first checks that the packet has the layout of csum.rewrite's (:func:`_guards`) and is long enough, and
-    passes any other untouched (TC_ACT_OK, XDP_PASS)."""
-    from .packet import CsumDiffCall, CsumReplaceCall
-
+    passes any other untouched (TC_ACT_OK, XDP_PASS); ``again``: csum.rewrite.packet.rewrite (:func:`_zero_flags`
+    re-runs it)."""
     if kind not in ("tc", "xdp"):
         raise ValueError(f"kind must be 'tc' or 'xdp', not {kind!r}")
     if not name.isidentifier():
@@ -386,7 +381,7 @@ def program(rewrite: Rewrite, kind: Kind, name: str) -> str:
             out += ["\t__s64 diff;"]
         out += [f"\t__u8 head[{end}];", "", f"\tif (skb->len < {end} || bpf_skb_load_bytes(skb, 0, head, {end}))",
                 "\t\treturn TC_ACT_OK;", layout, f"\tif ({_guard_test(guards, 'head')})", "\t\treturn TC_ACT_OK;"]
-    zeroable, flags = _zero_flags(rewrite) if kind == "tc" else ([], [])
+    zeroable, flags = _zero_flags(rewrite, again) if kind == "tc" else ([], [])
     used = [at for k, at in enumerate(zeroable) if any(_store_flags(f).count(f"zero{k}") for f in flags)]
     for k, at in enumerate(zeroable):
         if at in used:
