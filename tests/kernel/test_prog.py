@@ -271,3 +271,42 @@ def test_verifier_rejection_is_reported_with_its_log(tmp_path, capsys):
     assert err.startswith(f"csum: prog failed for {obj}: libbpf cannot load program 'bad' of {obj}: "
                           "the verifier rejected it\n")
     assert "invalid access to packet" in err
+
+
+def _walkthrough() -> tuple[list[str], list[tuple[str, str]]]:
+    """docs/bpf.md's "A BPF author's walk-through": its build commands (the ```sh blocks) and each ``$ command`` of
+    its transcripts with the output the page shows under it."""
+    import re
+    import textwrap
+
+    page = (EXAMPLES.parent.parent / "docs" / "bpf.md").read_text(encoding="utf-8")
+    section = page.split("## A BPF author's walk-through", 1)[1].split("\n## ", 1)[0]
+    blocks = [(lang, textwrap.dedent(body)) for lang, body in
+              re.findall(r"^ *```(\w*)\n(.*?)^ *```$", section, re.S | re.M)]
+    steps = [tuple(step.partition("\n")[::2]) for lang, body in blocks if not lang
+             for step in re.split(r"^\$ ", body, flags=re.M)[1:]]
+    return [body.strip() for lang, body in blocks if lang == "sh"], steps  # type: ignore[return-value]
+
+
+def test_the_walkthrough_prints_what_the_page_says(tmp_path):
+    """Every command of docs/bpf.md's walk-through, run in a folder holding examples/bpf/ and built as step 1 says,
+    prints what the page shows (``...`` for any lines; the counts exact): the page's numbers come from this run,
+    never typed (issue 34)."""
+    import doctest
+    import shutil
+    import subprocess
+    import sys
+
+    for source in EXAMPLES.iterdir():
+        shutil.copy(source, tmp_path)
+    build, steps = _walkthrough()
+    assert build and len(steps) >= 5
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(EXAMPLES.parent.parent), os.environ.get("PYTHONPATH", "")]),
+           "COLUMNS": "120"}
+    checker = doctest.OutputChecker()
+    for command, expected in [(b, "") for b in build] + steps:
+        run = subprocess.run(["bash", "-c", f'csum() {{ "{sys.executable}" -m csum "$@"; }}\n{command}'],
+                             capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
+        got = run.stdout + run.stderr
+        assert checker.check_output(expected, got, doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE), \
+            f"$ {command}\nexpected:\n{expected}\ngot:\n{got}"
