@@ -20,19 +20,20 @@ ROOT = Path(__file__).resolve().parent.parent
 SOURCES = (ROOT / "bench" / "diff_loop.c", ROOT / "csum" / "engine" / "_arith.c")
 
 
-def _compiler() -> list[str] | None:
+def compile_c(out: Path, sources: tuple[Path, ...]) -> bool:
+    """Compile ``sources`` to the program ``out`` as the extensions are compiled (Python's CC and CFLAGS); False where
+    there is no C compiler."""
     cc = shlex.split(sysconfig.get_config_var("CC") or "cc")
-    return cc if shutil.which(cc[0]) else None
+    if not shutil.which(cc[0]):
+        return False
+    flags = shlex.split(sysconfig.get_config_var("CFLAGS") or "-O2")
+    subprocess.run([*cc, *flags, "-o", str(out), *map(str, sources)], check=True, capture_output=True)
+    return True
 
 
 def build(out: Path) -> bool:
     """Compile the harness to ``out``; False where there is no C compiler."""
-    cc = _compiler()
-    if cc is None:
-        return False
-    flags = shlex.split(sysconfig.get_config_var("CFLAGS") or "-O2")
-    subprocess.run([*cc, *flags, "-o", str(out), *map(str, SOURCES)], check=True, capture_output=True)
-    return True
+    return compile_c(out, SOURCES)
 
 
 def times(shapes: list[int], sizes: list[int], rounds: int,

@@ -23,7 +23,10 @@ Timed, each from the file on disk to the counts:
 * scapy: ``rdpcap`` + for each packet, delete the IP/TCP/UDP checksums of a copy and rebuild
   it to recompute them (what a scapy user writes), on a slice;
 * tshark (where installed): ``tshark -r`` with IP/TCP/UDP checksum validation on, printing each
-  packet's checksum statuses, on the slice (process start-up included).
+  packet's checksum statuses, on the slice (process start-up included);
+* the C floor (where a C compiler is): bench/verify_floor.c, a bare loop that mmaps the pcap and checks the outer
+  IPv4, TCP and UDP checksums it finds behind Ethernet and VLAN tags, compiled as the extensions are, on the whole
+  capture (median of ``--repeat``); the table gives csum in process as a multiple of it.
 
 The slices' rates are per packet, so the ratios compare like with like. Besides the captures,
 ``csum.inet.verify`` one call at a time on one 154-byte Ether/IPv4/TCP packet (C walker vs the
@@ -51,6 +54,7 @@ from typing import Any
 from csum import engine, inet, pcap
 from csum.capture.checker import check
 
+from .diff_loop import compile_c
 from .run import compile_csum, machine, publish
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -242,6 +246,19 @@ def time_shell(path: Path, repeat: int = 1) -> tuple[float, int, int, float]:
     return statistics.median(runs), summary["packets"], summary["bad_count"], statistics.median(cpu)
 
 
+def time_floor(exe: Path | None, path: Path, repeat: int = 1) -> tuple[float, int, int] | None:
+    """bench/verify_floor.c's loop on ``path`` (median of ``repeat`` runs of its own clock: no process start-up), the
+    packets and the bad ones it found; None without the compiled ``exe``."""
+    if exe is None:
+        return None
+    runs = []
+    for _ in range(repeat):
+        out = subprocess.run([str(exe), str(path)], check=True, capture_output=True, text=True).stdout.split()
+        got = dict(zip(out[::2], map(int, out[1::2])))
+        runs.append(got["ns"] / 1e9)
+    return statistics.median(runs), got["packets"], got["bad"]
+
+
 def _inet_verify(c_walker: bool):
     """csum.inet.verify with or without the C walker (without: the Python walker, the reference)."""
     if c_walker or engine.cwalk is None:
@@ -325,6 +342,9 @@ def run(n: int, slice_n: int, repeat: int = 3, calls: int = 200_000) -> dict[str
     rows = []
     load = [os.getloadavg()[0]]
     with tempfile.TemporaryDirectory() as tmp:
+        floor: Path | None = Path(tmp) / "verify_floor"
+        if not compile_c(floor, (Path(__file__).resolve().parent / "verify_floor.c",)):
+            floor = None
         for kind in WORKLOADS:
             full, part = Path(tmp) / f"{kind}.pcap", Path(tmp) / f"{kind}-slice.pcap"
             write_workload(full, n, kind)
@@ -334,6 +354,7 @@ def run(n: int, slice_n: int, repeat: int = 3, calls: int = 200_000) -> dict[str
                          "seconds": round(shell[0], 3), "packets_per_s": round(shell[1] / shell[0]),
                          "bad_found": shell[2], "cpu_seconds": round(shell[3], 3)})
             timed = [(f"csum verify, {kind}", time_csum(full, repeat)),
+                     (f"C floor (bare loop, mmap), {kind}", time_floor(floor, full, repeat)),
                      (f"csum verify, {kind} slice", time_csum(part, repeat)),
                      (f"csum.inet.verify per packet, {kind} slice", time_inet(part, slice_n)),
                      (f"csum.inet.verify per packet (Python walker), {kind} slice",
@@ -344,10 +365,15 @@ def run(n: int, slice_n: int, repeat: int = 3, calls: int = 200_000) -> dict[str
                 if measured is None:
                     continue
                 seconds, packets, bad = measured
-                rows.append({"impl": name, "workload": kind, "packets": packets, "seconds": round(seconds, 3),
+                rows.append({"impl": name, "workload": kind, "packets": packets, "seconds": float(f"{seconds:.4g}"),
                              "packets_per_s": round(packets / seconds), "bad_found": bad})
     for kind in WORKLOADS:
         found = {r["bad_found"] for r in rows if r["workload"] == kind and "slice" in r["impl"]}
+        floor_found = {r["bad_found"] for r in rows if r["workload"] == kind and r["impl"].startswith("C floor")}
+        whole = {r["bad_found"] for r in rows if r["impl"] == f"csum verify, {kind}"}
+        if kind == "plain" and floor_found and floor_found != whole:
+            raise SystemExit(f"bench.verify_pcap: the C floor and csum disagree on the plain capture's bad packets: "
+                             f"{floor_found} against {whole}")
         if len(found) != 1:
             raise SystemExit(f"bench.verify_pcap: implementations disagree on the {kind} slice's bad packets: {rows}")
     one = time_one_packet(calls, repeat)
@@ -373,6 +399,12 @@ def table(results: dict[str, Any]) -> str:
     lines += ["", "| one packet | calls | CPU seconds | calls/s |", "| --- | ---: | ---: | ---: |"]
     lines += [f"| {r['impl']} | {r['calls']:,} | {r['cpu_seconds']} | {r['calls_per_s']:,} |"
               for r in results["one_packet"]]
+    floor = {r["workload"]: r["seconds"] for r in results["rows"] if r["impl"].startswith("C floor")}
+    inproc = {r["workload"]: r["seconds"] for r in results["rows"] if r["impl"].startswith("csum verify, ")
+              and "slice" not in r["impl"]}
+    if floor:
+        lines += ["", "| workload | csum verify in process (s) | C floor (s) | × the floor |", "| --- | ---: | ---: | ---: |"]
+        lines += [f"| {kind} | {inproc[kind]} | {floor[kind]} | {inproc[kind] / floor[kind]:.1f} |" for kind in floor]
     lines.append(f"\nload average (1 min) before / after: {' / '.join(f'{x:.2f}' for x in results['load_average'])}")
     return "\n".join(lines)
 
