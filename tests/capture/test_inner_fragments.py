@@ -10,6 +10,8 @@ from the fixed file.
 
 from __future__ import annotations
 
+import functools
+import io
 import json
 import shutil
 import subprocess
@@ -18,6 +20,8 @@ from pathlib import Path
 
 import pytest
 from captures import pcap_bytes
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scapy.all import GRE, IP, TCP, UDP, Ether, IPv6, defragment, raw
 from scapy.contrib.geneve import GENEVE
 from scapy.contrib.gtp import GTP_U_Header
@@ -25,9 +29,13 @@ from scapy.layers.inet6 import IPv6ExtHdrFragment, fragment6
 from scapy.layers.inet import fragment
 from scapy.layers.vxlan import VXLAN
 
+from csum import engine
 from csum.capture import checker, pcap
-from csum.capture.checker import check
+from csum.capture.checker import Checker, check, check_part
+from csum.capture.report import Report
+from csum.capture.stitch import Stitcher
 from csum.cli import main
+from csum.layers import reassembly
 from csum.layers.reasons import Reason
 
 TOOL = Path(__file__).resolve().parent.parent.parent / "tools" / "tshark_agree.py"
@@ -37,9 +45,10 @@ ETH = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
 OUTER = IP(src="192.0.2.1", dst="192.0.2.2")
 
 
-def _inner(v6: bool, ident: int, tcp_bad: bool = False) -> list[bytes]:
-    """Two inner datagrams (scapy's checksums) cut in 3 fragments each: a UDP one and a TCP one (its checksum
-    broken when ``tcp_bad``)."""
+@functools.lru_cache(maxsize=None)
+def _inner(v6: bool, ident: int, tcp_bad: bool = False) -> tuple[bytes, ...]:
+    """Two inner datagrams (scapy's checksums) cut in 3 (IPv6: 4) fragments each: a UDP one and a TCP one (its
+    checksum broken when ``tcp_bad``)."""
     out = []
     for l4 in (UDP(sport=1000, dport=2000) / (b"u" * 300), TCP(sport=1001, dport=2001) / (b"t" * 300)):
         if v6:
@@ -52,7 +61,7 @@ def _inner(v6: bool, ident: int, tcp_bad: bool = False) -> list[bytes]:
         pkt = (IPv6 if v6 else IP)(bytes(data))
         out += [raw(f) for f in (fragment6(pkt, 150) if v6 else fragment(pkt, fragsize=128))]
         ident += 1
-    return out
+    return tuple(out)
 
 
 def _wrap(tunnel: str, inner: bytes, outer: IP = OUTER) -> bytes:
@@ -169,3 +178,65 @@ def _raw_records(path: Path) -> list:
     from scapy.utils import RawPcapReader
 
     return list(RawPcapReader(str(path)))
+
+
+#: The datagrams the strategy below draws from, made here (scapy's fragment6 uses the random module).
+_DATAGRAMS = {(v6, ident, bad): _inner(v6, ident, bad) for v6 in (False, True) for ident in (77, 79, 81, 83, 85)
+              for bad in (False, True)}
+FIELDS = ("packets", "counts", "bad", "offload", "malformed", "cut", "not_ip", "unsupported", "patches", "dropped")
+
+
+@st.composite
+def _tunnelled(draw) -> tuple[list[bytes], int, int]:
+    """Frames of 1-3 pairs of inner datagrams (scapy's, cut by scapy) in random tunnels, some fragments lost,
+    repeated or moved, some datagrams under one inner key through two tunnels; how many of the datagrams have a
+    good checksum and how many a broken one. Two datagrams share an inner key only when they are the same datagram
+    (a sender reusing a key for another datagram within the window has its fragments mixed, by csum as by Linux)."""
+    out, good, broken = [], 0, 0
+    for n in range(draw(st.integers(1, 3))):
+        tunnel, v6 = draw(st.sampled_from(CASES))
+        outer = IP(src=draw(st.sampled_from(("192.0.2.1", "192.0.2.9"))), dst="192.0.2.2")
+        bad = draw(st.booleans())
+        ident = draw(st.sampled_from((77 + 2 * bad, 81 + 2 * n)))
+        out += [_wrap(tunnel, f, outer) for f in _DATAGRAMS[v6, ident, bad]]
+        good, broken = good + 2 - bad, broken + bad
+    for _ in range(draw(st.integers(0, 3))):
+        k = draw(st.integers(0, len(out) - 1))
+        action = draw(st.sampled_from(("drop", "repeat", "move")))
+        frame = out.pop(k) if action != "repeat" else out[k]
+        if action != "drop":
+            out.insert(draw(st.integers(0, len(out))), frame)
+    return out, good, broken
+
+
+@settings(max_examples=60, deadline=None)
+@given(frames=_tunnelled(), chunk_bytes=st.integers(1, 2000), window=st.sampled_from((3, reassembly.WINDOW)),
+       most=st.sampled_from((1, reassembly.MAX_DATAGRAMS)), c_walker=st.booleans())
+def test_chunks_and_parts_give_the_whole_capture_report(frames, chunk_bytes, window, most, c_walker):
+    """Differential (as tests/capture/test_stitch.py for outer fragments): inner fragments in chunks from one record to
+    the whole file, with and without the C walker, the Reassembler's window and datagram limit small: the carried
+    check (--jobs 1) and the stitched parts (--jobs N) equal the whole check; at most as many inner TCP/UDP checksums
+    are ok as the test built good datagrams, and at most as many bad as it broke (scapy's checksums): a datagram is
+    judged once, never over another's fragments."""
+    frames, good, broken = frames
+    data = pcap_bytes(frames)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(reassembly, "WINDOW", window)
+        patch.setattr(reassembly, "MAX_DATAGRAMS", most)
+        if not c_walker:
+            patch.setattr(engine, "cwalk", None)
+        whole = check(pcap.parse(data))
+        chunks = list(pcap.Reader(io.BytesIO(data), chunk_bytes))
+        carried, report = Checker(), Report(0)
+        for chunk in chunks:
+            report.update(carried.check(chunk))
+        report.update(carried.close())
+        stitcher, joined = Stitcher(), Report(0)
+        for chunk in chunks:
+            joined.update(stitcher.add(check_part(chunk), lambda chunk=chunk: chunk))
+        joined.update(stitcher.close())
+        for name in FIELDS:
+            assert getattr(report, name) == getattr(whole, name), name
+            assert getattr(joined, name) == getattr(whole, name), name
+    inner = [whole.counts.get(f"{layer}@1", {}) for layer in ("tcp", "udp")]
+    assert sum(c.get("ok", 0) for c in inner) <= good and sum(c.get("bad", 0) for c in inner) <= broken
