@@ -41,10 +41,13 @@ def _read(data: bytes, chunk_bytes: int) -> object:
         return type(exc).__name__, str(exc.code), str(exc)
 
 
-def _records(data: bytes, pos: int, big: bool) -> tuple:
-    """The raw C walk (an exact-size buffer) from ``pos``, as columns."""
+def _records(data: bytes, pos: int, big: bool, variant: tuple[int, int, int, int]) -> tuple:
+    """The raw C walk (an exact-size buffer) from ``pos``, as columns (``variant``: header bytes, swap, snap length
+    cut, FCS bytes, as _PcapWalker passes them)."""
     assert engine.cwalk is not None
-    offs, caps, origs, end = engine.cwalk.pcap_records(exact(data), pos, big, pcap.MAX_RECORD)
+    header, swap, snap, fcs = variant
+    cut = (snap, pcap.MAXIMUM_SNAPLEN) if snap else (0, 0)
+    offs, caps, origs, end = engine.cwalk.pcap_records(exact(data), pos, big, pcap.MAX_RECORD, header, swap, *cut, fcs)
     return bytes(offs), bytes(caps), bytes(origs), end
 
 
@@ -59,12 +62,15 @@ def one_input(data: bytes) -> None:
     with python_only():
         want = _read(data, chunk_bytes)
     assert_equal(got, want, f"pcap.Reader(chunk_bytes={chunk_bytes})")
+    # the pcap variants (csum/capture/pcap.py _pcap_walker), chosen by the input's first byte
+    knob = data[0] if data else 0
+    variants = [(16, 0, 0, 0), (24 if knob & 1 else 16, (knob >> 1) % 3, (knob >> 3) % 4 * 20, (knob >> 5) * 2)]
     for pos in {0, 24, len(data) // 2, max(len(data) - 16, 0), len(data)}:  # C on its own, anywhere in the buffer
-        for big in (False, True):
-            walker = pcap._PcapWalker(">" if big else "<", 1)
+        for big, variant in ((big, variant) for big in (False, True) for variant in variants):
+            walker = pcap._PcapWalker(">" if big else "<", 1, False, *variant)
             with python_only():
                 walked = walker.walk(data, pos)
-            offs, caps, origs, end = _records(data, pos, big)
+            offs, caps, origs, end = _records(data, pos, big, variant)
             assert_equal((offs, caps, origs, end),
                          (walked.offs.tobytes(), walked.caps.tobytes(), walked.origs.tobytes(), walked.end),
-                         f"pcap_records(pos={pos}, big={big})")
+                         f"pcap_records(pos={pos}, big={big}, variant={variant})")

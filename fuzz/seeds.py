@@ -154,10 +154,15 @@ def fix_seeds() -> dict[str, bytes]:
     return seeds
 
 
-def _pcap(frames: list[bytes], endian: str = "<", nano: bool = False, link: int = 1) -> bytes:
-    magic = 0xA1B23C4D if nano else 0xA1B2C3D4
-    out = [struct.pack(endian + "IHHiIII", magic, 2, 4, 0, 0, 65535, link)]
-    out += [struct.pack(endian + "IIII", k, 0, len(f), len(f) + k % 2) + f for k, f in enumerate(frames)]
+def _pcap(frames: list[bytes], endian: str = "<", nano: bool = False, link: int = 1, *, modified: bool = False,
+          minor: int = 4, snap: int = 65535) -> bytes:
+    """A pcap file (``modified``: magic a1b2cd34, 24-byte record headers; ``minor`` < 3: the lengths swapped)."""
+    magic = 0xA1B2CD34 if modified else 0xA1B23C4D if nano else 0xA1B2C3D4
+    out = [struct.pack(endian + "IHHiIII", magic, 2, minor, 0, 0, snap, link)]
+    for k, f in enumerate(frames):
+        lengths = (len(f), len(f) + k % 2)
+        out.append(struct.pack(endian + "IIII", k, 0, *(lengths[::-1] if minor < 3 else lengths))
+                   + (struct.pack(endian + "iHBB", 1, 0x0800, 0, 0) if modified else b"") + f)
     return b"".join(out)
 
 
@@ -170,6 +175,9 @@ def records_seeds() -> dict[str, bytes]:
         "pcap-truncated-record": _pcap(frames)[:-5],
         "pcap-huge-caplen": _pcap(frames[:1]) + struct.pack("<IIII", 0, 0, 0xFFFFFFFF, 60) + bytes(8),
         "pcap-header-only": _pcap([]),
+        "pcap-modified-be": _pcap(frames, ">", modified=True, snap=40),
+        "pcap-v2.2-swapped": _pcap(frames, minor=2),
+        "pcap-fcs-4": _pcap(frames, link=1 | 2 << 28 | 0x04000000),
         "pcapng-two-links": ng,
         "pcapng-cut-block": ng[:-7],
         "pcapng-bad-trailer": ng[:-4] + b"\0\0\0\0",

@@ -5,7 +5,8 @@
 For every frame and every checksum both judge, the verdicts must agree (tshark's "good" is csum's
 ok/none; offload counts as bad on both sides). tshark reports a fragmented datagram's transport
 verdict on the frame that completes the reassembly, csum on the fragment carrying the field: the
-verdicts of a first fragment are moved to its ``reassembled_in`` frame (tshark -2, two passes) before comparing.
+verdicts of a first fragment are moved to its ``reassembled_in`` frame (tshark -2, two passes) before comparing
+(inside a tunnel, the innermost ones: the tunnel's own verdicts stay in the frame).
 Checksums tshark judges and csum does not are counted as ``missing`` per tshark field.
 Prints one JSON summary; exit 1 on any disagreement or csum crash. Needs tshark (Debian package tshark).
 
@@ -95,7 +96,11 @@ def compare(path: str, totals: collections.Counter, details: list) -> None:
         later = [int(v) for v in values["_in"] if int(v) != frame]
         if later:
             for name, rows in list(ours.get(frame, {}).items()):
-                moved = [r for r in rows if r["protocol"] in TRANSPORT and r["status"] != "n/a"]
+                # the fragmented datagram's transport is the innermost: tshark's verdicts in this frame (a tunnel's
+                # own UDP around an inner fragment) pair with csum's outermost rows, the rest move
+                kept = len(values.get(name, []))
+                moved = [r for r in sorted(rows, key=lambda r: r["depth"])[kept:]
+                         if r["protocol"] in TRANSPORT and r["status"] != "n/a"]
                 ours[later[0]][name] += moved
                 ours[frame][name] = [r for r in rows if r not in moved]
     for frame, values in theirs.items():

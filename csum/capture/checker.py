@@ -2,7 +2,7 @@
 
 Every packet the fast paths (:mod:`csum.capture.fastpath`) leave is walked by :func:`csum.layers.walk` on its
 capture link type, and each checksum field judged by :func:`csum.layers.evaluate`, exactly as
-:func:`csum.inet.verify` does. IP fragments are reassembled within the capture
+:func:`csum.inet.verify` does. IP fragments, outer ones and those inside a tunnel, are reassembled within the capture
 (:mod:`csum.layers.reassembly`) and the whole datagram's checksums reported on the fragment carrying
 each field. A :class:`Checker` lives for the whole capture and carries the pending datagrams from one
 chunk to the next (their fragments go in front of the next chunk's packets, a
@@ -233,17 +233,17 @@ class Checker:
             where = rows.addresses(view, stack.ips)
         row = _Row(p.number, results, fixes, None if stack.malformed is None else stack.malformed[1], p.time,
                    senders(stack, view) if self.hosts else None, where)
-        outer = stack.ips[0] if stack.ips else None
-        if outer is None or outer.depth or outer.fragment not in ("first", "later"):
+        at = next((k for k, ip in enumerate(stack.ips) if ip.fragment in ("first", "later") and not ip.copy), None)
+        if at is None:
             self._row(row)
             return
         self.rows.append(row)
         self.by_index[p.number] = row
         self.held[p.number] = p
-        name = f"ipv{outer.version}"
-        path = next((f.path for f in stack.fields if f.depth == 0 and name in f.path), "")
-        prefix = path[: path.index(name)] if path else ""
-        for done in self.frags.add(p.number, view, outer, p.wire > len(view), prefix):
+        frag = stack.ips[at]  # the outer IP header, or one inside a tunnel (the walk stops at a fragment)
+        prefix = frag.path[: -len(f"ipv{frag.version}")]
+        tunnel = reassembly.tunnel_of(view, frag, stack.ips[:at]) if frag.depth else b""
+        for done in self.frags.add(p.number, view, frag, p.wire > len(view), prefix, tunnel):
             self.finish(done)
         self.flush()
 
@@ -264,7 +264,7 @@ class Checker:
             row = self.by_index.get(index)
             if row is not None:
                 row.results[:] = [r for r in row.results if r.reason != Reason.NEEDS_REASSEMBLY]
-        if done.failed is not None:  # every first fragment of the datagram (a conflicting one too) says why
+        if done.failed is not None:  # every first fragment of the datagram says why
             for index in done.pieces:
                 row = self.by_index.get(index)
                 if row is not None:
@@ -283,9 +283,27 @@ class Checker:
                 continue
             row.results.extend(found)
             row.results.sort(key=lambda r: r.offset if r.field is None else r.field)
-            row.patches += [(pieces[index].base + r.field, r.computed.to_bytes(2, "big")) for r in found
-                            if r.status in FIX and r.computed is not None and r.field is not None
-                            and (self.fix_embedded or (index, r.field) not in done.embedded)]
+            new = [(r.field, r.computed.to_bytes(2, "big")) for r in found
+                   if r.status in FIX and r.computed is not None and r.field is not None
+                   and (self.fix_embedded or (index, r.field) not in done.embedded)]
+            if new and done.depth:
+                row.patches = self._tunnel_patches(pieces[index], new)
+            else:
+                row.patches += [(pieces[index].base + at, value) for at, value in new]
+
+    def _tunnel_patches(self, p: Packet, new: list[tuple[int, bytes]]) -> list[tuple[int, bytes]]:
+        """The patches of a packet holding a fragment inside a tunnel: ``new`` (packet offset, bytes), the reassembled
+        datagram's, and every field of the packet's own walk judged again over the bytes they set (a tunnel's UDP
+        or GRE checksum covers them: set after them, as :func:`csum.layers.corrections` sets an outer field after an
+        inner one)."""
+        data = bytearray(p.data)
+        for at, value in new:
+            data[at : at + 2] = value
+        view = memoryview(bytes(data))
+        stack = walk(view, p.linktype, wire_len=p.wire)
+        merged = dict(new)
+        merged.update(corrections(view, stack.fields, embedded=self.fix_embedded))
+        return [(p.base + at, value) for at, value in sorted(merged.items())]
 
     def flush(self) -> None:
         """Emit the rows in order up to the first one a pending datagram may still amend."""

@@ -2,8 +2,11 @@
 
 Formats (draft-ietf-opsawg-pcap, draft-ietf-opsawg-pcapng):
 
-* pcap: either byte order, microsecond (``a1b2c3d4``) or nanosecond
-  (``a1b23c4d``) timestamps; one link type per file.
+* pcap: what libpcap reads (sf-pcap.c): either byte order, microsecond (``a1b2c3d4``) or nanosecond
+  (``a1b23c4d``) timestamps, or the modified format (``a1b2cd34``, 24-byte record headers); versions 2.0 to 2.4
+  (and later 2.x) and DG/UX's 543.0, the captured and original lengths swapped where libpcap swaps them; a record
+  longer than the snap length cut to it; one link type per file, whose upper bits may give the length of a frame
+  check sequence ending each frame (left out of the packet).
 * pcapng: any number of sections, each in its own byte order; Interface
   Description Blocks give each interface's link type and snap length; packets
   come from Enhanced (6), Simple (3) and the obsolete Packet (2) blocks; every
@@ -65,7 +68,17 @@ CHUNK_BYTES = 2 << 20
 #: at 256 KiB, pcapng blocks at 16 MiB).
 MAX_RECORD = 64 << 20
 
-_PCAP_MAGICS = {0xA1B2C3D4: "us", 0xA1B23C4D: "ns"}
+#: The pcap magic numbers libpcap reads (sf-pcap.c): (nanosecond timestamps, record header bytes) for the standard
+#: format, its nanosecond twin and Alexey Kuznetzov's modified one (a1b2cd34: ifindex, protocol, packet type and a
+#: pad byte after the lengths).
+_MODIFIED_HEADER = 24
+_PCAP_MAGICS = {0xA1B2C3D4: (False, 16), 0xA1B23C4D: (True, 16), 0xA1B2CD34: (False, _MODIFIED_HEADER)}
+#: The most captured bytes libpcap hands over for a packet (pcap-int.h MAXIMUM_SNAPLEN): the snap length it takes for
+#: a file header's 0 or more; a record of more captured bytes than the snap length and at most this is cut to it.
+MAXIMUM_SNAPLEN = 262144
+#: The upper bits of a pcap file header's link type (pcap/pcap.h): LT_FCS_LENGTH_PRESENT, and the frame check
+#: sequence's length in 16-bit words in the top four (LT_FCS_LENGTH); the link type proper is the low 16 bits.
+LT_FCS_LENGTH_PRESENT = 0x04000000
 _SHB, _IDB, _PB, _SPB, _EPB = 0x0A0D0D0A, 1, 2, 3, 6
 _BYTE_ORDERS = {b"\x4d\x3c\x2b\x1a": "<", b"\x1a\x2b\x3c\x4d": ">"}
 
@@ -226,41 +239,57 @@ class _Walked:
 
 
 class _PcapWalker:
-    """Record headers of a pcap file (16 bytes: seconds, fraction, captured and original length)."""
+    """Record headers of a pcap file, as libpcap's sf-pcap.c reads them: seconds, fraction, captured and original
+    length (16 bytes; 24 in the modified format, :data:`_MODIFIED_HEADER`), those two lengths the other way round in
+    files older than version 2.3 (``swap`` 1) and in some of version 2.3 (``swap`` 2: where the captured length would
+    be the larger), a record of more captured bytes than the file's snap length (and at most :data:`MAXIMUM_SNAPLEN`)
+    cut to it, and the frame check sequence of ``fcs`` bytes the link type's upper bits announce taken off the end of
+    each frame (:func:`_walker` says which)."""
 
     format = "pcap"
 
-    def __init__(self, endian: str, linktype: int, nanos: bool = False) -> None:
+    def __init__(self, endian: str, linktype: int, nanos: bool = False, header: int = 16, swap: int = 0,
+                 snap: int = 0, fcs: int = 0) -> None:
         self._endian, self._linktype, self._nanos = endian, linktype, nanos
+        self._header, self._swap, self._snap, self._fcs = header, swap, snap, fcs
         self._u32 = struct.Struct(endian + "I").unpack_from
+        self._lengths = struct.Struct(endian + "II").unpack_from
 
     def state(self) -> tuple:
         """What a walker needs to go on from a record boundary (see :func:`_walker_at`)."""
-        return self._endian, self._linktype, self._nanos
+        return self._endian, self._linktype, self._nanos, self._header, self._swap, self._snap, self._fcs
 
     def _times(self, data: bytes | bytearray | memoryview, offs: Column) -> Column:
         """Each record's timestamp in nanoseconds: seconds and the microsecond (or nanosecond) fraction of its
-        header, the 16 bytes before ``offs``."""
+        header, which starts ``header`` bytes before ``offs``."""
         import numpy as np
 
         offs = np.asarray(offs, dtype=np.int64)
         if not len(offs):
             return np.zeros(0, dtype=np.int64)
         d = np.frombuffer(data, dtype=np.uint8)
-        words = d[(offs - 16)[:, None] + np.arange(8)].view(self._endian + "u4").astype(np.int64)
+        words = d[(offs - self._header)[:, None] + np.arange(8)].view(self._endian + "u4").astype(np.int64)
         return words[:, 0] * 1_000_000_000 + words[:, 1] * (1 if self._nanos else 1000)
+
+    def _incl_orig(self, data: bytes | bytearray | memoryview, pos: int) -> tuple[int, int]:
+        """The (captured, original) lengths in the record header at ``pos``, in libpcap's order."""
+        a, b = self._lengths(data, pos + 8)
+        return (b, a) if self._swap == 1 or (self._swap == 2 and a > b) else (a, b)
 
     def walk(self, data: bytes | bytearray | memoryview, pos: int, times: bool = True) -> _Walked:
         """The records from ``pos`` on (``times``: with their timestamps)."""
         cwalk = engine.cwalk
+        header = self._header
+        cut = (self._snap, MAXIMUM_SNAPLEN) if self._snap else (0, 0)
         if cwalk is not None:  # the same loop in C (csum/engine/_cwalk.c pcap_records)
-            offs_b, caps_b, origs_b, pos = cwalk.pcap_records(data, pos, self._endian == ">", MAX_RECORD)
+            offs_b, caps_b, origs_b, pos = cwalk.pcap_records(data, pos, self._endian == ">", MAX_RECORD, header,
+                                                              self._swap, *cut, self._fcs)
             offs, caps, origs = array("q"), array("q"), array("q")
             for column, raw in ((offs, offs_b), (caps, caps_b), (origs, origs_b)):
                 column.frombytes(raw)
-        else:
+        elif header == 16 and not self._swap and not self._snap and not self._fcs:
             offs, caps, origs = array("q"), array("q"), array("q")
-            lengths, size, most = struct.Struct(self._endian + "II").unpack_from, len(data), MAX_RECORD
+            lengths, size, most = self._lengths, len(data), MAX_RECORD
             limit = size - 16
             while pos <= limit:  # the hot loop: one unpack per record, the checks folded into one test
                 incl, orig = lengths(data, pos + 8)
@@ -271,18 +300,34 @@ class _PcapWalker:
                 caps.append(incl)
                 origs.append(orig)
                 pos = end
+        else:
+            offs, caps, origs = array("q"), array("q"), array("q")
+            size, fcs = len(data), self._fcs
+            while pos + header <= size:
+                incl, orig = self._incl_orig(data, pos)
+                end = pos + header + incl
+                if end > size or incl > MAX_RECORD:
+                    break
+                cap = cut[0] if cut[0] < incl <= cut[1] else incl
+                if fcs:
+                    orig = max(orig - fcs, 0)
+                    cap = min(cap, orig)
+                offs.append(pos + header)
+                caps.append(cap)
+                origs.append(orig)
+                pos = end
         return _Walked(offs, caps, origs, self._linktype, pos, *self._why(data, pos),
                        self._times(data, offs) if times else None)
 
     def _why(self, data: bytes | bytearray | memoryview, pos: int) -> tuple[str | None, bool]:
         """(problem, short) of the record at ``pos``, where the walk stopped."""
-        size, most = len(data), MAX_RECORD
-        if pos + 16 > size:
-            return (f"header truncated ({size - pos} of 16 bytes)" if pos < size else None), True
-        incl = self._u32(data, pos + 8)[0]
+        size, most, header = len(data), MAX_RECORD, self._header
+        if pos + header > size:
+            return (f"header truncated ({size - pos} of {header} bytes)" if pos < size else None), True
+        incl = self._incl_orig(data, pos)[0]
         if incl > most:
             return f"{incl} captured bytes announced, more than the {most >> 20} MiB csum reads", False
-        return f"{incl} captured bytes announced, {size - pos - 16} left in the file", True
+        return f"{incl} captured bytes announced, {size - pos - header} left in the file", True
 
 
 class _PcapngWalker:
@@ -451,15 +496,36 @@ def _walker(head: bytes, more: Callable[[int], bytes]) -> tuple[_PcapWalker | _P
         return _PcapngWalker(), head, 0
     orders: tuple[tuple[str, Literal["little", "big"]], ...] = (("<", "little"), (">", "big"))
     for endian, order in orders:
-        if int.from_bytes(head[:4], order) in _PCAP_MAGICS:
+        magic = _PCAP_MAGICS.get(int.from_bytes(head[:4], order))
+        if magic is not None:
             head += more(24 - len(head))
             if len(head) < 24:
                 raise _bad(f"pcap file header needs 24 bytes, file has {len(head)}", Code.TRUNCATED)
-            major, _minor, _zone, _sig, _snap, link = struct.unpack_from(endian + "HHiIII", head, 4)
-            if major != 2:
-                raise _bad(f"pcap version {major} is not supported (only 2.x)", Code.NOT_A_CAPTURE)
-            return _PcapWalker(endian, link & 0xFFFF, _PCAP_MAGICS[int.from_bytes(head[:4], order)] == "ns"), head, 24
+            return _pcap_walker(endian, *magic, *struct.unpack_from(endian + "HHiIII", head, 4)), head, 24
     raise _bad(f"not a pcap or pcapng capture (starts with {head[:4].hex()})", Code.NOT_A_CAPTURE)
+
+
+def _pcap_walker(endian: str, nanos: bool, header: int, major: int, minor: int, _zone: int, _sigfigs: int, snap: int,
+                 link: int) -> _PcapWalker:
+    """The record walker of a pcap file with this header, as libpcap's sf-pcap.c pcap_check_header reads it: version
+    2.x (the lengths swapped before 2.3, and where they would say more was captured than sent in 2.3) or DG/UX
+    tcpdump's 543.0 (swapped); the snap length (0 or more than :data:`MAXIMUM_SNAPLEN`: that; 14 more in a modified
+    file of Ethernet, for the header the capture made up); the link type's FCS bits. Versions 2.5 and later, which
+    libpcap refuses, are read as 2.4 (as Wireshark does)."""
+    if major < 2:
+        raise _bad(f"pcap version {major}.{minor} is an archaic format csum does not read (2.x)", Code.NOT_A_CAPTURE)
+    if major == 2:
+        swap = 1 if minor < 3 else 2 if minor == 3 else 0
+    elif (major, minor) == (543, 0):
+        swap = 1
+    else:
+        raise _bad(f"pcap version {major}.{minor} is not supported (only 2.x and DG/UX's 543.0)", Code.NOT_A_CAPTURE)
+    linktype = link & 0xFFFF
+    snapshot = MAXIMUM_SNAPLEN if snap == 0 or snap > MAXIMUM_SNAPLEN else snap
+    if header == _MODIFIED_HEADER and linktype == LINKTYPE_ETHERNET:
+        snapshot += 14
+    fcs = 2 * (link >> 28) if link & LT_FCS_LENGTH_PRESENT else 0
+    return _PcapWalker(endian, linktype, nanos, header, swap, snapshot if snapshot < MAXIMUM_SNAPLEN else 0, fcs)
 
 
 class Reader:

@@ -1368,32 +1368,55 @@ static PyObject *path(PyObject *self, PyObject *arg)
     return path_string(key);
 }
 
-/* pcap_records(data, pos, big_endian, most) -> (offsets, caplens, origlens, end): the pcap record walk of
- * csum/capture/pcap.py's _PcapWalker.walk in C (int64 columns as bytes). It stops at the first record whose
- * 16-byte header does not fit, whose data runs past the buffer or which announces more than `most`
- * bytes; `end` is that record's offset, and the caller says why from the bytes there. */
+/* pcap_records(data, pos, big_endian, most, header=16, swap=0, cut_lo=0, cut_hi=0, fcs=0) -> (offsets, caplens,
+ * origlens, end): the pcap record walk of csum/capture/pcap.py's _PcapWalker.walk in C (int64 columns as bytes).
+ * Records have `header` bytes of header (16; 24 in the modified format), the captured and original lengths at 8 and
+ * 12 (`swap` 1: the other way round; 2: the other way round where the captured one would be the larger). It stops at
+ * the first record whose header does not fit, whose data runs past the buffer or which announces more than `most`
+ * bytes; `end` is that record's offset, and the caller says why from the bytes there. A record of more than `cut_lo`
+ * and at most `cut_hi` captured bytes is reported with `cut_lo` of them; then `fcs` bytes (a frame check sequence at
+ * the end of the frame) are taken off the original length and the captured bytes beyond it. */
 static inline uint32_t u32(const uint8_t *h, int big)
 {
     return big ? ((uint32_t)h[0] << 24 | h[1] << 16 | h[2] << 8 | h[3])
                : ((uint32_t)h[3] << 24 | h[2] << 16 | h[1] << 8 | h[0]);
 }
 
+/* The (captured, original) lengths of the record header at h, as pcap_records reads them. */
+static inline void pcap_lengths(const uint8_t *h, int big, int swap, uint32_t *incl, uint32_t *orig)
+{
+    uint32_t a = u32(h + 8, big), b = u32(h + 12, big);
+    if (swap == 1 || (swap == 2 && a > b)) {
+        *incl = b;
+        *orig = a;
+    } else {
+        *incl = a;
+        *orig = b;
+    }
+}
+
 static PyObject *pcap_records(PyObject *self, PyObject *args)
 {
     Py_buffer v;
-    Py_ssize_t pos, most;
-    int big;
-    if (!PyArg_ParseTuple(args, "y*npn", &v, &pos, &big, &most))
+    Py_ssize_t pos, most, header = 16, cut_lo = 0, cut_hi = 0, fcs = 0;
+    int big, swap = 0;
+    if (!PyArg_ParseTuple(args, "y*npn|ninnn", &v, &pos, &big, &most, &header, &swap, &cut_lo, &cut_hi, &fcs))
         return NULL;
+    if (header < 16 || cut_lo < 0 || cut_hi < 0 || fcs < 0) {
+        PyBuffer_Release(&v);
+        PyErr_SetString(PyExc_ValueError, "pcap_records: header must be at least 16, cut and fcs not negative");
+        return NULL;
+    }
     const uint8_t *b = v.buf;
     Py_ssize_t size = v.len, n = 0, p = pos;
+    uint32_t incl, orig;
     if (p < 0)
         p = size;
-    for (Py_ssize_t q = p; q + 16 <= size; n++) {  /* count first: the columns are allocated once */
-        uint32_t incl = u32(b + q + 8, big);
-        if (incl > (uint64_t)most || q + 16 + (Py_ssize_t)incl > size)
+    for (Py_ssize_t q = p; q + header <= size; n++) {  /* count first: the columns are allocated once */
+        pcap_lengths(b + q, big, swap, &incl, &orig);
+        if (incl > (uint64_t)most || q + header + (Py_ssize_t)incl > size)
             break;
-        q += 16 + incl;
+        q += header + incl;
     }
     PyObject *cols[3] = {NULL, NULL, NULL}, *result = NULL;
     for (int k = 0; k < 3; k++)
@@ -1402,11 +1425,19 @@ static PyObject *pcap_records(PyObject *self, PyObject *args)
     int64_t *offs = (int64_t *)PyBytes_AS_STRING(cols[0]), *caps = (int64_t *)PyBytes_AS_STRING(cols[1]),
             *origs = (int64_t *)PyBytes_AS_STRING(cols[2]);
     for (Py_ssize_t i = 0; i < n; i++) {
-        uint32_t incl = u32(b + p + 8, big), orig = u32(b + p + 12, big);
-        offs[i] = p + 16;
-        caps[i] = incl;
-        origs[i] = orig;
-        p += 16 + incl;
+        pcap_lengths(b + p, big, swap, &incl, &orig);
+        int64_t cap = incl, wire = orig;
+        if (cap > cut_lo && cap <= cut_hi)
+            cap = cut_lo;
+        if (fcs) {
+            wire = wire > fcs ? wire - fcs : 0;
+            if (cap > wire)
+                cap = wire;
+        }
+        offs[i] = p + header;
+        caps[i] = cap;
+        origs[i] = wire;
+        p += header + incl;
     }
     result = Py_BuildValue("OOOn", cols[0], cols[1], cols[2], p);
 done:
@@ -1430,7 +1461,8 @@ static PyMethodDef methods[] = {
     {"format_rows", (PyCFunction)(void (*)(void))format_rows, METH_FASTCALL,
      "format_rows(rows, csv, names, reasons, statuses) -> bytes (see csum/engine/_rowtext.c)."},
     {"pcap_records", pcap_records, METH_VARARGS,
-     "pcap_records(data, pos, big_endian, most) -> (offsets, caplens, origlens, end) (see csum/engine/_cwalk.c)."},
+     "pcap_records(data, pos, big_endian, most, header=16, swap=0, cut_lo=0, cut_hi=0, fcs=0) -> (offsets, caplens, "
+     "origlens, end) (see csum/engine/_cwalk.c)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -41,6 +41,6 @@ def format_rows(rows: Buffer, csv: bool, names: list[bytes], reasons: list[bytes
                 /) -> bytes:
     """Rows as JSON Lines or CSV lines (csum/engine/_rowtext.c; csum/capture/rowtext.py is its twin)."""
 
-def pcap_records(data: Buffer, pos: int, big_endian: bool, most: int,
-                 /) -> tuple[bytes, bytes, bytes, int]:
+def pcap_records(data: Buffer, pos: int, big_endian: bool, most: int, header: int = 16, swap: int = 0,
+                 cut_lo: int = 0, cut_hi: int = 0, fcs: int = 0, /) -> tuple[bytes, bytes, bytes, int]:
     """The pcap record walk of csum/capture/pcap.py: record offsets, captured and original lengths, end."""

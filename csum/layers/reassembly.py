@@ -1,7 +1,12 @@
 """IP fragment reassembly inside a capture, bounded, to verify the checksum of the whole datagram.
 
 Fragments are keyed as receivers key them (RFC 791: source, destination, protocol,
-identification; RFC 8200 4.5: source, destination, identification). When every byte from 0 to
+identification; RFC 8200 4.5: source, destination, identification). A fragment inside a tunnel (GTP-U, VXLAN, GRE,
+IP in IP, Geneve ...) is reassembled the same way, keyed by its own IP header's fields as Wireshark keys it, and also
+by the tunnel it came through: the path of layers in front of it and the addresses of every IP header around it
+(:func:`tunnel_of`), so that datagrams of private address spaces carried between different tunnel endpoints are
+never mixed (a datagram whose fragments come through different endpoints is left unverified). Its results keep
+the path and depth they have in the packet. When every byte from 0 to
 the last fragment's end is present the datagram is rebuilt from the first fragment's headers
 (IPv4: total length set, fragment field cleared; IPv6: the Fragment header turned into an atomic
 fragment, RFC 6946, payload length set) and walked like any packet; each checksum found in the
@@ -36,8 +41,9 @@ _MAX_DATAGRAM = 65535
 #: Why a datagram whose every byte came cannot be verified: its fragments disagree, or it is longer than IP allows.
 _FAILED = {"overlap": Reason.REASSEMBLY_FAILED, "too long": Reason.REASSEMBLY_FAILED}
 
-#: How fragments are keyed: (IP version, source, destination, identification, IPv4 protocol or 0).
-Key = tuple[int, bytes, bytes, int, int]
+#: How fragments are keyed: (IP version, source, destination, identification, IPv4 protocol or 0, the tunnel: b""
+#: for an outer datagram, else :func:`tunnel_of`).
+Key = tuple[int, bytes, bytes, int, int, bytes]
 
 
 class _Piece:
@@ -53,9 +59,9 @@ class _Piece:
 class _Datagram:
     """A datagram being reassembled."""
 
-    __slots__ = ("pieces", "head", "head_index", "l3", "version", "total", "failed", "prefix", "repeats")
+    __slots__ = ("pieces", "head", "head_index", "l3", "version", "total", "failed", "prefix", "repeats", "depth")
 
-    def __init__(self, version: int = 4) -> None:
+    def __init__(self, version: int = 4, depth: int = 0) -> None:
         self.pieces: list[_Piece] = []
         self.head: bytes | None = None  # the first fragment's bytes from the IP header to its data
         self.head_index = -1
@@ -65,6 +71,7 @@ class _Datagram:
         self.failed: str | None = None
         self.prefix = ""  # the path of the first fragment's layers in front of IP
         self.repeats: list[int] = []  # packets repeating the first fragment byte for byte
+        self.depth = depth  # the fragments' IP header's encapsulation depth (0: outer)
 
 
 class Done(NamedTuple):
@@ -72,7 +79,8 @@ class Done(NamedTuple):
     neither), and every packet holding one of its fragments (``pieces``); ``first``: the first fragment's packet,
     -1 when it never came; ``embedded``: (packet index, field offset) of the results that are an embedded packet's
     (csum.layers.walk Field.embedded); ``repeats``: the packets that repeat the first fragment byte for byte (a
-    duplicate in the capture: the datagram's transport field is the first fragment's, reported once)."""
+    duplicate in the capture: the datagram's transport field is the first fragment's, reported once); ``depth``: the
+    fragments' IP header's encapsulation depth (above 0: inside a tunnel, whose checksums may cover the fields)."""
 
     first: int
     results: dict[int, list[Result]]
@@ -80,6 +88,7 @@ class Done(NamedTuple):
     pieces: tuple[int, ...] = ()
     embedded: frozenset[tuple[int, int]] = frozenset()
     repeats: tuple[int, ...] = ()
+    depth: int = 0
 
 
 class Reassembler:
@@ -94,12 +103,14 @@ class Reassembler:
         self.closed: set[Key] | None = set() if record else None
         self.peak = 0
 
-    def add(self, index: int, buf: memoryview, ip: IPLayer, cut: bool, prefix: str = "") -> list[Done]:
-        """Add the fragment in packet ``index`` (its outer IP layer ``ip``; ``prefix``: the path of the layers
-        in front of it, "eth/vlan/"); return what completes or is given up (evicted, expired)."""
+    def add(self, index: int, buf: memoryview, ip: IPLayer, cut: bool, prefix: str = "",
+            tunnel: bytes = b"") -> list[Done]:
+        """Add the fragment in packet ``index`` (its IP layer ``ip``, the outer one or one inside a tunnel;
+        ``prefix``: the path of the layers in front of it, "eth/vlan/"; ``tunnel``: :func:`tunnel_of` for one inside
+        a tunnel); return what completes or is given up (evicted, expired)."""
         key = (ip.version, bytes(buf[ip.saddr : ip.saddr + (4 if ip.version == 4 else 16)]),
                bytes(buf[ip.daddr : ip.daddr + (4 if ip.version == 4 else 16)]), ip.frag_id,
-               ip.proto if ip.version == 4 else 0)
+               ip.proto if ip.version == 4 else 0, tunnel)
         out = self.expire(index)
         data = bytes(buf[ip.frag_data : ip.end])
         dgram = self.pending.get(key)
@@ -110,7 +121,7 @@ class Reassembler:
             out.append(self._finish(dgram, None))
             dgram = None
         if dgram is None:
-            dgram = self.pending[key] = _Datagram(version=ip.version)
+            dgram = self.pending[key] = _Datagram(version=ip.version, depth=ip.depth)
             if len(self.pending) > MAX_DATAGRAMS:
                 out.append(self._give_up(*self.pending.popitem(last=False)))
             self.peak = max(self.peak, len(self.pending))
@@ -216,11 +227,22 @@ class Reassembler:
             r = judge(packet, f)
             index, shift = _locate(dgram, len(head), r.field if r.field is not None else r.offset)
             moved = dataclasses.replace(r, offset=r.offset + shift, path=dgram.prefix + r.path,
-                                        field=None if r.field is None else r.field + shift)
+                                        field=None if r.field is None else r.field + shift, depth=r.depth + dgram.depth)
             results.setdefault(index, []).append(moved)
             if f.embedded and moved.field is not None:
                 embedded.add((index, moved.field))
-        return Done(dgram.head_index, results, pieces=pieces, embedded=frozenset(embedded), repeats=repeats)
+        return Done(dgram.head_index, results, pieces=pieces, embedded=frozenset(embedded), repeats=repeats,
+                    depth=dgram.depth)
+
+
+def tunnel_of(buf: memoryview, ip: IPLayer, around: list[IPLayer]) -> bytes:
+    """What keys a fragment inside a tunnel besides its own IP header's fields: the walk's path to it, then the source
+    and destination of each IP header ``around`` it (the stack's IP layers in front of ``ip``)."""
+    parts = [ip.path.encode()]
+    for outer in around:
+        size = 4 if outer.version == 4 else 16
+        parts += [bytes(buf[outer.saddr : outer.saddr + size]), bytes(buf[outer.daddr : outer.daddr + size])]
+    return b"\0".join(parts)
 
 
 def _locate(dgram: _Datagram, head_len: int, at: int) -> tuple[int, int]:

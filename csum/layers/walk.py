@@ -107,6 +107,11 @@ class IPLayer:
     frag_data: int = 0
     #: The link layer (set by :func:`csum.layers.layout`): "ethernet", "ip", "sll" ...
     link: str = ""
+    #: The walk's path to this header ("eth/ipv4/udp/gtp/ipv4").
+    path: str = ""
+    #: A copy of (part of) a datagram sent before: quoted by an ICMP error, or an embedded packet (an sFlow sample,
+    #: an OpenFlow packet-in); never reassembled.
+    copy: bool = False
 
     @property
     def header_len(self) -> int:
@@ -592,7 +597,7 @@ class _Walker:
         fragment: Fragment = "later" if offset else "first" if more else "none"
         ip = IPLayer(4, at, at + ihl, at + ihl, stop, at + h.check, at + h.saddr, at + h.daddr, at + h.ttl,
                      at + h.saddr, final, False, fragment, b[at + h.protocol], depth, big, frag_id=self.u16(at + h.id),
-                     frag_offset=offset, frag_more=more, frag_data=at + ihl)
+                     frag_offset=offset, frag_more=more, frag_data=at + ihl, path=path, copy=quote or self.embedded)
         self.stack.ips.append(ip)
         if quote and stop > end:  # the quote holds part of the datagram: its transport checksum is out of reach
             self.partial(ip, at + ihl, end, depth, path, R.PARTIAL_QUOTE)
@@ -641,6 +646,7 @@ class _Walker:
 
     def h_ipv6(self, at: int, end: int, depth: int, path: str, quote: bool = False) -> None:
         path += "/ipv6" if path else "ipv6"
+        ip_path = path  # the extension headers add to ``path`` (AH)
         b, h, unit = self.b, T.IPV6HDR, T.IPV6_EXT_UNIT
         if not quote:
             self.inside(at + h.size, end, "IPv6 header")
@@ -711,7 +717,7 @@ class _Walker:
                 self.stack.notes.append(f"{path}: payload length 0: a BIG TCP / GSO super-packet, taken at its length")
         ip = IPLayer(6, at, at + h.size, pos, stop, None, at + h.saddr, at + h.daddr, at + h.hop_limit, src, dst, jumbo,
                      fragment, nh, depth, big, frag_id=frag_id, frag_offset=frag_offset, frag_more=frag_more,
-                     frag_data=frag_data)
+                     frag_data=frag_data, path=ip_path, copy=quote or self.embedded)
         self.stack.ips.append(ip)
         if quote and stop > end:
             self.partial(ip, pos, end, depth, path, R.PARTIAL_QUOTE)

@@ -338,7 +338,7 @@ def test_verify_snaplen_cut_packets_are_reported_not_checked(tmp_path, capsys):
 @pytest.mark.parametrize("content,needle", [
     (None, "cannot read"),
     (b"\x7fELF\x02\x01\x01" + b"\0" * 60, "not a pcap or pcapng capture"),
-    (b"\xd4\xc3\xb2\xa1\x09\x00\x04\x00" + b"\0" * 16, "pcap version 9 is not supported"),
+    (b"\xd4\xc3\xb2\xa1\x09\x00\x04\x00" + b"\0" * 16, "pcap version 9.4 is not supported"),
     (pcap_bytes([])[:20], "pcap file header needs 24 bytes"),
 ])
 def test_verify_bad_files_exit_2_with_one_line(content, needle, tmp_path, capsys):

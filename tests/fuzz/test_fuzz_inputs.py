@@ -61,8 +61,8 @@ class _Wrong:
             got[0] = dataclasses.replace(got[0], computed=(got[0].computed or 0) ^ 1)
         return got
 
-    def pcap_records(self, data, pos, big, most):
-        offs, caps, origs, end = self._real.pcap_records(data, pos, big, most)
+    def pcap_records(self, data, pos, big, most, *variant):
+        offs, caps, origs, end = self._real.pcap_records(data, pos, big, most, *variant)
         return (offs[8:], caps[8:], origs[8:], end) if self._what == "records" and offs else (offs, caps, origs, end)
 
     def fast_check(self, *args):
