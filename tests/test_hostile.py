@@ -71,7 +71,7 @@ NONE = object()  # "no valid equivalent": the call must raise a CsumError naming
 
 def _int_of(value: Any) -> Any:
     """``value`` as a Python int when it is an int or a numpy integer scalar (never a bool), else NONE."""
-    if isinstance(value, (bool, np.bool_)):
+    if isinstance(value, (bool, np.bool_, np.timedelta64)):  # a timedelta64 is a numpy "integer", not a number
         return NONE
     if isinstance(value, (int, np.integer)):
         return int(value)
@@ -100,12 +100,15 @@ def U(bits: int) -> Int:
 class Buf:
     """A C-contiguous bytes-like object of one of ``sizes`` bytes (any, when empty): equivalent to its bytes.
 
-    A numpy scalar or a 0-d array is a number, not a buffer."""
+    A numpy scalar (datetime64 and timedelta64 too, whose buffer is 1-D) or a 0-d array is a number, not a buffer;
+    numpy's ``bytes_`` is a ``bytes``."""
 
     sizes: tuple[int, ...] = ()
     writable: bool = False
 
     def equiv(self, value: Any) -> Any:
+        if isinstance(value, np.bytes_):
+            return self.equiv(bytes(value))
         if isinstance(value, (str, np.generic)) or getattr(value, "ndim", 1) == 0:
             return NONE
         try:
@@ -206,7 +209,7 @@ class Seq:
     kind: Any
 
     def equiv(self, value: Any) -> Any:
-        if isinstance(value, (str, bytes, bytearray, memoryview)):
+        if isinstance(value, (str, bytes, bytearray, memoryview, np.generic)):  # np.void iterates, as nothing
             return NONE
         try:
             items = [self.kind.equiv(v) for v in value]
@@ -510,7 +513,8 @@ POOL: list[Any] = [
     *(t(5) for t in _DTYPES), np.int64(-1), np.uint64(2**64 - 1), np.array(5), np.arange(3),
     np.zeros((2, 2), np.uint8), np.zeros(0, np.uint8), np.arange(4, dtype=np.uint16), np.arange(8, dtype=np.uint8)[::2],
     np.array(["a", "b"]), b"\x01", b"\x01\x02\x03", b"", bytearray(b"\x00" * 20), memoryview(b"ab"),
-    memoryview(b"abcdef")[::2], BadIndex(), BadLen(), [1, 2, 3], [[1, 2], [3]], [b"ab", None], (b"a",), {}, object(),
+    memoryview(b"abcdef")[::2], np.datetime64(5, "s"), np.timedelta64(5, "s"), np.datetime64("2020-01-01"),
+    np.bytes_(b"ab"), np.void(b"abcd"), np.str_("5"), BadIndex(), BadLen(), [1, 2, 3], [[1, 2], [3]], [b"ab", None], (b"a",), {}, object(),
 ]
 
 
