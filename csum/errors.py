@@ -62,7 +62,7 @@ class Code(StrEnum):
     BAD_ENGINE = "bad-engine", "CsumEngineError", "CSUM_ENGINE names no available engine"
     KERNEL_UNAVAILABLE = "kernel-unavailable", "KernelUnavailable", "the running kernel's BPF helpers cannot be called here"
     BPF_FAILED = "bpf-failed", "BpfError", "bpf(2) failed or the verifier said no"
-    TOO_LARGE = "too-large", "CsumValueError", "more than the kernel helper takes"
+    TOO_LARGE = "too-large", "CsumValueError", "more than the kernel helper takes, or than memory holds"
     BAD_LENGTH = "bad-length", "CsumValueError", "a length field or size the kernel would reject"
     # packets (csum/_packet.py, csum/layers/inet.py, csum/rewrite/packet.py)
     TRUNCATED = "truncated", "CsumValueError", "fewer bytes than a header or record needs"

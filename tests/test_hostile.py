@@ -35,6 +35,7 @@ from __future__ import annotations
 import dataclasses
 import ipaddress
 import math
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -706,3 +707,55 @@ def test_numpy_scalars_are_numbers_not_buffers(every_engine: Any) -> None:
         csum.csum_tcpudp_magic("192.0.2.1", "192.0.2.2", 12, 17)
     _raises(Code.BAD_TYPE, "seed", csum.csum_partial, UDP4, np.bool_(True))
     _raises(Code.BAD_TYPE, "wsum", csum.csum_fold, BadIndex())
+
+
+# --- issue 33: the file-reading functions, the number of processes, numpy's time scalars -----------------------
+
+def test_numpy_time_scalars_are_numbers_not_buffers(every_engine: Any) -> None:
+    """numpy's datetime64 and timedelta64 scalars export a 1-D buffer of their 8 bytes (an int scalar's is 0-d),
+    so 21 functions summed them as bytes on every engine; they are numbers (``ndim`` 0), refused as buffers."""
+    for scalar in (np.datetime64(5, "s"), np.timedelta64(5, "s"), np.datetime64("2020-01-01")):
+        assert memoryview(scalar).ndim == 1  # the trap itself (numpy's export)
+        _raises(Code.NOT_A_BUFFER, "buf", csum.internet_checksum, scalar)
+        _raises(Code.NOT_A_BUFFER, "buf", P.csum_partial, scalar)
+        _raises(Code.NOT_A_BUFFER, "to", csum.bpf_csum_diff, b"", scalar)
+        _raises(Code.BAD_TYPE, "seed", csum.csum_partial, b"ab", scalar)
+
+
+def test_scan_of_a_directory_is_one_csum_error(tmp_path: Any) -> None:
+    """``csum.scan.scan(DIR)`` raised IsADirectoryError; now a CsumValueError (not-a-capture) naming the directory."""
+    import csum.scan
+
+    err = _raises(Code.NOT_A_CAPTURE, str(tmp_path), csum.scan.scan, str(tmp_path))
+    assert "is a directory" in str(err) and "\n" not in str(err)
+
+
+def test_jobs_chunk_bytes_and_names_are_checked(tmp_path: Any) -> None:
+    """scan, rewrite_capture: ``jobs=-1``, ``jobs=NaN`` and ``name=None`` were accepted (``jobs=2**70`` forked until
+    stopped). ``jobs`` is 1 to 4 per usable core (os.sched_getaffinity counts them here)."""
+    import csum.scan
+
+    src = tmp_path / "in.pcap"
+    src.write_bytes(csum.pcap.to_bytes([FRAME]))
+    cap = 4 * len(os.sched_getaffinity(0))
+    for jobs in (-1, 0, cap + 1, 2**70):
+        err = _raises(Code.OUT_OF_RANGE, "jobs", csum.scan.scan, str(src), jobs=jobs)
+        assert f"1..{cap}" in str(err)
+        _raises(Code.OUT_OF_RANGE, "jobs", csum.rewrite.rewrite_capture, src, tmp_path / "out.pcap",
+                csum.rewrite.Rules(), jobs=jobs)
+    for jobs in (math.nan, 2.0, None, "2", True):
+        _raises(Code.BAD_TYPE, "jobs", csum.scan.scan, str(src), jobs=jobs)
+    _raises(Code.BAD_TYPE, "name", csum.scan.scan, None)
+    _raises(Code.BAD_TYPE, "src", csum.rewrite.rewrite_capture, None, tmp_path / "out.pcap", csum.rewrite.Rules())
+    _raises(Code.OUT_OF_RANGE, "chunk_bytes", csum.scan.scan, str(src), chunk_bytes=2**40)
+    _raises(Code.BAD_TYPE, "scans", csum.scan.merged, None)
+    _raises(Code.BAD_TYPE, "scans[0]", csum.scan.merged, [None])
+    assert os.listdir(tmp_path) == ["in.pcap"]
+    assert csum.scan.scan(src, jobs=np.int64(cap)).report.packets == 1
+
+
+def test_ragged_too_long_for_memory_is_a_csum_error() -> None:
+    """``offsets=range(2**40)`` raised a bare MemoryError from numpy; now a CsumValueError (too-large) naming it."""
+    for fn in (csum.batch.internet_checksums_ragged, csum.batch.ones_sums_ragged):
+        _raises(Code.TOO_LARGE, "offsets", fn, b"ab", range(2**40), [1])
+        _raises(Code.TOO_LARGE, "lengths", fn, b"ab", [0], range(2**40))

@@ -61,6 +61,9 @@ LINKTYPE_LINUX_SLL2 = 276
 
 #: Bytes of records a :class:`Reader` chunk holds (one record larger than this gets a chunk of its own).
 CHUNK_BYTES = 2 << 20
+#: The largest ``chunk_bytes`` (``--chunk-bytes``): a chunk is held whole, and with ``jobs`` > 1 in a shared slot of
+#: three times its size per chunk in flight; 2**40 ended in "out of memory", 10**22 in a traceback.
+MAX_CHUNK_BYTES = 1 << 30
 #: The largest record or block read; a header announcing more is taken as damage (Wireshark caps packets
 #: at 256 KiB, pcapng blocks at 16 MiB).
 MAX_RECORD = 64 << 20

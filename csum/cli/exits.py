@@ -75,9 +75,9 @@ class Guard:
         try:
             n = self.stream.write(data)
             if not isinstance(data, str) and n is not None:
-                view = memoryview(data).cast("B")
+                view, binary = memoryview(data).cast("B"), self.stream  # type: tuple[memoryview, Any]
                 while n < len(view):
-                    n += self.stream.write(view[n:]) or 0
+                    n += binary.write(view[n:]) or 0
             return n
         except OSError as exc:
             raise CsumStdoutFailed(exc.errno or 0, exc.strerror or str(exc)) from None

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from ..errors import Code, CsumError
 from . import progress
-from .args import UsageError, integer, positive
+from .args import UsageError, chunk_bytes, integer, jobs
 
 if TYPE_CHECKING:  # numpy-backed modules are imported when verify/fix run, keeping other commands' start-up light
     from ..capture.checker import Sink as ResultSink
@@ -34,9 +34,9 @@ ROW_FORMATS = ("jsonl", "csv", "parquet")
 def add_common(cmd: argparse.ArgumentParser) -> None:
     """The options of verify and fix: --show, --jobs, --chunk-bytes, --skip-unsupported (a no-op kept for old scripts)."""
     cmd.add_argument("--show", type=integer, default=10, help="list at most this many bad packets (default 10)")
-    cmd.add_argument("--jobs", type=positive, default=None, metavar="N",
+    cmd.add_argument("--jobs", type=jobs, default=None, metavar="N",
                      help="check in N processes (default: every core)")
-    cmd.add_argument("--chunk-bytes", type=positive, default=None, metavar="B",
+    cmd.add_argument("--chunk-bytes", type=chunk_bytes, default=None, metavar="B",
                      help="read and check B bytes of records at a time (default 2 MiB)")
     cmd.add_argument("--skip-unsupported", action="store_true",
                      help="accepted for scripts written before 0.2: packets on link types csum cannot look into are "

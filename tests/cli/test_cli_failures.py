@@ -387,6 +387,68 @@ def test_a_write_error_leaves_no_temporary_and_no_worker(frames, tmp_path):
     assert os.listdir(tmp_path) == ["in.pcap"] and gone(str(tmp_path))
 
 
+def _rewrite_from_stdin(tmp_path: Path, group: bool) -> subprocess.Popen:
+    """``csum rewrite - OUT --jobs 3`` from a pipe kept open, in its own process group when ``group`` (a terminal's
+    Ctrl-C, or ``kill -TERM -PGID``, reaches the workers too)."""
+    def setup() -> None:
+        default_signals()
+        if group:
+            os.setsid()
+
+    return subprocess.Popen([sys.executable, "-m", "csum", "rewrite", "-", str(tmp_path / "out.pcap"), "--jobs", "3",
+                             "--chunk-bytes", "4096", "--ttl", "-1"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, preexec_fn=setup)
+
+
+@pytest.mark.parametrize("group", [False, True], ids=["parent", "group"])
+@pytest.mark.parametrize("signum, code, message", [(signal.SIGINT, 130, "csum: interrupted"),
+                                                   (signal.SIGTERM, 143, "csum: terminated (SIGTERM)"),
+                                                   (signal.SIGHUP, 129, "csum: terminated (SIGHUP)")])
+def test_rewrite_jobs_signals_are_one_line_and_leave_no_worker(signum, code, message, group, frames, tmp_path):
+    """rewrite --jobs 3 from a pipe still open: SIGINT, SIGTERM or SIGHUP to csum, or to its whole process group,
+    gives 128 + the signal, one line and no process left. With multiprocessing.Pool, SIGTERM printed a
+    ForkPoolWorker traceback from each worker and a SIGTERM to the group deadlocked the parent (issue 33)."""
+    proc = _rewrite_from_stdin(tmp_path, group)
+    _waiting(proc, pcap_bytes(frames * 10))
+    assert len(children(proc.pid)) == 2
+    if group:
+        os.killpg(proc.pid, signum)
+    else:
+        proc.send_signal(signum)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == code and err.decode() == message + "\n"
+    assert os.listdir(tmp_path) == [] and gone(str(tmp_path))
+
+
+def test_killed_rewrite_parent_takes_its_workers_quietly(frames, tmp_path):
+    """SIGKILL to rewrite --jobs 3: its workers end with it and print nothing (they printed BrokenPipe tracebacks)."""
+    proc = _rewrite_from_stdin(tmp_path, False)
+    _waiting(proc, pcap_bytes(frames * 10))
+    assert len(children(proc.pid)) == 2
+    proc.kill()
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == -signal.SIGKILL and err == b"" and gone(str(tmp_path)) and os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("command", [["verify", "IN"], ["fix", "IN", "OUT"], ["rewrite", "IN", "OUT", "--ttl", "-1"]])
+def test_jobs_and_chunk_bytes_are_capped(command, frames, tmp_path):
+    """--jobs 100000 forked more than 749 workers, --chunk-bytes 2**40 ended in "out of memory" and 10**22 in a
+    traceback. Now each is exit 2 and a line saying the cap: 4 processes per usable core (the test counts the cores
+    with os.sched_getaffinity), 1 GiB per chunk; nothing is written."""
+    src = tmp_path / "in.pcap"
+    src.write_bytes(pcap_bytes(frames[:3]))
+    argv = [str(src) if a == "IN" else str(tmp_path / "out.pcap") if a == "OUT" else a for a in command]
+    cores = len(os.sched_getaffinity(0))
+    for extra, why in ((["--jobs", "100000"], f"must be an int in 1..{4 * cores} (4 per usable core, {cores} here"),
+                       (["--jobs", str(4 * cores + 1)], f"got {4 * cores + 1}"),
+                       (["--chunk-bytes", str(2**40)], "must be at most 1073741824 (1 GiB"),
+                       (["--chunk-bytes", str(10**22)], "must be at most 1073741824 (1 GiB")):
+        proc = run(*argv, *extra)
+        assert proc.returncode == 2 and why in _lines(proc.stderr)[-1], proc.stderr
+    assert os.listdir(tmp_path) == ["in.pcap"]
+    assert run(*argv, "--jobs", str(4 * cores)).returncode in (0, 1)
+
+
 #: A meta-path finder that raises KeyboardInterrupt when the module named in the environment is first imported:
 #: Ctrl-C arriving while Python imports it (Python raises KeyboardInterrupt wherever the main thread is).
 _HOOK = """
