@@ -78,7 +78,11 @@ def _rows_scan(args: argparse.Namespace, bar: progress.Bar) -> list[Scan | Faile
                 sink: TextSink | ParquetSink = ParquetSink(out)
             else:
                 sink = TextSink(out.write, args.format == "csv")
-            items = scan_each(args, bar, table=sink)
+            try:
+                items = scan_each(args, bar, table=sink)
+            except BaseException:
+                sink.discard()
+                raise
             sink.close()
             out.commit()
     except OSError as exc:
