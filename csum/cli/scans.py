@@ -213,12 +213,15 @@ def _total(items: Sequence[Scan | Failed]) -> Scan:
 
 
 def report_problems(items: Sequence[Scan | Failed], args: argparse.Namespace, code: int, tail: str = "") -> None:
-    """One stderr line per input with problems: ``failed`` when they decide exit 2, else a warning."""
+    """One stderr line per input with problems: ``failed`` when that input's problems decide exit 2, else a warning
+    (another input that could not be read makes the exit code 2, not this one's truncated last record)."""
+    strict = getattr(args, "strict", False)
     for item in items:
         if isinstance(item, Failed):
             print(f"csum: {args.command} failed for {item.name}: {item.reason}", file=sys.stderr)
             continue
         found = _problems(item, args)
         if found:
-            verb = "failed for" if code == 2 else "warning for"
+            decides = unread(item) or (strict and bool(item.report.unsupported))
+            verb = "failed for" if code == 2 and decides else "warning for"
             print(f"csum: {args.command} {verb} {item.name}: {'; '.join(found)}{tail}", file=sys.stderr)

@@ -270,6 +270,21 @@ def test_several_inputs_report_each_and_the_failed_ones_line(frames, tmp_path):
     assert doc["files"][3]["code"] == "usage" and doc["total"]["bad_count"] == 1 and doc["total"]["packets"] == 10
 
 
+def test_one_unreadable_input_leaves_the_others_notices_warnings(frames, tmp_path):
+    """verify cut.pcap missing.pcap: the missing file decides exit 2, so it alone is "failed"; cut.pcap's truncated
+    last record stays a warning, as it is when read alone (every notice became "verify failed" before: 54 "failed"
+    lines where 4 were real). The cut is this test's: 3 bytes off the last record."""
+    cut, missing = tmp_path / "cut.pcap", tmp_path / "missing.pcap"
+    cut.write_bytes(pcap_bytes(frames[:5])[:-3])
+    alone = run("verify", cut)
+    assert alone.returncode == 0 and _lines(alone.stderr)[0].startswith(f"csum: verify warning for {cut}: the file ends")
+    proc = run("verify", cut, missing)
+    err = _lines(proc.stderr)
+    assert proc.returncode == 2 and len(err) == 2, err
+    assert err[0].startswith(f"csum: verify warning for {cut}: the file ends inside")
+    assert err[1] == f"csum: verify failed for {missing}: cannot read {missing}: No such file or directory"
+
+
 # --- standard output ---------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("args", [["verify", "IN"], ["verify", "IN", "--json"], ["verify", "IN", "--format", "jsonl"],
