@@ -43,8 +43,13 @@ def add_common(cmd: argparse.ArgumentParser) -> None:
                      "listed and make the exit code 2 only with --strict")
 
 
+class WriteFailed(UsageError):
+    """The output could not be written: the command stops, whichever input was being read."""
+
+
 class Sink:
-    """fix's output, with write errors named as such (reading errors say "cannot read")."""
+    """fix's output and verify's ``--out``, with write errors named as such (reading errors say "cannot read"; a full
+    disk under ``verify --format jsonl --out`` said "cannot read IN")."""
 
     def __init__(self, out: AtomicFile, name: str) -> None:
         self._out, self._name = out, name
@@ -53,7 +58,7 @@ class Sink:
         try:
             self._out.write(data)
         except OSError as exc:
-            raise UsageError(f"cannot write {self._name}: {exc.strerror or exc}") from None
+            raise WriteFailed(f"cannot write {self._name}: {exc.strerror or exc}") from None
 
 
 class Failed(NamedTuple):
@@ -100,6 +105,8 @@ def scan_each(args: argparse.Namespace, bar: progress.Bar, each: ResultSink | No
     for name in args.files:
         try:
             out.append(scan_one(args, name, bar, each=each, table=table))
+        except WriteFailed:
+            raise
         except CsumError as exc:
             if len(args.files) == 1:
                 raise

@@ -226,12 +226,13 @@ def check_jobs(value: Any, name: str = "jobs") -> int:
 
 
 def check_path(value: Any, name: str) -> str:
-    """``value`` (argument ``name``), a file name: a non-empty str or an ``os.PathLike`` giving one."""
+    """``value`` (argument ``name``), a file name: a str or an ``os.PathLike`` giving one, without a NUL (an empty or
+    missing one is the opening's to refuse)."""
     if isinstance(value, os.PathLike):
         value = os.fspath(value)
     if not isinstance(value, str):
         raise CsumTypeError(f"{name} must be a file name (a str or a pathlib.Path), not {type(value).__name__}",
                             code=Code.BAD_TYPE)
-    if not value or "\0" in value:
+    if "\0" in value:
         raise CsumValueError(f"{name} must be a file name, got {value!r}", code=Code.BAD_VALUE)
     return value

@@ -476,6 +476,39 @@ def test_jobs_and_chunk_bytes_are_capped(command, frames, tmp_path):
     assert run(*argv, "--jobs", str(4 * cores)).returncode in (0, 1)
 
 
+@pytest.mark.parametrize("fmt", ["jsonl", "csv", "parquet"])
+def test_rows_out_that_cannot_be_written_says_so(fmt, frames, tmp_path):
+    """verify IN IN2 --format jsonl --out F with F's writes failing (RLIMIT_FSIZE: EFBIG, "File too large", as a full
+    disk's ENOSPC): one line saying F cannot be written (it said "cannot read IN"), exit 2, no F, and the second
+    input is not read as if the first had failed alone."""
+    if fmt == "parquet":
+        pytest.importorskip("pyarrow")
+    src, src2, out = tmp_path / "in.pcap", tmp_path / "in2.pcap", tmp_path / "rows.out"
+    src.write_bytes(pcap_bytes(frames * 40))
+    src2.write_bytes(pcap_bytes(frames))
+
+    def small_files() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (50_000, 50_000))
+
+    proc = subprocess.run([sys.executable, "-m", "csum", "verify", str(src), str(src2), "--format", fmt, "--out",
+                           str(out)], capture_output=True, timeout=180, preexec_fn=small_files)
+    assert proc.returncode == 2 and _lines(proc.stderr) == [
+        f"csum: verify failed for {src}: cannot write {out}: File too large"]
+    assert sorted(os.listdir(tmp_path)) == ["in.pcap", "in2.pcap"]
+
+
+@pytest.mark.parametrize("command", [["fix", "IN", ""], ["rewrite", "IN", "", "--ttl", "-1"],
+                                     ["verify", "IN", "--format", "jsonl", "--out", ""]])
+def test_an_empty_out_name_is_named_as_such(command, frames, tmp_path):
+    """`fix IN ''` said "OUT  is a directory" (Path("") is the current directory); now "OUT is empty"."""
+    src = tmp_path / "in.pcap"
+    src.write_bytes(pcap_bytes(frames[:3]))
+    proc = run(*[str(src) if a == "IN" else a for a in command], cwd=tmp_path)
+    what = "--out" if command[0] == "verify" else "OUT"
+    assert proc.returncode == 2 and _lines(proc.stderr)[-1].endswith(f": {what} is empty: give a file name")
+    assert os.listdir(tmp_path) == ["in.pcap"]
+
+
 #: A meta-path finder that raises KeyboardInterrupt when the module named in the environment is first imported:
 #: Ctrl-C arriving while Python imports it (Python raises KeyboardInterrupt wherever the main thread is).
 _HOOK = """
