@@ -103,7 +103,7 @@ def to_arrow(name: str | os.PathLike[str], *, chunk_bytes: int | None = None) ->
 
     pa = pyarrow("to_arrow")
     batches: list[Any] = []
-    scan(os.fspath(name), chunk_bytes=chunk_bytes or pcap.CHUNK_BYTES,
+    scan(name, chunk_bytes=pcap.CHUNK_BYTES if chunk_bytes is None else chunk_bytes,
          table=lambda rows: batches.append(record_batch(rows, pa)))
     return pa.Table.from_batches(batches, schema=schema(pa))
 

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Literal, Union
 
 from .. import engine
-from ..core.inputs import as_view, check_instance, check_list, check_uint
+from ..core.inputs import as_view, check_callable, check_instance, check_list, check_path, check_uint
 from ..errors import Code, CsumTypeError, CsumValueError
 
 if TYPE_CHECKING:  # numpy only where a column is read as an array: a small capture's check never imports it
@@ -631,6 +631,8 @@ def parse(data: bytes, progress: Progress | None = None) -> Capture:
     called once, at the end.
     """
     data = as_view(data, "data").tobytes()
+    if progress is not None:
+        check_callable(progress, "progress")
     walker, _head, start = _walker(data[:4], lambda n: data[4 : 4 + n])
     walked = walker.walk(data, start)
     if walked.problem is not None:
@@ -643,7 +645,9 @@ def parse(data: bytes, progress: Progress | None = None) -> Capture:
 
 def read(path: str | os.PathLike[str], progress: Progress | None = None) -> Capture:
     """Read and index the capture at ``path`` (see :func:`parse`); OSError propagates."""
-    return parse(Path(path).read_bytes(), progress)
+    if progress is not None:
+        check_callable(progress, "progress")
+    return parse(Path(check_path(path, "path")).read_bytes(), progress)
 
 
 def patched(capture: Capture, patches: Iterable[tuple[int, bytes]]) -> bytes:

@@ -62,8 +62,8 @@ class Scan:
     offload_filled: int = 0
 
 
-def scan(name: str, *, jobs: int = 1, chunk_bytes: int = pcap.CHUNK_BYTES, sink: Sink | None = None,
-         keep_patches: bool = False, progress: Callable[[int, int | None], None] | None = None,
+def scan(name: str | os.PathLike[str], *, jobs: int = 1, chunk_bytes: int = pcap.CHUNK_BYTES,
+         sink: Sink | None = None, keep_patches: bool = False, progress: Callable[[int, int | None], None] | None = None,
          each: ResultSink | None = None, keep: int | None = None,
          transform: Callable[[Iterator[pcap.Capture]], Iterator[pcap.Capture]] | None = None,
          fix_embedded: bool = False, hosts: bool = False, table: TableSink | None = None) -> Scan:
