@@ -52,6 +52,9 @@ def _as_array(values: Any, name: str) -> np.ndarray:
     except (ValueError, TypeError):
         raise CsumTypeError(f"{name} must be a 1-D array of integers, not {type(values).__name__} that numpy "
                             f"cannot read as one", code=Code.BAD_ARRAY) from None
+    except MemoryError:  # range(2**40): a bare MemoryError before
+        raise CsumValueError(f"{name} does not fit in memory as a numpy array (a {type(values).__name__} of too "
+                             f"many items)", code=Code.TOO_LARGE) from None
 
 
 def _as_index(values: Any, name: str) -> np.ndarray:

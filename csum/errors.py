@@ -62,7 +62,7 @@ class Code(StrEnum):
     BAD_ENGINE = "bad-engine", "CsumEngineError", "CSUM_ENGINE names no available engine"
     KERNEL_UNAVAILABLE = "kernel-unavailable", "KernelUnavailable", "the running kernel's BPF helpers cannot be called here"
     BPF_FAILED = "bpf-failed", "BpfError", "bpf(2) failed or the verifier said no"
-    TOO_LARGE = "too-large", "CsumValueError", "more than the kernel helper takes"
+    TOO_LARGE = "too-large", "CsumValueError", "more than the kernel helper takes, or than memory holds"
     BAD_LENGTH = "bad-length", "CsumValueError", "a length field or size the kernel would reject"
     # packets (csum/_packet.py, csum/layers/inet.py, csum/rewrite/packet.py)
     TRUNCATED = "truncated", "CsumValueError", "fewer bytes than a header or record needs"
@@ -124,6 +124,8 @@ class Code(StrEnum):
         "--anonymize without the cryptography package (the [anonymize] extra)"
     # the command line (csum/cli/)
     USAGE = "usage", "CsumUsageError", "a command-line argument or input the command cannot use (exit 2)"
+    WRITE_FAILED = "write-failed", "CsumWriteFailed", \
+        "an output the command writes (fix's OUT, verify's --out) could not be written: the command stops (exit 2)"
     # BpfMisuse warnings (csum/bpf/misuse.py): legal helper calls that are almost surely bugs
     SIZE_MISSING = "size-missing", "BpfMisuse", "field size 0 with a non-zero from: the kernel returns -EINVAL"
     WIDE_FOR_SIZE_2 = "wide-for-size-2", "BpfMisuse", "size 2 keeps only the low 16 bits of a wider from / to"
@@ -177,6 +179,13 @@ class CsumUsageError(CsumValueError):
     exits 2 (csum/cli/__init__.py)."""
 
     code = Code.USAGE
+
+
+class CsumWriteFailed(CsumUsageError):
+    """An output could not be written: the command stops, whichever of its inputs was being read (a failed input
+    of several is that input's finding; a failed output is the command's)."""
+
+    code = Code.WRITE_FAILED
 
 
 class KernelUnavailable(CsumError, RuntimeError):

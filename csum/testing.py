@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import functools
 
+from .core.inputs import check_instance, check_int, check_list
+from .errors import Code, CsumValueError
+
 try:
     from hypothesis import HealthCheck
     from hypothesis import strategies as st
@@ -21,6 +24,12 @@ except ModuleNotFoundError as exc:
         raise
     raise ModuleNotFoundError("csum.testing needs hypothesis: pip install 'linux-csum[testing]' "
                               "(or pip install 'hypothesis>=6.80')", name="hypothesis") from None
+
+#: The largest ``max_payload`` of :func:`packets`, :func:`frames` and :func:`sample_packets`: a tunnelled frame's
+#: headers and payload still fit an IPv4 total length (65535).
+MAX_PAYLOAD = 60_000
+#: The largest ``max_size`` of :func:`buffers` (1 MiB).
+MAX_SIZE = 1 << 20
 
 #: Seeds at the one's-complement corners: zero, one, both 16-bit zeros, the 16/32-bit carries.
 CORNER_SEEDS = (0, 1, 0xFFFF, 0x10000, 0xFFFE0001, 0xFFFF0000, 0xFFFFFFFE, 0xFFFFFFFF)
@@ -50,8 +59,11 @@ def buffers(min_size: int = 0, max_size: int = 600) -> st.SearchStrategy[bytes]:
 
     Random bytes, all zeros, all 0xff (sums to -0), runs of 0xff with one
     other byte, and alternating 0x80/0x00 words; any length in the range,
-    odd lengths included.
+    odd lengths included. ``min_size`` and ``max_size`` are ints in 0..:data:`MAX_SIZE`, the first at most the second.
     """
+    min_size, max_size = check_int(min_size, 0, MAX_SIZE, "min_size"), check_int(max_size, 0, MAX_SIZE, "max_size")
+    if min_size > max_size:
+        raise CsumValueError(f"min_size must be at most max_size, got {min_size} > {max_size}", code=Code.OUT_OF_RANGE)
     sizes = st.integers(min_size, max_size)
     patterned = st.builds(_repeat, st.sampled_from((b"\x00", b"\xff", b"\x80\x00", b"\x00\x80", b"\xff\xfe")), sizes)
     ff_with_one = st.builds(
@@ -67,7 +79,8 @@ def aligns() -> st.SearchStrategy[int]:
 
 
 def field_changes(width: int) -> st.SearchStrategy[tuple[int, int]]:
-    """(old, new) pairs for a ``width``-byte field, including no-op changes and all-ones values."""
+    """(old, new) pairs for a ``width``-byte field (1 to 16 bytes), including no-op changes and all-ones values."""
+    width = check_int(width, 1, 16, "width")
     top = (1 << (8 * width)) - 1
     value = st.one_of(st.sampled_from((0, top, 1, top - 1)), st.integers(0, top))
     return st.one_of(value.map(lambda v: (v, v)), st.tuples(value, value))
@@ -78,8 +91,13 @@ def chunked(
 ) -> st.SearchStrategy[tuple[bytes, list[bytes]]]:
     """(buffer, chunks): ``buffer`` split into 1..``max_chunks`` consecutive chunks that join back to it.
 
-    Cut points may repeat, so empty chunks appear, also right after odd-length ones.
+    Cut points may repeat, so empty chunks appear, also right after odd-length ones. ``data``: a strategy of bytes
+    (default :func:`buffers`); ``max_chunks``: 1 to 10000.
     """
+    if data is not None:
+        check_instance(data, st.SearchStrategy, "data")
+    max_chunks = check_int(max_chunks, 1, 10_000, "max_chunks")
+
     def split(buf: bytes) -> st.SearchStrategy[tuple[bytes, list[bytes]]]:
         cuts = st.lists(st.integers(0, len(buf)), max_size=max_chunks - 1).map(sorted)
         return cuts.map(lambda c: (buf, [buf[i:j] for i, j in zip([0, *c], [*c, len(buf)])]))
@@ -142,8 +160,11 @@ def packets(versions: tuple[int, ...] = (4, 6), max_payload: int = 1500) -> st.S
     Payloads use :func:`buffers` (all-zero and all-0xff runs, odd lengths), so checksums
     land on the 0x0000 / 0xffff corners too. Checksums are set by csum.layers (the walker
     csum verify uses); tests/test_testing.py checks them with scapy. Feed them to your parser
-    or rewriter and check the result with :func:`csum.inet.verify`.
+    or rewriter and check the result with :func:`csum.inet.verify`. ``versions``: a non-empty sequence of 4 and 6;
+    ``max_payload``: 0..:data:`MAX_PAYLOAD`.
     """
+    versions = _versions(versions)
+    max_payload = check_int(max_payload, 0, MAX_PAYLOAD, "max_payload")
     def one(version: int) -> st.SearchStrategy[bytes]:
         size = 4 if version == 4 else 16
         layers = ("tcp", "udp", "icmp") if version == 4 else ("tcp", "udp", "icmpv6")
@@ -154,6 +175,13 @@ def packets(versions: tuple[int, ...] = (4, 6), max_payload: int = 1500) -> st.S
     # (most of the time of a test drawing small packets)
     by_version = {version: one(version) for version in versions}
     return st.sampled_from(versions).flatmap(by_version.__getitem__)
+
+
+def _versions(versions: object) -> tuple[int, ...]:
+    found = tuple(check_int(v, 4, 6, f"versions[{i}]") for i, v in enumerate(check_list(versions, "versions")))
+    if not found or any(v == 5 for v in found):
+        raise CsumValueError(f"versions must be a non-empty sequence of 4 and 6, got {found}", code=Code.BAD_VALUE)
+    return found
 
 
 def assert_checksums_ok(packet: object, *, link: str = "auto", udp6_zero_ok: bool = False) -> None:
@@ -175,7 +203,10 @@ def assert_checksums_ok(packet: object, *, link: str = "auto", udp6_zero_ok: boo
 
 
 def sample_packets(n: int, *, seed: int = 0, max_payload: int = 600) -> list[bytes]:
-    """``n`` packets drawn from :func:`packets`, the same ones for the same ``seed`` (what ``csum prog`` runs)."""
+    """``n`` packets drawn from :func:`packets`, the same ones for the same ``seed`` (what ``csum prog`` runs);
+    ``n``: 0..1000000, ``seed``: an int in 0..2**64-1, ``max_payload``: 0..:data:`MAX_PAYLOAD`."""
+    n, seed = check_int(n, 0, 1_000_000, "n"), check_int(seed, 0, (1 << 64) - 1, "seed")
+    max_payload = check_int(max_payload, 0, MAX_PAYLOAD, "max_payload")
     from hypothesis import given, settings
     from hypothesis import seed as fixed_seed
 
@@ -202,15 +233,21 @@ _MAC = b"\x02\0\0\0\0\x01\x02\0\0\0\0\x02"
 _ETHERTYPE = {4: b"\x08\x00", 6: b"\x86\xdd"}
 
 
-@st.composite
-def frames(draw: st.DrawFn, max_payload: int = 200) -> tuple[int, bytes]:
+def frames(max_payload: int = 200) -> st.SearchStrategy[tuple[int, bytes]]:
     """(link type, frame): stacks as real traffic carries them, every checksum filled in by csum.layers.
 
     Ethernet with 0-2 VLAN tags (0x8100 / 0x88a8), an MPLS label, or bare IP (link type 101);
     IPv4 with or without options, IPv6 with or without a destination options header; optionally
     a tunnel (IP-in-IP / 6in4, GRE with its checksum, VXLAN) around an inner IPv4/IPv6 packet;
-    TCP, UDP, UDP-Lite or ICMP/ICMPv6 innermost, payloads from :func:`buffers`.
+    TCP, UDP, UDP-Lite or ICMP/ICMPv6 innermost, payloads from :func:`buffers` of at most ``max_payload`` bytes
+    (0..:data:`MAX_PAYLOAD`).
     """
+    return _frames(check_int(max_payload, 0, MAX_PAYLOAD, "max_payload"))
+
+
+@st.composite
+def _frames(draw: st.DrawFn, max_payload: int) -> tuple[int, bytes]:
+    """:func:`frames`, its argument checked."""
     def ip_packet(version: int, proto: int, payload: bytes) -> bytes:
         size = 4 if version == 4 else 16
         options = draw(st.sampled_from((b"", b"\x01\x01\x01\x00", b"\x94\x04\x00\x00")))  # NOP, Router Alert

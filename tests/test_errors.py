@@ -205,6 +205,20 @@ def _empty_path(monkeypatch, tmp):
     monkeypatch.setenv("PATH", str(tmp / "empty-bin"))
 
 
+def _disk_full(monkeypatch, tmp):
+    """fix's output on a full disk: the AtomicFile's write fails with ENOSPC (as the kernel reports it)."""
+    import errno
+
+    from csum.cli.scans import Sink
+
+    def full(data: bytes) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    with csum.capture.output.AtomicFile(tmp / "out.pcap") as out:
+        monkeypatch.setattr(out, "write", full)
+        Sink(out, "out.pcap").write(b"x")
+
+
 def _no_compiler(monkeypatch, tmp):
     monkeypatch.setenv("CSUM_CACHE", str(tmp / "uncached"))  # no runner built yet
     _empty_path(monkeypatch, tmp)
@@ -345,6 +359,7 @@ TRIGGERS = {
     Code.BOOT_FAILED: [_no_kernel_image],
     Code.APT_FAILED: [_apt_finds_nothing],
     Code.USAGE: [lambda: csum.cli.args.hex_bytes("0xzz")],
+    Code.WRITE_FAILED: [_disk_full],
     Code.BAD_RULE: [lambda: _rules(map_ip=["10.0.0.0/8"]), lambda: _rules(map_port=["http=80"])],
     Code.OVERLAPPING_RULES: [lambda: _rules(map_ip=["10.0.0.0/8=1.0.0.0/8", "10.1.0.0/16=2.0.0.0/16"])],
     Code.MISSING_CRYPTOGRAPHY: [_no_cryptography],

@@ -225,6 +225,8 @@ def parse_profile(text: str, path: str) -> Profile:
     """Parse and validate one profile TOML document; the newest implementation is selected."""
     import tomllib  # here, not at the top: the commands that use no profile do not pay for it (tests/test_startup.py)
 
+    text, path = check_str(text, "text"), check_str(path, "path")
+
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -106,14 +106,15 @@ def frame(table: Any) -> Any:
 
 
 class _Stream:
-    """An :class:`~csum.capture.output.AtomicFile` as the file object pyarrow writes to."""
+    """An :class:`~csum.capture.output.AtomicFile` as the file object pyarrow writes to (``out`` None: nowhere)."""
 
     def __init__(self, out: Any) -> None:
         self.out, self.closed, self.at = out, False, 0
 
     def write(self, data: Any) -> int:
         data = bytes(data)
-        self.out.write(data)
+        if self.out is not None:
+            self.out.write(data)
         self.at += len(data)
         return len(data)
 
@@ -138,11 +139,18 @@ class ParquetSink:
         self.pa = pyarrow("--format parquet")
         import pyarrow.parquet as pq
 
-        self.writer = pq.ParquetWriter(self.pa.PythonFile(_Stream(out), mode="w"), schema(self.pa))
+        self.stream = _Stream(out)
+        self.writer = pq.ParquetWriter(self.pa.PythonFile(self.stream, mode="w"), schema(self.pa))
 
     def __call__(self, rows: Rows) -> None:
         if len(rows):
             self.writer.write_batch(record_batch(rows, self.pa))
 
     def close(self) -> None:
+        self.writer.close()
+
+    def discard(self) -> None:
+        """End the writer without writing (the output is being discarded): else pyarrow's ``__del__`` finishes the
+        file later, into an output already closed, and prints an "Exception ignored" traceback."""
+        self.stream.out = None
         self.writer.close()

@@ -32,8 +32,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.inputs import check_callable, check_int, check_list, check_path
 from ..errors import Code, CsumValueError
-from .pcap import CHUNK_BYTES
+from .pcap import CHUNK_BYTES, MAX_CHUNK_BYTES
 from .report import Report
 from .scan import Scan, merged, scan
 
@@ -61,9 +62,17 @@ def verify_files(files: Sequence[str], client: object, *, chunk_bytes: int = CHU
     Errors (an unreadable file, not a capture) are raised by the client as the
     worker raised them. The result equals checking each file here and merging.
     """
+    files, chunk_bytes = _files(files), check_int(chunk_bytes, 1, MAX_CHUNK_BYTES, "chunk_bytes")
+    for verb in ("map", "gather"):
+        check_callable(getattr(client, verb, None), f"client.{verb}")
     futures = client.map(_verify_one, list(files), chunk_bytes=chunk_bytes, pure=False)  # type: ignore[attr-defined]
     scans = client.gather(futures)  # type: ignore[attr-defined]
     return Archive(scans, merged(scans).report)
+
+
+def _files(files: Sequence[str]) -> list[str]:
+    """``files`` (argument ``files``): an iterable of file names (str or os.PathLike), as a list of str."""
+    return [check_path(f, f"files[{i}]") for i, f in enumerate(check_list(files, "files"))]
 
 
 def verify_cli(scheduler: str, files: Sequence[str], jobs: int, chunk_bytes: int | None = None) -> list[Scan]:
@@ -99,6 +108,9 @@ def to_dataframe(files: Sequence[str], *, chunk_bytes: int = CHUNK_BYTES) -> Any
     """Every checksum field of every capture of ``files`` as a ``dask.dataframe.DataFrame``, one partition per file
     (read when computed, on whatever scheduler is active: a ``dask.distributed`` Client's cluster, or this process).
     The columns: ``file``, then those of :func:`csum.scan.to_pandas` (docs/results-as-data.md)."""
+    files, chunk_bytes = _files(files), check_int(chunk_bytes, 1, MAX_CHUNK_BYTES, "chunk_bytes")
+    if not files:  # a DataFrame of no partitions: dask.dataframe refuses it with its own ValueError
+        raise CsumValueError("files must name at least one capture", code=Code.BAD_VALUE)
     try:
         import dask.dataframe as dd
     except ImportError:

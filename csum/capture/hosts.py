@@ -71,8 +71,14 @@ class Flow(NamedTuple):
 
 
 def senders(stack: Stack, buf: memoryview | bytes) -> list[Sender]:
-    """The IP headers of a walked packet (:func:`csum.layers.walk`) as :class:`Sender` rows."""
-    out = []
+    """The IP headers of a walked packet (:func:`csum.layers.walk`) as :class:`Sender` rows; an IPv4 header the walker
+    refused (a total length, IHL or option that does not fit) but whose checksum it judged, with the addresses it
+    holds (unverified; no ports): its bad checksum has a sender (it had none, and dropped out of ``--by host``)."""
+    h = table.IPHDR
+    out = [Sender(f.depth, f.header, 4, bytes(buf[f.header + h.saddr : f.header + h.saddr + h.addr_size]),
+                  bytes(buf[f.header + h.daddr : f.header + h.daddr + h.addr_size]), buf[f.header + h.protocol], -1, -1)
+           for f in stack.fields if f.entry is table.IPV4_HEADER and f.header + h.size <= len(buf)
+           and not any(ip.l3 == f.header for ip in stack.ips)]
     for ip in stack.ips:
         size = 4 if ip.version == 4 else 16
         at = ip.l4_start
@@ -81,7 +87,7 @@ def senders(stack: Stack, buf: memoryview | bytes) -> list[Sender]:
                           bytes(buf[ip.daddr : ip.daddr + size]), ip.proto,
                           int.from_bytes(buf[at : at + 2], "big") if ported else -1,
                           int.from_bytes(buf[at + 2 : at + 4], "big") if ported else -1))
-    return out
+    return sorted(out, key=lambda s: (s.depth, s.l3))
 
 
 def senders_of(data: memoryview | bytes, linktype: int, wire: int) -> list[Sender]:

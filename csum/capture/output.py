@@ -53,6 +53,8 @@ def target(out: str | os.PathLike[str], inputs: Sequence[str | os.PathLike[str]]
            follow_symlinks: bool = False, force: bool = False, what: str = "OUT") -> Path:
     """The path :class:`AtomicFile` may replace for ``out``, or :class:`CsumValueError` saying why not; ``force``
     accepts a read-only file; ``what`` names ``out`` in the message."""
+    if not os.fspath(out):  # Path("") is ".", the current directory: "OUT  is a directory" before
+        raise _refuse(f"{what} is empty: give a file name")
     path = Path(out)
     _check_name(path, out, what)
     try:

@@ -35,8 +35,9 @@ import sys
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from itertools import chain
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from ..core.inputs import usable_cores
 from ..errors import Code, CsumValueError
 from .checker import Part, check_part
 from .pcap import NO_TIME, Capture, Span
@@ -46,9 +47,10 @@ from .stitch import Stitcher
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
 
-__all__ = ["check_spans", "checked", "default_jobs"]
+__all__ = ["become_worker", "check_spans", "checked", "default_jobs", "mapped"]
 
 _COLUMNS = ("offsets", "caplens", "origlens", "linktypes", "times")
+T = TypeVar("T")
 #: ``read(file offset, size)``: a capture's bytes there.
 Read = Callable[[int, int], bytes]
 #: Chunks queued per worker; the reading process checks a chunk itself when every worker has this many.
@@ -57,10 +59,7 @@ DEPTH = 3
 
 def default_jobs() -> int:
     """Every core this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
+    return usable_cores()
 
 
 def _put(slot: mmap.mmap, chunk: Capture) -> tuple[object, ...] | None:
@@ -92,7 +91,7 @@ def _get(slot: mmap.mmap, size: int, n: int, fmt: str, first_index: int, base: i
 _PR_SET_PDEATHSIG = 1
 
 
-def _as_worker(parent: int) -> None:
+def become_worker(parent: int) -> None:
     """Make this forked process a worker of ``parent`` that ends with it (see the module docstring)."""
     for signum in (signal.SIGINT, signal.SIGHUP):
         signal.signal(signum, signal.SIG_IGN)
@@ -105,9 +104,9 @@ def _as_worker(parent: int) -> None:
         os._exit(1)
 
 
-def _serve(conn: Connection, slots: list[mmap.mmap], parent: int, part_of: Callable[[Capture], Part]) -> None:
+def _serve(conn: Connection, slots: list[mmap.mmap], parent: int, part_of: Callable[[Capture], object]) -> None:
     """A worker: (slot, message) in, ("ok", part) or ("error", exception) out, until None."""
-    _as_worker(parent)
+    become_worker(parent)
     while (job := conn.recv()) is not None:
         index, body = job
         try:
@@ -118,7 +117,7 @@ def _serve(conn: Connection, slots: list[mmap.mmap], parent: int, part_of: Calla
 
 
 class _Pool:
-    def __init__(self, jobs: int, slot_bytes: int, part_of: Callable[[Capture], Part]) -> None:
+    def __init__(self, jobs: int, slot_bytes: int, part_of: Callable[[Capture], object]) -> None:
         import multiprocessing  # here: one process (a small capture, --jobs 1) never needs it (tests/test_startup.py)
 
         ctx = multiprocessing.get_context("fork")
@@ -162,15 +161,21 @@ def _receive(conn: Connection) -> Any:
 def checked(chunks: Iterable[Capture], jobs: int = 1, slot_bytes: int | None = None, *, fix_embedded: bool = False,
             hosts: bool = False) -> Iterator[tuple[Capture, Part]]:
     """(chunk, part) for each chunk, in order, using ``jobs`` processes when there are two chunks or more
-    (``fix_embedded``, ``hosts``: as :func:`csum.capture.checker.check_part` takes them).
+    (``fix_embedded``, ``hosts``: as :func:`csum.capture.checker.check_part` takes them); see :func:`mapped`."""
+    return mapped(chunks, functools.partial(check_part, fix_embedded=fix_embedded, hosts=hosts), jobs, slot_bytes)
+
+
+def mapped(chunks: Iterable[Capture], part_of: Callable[[Capture], T], jobs: int = 1,
+           slot_bytes: int | None = None) -> Iterator[tuple[Capture, T]]:
+    """(chunk, ``part_of(chunk)``) for each chunk, in order, using ``jobs`` processes when there are two chunks or
+    more (``csum rewrite --jobs`` maps its rewrite over the chunks this way).
 
     The calling process reads the chunks and is one of the ``jobs``: it hands
     a chunk to the ``jobs - 1`` workers when one has room and
-    checks it itself when none has (``DEPTH`` chunks each). ``slot_bytes``: shared memory per chunk in
+    does it itself when none has (``DEPTH`` chunks each). ``slot_bytes``: shared memory per chunk in
     flight (default: 3x the larger of the first two chunks, which holds its
     bytes and its five int64 columns); a larger chunk goes through the pipe.
     """
-    part_of = functools.partial(check_part, fix_embedded=fix_embedded, hosts=hosts)
     it = iter(chunks)
     head = [c for c in (next(it, None), next(it, None)) if c is not None]
     if jobs <= 1 or len(head) < 2:
@@ -181,9 +186,9 @@ def checked(chunks: Iterable[Capture], jobs: int = 1, slot_bytes: int | None = N
     pool = _Pool(workers, slot_bytes or 3 * max(len(c.data) for c in head) + 4096, part_of)
     free = list(range(len(pool.slots)))
     busy = [0] * workers
-    window: deque[list] = deque()  # [chunk, report or None, worker, slot], in chunk order
+    window: deque[list] = deque()  # [chunk, part or None, worker, slot], in chunk order
 
-    def oldest() -> tuple[Capture, Part]:
+    def oldest() -> tuple[Capture, T]:
         entry = window.popleft()
         if entry[1] is None:
             entry[1] = _receive(pool.conns[entry[2]])
@@ -221,7 +226,7 @@ def _serve_spans(conn: Connection, spans: object, taken: object, read: Read, kee
                  hosts: bool) -> None:
     """A worker of :func:`check_spans`: takes spans from the shared queue until None (counting them in ``taken``);
     sends ("ok", (chunk number, part)) for each, then ("ok", None), or ("error", exception)."""
-    _as_worker(parent)
+    become_worker(parent)
     try:
         while (item := spans.get()) is not None:  # type: ignore[attr-defined]
             with taken.get_lock():  # type: ignore[attr-defined]

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Literal, Union
 
 from .. import engine
-from ..core.inputs import as_view, check_instance, check_list, check_uint
+from ..core.inputs import as_view, check_callable, check_instance, check_list, check_path, check_uint
 from ..errors import Code, CsumTypeError, CsumValueError
 
 if TYPE_CHECKING:  # numpy only where a column is read as an array: a small capture's check never imports it
@@ -64,6 +64,9 @@ LINKTYPE_LINUX_SLL2 = 276
 
 #: Bytes of records a :class:`Reader` chunk holds (one record larger than this gets a chunk of its own).
 CHUNK_BYTES = 2 << 20
+#: The largest ``chunk_bytes`` (``--chunk-bytes``): a chunk is held whole, and with ``jobs`` > 1 in a shared slot of
+#: three times its size per chunk in flight; 2**40 ended in "out of memory", 10**22 in a traceback.
+MAX_CHUNK_BYTES = 1 << 30
 #: The largest record or block read; a header announcing more is taken as damage (Wireshark caps packets
 #: at 256 KiB, pcapng blocks at 16 MiB).
 MAX_RECORD = 64 << 20
@@ -694,6 +697,8 @@ def parse(data: bytes, progress: Progress | None = None) -> Capture:
     called once, at the end.
     """
     data = as_view(data, "data").tobytes()
+    if progress is not None:
+        check_callable(progress, "progress")
     walker, _head, start = _walker(data[:4], lambda n: data[4 : 4 + n])
     walked = walker.walk(data, start)
     if walked.problem is not None:
@@ -706,7 +711,9 @@ def parse(data: bytes, progress: Progress | None = None) -> Capture:
 
 def read(path: str | os.PathLike[str], progress: Progress | None = None) -> Capture:
     """Read and index the capture at ``path`` (see :func:`parse`); OSError propagates."""
-    return parse(Path(path).read_bytes(), progress)
+    if progress is not None:
+        check_callable(progress, "progress")
+    return parse(Path(check_path(path, "path")).read_bytes(), progress)
 
 
 def patched(capture: Capture, patches: Iterable[tuple[int, bytes]]) -> bytes:

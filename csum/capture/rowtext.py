@@ -123,3 +123,6 @@ class TextSink:
 
     def close(self) -> None:
         """Nothing is buffered here (for the CLI, like :class:`csum.capture.arrow.ParquetSink`)."""
+
+    def discard(self) -> None:
+        """Nothing to end (like :meth:`csum.capture.arrow.ParquetSink.discard`)."""

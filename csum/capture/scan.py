@@ -22,6 +22,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ..core.inputs import check_bool, check_callable, check_instance, check_int, check_jobs, check_list, check_path
+from ..core.inputs import check_str
 from . import pcap
 from .checker import Checker
 from .checker import Sink as ResultSink
@@ -57,8 +59,8 @@ class Scan:
     offload_filled: int = 0
 
 
-def scan(name: str, *, jobs: int = 1, chunk_bytes: int = pcap.CHUNK_BYTES, sink: Sink | None = None,
-         keep_patches: bool = False, progress: Callable[[int, int | None], None] | None = None,
+def scan(name: str | os.PathLike[str], *, jobs: int = 1, chunk_bytes: int = pcap.CHUNK_BYTES,
+         sink: Sink | None = None, keep_patches: bool = False, progress: Callable[[int, int | None], None] | None = None,
          each: ResultSink | None = None, keep: int | None = None,
          transform: Callable[[Iterator[pcap.Capture]], Iterator[pcap.Capture]] | None = None,
          fix_embedded: bool = False, hosts: bool = False, table: TableSink | None = None) -> Scan:
@@ -76,8 +78,19 @@ def scan(name: str, *, jobs: int = 1, chunk_bytes: int = pcap.CHUNK_BYTES, sink:
     ``table(rows)``, when given, receives every checksum field as a row (:class:`csum.capture.rows.Rows`, a table
     per chunk, in packet order; ``verify --format jsonl|csv|parquet``, :func:`to_arrow`); chunks are then checked in
     this process, one after another.
-    Raises OSError (unreadable) and CsumValueError (not a capture, corrupt compression).
+    Raises OSError (unreadable), CsumValueError (not a capture, a directory, corrupt compression) and, for an argument
+    of the wrong kind, CsumTypeError or CsumValueError naming it (``jobs``: 1 to :func:`csum.core.inputs.max_jobs`).
     """
+    name = check_path(name, "name")
+    jobs = check_jobs(jobs)
+    chunk_bytes = check_int(chunk_bytes, 1, pcap.MAX_CHUNK_BYTES, "chunk_bytes")
+    keep_patches, fix_embedded = check_bool(keep_patches, "keep_patches"), check_bool(fix_embedded, "fix_embedded")
+    hosts = check_bool(hosts, "hosts")
+    keep = None if keep is None else check_int(keep, 0, (1 << 63) - 1, "keep")
+    for arg, value in (("progress", progress), ("each", each), ("transform", transform), ("table", table),
+                       ("sink.write", getattr(sink, "write", None) if sink is not None else None)):
+        if value is not None or (arg == "sink.write" and sink is not None):
+            check_callable(value, arg)
     with open_source(name) as source:
         # the timestamps only for the summary and the rows
         reader = pcap.Reader(source.stream, chunk_bytes, times=hosts or table is not None)
@@ -151,7 +164,7 @@ def to_arrow(name: str | os.PathLike[str], *, chunk_bytes: int | None = None) ->
 
     pa = pyarrow("to_arrow")
     batches: list[Any] = []
-    scan(os.fspath(name), chunk_bytes=chunk_bytes or pcap.CHUNK_BYTES,
+    scan(name, chunk_bytes=pcap.CHUNK_BYTES if chunk_bytes is None else chunk_bytes,
          table=lambda rows: batches.append(record_batch(rows, pa)))
     return pa.Table.from_batches(batches, schema=schema(pa))
 
@@ -171,6 +184,10 @@ def again(chunk: pcap.Capture) -> Callable[[], pcap.Capture]:
 
 def merged(scans: Sequence[Scan], name: str = "total") -> Scan:
     """All ``scans`` as one: reports merged in order (packet numbers stay those of each file)."""
+    scans = check_list(scans, "scans")
+    for i, s in enumerate(scans):
+        check_instance(s, Scan, f"scans[{i}]")
+    name = check_str(name, "name")
     report = Report(0)
     for s in scans:
         report = report.merge(s.report)

@@ -286,7 +286,10 @@ def open_source(name: str) -> Source:
                                  code=Code.MISSING_FSSPEC) from None
         remote = fsspec.open(name, "rb").open()
         return Source(name, remote, getattr(remote, "size", None))
-    raw = open(name, "rb", buffering=0)  # a directory raises IsADirectoryError here
+    try:
+        raw = open(name, "rb", buffering=0)
+    except IsADirectoryError:
+        raise CsumValueError(f"{name} is a directory, not a capture file", code=Code.NOT_A_CAPTURE) from None
     try:
         info = os.fstat(raw.fileno())
         return Source(name, raw, info.st_size if stat.S_ISREG(info.st_mode) else None)

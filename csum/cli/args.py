@@ -7,8 +7,8 @@ from pathlib import Path
 
 from ..errors import CsumUsageError as UsageError
 
-__all__ = ["UsageError", "add_quiet", "add_read_write", "align", "check_show", "hex_bytes", "integer", "positive",
-           "write_text"]
+__all__ = ["UsageError", "add_quiet", "add_read_write", "align", "check_show", "chunk_bytes", "hex_bytes", "integer",
+           "jobs", "positive", "write_text"]
 
 
 def add_quiet(cmd: argparse.ArgumentParser) -> None:
@@ -47,6 +47,28 @@ def positive(text: str) -> int:
     n = integer(text)
     if n < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
+    return n
+
+
+def jobs(text: str) -> int:
+    """An argparse type: a number of processes, 1 to :func:`csum.core.inputs.max_jobs` (the message says why)."""
+    from ..core.inputs import check_jobs
+    from ..errors import CsumError
+
+    try:
+        return check_jobs(positive(text), "--jobs")
+    except CsumError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--jobs ")) from None
+
+
+def chunk_bytes(text: str) -> int:
+    """An argparse type: bytes of records per chunk, 1 to :data:`csum.capture.pcap.MAX_CHUNK_BYTES`."""
+    from ..capture.pcap import MAX_CHUNK_BYTES
+
+    n = positive(text)
+    if n > MAX_CHUNK_BYTES:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_CHUNK_BYTES} (1 GiB: a chunk is held in memory "
+                                         f"whole), got {n}")
     return n
 
 

@@ -69,8 +69,16 @@ class Guard:
         self.stream = stream
 
     def write(self, data: Any) -> int:
+        """Write all of ``data``. A binary write can return short without an error (CPython's BufferedWriter, given
+        more than its buffer, when the reader leaves the pipe in mid-write): the rest is written again, which then
+        raises, rather than dropped with exit 0."""
         try:
-            return self.stream.write(data)
+            n = self.stream.write(data)
+            if not isinstance(data, str) and n is not None:
+                view, binary = memoryview(data).cast("B"), self.stream  # type: tuple[memoryview, Any]
+                while n < len(view):
+                    n += binary.write(view[n:]) or 0
+            return n
         except OSError as exc:
             raise CsumStdoutFailed(exc.errno or 0, exc.strerror or str(exc)) from None
 

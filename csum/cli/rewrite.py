@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from . import progress
-from .args import UsageError, add_quiet, add_read_write, positive
+from .args import UsageError, add_quiet, add_read_write, chunk_bytes, jobs
 
 
 #: The command's name on the command line.
@@ -43,8 +43,8 @@ def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     cmd.add_argument("--level", choices=("outer", "inner", "all"), default=None,
                      help="which IP headers: the outermost, those inside it (tunnels, ICMP quotes) or all (default)")
     cmd.add_argument("--fix", action="store_true", help="also correct every checksum that was wrong")
-    cmd.add_argument("--jobs", type=positive, default=1, metavar="N", help="rewrite in N processes (default 1)")
-    cmd.add_argument("--chunk-bytes", type=positive, default=None, metavar="B", help="bytes of records per chunk")
+    cmd.add_argument("--jobs", type=jobs, default=1, metavar="N", help="rewrite in N processes (default 1)")
+    cmd.add_argument("--chunk-bytes", type=chunk_bytes, default=None, metavar="B", help="bytes of records per chunk")
     cmd.add_argument("--follow-symlinks", action="store_true", help="OUT may be a symbolic link: replace its target")
     cmd.set_defaults(func=run)
     return cmd

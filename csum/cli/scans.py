@@ -15,9 +15,9 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
-from ..errors import Code, CsumError
+from ..errors import Code, CsumError, CsumWriteFailed
 from . import progress
-from .args import UsageError, add_quiet, integer, positive
+from .args import UsageError, add_quiet, chunk_bytes, integer, jobs
 
 if TYPE_CHECKING:  # numpy-backed modules are imported when verify/fix run, keeping other commands' start-up light
     from ..capture.checker import Sink as ResultSink
@@ -34,9 +34,9 @@ ROW_FORMATS = ("jsonl", "csv", "parquet")
 def add_common(cmd: argparse.ArgumentParser) -> None:
     """The options of verify and fix: --show, --jobs, --chunk-bytes, --skip-unsupported (a no-op kept for old scripts)."""
     cmd.add_argument("--show", type=integer, default=10, help="list at most this many bad packets (default 10)")
-    cmd.add_argument("--jobs", type=positive, default=None, metavar="N",
+    cmd.add_argument("--jobs", type=jobs, default=None, metavar="N",
                      help="check in N processes (default: every core)")
-    cmd.add_argument("--chunk-bytes", type=positive, default=None, metavar="B",
+    cmd.add_argument("--chunk-bytes", type=chunk_bytes, default=None, metavar="B",
                      help="read and check B bytes of records at a time (default 2 MiB)")
     cmd.add_argument("--skip-unsupported", action="store_true",
                      help="accepted for scripts written before 0.2: packets on link types csum cannot look into are "
@@ -45,7 +45,8 @@ def add_common(cmd: argparse.ArgumentParser) -> None:
 
 
 class Sink:
-    """fix's output, with write errors named as such (reading errors say "cannot read")."""
+    """fix's output and verify's ``--out``, with write errors named as such (reading errors say "cannot read"; a full
+    disk under ``verify --format jsonl --out`` said "cannot read IN")."""
 
     def __init__(self, out: AtomicFile, name: str) -> None:
         self._out, self._name = out, name
@@ -54,7 +55,7 @@ class Sink:
         try:
             self._out.write(data)
         except OSError as exc:
-            raise UsageError(f"cannot write {self._name}: {exc.strerror or exc}") from None
+            raise CsumWriteFailed(f"cannot write {self._name}: {exc.strerror or exc}") from None
 
 
 class Failed(NamedTuple):
@@ -101,6 +102,8 @@ def scan_each(args: argparse.Namespace, bar: progress.Bar, each: ResultSink | No
     for name in args.files:
         try:
             out.append(scan_one(args, name, bar, each=each, table=table))
+        except CsumWriteFailed:
+            raise
         except CsumError as exc:
             if len(args.files) == 1:
                 raise
@@ -214,12 +217,18 @@ def _total(items: Sequence[Scan | Failed]) -> Scan:
 
 
 def report_problems(items: Sequence[Scan | Failed], args: argparse.Namespace, code: int, tail: str = "") -> None:
-    """One stderr line per input with problems: ``failed`` when they decide exit 2, else a warning."""
+    """One stderr line per input with problems: ``failed`` when that input's problems decide exit 2, else a warning
+    (another input that could not be read makes the exit code 2, not this one's truncated last record)."""
+    strict = getattr(args, "strict", False)
     for item in items:
         if isinstance(item, Failed):
             print(f"csum: {args.command} failed for {item.name}: {item.reason}", file=sys.stderr)
             continue
         found = _problems(item, args)
-        if found and (code == 2 or not args.quiet):
-            verb = "failed for" if code == 2 else "warning for"
+        if found:
+            decides = unread(item) or (strict and bool(item.report.unsupported))
+            failed = code == 2 and decides
+            if args.quiet and not failed:
+                continue
+            verb = "failed for" if failed else "warning for"
             print(f"csum: {args.command} {verb} {item.name}: {'; '.join(found)}{tail}", file=sys.stderr)

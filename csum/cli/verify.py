@@ -12,7 +12,7 @@ from ..errors import CsumError
 from . import progress
 from .args import UsageError, add_read_write, check_show, write_text
 from .exits import SIGNAL_CODES
-from .scans import ROW_FORMATS, Failed, add_common, exit_code, print_scans, report_problems, scan_each
+from .scans import ROW_FORMATS, Failed, Sink, add_common, exit_code, print_scans, report_problems, scan_each
 
 if TYPE_CHECKING:
     from ..capture.scan import Scan
@@ -70,16 +70,20 @@ def _rows_scan(args: argparse.Namespace, bar: progress.Bar) -> list[Scan | Faile
             raise UsageError("--format parquet writes a file: give --out FILE")
         sys.stdout.flush()
         return scan_each(args, bar, table=TextSink(sys.stdout.buffer.write, args.format == "csv"))
-    path = target(args.out, [name for name in args.files if name != "-"])
+    path = target(args.out, [name for name in args.files if name != "-"], what="--out")
     try:
         with AtomicFile(path) as out:
             if args.format == "parquet":
                 from ..capture.arrow import ParquetSink
 
-                sink: TextSink | ParquetSink = ParquetSink(out)
+                sink: TextSink | ParquetSink = ParquetSink(Sink(out, args.out))
             else:
-                sink = TextSink(out.write, args.format == "csv")
-            items = scan_each(args, bar, table=sink)
+                sink = TextSink(Sink(out, args.out).write, args.format == "csv")
+            try:
+                items = scan_each(args, bar, table=sink)
+            except BaseException:
+                sink.discard()
+                raise
             sink.close()
             out.commit()
     except OSError as exc:

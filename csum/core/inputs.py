@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ipaddress
 import operator
+import os
 from collections.abc import Callable
 from typing import Any, TypeVar, overload
 
@@ -192,3 +193,46 @@ def check_address(value: Any, size: int, name: str, *, be32: bool = False) -> by
         raise CsumValueError(f"{name} must be an {kind} address ({size} bytes), got {len(view)} bytes",
                              code=Code.BAD_ADDRESS)
     return view.tobytes()
+
+
+#: Worker processes per usable core at most (``jobs=``, ``--jobs``): checking and rewriting are CPU-bound, so
+#: processes beyond the cores only add memory (each holds its chunks) and start-up time; 4 per core leaves room for
+#: workers waiting on a slow disk or a decompressor. ``--jobs 100000`` forked hundreds of workers before.
+JOBS_PER_CORE = 4
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity; every core where that is unknown)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def max_jobs() -> int:
+    """The most processes ``jobs=`` may ask for: :data:`JOBS_PER_CORE` per usable core."""
+    return JOBS_PER_CORE * usable_cores()
+
+
+def check_jobs(value: Any, name: str = "jobs") -> int:
+    """``value`` (argument ``name``), a number of processes: an int in 1..:func:`max_jobs` (say why it is capped)."""
+    cap = max_jobs()
+    value = as_int(value, f"an int in 1..{cap}", name)
+    if not 1 <= value <= cap:
+        raise CsumValueError(f"{name} must be an int in 1..{cap} ({JOBS_PER_CORE} per usable core, "
+                             f"{usable_cores()} here: more processes than cores only add memory), got {value}",
+                             code=Code.OUT_OF_RANGE)
+    return value
+
+
+def check_path(value: Any, name: str) -> str:
+    """``value`` (argument ``name``), a file name: a str or an ``os.PathLike`` giving one, without a NUL (an empty or
+    missing one is the opening's to refuse)."""
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if not isinstance(value, str):
+        raise CsumTypeError(f"{name} must be a file name (a str or a pathlib.Path), not {type(value).__name__}",
+                            code=Code.BAD_TYPE)
+    if "\0" in value:
+        raise CsumValueError(f"{name} must be a file name, got {value!r}", code=Code.BAD_VALUE)
+    return value

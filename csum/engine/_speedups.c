@@ -115,6 +115,24 @@ typedef struct {
     Py_buffer view;
 } bytes_t;
 
+/* Whether o, whose buffer is v, is a number rather than bytes: a 0-d buffer, or an object whose ndim is 0 (a
+ * numpy datetime64/timedelta64 scalar exports 1-D bytes). The rule of csum/core/inputs.py as_view. */
+static int is_number(PyObject *o, const Py_buffer *v)
+{
+    if (v->ndim == 0)
+        return 1;
+    if (PyBytes_Check(o) || PyByteArray_Check(o) || PyMemoryView_Check(o))
+        return 0;
+    PyObject *ndim = PyObject_GetAttrString(o, "ndim");
+    if (ndim == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    int zero = PyLong_CheckExact(ndim) && PyLong_AsLong(ndim) == 0;
+    Py_DECREF(ndim);
+    return zero;
+}
+
 /* 1 with b filled, else 0 with no error set. */
 static int get_bytes(PyObject *o, bytes_t *b, int writable)
 {
@@ -135,7 +153,7 @@ static int get_bytes(PyObject *o, bytes_t *b, int writable)
         PyErr_Clear();
         return 0;
     }
-    if (b->view.ndim == 0) { /* a numpy scalar or 0-d array is a number: the Python body refuses it */
+    if (is_number(o, &b->view)) { /* a numpy scalar or 0-d array is a number: the Python body refuses it */
         PyBuffer_Release(&b->view);
         return 0;
     }

@@ -38,8 +38,8 @@ def _bytes_view(buf: Any, width: Any, byteorder: Any) -> memoryview:
     view = memoryview(buf)  # TypeError when buf has no buffer interface
     if not view.c_contiguous:
         raise BufferError("buffer is not C-contiguous")
-    if view.ndim == 0:
-        raise TypeError("a 0-d buffer (a numpy scalar) is a number, not bytes")
+    if view.ndim == 0 or (not isinstance(buf, (bytes, bytearray, memoryview)) and getattr(buf, "ndim", 1) == 0):
+        raise TypeError("a numpy scalar (datetime64 too, whose buffer is 1-D) or 0-d buffer is a number, not bytes")
     if width not in WIDTHS or width.__class__ is not int:
         raise ValueError("width must be 8, 16, 32 or 64")
     if byteorder != "little" and byteorder != "big":

@@ -28,6 +28,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
+from ..core.inputs import as_view, check_instance, check_list, check_path, check_str
 from ..errors import Code, CsumError, CsumValueError
 from ..layers import layout as parse
 from ..rewrite.mistakes import SKB_CSUM as SKB_FIELD
@@ -65,7 +66,9 @@ _HELPERS = {9: "bpf_skb_store_bytes", 10: "bpf_l3_csum_replace", 11: "bpf_l4_csu
 
 
 def ethernet(packet: bytes) -> bytes:
-    """``packet`` as an Ethernet frame: bare IPv4/IPv6 (version nibble 4 or 6 and no Ethernet type) gets a header."""
+    """``packet`` (bytes-like) as an Ethernet frame: bare IPv4/IPv6 (version nibble 4 or 6 and no Ethernet type) gets
+    a header."""
+    packet = as_view(packet, "packet").tobytes()
     try:
         parse(memoryview(packet), "ethernet")
         return packet
@@ -80,6 +83,7 @@ def verify_frame(frame: bytes) -> list[Check]:
     one packet."""
     warnings.warn("csum.prog.verify_frame is deprecated: use csum.inet.verify, or Program.run's checks",
                   DeprecationWarning, stacklevel=2)
+    frame = as_view(frame, "frame").tobytes()
     return judge(frame, frame).checks
 
 
@@ -321,8 +325,10 @@ class Summary:
 
 
 def summarize(runs: Iterable[Run]) -> Summary:
-    """The :class:`Summary` of ``runs``."""
-    runs = list(runs)
+    """The :class:`Summary` of ``runs`` (:class:`Run` records, as :meth:`Program.run` returns them)."""
+    runs = check_list(runs, "runs")
+    for i, run in enumerate(runs):
+        check_instance(run, Run, f"runs[{i}]")
     causes: Counter[str] = Counter()
     unexplained = 0
     for run in runs:
@@ -393,6 +399,13 @@ def load(path: str, *, section: str | None = None, prog: str | None = None, type
     load (see :mod:`csum.kernel.seed` for values); ``ctx``: tc context fields (mark, priority,
     ingress_ifindex, ifindex).
     """
+    path = check_path(path, "path")
+    for arg, text in (("section", section), ("prog", prog), ("type", type)):
+        if text is not None:
+            check_str(text, arg)
+    for arg, table in (("maps", maps), ("globals", globals), ("ctx", ctx)):
+        if table is not None:
+            check_instance(table, Mapping, arg)
     if _machine() not in SYSCALL_NR:
         raise CsumError(f"running programs needs Linux on x86_64 or aarch64, not {_machine()}")
     if type is not None and type not in KIND_TYPES:

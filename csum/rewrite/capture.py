@@ -12,16 +12,17 @@ that many processes, in order.
 
 from __future__ import annotations
 
-import multiprocessing
+import functools
 import os
 import sys
-from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
 from ..capture import pcap
+from ..core.inputs import check_bool, check_callable, check_instance, check_int, check_jobs, check_path
 from ..capture.output import AtomicFile, target
+from ..capture.parallel import mapped
 from ..capture.scan import Scan, scan
 from ..capture.source import open_source
 from .apply import Outcome
@@ -68,33 +69,12 @@ def _rewritten_chunk(chunk: pcap.Capture, rules: Rules) -> tuple[pcap.Capture, O
     return chunk.with_data(data), out, fast
 
 
-_RULES: Rules | None = None
-
-
-def _init(rules: Rules) -> None:
-    global _RULES
-    _RULES = rules
-
-
-def _work(chunk: pcap.Capture) -> tuple[pcap.Capture, Outcome, int]:
-    assert _RULES is not None
-    return _rewritten_chunk(chunk, _RULES)
-
-
 def _rewritten(chunks: Iterator[pcap.Capture], rules: Rules, jobs: int) -> Iterator[tuple[pcap.Capture, Outcome, int]]:
-    """The chunks rewritten, in order; with ``jobs`` > 1 in forked workers, at most 2 * jobs chunks in flight."""
-    if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
-        for chunk in chunks:
-            yield _rewritten_chunk(chunk, rules)
-        return
-    with multiprocessing.get_context("fork").Pool(jobs, _init, (rules,)) as pool:
-        window: deque = deque()
-        for chunk in chunks:
-            window.append(pool.apply_async(_work, (chunk,)))
-            if len(window) >= 2 * jobs:
-                yield window.popleft().get()
-        while window:
-            yield window.popleft().get()
+    """The chunks rewritten, in order; with ``jobs`` > 1 in forked workers (:func:`csum.capture.parallel.mapped`, whose
+    workers end with their parent, quietly: multiprocessing.Pool's printed a traceback each on a SIGTERM or Ctrl-C to
+    ``rewrite --jobs`` and deadlocked the parent on a SIGTERM to the whole process group)."""
+    for _, done in mapped(chunks, functools.partial(_rewritten_chunk, rules=rules), jobs):
+        yield done
 
 
 class _Stdout:
@@ -124,11 +104,14 @@ def rewrite_capture(src: str | os.PathLike[str], dst: str | os.PathLike[str], ru
     ``dst`` is checked before anything is read (:func:`csum.capture.output.target`: CsumValueError ``unsafe-output``
     for a symbolic link unless ``follow_symlinks``, a device, a directory or an input) and replaced only when the
     whole capture has been written. Raises OSError (unreadable input, unwritable output) and CsumValueError (not a
-    capture, corrupt compression).
+    capture, corrupt compression); for an argument of the wrong kind, CsumTypeError or CsumValueError naming it.
     """
-    if not isinstance(rules, Rules):
-        raise TypeError(f"rules must be a csum.rewrite.Rules, not {type(rules).__name__}")
-    name, out_name = os.fspath(src), os.fspath(dst)
+    name, out_name = check_path(src, "src"), check_path(dst, "dst")
+    check_instance(rules, Rules, "rules")
+    fix, follow_symlinks = check_bool(fix, "fix"), check_bool(follow_symlinks, "follow_symlinks")
+    jobs, chunk_bytes = check_jobs(jobs), check_int(chunk_bytes, 1, pcap.MAX_CHUNK_BYTES, "chunk_bytes")
+    if progress is not None:
+        check_callable(progress, "progress")
     to_stdout = out_name == "-"
     path = None if to_stdout else target(out_name, [] if name == "-" else [name], follow_symlinks=follow_symlinks)
     outcome, counts = Outcome(), [0]

@@ -149,3 +149,55 @@ def test_ok_fields_and_untimed_packets():
     h.add(hosts_module.NO_TIME, [_result(Reason.OK), _result(Reason.OFFLOAD)], ROW)
     assert h.untimed == [0, 1] and h.timeline == {} and h.hosts == {"10.0.0.1": {"tcp": [0, 1]}}
     assert list(h.flows.values()) == [[0, 1, hosts_module.NO_TIME, hosts_module.NO_TIME]]
+
+
+#: IPv4 headers the walker refuses, each with its checksum then broken (byte 10 of the header xor 0x11): a total
+#: length past the capture, one below the header, a malformed option; and (below) a cut inside the UDP header.
+_REFUSED = {"total length past the end": (2, (500).to_bytes(2, "big")), "total length below IHL": (2, b"\x00\x16"),
+            "option length 9": (20, b"\x07\x09\x00\x00")}
+
+
+@pytest.mark.parametrize("walker", ["c", "python"])
+def test_a_refused_ipv4_header_keeps_its_sender(tmp_path, monkeypatch, walker):
+    """A bad IPv4 header checksum in a header the walker refuses had null src/dst in the rows and no sender in --by
+    host (37 of 1,623 bad fields of a public corpus, issue 33): now the addresses the header holds, in the rows and
+    the per-host tally, from either walker. Expected: the addresses scapy wrote (10.0.0.9 -> 10.0.0.10), one bad
+    ipv4 field per packet, every packet's header checksum broken by this test."""
+    pytest.importorskip("pyarrow")
+    from scapy.all import IP, UDP, Ether, raw
+
+    from csum.scan import to_arrow
+
+    if walker == "c" and engine.cwalk is None:
+        pytest.skip("the C walker is not built")
+    if walker == "python":
+        monkeypatch.setattr(engine, "cwalk", None)
+    base = raw(Ether() / IP(src="10.0.0.9", dst="10.0.0.10", options=b"\x01\x01\x01\x00") / UDP(sport=1, dport=2)
+               / b"abcdefgh")
+    frames = []
+    for at, new in _REFUSED.values():
+        f = bytearray(base)
+        f[14 + at : 14 + at + len(new)] = new
+        f[14 + 10] ^= 0x11
+        frames.append(bytes(f))
+    cut = bytearray(base[:40])
+    cut[14 + 10] ^= 0x11
+    frames.append(bytes(cut))
+    path = tmp_path / "refused.pcap"
+    path.write_bytes(_pcap_of(frames))
+    rows = to_arrow(str(path)).to_pylist()
+    ip_rows = [r for r in rows if r["protocol"] == "ipv4"]
+    assert [(r["frame"], r["status"], r["src"], r["dst"]) for r in ip_rows] == [
+        (i + 1, "bad", "10.0.0.9", "10.0.0.10") for i in range(len(frames))]
+    h = scan(str(path), hosts=True).report.hosts
+    assert h.hosts == {"10.0.0.9": {"ipv4": [len(frames), 0]}}
+
+
+def _pcap_of(frames: list[bytes]) -> bytes:
+    """A little-endian microsecond pcap of Ethernet ``frames`` (draft-ietf-opsawg-pcap's layout)."""
+    import struct
+
+    out = [struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1)]
+    for i, f in enumerate(frames):
+        out.append(struct.pack("<IIII", 1_700_000_000 + i, 0, len(f), len(f)) + f)
+    return b"".join(out)
