@@ -37,6 +37,9 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#ifndef BPF_F_TEST_SKB_CHECKSUM_COMPLETE
+#define BPF_F_TEST_SKB_CHECKSUM_COMPLETE (1U << 2) /* include/uapi/linux/bpf.h since 6.11 */
+#endif
 #define MAX_PACKET (1 << 16)
 #define SKB_CTX_SIZE 192 /* sizeof(struct __sk_buff) as csum/kernel/syscall.py uses it */
 #define LOG_LINES 60
