@@ -47,7 +47,7 @@ from .syscall import (
 from .verdict import BROKEN, KEPT_BAD, OK, Check, action, judge
 
 __all__ = ["PARTIAL_NOTE", "SKB_CSUM", "Check", "LibbpfError", "Map", "Program", "Run", "Summary", "ethernet",
-           "judge_run", "load", "open_object", "skb_ctx", "summarize", "verify_frame"]
+           "helper_evidence", "judge_run", "load", "open_object", "skb_ctx", "summarize", "verify_frame"]
 
 #: ``Check.layer`` of the CHECKSUM_COMPLETE run's verdict on a tc program.
 SKB_CSUM = "skb->csum"
@@ -145,7 +145,7 @@ class Map:
             self[key] = value
 
 
-def _evidence(code: bytes) -> Evidence:
+def helper_evidence(code: bytes) -> Evidence:
     """The checksum helpers ``code`` calls -> the constants their flags take (None: not known at a call site)."""
     found: dict[str, frozenset[int] | None] = {}
     for call in helper_calls(code):
@@ -243,7 +243,7 @@ class Program:
         code = obj.insns(info.name)
         #: The checksum helpers the program calls and the flags they take (what narrows a cause); None when libbpf
         #: no longer holds the instructions (then no mistake is ruled out by them).
-        self.evidence: Evidence | None = _evidence(code) if code else None
+        self.evidence: Evidence | None = helper_evidence(code) if code else None
 
     @property
     def kind(self) -> str:
