@@ -38,6 +38,12 @@ def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     prg.add_argument("--count", type=integer, default=200, help="packets to generate without --pcap (default 200)")
     prg.add_argument("--seed", type=integer, default=0, help="seed of the generated packets (default 0)")
     prg.add_argument("--show", type=integer, default=10, help="list at most this many broken packets (default 10)")
+    prg.add_argument("--debian", nargs=2, action="append", default=[], metavar=("RELEASE", "ARCH"),
+                     help="also run the program on Debian RELEASE's kernel for ARCH, booted under QEMU (as kernel-check "
+                     "--debian: bookworm, trixie, unstable; amd64, arm64 ...); repeatable")
+    prg.add_argument("--timeout", type=float, default=1200.0, help="with --debian: seconds a boot may take")
+    prg.add_argument("--save-vectors", metavar="DIR", help="with --debian: write each guest's answers to DIR/ARCH-KERNEL.txt "
+                     "(the format of tests/vectors/qemu-prog)")
     prg.set_defaults(func=run)
     return prg
 
@@ -138,6 +144,12 @@ def run(args: argparse.Namespace) -> int:
     from ..capture import pcap
     from ..capture.output import AtomicFile, target
 
+    if args.debian:
+        from .prog_kernels import run_kernels
+
+        return run_kernels(args, *_seeds(args), *_packets(args))
+    if args.save_vectors is not None:
+        raise UsageError("--save-vectors applies to --debian runs")
     out = None if args.out is None else target(args.out, [] if args.pcap is None else [args.pcap])
     maps, globals_, ctx = _seeds(args)
     frames, source = _packets(args)

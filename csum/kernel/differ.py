@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from ..arch.profiles import profile, profile_for_machine
 from ..errors import CsumValueError
 from ..rewrite.mistakes import Evidence
+from ..types import Wsum
 from .prog import Run, Summary, summarize
 
 #: The layers whose checksum the replay sums from the header's first byte (IPv4: the header; ICMP: the message).
@@ -65,8 +66,8 @@ class KernelResult:
         except CsumValueError:
             return None
         if self.csum_diff_kind == "legacy":
-            return lambda frm, to, seed: p.bpf_csum_diff_legacy(frm, to, seed)
-        return lambda frm, to, seed: p.bpf_csum_diff(frm, to, seed)
+            return lambda frm, to, seed: p.bpf_csum_diff_legacy(frm, to, Wsum(seed))
+        return lambda frm, to, seed: p.bpf_csum_diff(frm, to, Wsum(seed))
 
     def byteorder(self) -> str:
         name = profile_for_machine(self.machine, "little")
@@ -110,7 +111,7 @@ def replay_fold_once(kernels: list[KernelResult], index: int, layer: str, offset
     once gives every kernel's stored bytes and the lost carry is what sets them apart; else None."""
     if layer not in _REPLAYED:
         return None
-    said = []
+    seen: dict[tuple[int, str], list[str]] = {}
     lost = []
     for k in kernels:
         helper, run = k.helper(), k.runs[index]
@@ -125,16 +126,18 @@ def replay_fold_once(kernels: list[KernelResult], index: int, layer: str, offset
         once = _fold_once(csum).to_bytes(2, k.byteorder())  # type: ignore[arg-type]
         if run.packet[field:field + 2] != once:
             return None
-        wrong = _fold(csum) != _fold_once(csum)
-        lost.append(wrong)
-        shape = "unfolded 32-bit" if csum > 0xFFFF else "16-bit"
-        said.append(f"{k.label} ({k.csum_diff_kind}) returns {csum:#x} ({shape})"
-                    + (f": one fold leaves {(csum & 0xFFFF) + (csum >> 16):#x} and loses the carry out of bit 15"
-                       if wrong else ""))
+        lost.append(_fold(csum) != _fold_once(csum))
+        seen.setdefault((csum, k.csum_diff_kind), []).append(k.label)
     if not any(lost) or all(lost):
         return None
+    said = []
+    for (csum, kind), labels in seen.items():
+        wrong = _fold(csum) != _fold_once(csum)
+        said.append(f"on {' and '.join(labels)} ({kind}) it returns {csum:#x}"
+                    + (f" (unfolded 32-bit): one fold leaves {(csum & 0xFFFF) + (csum >> 16):#x}, whose carry out of "
+                       "bit 15 is lost" if wrong else " (a 16-bit sum: one fold is enough)"))
     return (f"reproduced: the program sums the {layer} {'header' if layer == 'ipv4' else 'message'} with "
-            f"bpf_csum_diff and folds the result once; replayed with each kernel's helper model, bpf_csum_diff "
+            "bpf_csum_diff and folds the result once; replayed with each kernel's helper model, "
             + "; ".join(said) + ". bpf_csum_diff returns an unfolded 32-bit sum on x86_64 before 6.13 (folded on "
             "arm64, and everywhere since 6.13); fix: fold until no carry is left (csum_fold)")
 

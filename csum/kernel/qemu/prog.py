@@ -117,6 +117,8 @@ class GuestLog:
     errors: dict[int, int] = field(default_factory=dict)
     complete: dict[int, int] = field(default_factory=dict)
     done: bool = False
+    #: The input frames of a recorded log (``IN`` lines: what the guest was given).
+    inputs: dict[int, bytes] = field(default_factory=dict)
 
     @property
     def release(self) -> str:
@@ -154,6 +156,7 @@ class GuestLog:
 
 
 _RES = re.compile(r"RES (\d+) (\d+) ([0-9a-f]*)$")
+_IN = re.compile(r"IN (\d+) ([0-9a-f]+)$")
 _NUM = re.compile(r"(ERR|CPL) (\d+) (-?\d+)$")
 _STATUS = re.compile(r"(PROG|INIT|MAP) (\S+) (-?\d+)$")
 
@@ -167,6 +170,8 @@ def parse_log(text: str) -> GuestLog:
         if raw.startswith("# "):
             key, _, value = raw[2:].partition(": ")
             log.header.setdefault(key, value)
+        elif m := _IN.match(line):
+            log.inputs[int(m[1])] = bytes.fromhex(m[2])
         elif m := _RES.search(line):
             log.results[int(m[1])] = (int(m[2]), bytes.fromhex(m[3]))
         elif m := _NUM.search(line):
@@ -176,13 +181,13 @@ def parse_log(text: str) -> GuestLog:
         elif line.startswith("UNAME "):
             log.uname = tuple(line[6:].split("|"))
         elif m := re.fullmatch(r"(PROBE|OPEN|LOAD) (-?\d+)", line):
-            value = int(m[2])
+            number = int(m[2])
             if m[1] == "PROBE":
-                log.probe = value
+                log.probe = number
             elif m[1] == "OPEN":
-                log.opened = value
+                log.opened = number
             else:
-                log.loaded = value
+                log.loaded = number
         elif line.startswith("LOG "):
             log.log.append(line[4:])
         elif line == "DONE":
@@ -248,9 +253,13 @@ def boot(arch: str, kernel: Path, prep: Prepared, frames: list[tuple[int, bytes]
     return Booted(parse_log(text), text, command, loader.note, time.monotonic() - start)
 
 
-def record(path: Path, booted: Booted, provenance: Mapping[str, str]) -> None:
-    """Write a boot's log (the kernel's answers, not csum's) with a header naming the boot, as test data."""
+def record(path: Path, booted: Booted, frames: list[tuple[int, bytes]], provenance: Mapping[str, str]) -> None:
+    """Write a boot's log (the kernel's answers, not csum's) with a header naming the boot and the input frames
+    (``IN INDEX HEX``), as test data that :func:`parse_log` reads back."""
     head = [f"# {k}: {v}" for k, v in provenance.items()]
     head += [f"# qemu command: {shlex.join(booted.command)}", f"# loader: {booted.loader}",
-             f"# boot seconds: {booted.seconds:.1f}"]
-    path.write_text("\n".join(head + booted.log.lines()) + "\n")
+             f"# boot seconds: {booted.seconds:.1f}",
+             "# lines: IN INDEX FRAME (the input); RES INDEX RETVAL OUTPUT (BPF_PROG_TEST_RUN); CPL INDEX RC (the "
+             "CHECKSUM_COMPLETE run); PROBE RC (bpf_csum_diff of a 1-byte from: -22 on the legacy helper)"]
+    inputs = [f"IN {i} {frame.hex()}" for i, frame in frames]
+    path.write_text("\n".join(head + inputs + booted.log.lines()) + "\n")

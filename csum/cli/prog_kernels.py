@@ -1,0 +1,140 @@
+"""``csum prog OBJ.o --debian RELEASE ARCH ...``: one program on the running kernel and on Debian's kernels booted
+under QEMU, the results per kernel, then the packets whose output differs between kernels, with the cause
+(csum.kernel.qemu.prog, csum.kernel.differ)."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import platform
+import shlex
+from pathlib import Path
+from typing import Any
+
+from .args import UsageError
+
+
+def _running(frames: list[tuple[int, bytes]], maps: dict[str, Any], globals_: dict[str, Any],
+             ctx: dict[str, Any], args: argparse.Namespace) -> Any:
+    """The running kernel's result; its error says why it did not run (no root, no BPF, the object's load)."""
+    from .. import kernel
+    from ..errors import LibbpfError
+    from ..kernel import prog
+    from ..kernel.differ import KernelResult
+
+    machine, release = platform.machine(), platform.release()
+    if not kernel.available():
+        return KernelResult("running", "", machine, release, "unknown", {},
+                            f"not run here: {kernel.why_unavailable()}", "the running kernel")
+    kind = kernel.running_profile().csum_diff_kind
+    try:
+        with prog.load(args.file, section=args.section, prog=args.prog, type=args.type, maps=maps, globals=globals_,
+                       ctx=ctx) as program:
+            runs = {i: program.run(frame) for i, frame in frames}
+    except LibbpfError as exc:
+        return KernelResult("running", "", machine, release, kind, {},
+                            f"does not load on {release}: {str(exc).splitlines()[0]}", "the running kernel")
+    return KernelResult("running", "", machine, release, kind, runs, None, "the running kernel")
+
+
+def _booted(suite: str, arch_name: str, prep: Any, frames: list[tuple[int, bytes]], source: str,
+            args: argparse.Namespace) -> Any:
+    from ..kernel.differ import KernelResult
+    from ..kernel.qemu import guest
+    from ..kernel.qemu import prog as qprog
+
+    a = guest.arch(arch_name)
+    fetched = guest.fetch_debian(suite, a.debian)
+    booted = qprog.boot(a.debian, fetched.image, prep, frames, timeout=args.timeout)
+    log = booted.log
+    package = f"{fetched.package} {fetched.version} (Debian {fetched.suite}, {fetched.arch})"
+    if args.save_vectors is not None:
+        from .args import write_text
+
+        command = ["csum", "prog", Path(args.file).name, "--debian", suite, a.debian]
+        provenance = {"package": package, "deb sha256": fetched.deb_sha256,
+                      "object": f"{Path(args.file).name} (sha256 {hashlib.sha256(prep.data).hexdigest()})",
+                      "program": f"{prep.program} (section {prep.section}, {prep.kind})", "packets": source,
+                      "command": shlex.join(command)}
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as tmp:
+            staged = Path(tmp) / "log.txt"
+            qprog.record(staged, booted, frames, provenance)
+            write_text(Path(args.save_vectors) / f"{a.debian}-{log.release or 'unknown'}.txt", staged.read_text(),
+                       "--save-vectors")
+    error = qprog.load_error(log, prep.program)
+    runs = {} if error else qprog.judge_log(prep, frames, log)
+    missing = len(frames) - len(runs)
+    if not error and missing:
+        error = f"{missing} of {len(frames)} packets have no answer in the console log"
+    return KernelResult(f"{suite} {a.debian}", a.debian, log.machine or a.debian, log.release or "unknown",
+                        log.csum_diff_kind, runs, error, package, booted.seconds)
+
+
+def _kernel_doc(k: Any) -> dict[str, Any]:
+    s = k.summary
+    broken = sorted(i for i, r in k.runs.items() if r.broken)
+    return {"name": k.name, "arch": k.machine, "release": k.name.split()[0] if k.debian_arch else "running",
+            "kernel": k.release, "source": k.source, "csum_diff": k.csum_diff_kind, "error": k.error,
+            "boot_seconds": None if k.seconds is None else round(k.seconds, 1),
+            "packets": s.packets, "changed": s.changed, "dropped": s.dropped, "broken_packets": s.broken,
+            "kept_bad_packets": s.kept_bad, "unjudged": s.unjudged, "causes": dict(s.causes), "named": list(s.named),
+            "unexplained": s.unexplained, "broken": broken}
+
+
+def _kernel_lines(k: Any) -> list[str]:
+    how = "" if k.seconds is None else f"; booted and run in {k.seconds:.1f} s"
+    lines = [f"\nkernel {k.label} ({k.name}: {k.source}{how}); bpf_csum_diff {k.csum_diff_kind}"]
+    if k.error:
+        return lines + [f"  {k.error}"]
+    s = k.summary
+    lines.append(f"  {s.line()}" + (f", {s.kept_bad} kept bad" if s.kept_bad else ""))
+    lines += [f"  cause {m}: reproduced on {n} of {s.broken} broken packets" for m, n in s.causes]
+    if s.unexplained:
+        lines.append(f"  {s.unexplained} broken packets not reproduced by any simulated mistake")
+    return lines
+
+
+def run_kernels(args: argparse.Namespace, maps: dict[str, Any], globals_: dict[str, Any], ctx: dict[str, Any],
+                frames: list[tuple[int, bytes]], source: str) -> int:
+    """``csum prog OBJ.o --debian RELEASE ARCH ...``."""
+    from ..kernel.differ import differences
+    from ..kernel.qemu import guest
+    from ..kernel.qemu import prog as qprog
+
+    if args.out is not None:
+        raise UsageError("--out applies to a run on the running kernel alone, not with --debian")
+    for _, arch_name in args.debian:
+        guest.arch(arch_name)
+    prep = qprog.prepare(args.file, section=args.section, prog=args.prog, type=args.type, maps=maps,
+                         globals=globals_, ctx=ctx)
+    kernels = [_running(frames, maps, globals_, ctx, args)]
+    kernels += [_booted(suite, arch_name, prep, frames, source, args) for suite, arch_name in args.debian]
+    differs = differences(kernels, prep.evidence)
+    bad = any(k.error and not k.error.startswith("not run here") or any(r.broken for r in k.runs.values())
+              for k in kernels)
+    if args.json:
+        print(json.dumps({"object": args.file, "program": prep.program, "section": prep.section, "type": prep.kind,
+                          "source": source, "kernels": [_kernel_doc(k) for k in kernels],
+                          "differs": [{"index": d.index, "field": d.field, "values": d.values, "cause": d.cause}
+                                      for d in differs]}, indent=2))
+        return 1 if bad or differs else 0
+    lines = [f"{args.file}: program {prep.program} (section {prep.section}, {prep.kind}); packets: {source}; "
+             f"{len(kernels)} kernels"]
+    for k in kernels:
+        lines += _kernel_lines(k)
+    ran = [k.label for k in kernels if not k.error]
+    if len(ran) < 2:
+        lines.append("\nfewer than two kernels ran the program: nothing to compare")
+    else:
+        packets = sorted({d.index for d in differs})
+        lines.append(f"\n{len(packets)} packets whose output differs between {', '.join(ran)}")
+        for d in differs[:args.show]:
+            values = ", ".join(f"{label}: {v}" for label, v in d.values.items())
+            lines += [f"packet #{d.index}, {d.field}: {values}", f"  {d.cause}"]
+        if len(differs) > args.show:
+            lines.append(f"... {len(differs) - args.show} more (--show)")
+    print("\n".join(lines))
+    return 1 if bad or differs else 0
