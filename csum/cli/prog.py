@@ -145,7 +145,16 @@ def run(args: argparse.Namespace) -> int:
     from ..capture.output import AtomicFile, target
 
     if args.debian:
+        from ..errors import CsumValueError
+        from ..kernel.qemu import guest
         from .prog_kernels import run_kernels
+
+        for suite, arch_name in args.debian:
+            try:
+                guest.arch(arch_name)
+            except CsumValueError:
+                raise UsageError(f"--debian {suite} {arch_name}: unknown architecture; known: "
+                                 f"{', '.join(sorted(guest.ARCHES))}") from None
 
         return run_kernels(args, *_seeds(args), *_packets(args))
     if args.save_vectors is not None:

@@ -106,8 +106,6 @@ def run_kernels(args: argparse.Namespace, maps: dict[str, Any], globals_: dict[s
 
     if args.out is not None:
         raise UsageError("--out applies to a run on the running kernel alone, not with --debian")
-    for _, arch_name in args.debian:
-        guest.arch(arch_name)
     prep = qprog.prepare(args.file, section=args.section, prog=args.prog, type=args.type, maps=maps,
                          globals=globals_, ctx=ctx)
     kernels = [_running(frames, maps, globals_, ctx, args)]
