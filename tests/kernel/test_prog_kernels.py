@@ -40,9 +40,7 @@ def _log(path: Path) -> qprog.GuestLog:
 
 
 def _kernel(path: Path) -> differ.KernelResult:
-    log = _log(path)
-    runs = qprog.judge_log(PREP, sorted(log.inputs.items()), log)
-    return differ.KernelResult(path.stem, path.stem.split("-")[0], log.machine, log.release, log.csum_diff_kind, runs)
+    return qprog.replay(path, PREP.evidence)
 
 
 def _scapy_wrong(frame: bytes) -> bool:

@@ -13,7 +13,8 @@ under QEMU, and judged exactly as on the running kernel.
   :func:`csum.prog.judge_run`, the function that judges the running kernel's. A guest log is also the test data
   format: ``tests/vectors/qemu-prog`` holds guests' logs (``#`` header lines naming the boot) that the suite
   replays without booting.
-* :func:`run_debian` boots one kernel; :mod:`csum.kernel.differ` compares kernels.
+* :func:`boot` boots one kernel, :func:`record` keeps its answers and :func:`replay` judges them again;
+  :mod:`csum.kernel.differ` compares kernels.
 """
 
 from __future__ import annotations
@@ -26,9 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...errors import EINVAL
+from ...errors import EINVAL, Code, CsumValueError
 from .. import seed
 from ..libbpf import KIND_TYPES, PERCPU_MAPS
+from ..differ import KernelResult
 from ..prog import Run, helper_evidence, judge_run, open_object, skb_ctx
 from ...rewrite.mistakes import Evidence
 from . import guest
@@ -263,3 +265,22 @@ def record(path: Path, booted: Booted, frames: list[tuple[int, bytes]], provenan
              "CHECKSUM_COMPLETE run); PROBE RC (bpf_csum_diff of a 1-byte from: -22 on the legacy helper)"]
     inputs = [f"IN {i} {frame.hex()}" for i, frame in frames]
     path.write_text("\n".join(head + inputs + booted.log.lines()) + "\n")
+
+
+_PROGRAM = re.compile(r"(\S+) \(section (\S+), (tc|xdp)\)$")
+
+
+def replay(path: Path, evidence: Evidence | None = None) -> KernelResult:
+    """A boot recorded by :func:`record` (``csum prog --debian ... --save-vectors``), judged again without booting:
+    the kernel's own outputs, csum's verdicts. ``evidence``: the checksum helpers the program calls (narrows the
+    causes; None: nothing ruled out)."""
+    log = parse_log(path.read_text())
+    found = _PROGRAM.match(log.header.get("program", ""))
+    if found is None:
+        raise CsumValueError(f"{path}: no '# program: NAME (section S, tc|xdp)' header line", code=Code.BAD_VALUE)
+    prep = Prepared(path.name, b"", found[1], found[2], found[3], 0, (), (), None, evidence)
+    frames = sorted(log.inputs.items())
+    arch = log.header.get("package", "").rpartition(", ")[2].rstrip(")")
+    runs = judge_log(prep, frames, log)
+    return KernelResult(path.stem, arch, log.machine, log.release, log.csum_diff_kind, runs,
+                        load_error(log, found[1]), log.header.get("package", ""))
