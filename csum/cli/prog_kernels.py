@@ -1,5 +1,5 @@
-"""``csum prog OBJ.o --debian RELEASE ARCH ...``: one program on the running kernel and on Debian's kernels booted
-under QEMU, the results per kernel, then the packets whose output differs between kernels, with the cause
+"""``csum prog OBJ.o --debian RELEASE ARCH ... [--qemu ARCH --kernel IMAGE]``: one program on the running kernel
+and on Debian's kernels (or one's own) booted under QEMU, the results per kernel, then the packets whose output differs between kernels, with the cause
 (csum.kernel.qemu.prog, csum.kernel.differ)."""
 
 from __future__ import annotations
@@ -38,27 +38,26 @@ def _running(frames: list[tuple[int, bytes]], maps: dict[str, Any], globals_: di
     return KernelResult("running", "", machine, release, kind, runs, None, "the running kernel")
 
 
-def _booted(suite: str, arch_name: str, prep: Any, frames: list[tuple[int, bytes]], source: str,
-            args: argparse.Namespace) -> Any:
+def _booted(name: str, arch_name: str, image: Path, package: str, sha256: str, how: list[str], prep: Any,
+            frames: list[tuple[int, bytes]], source: str, args: argparse.Namespace) -> Any:
+    """One boot of ``image`` (``package``: what it is; ``sha256``: its package's or its own; ``how``: the options
+    that name it) judged."""
     from ..kernel.differ import KernelResult
     from ..kernel.qemu import guest
     from ..kernel.qemu import prog as qprog
 
     a = guest.arch(arch_name)
-    fetched = guest.fetch_debian(suite, a.debian)
-    booted = qprog.boot(a.debian, fetched.image, prep, frames, timeout=args.timeout)
+    booted = qprog.boot(a.debian, image, prep, frames, timeout=args.timeout)
     log = booted.log
-    package = f"{fetched.package} {fetched.version} (Debian {fetched.suite}, {fetched.arch})"
     if args.save_vectors is not None:
-        from .args import write_text
-
-        command = ["csum", "prog", Path(args.file).name, "--debian", suite, a.debian]
-        provenance = {"package": package, "deb sha256": fetched.deb_sha256,
-                      "object": f"{Path(args.file).name} (sha256 {hashlib.sha256(prep.data).hexdigest()})",
-                      "program": f"{prep.program} (section {prep.section}, {prep.kind})", "packets": source,
-                      "command": shlex.join(command)}
         import tempfile
 
+        from .args import write_text
+
+        provenance = {"package": package, "deb sha256" if "Debian" in package else "kernel sha256": sha256,
+                      "object": f"{Path(args.file).name} (sha256 {hashlib.sha256(prep.data).hexdigest()})",
+                      "program": f"{prep.program} (section {prep.section}, {prep.kind})", "packets": source,
+                      "command": shlex.join(["csum", "prog", Path(args.file).name, *how])}
         with tempfile.TemporaryDirectory() as tmp:
             staged = Path(tmp) / "log.txt"
             qprog.record(staged, booted, frames, provenance)
@@ -69,14 +68,33 @@ def _booted(suite: str, arch_name: str, prep: Any, frames: list[tuple[int, bytes
     missing = len(frames) - len(runs)
     if not error and missing:
         error = f"{missing} of {len(frames)} packets have no answer in the console log"
-    return KernelResult(f"{suite} {a.debian}", a.debian, log.machine or a.debian, log.release or "unknown",
-                        log.csum_diff_kind, runs, error, package, booted.seconds)
+    return KernelResult(name, a.debian, log.machine or a.debian, log.release or "unknown", log.csum_diff_kind, runs,
+                        error, package, booted.seconds)
+
+
+def _targets(args: argparse.Namespace) -> list[tuple[str, str, Path, str, str, list[str]]]:
+    """(name, arch, image, package, sha256, options) of every kernel to boot: --debian ones fetched (once), then
+    --qemu's."""
+    from ..kernel.qemu import guest
+
+    out = []
+    for suite, arch_name in args.debian:
+        fetched = guest.fetch_debian(suite, guest.arch(arch_name).debian)
+        out.append((f"{suite} {fetched.arch}", fetched.arch, fetched.image,
+                    f"{fetched.package} {fetched.version} (Debian {fetched.suite}, {fetched.arch})",
+                    fetched.deb_sha256, ["--debian", suite, fetched.arch]))
+    if args.qemu is not None:
+        image = Path(args.kernel)
+        out.append((f"{image.name} {guest.arch(args.qemu).debian}", guest.arch(args.qemu).debian, image,
+                    f"{image.name} (--kernel)", hashlib.sha256(image.read_bytes()).hexdigest(),
+                    ["--qemu", guest.arch(args.qemu).debian, "--kernel", image.name]))
+    return out
 
 
 def _kernel_doc(k: Any) -> dict[str, Any]:
     s = k.summary
     broken = sorted(i for i, r in k.runs.items() if r.broken)
-    return {"name": k.name, "arch": k.machine, "release": k.name.split()[0] if k.debian_arch else "running",
+    return {"name": k.name, "arch": k.machine, "release": k.name.split()[0] if "Debian" in k.source else "running" if not k.debian_arch else None,
             "kernel": k.release, "source": k.source, "csum_diff": k.csum_diff_kind, "error": k.error,
             "boot_seconds": None if k.seconds is None else round(k.seconds, 1),
             "packets": s.packets, "changed": s.changed, "dropped": s.dropped, "broken_packets": s.broken,
@@ -99,7 +117,7 @@ def _kernel_lines(k: Any) -> list[str]:
 
 def run_kernels(args: argparse.Namespace, maps: dict[str, Any], globals_: dict[str, Any], ctx: dict[str, Any],
                 frames: list[tuple[int, bytes]], source: str) -> int:
-    """``csum prog OBJ.o --debian RELEASE ARCH ...``."""
+    """``csum prog OBJ.o --debian RELEASE ARCH ... [--qemu ARCH --kernel IMAGE]``."""
     from ..kernel.differ import differences
     from ..kernel.qemu import guest
     from ..kernel.qemu import prog as qprog
@@ -109,7 +127,7 @@ def run_kernels(args: argparse.Namespace, maps: dict[str, Any], globals_: dict[s
     prep = qprog.prepare(args.file, section=args.section, prog=args.prog, type=args.type, maps=maps,
                          globals=globals_, ctx=ctx)
     kernels = [_running(frames, maps, globals_, ctx, args)]
-    kernels += [_booted(suite, arch_name, prep, frames, source, args) for suite, arch_name in args.debian]
+    kernels += [_booted(*target, prep, frames, source, args) for target in _targets(args)]
     differs = differences(kernels, prep.evidence)
     bad = any(k.error and not k.error.startswith("not run here") or any(r.broken for r in k.runs.values())
               for k in kernels)

@@ -170,7 +170,11 @@ def test_unknown_architecture_and_misplaced_options_are_usage_errors(capsys):
     err = capsys.readouterr().err.strip()
     assert "--debian bookworm vax: unknown architecture" in err and "\n" not in err
     assert cli.main(["prog", "x.o", "--save-vectors", "d"]) == 2
-    assert "--save-vectors applies to --debian runs" in capsys.readouterr().err
+    assert "--save-vectors applies to --debian and --qemu runs" in capsys.readouterr().err
+    assert cli.main(["prog", "x.o", "--qemu", "amd64"]) == 2
+    assert "--qemu ARCH and --kernel IMAGE go together" in capsys.readouterr().err
+    assert cli.main(["prog", "x.o", "--qemu", "amd64", "--kernel", "no-such-image"]) == 2
+    assert "--kernel: no-such-image is not a file" in capsys.readouterr().err
 
 
 def test_a_missing_cross_compiler_names_its_package(monkeypatch):
@@ -234,6 +238,20 @@ def test_cli_text_lists_kernels_then_differences(monkeypatch, tmp_path, capsys):
     out = capsys.readouterr().out
     assert "kernel x86_64 6.1.0-50-amd64 (bookworm amd64" in out and "88 of 200 packets changed, 0 dropped, 17 broken" in out
     assert "17 packets whose output differs between" in out and "reproduced: the program sums the ipv4 header" in out
+
+
+def test_cli_qemu_kernel_boots_ones_own_image(monkeypatch, tmp_path, capsys):
+    """--qemu ARCH --kernel IMAGE: the image's file name and sha256 name the kernel; --save-vectors records it."""
+    obj, pcap = _cli_with_recorded_boots(monkeypatch, tmp_path)
+    image = FILES[0]
+    assert cli.main(["prog", obj, "--pcap", pcap, "--qemu", "x86_64", "--kernel", str(image), "--json",
+                     "--save-vectors", str(tmp_path)]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    booted = doc["kernels"][1]
+    assert booted["source"] == f"{image.name} (--kernel)" and booted["release"] is None
+    assert booted["broken_packets"] == 17
+    saved = qprog.parse_log((tmp_path / "amd64-6.1.0-50-amd64.txt").read_text())
+    assert saved.header["command"].endswith(f"--qemu amd64 --kernel {image.name}") and len(saved.inputs) == 200
 
 
 def test_boot_bookworm_amd64_gives_the_recorded_outputs(tmp_path):
