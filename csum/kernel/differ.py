@@ -7,8 +7,8 @@ field whose stored value differs is a :class:`Differ`, and so is a different act
 guessed: the one program shape replayed here sums a header (IPv4) or a whole ICMP message with
 ``bpf_csum_diff(NULL, 0, header, len, 0)`` and stores the result folded once, ``~((csum & 0xffff) + (csum >> 16))``
 (the kernel's own XDP samples did). Each kernel's ``bpf_csum_diff`` is :func:`csum.profile` of its architecture and
-release, legacy (Linux <= 6.12: the unfolded 32-bit ``csum_partial`` on x86_64, folded on arm64) or homogenized
-(>= 6.13: folded everywhere), as its probe found. When that replay gives every kernel's stored bytes, the cause
+release, legacy (Linux <= 6.12: the architecture's ``csum_partial``, an unfolded 32-bit sum on x86_64, i386, armhf
+and ppc64el, folded on arm64) or homogenized (>= 6.13: folded everywhere), as its probe found. When that replay gives every kernel's stored bytes, the cause
 names the helper and the values; otherwise the cause says it was not reproduced, with the facts that are known.
 """
 
@@ -130,16 +130,20 @@ def replay_fold_once(kernels: list[KernelResult], index: int, layer: str, offset
         seen.setdefault((csum, k.csum_diff_kind), []).append(k.label)
     if not any(lost) or all(lost):
         return None
-    said = []
+    said, unfolded, folded = [], [], []
     for (csum, kind), labels in seen.items():
+        if kind == "legacy":
+            (unfolded if csum > 0xFFFF else folded).extend(label.split()[0] for label in labels)
         wrong = _fold(csum) != _fold_once(csum)
-        said.append(f"on {' and '.join(labels)} ({kind}) it returns {csum:#x}"
+        said.append(f"on {', '.join(labels)} ({kind}) it returns {csum:#x}"
                     + (f" (unfolded 32-bit): one fold leaves {(csum & 0xFFFF) + (csum >> 16):#x}, whose carry out of "
                        "bit 15 is lost" if wrong else " (a 16-bit sum: one fold is enough)"))
     return (f"reproduced: the program sums the {layer} {'header' if layer == 'ipv4' else 'message'} with "
             "bpf_csum_diff and folds the result once; replayed with each kernel's helper model, "
-            + "; ".join(said) + ". bpf_csum_diff returns an unfolded 32-bit sum on x86_64 before 6.13 (folded on "
-            "arm64, and everywhere since 6.13); fix: fold until no carry is left (csum_fold)")
+            + "; ".join(said) + ". Before 6.13 bpf_csum_diff returns the architecture's own csum_partial"
+            + (f", unfolded here on {', '.join(dict.fromkeys(unfolded))}" if unfolded else "")
+            + (f", folded on {', '.join(dict.fromkeys(folded))}" if folded else "")
+            + "; since 6.13 a 16-bit sum everywhere. Fix: fold until no carry is left (csum_fold)")
 
 
 def _facts(kernels: list[KernelResult], evidence: Evidence | None) -> str:

@@ -1,8 +1,8 @@
 """``csum prog --debian``: a user's program on Debian's real kernels booted under QEMU, replayed on every run.
 
-tests/vectors/qemu-prog/ holds the console logs of one run of ``csum prog xdp_ttl_csum_diff.o --debian bookworm
-amd64 --debian trixie amd64 --debian unstable amd64 --debian bookworm arm64 --debian trixie arm64 --save-vectors``
-(examples/bpf/xdp_ttl_csum_diff.c: TTL decremented, the IPv4 header checksum recomputed with bpf_csum_diff and
+tests/vectors/qemu-prog/ holds the console logs of two runs of ``csum prog xdp_ttl_csum_diff.o --debian ...
+--save-vectors`` on the same 200 frames: Debian bookworm (6.1) amd64, arm64, armhf, i386 and ppc64el, trixie (6.12)
+amd64 and arm64, unstable (7.2) amd64 and arm64 (examples/bpf/xdp_ttl_csum_diff.c: TTL decremented, the IPv4 header checksum recomputed with bpf_csum_diff and
 folded once). Each file's header names the kernel package and its sha256, the qemu command and how the loader was
 built; its IN lines are the input frames, its RES lines each kernel's own output (BPF_PROG_TEST_RUN in the guest).
 Expected verdicts come from scapy recomputing every output's IPv4 header checksum and from the bytes the kernels
@@ -54,11 +54,13 @@ def _scapy_wrong(frame: bytes) -> bool:
 
 
 def test_the_recorded_boots():
-    """Five boots: x86_64 6.1, 6.12 and 7.2, aarch64 6.1 and 6.12, each with all 200 packets answered."""
+    """Nine boots of five architectures and three releases, each with all 200 packets (the same frames) answered."""
     logs = {p.stem: _log(p) for p in FILES}
     assert sorted((lg.machine, lg.release) for lg in logs.values()) == [
-        ("aarch64", "6.1.0-50-arm64"), ("aarch64", "6.12.117+deb13-arm64"), ("x86_64", "6.1.0-50-amd64"),
-        ("x86_64", "6.12.117+deb13-amd64"), ("x86_64", "7.2.13+deb14-amd64")]
+        ("aarch64", "6.1.0-50-arm64"), ("aarch64", "6.12.117+deb13-arm64"), ("aarch64", "7.2.13+deb14-arm64"),
+        ("armv7l", "6.1.0-50-armmp"), ("i686", "6.1.0-50-686-pae"), ("ppc64le", "6.1.0-50-powerpc64le"),
+        ("x86_64", "6.1.0-50-amd64"), ("x86_64", "6.12.117+deb13-amd64"), ("x86_64", "7.2.13+deb14-amd64")]
+    assert len({tuple(sorted(lg.inputs.items())) for lg in logs.values()}) == 1
     for lg in logs.values():
         assert lg.loaded == 0 and lg.done and len(lg.inputs) == 200 and set(lg.results) == set(lg.inputs)
         assert lg.header["package"].startswith("linux-") and len(lg.header["deb sha256"]) == 64
@@ -75,8 +77,9 @@ def test_csum_judges_each_guest_output_as_scapy_does(path):
 
 
 def test_which_kernels_break_the_single_fold():
-    """From the kernels' outputs (scapy's verdict): x86_64 6.1 and Debian's 6.12 break 17 of 88 rewritten packets,
-    x86_64 7.2 none, aarch64 6.1 and 6.12 none; their bpf_csum_diff probes say legacy but for 7.2."""
+    """From the kernels' outputs (scapy's verdict): 17 of 88 rewritten packets break on every legacy kernel but
+    arm64's (x86_64 6.1 and Debian's 6.12, i386, armhf and ppc64el 6.1), none on 7.2 nor on arm64; the
+    bpf_csum_diff probes say legacy on 6.1 and 6.12, homogenized on 7.2."""
     found = {}
     for path in FILES:
         log = _log(path)
@@ -85,7 +88,9 @@ def test_which_kernels_break_the_single_fold():
         found[(log.machine, log.release.split("+")[0].split("-")[0])] = (changed, wrong, log.csum_diff_kind)
     assert found == {("x86_64", "6.1.0"): (88, 17, "legacy"), ("x86_64", "6.12.117"): (88, 17, "legacy"),
                      ("x86_64", "7.2.13"): (88, 0, "homogenized"), ("aarch64", "6.1.0"): (88, 0, "legacy"),
-                     ("aarch64", "6.12.117"): (88, 0, "legacy")}
+                     ("aarch64", "6.12.117"): (88, 0, "legacy"), ("aarch64", "7.2.13"): (88, 0, "homogenized"),
+                     ("armv7l", "6.1.0"): (88, 17, "legacy"), ("i686", "6.1.0"): (88, 17, "legacy"),
+                     ("ppc64le", "6.1.0"): (88, 17, "legacy")}
 
 
 @pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
@@ -109,18 +114,19 @@ def test_each_kernels_helper_model_gives_its_outputs(path):
 
 
 def test_differences_are_the_lost_carries():
-    """The packets whose output differs between the five kernels are those whose stored bytes differ, and each
-    cause is reproduced by the replay, naming x86_64's unfolded bpf_csum_diff."""
+    """The packets whose output differs between the nine kernels are those whose stored bytes differ, and each
+    cause is reproduced by the replay, naming the kernels whose bpf_csum_diff is unfolded."""
     kernels = [_kernel(p) for p in FILES]
     logs = [_log(p) for p in FILES]
     differing = {i for i in logs[0].inputs if len({lg.results[i][1] for lg in logs}) > 1}
     found = differ.differences(kernels, PREP.evidence)
     assert {d.index for d in found} == differing and len(differing) == 17
     for d in found:
-        assert d.field == "ipv4 checksum at 24" and len(d.values) == 5
+        assert d.field == "ipv4 checksum at 24" and len(d.values) == 9
         assert d.cause.startswith("reproduced: the program sums the ipv4 header with bpf_csum_diff and folds")
-        assert "x86_64 6.1.0-50-amd64 and x86_64 6.12.117+deb13-amd64 (legacy)" in d.cause
-        assert "unfolded 32-bit" in d.cause
+        assert ("on x86_64 6.1.0-50-amd64, x86_64 6.12.117+deb13-amd64, armv7l 6.1.0-50-armmp, i686 6.1.0-50-686-pae, "
+                "ppc64le 6.1.0-50-powerpc64le (legacy) it returns") in d.cause
+        assert "unfolded here on x86_64, armv7l, i686, ppc64le, folded on aarch64" in d.cause
 
 
 def test_a_difference_the_replay_does_not_give_is_not_claimed():
