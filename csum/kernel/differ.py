@@ -130,7 +130,9 @@ def replay_fold_once(kernels: list[KernelResult], index: int, layer: str, offset
         seen.setdefault((csum, k.csum_diff_kind), []).append(k.label)
     if not any(lost) or all(lost):
         return None
-    said, unfolded, folded = [], [], []
+    said: list[str] = []
+    unfolded: list[str] = []
+    folded: list[str] = []
     for (csum, kind), labels in seen.items():
         if kind == "legacy":
             (unfolded if csum > 0xFFFF else folded).extend(label.split()[0] for label in labels)
