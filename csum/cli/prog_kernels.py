@@ -57,7 +57,7 @@ def _booted(name: str, arch_name: str, image: Path, package: str, sha256: str, h
         provenance = {"package": package, "deb sha256" if "Debian" in package else "kernel sha256": sha256,
                       "object": f"{Path(args.file).name} (sha256 {hashlib.sha256(prep.data).hexdigest()})",
                       "program": f"{prep.program} (section {prep.section}, {prep.kind})", "packets": source,
-                      "command": shlex.join(["csum", "prog", Path(args.file).name, *how])}
+                      "command": shlex.join(["csum", "prog", Path(args.file).name, *how, *_seed_options(args)])}
         with tempfile.TemporaryDirectory() as tmp:
             staged = Path(tmp) / "log.txt"
             qprog.record(staged, booted, frames, provenance)
@@ -70,6 +70,18 @@ def _booted(name: str, arch_name: str, image: Path, package: str, sha256: str, h
         error = f"{missing} of {len(frames)} packets have no answer in the console log"
     return KernelResult(name, a.debian, log.machine or a.debian, log.release or "unknown", log.csum_diff_kind, runs,
                         error, package, booted.seconds)
+
+
+def _seed_options(args: argparse.Namespace) -> list[str]:
+    """The options that chose and seeded the program, as given (for a recorded boot's command line)."""
+    out = []
+    for option, given in (("--section", args.section), ("--prog", args.prog), ("--type", args.type)):
+        if given is not None:
+            out += [option, given]
+    for option, items in (("--map", args.map), ("--global", args.globals), ("--ctx", args.ctx)):
+        for item in items:
+            out += [option, item]
+    return out
 
 
 def _targets(args: argparse.Namespace) -> list[tuple[str, str, Path, str, str, list[str]]]:
@@ -118,8 +130,8 @@ def _kernel_lines(k: Any) -> list[str]:
 def run_kernels(args: argparse.Namespace, maps: dict[str, Any], globals_: dict[str, Any], ctx: dict[str, Any],
                 frames: list[tuple[int, bytes]], source: str) -> int:
     """``csum prog OBJ.o --debian RELEASE ARCH ... [--qemu ARCH --kernel IMAGE]``."""
+    from ..kernel import prog
     from ..kernel.differ import differences
-    from ..kernel.qemu import guest
     from ..kernel.qemu import prog as qprog
 
     if args.out is not None:
@@ -129,16 +141,27 @@ def run_kernels(args: argparse.Namespace, maps: dict[str, Any], globals_: dict[s
     kernels = [_running(frames, maps, globals_, ctx, args)]
     kernels += [_booted(*target, prep, frames, source, args) for target in _targets(args)]
     differs = differences(kernels, prep.evidence)
+    notes = []
+    if prep.pinned:
+        notes.append("maps the object asks to pin (LIBBPF_PIN_BY_NAME), loaded fresh on every kernel, not pinned and "
+                     "not reused: " + ", ".join(prep.pinned))
+    if not any(r.changed or r.dropped for k in kernels for r in k.runs.values()):
+        notes.append("the program changed no packet and dropped none on any kernel, so nothing it does was tested (a "
+                     "program that needs its maps or globals seeded does nothing without them: --map, --global)")
+    if prep.kind == "tc":
+        notes.append(prog.PARTIAL_NOTE + "; a kernel without BPF_F_TEST_SKB_CHECKSUM_COMPLETE (before 6.11, where not "
+                     "backported) makes no CHECKSUM_COMPLETE run, and skb->csum is not judged there")
     bad = any(k.error and not k.error.startswith("not run here") or any(r.broken for r in k.runs.values())
               for k in kernels)
     if args.json:
         print(json.dumps({"object": args.file, "program": prep.program, "section": prep.section, "type": prep.kind,
-                          "source": source, "kernels": [_kernel_doc(k) for k in kernels],
+                          "source": source, "notes": notes, "kernels": [_kernel_doc(k) for k in kernels],
                           "differs": [{"index": d.index, "field": d.field, "values": d.values, "cause": d.cause}
                                       for d in differs]}, indent=2))
         return 1 if bad or differs else 0
     lines = [f"{args.file}: program {prep.program} (section {prep.section}, {prep.kind}); packets: {source}; "
              f"{len(kernels)} kernels"]
+    lines += [f"note: {n}" for n in notes]
     for k in kernels:
         lines += _kernel_lines(k)
     ran = [k.label for k in kernels if not k.error]

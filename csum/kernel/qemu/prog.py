@@ -5,7 +5,7 @@ under QEMU, and judged exactly as on the running kernel.
   does, and turns ``--map/--global/--ctx`` into bytes: the initial value of each ``.rodata``/``.data``/``.bss``
   map holding a global that was set, the encoded map entries, the ``struct __sk_buff`` of a tc run.
 * :func:`plan_text` is the plan of csum's loader (``loader.c``: libbpf linked statically, the initramfs's
-  ``/init``); the object itself lies beside it as ``/prog.o``, so the guest's libbpf loads the user's real
+  ``/init``); the object itself lies beside it under its own file name, so the guest's libbpf loads the user's real
   instructions, maps and relocations. The guest probes its ``bpf_csum_diff`` (legacy or homogenized), loads the
   object, seeds the maps and runs every packet through BPF_PROG_TEST_RUN (a tc program a second time on a
   CHECKSUM_COMPLETE skb), in one boot.
@@ -36,8 +36,8 @@ from ...rewrite.mistakes import Evidence
 from . import guest
 from .loader import build_loader
 
-#: The object's name in the guest's root directory.
-GUEST_OBJECT = "prog.o"
+#: The initramfs's own files, which an object may not be named.
+_RESERVED = frozenset({"init", "plan.txt", "dev", "proc", "sys"})
 #: include/uapi/asm-generic/errno.h: EBADMSG, what a CHECKSUM_COMPLETE test run answers for a stale skb->csum.
 EBADMSG = 74
 
@@ -57,6 +57,8 @@ class Prepared:
     entries: tuple[tuple[str, bytes, bytes], ...]
     ctx: bytes | None
     evidence: Evidence | None
+    #: Maps the object asks libbpf to pin (LIBBPF_PIN_BY_NAME): loaded fresh in the guest, not pinned.
+    pinned: tuple[str, ...] = ()
 
 
 def prepare(path: str, *, section: str | None = None, prog: str | None = None, type: str | None = None,
@@ -84,17 +86,28 @@ def prepare(path: str, *, section: str | None = None, prog: str | None = None, t
         context = skb_ctx(kind, ctx)
         code = obj.insns(info.name)
         evidence = helper_evidence(code) if code else None
+        pinned = tuple(m.name for m in obj.maps if m.pin_path)
     finally:
         obj.close()
     with open(path, "rb") as f:
         data = f.read()
     return Prepared(path, data, info.name, info.section, kind, KIND_TYPES[type] if type else 0, tuple(inits),
-                    tuple(entries), context, evidence)
+                    tuple(entries), context, evidence, pinned)
+
+
+def guest_name(prep: Prepared) -> str:
+    """The object's file name in the guest's root directory: its own, since libbpf names the object's internal maps
+    (``NAME.rodata`` ...) after it, and ``init`` seeds them by those names."""
+    name = Path(prep.path).name
+    if name in _RESERVED or not name or any(c.isspace() for c in name):
+        raise CsumValueError(f"{prep.path}: give the object another file name (not {', '.join(sorted(_RESERVED))}, "
+                             "no spaces) to run it under QEMU", code=Code.BAD_VALUE)
+    return name
 
 
 def plan_text(prep: Prepared, frames: list[tuple[int, bytes]]) -> str:
     """The loader's plan (see ``loader.c``) for ``prep`` and the (index, frame) pairs ``frames``."""
-    lines = [f"obj /{GUEST_OBJECT}", f"prog {prep.program} {prep.prog_type}"]
+    lines = [f"obj /{guest_name(prep)}", f"prog {prep.program} {prep.prog_type}"]
     lines += [f"init {name} {value.hex()}" for name, value in prep.inits]
     lines.append("load")
     lines += [f"map {name} {key.hex()} {value.hex()}" for name, key, value in prep.entries]
@@ -251,7 +264,7 @@ def boot(arch: str, kernel: Path, prep: Prepared, frames: list[tuple[int, bytes]
     loader = build_loader(a)
     start = time.monotonic()
     text, command = guest.boot(a, kernel, plan_text(prep, frames), timeout=timeout, log=log_path, init=loader,
-                               files={GUEST_OBJECT: prep.data}, marker="CSUM-LOADER")
+                               files={guest_name(prep): prep.data}, marker="CSUM-LOADER")
     return Booted(parse_log(text), text, command, loader.note, time.monotonic() - start)
 
 
