@@ -2,12 +2,14 @@
 
 tests/vectors/qemu-prog/ holds the console logs of two runs of ``csum prog xdp_ttl_csum_diff.o --debian ...
 --save-vectors`` on the same 200 frames: Debian bookworm (6.1) amd64, arm64, armhf, i386 and ppc64el, trixie (6.12)
-amd64 and arm64, unstable (7.2) amd64 and arm64 (examples/bpf/xdp_ttl_csum_diff.c: TTL decremented, the IPv4 header checksum recomputed with bpf_csum_diff and
-folded once). Each file's header names the kernel package and its sha256, the qemu command and how the loader was
-built; its IN lines are the input frames, its RES lines each kernel's own output (BPF_PROG_TEST_RUN in the guest).
-Expected verdicts come from scapy recomputing every output's IPv4 header checksum and from the bytes the kernels
-stored, never from csum's model; csum's judgement and its helper models are tested against them. The boot itself
-runs only with CSUM_QEMU_BOOT=1 and the kernel cached (CI neither downloads nor boots).
+amd64 and arm64, unstable (7.2) amd64 and arm64 (examples/bpf/xdp_ttl_csum_diff.c: TTL decremented, the IPv4
+header checksum recomputed with bpf_csum_diff and folded once); its xdp_fwd/ and tc_nat_no_pseudo/ hold those
+examples on x86_64 6.1 and 7.2 (a seeded map and global; a tc program's CHECKSUM_COMPLETE runs). Each file's header
+names the kernel package and its sha256, the qemu command and how the loader was built; its IN lines are the input
+frames, its RES and CPL lines each kernel's own answers (BPF_PROG_TEST_RUN in the guest). Expected verdicts come
+from scapy recomputing every output's checksums, from the kernels' CHECKSUM_COMPLETE answers and from the bytes the
+kernels stored, never from csum's model; csum's judgement and its helper models are tested against them. The boot
+itself runs only with CSUM_QEMU_BOOT=1 and the kernel cached (CI neither downloads nor boots).
 """
 
 from __future__ import annotations
