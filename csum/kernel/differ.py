@@ -7,8 +7,8 @@ field whose stored value differs is a :class:`Differ`, and so is a different act
 guessed: the one program shape replayed here sums a header (IPv4) or a whole ICMP message with
 ``bpf_csum_diff(NULL, 0, header, len, 0)`` and stores the result folded once, ``~((csum & 0xffff) + (csum >> 16))``
 (the kernel's own XDP samples did). Each kernel's ``bpf_csum_diff`` is :func:`csum.profile` of its architecture and
-release, legacy (Linux <= 6.12: the architecture's ``csum_partial``, an unfolded 32-bit sum on x86_64, i386, armhf
-and ppc64el, folded on arm64) or homogenized (>= 6.13: folded everywhere), as its probe found. When that replay gives every kernel's stored bytes, the cause
+release, legacy (Linux <= 6.12: the architecture's ``csum_partial``, an unfolded 32-bit sum on x86_64, i386, armhf,
+mips and ppc64el, folded on arm64) or homogenized (>= 6.13: folded everywhere), as its probe found. When that replay gives every kernel's stored bytes, the cause
 names the helper and the values; otherwise the cause says it was not reproduced, with the facts that are known.
 """
 

@@ -1,7 +1,8 @@
 """``csum prog --debian``: a user's program on Debian's real kernels booted under QEMU, replayed on every run.
 
 tests/vectors/qemu-prog/ holds the console logs of two runs of ``csum prog xdp_ttl_csum_diff.o --debian ...
---save-vectors`` on the same 200 frames: Debian bookworm (6.1) amd64, arm64, armhf, i386 and ppc64el, trixie (6.12)
+--save-vectors`` on the same 200 frames: Debian bookworm (6.1) amd64, arm64, armhf, i386, mips64el, mipsel and
+ppc64el, trixie (6.12)
 amd64 and arm64, unstable (7.2) amd64 and arm64 (examples/bpf/xdp_ttl_csum_diff.c: TTL decremented, the IPv4
 header checksum recomputed with bpf_csum_diff and folded once); its xdp_fwd/ and tc_nat_no_pseudo/ hold those
 examples on x86_64 6.1 and 7.2 (a seeded map and global; a tc program's CHECKSUM_COMPLETE runs). Each file's header
@@ -56,11 +57,12 @@ def _scapy_wrong(frame: bytes) -> bool:
 
 
 def test_the_recorded_boots():
-    """Nine boots of five architectures and three releases, each with all 200 packets (the same frames) answered."""
+    """Eleven boots of seven architectures and three releases, each with all 200 packets (the same frames) answered."""
     logs = {p.stem: _log(p) for p in FILES}
     assert sorted((lg.machine, lg.release) for lg in logs.values()) == [
         ("aarch64", "6.1.0-50-arm64"), ("aarch64", "6.12.117+deb13-arm64"), ("aarch64", "7.2.13+deb14-arm64"),
-        ("armv7l", "6.1.0-50-armmp"), ("i686", "6.1.0-50-686-pae"), ("ppc64le", "6.1.0-50-powerpc64le"),
+        ("armv7l", "6.1.0-50-armmp"), ("i686", "6.1.0-50-686-pae"), ("mips", "6.1.0-50-4kc-malta"),
+        ("mips64", "6.1.0-50-5kc-malta"), ("ppc64le", "6.1.0-50-powerpc64le"),
         ("x86_64", "6.1.0-50-amd64"), ("x86_64", "6.12.117+deb13-amd64"), ("x86_64", "7.2.13+deb14-amd64")]
     assert len({tuple(sorted(lg.inputs.items())) for lg in logs.values()}) == 1
     for lg in logs.values():
@@ -80,7 +82,8 @@ def test_csum_judges_each_guest_output_as_scapy_does(path):
 
 def test_which_kernels_break_the_single_fold():
     """From the kernels' outputs (scapy's verdict): 17 of 88 rewritten packets break on every legacy kernel but
-    arm64's (x86_64 6.1 and Debian's 6.12, i386, armhf and ppc64el 6.1), none on 7.2 nor on arm64; the
+    arm64's (x86_64 6.1 and Debian's 6.12, i386, armhf, mips64el, mipsel and ppc64el 6.1), none on 7.2 nor on
+    arm64; the
     bpf_csum_diff probes say legacy on 6.1 and 6.12, homogenized on 7.2."""
     found = {}
     for path in FILES:
@@ -92,7 +95,8 @@ def test_which_kernels_break_the_single_fold():
                      ("x86_64", "7.2.13"): (88, 0, "homogenized"), ("aarch64", "6.1.0"): (88, 0, "legacy"),
                      ("aarch64", "6.12.117"): (88, 0, "legacy"), ("aarch64", "7.2.13"): (88, 0, "homogenized"),
                      ("armv7l", "6.1.0"): (88, 17, "legacy"), ("i686", "6.1.0"): (88, 17, "legacy"),
-                     ("ppc64le", "6.1.0"): (88, 17, "legacy")}
+                     ("ppc64le", "6.1.0"): (88, 17, "legacy"), ("mips64", "6.1.0"): (88, 17, "legacy"),
+                     ("mips", "6.1.0"): (88, 17, "legacy")}
 
 
 @pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
@@ -116,7 +120,7 @@ def test_each_kernels_helper_model_gives_its_outputs(path):
 
 
 def test_differences_are_the_lost_carries():
-    """The packets whose output differs between the nine kernels are those whose stored bytes differ, and each
+    """The packets whose output differs between the eleven kernels are those whose stored bytes differ, and each
     cause is reproduced by the replay, naming the kernels whose bpf_csum_diff is unfolded."""
     kernels = [_kernel(p) for p in FILES]
     logs = [_log(p) for p in FILES]
@@ -124,11 +128,12 @@ def test_differences_are_the_lost_carries():
     found = differ.differences(kernels, PREP.evidence)
     assert {d.index for d in found} == differing and len(differing) == 17
     for d in found:
-        assert d.field == "ipv4 checksum at 24" and len(d.values) == 9
+        assert d.field == "ipv4 checksum at 24" and len(d.values) == 11
         assert d.cause.startswith("reproduced: the program sums the ipv4 header with bpf_csum_diff and folds")
         assert ("on x86_64 6.1.0-50-amd64, x86_64 6.12.117+deb13-amd64, armv7l 6.1.0-50-armmp, i686 6.1.0-50-686-pae, "
-                "ppc64le 6.1.0-50-powerpc64le (legacy) it returns") in d.cause
-        assert "unfolded here on x86_64, armv7l, i686, ppc64le, folded on aarch64" in d.cause
+                "mips64 6.1.0-50-5kc-malta, mips 6.1.0-50-4kc-malta, ppc64le 6.1.0-50-powerpc64le (legacy) it returns") \
+            in d.cause
+        assert "unfolded here on x86_64, armv7l, i686, mips64, mips, ppc64le, folded on aarch64" in d.cause
 
 
 def test_a_difference_the_replay_does_not_give_is_not_claimed():
