@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 from .args import UsageError, check_show, integer
@@ -38,6 +39,15 @@ def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     prg.add_argument("--count", type=integer, default=200, help="packets to generate without --pcap (default 200)")
     prg.add_argument("--seed", type=integer, default=0, help="seed of the generated packets (default 0)")
     prg.add_argument("--show", type=integer, default=10, help="list at most this many broken packets (default 10)")
+    prg.add_argument("--debian", nargs=2, action="append", default=[], metavar=("RELEASE", "ARCH"),
+                     help="also run the program on Debian RELEASE's kernel for ARCH, booted under QEMU (as kernel-check "
+                     "--debian: bookworm, trixie, unstable; amd64, arm64 ...); repeatable")
+    prg.add_argument("--qemu", metavar="ARCH", help="with --kernel: also run the program on that kernel image of Debian "
+                     "architecture ARCH (one's own build), booted under QEMU")
+    prg.add_argument("--kernel", metavar="IMAGE", help="with --qemu: the kernel image to boot")
+    prg.add_argument("--timeout", type=float, default=1200.0, help="with --debian/--qemu: seconds a boot may take")
+    prg.add_argument("--save-vectors", metavar="DIR", help="with --debian/--qemu: write each guest's answers to DIR/ARCH-KERNEL.txt "
+                     "(the format of tests/vectors/qemu-prog)")
     prg.set_defaults(func=run)
     return prg
 
@@ -138,6 +148,27 @@ def run(args: argparse.Namespace) -> int:
     from ..capture import pcap
     from ..capture.output import AtomicFile, target
 
+    if (args.qemu is None) != (args.kernel is None):
+        raise UsageError("--qemu ARCH and --kernel IMAGE go together")
+    if args.debian or args.qemu is not None:
+        from ..errors import CsumValueError
+        from ..kernel.qemu import guest
+        from .prog_kernels import run_kernels
+
+        for option, arch_name in [(f"--debian {suite}", a) for suite, a in args.debian] + \
+                ([("--qemu", args.qemu)] if args.qemu is not None else []):
+            try:
+                guest.arch(arch_name)
+            except CsumValueError:
+                raise UsageError(f"{option} {arch_name}: unknown architecture; known: "
+                                 f"{', '.join(sorted(guest.ARCHES))}") from None
+        if args.kernel is not None and not Path(args.kernel).is_file():
+            raise UsageError(f"--kernel: {args.kernel} is not a file")
+        if args.save_vectors is not None and not Path(args.save_vectors).is_dir():
+            raise UsageError(f"--save-vectors: {args.save_vectors} is not a directory")
+        return run_kernels(args, *_seeds(args), *_packets(args))
+    if args.save_vectors is not None:
+        raise UsageError("--save-vectors applies to --debian and --qemu runs")
     out = None if args.out is None else target(args.out, [] if args.pcap is None else [args.pcap])
     maps, globals_, ctx = _seeds(args)
     frames, source = _packets(args)

@@ -240,6 +240,13 @@ class BpfObject:
         if self._lib.bpf_map__set_initial_value(m, buf, len(data)):
             raise LibbpfError(f"libbpf cannot set {var.name} in {var.map} (already loaded?)")
 
+    def initial_value(self, name: str) -> bytes | None:
+        """The initial value libbpf holds for internal map ``name`` (its globals, as set), before load; None when
+        it holds none."""
+        size = ctypes.c_size_t(0)
+        ptr = self._lib.bpf_map__initial_value(self._maps[name], ctypes.byref(size))
+        return ctypes.string_at(ptr, size.value) if ptr else None
+
     def _value_size(self, name: str) -> tuple[int, int]:
         info = next(i for i in self.maps if i.name == name)
         if info.map_type in PERCPU_MAPS:

@@ -47,8 +47,8 @@ from .syscall import (
 )
 from .verdict import BROKEN, KEPT_BAD, OK, Check, action, judge
 
-__all__ = ["PARTIAL_NOTE", "SKB_CSUM", "Check", "LibbpfError", "Map", "Program", "Run", "Summary", "ethernet", "load",
-           "summarize", "verify_frame"]
+__all__ = ["PARTIAL_NOTE", "SKB_CSUM", "Check", "LibbpfError", "Map", "Program", "Run", "Summary", "ethernet",
+           "helper_evidence", "judge_run", "load", "open_object", "skb_ctx", "summarize", "verify_frame"]
 
 #: ``Check.layer`` of the CHECKSUM_COMPLETE run's verdict on a tc program.
 SKB_CSUM = "skb->csum"
@@ -149,7 +149,7 @@ class Map:
             self[key] = value
 
 
-def _evidence(code: bytes) -> Evidence:
+def helper_evidence(code: bytes) -> Evidence:
     """The checksum helpers ``code`` calls -> the constants their flags take (None: not known at a call site)."""
     found: dict[str, frozenset[int] | None] = {}
     for call in helper_calls(code):
@@ -182,6 +182,57 @@ def _cause(check: Check, finding: Finding, key: int, kind: str) -> tuple[str, tu
     return f"not reproduced: {note}", ()
 
 
+def judge_run(kind: str, frame: bytes, retval: int, out: bytes, stale: bool | None,
+              evidence: Evidence | None) -> Run:
+    """The :class:`Run` of a test run of a ``kind`` ("tc"/"xdp") program that returned ``retval`` and left ``out``
+    from ``frame``; ``stale``: the CHECKSUM_COMPLETE run's verdict (None: not run); ``evidence``: the checksum
+    helpers the program calls (:attr:`Program.evidence`). Every test run is judged here, on the running kernel or
+    a booted one (:mod:`csum.kernel.qemu.prog`)."""
+    name, dropped = action(kind, retval)
+    if dropped:
+        return Run(retval, out, [], name, True, out != frame, stale=stale)
+    judged = judge(frame, out)
+    checks = list(judged.checks)
+    if judged.error is not None:
+        checks.append(Check("packet", 0, None, None, False, judged.error,
+                            status=BROKEN if judged.error_breaks else KEPT_BAD))
+    if stale is not None:
+        checks.append(Check(SKB_CSUM, 14, None, None, not stale, "stale" if stale else "ok",
+                            status=BROKEN if stale else OK))
+    finding = None
+    if any(c.status == BROKEN and c.layer != "packet" for c in checks):
+        finding = _find(kind, frame, out, checks, stale, evidence)
+        checks = [_explain(c, finding, kind) for c in checks]
+    return Run(retval, out, checks, name, False, out != frame, judged.error, stale, finding,
+               tuple(judged.removed))
+
+
+def _find(kind: str, frame: bytes, out: bytes, checks: list[Check], stale: bool | None,
+          evidence: Evidence | None) -> Finding:
+    if len(frame) == len(out):
+        return reproduce(frame, out, kind=kind, stale=stale, evidence=evidence)  # type: ignore[arg-type]
+    fields: dict[int, tuple[Mistake, ...]] = {}
+    notes = []
+    for c in checks:
+        if c.status == BROKEN and c.was is None and c.layer == "ipv4" and c.field is not None:
+            found = added_header(out, c.offset)
+            fields.update(found.fields)
+            notes.append(found.note)
+    named = tuple(dict.fromkeys(m for ms in fields.values() for m in ms))
+    note = "; ".join(n for n in notes if n) or \
+        f"the program changed the length ({len(frame)} -> {len(out)} bytes); csum reproduces updates of " \
+        "packets it does not resize, and the checksums of headers it adds"
+    return Finding(named, fields, note)
+
+
+def _explain(check: Check, finding: Finding, kind: str) -> Check:
+    if check.status != BROKEN or check.layer == "packet":
+        return check
+    key = SKB_FIELD if check.layer == SKB_CSUM else check.field
+    text, named = _cause(check, finding, -2 if key is None else key, kind)
+    return replace(check, cause=text, mistakes=named)
+
+
 class Program:
     """A loaded tc or XDP program of a user's object; use as a context manager or call :meth:`close`."""
 
@@ -196,7 +247,7 @@ class Program:
         code = obj.insns(info.name)
         #: The checksum helpers the program calls and the flags they take (what narrows a cause); None when libbpf
         #: no longer holds the instructions (then no mistake is ruled out by them).
-        self.evidence: Evidence | None = _evidence(code) if code else None
+        self.evidence: Evidence | None = helper_evidence(code) if code else None
 
     @property
     def kind(self) -> str:
@@ -242,47 +293,8 @@ class Program:
         """
         frame = ethernet(bytes(packet))
         retval, out = self._test_run(frame, 0)
-        name, dropped = action(self.kind, retval)
         stale = self._stale(frame) if self.kind == "tc" else None
-        if dropped:
-            return Run(retval, out, [], name, True, out != frame, stale=stale)
-        judged = judge(frame, out)
-        checks = list(judged.checks)
-        if judged.error is not None:
-            checks.append(Check("packet", 0, None, None, False, judged.error,
-                                status=BROKEN if judged.error_breaks else KEPT_BAD))
-        if stale is not None:
-            checks.append(Check(SKB_CSUM, 14, None, None, not stale, "stale" if stale else "ok",
-                                status=BROKEN if stale else OK))
-        finding = None
-        if any(c.status == BROKEN and c.layer != "packet" for c in checks):
-            finding = self._find(frame, out, checks, stale)
-            checks = [self._explain(c, finding) for c in checks]
-        return Run(retval, out, checks, name, False, out != frame, judged.error, stale, finding,
-                   tuple(judged.removed))
-
-    def _find(self, frame: bytes, out: bytes, checks: list[Check], stale: bool | None) -> Finding:
-        if len(frame) == len(out):
-            return reproduce(frame, out, kind=self.kind, stale=stale, evidence=self.evidence)  # type: ignore[arg-type]
-        fields: dict[int, tuple[Mistake, ...]] = {}
-        notes = []
-        for c in checks:
-            if c.status == BROKEN and c.was is None and c.layer == "ipv4" and c.field is not None:
-                found = added_header(out, c.offset)
-                fields.update(found.fields)
-                notes.append(found.note)
-        named = tuple(dict.fromkeys(m for ms in fields.values() for m in ms))
-        note = "; ".join(n for n in notes if n) or \
-            f"the program changed the length ({len(frame)} -> {len(out)} bytes); csum reproduces updates of " \
-            "packets it does not resize, and the checksums of headers it adds"
-        return Finding(named, fields, note)
-
-    def _explain(self, check: Check, finding: Finding) -> Check:
-        if check.status != BROKEN or check.layer == "packet":
-            return check
-        key = SKB_FIELD if check.layer == SKB_CSUM else check.field
-        text, named = _cause(check, finding, -2 if key is None else key, self.kind)
-        return replace(check, cause=text, mistakes=named)
+        return judge_run(self.kind, frame, retval, out, stale, self.evidence)
 
     def broken(self, packet: bytes, run: Run | None = None) -> list[Check]:
         """The checks ``run`` (default: :meth:`run` of ``packet``) found broken, each with its cause."""
@@ -346,7 +358,7 @@ def _machine() -> str:
     return platform.machine()
 
 
-def _ctx(kind: str, ctx: Mapping[str, seed.Value] | None) -> bytes | None:
+def skb_ctx(kind: str, ctx: Mapping[str, seed.Value] | None) -> bytes | None:
     """A ``struct __sk_buff`` with the fields a tc test run takes from ``ctx``."""
     if not ctx:
         return None
@@ -388,6 +400,36 @@ def _choose(path: str, infos: list[ProgramInfo], section: str | None, prog: str 
     return info
 
 
+def open_object(path: str, *, section: str | None = None, prog: str | None = None, type: str | None = None,
+                map_names: Iterable[str] = (), globals: Mapping[str, seed.Value] | None = None
+                ) -> tuple[BpfObject, ProgramInfo, str]:
+    """Open the BPF ELF object ``path`` (not loaded: no root needed), choose its program as :func:`load` does, give
+    it ``type``, check that every name of ``map_names`` is a map, and set ``globals``; (object, program, kind).
+    The caller closes the object."""
+    if type is not None and type not in KIND_TYPES:
+        raise CsumValueError(f"type must be 'tc' or 'xdp', not {type!r}", code=Code.BAD_VALUE)
+    obj = BpfObject(path)
+    try:
+        info = _choose(path, obj.programs(), section, prog, type)
+        if type is not None:
+            obj.set_type(info.name, type)
+        names = [m.name for m in obj.maps]
+        for name in map_names:
+            if name not in names:
+                raise CsumValueError(f"{path}: no map named {name!r}; it has: {', '.join(names) or 'none'}",
+                                     code=Code.NO_MAP)
+        known = obj.globals()
+        for name, value in (globals or {}).items():
+            if name not in known:
+                raise CsumValueError(f"{path}: no global named {name!r}; it has: {', '.join(known) or 'none'}",
+                                     code=Code.NO_MAP)
+            obj.set_global(known[name], seed.encode(value, known[name].size, f"global {name}"))
+    except BaseException:
+        obj.close()
+        raise
+    return obj, info, type or info.kind or ""
+
+
 def load(path: str, *, section: str | None = None, prog: str | None = None, type: str | None = None,
          maps: Mapping[str, Mapping[Any, seed.Value] | Iterable[Any]] | None = None,
          globals: Mapping[str, seed.Value] | None = None, ctx: Mapping[str, seed.Value] | None = None) -> Program:
@@ -408,26 +450,9 @@ def load(path: str, *, section: str | None = None, prog: str | None = None, type
             check_instance(table, Mapping, arg)
     if _machine() not in SYSCALL_NR:
         raise CsumError(f"running programs needs Linux on x86_64 or aarch64, not {_machine()}")
-    if type is not None and type not in KIND_TYPES:
-        raise CsumValueError(f"type must be 'tc' or 'xdp', not {type!r}", code=Code.BAD_VALUE)
-    obj = BpfObject(path)
+    obj, info, kind = open_object(path, section=section, prog=prog, type=type, map_names=maps or {}, globals=globals)
     try:
-        info = _choose(path, obj.programs(), section, prog, type)
-        kind = type or info.kind or ""
-        if type is not None:
-            obj.set_type(info.name, type)
-        context = _ctx(kind, ctx)
-        names = [m.name for m in obj.maps]
-        for name in maps or {}:
-            if name not in names:
-                raise CsumValueError(f"{path}: no map named {name!r}; it has: {', '.join(names) or 'none'}",
-                                     code=Code.NO_MAP)
-        known = obj.globals()
-        for name, value in (globals or {}).items():
-            if name not in known:
-                raise CsumValueError(f"{path}: no global named {name!r}; it has: {', '.join(known) or 'none'}",
-                                     code=Code.NO_MAP)
-            obj.set_global(known[name], seed.encode(value, known[name].size, f"global {name}"))
+        context = skb_ctx(kind, ctx)
         fd = obj.load(info.name)
         program = Program(obj, info, fd, kind, context)
         for name, items in (maps or {}).items():

@@ -25,6 +25,7 @@ import shutil
 import struct
 import subprocess
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -141,14 +142,16 @@ def _cpio_entry(name: str, mode: int, data: bytes = b"", rdev: tuple[int, int] =
     return head + data + b"\0" * (-len(data) % 4)
 
 
-def initramfs(runner: bytes, plan: str) -> bytes:
-    """An uncompressed ``newc`` cpio holding ``/init`` (the runner), ``/plan.txt`` and ``/dev/console``."""
+def initramfs(runner: bytes, plan: str, files: Mapping[str, bytes] | None = None) -> bytes:
+    """An uncompressed ``newc`` cpio holding ``/init`` (the runner), ``/plan.txt``, ``/dev/console`` and ``files``
+    (name in ``/`` -> contents)."""
     entries = [
         ("dev", 0o040755, b"", (0, 0)),
         ("dev/console", 0o020600, b"", (5, 1)),
         ("proc", 0o040555, b"", (0, 0)),
         ("init", 0o100755, runner, (0, 0)),
         ("plan.txt", 0o100644, plan.encode(), (0, 0)),
+        *((name, 0o100644, data, (0, 0)) for name, data in (files or {}).items()),
     ]
     body = b"".join(_cpio_entry(n, m, d, r, i + 1) for i, (n, m, d, r) in enumerate(entries))
     return body + _cpio_entry("TRAILER!!!", 0)
@@ -192,8 +195,11 @@ def unpack_zboot(image: Path) -> Path:
     loong64 kernel is one, zstd-compressed, which QEMU 10 does not unpack. The
     payload (gzip or zstd) is unpacked once into the cache directory.
     """
-    with image.open("rb") as f:
-        head = f.read(32)
+    try:
+        with image.open("rb") as f:
+            head = f.read(32)
+    except OSError:
+        return image  # qemu says why it cannot load it (the boot fails with its words)
     if head[:2] != b"MZ" or head[4:8] != b"zimg":
         return image
     blob = image.read_bytes()
@@ -251,17 +257,19 @@ def qemu_version(a: Arch) -> str:
 
 
 def boot(a: Arch, kernel: Path, plan: str, *, timeout: float = 1200.0, log: Path | None = None,
-         append_extra: str = "") -> tuple[str, list[str]]:
-    """Boot ``kernel`` with the runner and ``plan``; returns (console log, qemu command).
+         append_extra: str = "", init: Runner | None = None, files: Mapping[str, bytes] | None = None,
+         marker: str = "CSUM-RUNNER") -> tuple[str, list[str]]:
+    """Boot ``kernel`` with the runner (or ``init``: csum prog's loader), ``plan`` and ``files``; returns (console
+    log, qemu command). ``marker``: the line ``/init`` prints first.
 
     The log is also written to ``log`` when given. Raises CsumValueError when
     qemu is missing or the boot does not finish within ``timeout`` seconds.
     """
     qemu_version(a)  # qemu is there
-    runner = build_runner(a).path.read_bytes()
+    runner = (init or build_runner(a)).path.read_bytes()
     with tempfile.TemporaryDirectory() as tmp:
         initrd = Path(tmp) / "initramfs.cpio"
-        initrd.write_bytes(initramfs(runner, plan))
+        initrd.write_bytes(initramfs(runner, plan, files))
         command = qemu_command(a, unpack_zboot(kernel), initrd, append_extra)
         try:
             done = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
@@ -275,7 +283,7 @@ def boot(a: Arch, kernel: Path, plan: str, *, timeout: float = 1200.0, log: Path
     if log is not None:
         log.parent.mkdir(parents=True, exist_ok=True)
         log.write_text(text)
-    if "CSUM-RUNNER" not in text:
+    if marker not in text:
         tail = "\n".join(text.strip().splitlines()[-5:]) or done.stderr.decode(errors="replace").strip()[-300:]
         raise CsumValueError(f"--qemu {a.debian}: the runner never started (qemu exit {done.returncode}); "
                              f"last console lines:\n{tail}", code=Code.BOOT_FAILED)
