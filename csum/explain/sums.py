@@ -1,0 +1,186 @@
+"""What a checksum field sums, as 16-bit words, and the value each single arithmetic mistake would store there.
+
+A field's message is its pseudo-header (RFC 9293 3.1, RFC 768, RFC 8200 8.1: source, destination, protocol and
+length, as 16-bit words) followed by the bytes it covers with the field itself zeroed, zero-padded to even length.
+The correct checksum is the complement of the message's one's-complement sum (RFC 1071); each hypothesis here
+computes the same message the wrong way, once, and gives the 16 bits a sender making that mistake stores. Every
+value is fixed by the packet: no hypothesis has a free parameter (a length tried is one the packet names).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from ..core.arith import M16, M32, canonical, swab16
+from ..layers import table as T
+from ..layers.walk import Field, IPLayer
+
+
+@dataclass(frozen=True)
+class Message:
+    """A field's checksum input: pseudo-header fields (None: no pseudo-header), the covered bytes (field zeroed)."""
+
+    src: bytes
+    dst: bytes
+    proto: int
+    length: int
+    data: bytes
+    pseudo: bool
+
+    def words(self, length: int | None = None, data: bytes | None = None) -> list[int]:
+        """The message as 16-bit big-endian words (``length``/``data``: another pseudo-header length, other bytes)."""
+        body = self.data if data is None else data
+        if len(body) & 1:
+            body += b"\0"
+        out: list[int] = []
+        if self.pseudo:
+            n = self.length if length is None else length
+            out += _be16(self.src) + _be16(self.dst)
+            if len(self.src) == 4:
+                out += [self.proto, n & M16] if n <= M16 else [self.proto, n >> 16, n & M16]
+            else:
+                out += [n >> 16, n & M16, 0, self.proto]
+        return out + _be16(body)
+
+
+def _be16(b: bytes) -> list[int]:
+    return [int.from_bytes(b[i:i + 2], "big") for i in range(0, len(b), 2)]
+
+
+def checksum(words: list[int]) -> int:
+    """The RFC 1071 checksum of ``words``: the complement of their one's-complement sum."""
+    return canonical(sum(words), 16) ^ M16
+
+
+def message(buf: bytes, f: Field, ip: IPLayer | None) -> Message | None:
+    """The message of field ``f`` (None when it covers no contiguous bytes: csum tries nothing there)."""
+    if f.at is None or not f.covers or f.entry.odd_tail:
+        return None
+    data = bytearray()
+    for start, end in f.covers:
+        if len(data) & 1:
+            return None
+        data += buf[start:end]
+    first = f.covers[0][0]
+    if not f.covers[0][0] <= f.at < f.covers[0][1] - 1:
+        return None
+    data[f.at - first:f.at - first + 2] = b"\0\0"
+    if f.pseudo is None:
+        return Message(b"", b"", 0, 0, bytes(data), False)
+    src, dst, size, length, proto = f.pseudo
+    return Message(bytes(buf[src:src + size]), bytes(buf[dst:dst + size]), proto, length, bytes(data), True)
+
+
+def stored_as(f: Field, value: int) -> int:
+    """``value`` as a sender that follows the field's zero rule stores it (UDP: a computed 0 sent as all ones)."""
+    return M16 if value == 0 and f.entry.zero is not T.ZERO.VALUE else value
+
+
+@dataclass(frozen=True)
+class Guess:
+    """One simulated mistake: the cause id, the value it stores, a detail text."""
+
+    cause: str
+    value: int
+    detail: str
+
+
+def _dwords(words: list[int]) -> list[int]:
+    if len(words) & 1:
+        words = [*words, 0]
+    return [(words[i] << 16) | words[i + 1] for i in range(0, len(words), 2)]
+
+
+def arithmetic(f: Field, m: Message) -> Iterator[Guess]:
+    """The arithmetic slips on the whole message: not complemented, bytes swapped, one fold, carries lost."""
+    words = m.words()
+    total = sum(words)
+    right = stored_as(f, checksum(words))
+    yield Guess("not-complemented", canonical(total, 16),
+                f"the folded sum {canonical(total, 16):#06x} stored; the checksum is its complement {right:#06x}")
+    yield Guess("byte-order", swab16(right), f"the checksum {right:#06x} stored with its bytes swapped")
+    once = (total & M16) + (total >> 16)
+    if once > M16:
+        yield Guess("single-fold", stored_as(f, ~once & M16),
+                    f"the 16-bit words' sum {total:#x} folded once (to {once:#x}) and cut to 16 bits")
+    dwords = _dwords(words)
+    wide = canonical(sum(dwords), 32)
+    once32 = (wide & M16) + (wide >> 16)
+    if once32 > M16:
+        yield Guess("single-fold", stored_as(f, ~once32 & M16),
+                    f"the 32-bit words' sum {wide:#x} folded once (to {once32:#x}) and cut to 16 bits")
+    if total > M16:
+        yield Guess("carry-lost", stored_as(f, ~total & M16),
+                    f"the 16-bit words added without the end-around carry: {total >> 16} carries lost")
+    lost = sum(dwords) >> 32
+    if lost:
+        yield Guess("carry-lost", stored_as(f, checksum([(sum(dwords) & M32) >> 16, sum(dwords) & M16])),
+                    f"the 32-bit words summed in a 32-bit accumulator: {lost} carries out of bit 31 lost")
+
+
+def odd_byte(f: Field, m: Message) -> Iterator[Guess]:
+    """The last byte of an odd-length coverage left out."""
+    if len(m.data) & 1 and m.data[-1]:
+        value = stored_as(f, checksum(m.words(data=m.data[:-1])))
+        yield Guess("odd-byte-dropped", value, f"the checksum without the last byte ({m.data[-1]:#04x}) of the "
+                    f"{len(m.data)} covered")
+
+
+def padding(f: Field, m: Message, pad: bytes) -> Iterator[Guess]:
+    """The frame's bytes after the IP datagram (``pad``) summed with the segment, counted in the length or not."""
+    if not pad or not m.pseudo:
+        return
+    data = m.data + pad
+    yield Guess("padding-summed", stored_as(f, checksum(m.words(m.length + len(pad), data))),
+                f"the checksum over the segment and the frame's {len(pad)} bytes of padding, length "
+                f"{m.length + len(pad)} (the datagram's is {m.length})")
+    if any(pad):
+        yield Guess("padding-summed", stored_as(f, checksum(m.words(data=data))),
+                    f"the checksum over the segment and the frame's {len(pad)} bytes of padding (length {m.length})")
+
+
+def lengths(f: Field, m: Message, named: list[tuple[int, str]]) -> Iterator[Guess]:
+    """A wrong pseudo-header length, each one the packet names (``named``: (length, what it is)), in the full
+    checksum and in transmit offload's pseudo-header sum."""
+    if not m.pseudo:
+        return
+    pseudo_only = Message(m.src, m.dst, m.proto, m.length, b"", True)
+    seen = {m.length}
+    for length, name in named:
+        if length in seen or not 0 <= length <= M32:
+            continue
+        seen.add(length)
+        yield Guess("length-wrong", stored_as(f, checksum(m.words(length))),
+                    f"pseudo-header length {length} ({name}) instead of {m.length}")
+        yield Guess("length-wrong", canonical(sum(pseudo_only.words(length)), 16),
+                    f"transmit offload's pseudo-header sum with length {length} ({name}) instead of {m.length}")
+
+
+def offload(f: Field, m: Message, stored: int) -> str | None:
+    """The detail when ``stored`` is the pseudo-header sum alone (with the segment's length, or 0), else None."""
+    if not m.pseudo:
+        return None
+    for length in (m.length, 0):
+        if canonical(sum(Message(m.src, m.dst, m.proto, m.length, b"", True).words(length)), 16) == stored:
+            return f"the pseudo-header sum (length {length}): the NIC completes it (captured before the NIC)"
+    return None
+
+
+def named_lengths(f: Field, ip: IPLayer | None, m: Message) -> list[tuple[int, str]]:
+    """The wrong pseudo-header lengths a sender might take from this packet: the IP datagram's, the header's alone,
+    the payload's alone, zero, the length byte-swapped (the frame's, padding included, is :func:`padding`'s)."""
+    out: list[tuple[int, str]] = [(swab16(m.length) if m.length <= M16 else m.length, "the length byte-swapped"),
+                                  (0, "zero")]
+    if ip is not None:
+        out.append((ip.end - ip.l3, "the IPv4 total length" if ip.version == 4 else "the IPv6 datagram's whole length"))
+        if ip.version == 6:
+            out.append((ip.end - ip.l3 - 40, "the IPv6 payload length"))
+        if ip.l4 is not None:
+            out.append((ip.end - ip.l4, "the IP datagram's bytes after its header"))
+    header = f.entry.minimum
+    if f.entry.name == "tcp" and len(m.data) >= 13:
+        header = (m.data[12] >> 4) * 4
+    out.append((header, f"the {f.entry.name.upper()} header alone"))
+    out.append((m.length - header, "the payload alone"))
+    return out
