@@ -15,7 +15,6 @@ explanation never changes a verdict: it is computed from the verdict, for wrong 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..core.inputs import as_view
@@ -24,14 +23,16 @@ from ..layers import Reason, Result, Stack, Status, walk
 from ..layers import table as T
 from ..layers.check import judge
 from ..layers.walk import Field, IPLayer, Link
-from . import header, sums
+from . import header, hypotheses, sums
 from .causes import CANNOT_JUDGE, CAUSES, CORRUPTION, NOT_CAUSES, UNEXPLAINED, Cause, what
-from .flow import Context, carrier, flow_key, residual, segment_key
-from .sums import Guess
+from .flow import Context, carrier, flow_key, residual
 
 __all__ = ["CANNOT_JUDGE", "CAUSES", "CORRUPTION", "NOT_CAUSES", "UNEXPLAINED", "Cause", "Context", "Explanation",
            "explain", "explain_result", "what"]
 
+#: How many wrong fields of a flow must share a one-bit residual, or fit one weak cause, for the flow to pin it (two
+#: bits flipped at one place of two packets of a flow happen; three, hardly).
+PIN = 3
 #: The statuses explained: what csum fix corrects.
 WRONG = (Status.BAD, Status.OFFLOAD)
 
@@ -102,11 +103,27 @@ def _explain(buf: bytes, stack: Stack, f: Field, r: Result, link: Link, before: 
         detail = sums.offload(f, m, stored)
         if detail is not None:
             return Explanation("offload", detail)
-    guesses = list(_guesses(buf, stack, f, r, ip, m, link, before, context))
-    hits = [g for g in guesses if g.value == stored and g.value != computed]
-    causes = list(dict.fromkeys(g.cause for g in hits))
+    old = _before(before, link)
+    hits = hypotheses.fitting(buf, stack, f, r, ip, old, context)
+    res = residual(stored, computed)
+    pinned = _pinned(buf, f, ip, context)
+    weak = hypotheses.one_bit(res)
+    strong = [g for g in hits if g.sure or not weak or g.cause in pinned]
+    causes = list(dict.fromkeys(g.cause for g in strong))
+    if len(causes) > 1:  # the flow may tell them apart: the one that fits the most wrong fields of it
+        flow = sorted((pinned[c] for c in causes if c in pinned), reverse=True)
+        if flow and (len(flow) == 1 or flow[0] > flow[1]):
+            causes = [c for c in causes if pinned.get(c) == flow[0]]
+    if len(causes) == 1 and weak and causes[0] in pinned and f.entry.name == "ipv4" and context is not None \
+            and ip is not None:
+        # a header field changed by a small amount on every packet fits as well as a few carries lost on each
+        other = _by_flow(buf, stack, f, r, ip, context)
+        if other is not None and other.named and other.cause != causes[0]:
+            causes.append(other.cause)
     if len(causes) == 1:
-        return Explanation(causes[0], hits[0].detail)
+        g = next(g for g in strong if g.cause == causes[0])
+        n = pinned.get(g.cause, 0)
+        return Explanation(g.cause, g.detail + (f" (it fits {n} wrong fields of this flow)" if weak and n else ""))
     if len(causes) > 1:
         return Explanation(UNEXPLAINED, "several simulated mistakes give these bytes: " + ", ".join(causes))
     if before is not None and link == "ethernet":
@@ -117,29 +134,11 @@ def _explain(buf: bytes, stack: Stack, f: Field, r: Result, link: Link, before: 
         found = _by_flow(buf, stack, f, r, ip, context)
         if found is not None:
             return found
+    if hits:
+        names = ", ".join(dict.fromkeys(g.cause for g in hits))
+        return Explanation(UNEXPLAINED, f"{names} would store {stored:#06x}, but so does one bit flipped (the checksum "
+                           f"is {computed:#06x}): not named from one packet, nor fitting another of its flow")
     return Explanation(UNEXPLAINED, f"no simulated mistake gives {stored:#06x} (the checksum is {computed:#06x})")
-
-
-def _guesses(buf: bytes, stack: Stack, f: Field, r: Result, ip: IPLayer | None, m: sums.Message | None, link: Link,
-             before: object, context: Context | None) -> Iterator[Guess]:
-    if r.reason is Reason.UDP6_ZERO and r.computed == 0xFFFF:
-        yield Guess("udp0-not-mangled", 0, "the UDP checksum computes to 0 and was stored as 0 (no checksum), not "
-                    "0xffff")
-    if f.na is Reason.NEEDS_REASSEMBLY and ip is not None:
-        yield from _fragment(buf, f, ip, context)
-    if m is None:
-        return
-    yield from sums.arithmetic(f, m)
-    yield from sums.odd_byte(f, m)
-    if ip is not None and ip.depth == 0 and f.covers[-1][1] == ip.end:
-        yield from sums.padding(f, m, buf[ip.end:])
-    yield from sums.lengths(f, m, sums.named_lengths(f, ip, m))
-    old = _before(before, link)
-    if f.entry.name == "ipv4" and ip is not None and ip.ip_csum == f.at:
-        old_ip = None if old is None else next((i for i in old[1].ips if i.depth == ip.depth and i.version == 4), None)
-        yield from header.guesses(buf, ip, old_ip, b"" if old is None else old[0])
-    if m.pseudo:
-        yield from _stale_pseudo(buf, f, m, old, context)
 
 
 def _before(before: object, link: Link) -> tuple[bytes, Stack] | None:
@@ -151,57 +150,14 @@ def _before(before: object, link: Link) -> tuple[bytes, Stack] | None:
         return None
 
 
-def _stale_pseudo(buf: bytes, f: Field, m: sums.Message, old: tuple[bytes, Stack] | None,
-                  context: Context | None) -> Iterator[Guess]:
-    """l4-not-patched: the segment's checksum over the pseudo-header of the packet before a NAT (the ``before``
-    packet's, or a right packet of the capture with the same segment past the ports)."""
-    pairs: list[tuple[bytes, bytes, str]] = []
-    if old is not None:
-        obuf, ostack = old
-        of = next((g for g in ostack.fields if g.entry.name == f.entry.name and g.depth == f.depth
-                   and g.pseudo is not None), None)
-        if of is not None and of.pseudo is not None:
-            s, d, size = of.pseudo[0], of.pseudo[1], of.pseudo[2]
-            pairs.append((obuf[s:s + size], obuf[d:d + size], "the packet before the change"))
-    key = segment_key(buf, f) if context is not None else None
-    if context is not None and key is not None:
-        for seg in context.segments.get(key, ()):
-            where = "the capture's packet before the NAT" + (f", frame {seg.frame}" if seg.frame >= 0 else "")
-            pairs.append((seg.src, seg.dst, where))
-    for src, dst, where in pairs:
-        if len(src) != len(m.src) or (src, dst) == (m.src, m.dst):
-            continue
-        value = sums.stored_as(f, sums.checksum(sums.Message(src, dst, m.proto, m.length, m.data, True).words()))
-        changed = [f"{name} {header.show(name, a)} (now {header.show(name, b)})"
-                   for name, a, b in (("source address", src, m.src), ("destination address", dst, m.dst)) if a != b]
-        yield Guess("l4-not-patched", value, f"a stale pseudo-header for {' and '.join(changed)}: {where}; the "
-                    f"{f.entry.name.upper()} checksum was not updated for the address change")
-
-
-def _fragment(buf: bytes, f: Field, ip: IPLayer, context: Context | None) -> Iterator[Guess]:
-    """fragment-only: the checksum over the first fragment's bytes, with its length or the whole datagram's."""
-    if f.at is None or ip.fragment != "first":
-        return
-    data = bytearray(buf[ip.l4_start:ip.end])
-    at = f.at - ip.l4_start
-    if not 0 <= at <= len(data) - 2:
-        return
-    data[at:at + 2] = b"\0\0"
-    size = 4 if ip.version == 4 else 16
-    src, dst = buf[ip.pseudo_saddr:ip.pseudo_saddr + size], buf[ip.daddr:ip.daddr + size]
-    if ip.pseudo_daddr is not None:
-        dst = buf[ip.pseudo_daddr:ip.pseudo_daddr + size]
-    m = sums.Message(src, dst, ip.proto, len(data), bytes(data), True)
-    yield Guess("fragment-only", sums.stored_as(f, sums.checksum(m.words())),
-                f"the checksum over the first fragment's {len(data)} bytes (length {len(data)}), not the datagram")
-    whole = None if context is None else context.datagram_length(ip.version, buf[ip.saddr:ip.saddr + size],
-                                                                  buf[ip.daddr:ip.daddr + size], ip.frag_id)
-    if whole is not None:
-        length = whole - (ip.l4_start - ip.frag_data)
-        if length != len(data):
-            yield Guess("fragment-only", sums.stored_as(f, sums.checksum(m.words(length))),
-                        f"the checksum over the first fragment's {len(data)} bytes, with the datagram's length "
-                        f"{length}")
+def _pinned(buf: bytes, f: Field, ip: IPLayer | None, context: Context | None) -> dict[str, int]:
+    """Per cause id that fits at least :data:`PIN` wrong fields of this field's flow, and at least half of them (a
+    mistake fits every packet it made wrong; one bit flipped fits a weak cause now and then), how many."""
+    if context is None or ip is None:
+        return {}
+    key = flow_key(buf, ip, f)
+    wrong = sum(context.residuals.get(key, {}).values())
+    return {cause: n for cause, n in context.fits.get(key, {}).items() if n >= PIN and 2 * n >= wrong}
 
 
 def _program(before: object, buf: bytes, f: Field) -> Explanation | None:
@@ -238,7 +194,7 @@ def _by_flow(buf: bytes, stack: Stack, f: Field, r: Result, ip: IPLayer, context
     res = residual(r.stored, r.computed)
     same = counts.get(res, 0)
     layer = f.entry.name.upper() if f.entry.name in ("tcp", "udp") else f.entry.name
-    if same >= 2:
+    if same >= (PIN if hypotheses.one_bit(res) else 2) and 2 * same >= total:
         shared = f"every one of {same} wrong {layer} checksums of this flow" + (f" (of {total})" if total > same else "") \
             + f" is off by the same amount ({res:#06x})"
         if f.pseudo is not None and _header_ok(buf, stack, ip):

@@ -19,6 +19,7 @@ from ..errors import CsumValueError
 from ..layers import Status, table as T, walk
 from ..layers.check import judge
 from ..layers.walk import Field, IPLayer, Link, Stack
+from .hypotheses import fitting
 
 __all__ = ["Context", "FlowKey", "Segment", "carrier", "flow_key", "residual", "segment_key"]
 
@@ -75,6 +76,8 @@ class Context:
     matter (all of a capture, or the wrong ones and their neighbours), then explain."""
 
     residuals: dict[FlowKey, Counter[int]] = field(default_factory=dict)
+    #: Per flow: how many of its wrong fields each cause id fits (from the field alone).
+    fits: dict[FlowKey, Counter[str]] = field(default_factory=dict)
     segments: dict[bytes, list[Segment]] = field(default_factory=dict)
     #: (version, source, destination, id) -> the datagram's fragmentable length, from its last fragment.
     datagrams: dict[tuple[int, bytes, bytes, int], int] = field(default_factory=dict)
@@ -100,12 +103,16 @@ class Context:
             if ip is None:
                 continue
             if r.status is Status.BAD and r.stored is not None and r.computed is not None:
-                self.residuals.setdefault(flow_key(buf, ip, f), Counter())[residual(r.stored, r.computed)] += 1
+                key = flow_key(buf, ip, f)
+                self.residuals.setdefault(key, Counter())[residual(r.stored, r.computed)] += 1
+                causes = {g.cause for g in fitting(buf, stack, f, r, ip)}
+                if causes:
+                    self.fits.setdefault(key, Counter()).update(causes)
             elif r.status is Status.OK and f.pseudo is not None:
-                key = segment_key(buf, f)
-                if key is not None:
+                seg = segment_key(buf, f)
+                if seg is not None:
                     src, dst, size = f.pseudo[0], f.pseudo[1], f.pseudo[2]
-                    self.segments.setdefault(key, []).append(Segment(frame, buf[src:src + size],
+                    self.segments.setdefault(seg, []).append(Segment(frame, buf[src:src + size],
                                                                      buf[dst:dst + size]))
 
     def datagram_length(self, version: int, src: bytes, dst: bytes, ident: int) -> int | None:

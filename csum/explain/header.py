@@ -78,4 +78,4 @@ def guesses(buf: bytes, ip: IPLayer, before: IPLayer | None = None, before_buf: 
         if was != now:
             yield Guess(cause_of(name), header_checksum(_with(header, start, was), at),
                         f"the header checksum of {name} {show(name, was)} (the packet before the change); the packet "
-                        f"has {show(name, now)}")
+                        f"has {show(name, now)}", sure=True)

@@ -84,6 +84,8 @@ class Guess:
     cause: str
     value: int
     detail: str
+    #: Fixed by evidence beyond the field (the packet before the change, its pair in the capture): never weak.
+    sure: bool = False
 
 
 def _dwords(words: list[int]) -> list[int]:
