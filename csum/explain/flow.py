@@ -89,11 +89,11 @@ class Context:
             stack = walk(memoryview(buf), link)
         except CsumValueError:
             return
-        for ip in stack.ips:
-            if ip.fragment == "later" and not ip.frag_more:
-                size = 4 if ip.version == 4 else 16
-                key = (ip.version, buf[ip.saddr:ip.saddr + size], buf[ip.daddr:ip.daddr + size], ip.frag_id)
-                self.datagrams[key] = ip.frag_offset + ip.end - ip.frag_data
+        for layer in stack.ips:
+            if layer.fragment == "later" and not layer.frag_more:
+                size = 4 if layer.version == 4 else 16
+                self.datagrams[(layer.version, buf[layer.saddr:layer.saddr + size], buf[layer.daddr:layer.daddr + size],
+                                layer.frag_id)] = layer.frag_offset + layer.end - layer.frag_data
         view = memoryview(buf)
         for f in stack.fields:
             if f.na is not None or f.at is None:
