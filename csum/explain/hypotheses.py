@@ -66,7 +66,8 @@ def _stale_pseudo(buf: bytes, f: Field, m: sums.Message, before: tuple[bytes, St
     for src, dst, where in pairs:
         if len(src) != len(m.src) or (src, dst) == (m.src, m.dst):
             continue
-        value = sums.stored_as(f, sums.checksum(sums.Message(src, dst, m.proto, m.length, m.data, True).words()))
+        moved = sums.Message(src, dst, m.proto, m.length, m.data, True, m.data16, m.data32)
+        value = sums.stored_as(f, sums.checksum(moved.total()))
         changed = [f"{name} {header.show(name, a)} (now {header.show(name, b)})"
                    for name, a, b in (("source address", src, m.src), ("destination address", dst, m.dst)) if a != b]
         yield Guess("l4-not-patched", value, f"a stale pseudo-header for {' and '.join(changed)}, as in {where}: "
@@ -85,15 +86,15 @@ def _fragment(buf: bytes, f: Field, ip: IPLayer, context: Context | None) -> Ite
     size = 4 if ip.version == 4 else 16
     src = buf[ip.pseudo_saddr:ip.pseudo_saddr + size]
     dst = buf[ip.pseudo_daddr:ip.pseudo_daddr + size] if ip.pseudo_daddr is not None else buf[ip.daddr:ip.daddr + size]
-    m = sums.Message(src, dst, ip.proto, len(data), bytes(data), True)
-    yield Guess("fragment-only", sums.stored_as(f, sums.checksum(m.words())),
+    m = sums.Message.of(src, dst, ip.proto, len(data), bytes(data))
+    yield Guess("fragment-only", sums.stored_as(f, sums.checksum(m.total())),
                 f"the checksum over the first fragment's {len(data)} bytes (length {len(data)}), not the datagram")
     whole = None if context is None else context.datagram_length(ip.version, buf[ip.saddr:ip.saddr + size],
                                                                   buf[ip.daddr:ip.daddr + size], ip.frag_id)
     if whole is not None:
         length = whole - (ip.l4_start - ip.frag_data)
         if length != len(data):
-            yield Guess("fragment-only", sums.stored_as(f, sums.checksum(m.words(length))),
+            yield Guess("fragment-only", sums.stored_as(f, sums.checksum(m.total(length))),
                         f"the checksum over the first fragment's {len(data)} bytes, with the datagram's length "
                         f"{length}")
 

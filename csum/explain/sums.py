@@ -9,6 +9,8 @@ value is fixed by the packet: no hypothesis has a free parameter (a length tried
 
 from __future__ import annotations
 
+import array
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -17,9 +19,31 @@ from ..layers import table as T
 from ..layers.walk import Field, IPLayer
 
 
+def sum16(data: bytes) -> int:
+    """The plain (carries kept) sum of ``data`` as 16-bit big-endian words, an odd last byte zero-padded."""
+    if len(data) & 1:
+        data += b"\0"
+    words = array.array("H", data)
+    if sys.byteorder == "little":
+        words.byteswap()
+    return sum(words)
+
+
+def sum32(data: bytes) -> int:
+    """The plain sum of ``data`` as 32-bit big-endian words, zero-padded to a multiple of 4."""
+    data += b"\0" * (-len(data) % 4)
+    words = array.array("I", data)
+    if words.itemsize != 4:  # pragma: no cover - every platform csum runs on has a 4-byte unsigned int
+        return sum(int.from_bytes(data[i:i + 4], "big") for i in range(0, len(data), 4))
+    if sys.byteorder == "little":
+        words.byteswap()
+    return sum(words)
+
+
 @dataclass(frozen=True)
 class Message:
-    """A field's checksum input: pseudo-header fields (None: no pseudo-header), the covered bytes (field zeroed)."""
+    """A field's checksum input: pseudo-header fields (``pseudo`` False: none), the covered bytes (field zeroed),
+    and their plain sums as 16-bit and 32-bit words (computed once: every hypothesis varies the rest)."""
 
     src: bytes
     dst: bytes
@@ -27,30 +51,37 @@ class Message:
     length: int
     data: bytes
     pseudo: bool
+    data16: int = -1
+    data32: int = -1
 
-    def words(self, length: int | None = None, data: bytes | None = None) -> list[int]:
-        """The message as 16-bit big-endian words (``length``/``data``: another pseudo-header length, other bytes)."""
-        body = self.data if data is None else data
-        if len(body) & 1:
-            body += b"\0"
-        out: list[int] = []
-        if self.pseudo:
-            n = self.length if length is None else length
-            out += _be16(self.src) + _be16(self.dst)
-            if len(self.src) == 4:
-                out += [self.proto, n & M16] if n <= M16 else [self.proto, n >> 16, n & M16]
-            else:
-                out += [n >> 16, n & M16, 0, self.proto]
-        return out + _be16(body)
+    @staticmethod
+    def of(src: bytes, dst: bytes, proto: int, length: int, data: bytes, pseudo: bool = True) -> Message:
+        return Message(src, dst, proto, length, data, pseudo, sum16(data), sum32(data))
+
+    def _pseudo(self, length: int | None) -> bytes:
+        if not self.pseudo:
+            return b""
+        n = self.length if length is None else length
+        if len(self.src) == 4:  # RFC 793 / 768: zero, protocol, 16-bit length (a 32-bit one split as two words)
+            tail = bytes([0, self.proto]) + (n.to_bytes(2, "big") if n <= M16 else n.to_bytes(4, "big"))
+        else:  # RFC 8200 8.1: 32-bit length, 3 zero bytes, next header
+            tail = n.to_bytes(4, "big") + bytes([0, 0, 0, self.proto])
+        return self.src + self.dst + tail
+
+    def total(self, length: int | None = None, data16: int | None = None) -> int:
+        """The plain sum of the message as 16-bit words (``length``: another pseudo-header length; ``data16``:
+        another sum of the covered bytes)."""
+        return sum16(self._pseudo(length)) + (self.data16 if data16 is None else data16)
+
+    def total32(self) -> int:
+        """The plain sum of the message as 32-bit words (the pseudo-header is 12 or 40 bytes: the data stays
+        aligned)."""
+        return sum32(self._pseudo(None)) + self.data32
 
 
-def _be16(b: bytes) -> list[int]:
-    return [int.from_bytes(b[i:i + 2], "big") for i in range(0, len(b), 2)]
-
-
-def checksum(words: list[int]) -> int:
-    """The RFC 1071 checksum of ``words``: the complement of their one's-complement sum."""
-    return canonical(sum(words), 16) ^ M16
+def checksum(total: int) -> int:
+    """The RFC 1071 checksum of a message whose plain 16-bit sum is ``total``: the complement of its fold."""
+    return canonical(total, 16) ^ M16
 
 
 def message(buf: bytes, f: Field, ip: IPLayer | None) -> Message | None:
@@ -67,9 +98,9 @@ def message(buf: bytes, f: Field, ip: IPLayer | None) -> Message | None:
         return None
     data[f.at - first:f.at - first + 2] = b"\0\0"
     if f.pseudo is None:
-        return Message(b"", b"", 0, 0, bytes(data), False)
+        return Message.of(b"", b"", 0, 0, bytes(data), False)
     src, dst, size, length, proto = f.pseudo
-    return Message(bytes(buf[src:src + size]), bytes(buf[dst:dst + size]), proto, length, bytes(data), True)
+    return Message.of(bytes(buf[src:src + size]), bytes(buf[dst:dst + size]), proto, length, bytes(data))
 
 
 def stored_as(f: Field, value: int) -> int:
@@ -88,17 +119,10 @@ class Guess:
     sure: bool = False
 
 
-def _dwords(words: list[int]) -> list[int]:
-    if len(words) & 1:
-        words = [*words, 0]
-    return [(words[i] << 16) | words[i + 1] for i in range(0, len(words), 2)]
-
-
 def arithmetic(f: Field, m: Message) -> Iterator[Guess]:
     """The arithmetic slips on the whole message: not complemented, bytes swapped, one fold, carries lost."""
-    words = m.words()
-    total = sum(words)
-    right = stored_as(f, checksum(words))
+    total = m.total()
+    right = stored_as(f, checksum(total))
     yield Guess("not-complemented", canonical(total, 16),
                 f"the folded sum {canonical(total, 16):#06x} stored; the checksum is its complement {right:#06x}")
     yield Guess("byte-order", swab16(right), f"the checksum {right:#06x} stored with its bytes swapped")
@@ -106,8 +130,8 @@ def arithmetic(f: Field, m: Message) -> Iterator[Guess]:
     if once > M16:
         yield Guess("single-fold", stored_as(f, ~once & M16),
                     f"the 16-bit words' sum {total:#x} folded once (to {once:#x}) and cut to 16 bits")
-    dwords = _dwords(words)
-    wide = canonical(sum(dwords), 32)
+    plain32 = m.total32()
+    wide = canonical(plain32, 32)
     once32 = (wide & M16) + (wide >> 16)
     if once32 > M16:
         yield Guess("single-fold", stored_as(f, ~once32 & M16),
@@ -115,16 +139,17 @@ def arithmetic(f: Field, m: Message) -> Iterator[Guess]:
     if total > M16:
         yield Guess("carry-lost", stored_as(f, ~total & M16),
                     f"the 16-bit words added without the end-around carry: {total >> 16} carries lost")
-    lost = sum(dwords) >> 32
+    lost = plain32 >> 32
     if lost:
-        yield Guess("carry-lost", stored_as(f, checksum([(sum(dwords) & M32) >> 16, sum(dwords) & M16])),
+        kept = plain32 & M32
+        yield Guess("carry-lost", stored_as(f, checksum((kept >> 16) + (kept & M16))),
                     f"the 32-bit words summed in a 32-bit accumulator: {lost} carries out of bit 31 lost")
 
 
 def odd_byte(f: Field, m: Message) -> Iterator[Guess]:
     """The last byte of an odd-length coverage left out."""
     if len(m.data) & 1 and m.data[-1]:
-        value = stored_as(f, checksum(m.words(data=m.data[:-1])))
+        value = stored_as(f, checksum(m.total(data16=m.data16 - (m.data[-1] << 8))))
         yield Guess("odd-byte-dropped", value, f"the checksum without the last byte ({m.data[-1]:#04x}) of the "
                     f"{len(m.data)} covered")
 
@@ -133,12 +158,12 @@ def padding(f: Field, m: Message, pad: bytes) -> Iterator[Guess]:
     """The frame's bytes after the IP datagram (``pad``) summed with the segment, counted in the length or not."""
     if not pad or not m.pseudo:
         return
-    data = m.data + pad
-    yield Guess("padding-summed", stored_as(f, checksum(m.words(m.length + len(pad), data))),
+    padded = sum16(m.data + pad)
+    yield Guess("padding-summed", stored_as(f, checksum(m.total(m.length + len(pad), padded))),
                 f"the checksum over the segment and the frame's {len(pad)} bytes of padding, length "
                 f"{m.length + len(pad)} (the datagram's is {m.length})")
     if any(pad):
-        yield Guess("padding-summed", stored_as(f, checksum(m.words(data=data))),
+        yield Guess("padding-summed", stored_as(f, checksum(m.total(data16=padded))),
                     f"the checksum over the segment and the frame's {len(pad)} bytes of padding (length {m.length})")
 
 
@@ -147,15 +172,14 @@ def lengths(f: Field, m: Message, named: list[tuple[int, str]]) -> Iterator[Gues
     checksum and in transmit offload's pseudo-header sum."""
     if not m.pseudo:
         return
-    pseudo_only = Message(m.src, m.dst, m.proto, m.length, b"", True)
     seen = {m.length}
     for length, name in named:
         if length in seen or not 0 <= length <= M32:
             continue
         seen.add(length)
-        yield Guess("length-wrong", stored_as(f, checksum(m.words(length))),
+        yield Guess("length-wrong", stored_as(f, checksum(m.total(length))),
                     f"pseudo-header length {length} ({name}) instead of {m.length}")
-        yield Guess("length-wrong", canonical(sum(pseudo_only.words(length)), 16),
+        yield Guess("length-wrong", canonical(m.total(length, 0), 16),
                     f"transmit offload's pseudo-header sum with length {length} ({name}) instead of {m.length}")
 
 
@@ -164,7 +188,7 @@ def offload(f: Field, m: Message, stored: int) -> str | None:
     if not m.pseudo:
         return None
     for length in (m.length, 0):
-        if canonical(sum(Message(m.src, m.dst, m.proto, m.length, b"", True).words(length)), 16) == stored:
+        if canonical(m.total(length, 0), 16) == stored:
             return f"the pseudo-header sum (length {length}): the NIC completes it (captured before the NIC)"
     return None
 
