@@ -55,6 +55,9 @@ class Scan:
     patched: int = 0
     patched_packets: int = 0
     offload_filled: int = 0
+    #: ``csum verify --explain``: why each wrong field is wrong (a csum.explain.capture.Explained, from a wing above
+    #: this one), else None.
+    explained: Any = None
 
 
 def scan(name: str, *, jobs: int = 1, chunk_bytes: int = pcap.CHUNK_BYTES, sink: Sink | None = None,

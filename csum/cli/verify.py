@@ -49,6 +49,10 @@ def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                      "packets on link types csum cannot look into as an input error (exit 2)")
     ver.add_argument("--by", choices=("host",), help="host: also list the bad and offload checksums per source host "
                      "and per flow, with the verdict 'offload on HOST' or 'corruption or a bug on HOST'")
+    ver.add_argument("--explain", action="store_true",
+                     help="say why each bad or offload checksum is wrong, where one simulated mistake gives the stored "
+                     "bytes exactly (cause ids: docs/explain.md): per field in the lists and rows, per cause and flow "
+                     "in the summary, in the --by host and --html verdicts; reads each FILE twice (not standard input)")
     ver.add_argument("--html", metavar="REPORT.html", help="also write the report as one self-contained HTML page "
                      "(totals, hosts, flows, a timeline of bad checksums, the verdict)")
     ver.add_argument("--follow-symlinks", action="store_true",
@@ -128,10 +132,37 @@ def _html_target(args: argparse.Namespace) -> Path | None:
         raise UsageError(str(exc)) from None
 
 
+def _check_explain(args: argparse.Namespace) -> None:
+    """--explain reads each input again once checked: files only, in this process."""
+    if not args.explain:
+        return
+    if args.dask is not None:
+        raise UsageError("--explain: not with --dask (the explanation reads the packets again, here)")
+    if "-" in args.files:
+        raise UsageError("--explain: standard input cannot be read twice; save it to a file first")
+
+
+def _explain(args: argparse.Namespace, items: list[Scan | Failed], bar: progress.Bar) -> None:
+    """Explain the wrong fields of every input checked (csum.capture.explained)."""
+    from ..capture.explained import explain_capture
+    from ..capture.pcap import CHUNK_BYTES
+
+    for name, item in zip(args.files, items):
+        if isinstance(item, Failed) or not (item.report.total("bad") + item.report.total("offload")):
+            continue
+        bar.phase(f"explaining {name}")
+        try:
+            item.explained = explain_capture(name, item.report, hosts=item.report.hosts,
+                                             chunk_bytes=args.chunk_bytes or CHUNK_BYTES)
+        except OSError as exc:
+            raise UsageError(f"--explain: cannot read {name} again: {exc.strerror or exc}") from None
+
+
 def run(args: argparse.Namespace) -> int:
     """``csum verify FILE...``."""
     check_show(args)
     args.json = args.json or args.format == "json"
+    _check_explain(args)
     page = _html_target(args)
     bar = progress.Bar(sys.stderr, "verify", quiet=args.quiet)
     items: list[Scan | Failed]
@@ -144,6 +175,8 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError("--out: only with --format jsonl, csv or parquet (the rows)")
         else:
             items = scan_each(args, bar)
+        if args.explain and args.format not in ROW_FORMATS:
+            _explain(args, items, bar)
     finally:
         bar.close()
     if page is not None:
