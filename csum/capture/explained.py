@@ -11,13 +11,14 @@ l4-not-patched: ...").
 
 from __future__ import annotations
 
+import bisect
 from collections import Counter
 from dataclasses import dataclass, field
 
 from ..explain import Context, Explanation, explain_result
 from ..layers import Result, Status
 from . import pcap
-from .hosts import Flow, Hosts, endpoint, flow_of, senders_of
+from .hosts import Flow, Hosts, endpoint, flow_of, senders, senders_of
 from .report import Report, frame
 from .source import open_source
 
@@ -96,20 +97,21 @@ def explain_capture(name: str, report: Report, *, limit: int = LIMIT, hosts: Hos
     wanted, skipped = _wrong(report, limit)
     packets: dict[int, tuple[bytes, int, int]] = {}  # index -> (bytes, link type, original length)
     near: dict[int, tuple[bytes, int]] = {}
+    order = sorted(wanted)
     with open_source(name) as source:
         for chunk in pcap.Reader(source.stream, chunk_bytes):
             first, n = chunk.first_index, len(chunk)
-            mine = [i for i in wanted if first <= i < first + n]
+            mine = order[bisect.bisect_left(order, first):bisect.bisect_left(order, first + n)]
             if not mine:
                 continue
-            records = list(chunk.records())
+            caplens, origlens, links = chunk.caplens, chunk.origlens, chunk.linktypes
             for index in mine:
                 k = index - first
-                _, caplen, origlen, link, _ = records[k]
-                packets[index] = (bytes(chunk.packet(k)), link, origlen)
+                caplen = caplens[k]
+                packets[index] = (bytes(chunk.packet(k)), int(links[k]), int(origlens[k]))
                 for j in range(max(0, k - WINDOW), min(n, k + WINDOW + 1)):
-                    if j != k and records[j][1] == caplen and first + j not in wanted:
-                        near[first + j] = (bytes(chunk.packet(j)), records[j][3])
+                    if j != k and caplens[j] == caplen and first + j not in wanted:
+                        near[first + j] = (bytes(chunk.packet(j)), int(links[j]))
     context = Context()
     for index, (data, link) in near.items():
         context.add(data, link, frame(index))
@@ -120,7 +122,7 @@ def explain_capture(name: str, report: Report, *, limit: int = LIMIT, hosts: Hos
         if index not in packets:
             continue
         data, link, origlen = packets[index]
-        rows = senders_of(data, link, origlen)
+        rows = senders(context.walked[data][0], data) if data in context.walked else senders_of(data, link, origlen)
         for r in results:
             e = explain_result(data, r, link=link, context=context)
             out.fields[(index, -1 if r.field is None else r.field)] = e

@@ -142,7 +142,8 @@ def scan(name: str, *, jobs: int = 1, chunk_bytes: int = pcap.CHUNK_BYTES, sink:
         if sink is not None:
             for block in reader.rest():
                 sink.write(block)
-        return Scan(source.name, reader.format, source.compression, report, reader.stop, *counted)
+        return Scan(source.name, reader.format, source.compression, report, reader.stop, counted[0], counted[1],
+                    counted[2])
 
 
 def to_arrow(name: str | os.PathLike[str], *, chunk_bytes: int | None = None) -> Any:

@@ -51,8 +51,10 @@ class Explanation:
         return self.cause not in (UNEXPLAINED, CORRUPTION, CANNOT_JUDGE)
 
 
-def _walk(packet: object, link: Link) -> tuple[bytes, Stack]:
+def _walk(packet: object, link: Link, context: Context | None = None) -> tuple[bytes, Stack]:
     buf = bytes(as_view(packet, "packet"))
+    if context is not None and buf in context.walked:
+        return buf, context.walked[buf][0]
     return buf, walk(memoryview(buf), link)
 
 
@@ -64,7 +66,7 @@ def explain(packet: object, *, link: Link = "ethernet", before: object = None,
     around it (:class:`Context`, the packet itself added too). Right fields are left out; a packet that does not
     parse gives one (None-field) result explained ``cannot-judge``.
     """
-    buf, stack = _walk(packet, link)
+    buf, stack = _walk(packet, link, context)
     if stack.malformed is not None and not stack.fields:
         code, message = stack.malformed
         r = Result("packet", 0, None, None, None, Reason.BAD_LENGTH)
@@ -84,7 +86,7 @@ def explain_result(packet: object, result: Result, *, link: Link = "ethernet", b
     ``csum verify`` reports it: a reassembled datagram's field on its first fragment included)."""
     if not isinstance(result, Result):
         raise CsumValueError("result must be a csum.layers.Result")
-    buf, stack = _walk(packet, link)
+    buf, stack = _walk(packet, link, context)
     f = next((f for f in stack.fields if f.at is not None and f.at == result.field), None)
     if f is None:
         why = stack.malformed[1] if stack.malformed else f"no checksum field at offset {result.field}"
@@ -104,7 +106,9 @@ def _explain(buf: bytes, stack: Stack, f: Field, r: Result, link: Link, before: 
         if detail is not None:
             return Explanation("offload", detail)
     old = _before(before, link)
-    hits = hypotheses.fitting(buf, stack, f, r, ip, old, context)
+    cached = None if context is None or f.at is None else context.walked.get(buf, (None, {}))[1].get(f.at)
+    hits = (hypotheses.fitting(buf, stack, f, r, ip) if cached is None else cached) \
+        + hypotheses.fitting_extra(buf, stack, f, r, ip, old, context)
     res = residual(stored, computed)
     pinned = _pinned(buf, f, ip, context)
     weak = hypotheses.one_bit(res)

@@ -20,6 +20,7 @@ from ..layers import Status, table as T, walk
 from ..layers.check import judge
 from ..layers.walk import Field, IPLayer, Link, Stack
 from .hypotheses import fitting
+from .sums import Guess
 
 __all__ = ["Context", "FlowKey", "Segment", "carrier", "flow_key", "residual", "segment_key"]
 
@@ -81,6 +82,9 @@ class Context:
     segments: dict[bytes, list[Segment]] = field(default_factory=dict)
     #: (version, source, destination, id) -> the datagram's fragmentable length, from its last fragment.
     datagrams: dict[tuple[int, bytes, bytes, int], int] = field(default_factory=dict)
+    #: The packets added with a wrong field: their stack, and per field offset the hypotheses that fit it alone
+    #: (computed once, for the flow's counts and the packet's own explanation).
+    walked: dict[bytes, tuple[Stack, dict[int, list[Guess]]]] = field(default_factory=dict)
 
     def add(self, packet: bytes | bytearray | memoryview, link: Link = "ethernet", frame: int = -1) -> None:
         """Record one packet (``frame``: its number in the capture, for the details)."""
@@ -105,7 +109,9 @@ class Context:
             if r.status is Status.BAD and r.stored is not None and r.computed is not None:
                 key = flow_key(buf, ip, f)
                 self.residuals.setdefault(key, Counter())[residual(r.stored, r.computed)] += 1
-                causes = {g.cause for g in fitting(buf, stack, f, r, ip)}
+                hits = fitting(buf, stack, f, r, ip)
+                self.walked.setdefault(buf, (stack, {}))[1][f.at] = hits
+                causes = {g.cause for g in hits}
                 if causes:
                     self.fits.setdefault(key, Counter()).update(causes)
             elif r.status is Status.OK and f.pseudo is not None:

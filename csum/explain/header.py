@@ -54,8 +54,8 @@ def _with(header: bytes, at: int, value: bytes) -> bytes:
     return bytes(h)
 
 
-def guesses(buf: bytes, ip: IPLayer, before: IPLayer | None = None, before_buf: bytes = b"") -> Iterator[Guess]:
-    """The header checksums of the header at ``ip`` with one field as it was, each a :class:`Guess`."""
+def guesses(buf: bytes, ip: IPLayer) -> Iterator[Guess]:
+    """The header checksums of the header at ``ip`` with the TTL one higher, or the ECN before a CE mark."""
     assert ip.ip_csum is not None
     header = bytes(buf[ip.l3:ip.l3_header_end])
     at = ip.ip_csum - ip.l3
@@ -70,8 +70,15 @@ def guesses(buf: bytes, ip: IPLayer, before: IPLayer | None = None, before_buf: 
             yield Guess("tos-not-updated", header_checksum(_with(header, T.IPV4_TOS, bytes([old])), at),
                         f"the header checksum of TOS {show('tos', bytes([old]))}; the packet has {show('tos', bytes([tos]))}"
                         " (ECN marked CE without an update)")
-    if before is None or before.version != 4 or before.header_len != ip.header_len:
+
+
+def before_guesses(buf: bytes, ip: IPLayer, before: IPLayer, before_buf: bytes) -> Iterator[Guess]:
+    """The header checksums of the header at ``ip`` with one field as the packet before the change has it."""
+    assert ip.ip_csum is not None
+    if before.version != 4 or before.header_len != ip.header_len:
         return
+    header = bytes(buf[ip.l3:ip.l3_header_end])
+    at = ip.ip_csum - ip.l3
     old_header = bytes(before_buf[before.l3:before.l3_header_end])
     for name, start, size in T.IPV4_FIELDS:
         was, now = old_header[start:start + size], header[start:start + size]

@@ -20,14 +20,12 @@ from .sums import Guess
 if TYPE_CHECKING:
     from .flow import Context
 
-def guesses(buf: bytes, stack: Stack, f: Field, r: Result, ip: IPLayer | None,
-            before: tuple[bytes, Stack] | None = None, context: Context | None = None) -> Iterator[Guess]:
-    """Every hypothesis for field ``f`` (its Result ``r``) of the walked packet ``buf``, carried by ``ip``."""
+def alone(buf: bytes, stack: Stack, f: Field, r: Result, ip: IPLayer | None) -> Iterator[Guess]:
+    """The hypotheses for field ``f`` (its Result ``r``) of the walked packet ``buf``, carried by ``ip``, that need
+    nothing but the packet."""
     if r.reason is Reason.UDP6_ZERO and r.computed == 0xFFFF:
         yield Guess("udp0-not-mangled", 0, "the UDP checksum computes to 0 and was stored as 0 (no checksum), not "
                     "0xffff")
-    if f.na is Reason.NEEDS_REASSEMBLY and ip is not None:
-        yield from _fragment(buf, f, ip, context)
     m = sums.message(buf, f, ip) if f.na is None else None
     if m is None:
         return
@@ -37,11 +35,33 @@ def guesses(buf: bytes, stack: Stack, f: Field, r: Result, ip: IPLayer | None,
         yield from sums.padding(f, m, buf[ip.end:])
     yield from sums.lengths(f, m, sums.named_lengths(f, ip, m))
     if f.entry.name == "ipv4" and ip is not None and ip.ip_csum == f.at:
-        old_ip = None if before is None else next((i for i in before[1].ips if i.depth == ip.depth and i.version == 4),
-                                                  None)
-        yield from header.guesses(buf, ip, old_ip, b"" if before is None else before[0])
-    if m.pseudo:
-        yield from _stale_pseudo(buf, f, m, before, context)
+        yield from header.guesses(buf, ip)
+
+
+def extra(buf: bytes, stack: Stack, f: Field, r: Result, ip: IPLayer | None, before: tuple[bytes, Stack] | None,
+          context: Context | None) -> Iterator[Guess]:
+    """The hypotheses that need what is known besides: the first fragment's datagram, the packet before the change,
+    the right packets of the capture."""
+    if f.na is Reason.NEEDS_REASSEMBLY and ip is not None:
+        yield from _fragment(buf, f, ip, context)
+    if ip is None or f.na is not None:
+        return
+    if before is not None and f.entry.name == "ipv4" and ip.ip_csum == f.at:
+        old_ip = next((i for i in before[1].ips if i.depth == ip.depth and i.version == 4), None)
+        if old_ip is not None:
+            yield from header.before_guesses(buf, ip, old_ip, before[0])
+    if f.pseudo is not None and (before is not None or _paired(buf, f, context)):
+        m = sums.message(buf, f, ip)
+        if m is not None:
+            yield from _stale_pseudo(buf, f, m, before, context)
+
+
+def _paired(buf: bytes, f: Field, context: Context | None) -> bool:
+    """Whether the context holds a right packet with this field's segment (a candidate packet before a NAT)."""
+    from .flow import segment_key
+
+    key = None if context is None else segment_key(buf, f)
+    return context is not None and key is not None and key in context.segments
 
 
 def _stale_pseudo(buf: bytes, f: Field, m: sums.Message, before: tuple[bytes, Stack] | None,
@@ -66,8 +86,7 @@ def _stale_pseudo(buf: bytes, f: Field, m: sums.Message, before: tuple[bytes, St
     for src, dst, where in pairs:
         if len(src) != len(m.src) or (src, dst) == (m.src, m.dst):
             continue
-        moved = sums.Message(src, dst, m.proto, m.length, m.data, True, m.data16, m.data32)
-        value = sums.stored_as(f, sums.checksum(moved.total()))
+        value = sums.stored_as(f, sums.checksum(m.moved(src, dst).total()))
         changed = [f"{name} {header.show(name, a)} (now {header.show(name, b)})"
                    for name, a, b in (("source address", src, m.src), ("destination address", dst, m.dst)) if a != b]
         yield Guess("l4-not-patched", value, f"a stale pseudo-header for {' and '.join(changed)}, as in {where}: "
@@ -107,8 +126,12 @@ def one_bit(res: int) -> bool:
     return (res & (res - 1)) == 0 or (neg > 0 and neg & (neg - 1) == 0)
 
 
-def fitting(buf: bytes, stack: Stack, f: Field, r: Result, ip: IPLayer | None,
-            before: tuple[bytes, Stack] | None = None, context: Context | None = None) -> list[Guess]:
-    """The hypotheses whose value is exactly the stored one (and not the right one)."""
-    return [g for g in guesses(buf, stack, f, r, ip, before, context)
-            if g.value == r.stored and g.value != r.computed]
+def fitting(buf: bytes, stack: Stack, f: Field, r: Result, ip: IPLayer | None) -> list[Guess]:
+    """The hypotheses from the packet alone whose value is exactly the stored one (and not the right one)."""
+    return [g for g in alone(buf, stack, f, r, ip) if g.value == r.stored and g.value != r.computed]
+
+
+def fitting_extra(buf: bytes, stack: Stack, f: Field, r: Result, ip: IPLayer | None,
+                  before: tuple[bytes, Stack] | None, context: Context | None) -> list[Guess]:
+    """The hypotheses from what is known besides whose value is exactly the stored one (and not the right one)."""
+    return [g for g in extra(buf, stack, f, r, ip, before, context) if g.value == r.stored and g.value != r.computed]

@@ -53,30 +53,40 @@ class Message:
     pseudo: bool
     data16: int = -1
     data32: int = -1
+    pseudo16: int = 0
+    pseudo32: int = 0
 
     @staticmethod
     def of(src: bytes, dst: bytes, proto: int, length: int, data: bytes, pseudo: bool = True) -> Message:
-        return Message(src, dst, proto, length, data, pseudo, sum16(data), sum32(data))
+        head = _pseudo(src, dst, proto, length) if pseudo else b""
+        return Message(src, dst, proto, length, data, pseudo, sum16(data), sum32(data), sum16(head), sum32(head))
 
-    def _pseudo(self, length: int | None) -> bytes:
-        if not self.pseudo:
-            return b""
-        n = self.length if length is None else length
-        if len(self.src) == 4:  # RFC 793 / 768: zero, protocol, 16-bit length (a 32-bit one split as two words)
-            tail = bytes([0, self.proto]) + (n.to_bytes(2, "big") if n <= M16 else n.to_bytes(4, "big"))
-        else:  # RFC 8200 8.1: 32-bit length, 3 zero bytes, next header
-            tail = n.to_bytes(4, "big") + bytes([0, 0, 0, self.proto])
-        return self.src + self.dst + tail
+    def moved(self, src: bytes, dst: bytes) -> Message:
+        """The same segment under another pseudo-header's addresses."""
+        head = _pseudo(src, dst, self.proto, self.length)
+        return Message(src, dst, self.proto, self.length, self.data, True, self.data16, self.data32, sum16(head),
+                       sum32(head))
 
     def total(self, length: int | None = None, data16: int | None = None) -> int:
         """The plain sum of the message as 16-bit words (``length``: another pseudo-header length; ``data16``:
         another sum of the covered bytes)."""
-        return sum16(self._pseudo(length)) + (self.data16 if data16 is None else data16)
+        head = self.pseudo16
+        if length is not None and self.pseudo:  # the length enters as its 16-bit words, in both versions
+            head += (length >> 16) + (length & M16) - (self.length >> 16) - (self.length & M16)
+        return head + (self.data16 if data16 is None else data16)
 
     def total32(self) -> int:
         """The plain sum of the message as 32-bit words (the pseudo-header is 12 or 40 bytes: the data stays
         aligned)."""
-        return sum32(self._pseudo(None)) + self.data32
+        return self.pseudo32 + self.data32
+
+
+def _pseudo(src: bytes, dst: bytes, proto: int, n: int) -> bytes:
+    """The pseudo-header's bytes: RFC 9293 3.1 / RFC 768 (zero, protocol, 16-bit length; a longer one as two words)
+    for 4-byte addresses, RFC 8200 8.1 (32-bit length, 3 zero bytes, next header) for 16-byte ones."""
+    if len(src) == 4:
+        return src + dst + bytes([0, proto]) + (n.to_bytes(2, "big") if n <= M16 else n.to_bytes(4, "big"))
+    return src + dst + n.to_bytes(4, "big") + bytes([0, 0, 0, proto])
 
 
 def checksum(total: int) -> int:

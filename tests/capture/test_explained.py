@@ -1,0 +1,90 @@
+"""``csum verify --explain`` (csum/capture/explained.py): the causes in the lists, the JSON, the summary per cause and
+flow, the --by host and --html verdicts; the verdicts and exit code as without it.
+
+The capture is built with scapy and the mistakes made by tests/mistaken.py (the tests' own naive RFC 1071
+arithmetic): a NAT whose TCP/UDP checksum was not updated, with the packet before it in the capture (-i any), a
+checksum stored byte-swapped, and a payload byte changed after the checksum (nothing to name). The expected causes
+are those injected.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+from mistaken import case, right_packet
+from scapy.layers.l2 import Ether
+from scapy.utils import wrpcap
+
+from csum.cli import main
+
+
+@pytest.fixture
+def capture(tmp_path):
+    rng = random.Random(32)
+    nat = case("l4-not-patched-capture", rng)
+    swapped = case("byte-order", rng)
+    flipped = bytearray(right_packet(rng))
+    flipped[-1] ^= 0x40
+    frames = [right_packet(rng), *nat.others, swapped.frame, bytes(flipped), right_packet(rng)]
+    path = tmp_path / "mixed.pcap"
+    wrpcap(str(path), [Ether(f) for f in frames])
+    return path, {3: "l4-not-patched", 4: "byte-order", 5: "unexplained"}
+
+
+def test_json_rows_name_the_injected_causes(capture, capsys):
+    """Each bad row of --json gets the cause injected at its frame (frames from 1) and a detail; the summary counts
+    them per cause."""
+    path, expected = capture
+    assert main(["verify", str(path), "--explain", "--json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    got = {row["frame"]: row["cause"] for row in doc["bad"]}
+    assert got == expected
+    assert all(row["detail"] for row in doc["bad"])
+    assert doc["explain"]["causes"] == {"l4-not-patched": 1, "byte-order": 1, "unexplained": 1}
+    nat = next(row for row in doc["bad"] if row["frame"] == 3)
+    assert "frame 2" in nat["detail"]  # paired with the packet before the NAT
+
+
+def test_verdict_and_exit_code_unchanged(capture, capsys):
+    """--explain changes no count, no status and no exit code (expected: the same run without it)."""
+    path, _ = capture
+    code = main(["verify", str(path), "--json"])
+    plain = json.loads(capsys.readouterr().out)
+    assert main(["verify", str(path), "--json", "--explain"]) == code == 1
+    explained = json.loads(capsys.readouterr().out)
+    assert explained["counts"] == plain["counts"]
+    assert [{k: v for k, v in row.items() if k not in ("cause", "detail")} for row in explained["bad"]] == plain["bad"]
+
+
+def test_text_groups_by_cause_and_flow(capture, capsys):
+    """The text report: a cause column in the bad list, the count per cause, one line per flow and cause."""
+    path, _ = capture
+    main(["verify", str(path), "--explain"])
+    out = capsys.readouterr().out
+    assert "reason          cause" in out
+    assert "why (--explain" in out
+    assert "by flow and cause" in out
+    assert ": 1 tcp checksum, l4-not-patched: a stale pseudo-header for" in out or \
+        ": 1 udp checksum, l4-not-patched: a stale pseudo-header for" in out
+
+
+def test_by_host_and_html_name_the_cause(capture, tmp_path, capsys):
+    """--by host and --html: the verdict of a host whose bad fields are explained is the cause, not "corruption or
+    a bug"; the host of the changed payload keeps "corruption or a bug"."""
+    path, _ = capture
+    page = tmp_path / "report.html"
+    main(["verify", str(path), "--explain", "--by", "host", "--json", "--html", str(page)])
+    doc = json.loads(capsys.readouterr().out)
+    verdicts = sorted(h["verdict"] for h in doc["by_host"]["hosts"])
+    assert verdicts == ["byte-order", "corruption or a bug", "l4-not-patched"]
+    html = page.read_text()
+    assert ">l4-not-patched on <span" in html and ">byte-order on <span" in html
+
+
+def test_explain_refuses_standard_input(capture, capsys, monkeypatch):
+    """Standard input cannot be read twice: a usage error (exit 2) naming --explain."""
+    path, _ = capture
+    assert main(["verify", "-", "--explain"]) == 2
+    assert "--explain" in capsys.readouterr().err
