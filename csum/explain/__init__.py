@@ -199,8 +199,8 @@ def _by_flow(buf: bytes, stack: Stack, f: Field, r: Result, ip: IPLayer, context
     same = counts.get(res, 0)
     layer = f.entry.name.upper() if f.entry.name in ("tcp", "udp") else f.entry.name
     if same >= (PIN if hypotheses.one_bit(res) else 2) and 2 * same >= total:
-        shared = f"every one of {same} wrong {layer} checksums of this flow" + (f" (of {total})" if total > same else "") \
-            + f" is off by the same amount ({res:#06x})"
+        shared = f"every one of {same} wrong {layer} checksums of this flow" \
+            + (f" (of {total})" if total > same else "") + f" is off by the same amount ({res:#06x})"
         if f.pseudo is not None and _header_ok(buf, stack, ip):
             return Explanation("l4-not-patched", f"{shared}: a stale pseudo-header (an address rewritten, the {layer} "
                                "checksum not updated); a rewrite, not corruption")

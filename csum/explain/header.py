@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Iterator
+from functools import partial
 
 from ..core.partial import csum_partial
 from ..core.arith import fold
@@ -62,14 +63,15 @@ def guesses(buf: bytes, ip: IPLayer) -> Iterator[Guess]:
     ttl = header[T.IPV4_TTL]
     if ttl < 0xFF:
         yield Guess("ttl-not-updated", header_checksum(_with(header, T.IPV4_TTL, bytes([ttl + 1])), at),
-                    f"the header checksum of TTL {ttl + 1}; the packet has {ttl} (decremented by 1 without an update)")
+                    lambda: f"the header checksum of TTL {ttl + 1}; the packet has {ttl} (decremented by 1 without an "
+                    "update)")
     tos = header[T.IPV4_TOS]
     if tos & 3 == _ECN_CE:
         for ecn in (1, 2):
             old = (tos & ~3) | ecn
             yield Guess("tos-not-updated", header_checksum(_with(header, T.IPV4_TOS, bytes([old])), at),
-                        f"the header checksum of TOS {show('tos', bytes([old]))}; the packet has {show('tos', bytes([tos]))}"
-                        " (ECN marked CE without an update)")
+                        partial("the header checksum of TOS {}; the packet has {} (ECN marked CE without an "
+                                "update)".format, show("tos", bytes([old])), show("tos", bytes([tos]))))
 
 
 def before_guesses(buf: bytes, ip: IPLayer, before: IPLayer, before_buf: bytes) -> Iterator[Guess]:
@@ -84,5 +86,5 @@ def before_guesses(buf: bytes, ip: IPLayer, before: IPLayer, before_buf: bytes) 
         was, now = old_header[start:start + size], header[start:start + size]
         if was != now:
             yield Guess(cause_of(name), header_checksum(_with(header, start, was), at),
-                        f"the header checksum of {name} {show(name, was)} (the packet before the change); the packet "
-                        f"has {show(name, now)}", sure=True)
+                        partial("the header checksum of {} {} (the packet before the change); the packet has {}".format,
+                                name, show(name, was), show(name, now)), sure=True)

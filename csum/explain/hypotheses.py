@@ -10,6 +10,7 @@ records which hypotheses fit each wrong field of a flow.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 from typing import TYPE_CHECKING
 
 from ..layers import Reason, Result, Stack
@@ -24,8 +25,8 @@ def alone(buf: bytes, stack: Stack, f: Field, r: Result, ip: IPLayer | None) -> 
     """The hypotheses for field ``f`` (its Result ``r``) of the walked packet ``buf``, carried by ``ip``, that need
     nothing but the packet."""
     if r.reason is Reason.UDP6_ZERO and r.computed == 0xFFFF:
-        yield Guess("udp0-not-mangled", 0, "the UDP checksum computes to 0 and was stored as 0 (no checksum), not "
-                    "0xffff")
+        yield Guess("udp0-not-mangled", 0,
+                    lambda: "the UDP checksum computes to 0 and was stored as 0 (no checksum), not 0xffff")
     m = sums.message(buf, f, ip) if f.na is None else None
     if m is None:
         return
@@ -89,8 +90,9 @@ def _stale_pseudo(buf: bytes, f: Field, m: sums.Message, before: tuple[bytes, St
         value = sums.stored_as(f, sums.checksum(m.moved(src, dst).total()))
         changed = [f"{name} {header.show(name, a)} (now {header.show(name, b)})"
                    for name, a, b in (("source address", src, m.src), ("destination address", dst, m.dst)) if a != b]
-        yield Guess("l4-not-patched", value, f"a stale pseudo-header for {' and '.join(changed)}, as in {where}: "
-                    f"the {f.entry.name.upper()} checksum was not updated for the address change", sure=True)
+        text = partial("a stale pseudo-header for {}, as in {}: the {} checksum was not updated for the address "
+                       "change".format, " and ".join(changed), where, f.entry.name.upper())
+        yield Guess("l4-not-patched", value, text, sure=True)
 
 
 def _fragment(buf: bytes, f: Field, ip: IPLayer, context: Context | None) -> Iterator[Guess]:
@@ -107,14 +109,15 @@ def _fragment(buf: bytes, f: Field, ip: IPLayer, context: Context | None) -> Ite
     dst = buf[ip.pseudo_daddr:ip.pseudo_daddr + size] if ip.pseudo_daddr is not None else buf[ip.daddr:ip.daddr + size]
     m = sums.Message.of(src, dst, ip.proto, len(data), bytes(data))
     yield Guess("fragment-only", sums.stored_as(f, sums.checksum(m.total())),
-                f"the checksum over the first fragment's {len(data)} bytes (length {len(data)}), not the datagram")
+                lambda: f"the checksum over the first fragment's {len(data)} bytes (length {len(data)}), not the "
+                "datagram")
     whole = None if context is None else context.datagram_length(ip.version, buf[ip.saddr:ip.saddr + size],
                                                                   buf[ip.daddr:ip.daddr + size], ip.frag_id)
     if whole is not None:
         length = whole - (ip.l4_start - ip.frag_data)
         if length != len(data):
             yield Guess("fragment-only", sums.stored_as(f, sums.checksum(m.total(length))),
-                        f"the checksum over the first fragment's {len(data)} bytes, with the datagram's length "
+                        lambda: f"the checksum over the first fragment's {len(data)} bytes, with the datagram's length "
                         f"{length}")
 
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import array
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 
 from ..core.arith import M16, M32, canonical, swab16
 from ..layers import table as T
@@ -120,13 +121,19 @@ def stored_as(f: Field, value: int) -> int:
 
 @dataclass(frozen=True)
 class Guess:
-    """One simulated mistake: the cause id, the value it stores, a detail text."""
+    """One simulated mistake: the cause id, the value it stores, how to say what it simulated."""
 
     cause: str
     value: int
-    detail: str
+    #: The detail text, made when asked for (most guesses are tried and dropped).
+    text: Callable[[], str]
     #: Fixed by evidence beyond the field (the packet before the change, its pair in the capture): never weak.
     sure: bool = False
+
+    @property
+    def detail(self) -> str:
+        """The detail text: the values this mistake was simulated with."""
+        return self.text()
 
 
 def arithmetic(f: Field, m: Message) -> Iterator[Guess]:
@@ -134,33 +141,34 @@ def arithmetic(f: Field, m: Message) -> Iterator[Guess]:
     total = m.total()
     right = stored_as(f, checksum(total))
     yield Guess("not-complemented", canonical(total, 16),
-                f"the folded sum {canonical(total, 16):#06x} stored; the checksum is its complement {right:#06x}")
-    yield Guess("byte-order", swab16(right), f"the checksum {right:#06x} stored with its bytes swapped")
+                lambda: f"the folded sum {canonical(total, 16):#06x} stored; the checksum is its complement "
+                f"{right:#06x}")
+    yield Guess("byte-order", swab16(right), lambda: f"the checksum {right:#06x} stored with its bytes swapped")
     once = (total & M16) + (total >> 16)
     if once > M16:
         yield Guess("single-fold", stored_as(f, ~once & M16),
-                    f"the 16-bit words' sum {total:#x} folded once (to {once:#x}) and cut to 16 bits")
+                    lambda: f"the 16-bit words' sum {total:#x} folded once (to {once:#x}) and cut to 16 bits")
     plain32 = m.total32()
     wide = canonical(plain32, 32)
     once32 = (wide & M16) + (wide >> 16)
     if once32 > M16:
         yield Guess("single-fold", stored_as(f, ~once32 & M16),
-                    f"the 32-bit words' sum {wide:#x} folded once (to {once32:#x}) and cut to 16 bits")
+                    lambda: f"the 32-bit words' sum {wide:#x} folded once (to {once32:#x}) and cut to 16 bits")
     if total > M16:
         yield Guess("carry-lost", stored_as(f, ~total & M16),
-                    f"the 16-bit words added without the end-around carry: {total >> 16} carries lost")
+                    lambda: f"the 16-bit words added without the end-around carry: {total >> 16} carries lost")
     lost = plain32 >> 32
     if lost:
         kept = plain32 & M32
         yield Guess("carry-lost", stored_as(f, checksum((kept >> 16) + (kept & M16))),
-                    f"the 32-bit words summed in a 32-bit accumulator: {lost} carries out of bit 31 lost")
+                    lambda: f"the 32-bit words summed in a 32-bit accumulator: {lost} carries out of bit 31 lost")
 
 
 def odd_byte(f: Field, m: Message) -> Iterator[Guess]:
     """The last byte of an odd-length coverage left out."""
     if len(m.data) & 1 and m.data[-1]:
         value = stored_as(f, checksum(m.total(data16=m.data16 - (m.data[-1] << 8))))
-        yield Guess("odd-byte-dropped", value, f"the checksum without the last byte ({m.data[-1]:#04x}) of the "
+        yield Guess("odd-byte-dropped", value, lambda: f"the checksum without the last byte ({m.data[-1]:#04x}) of the "
                     f"{len(m.data)} covered")
 
 
@@ -170,11 +178,12 @@ def padding(f: Field, m: Message, pad: bytes) -> Iterator[Guess]:
         return
     padded = sum16(m.data + pad)
     yield Guess("padding-summed", stored_as(f, checksum(m.total(m.length + len(pad), padded))),
-                f"the checksum over the segment and the frame's {len(pad)} bytes of padding, length "
+                lambda: f"the checksum over the segment and the frame's {len(pad)} bytes of padding, length "
                 f"{m.length + len(pad)} (the datagram's is {m.length})")
     if any(pad):
         yield Guess("padding-summed", stored_as(f, checksum(m.total(data16=padded))),
-                    f"the checksum over the segment and the frame's {len(pad)} bytes of padding (length {m.length})")
+                    lambda: f"the checksum over the segment and the frame's {len(pad)} bytes of padding (length "
+                    f"{m.length})")
 
 
 def lengths(f: Field, m: Message, named: list[tuple[int, str]]) -> Iterator[Guess]:
@@ -188,9 +197,10 @@ def lengths(f: Field, m: Message, named: list[tuple[int, str]]) -> Iterator[Gues
             continue
         seen.add(length)
         yield Guess("length-wrong", stored_as(f, checksum(m.total(length))),
-                    f"pseudo-header length {length} ({name}) instead of {m.length}")
+                    partial("pseudo-header length {} ({}) instead of {}".format, length, name, m.length))
         yield Guess("length-wrong", canonical(m.total(length, 0), 16),
-                    f"transmit offload's pseudo-header sum with length {length} ({name}) instead of {m.length}")
+                    partial("transmit offload's pseudo-header sum with length {} ({}) instead of {}".format,
+                            length, name, m.length))
 
 
 def offload(f: Field, m: Message, stored: int) -> str | None:
