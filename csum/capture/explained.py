@@ -12,17 +12,24 @@ l4-not-patched: ...").
 from __future__ import annotations
 
 import bisect
+import json
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
 
 from ..explain import Context, Explanation, explain_result
 from ..layers import Result, Status
 from . import pcap
 from .hosts import Flow, Hosts, endpoint, flow_of, senders, senders_of
 from .report import Report, frame
+from .rows import Rows, wrong
+from .rowtext import _csv_field, csv_header, text
 from .source import open_source
 
-__all__ = ["LIMIT", "WINDOW", "Explained", "explain_capture"]
+__all__ = ["LIMIT", "WINDOW", "Explained", "ExplainedParquet", "ExplainedText", "explain_capture"]
 
 #: The most wrong fields explained per capture (the rest are counted, not explained).
 LIMIT = 100_000
@@ -135,3 +142,76 @@ def explain_capture(name: str, report: Report, *, limit: int = LIMIT, hosts: Hos
                 hosts.causes[flow.src][e.cause] += 1
     return out
 
+
+
+def _causes(rows: Rows, explained: Explained | None) -> tuple[list[str | None], list[str | None]]:
+    """Each row's cause and detail (None for a right field, or one not explained)."""
+    t = rows.table
+    causes: list[str | None] = [None] * len(t)
+    details: list[str | None] = [None] * len(t)
+    if explained is None:
+        return causes, details
+    for k in np.flatnonzero(wrong(t)).tolist():
+        e = explained.fields.get((int(t["frame"][k]) - 1, int(t["field"][k])))
+        if e is not None:
+            causes[k], details[k] = e.cause, e.detail
+    return causes, details
+
+
+class ExplainedText:
+    """``verify --format jsonl|csv --explain``: the rows with two more columns, ``cause`` and ``detail`` (null /
+    empty for right fields and fields not explained), written through ``write``; ``current()`` gives the
+    explanations of the file being read."""
+
+    def __init__(self, write: Callable[[bytes], object], as_csv: bool, current: Callable[[], Explained | None]):
+        self.write, self.as_csv, self.current = write, as_csv, current
+        if as_csv:
+            write((csv_header().rstrip("\n") + ",cause,detail\n").encode())
+
+    def __call__(self, rows: Rows) -> None:
+        if not len(rows):
+            return
+        lines = text(rows, self.as_csv).split(b"\n")
+        causes, details = _causes(rows, self.current())
+        out = []
+        for line, cause, detail in zip(lines, causes, details):
+            if self.as_csv:
+                extra = "" if cause is None else _csv_field(cause) + "," + _csv_field(detail or "")
+                out.append(line + b"," + (extra.encode() if extra else b","))
+            else:
+                out.append(line[:-1] + f', "cause": {json.dumps(cause)}, "detail": {json.dumps(detail)}}}'.encode())
+        self.write(b"\n".join(out) + b"\n")
+
+    def close(self) -> None:
+        """Nothing is buffered here."""
+
+
+class ExplainedParquet:
+    """``verify --format parquet --explain``: :class:`csum.capture.arrow.ParquetSink`'s rows with ``cause`` and
+    ``detail`` string columns."""
+
+    def __init__(self, out: Any, current: Callable[[], Explained | None]) -> None:
+        from .arrow import _Stream, pyarrow, schema
+
+        self.pa = pyarrow("--format parquet")
+        import pyarrow.parquet as pq
+
+        base = schema(self.pa)
+        self.schema = base.append(self.pa.field("cause", self.pa.string())).append(
+            self.pa.field("detail", self.pa.string()))
+        self.writer = pq.ParquetWriter(self.pa.PythonFile(_Stream(out), mode="w"), self.schema)
+        self.current = current
+
+    def __call__(self, rows: Rows) -> None:
+        from .arrow import record_batch
+
+        if not len(rows):
+            return
+        batch = record_batch(rows, self.pa)
+        causes, details = _causes(rows, self.current())
+        arrays = [*batch.columns, self.pa.array(causes, type=self.pa.string()),
+                  self.pa.array(details, type=self.pa.string())]
+        self.writer.write_batch(self.pa.RecordBatch.from_arrays(arrays, schema=self.schema))
+
+    def close(self) -> None:
+        self.writer.close()

@@ -15,6 +15,8 @@ from .exits import SIGNAL_CODES
 from .scans import ROW_FORMATS, Failed, add_common, exit_code, print_scans, report_problems, scan_each
 
 if TYPE_CHECKING:
+    from ..capture.arrow import ParquetSink
+    from ..capture.explained import Explained
     from ..capture.scan import Scan
 
 EXIT_CODES = f"""exit codes:
@@ -69,18 +71,34 @@ def _rows_scan(args: argparse.Namespace, bar: progress.Bar) -> list[Scan | Faile
     from ..capture.output import AtomicFile, target
     from ..capture.rowtext import TextSink
 
+    from ..capture.explained import ExplainedParquet, ExplainedText
+
+    why: dict[str, Explained | None] = {}
+    if args.explain:  # check and explain first: the rows then carry each wrong field's cause
+        items = scan_each(args, bar)
+        _explain(args, items, bar)
+        why = {name: None if isinstance(item, Failed) else item.explained for name, item in zip(args.files, items)}
+
+    def current() -> Explained | None:
+        return why.get(args.current)  # the file scan_one reads now
     if args.out is None:
         if args.format == "parquet":
             raise UsageError("--format parquet writes a file: give --out FILE")
         sys.stdout.flush()
-        return scan_each(args, bar, table=TextSink(sys.stdout.buffer.write, args.format == "csv"))
+        as_csv = args.format == "csv"
+        rows = ExplainedText(sys.stdout.buffer.write, as_csv, current) if args.explain else \
+            TextSink(sys.stdout.buffer.write, as_csv)
+        return scan_each(args, bar, table=rows)
     path = target(args.out, [name for name in args.files if name != "-"])
     try:
         with AtomicFile(path) as out:
+            sink: TextSink | ParquetSink | ExplainedText | ExplainedParquet
             if args.format == "parquet":
                 from ..capture.arrow import ParquetSink
 
-                sink: TextSink | ParquetSink = ParquetSink(out)
+                sink = ExplainedParquet(out, current) if args.explain else ParquetSink(out)
+            elif args.explain:
+                sink = ExplainedText(out.write, args.format == "csv", current)
             else:
                 sink = TextSink(out.write, args.format == "csv")
             items = scan_each(args, bar, table=sink)

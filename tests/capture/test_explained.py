@@ -88,3 +88,27 @@ def test_explain_refuses_standard_input(capture, capsys, monkeypatch):
     path, _ = capture
     assert main(["verify", "-", "--explain"]) == 2
     assert "--explain" in capsys.readouterr().err
+
+
+def test_rows_carry_cause_and_detail(capture, tmp_path, capsys):
+    """--format jsonl|csv|parquet --explain: two more columns, the injected cause on each wrong row, null (empty)
+    on the right ones; the other columns as without --explain."""
+    path, expected = capture
+    assert main(["verify", str(path), "--format", "jsonl"]) == 1
+    plain = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert main(["verify", str(path), "--format", "jsonl", "--explain"]) == 1
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [{k: v for k, v in r.items() if k not in ("cause", "detail")} for r in rows] == plain
+    assert {r["frame"]: r["cause"] for r in rows if r["status"] == "bad"} == expected
+    assert all(r["cause"] is None and r["detail"] is None for r in rows if r["status"] == "ok")
+    assert main(["verify", str(path), "--format", "csv", "--explain"]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].endswith(",reason,cause,detail")
+    assert sum(",l4-not-patched," in line for line in lines) == 1
+    pq = pytest.importorskip("pyarrow.parquet")
+    out = tmp_path / "rows.parquet"
+    assert main(["verify", str(path), "--format", "parquet", "--out", str(out), "--explain"]) == 1
+    table = pq.read_table(out)
+    got = {f: c for f, c, s in zip(table.column("frame").to_pylist(), table.column("cause").to_pylist(),
+                                    table.column("status").to_pylist()) if s == "bad"}
+    assert got == expected
