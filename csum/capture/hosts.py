@@ -136,7 +136,8 @@ class Hosts:
     timeline: dict[int, list[int]] = field(default_factory=dict)
     untimed: list[int] = field(default_factory=lambda: [0, 0])
     unplaced: list[int] = field(default_factory=lambda: [0, 0])
-    #: ``csum verify --explain``: per source address, its bad fields per cause id (csum.explain); empty otherwise.
+    #: ``csum verify --explain``: per source address, its bad fields per cause id found (csum.explain; not the
+    #: unexplained ones); empty otherwise.
     causes: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def add(self, time: int, results: Sequence[Result], rows: Sequence[Sender]) -> None:
@@ -228,11 +229,8 @@ class Hosts:
         bad, _ = self.totals(src)
         if not bad:
             return "offload"
-        from ..explain import CANNOT_JUDGE, CORRUPTION, UNEXPLAINED
-
         counts = self.causes.get(src, {})
-        named = sorted((c for c in counts if c not in (UNEXPLAINED, CORRUPTION, CANNOT_JUDGE)),
-                       key=lambda c: (-counts[c], c))
+        named = sorted(counts, key=lambda c: (-counts[c], c))
         if not named:
             return "corruption or a bug"
         left = bad - sum(counts[c] for c in named)

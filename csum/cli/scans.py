@@ -76,7 +76,7 @@ def scan_one(args: argparse.Namespace, name: str, bar: progress.Bar, sink: Sink 
     try:
         show = getattr(args, "show", None)
         if getattr(args, "explain", False) and show is not None:  # every wrong field up to the explainer's limit
-            from ..capture.explained import LIMIT
+            from ..explain.capture import LIMIT
 
             show = max(show, LIMIT)
         return scan(name, jobs=args.jobs, chunk_bytes=args.chunk_bytes or pcap.CHUNK_BYTES, sink=sink,

@@ -16,7 +16,7 @@ from .scans import ROW_FORMATS, Failed, add_common, exit_code, print_scans, repo
 
 if TYPE_CHECKING:
     from ..capture.arrow import ParquetSink
-    from ..capture.explained import Explained
+    from ..explain.capture import Explained
     from ..capture.scan import Scan
 
 EXIT_CODES = f"""exit codes:
@@ -71,7 +71,7 @@ def _rows_scan(args: argparse.Namespace, bar: progress.Bar) -> list[Scan | Faile
     from ..capture.output import AtomicFile, target
     from ..capture.rowtext import TextSink
 
-    from ..capture.explained import ExplainedParquet, ExplainedText
+    from ..explain.capture import ExplainedParquet, ExplainedText
 
     why: dict[str, Explained | None] = {}
     if args.explain:  # check and explain first: the rows then carry each wrong field's cause
@@ -161,8 +161,8 @@ def _check_explain(args: argparse.Namespace) -> None:
 
 
 def _explain(args: argparse.Namespace, items: list[Scan | Failed], bar: progress.Bar) -> None:
-    """Explain the wrong fields of every input checked (csum.capture.explained)."""
-    from ..capture.explained import explain_capture
+    """Explain the wrong fields of every input checked (csum.explain.capture)."""
+    from ..explain.capture import explain_capture
     from ..capture.pcap import CHUNK_BYTES
 
     for name, item in zip(args.files, items):

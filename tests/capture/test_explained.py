@@ -1,4 +1,4 @@
-"""``csum verify --explain`` (csum/capture/explained.py): the causes in the lists, the JSON, the summary per cause and
+"""``csum verify --explain`` (csum/explain/capture.py): the causes in the lists, the JSON, the summary per cause and
 flow, the --by host and --html verdicts; the verdicts and exit code as without it.
 
 The capture is built with scapy and the mistakes made by tests/mistaken.py (the tests' own naive RFC 1071

@@ -1,4 +1,4 @@
-"""``csum verify --explain``: why each wrong checksum of a capture is wrong (:mod:`csum.explain`), after the check.
+"""``csum verify --explain``: why each wrong checksum of a capture is wrong, after the check.
 
 The check itself is untouched (same verdicts, same exit code, same speed without ``--explain``). Once a capture is
 checked, :func:`explain_capture` reads it again and, for the packets holding a bad or transmit-offload field (at
@@ -20,14 +20,14 @@ from typing import Any
 
 import numpy as np
 
-from ..explain import Context, Explanation, explain_result
+from ..capture import pcap
+from ..capture.hosts import Flow, Hosts, endpoint, flow_of, senders, senders_of
+from ..capture.report import Report, frame
+from ..capture.rows import Rows, wrong
+from ..capture.rowtext import _csv_field, csv_header, text
+from ..capture.source import open_source
 from ..layers import Result, Status
-from . import pcap
-from .hosts import Flow, Hosts, endpoint, flow_of, senders, senders_of
-from .report import Report, frame
-from .rows import Rows, wrong
-from .rowtext import _csv_field, csv_header, text
-from .source import open_source
+from . import Context, Explanation, explain_result
 
 __all__ = ["LIMIT", "WINDOW", "Explained", "ExplainedParquet", "ExplainedText", "explain_capture"]
 
@@ -137,7 +137,7 @@ def explain_capture(name: str, report: Report, *, limit: int = LIMIT, hosts: Hos
             flow = flow_of(r, rows)
             group = out.flows.setdefault((flow, r.layer, e.cause), [0, index, e.detail])
             group[0] += 1
-            if hosts is not None and r.status is Status.BAD and flow is not None:
+            if hosts is not None and r.status is Status.BAD and flow is not None and e.named:
                 hosts.causes.setdefault(flow.src, {}).setdefault(e.cause, 0)
                 hosts.causes[flow.src][e.cause] += 1
     return out
@@ -191,7 +191,7 @@ class ExplainedParquet:
     ``detail`` string columns."""
 
     def __init__(self, out: Any, current: Callable[[], Explained | None]) -> None:
-        from .arrow import _Stream, pyarrow, schema
+        from ..capture.arrow import _Stream, pyarrow, schema
 
         self.pa = pyarrow("--format parquet")
         import pyarrow.parquet as pq
@@ -203,7 +203,7 @@ class ExplainedParquet:
         self.current = current
 
     def __call__(self, rows: Rows) -> None:
-        from .arrow import record_batch
+        from ..capture.arrow import record_batch
 
         if not len(rows):
             return
