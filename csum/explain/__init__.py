@@ -201,7 +201,7 @@ def _by_flow(buf: bytes, stack: Stack, f: Field, r: Result, ip: IPLayer, context
     if same >= (PIN if hypotheses.one_bit(res) else 2) and 2 * same >= total:
         shared = f"every one of {same} wrong {layer} checksums of this flow" \
             + (f" (of {total})" if total > same else "") + f" is off by the same amount ({res:#06x})"
-        if f.pseudo is not None and _header_ok(buf, stack, ip):
+        if f.pseudo is not None and hypotheses.header_ok(buf, stack, ip):
             return Explanation("l4-not-patched", f"{shared}: a stale pseudo-header (an address rewritten, the {layer} "
                                "checksum not updated); a rewrite, not corruption")
         if f.entry.name == "ipv4" and ip.ip_csum == f.at:
@@ -219,11 +219,3 @@ def _by_flow(buf: bytes, stack: Stack, f: Field, r: Result, ip: IPLayer, context
         return Explanation(CORRUPTION, f"{total} wrong {layer} checksums in this flow, off by {len(counts)} different "
                            "amounts: scattered, not a rewrite")
     return None
-
-
-def _header_ok(buf: bytes, stack: Stack, ip: IPLayer) -> bool:
-    """Whether ``ip``'s header checksum (IPv4) is right; IPv6 has none."""
-    if ip.ip_csum is None:
-        return True
-    f = next((g for g in stack.fields if g.at == ip.ip_csum), None)
-    return f is not None and judge(memoryview(buf), f).status is Status.OK

@@ -13,7 +13,8 @@ from collections.abc import Iterator
 from functools import partial
 from typing import TYPE_CHECKING
 
-from ..layers import Reason, Result, Stack
+from ..layers import Reason, Result, Stack, Status
+from ..layers.check import judge
 from ..layers.walk import Field, IPLayer
 from . import header, sums
 from .sums import Guess
@@ -32,6 +33,8 @@ def alone(buf: bytes, stack: Stack, f: Field, r: Result, ip: IPLayer | None) -> 
         return
     yield from sums.arithmetic(f, m)
     yield from sums.odd_byte(f, m)
+    if m.pseudo and ip is not None and not header_ok(buf, stack, ip):
+        return  # a wrong IPv4 header: its length may be what changed; no length of it is tried
     if ip is not None and ip.depth == 0 and f.covers[-1][1] == ip.end:
         yield from sums.padding(f, m, buf[ip.end:])
     yield from sums.lengths(f, m, sums.named_lengths(f, ip, m))
@@ -51,10 +54,18 @@ def extra(buf: bytes, stack: Stack, f: Field, r: Result, ip: IPLayer | None, bef
         old_ip = next((i for i in before[1].ips if i.depth == ip.depth and i.version == 4), None)
         if old_ip is not None:
             yield from header.before_guesses(buf, ip, old_ip, before[0])
-    if f.pseudo is not None and (before is not None or _paired(buf, f, context)):
+    if f.pseudo is not None and (before is not None or _paired(buf, f, context)) and header_ok(buf, stack, ip):
         m = sums.message(buf, f, ip)
         if m is not None:
             yield from _stale_pseudo(buf, f, m, before, context)
+
+
+def header_ok(buf: bytes, stack: Stack, ip: IPLayer) -> bool:
+    """Whether ``ip``'s header checksum is right (IPv6 has none): a NAT updates it, a flipped address bit breaks it."""
+    if ip.ip_csum is None:
+        return True
+    g = next((g for g in stack.fields if g.at == ip.ip_csum), None)
+    return g is not None and judge(memoryview(buf), g).status is Status.OK
 
 
 def _paired(buf: bytes, f: Field, context: Context | None) -> bool:
@@ -87,6 +98,8 @@ def _stale_pseudo(buf: bytes, f: Field, m: sums.Message, before: tuple[bytes, St
     for src, dst, where in pairs:
         if len(src) != len(m.src) or (src, dst) == (m.src, m.dst):
             continue
+        if bin(int.from_bytes(src + dst, "big") ^ int.from_bytes(m.src + m.dst, "big")).count("1") <= 2:
+            continue  # addresses one or two bits apart: what flipped bits make, not a NAT
         value = sums.stored_as(f, sums.checksum(m.moved(src, dst).total()))
         changed = [f"{name} {header.show(name, a)} (now {header.show(name, b)})"
                    for name, a, b in (("source address", src, m.src), ("destination address", dst, m.dst)) if a != b]
