@@ -55,6 +55,9 @@ def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                      help="say why each bad or offload checksum is wrong, where one simulated mistake gives the stored "
                      "bytes exactly (cause ids: docs/explain.md): per field in the lists and rows, per cause and flow "
                      "in the summary, in the --by host and --html verdicts; reads each FILE twice (not standard input)")
+    ver.add_argument("--annotate", metavar="OUT.pcapng", help="with --explain: also write a pcapng copy of FILE with a "
+                     "comment on every packet that has a wrong checksum (the field, stored and expected values, the "
+                     "cause; tshark -Y 'frame.comment contains \"csum\"' finds them); one FILE")
     ver.add_argument("--html", metavar="REPORT.html", help="also write the report as one self-contained HTML page "
                      "(totals, hosts, flows, a timeline of bad checksums, the verdict)")
     ver.add_argument("--follow-symlinks", action="store_true",
@@ -88,7 +91,7 @@ def _rows_scan(args: argparse.Namespace, bar: progress.Bar) -> list[Scan | Faile
         as_csv = args.format == "csv"
         rows = ExplainedText(sys.stdout.buffer.write, as_csv, current) if args.explain else \
             TextSink(sys.stdout.buffer.write, as_csv)
-        return scan_each(args, bar, table=rows)
+        return _explained(scan_each(args, bar, table=rows), args, why)
     path = target(args.out, [name for name in args.files if name != "-"])
     try:
         with AtomicFile(path) as out:
@@ -101,11 +104,20 @@ def _rows_scan(args: argparse.Namespace, bar: progress.Bar) -> list[Scan | Faile
                 sink = ExplainedText(out.write, args.format == "csv", current)
             else:
                 sink = TextSink(out.write, args.format == "csv")
-            items = scan_each(args, bar, table=sink)
+            items = _explained(scan_each(args, bar, table=sink), args, why)
             sink.close()
             out.commit()
     except OSError as exc:
         raise UsageError(f"--out: cannot write {args.out}: {exc.strerror or exc}") from None
+    return items
+
+
+def _explained(items: list[Scan | Failed], args: argparse.Namespace,
+               why: dict[str, Explained | None]) -> list[Scan | Failed]:
+    """The rows pass's scans with the explanations of the pass before (for --annotate)."""
+    for name, item in zip(args.files, items):
+        if not isinstance(item, Failed):
+            item.explained = why.get(name)
     return items
 
 
@@ -150,14 +162,46 @@ def _html_target(args: argparse.Namespace) -> Path | None:
         raise UsageError(str(exc)) from None
 
 
-def _check_explain(args: argparse.Namespace) -> None:
-    """--explain reads each input again once checked: files only, in this process."""
+def _check_explain(args: argparse.Namespace) -> Path | None:
+    """--explain reads each input again once checked: files only, in this process; where --annotate writes."""
+    if args.annotate is not None:
+        if not args.explain:
+            raise UsageError("--annotate: give --explain too (the comments hold each field's cause)")
+        if len(args.files) != 1:
+            raise UsageError("--annotate: one FILE (the copy is of one capture)")
     if not args.explain:
-        return
+        return None
     if args.dask is not None:
         raise UsageError("--explain: not with --dask (the explanation reads the packets again, here)")
     if "-" in args.files:
         raise UsageError("--explain: standard input cannot be read twice; save it to a file first")
+    if args.annotate is None:
+        return None
+    if args.annotate == "-":
+        raise UsageError("--annotate: OUT.pcapng must be a file name: csum writes regular files only")
+    from ..capture.output import target
+
+    try:
+        return target(args.annotate, args.files, follow_symlinks=args.follow_symlinks, what="--annotate")
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _annotate(path: Path, args: argparse.Namespace, item: Scan | Failed) -> None:
+    """Write --annotate's copy (csum.explain.annotate) atomically."""
+    from ..capture.output import AtomicFile
+    from ..capture.pcap import CHUNK_BYTES
+    from ..explain.annotate import annotate
+
+    if isinstance(item, Failed):
+        return
+    try:
+        with AtomicFile(path) as out:
+            annotate(args.files[0], item.report.bad + item.report.offload, item.explained, out.write,
+                     args.chunk_bytes or CHUNK_BYTES)
+            out.commit()
+    except OSError as exc:
+        raise UsageError(f"--annotate: cannot write {args.annotate}: {exc.strerror or exc}") from None
 
 
 def _explain(args: argparse.Namespace, items: list[Scan | Failed], bar: progress.Bar) -> None:
@@ -180,7 +224,7 @@ def run(args: argparse.Namespace) -> int:
     """``csum verify FILE...``."""
     check_show(args)
     args.json = args.json or args.format == "json"
-    _check_explain(args)
+    notes = _check_explain(args)
     page = _html_target(args)
     bar = progress.Bar(sys.stderr, "verify", quiet=args.quiet)
     items: list[Scan | Failed]
@@ -195,6 +239,8 @@ def run(args: argparse.Namespace) -> int:
             items = scan_each(args, bar)
         if args.explain and args.format not in ROW_FORMATS:
             _explain(args, items, bar)
+        if notes is not None:
+            _annotate(notes, args, items[0])
     finally:
         bar.close()
     if page is not None:

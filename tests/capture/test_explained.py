@@ -112,3 +112,38 @@ def test_rows_carry_cause_and_detail(capture, tmp_path, capsys):
     got = {f: c for f, c, s in zip(table.column("frame").to_pylist(), table.column("cause").to_pylist(),
                                     table.column("status").to_pylist()) if s == "bad"}
     assert got == expected
+
+
+def test_annotate_comments_read_back_by_tshark(capture, tmp_path, capsys):
+    """--annotate OUT.pcapng: tshark (Wireshark's reader, independent of csum) finds a "csum" comment on exactly the
+    packets with a wrong checksum, each naming the injected cause, and the packets' bytes as in the input."""
+    import shutil
+    import subprocess
+
+    if shutil.which("tshark") is None:
+        pytest.skip("tshark is not installed")
+    path, expected = capture
+    out = tmp_path / "annotated.pcapng"
+    assert main(["verify", str(path), "--explain", "--annotate", str(out)]) == 1
+    capsys.readouterr()
+    run = subprocess.run(["tshark", "-r", str(out), "-Y", 'frame.comment contains "csum"', "-T", "fields",
+                          "-e", "frame.number", "-e", "frame.comment"], capture_output=True, text=True, check=True)
+    found = dict(line.split("\t", 1) for line in run.stdout.splitlines())
+    assert sorted(map(int, found)) == sorted(expected)
+    for frame, cause in expected.items():
+        assert f"cause {cause}:" in found[str(frame)]
+    raw = subprocess.run(["tshark", "-r", str(out), "-T", "fields", "-e", "frame.len"], capture_output=True,
+                         text=True, check=True).stdout.split()
+    plain = subprocess.run(["tshark", "-r", str(path), "-T", "fields", "-e", "frame.len"], capture_output=True,
+                           text=True, check=True).stdout.split()
+    assert raw == plain
+
+
+def test_annotate_needs_explain_and_one_file(capture, tmp_path, capsys):
+    """--annotate without --explain, or with two inputs: a usage error (exit 2) naming --annotate."""
+    path, _ = capture
+    out = tmp_path / "a.pcapng"
+    assert main(["verify", str(path), "--annotate", str(out)]) == 2
+    assert main(["verify", str(path), str(path), "--explain", "--annotate", str(out)]) == 2
+    assert capsys.readouterr().err.count("--annotate") == 2
+    assert not out.exists()
