@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 def alone(buf: bytes, stack: Stack, f: Field, r: Result, ip: IPLayer | None) -> Iterator[Guess]:
     """The hypotheses for field ``f`` (its Result ``r``) of the walked packet ``buf``, carried by ``ip``, that need
-    nothing but the packet."""
+    nothing but the packet (the pseudo-header lengths tried: only those that store ``r.stored``)."""
     if r.reason is Reason.UDP6_ZERO and r.computed == 0xFFFF:
         yield Guess("udp0-not-mangled", 0,
                     lambda: "the UDP checksum computes to 0 and was stored as 0 (no checksum), not 0xffff")
@@ -37,7 +37,7 @@ def alone(buf: bytes, stack: Stack, f: Field, r: Result, ip: IPLayer | None) -> 
         return  # a wrong IPv4 header: its length may be what changed; no length of it is tried
     if ip is not None and ip.depth == 0 and f.covers[-1][1] == ip.end:
         yield from sums.padding(f, m, buf[ip.end:])
-    yield from sums.lengths(f, m, sums.named_lengths(f, ip, m))
+    yield from sums.lengths(f, m, sums.named_lengths(f, ip, m), r.stored)
     if f.entry.name == "ipv4" and ip is not None and ip.ip_csum == f.at:
         yield from header.guesses(buf, ip)
 

@@ -13,6 +13,7 @@ import array
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import NamedTuple
 from functools import partial
 
 from ..core.arith import M16, M32, canonical, swab16
@@ -119,9 +120,9 @@ def stored_as(f: Field, value: int) -> int:
     return M16 if value == 0 and f.entry.zero is not T.ZERO.VALUE else value
 
 
-@dataclass(frozen=True)
-class Guess:
-    """One simulated mistake: the cause id, the value it stores, how to say what it simulated."""
+class Guess(NamedTuple):
+    """One simulated mistake: the cause id, the value it stores, how to say what it simulated (a tuple: dozens are
+    made per field and most dropped)."""
 
     cause: str
     value: int
@@ -186,9 +187,10 @@ def padding(f: Field, m: Message, pad: bytes) -> Iterator[Guess]:
                     f"{m.length})")
 
 
-def lengths(f: Field, m: Message, named: list[tuple[int, str]]) -> Iterator[Guess]:
+def lengths(f: Field, m: Message, named: list[tuple[int, str]], want: int | None = None) -> Iterator[Guess]:
     """A wrong pseudo-header length, each one the packet names (``named``: (length, what it is)), in the full
-    checksum and in transmit offload's pseudo-header sum."""
+    checksum and in transmit offload's pseudo-header sum (``want``: only the guesses that store this value, the
+    others not made: the loop every wrong field runs)."""
     if not m.pseudo:
         return
     seen = {m.length}
@@ -196,11 +198,15 @@ def lengths(f: Field, m: Message, named: list[tuple[int, str]]) -> Iterator[Gues
         if length in seen or not 0 <= length <= M32:
             continue
         seen.add(length)
-        yield Guess("length-wrong", stored_as(f, checksum(m.total(length))),
-                    partial("pseudo-header length {} ({}) instead of {}".format, length, name, m.length))
-        yield Guess("length-wrong", canonical(m.total(length, 0), 16),
-                    partial("transmit offload's pseudo-header sum with length {} ({}) instead of {}".format,
-                            length, name, m.length))
+        full = stored_as(f, checksum(m.total(length)))
+        if want is None or full == want:
+            yield Guess("length-wrong", full,
+                        partial("pseudo-header length {} ({}) instead of {}".format, length, name, m.length))
+        head = canonical(m.total(length, 0), 16)
+        if want is None or head == want:
+            yield Guess("length-wrong", head,
+                        partial("transmit offload's pseudo-header sum with length {} ({}) instead of {}".format,
+                                length, name, m.length))
 
 
 def offload(f: Field, m: Message, stored: int) -> str | None:
