@@ -19,10 +19,10 @@ from ..errors import CsumValueError
 from ..layers import Status, table as T, walk
 from ..layers.check import judge
 from ..layers.walk import Field, IPLayer, Link, Stack
-from .hypotheses import fitting
+from .hypotheses import fitting, segment_key
 from .sums import Guess
 
-__all__ = ["Context", "FlowKey", "Segment", "carrier", "flow_key", "residual", "segment_key"]
+__all__ = ["Context", "FlowKey", "Segment", "carrier", "flow_key", "residual"]
 
 #: (IP version, source, destination, protocol, source port, destination port, layer, depth); ports -1 when none.
 FlowKey = tuple[int, bytes, bytes, int, int, int, str, int]
@@ -50,16 +50,6 @@ def flow_key(buf: bytes, ip: IPLayer, f: Field) -> FlowKey:
     return (ip.version, bytes(buf[ip.saddr:ip.saddr + size]), bytes(buf[ip.daddr:ip.daddr + size]), ip.proto,
             int.from_bytes(buf[at:at + 2], "big") if ported else -1,
             int.from_bytes(buf[at + 2:at + 4], "big") if ported else -1, f.entry.name, f.depth)
-
-
-def segment_key(buf: bytes, f: Field) -> bytes | None:
-    """A TCP/UDP field's segment past its ports with the checksum left out (None: not one, or not whole here)."""
-    if f.entry.name not in ("tcp", "udp") or f.at is None or not f.covers or f.na is not None:
-        return None
-    start, end = f.covers[0]
-    if len(f.covers) != 1 or not start + 4 <= f.at < end:
-        return None
-    return bytes(buf[start + 4:f.at]) + bytes(buf[f.at + 2:end])
 
 
 @dataclass(frozen=True)

@@ -70,8 +70,6 @@ def header_ok(buf: bytes, stack: Stack, ip: IPLayer) -> bool:
 
 def _paired(buf: bytes, f: Field, context: Context | None) -> bool:
     """Whether the context holds a right packet with this field's segment (a candidate packet before a NAT)."""
-    from .flow import segment_key
-
     key = None if context is None else segment_key(buf, f)
     return context is not None and key is not None and key in context.segments
 
@@ -80,8 +78,6 @@ def _stale_pseudo(buf: bytes, f: Field, m: sums.Message, before: tuple[bytes, St
                   context: Context | None) -> Iterator[Guess]:
     """l4-not-patched: the segment's checksum over the pseudo-header of the packet before a NAT (the ``before``
     packet's, or a right packet of the capture with the same segment past the ports)."""
-    from .flow import segment_key
-
     pairs: list[tuple[bytes, bytes, str]] = []
     if before is not None:
         obuf, ostack = before
@@ -151,3 +147,13 @@ def fitting_extra(buf: bytes, stack: Stack, f: Field, r: Result, ip: IPLayer | N
                   before: tuple[bytes, Stack] | None, context: Context | None) -> list[Guess]:
     """The hypotheses from what is known besides whose value is exactly the stored one (and not the right one)."""
     return [g for g in extra(buf, stack, f, r, ip, before, context) if g.value == r.stored and g.value != r.computed]
+
+
+def segment_key(buf: bytes, f: Field) -> bytes | None:
+    """A TCP/UDP field's segment past its ports with the checksum left out (None: not one, or not whole here)."""
+    if f.entry.name not in ("tcp", "udp") or f.at is None or not f.covers or f.na is not None:
+        return None
+    start, end = f.covers[0]
+    if len(f.covers) != 1 or not start + 4 <= f.at < end:
+        return None
+    return bytes(buf[start + 4:f.at]) + bytes(buf[f.at + 2:end])
