@@ -16,7 +16,7 @@ from .scans import ROW_FORMATS, Failed, add_common, exit_code, print_scans, repo
 
 if TYPE_CHECKING:
     from ..capture.arrow import ParquetSink
-    from ..explain.capture import Explained
+    from ..explain.capture import Explained, ExplainedParquet, ExplainedText
     from ..capture.scan import Scan
 
 EXIT_CODES = f"""exit codes:
@@ -74,16 +74,17 @@ def _rows_scan(args: argparse.Namespace, bar: progress.Bar) -> list[Scan | Faile
     from ..capture.output import AtomicFile, target
     from ..capture.rowtext import TextSink
 
-    from ..explain.capture import ExplainedParquet, ExplainedText
-
     why: dict[str, Explained | None] = {}
     if args.explain:  # check and explain first: the rows then carry each wrong field's cause
+        from ..explain.capture import ExplainedParquet, ExplainedText
+
         items = scan_each(args, bar)
         _explain(args, items, bar)
         why = {name: None if isinstance(item, Failed) else item.explained for name, item in zip(args.files, items)}
 
     def current() -> Explained | None:
         return why.get(args.current)  # the file scan_one reads now
+
     if args.out is None:
         if args.format == "parquet":
             raise UsageError("--format parquet writes a file: give --out FILE")
