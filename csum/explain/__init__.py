@@ -100,8 +100,8 @@ def _explain(buf: bytes, stack: Stack, f: Field, r: Result, link: Link, before: 
     if stored is None or computed is None:
         return Explanation(CANNOT_JUDGE, f"the {r.layer} checksum is not verifiable here ({r.reason})")
     ip = carrier(stack, f)
-    m = sums.message(buf, f, ip) if f.na is None else None
-    if r.status is Status.OFFLOAD and m is not None:
+    m = sums.message(buf, f, ip) if f.na is None and r.status is Status.OFFLOAD else None
+    if m is not None:
         detail = sums.offload(f, m, stored)
         if detail is not None:
             return Explanation("offload", detail)
