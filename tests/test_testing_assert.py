@@ -60,13 +60,11 @@ def test_pytest_plugin_fixture(tmp_path):
     import sys
     from pathlib import Path
 
+    frame = bytearray(raw(Ether() / IP() / TCP() / b"hi"))
+    frame[50], frame[51] = frame[51], frame[50]
     test = tmp_path / "test_user.py"
-    test.write_text(
-        "from scapy.all import IP, TCP, Ether, raw\n"
-        "def test_it(csum_checksums):\n"
-        "    b = bytearray(raw(Ether() / IP() / TCP() / b'hi'))\n"
-        "    b[50], b[51] = b[51], b[50]\n"
-        "    csum_checksums(bytes(b))\n")
+    test.write_text("def test_it(csum_checksums):\n"
+                    f"    csum_checksums(bytes.fromhex('{frame.hex()}'))\n")
     root = Path(__file__).resolve().parent.parent
     run = subprocess.run([sys.executable, "-m", "pytest", "-p", "csum.pytest_plugin", "-q", "-p", "no:cacheprovider",
                           "-o", "addopts=", str(test)], capture_output=True, text=True, cwd=tmp_path,
