@@ -184,21 +184,31 @@ def _versions(versions: object) -> tuple[int, ...]:
     return found
 
 
-def assert_checksums_ok(packet: object, *, link: str = "auto", udp6_zero_ok: bool = False) -> None:
+def assert_checksums_ok(packet: object, *, link: str = "auto", udp6_zero_ok: bool = False,
+                        before: object = None) -> None:
     """Fail (AssertionError) with a readable message unless every checksum of ``packet`` verifies.
 
     ``packet``: bytes-like, an Ethernet frame or bare IP ("auto"; or pass ``link="ethernet"``/``"ip"``).
     Uses :func:`csum.inet.verify`; a stored 0xffff where 0x0000 is computed passes (the same number),
-    checksums that cannot be verified from this packet alone (fragments) are not failures.
+    checksums that cannot be verified from this packet alone (fragments) are not failures. Each wrong checksum is
+    given its cause where :func:`csum.explain.explain` finds one (``before``: the packet before the code under test
+    changed it, which lets it name more: a NAT without the TCP/UDP update, a header field changed without an update,
+    the program mistakes of ``csum prog``).
     """
+    from .explain import explain
     from .layers.inet import verify
 
     results = verify(packet, link=link, udp6_zero_ok=udp6_zero_ok)  # type: ignore[arg-type]
     bad = [r for r in results if r.ok is False]
     if bad:
-        lines = [f"  {r.layer} checksum (header at offset {r.offset}): stored "
-                 f"{'none' if r.stored is None else f'{r.stored:#06x}'}, expected "
-                 f"{'unknown' if r.computed is None else f'{r.computed:#06x}'} ({r.reason})" for r in bad]
+        why = {r.field: e for r, e in explain(packet, link=link, before=before)}  # type: ignore[arg-type]
+        lines = []
+        for r in bad:
+            e = why.get(r.field)
+            lines.append(f"  {r.layer} checksum (header at offset {r.offset}): stored "
+                         f"{'none' if r.stored is None else f'{r.stored:#06x}'}, expected "
+                         f"{'unknown' if r.computed is None else f'{r.computed:#06x}'} ({r.reason})"
+                         + ("" if e is None else f"; cause {e.cause}: {e.detail}"))
         raise AssertionError(f"{len(bad)} of {len(results)} checksums wrong:\n" + "\n".join(lines))
 
 

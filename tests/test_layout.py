@@ -14,7 +14,7 @@ import csum
 
 SRC = Path(csum.__file__).resolve().parent
 #: docs/design.md "What may import what": the wings, lowest first.
-ORDER = ["engine", "core", "arch", "layers", "bpf", "capture", "rewrite", "kernel", "cli"]
+ORDER = ["engine", "core", "arch", "layers", "bpf", "capture", "rewrite", "explain", "kernel", "cli"]
 #: The floor every wing stands on.
 FLOOR = {"csum.errors", "csum.types"}
 #: The two modules of core the engine stands on.
@@ -64,7 +64,7 @@ def test_the_wings_are_folders():
     assert all((SRC / wing / "__init__.py").exists() for wing in ORDER)
     top = sorted(p.stem for p in SRC.glob("*.py"))
     assert top == ["__init__", "__main__", "batch", "crossarch", "dask", "errors", "inet", "pcap", "profiles", "prog",
-                   "scan", "skb", "testing", "types"], top
+                   "pytest_plugin", "scan", "skb", "testing", "types"], top
 
 
 def test_only_the_engine_imports_c():
@@ -93,7 +93,7 @@ def test_the_engine_stands_on_core_arith_and_inputs_only():
 
 
 def test_no_wing_imports_from_a_wing_above_it():
-    """The order of docs/design.md: engine < core < arch < layers < bpf < capture < rewrite < kernel < cli (the
+    """The order of docs/design.md: engine < core < arch < layers < bpf < capture < rewrite < explain < kernel < cli (the
     engine's base in core aside); arch and layers do not import each other."""
     bad = []
     for module in MODULES:

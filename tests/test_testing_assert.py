@@ -34,3 +34,40 @@ def test_sample_packets_is_reproducible():
     assert first == sample_packets(20, seed=7) and first != sample_packets(20, seed=8) and len(first) == 20
     for packet in first:
         assert_checksums_ok(packet, link="ip")
+
+
+def test_assert_checksums_ok_names_the_cause():
+    """A NAT that left the TCP checksum (scapy recomputes the IP header only) fails with the cause l4-not-patched
+    and the old address, given the packet before; a checksum stored byte-swapped fails with byte-order (expected:
+    the mistakes made here)."""
+    before = Ether() / IP(src="10.0.0.1", dst="10.0.0.2") / TCP(sport=1, dport=2) / b"hello"
+    after = before.copy()
+    after[IP].src, after[IP].chksum = "192.0.2.9", None
+    after[TCP].chksum = TCP(raw(before[TCP])).chksum
+    with pytest.raises(AssertionError, match=r"cause l4-not-patched: a stale pseudo-header for source address "
+                                             r"10\.0\.0\.1 \(now 192\.0\.2\.9\)"):
+        assert_checksums_ok(raw(Ether(raw(after))), before=raw(before))
+    swapped = bytearray(raw(before))
+    swapped[50], swapped[51] = swapped[51], swapped[50]
+    with pytest.raises(AssertionError, match="cause byte-order"):
+        assert_checksums_ok(bytes(swapped))
+
+
+def test_pytest_plugin_fixture(tmp_path):
+    """The ``csum_checksums`` fixture of csum.pytest_plugin (the pytest11 entry point) fails a test with the cause
+    (expected: a byte-swapped checksum made here)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    frame = bytearray(raw(Ether() / IP() / TCP() / b"hi"))
+    frame[50], frame[51] = frame[51], frame[50]
+    test = tmp_path / "test_user.py"
+    test.write_text("def test_it(csum_checksums):\n"
+                    f"    csum_checksums(bytes.fromhex('{frame.hex()}'))\n")
+    root = Path(__file__).resolve().parent.parent
+    run = subprocess.run([sys.executable, "-m", "pytest", "-p", "csum.pytest_plugin", "-q", "-p", "no:cacheprovider",
+                          "-o", "addopts=", str(test)], capture_output=True, text=True, cwd=tmp_path,
+                         env={**__import__("os").environ, "PYTHONPATH": str(root)})
+    assert run.returncode == 1, run.stdout[-2000:]
+    assert "cause byte-order" in run.stdout

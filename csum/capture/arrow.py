@@ -133,18 +133,32 @@ class _Stream:
 
 class ParquetSink:
     """Rows written as they come into a Parquet file through ``out`` (an AtomicFile, committed by the caller after
-    :meth:`close`)."""
+    :meth:`close`); ``extra``: the names of more string columns after the rows' own (csum.explain's cause and
+    detail), whose values :meth:`write` takes."""
 
-    def __init__(self, out: Any) -> None:
+    def __init__(self, out: Any, extra: tuple[str, ...] = ()) -> None:
         self.pa = pyarrow("--format parquet")
         import pyarrow.parquet as pq
 
+        self.schema = schema(self.pa)
+        for name in extra:
+            self.schema = self.schema.append(self.pa.field(name, self.pa.string()))
         self.stream = _Stream(out)
-        self.writer = pq.ParquetWriter(self.pa.PythonFile(self.stream, mode="w"), schema(self.pa))
+        self.writer = pq.ParquetWriter(self.pa.PythonFile(self.stream, mode="w"), self.schema)
 
     def __call__(self, rows: Rows) -> None:
-        if len(rows):
-            self.writer.write_batch(record_batch(rows, self.pa))
+        self.write(rows)
+
+    def write(self, rows: Rows, *extra: list[str | None]) -> None:
+        """``rows``, and the values of each extra column (one list per column, a value per row)."""
+        if not len(rows):
+            return
+        batch = record_batch(rows, self.pa)
+        if extra:
+            batch = self.pa.RecordBatch.from_arrays(
+                [*batch.columns, *(self.pa.array(values, type=self.pa.string()) for values in extra)],
+                schema=self.schema)
+        self.writer.write_batch(batch)
 
     def close(self) -> None:
         self.writer.close()

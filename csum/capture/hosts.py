@@ -19,7 +19,8 @@ as one checked in one piece (:meth:`Hosts.update`).
 The verdict (:meth:`Hosts.verdict`): a host sent **offload** when every bad-or-offload checksum from its
 address is transmit offload's partial sum (the pseudo-header sum a NIC completes: CHECKSUM_PARTIAL,
 include/linux/skbuff.h; the capture was taken on the sending host before the NIC); a host with any real bad
-checksum (of any protocol) is **corruption or a bug**.
+checksum (of any protocol) is **corruption or a bug**, unless ``verify --explain`` found the cause
+(:mod:`csum.explain`): then the verdict names it.
 """
 
 from __future__ import annotations
@@ -101,6 +102,14 @@ def interesting(results: Sequence[Result]) -> bool:
     return any(r.status in COUNTED for r in results)
 
 
+def flow_of(r: Result, rows: Sequence[Sender]) -> Flow | None:
+    """The :class:`Flow` of field ``r`` of a packet whose IP headers are ``rows`` (None: in no IP header)."""
+    sender = _sender_of(r, rows)
+    if sender is None:
+        return None
+    return Flow(address(sender.src), address(sender.dst), protocol_name(sender.proto), sender.sport, sender.dport)
+
+
 def _sender_of(r: Result, rows: Sequence[Sender]) -> Sender | None:
     """The IP header that carries ``r``: the last one of its depth starting at or before it (else the last one
     before it, else the first)."""
@@ -133,6 +142,9 @@ class Hosts:
     timeline: dict[int, list[int]] = field(default_factory=dict)
     untimed: list[int] = field(default_factory=lambda: [0, 0])
     unplaced: list[int] = field(default_factory=lambda: [0, 0])
+    #: ``csum verify --explain``: per source address, its bad fields per cause id found (csum.explain; not the
+    #: unexplained ones); empty otherwise.
+    causes: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def add(self, time: int, results: Sequence[Result], rows: Sequence[Sender]) -> None:
         """Count the bad and offload ``results`` of one packet seen at ``time`` (ns, or NO_TIME), whose IP headers
@@ -187,6 +199,10 @@ class Hosts:
             _add(self.timeline.setdefault(bucket >> (shift - other.shift), [0, 0]), pair)
         _add(self.untimed, other.untimed)
         _add(self.unplaced, other.unplaced)
+        for src, counts in other.causes.items():
+            mine_causes = self.causes.setdefault(src, {})
+            for cause, n in counts.items():
+                mine_causes[cause] = mine_causes.get(cause, 0) + n
         self._bound()
 
     def _coarsen(self, shift: int) -> None:
@@ -213,9 +229,18 @@ class Hosts:
 
     def verdict(self, src: str) -> str:
         """"offload" when every bad-or-offload checksum from ``src`` is an offload partial sum, else
-        "corruption or a bug" (see the module docstring)."""
+        "corruption or a bug" (see the module docstring); where :attr:`causes` names the cause of its bad fields
+        (``verify --explain``), those cause ids, most fields first, then "corruption or a bug" if some are left
+        unexplained."""
         bad, _ = self.totals(src)
-        return "corruption or a bug" if bad else "offload"
+        if not bad:
+            return "offload"
+        counts = self.causes.get(src, {})
+        named = sorted(counts, key=lambda c: (-counts[c], c))
+        if not named:
+            return "corruption or a bug"
+        left = bad - sum(counts[c] for c in named)
+        return ", ".join(named) + (", corruption or a bug" if left > 0 else "")
 
     def ranked_hosts(self) -> list[str]:
         """The source addresses, most bad-or-offload fields first (then by address text)."""
@@ -232,7 +257,7 @@ class Hosts:
             return f"more than {MAX_HOSTS} source hosts: no verdict per host"
         ranked = self.ranked_hosts()
         parts = [f"offload on {h}" for h in ranked if self.verdict(h) == "offload"]
-        parts += [f"corruption or a bug on {h}" for h in ranked if self.verdict(h) != "offload"]
+        parts += [f"{self.verdict(h)} on {h}" for h in ranked if self.verdict(h) != "offload"]
         if limit is not None and len(parts) > limit:
             rest = len(parts) - limit
             parts = [*parts[:limit], f"and {rest} more hosts" if limit else f"{rest} hosts, not listed"]

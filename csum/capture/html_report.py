@@ -63,7 +63,7 @@ def _verdicts(h: Hosts | None) -> str:
         return '<ul class="verdict"><li class="clean" id="verdict">no bad or offload checksum from any host</li></ul>'
     items = [f'<li class="offload">offload on <span class="host">{_e(src)}</span></li>'
              for src in ranked[:MAX_ROWS] if h.verdict(src) == "offload"]
-    items += [f'<li class="corrupt">corruption or a bug on <span class="host">{_e(src)}</span></li>'
+    items += [f'<li class="corrupt">{_e(h.verdict(src))} on <span class="host">{_e(src)}</span></li>'
               for src in ranked[:MAX_ROWS] if h.verdict(src) != "offload"]
     more = f'<p class="note">and {len(ranked) - MAX_ROWS} more hosts</p>' if len(ranked) > MAX_ROWS else ""
     return f'<ul class="verdict" id="verdict">{"".join(items)}</ul>{more}'
@@ -180,7 +180,8 @@ def render(scans: Sequence[Scan]) -> str:
             '<p class="note">A host gets "offload" when every bad-or-offload TCP/UDP checksum from its address holds '
             "transmit offload's partial sum (the pseudo-header sum the NIC completes: the capture was taken before "
             'the NIC), and it sent no real bad checksum of any protocol; any real bad checksum makes it "corruption '
-            'or a bug".</p>',
+            'or a bug", unless csum verify --explain found the cause: then the verdict names it (docs/explain.md).'
+            '</p>',
             "<h2>Totals per protocol and status</h2>", _totals(total),
             "<h2>Files</h2>", _files(scans)]
     if h is not None:

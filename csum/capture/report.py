@@ -15,8 +15,9 @@ import copy
 import functools
 import heapq
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..layers import Result, Status
 from .hosts import Hosts, Sender
@@ -162,42 +163,63 @@ def frame(index: int) -> int:
     return index + 1
 
 
-def _bad_row(index: int, r: Result) -> dict[str, object]:
-    return {"frame": frame(index), "layer": r.layer, "path": r.path, "offset": r.field, "stored": r.stored,
-            "computed": r.computed, "reason": str(r.reason)}
+#: Why a wrong field is wrong, where ``verify --explain`` found out: (packet index, Result) -> its
+#: csum.explain.Explanation, or None.
+Why = Callable[[int, Result], Any]
+
+
+def _bad_row(index: int, r: Result, why: Why | None = None) -> dict[str, object]:
+    row: dict[str, object] = {"frame": frame(index), "layer": r.layer, "path": r.path, "offset": r.field,
+                              "stored": r.stored, "computed": r.computed, "reason": str(r.reason)}
+    if why is not None:
+        e = why(index, r)
+        row["cause"], row["detail"] = (None, None) if e is None else (e.cause, e.detail)
+    return row
 
 
 def _hex16(value: int | None) -> str | None:
     return None if value is None else f"{value:#06x}"
 
 
-def as_json(report: Report, cap: Capture, name: str, show: int) -> dict[str, object]:
-    """The report as a JSON-ready dict (lists cut to their first ``show`` items, counts complete)."""
+def as_json(report: Report, cap: Capture, name: str, show: int, why: Why | None = None) -> dict[str, object]:
+    """The report as a JSON-ready dict (lists cut to their first ``show`` items, counts complete); ``why``: each
+    bad and offload row gets the ``cause`` and ``detail`` of its explanation."""
     return {
         "file": name, "format": cap.format, "packets": report.packets, "fast_path": report.fast,
         "not_ip": report.not_ip, "unsupported_linktypes": {str(k): v for k, v in report.unsupported.items()},
         "no_checksum_linktypes": {str(k): v for k, v in report.no_checksum.items()},
         "counts": report.counts,
-        "bad_count": report.total("bad"), "bad": [_bad_row(i, r) for i, r in report.bad[:show]],
-        "offload_count": report.total("offload"), "offload": [_bad_row(i, r) for i, r in report.offload[:show]],
+        "bad_count": report.total("bad"), "bad": [_bad_row(i, r, why) for i, r in report.bad[:show]],
+        "offload_count": report.total("offload"), "offload": [_bad_row(i, r, why) for i, r in report.offload[:show]],
         "malformed_count": report.total("malformed"),
         "malformed": [{"frame": frame(i), "reason": why} for i, why in report.malformed[:show]],
         "cut_count": report.total("cut"), "cut_frames": [frame(i) for i in report.cut[:show]],
     }
 
 
-def _rows(title: str, items: list[tuple[int, Result]], total: int, show: int) -> list[str]:
+def _cause(why: Why | None, index: int, r: Result) -> str:
+    if why is None:
+        return ""
+    e = why(index, r)
+    return f"  {'-' if e is None else e.cause}"
+
+
+def _rows(title: str, items: list[tuple[int, Result]], total: int, show: int, why: Why | None = None) -> list[str]:
     if not total:
         return []
     lines = ["", f"{title}: {total}" + (f" (first {show})" if total > show else "")]
     if show > 0:
-        lines.append(f"{'frame':>8}  {'layer':<10} {'offset':>6}  {'stored':<7} {'computed':<8}  reason")
+        lines.append(f"{'frame':>8}  {'layer':<10} {'offset':>6}  {'stored':<7} {'computed':<8}  "
+                     + ("reason" if why is None else f"{'reason':<14}  cause"))
+    reason = (lambda r: str(r.reason)) if why is None else (lambda r: f"{r.reason!s:<14}")
     return lines + [f"{frame(i):>8}  {count_key(r):<10} {'-' if r.field is None else r.field:>6}  "
-                    f"{_hex16(r.stored) or '-':<7} {_hex16(r.computed) or '-':<8}  {r.reason}" for i, r in items[:show]]
+                    f"{_hex16(r.stored) or '-':<7} {_hex16(r.computed) or '-':<8}  {reason(r)}{_cause(why, i, r)}"
+                    for i, r in items[:show]]
 
 
-def as_text(report: Report, cap: Capture, name: str, show: int) -> str:
-    """The report as tables: counts per protocol and depth, then the first ``show`` bad, offload, malformed, cut."""
+def as_text(report: Report, cap: Capture, name: str, show: int, why: Why | None = None) -> str:
+    """The report as tables: counts per protocol and depth, then the first ``show`` bad, offload, malformed, cut
+    (``why``: the bad and offload rows with the cause of their explanation)."""
     walked = report.packets - report.fast
     lines = [f"{name}: {cap.format}, {report.packets} packets ({report.fast} on the fast path, {walked} walked "
              f"layer by layer; {report.not_ip} not IP; {report.total('cut')} cut by the snap length, their captured "
@@ -207,9 +229,9 @@ def as_text(report: Report, cap: Capture, name: str, show: int) -> str:
               for k, v in sorted(report.no_checksum.items())]
     lines += ["", f"{'layer':<10} " + " ".join(f"{s:>9}" for s in STATUSES)]
     lines += [f"{key:<10} " + " ".join(f"{c.get(s, 0):>9}" for s in STATUSES) for key, c in report.counts.items()]
-    lines += _rows("bad checksums", report.bad, report.total("bad"), show)
+    lines += _rows("bad checksums", report.bad, report.total("bad"), show, why)
     lines += _rows("transmit offload (the field holds the pseudo-header sum; the NIC fills it in)", report.offload,
-                   report.total("offload"), show)
+                   report.total("offload"), show, why)
     if report.total("malformed"):
         lines += ["", f"malformed packets: {report.total('malformed')}"]
         lines += [f"{frame(i):>8}  {why}" for i, why in report.malformed[:show]]

@@ -110,12 +110,13 @@ def python_text(rows: Rows, as_csv: bool = False) -> bytes:
 
 
 class TextSink:
-    """Rows written as they come, as JSON Lines or CSV (its header line first), through ``write`` (bytes)."""
+    """Rows written as they come, as JSON Lines or CSV (its header line first, naming ``extra`` columns after the
+    rows' own: csum.explain's sink writes their values), through ``write`` (bytes)."""
 
-    def __init__(self, write: Callable[[bytes], object], as_csv: bool = False) -> None:
+    def __init__(self, write: Callable[[bytes], object], as_csv: bool = False, extra: tuple[str, ...] = ()) -> None:
         self.write, self.as_csv = write, as_csv
         if as_csv:
-            write(csv_header().encode())
+            write((csv_header().rstrip("\n") + "".join("," + name for name in extra) + "\n").encode())
 
     def __call__(self, rows: Rows) -> None:
         if len(rows):

@@ -57,6 +57,9 @@ class Scan:
     patched: int = 0
     patched_packets: int = 0
     offload_filled: int = 0
+    #: ``csum verify --explain``: why each wrong field is wrong (a csum.explain.capture.Explained, from a wing above
+    #: this one), else None.
+    explained: Any = None
 
 
 def scan(name: str | os.PathLike[str], *, jobs: int = 1, chunk_bytes: int = pcap.CHUNK_BYTES,
@@ -152,7 +155,8 @@ def scan(name: str | os.PathLike[str], *, jobs: int = 1, chunk_bytes: int = pcap
         if sink is not None:
             for block in reader.rest():
                 sink.write(block)
-        return Scan(source.name, reader.format, source.compression, report, reader.stop, *counted)
+        return Scan(source.name, reader.format, source.compression, report, reader.stop, counted[0], counted[1],
+                    counted[2])
 
 
 def to_arrow(name: str | os.PathLike[str], *, chunk_bytes: int | None = None) -> Any:

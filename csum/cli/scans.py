@@ -75,8 +75,13 @@ def scan_one(args: argparse.Namespace, name: str, bar: progress.Bar, sink: Sink 
     args.current = name
     bar.phase(f"checking {name}" if sink is None else f"checking {name} and writing {args.out}")
     try:
+        show = getattr(args, "show", None)
+        if getattr(args, "explain", False) and show is not None:  # every wrong field up to the explainer's limit
+            from ..explain.capture import LIMIT
+
+            show = max(show, LIMIT)
         return scan(name, jobs=args.jobs, chunk_bytes=args.chunk_bytes or pcap.CHUNK_BYTES, sink=sink,
-                    progress=bar.update, each=each, keep=getattr(args, "show", None),
+                    progress=bar.update, each=each, keep=show,
                     fix_embedded=getattr(args, "fix_embedded", False), hosts=wants_hosts(args), table=table)
     except BrokenPipeError:  # our output's reader left (`| head`): not a read error; main() stops quietly
         raise
@@ -155,9 +160,12 @@ def scan_json(scan: Scan, show: int, hosts: bool = False) -> dict[str, object]:
     """``scan`` as verify and fix print it with --json; ``hosts``: with its per-host summary (``by_host``)."""
     from ..capture import report
 
-    doc = report.as_json(scan.report, scan, scan.name, show)  # type: ignore[arg-type]
+    why = None if scan.explained is None else scan.explained.of
+    doc = report.as_json(scan.report, scan, scan.name, show, why)  # type: ignore[arg-type]
     if hosts and scan.report.hosts is not None:
         doc["by_host"] = scan.report.hosts.as_json()
+    if scan.explained is not None:
+        doc["explain"] = scan.explained.as_json(show)
     doc["compression"] = scan.compression
     doc["stopped"] = None if scan.stop is None else {
         "offset": scan.stop.offset, "after_frame": scan.stop.index, "truncated": scan.stop.truncated,
@@ -169,7 +177,10 @@ def scan_text(scan: Scan, show: int, hosts: bool = False) -> str:
     """``scan`` as verify and fix print it; ``hosts``: with its per-host summary (first ``show`` hosts and flows)."""
     from ..capture import report
 
-    text = report.as_text(scan.report, scan, scan.name, show)  # type: ignore[arg-type]
+    why = None if scan.explained is None else scan.explained.of
+    text = report.as_text(scan.report, scan, scan.name, show, why)  # type: ignore[arg-type]
+    if scan.explained is not None:
+        text = "\n".join([text, *scan.explained.as_text(show)])
     if hosts and scan.report.hosts is not None:
         text = "\n".join([text, *scan.report.hosts.as_text(show)])
     if scan.stop is None:

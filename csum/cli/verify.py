@@ -15,6 +15,8 @@ from .exits import SIGNAL_CODES
 from .scans import ROW_FORMATS, Failed, Sink, add_common, exit_code, print_scans, report_problems, scan_each
 
 if TYPE_CHECKING:
+    from ..capture.arrow import ParquetSink
+    from ..explain.capture import Explained, ExplainedParquet, ExplainedText
     from ..capture.scan import Scan
 
 EXIT_CODES = f"""exit codes:
@@ -49,6 +51,13 @@ def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                      "packets on link types csum cannot look into as an input error (exit 2)")
     ver.add_argument("--by", choices=("host",), help="host: also list the bad and offload checksums per source host "
                      "and per flow, with the verdict 'offload on HOST' or 'corruption or a bug on HOST'")
+    ver.add_argument("--explain", action="store_true",
+                     help="say why each bad or offload checksum is wrong, where one simulated mistake gives the stored "
+                     "bytes exactly (cause ids: docs/explain.md): per field in the lists and rows, per cause and flow "
+                     "in the summary, in the --by host and --html verdicts; reads each FILE twice (not standard input)")
+    ver.add_argument("--annotate", metavar="OUT.pcapng", help="with --explain: also write a pcapng copy of FILE with a "
+                     "comment on every packet that has a wrong checksum (the field, stored and expected values, the "
+                     "cause; tshark -Y 'frame.comment contains \"csum\"' finds them); one FILE")
     ver.add_argument("--html", metavar="REPORT.html", help="also write the report as one self-contained HTML page "
                      "(totals, hosts, flows, a timeline of bad checksums, the verdict)")
     ver.add_argument("--follow-symlinks", action="store_true",
@@ -65,22 +74,40 @@ def _rows_scan(args: argparse.Namespace, bar: progress.Bar) -> list[Scan | Faile
     from ..capture.output import AtomicFile, target
     from ..capture.rowtext import TextSink
 
+    why: dict[str, Explained | None] = {}
+    if args.explain:  # check and explain first: the rows then carry each wrong field's cause
+        from ..explain.capture import ExplainedParquet, ExplainedText
+
+        items = scan_each(args, bar)
+        _explain(args, items, bar)
+        why = {name: None if isinstance(item, Failed) else item.explained for name, item in zip(args.files, items)}
+
+    def current() -> Explained | None:
+        return why.get(args.current)  # the file scan_one reads now
+
     if args.out is None:
         if args.format == "parquet":
             raise UsageError("--format parquet writes a file: give --out FILE")
         sys.stdout.flush()
-        return scan_each(args, bar, table=TextSink(sys.stdout.buffer.write, args.format == "csv"))
+        as_csv = args.format == "csv"
+        rows = ExplainedText(sys.stdout.buffer.write, as_csv, current) if args.explain else \
+            TextSink(sys.stdout.buffer.write, as_csv)
+        return _explained(scan_each(args, bar, table=rows), args, why)
     path = target(args.out, [name for name in args.files if name != "-"], what="--out")
     try:
         with AtomicFile(path) as out:
+            sink: TextSink | ParquetSink | ExplainedText | ExplainedParquet
             if args.format == "parquet":
                 from ..capture.arrow import ParquetSink
 
-                sink: TextSink | ParquetSink = ParquetSink(Sink(out, args.out))
+                sink = ExplainedParquet(Sink(out, args.out), current) if args.explain else \
+                    ParquetSink(Sink(out, args.out))
+            elif args.explain:
+                sink = ExplainedText(Sink(out, args.out).write, args.format == "csv", current)
             else:
                 sink = TextSink(Sink(out, args.out).write, args.format == "csv")
             try:
-                items = scan_each(args, bar, table=sink)
+                items = _explained(scan_each(args, bar, table=sink), args, why)
             except BaseException:
                 sink.discard()
                 raise
@@ -88,6 +115,15 @@ def _rows_scan(args: argparse.Namespace, bar: progress.Bar) -> list[Scan | Faile
             out.commit()
     except OSError as exc:
         raise UsageError(f"--out: cannot write {args.out}: {exc.strerror or exc}") from None
+    return items
+
+
+def _explained(items: list[Scan | Failed], args: argparse.Namespace,
+               why: dict[str, Explained | None]) -> list[Scan | Failed]:
+    """The rows pass's scans with the explanations of the pass before (for --annotate)."""
+    for name, item in zip(args.files, items):
+        if not isinstance(item, Failed):
+            item.explained = why.get(name)
     return items
 
 
@@ -132,10 +168,69 @@ def _html_target(args: argparse.Namespace) -> Path | None:
         raise UsageError(str(exc)) from None
 
 
+def _check_explain(args: argparse.Namespace) -> Path | None:
+    """--explain reads each input again once checked: files only, in this process; where --annotate writes."""
+    if args.annotate is not None:
+        if not args.explain:
+            raise UsageError("--annotate: give --explain too (the comments hold each field's cause)")
+        if len(args.files) != 1:
+            raise UsageError("--annotate: one FILE (the copy is of one capture)")
+    if not args.explain:
+        return None
+    if args.dask is not None:
+        raise UsageError("--explain: not with --dask (the explanation reads the packets again, here)")
+    if "-" in args.files:
+        raise UsageError("--explain: standard input cannot be read twice; save it to a file first")
+    if args.annotate is None:
+        return None
+    if args.annotate == "-":
+        raise UsageError("--annotate: OUT.pcapng must be a file name: csum writes regular files only")
+    from ..capture.output import target
+
+    try:
+        return target(args.annotate, args.files, follow_symlinks=args.follow_symlinks, what="--annotate")
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _annotate(path: Path, args: argparse.Namespace, item: Scan | Failed) -> None:
+    """Write --annotate's copy (csum.explain.annotate) atomically."""
+    from ..capture.output import AtomicFile
+    from ..capture.pcap import CHUNK_BYTES
+    from ..explain.annotate import annotate
+
+    if isinstance(item, Failed):
+        return
+    try:
+        with AtomicFile(path) as out:
+            annotate(args.files[0], item.report.bad + item.report.offload, item.explained, out.write,
+                     args.chunk_bytes or CHUNK_BYTES)
+            out.commit()
+    except OSError as exc:
+        raise UsageError(f"--annotate: cannot write {args.annotate}: {exc.strerror or exc}") from None
+
+
+def _explain(args: argparse.Namespace, items: list[Scan | Failed], bar: progress.Bar) -> None:
+    """Explain the wrong fields of every input checked (csum.explain.capture)."""
+    from ..explain.capture import explain_capture
+    from ..capture.pcap import CHUNK_BYTES
+
+    for name, item in zip(args.files, items):
+        if isinstance(item, Failed) or not (item.report.total("bad") + item.report.total("offload")):
+            continue
+        bar.phase(f"explaining {name}")
+        try:
+            item.explained = explain_capture(name, item.report, hosts=item.report.hosts,
+                                             chunk_bytes=args.chunk_bytes or CHUNK_BYTES)
+        except OSError as exc:
+            raise UsageError(f"--explain: cannot read {name} again: {exc.strerror or exc}") from None
+
+
 def run(args: argparse.Namespace) -> int:
     """``csum verify FILE...``."""
     check_show(args)
     args.json = args.json or args.format == "json"
+    notes = _check_explain(args)
     page = _html_target(args)
     bar = progress.Bar(sys.stderr, "verify", quiet=args.quiet)
     items: list[Scan | Failed]
@@ -148,6 +243,10 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError("--out: only with --format jsonl, csv or parquet (the rows)")
         else:
             items = scan_each(args, bar)
+        if args.explain and args.format not in ROW_FORMATS:
+            _explain(args, items, bar)
+        if notes is not None:
+            _annotate(notes, args, items[0])
     finally:
         bar.close()
     if page is not None:

@@ -444,6 +444,11 @@ LINK_NAMES = {"ethernet": 1, "ether": 1, "ip": 101}
 
 #: IPv4 (RFC 791, RFC 2474, RFC 3168): the DSCP/ECN byte and the TTL, from the header start.
 IPV4_TOS, IPV4_TTL = 1, 8
+#: IPv4 (RFC 791 3.1, :class:`IPHdr`): each header field of whole bytes, (name, offset, size) from the header start
+#: (the version/IHL byte and the checksum left out; flags and fragment offset are one field).
+IPV4_FIELDS = (("tos", IPV4_TOS, 1), ("total length", IPHDR.tot_len, 2), ("id", IPHDR.id, 2),
+               ("fragment field", IPHDR.frag_off, 2), ("ttl", IPV4_TTL, 1), ("protocol", IPHDR.protocol, 1),
+               ("source address", IPHDR.saddr, IPHDR.addr_size), ("destination address", IPHDR.daddr, IPHDR.addr_size))
 #: IPv6 (RFC 8200 3): the first 32-bit word holds version (4 bits), traffic class (8), flow label (20).
 IPV6_FLOW_WORD_BITS = (4, 8, 20)
 #: Ethernet (IEEE 802.3): destination and source MAC offsets, the type / TPID at 12; an 802.1Q tag is 4 bytes,

@@ -49,6 +49,8 @@ complete -c csum -n '__fish_seen_subcommand_from verify' -l format -r -f -a 'tex
 complete -c csum -n '__fish_seen_subcommand_from verify' -l out -r -d 'with --format jsonl, csv or parquet: write the rows to...'
 complete -c csum -n '__fish_seen_subcommand_from verify' -l strict -d 'count transmit-offload checksums (the pseudo-header sum...'
 complete -c csum -n '__fish_seen_subcommand_from verify' -l by -r -f -a 'host' -d 'host: also list the bad and offload checksums per source...'
+complete -c csum -n '__fish_seen_subcommand_from verify' -l explain -d 'say why each bad or offload checksum is wrong, where one...'
+complete -c csum -n '__fish_seen_subcommand_from verify' -l annotate -r -d 'with --explain: also write a pcapng copy of FILE with a...'
 complete -c csum -n '__fish_seen_subcommand_from verify' -l html -r -d 'also write the report as one self-contained HTML page...'
 complete -c csum -n '__fish_seen_subcommand_from verify' -l follow-symlinks -d 'REPORT.html may be a symbolic link: replace its target'
 complete -c csum -n '__fish_seen_subcommand_from verify' -l show -r -d 'list at most this many bad packets (default 10)'

@@ -1,0 +1,221 @@
+"""Why a checksum is wrong: single-mistake hypotheses, each simulated, named only when it gives the stored bytes.
+
+:func:`explain` takes a packet (and, where known, the packet before a program or a rewrite changed it, and a
+:class:`Context` of the capture around it); for every wrong checksum field it computes what each known mistake
+(:data:`csum.explain.causes.CAUSES`) would have stored there, and names the one whose value is exactly the stored
+one. Each value tried is fixed by the packet (the checksum over a length the packet holds, the TTL one higher, the
+before-packet's field) or pinned by its flow (every wrong field of the flow off by the same amount); a mistake with
+a free value is never tried alone, since with 16-bit checksums some value would always fit. Where no mistake gives
+the stored value, or mistakes with different ids do, the answer is ``unexplained``; where the flow's wrong fields
+are each off by a different amount, ``corruption``; where the packet does not parse, ``cannot-judge``. An
+explanation never changes a verdict: it is computed from the verdict, for wrong (bad or transmit offload) fields.
+
+``csum verify --explain``, the HTML report and the row outputs call this module (docs/explain.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..core.inputs import as_view
+from ..errors import CsumValueError
+from ..layers import Reason, Result, Stack, Status, walk
+from ..layers import table as T
+from ..layers.check import judge
+from ..layers.walk import Field, IPLayer, Link
+from . import header, hypotheses, sums
+from .causes import CANNOT_JUDGE, CAUSES, CORRUPTION, NOT_CAUSES, UNEXPLAINED, Cause, what
+from .flow import Context, carrier, flow_key, residual
+
+__all__ = ["CANNOT_JUDGE", "CAUSES", "CORRUPTION", "NOT_CAUSES", "UNEXPLAINED", "Cause", "Context", "Explanation",
+           "explain", "explain_result", "what"]
+
+#: How many wrong fields of a flow must share a one-bit residual, or fit one weak cause, for the flow to pin it (two
+#: bits flipped at one place of two packets of a flow happen; three, hardly).
+PIN = 3
+#: The statuses explained: what csum fix corrects.
+WRONG = (Status.BAD, Status.OFFLOAD)
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """Why one field is wrong: ``cause`` (a cause id of :data:`CAUSES`, or unexplained / corruption /
+    cannot-judge) and ``detail``, one line naming the values (the field, the old address, the length ...)."""
+
+    cause: str
+    detail: str
+
+    @property
+    def named(self) -> bool:
+        """Whether a cause was found (not unexplained, corruption or cannot-judge)."""
+        return self.cause not in (UNEXPLAINED, CORRUPTION, CANNOT_JUDGE)
+
+
+def _walk(packet: object, link: Link, context: Context | None = None) -> tuple[bytes, Stack]:
+    buf = bytes(as_view(packet, "packet"))
+    if context is not None and buf in context.walked:
+        return buf, context.walked[buf][0]
+    return buf, walk(memoryview(buf), link)
+
+
+def explain(packet: object, *, link: Link = "ethernet", before: object = None,
+            context: Context | None = None) -> list[tuple[Result, Explanation]]:
+    """Every wrong checksum field of ``packet`` (a bytes-like frame of link type ``link``) with its explanation.
+
+    ``before``: the same packet before a program or rewrite changed it (same link type); ``context``: the capture
+    around it (:class:`Context`, the packet itself added too). Right fields are left out; a packet that does not
+    parse gives one (None-field) result explained ``cannot-judge``.
+    """
+    buf, stack = _walk(packet, link, context)
+    if stack.malformed is not None and not stack.fields:
+        code, message = stack.malformed
+        r = Result("packet", 0, None, None, None, Reason.BAD_LENGTH)
+        return [(r, Explanation(CANNOT_JUDGE, f"the packet does not parse: {message} ({code})"))]
+    view = memoryview(buf)
+    out = []
+    for f in stack.fields:
+        r = judge(view, f)
+        if r.status in WRONG:
+            out.append((r, _explain(buf, stack, f, r, link, before, context)))
+    return out
+
+
+def explain_result(packet: object, result: Result, *, link: Link = "ethernet", before: object = None,
+                   context: Context | None = None) -> Explanation:
+    """The explanation of one wrong field ``result`` of ``packet`` (a :class:`Result` csum gave for it, as
+    ``csum verify`` reports it: a reassembled datagram's field on its first fragment included)."""
+    if not isinstance(result, Result):
+        raise CsumValueError("result must be a csum.layers.Result")
+    buf, stack = _walk(packet, link, context)
+    f = next((f for f in stack.fields if f.at is not None and f.at == result.field), None)
+    if f is None:
+        why = stack.malformed[1] if stack.malformed else f"no checksum field at offset {result.field}"
+        return Explanation(CANNOT_JUDGE, f"the packet does not parse that far: {why}")
+    return _explain(buf, stack, f, result, link, before, context)
+
+
+def _explain(buf: bytes, stack: Stack, f: Field, r: Result, link: Link, before: object,
+             context: Context | None) -> Explanation:
+    stored, computed = r.stored, r.computed
+    if stored is None or computed is None:
+        return Explanation(CANNOT_JUDGE, f"the {r.layer} checksum is not verifiable here ({r.reason})")
+    ip = carrier(stack, f)
+    m = sums.message(buf, f, ip) if f.na is None and r.status is Status.OFFLOAD else None
+    if m is not None:
+        detail = sums.offload(f, m, stored)
+        if detail is not None:
+            return Explanation("offload", detail)
+    old = _before(before, link)
+    cached = None if context is None or f.at is None else context.walked.get(buf, (None, {}))[1].get(f.at)
+    hits = (hypotheses.fitting(buf, stack, f, r, ip) if cached is None else cached) \
+        + hypotheses.fitting_extra(buf, stack, f, r, ip, old, context)
+    res = residual(stored, computed)
+    pinned = _pinned(buf, f, ip, context)
+    weak = hypotheses.one_bit(res)
+    strong = [g for g in hits if g.sure or not weak or g.cause in pinned]
+    causes = list(dict.fromkeys(g.cause for g in strong))
+    if len(causes) > 1:  # the flow may tell them apart: the one that fits the most wrong fields of it
+        flow = sorted((pinned[c] for c in causes if c in pinned), reverse=True)
+        if flow and (len(flow) == 1 or flow[0] > flow[1]):
+            causes = [c for c in causes if pinned.get(c) == flow[0]]
+    if len(causes) == 1 and weak and causes[0] in pinned and f.entry.name == "ipv4" and context is not None \
+            and ip is not None:
+        # a header field changed by a small amount on every packet fits as well as a few carries lost on each
+        other = _by_flow(buf, stack, f, r, ip, context)
+        if other is not None and other.named and other.cause != causes[0]:
+            causes.append(other.cause)
+    if len(causes) == 1:
+        g = next(g for g in strong if g.cause == causes[0])
+        n = pinned.get(g.cause, 0)
+        return Explanation(g.cause, g.detail + (f" (it fits {n} wrong fields of this flow)" if weak and n else ""))
+    if len(causes) > 1:
+        return Explanation(UNEXPLAINED, "several simulated mistakes give these bytes: " + ", ".join(causes))
+    if before is not None and link == "ethernet":
+        found = _program(before, buf, f)
+        if found is not None:
+            return found
+    if context is not None and ip is not None:
+        found = _by_flow(buf, stack, f, r, ip, context)
+        if found is not None:
+            return found
+    if hits:
+        names = ", ".join(dict.fromkeys(g.cause for g in hits))
+        return Explanation(UNEXPLAINED, f"{names} would store {stored:#06x}, but so does one bit flipped (the checksum "
+                           f"is {computed:#06x}): not named from one packet, nor fitting another of its flow")
+    return Explanation(UNEXPLAINED, f"no simulated mistake gives {stored:#06x} (the checksum is {computed:#06x})")
+
+
+def _before(before: object, link: Link) -> tuple[bytes, Stack] | None:
+    if before is None:
+        return None
+    try:
+        return _walk(before, link)
+    except CsumValueError:
+        return None
+
+
+def _pinned(buf: bytes, f: Field, ip: IPLayer | None, context: Context | None) -> dict[str, int]:
+    """Per cause id that fits at least :data:`PIN` wrong fields of this field's flow, and at least half of them (a
+    mistake fits every packet it made wrong; one bit flipped fits a weak cause now and then), how many."""
+    if context is None or ip is None:
+        return {}
+    key = flow_key(buf, ip, f)
+    wrong = sum(context.residuals.get(key, {}).values())
+    return {cause: n for cause, n in context.fits.get(key, {}).items() if n >= PIN and 2 * n >= wrong}
+
+
+def _program(before: object, buf: bytes, f: Field) -> Explanation | None:
+    """The program mistakes of :mod:`csum.rewrite.mistakes` (bytes only: an XDP-style hand-written update or
+    the helpers), when one alone accounts for this field."""
+    from ..rewrite.mistakes import reproduce
+
+    try:
+        finding = reproduce(bytes(as_view(before, "before")), buf, kind="xdp")
+    except CsumValueError:
+        return None
+    named = finding.fields.get(f.at or -1, ())
+    if len(named) == 1:
+        m = named[0]
+        return Explanation(m.value, f"simulated on the packet before the change: {m.what}")
+    if len(named) > 1:
+        return Explanation(UNEXPLAINED, "several simulated mistakes give these bytes: "
+                           + ", ".join(m.value for m in named))
+    return None
+
+
+def _signed(n: int) -> int:
+    return n if n <= 0x7FFF else n - 0xFFFF
+
+
+def _by_flow(buf: bytes, stack: Stack, f: Field, r: Result, ip: IPLayer, context: Context) -> Explanation | None:
+    """A residual the flow's other wrong fields share (a rewrite), or that none does (corruption)."""
+    assert r.stored is not None and r.computed is not None
+    key = flow_key(buf, ip, f)
+    counts = context.residuals.get(key)
+    if not counts:
+        return None
+    total = sum(counts.values())
+    res = residual(r.stored, r.computed)
+    same = counts.get(res, 0)
+    layer = f.entry.name.upper() if f.entry.name in ("tcp", "udp") else f.entry.name
+    if same >= (PIN if hypotheses.one_bit(res) else 2) and 2 * same >= total:
+        shared = f"every one of {same} wrong {layer} checksums of this flow" \
+            + (f" (of {total})" if total > same else "") + f" is off by the same amount ({res:#06x})"
+        if f.pseudo is not None and hypotheses.header_ok(buf, stack, ip):
+            return Explanation("l4-not-patched", f"{shared}: a stale pseudo-header (an address rewritten, the {layer} "
+                               "checksum not updated); a rewrite, not corruption")
+        if f.entry.name == "ipv4" and ip.ip_csum == f.at:
+            ttl, tos = buf[ip.l3 + T.IPV4_TTL], buf[ip.l3 + T.IPV4_TOS]
+            if res & 0xFF == 0 and 1 <= res >> 8 <= 0xFF - ttl:
+                return Explanation("ttl-not-updated", f"{shared}: the TTL decremented by {res >> 8} without an "
+                                   "update")
+            old = tos + _signed(res)
+            if 0 <= old <= 0xFF and old != tos:
+                return Explanation("tos-not-updated", f"{shared}: the TOS was {header.show('tos', bytes([old]))}, "
+                                   f"now {header.show('tos', bytes([tos]))}, without an update")
+            return Explanation("ip-field-not-updated", f"{shared}: a header field rewritten without an update")
+        return Explanation(UNEXPLAINED, f"{shared}: a consistent rewrite, not corruption")
+    if same == 1 and total >= 2:
+        return Explanation(CORRUPTION, f"{total} wrong {layer} checksums in this flow, off by {len(counts)} different "
+                           "amounts: scattered, not a rewrite")
+    return None

@@ -1,0 +1,116 @@
+"""What the rest of a capture says about a wrong field: its flow's other wrong fields, the packet from before a NAT.
+
+A mistake with a free value (a NAT's old address, a TTL lowered by several hops, a remarked DSCP) cannot be named
+from one packet: some value always fits 16 bits. Across a flow it is pinned: every packet of a flow rewritten the
+same way without the update is off by the same amount, its **residual** (the stored checksum's sum minus the right
+one's, in one's complement: the sum of the old field values minus the new). Corruption is off by a different amount
+each time. :class:`Context` collects the residuals of the wrong fields per flow and layer, the fragments' datagram
+lengths, and the TCP/UDP segments of the packets whose checksum is right (the packet before a NAT, when the capture
+holds both sides: ``-i any``, a mirror of both links), keyed by the segment's bytes past the ports.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from ..core.arith import M16, canonical
+from ..errors import CsumValueError
+from ..layers import Status, table as T, walk
+from ..layers.check import judge
+from ..layers.walk import Field, IPLayer, Link, Stack
+from .hypotheses import fitting, segment_key
+from .sums import Guess
+
+__all__ = ["Context", "FlowKey", "Segment", "carrier", "flow_key", "residual"]
+
+#: (IP version, source, destination, protocol, source port, destination port, layer, depth); ports -1 when none.
+FlowKey = tuple[int, bytes, bytes, int, int, int, str, int]
+
+
+def residual(stored: int, computed: int) -> int:
+    """The one's-complement difference between the sum a stored checksum stands for and the right one."""
+    return canonical((stored ^ M16) + computed, 16)
+
+
+def carrier(stack: Stack, f: Field) -> IPLayer | None:
+    """The IP header that carries field ``f``: the last one of its depth starting at or before its header."""
+    best = None
+    for ip in stack.ips:
+        if ip.depth == f.depth and ip.l3 <= f.header:
+            best = ip
+    return best
+
+
+def flow_key(buf: bytes, ip: IPLayer, f: Field) -> FlowKey:
+    """The flow of field ``f`` carried by ``ip``."""
+    size = 4 if ip.version == 4 else 16
+    ported = ip.proto in T.PORTED and ip.fragment in ("none", "first", "atomic") and ip.l4_start + 4 <= len(buf)
+    at = ip.l4_start
+    return (ip.version, bytes(buf[ip.saddr:ip.saddr + size]), bytes(buf[ip.daddr:ip.daddr + size]), ip.proto,
+            int.from_bytes(buf[at:at + 2], "big") if ported else -1,
+            int.from_bytes(buf[at + 2:at + 4], "big") if ported else -1, f.entry.name, f.depth)
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A right TCP/UDP checksum's packet: its frame number (or -1), pseudo-header addresses, protocol."""
+
+    frame: int
+    src: bytes
+    dst: bytes
+
+
+@dataclass
+class Context:
+    """The capture around the packets explained (see the module docstring). :meth:`add` every packet that may
+    matter (all of a capture, or the wrong ones and their neighbours), then explain."""
+
+    residuals: dict[FlowKey, Counter[int]] = field(default_factory=dict)
+    #: Per flow: how many of its wrong fields each cause id fits (from the field alone).
+    fits: dict[FlowKey, Counter[str]] = field(default_factory=dict)
+    segments: dict[bytes, list[Segment]] = field(default_factory=dict)
+    #: (version, source, destination, id) -> the datagram's fragmentable length, from its last fragment.
+    datagrams: dict[tuple[int, bytes, bytes, int], int] = field(default_factory=dict)
+    #: The packets added with a wrong field: their stack, and per field offset the hypotheses that fit it alone
+    #: (computed once, for the flow's counts and the packet's own explanation).
+    walked: dict[bytes, tuple[Stack, dict[int, list[Guess]]]] = field(default_factory=dict)
+
+    def add(self, packet: bytes | bytearray | memoryview, link: Link = "ethernet", frame: int = -1) -> None:
+        """Record one packet (``frame``: its number in the capture, for the details)."""
+        buf = bytes(packet)
+        try:
+            stack = walk(memoryview(buf), link)
+        except CsumValueError:
+            return
+        for layer in stack.ips:
+            if layer.fragment == "later" and not layer.frag_more:
+                size = 4 if layer.version == 4 else 16
+                self.datagrams[(layer.version, buf[layer.saddr:layer.saddr + size], buf[layer.daddr:layer.daddr + size],
+                                layer.frag_id)] = layer.frag_offset + layer.end - layer.frag_data
+        view = memoryview(buf)
+        for f in stack.fields:
+            if f.na is not None or f.at is None:
+                continue
+            r = judge(view, f)
+            ip = carrier(stack, f)
+            if ip is None:
+                continue
+            if r.status is Status.BAD and r.stored is not None and r.computed is not None:
+                key = flow_key(buf, ip, f)
+                self.residuals.setdefault(key, Counter())[residual(r.stored, r.computed)] += 1
+                hits = fitting(buf, stack, f, r, ip)
+                self.walked.setdefault(buf, (stack, {}))[1][f.at] = hits
+                causes = {g.cause for g in hits}
+                if causes:
+                    self.fits.setdefault(key, Counter()).update(causes)
+            elif r.status is Status.OK and f.pseudo is not None:
+                seg = segment_key(buf, f)
+                if seg is not None:
+                    src, dst, size = f.pseudo[0], f.pseudo[1], f.pseudo[2]
+                    self.segments.setdefault(seg, []).append(Segment(frame, buf[src:src + size],
+                                                                     buf[dst:dst + size]))
+
+    def datagram_length(self, version: int, src: bytes, dst: bytes, ident: int) -> int | None:
+        """The fragmentable length of a datagram whose last fragment was added, else None."""
+        return self.datagrams.get((version, src, dst, ident))

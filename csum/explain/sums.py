@@ -1,0 +1,238 @@
+"""What a checksum field sums, as 16-bit words, and the value each single arithmetic mistake would store there.
+
+A field's message is its pseudo-header (RFC 9293 3.1, RFC 768, RFC 8200 8.1: source, destination, protocol and
+length, as 16-bit words) followed by the bytes it covers with the field itself zeroed, zero-padded to even length.
+The correct checksum is the complement of the message's one's-complement sum (RFC 1071); each hypothesis here
+computes the same message the wrong way, once, and gives the 16 bits a sender making that mistake stores. Every
+value is fixed by the packet: no hypothesis has a free parameter (a length tried is one the packet names).
+"""
+
+from __future__ import annotations
+
+import array
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import NamedTuple
+from functools import partial
+
+from ..core.arith import M16, M32, canonical, swab16
+from ..layers import table as T
+from ..layers.walk import Field, IPLayer
+
+
+def sum16(data: bytes) -> int:
+    """The plain (carries kept) sum of ``data`` as 16-bit big-endian words, an odd last byte zero-padded."""
+    if len(data) & 1:
+        data += b"\0"
+    words = array.array("H", data)
+    if sys.byteorder == "little":
+        words.byteswap()
+    return sum(words)
+
+
+def sum32(data: bytes) -> int:
+    """The plain sum of ``data`` as 32-bit big-endian words, zero-padded to a multiple of 4."""
+    data += b"\0" * (-len(data) % 4)
+    words = array.array("I", data)
+    if words.itemsize != 4:  # pragma: no cover - every platform csum runs on has a 4-byte unsigned int
+        return sum(int.from_bytes(data[i:i + 4], "big") for i in range(0, len(data), 4))
+    if sys.byteorder == "little":
+        words.byteswap()
+    return sum(words)
+
+
+@dataclass(frozen=True)
+class Message:
+    """A field's checksum input: pseudo-header fields (``pseudo`` False: none), the covered bytes (field zeroed),
+    and their plain sums as 16-bit and 32-bit words (computed once: every hypothesis varies the rest)."""
+
+    src: bytes
+    dst: bytes
+    proto: int
+    length: int
+    data: bytes
+    pseudo: bool
+    data16: int = -1
+    data32: int = -1
+    pseudo16: int = 0
+    pseudo32: int = 0
+
+    @staticmethod
+    def of(src: bytes, dst: bytes, proto: int, length: int, data: bytes, pseudo: bool = True) -> Message:
+        head = _pseudo(src, dst, proto, length) if pseudo else b""
+        return Message(src, dst, proto, length, data, pseudo, sum16(data), sum32(data), sum16(head), sum32(head))
+
+    def moved(self, src: bytes, dst: bytes) -> Message:
+        """The same segment under another pseudo-header's addresses."""
+        head = _pseudo(src, dst, self.proto, self.length)
+        return Message(src, dst, self.proto, self.length, self.data, True, self.data16, self.data32, sum16(head),
+                       sum32(head))
+
+    def total(self, length: int | None = None, data16: int | None = None) -> int:
+        """The plain sum of the message as 16-bit words (``length``: another pseudo-header length; ``data16``:
+        another sum of the covered bytes)."""
+        head = self.pseudo16
+        if length is not None and self.pseudo:  # the length enters as its 16-bit words, in both versions
+            head += (length >> 16) + (length & M16) - (self.length >> 16) - (self.length & M16)
+        return head + (self.data16 if data16 is None else data16)
+
+    def total32(self) -> int:
+        """The plain sum of the message as 32-bit words (the pseudo-header is 12 or 40 bytes: the data stays
+        aligned)."""
+        return self.pseudo32 + self.data32
+
+
+def _pseudo(src: bytes, dst: bytes, proto: int, n: int) -> bytes:
+    """The pseudo-header's bytes: RFC 9293 3.1 / RFC 768 (zero, protocol, 16-bit length; a longer one as two words)
+    for 4-byte addresses, RFC 8200 8.1 (32-bit length, 3 zero bytes, next header) for 16-byte ones."""
+    if len(src) == 4:
+        return src + dst + bytes([0, proto]) + (n.to_bytes(2, "big") if n <= M16 else n.to_bytes(4, "big"))
+    return src + dst + n.to_bytes(4, "big") + bytes([0, 0, 0, proto])
+
+
+def checksum(total: int) -> int:
+    """The RFC 1071 checksum of a message whose plain 16-bit sum is ``total``: the complement of its fold."""
+    return canonical(total, 16) ^ M16
+
+
+def message(buf: bytes, f: Field, ip: IPLayer | None) -> Message | None:
+    """The message of field ``f`` (None when it covers no contiguous bytes: csum tries nothing there)."""
+    if f.at is None or not f.covers or f.entry.odd_tail:
+        return None
+    data = bytearray()
+    for start, end in f.covers:
+        if len(data) & 1:
+            return None
+        data += buf[start:end]
+    first = f.covers[0][0]
+    if not f.covers[0][0] <= f.at < f.covers[0][1] - 1:
+        return None
+    data[f.at - first:f.at - first + 2] = b"\0\0"
+    if f.pseudo is None:
+        return Message.of(b"", b"", 0, 0, bytes(data), False)
+    src, dst, size, length, proto = f.pseudo
+    return Message.of(bytes(buf[src:src + size]), bytes(buf[dst:dst + size]), proto, length, bytes(data))
+
+
+def stored_as(f: Field, value: int) -> int:
+    """``value`` as a sender that follows the field's zero rule stores it (UDP: a computed 0 sent as all ones)."""
+    return M16 if value == 0 and f.entry.zero is not T.ZERO.VALUE else value
+
+
+class Guess(NamedTuple):
+    """One simulated mistake: the cause id, the value it stores, how to say what it simulated (a tuple: dozens are
+    made per field and most dropped)."""
+
+    cause: str
+    value: int
+    #: The detail text, made when asked for (most guesses are tried and dropped).
+    text: Callable[[], str]
+    #: Fixed by evidence beyond the field (the packet before the change, its pair in the capture): never weak.
+    sure: bool = False
+
+    @property
+    def detail(self) -> str:
+        """The detail text: the values this mistake was simulated with."""
+        return self.text()
+
+
+def arithmetic(f: Field, m: Message) -> Iterator[Guess]:
+    """The arithmetic slips on the whole message: not complemented, bytes swapped, one fold, carries lost."""
+    total = m.total()
+    right = stored_as(f, checksum(total))
+    yield Guess("not-complemented", canonical(total, 16),
+                lambda: f"the folded sum {canonical(total, 16):#06x} stored; the checksum is its complement "
+                f"{right:#06x}")
+    yield Guess("byte-order", swab16(right), lambda: f"the checksum {right:#06x} stored with its bytes swapped")
+    once = (total & M16) + (total >> 16)
+    if once > M16:
+        yield Guess("single-fold", stored_as(f, ~once & M16),
+                    lambda: f"the 16-bit words' sum {total:#x} folded once (to {once:#x}) and cut to 16 bits")
+    plain32 = m.total32()
+    wide = canonical(plain32, 32)
+    once32 = (wide & M16) + (wide >> 16)
+    if once32 > M16:
+        yield Guess("single-fold", stored_as(f, ~once32 & M16),
+                    lambda: f"the 32-bit words' sum {wide:#x} folded once (to {once32:#x}) and cut to 16 bits")
+    if total > M16:
+        yield Guess("carry-lost", stored_as(f, ~total & M16),
+                    lambda: f"the 16-bit words added without the end-around carry: {total >> 16} carries lost")
+    lost = plain32 >> 32
+    if lost:
+        kept = plain32 & M32
+        yield Guess("carry-lost", stored_as(f, checksum((kept >> 16) + (kept & M16))),
+                    lambda: f"the 32-bit words summed in a 32-bit accumulator: {lost} carries out of bit 31 lost")
+
+
+def odd_byte(f: Field, m: Message) -> Iterator[Guess]:
+    """The last byte of an odd-length coverage left out."""
+    if len(m.data) & 1 and m.data[-1]:
+        value = stored_as(f, checksum(m.total(data16=m.data16 - (m.data[-1] << 8))))
+        yield Guess("odd-byte-dropped", value, lambda: f"the checksum without the last byte ({m.data[-1]:#04x}) of the "
+                    f"{len(m.data)} covered")
+
+
+def padding(f: Field, m: Message, pad: bytes) -> Iterator[Guess]:
+    """The frame's bytes after the IP datagram (``pad``) summed with the segment, counted in the length or not."""
+    if not pad or not m.pseudo:
+        return
+    padded = sum16(m.data + pad)
+    yield Guess("padding-summed", stored_as(f, checksum(m.total(m.length + len(pad), padded))),
+                lambda: f"the checksum over the segment and the frame's {len(pad)} bytes of padding, length "
+                f"{m.length + len(pad)} (the datagram's is {m.length})")
+    if any(pad):
+        yield Guess("padding-summed", stored_as(f, checksum(m.total(data16=padded))),
+                    lambda: f"the checksum over the segment and the frame's {len(pad)} bytes of padding (length "
+                    f"{m.length})")
+
+
+def lengths(f: Field, m: Message, named: list[tuple[int, str]], want: int | None = None) -> Iterator[Guess]:
+    """A wrong pseudo-header length, each one the packet names (``named``: (length, what it is)), in the full
+    checksum and in transmit offload's pseudo-header sum (``want``: only the guesses that store this value, the
+    others not made: the loop every wrong field runs)."""
+    if not m.pseudo:
+        return
+    seen = {m.length}
+    for length, name in named:
+        if length in seen or not 0 <= length <= M32:
+            continue
+        seen.add(length)
+        full = stored_as(f, checksum(m.total(length)))
+        if want is None or full == want:
+            yield Guess("length-wrong", full,
+                        partial("pseudo-header length {} ({}) instead of {}".format, length, name, m.length))
+        head = canonical(m.total(length, 0), 16)
+        if want is None or head == want:
+            yield Guess("length-wrong", head,
+                        partial("transmit offload's pseudo-header sum with length {} ({}) instead of {}".format,
+                                length, name, m.length))
+
+
+def offload(f: Field, m: Message, stored: int) -> str | None:
+    """The detail when ``stored`` is the pseudo-header sum alone (with the segment's length, or 0), else None."""
+    if not m.pseudo:
+        return None
+    for length in (m.length, 0):
+        if canonical(m.total(length, 0), 16) == stored:
+            return f"the pseudo-header sum (length {length}): the NIC completes it (captured before the NIC)"
+    return None
+
+
+def named_lengths(f: Field, ip: IPLayer | None, m: Message) -> list[tuple[int, str]]:
+    """The wrong pseudo-header lengths a sender might take from this packet: the IP datagram's, the header's alone,
+    the payload's alone, zero, the length byte-swapped (the frame's, padding included, is :func:`padding`'s)."""
+    out: list[tuple[int, str]] = [(swab16(m.length) if m.length <= M16 else m.length, "the length byte-swapped"),
+                                  (0, "zero")]
+    if ip is not None:
+        out.append((ip.end - ip.l3, "the IPv4 total length" if ip.version == 4 else "the IPv6 datagram's whole length"))
+        if ip.version == 6:
+            out.append((ip.end - ip.l3 - 40, "the IPv6 payload length"))
+        if ip.l4 is not None:
+            out.append((ip.end - ip.l4, "the IP datagram's bytes after its header"))
+    header = f.entry.minimum
+    if f.entry.name == "tcp" and len(m.data) >= 13:
+        header = (m.data[12] >> 4) * 4
+    out.append((header, f"the {f.entry.name.upper()} header alone"))
+    out.append((m.length - header, "the payload alone"))
+    return out
