@@ -12,7 +12,10 @@ pseudo-header, a UDP 0 over IPv4 stays 0 and a UDP result of 0 is stored as 0xff
 A checksum a change should reach but that is not in the packet (cut by the snap length, encrypted by ESP) is left
 as it is and counted with its reason (:class:`Outcome`); so is a whole packet csum cannot walk (an unsupported
 link type, a malformed outer header), which is copied unchanged. Changes are made on a copy: a packet is written
-back whole or not at all. csum/engine/_rewrite.c answers the common stacks the same way (csum/rewrite/fast.py).
+back whole or not at all. The address rules also map what a replay announces: IPv4 ARP's sender and target
+protocol addresses (no checksum covers them) and IPv6 Neighbor Discovery's target addresses (through the editor: the
+ICMPv6 checksum is updated like the others). csum/engine/_rewrite.c answers the common stacks the same way
+(csum/rewrite/fast.py).
 """
 
 from __future__ import annotations
@@ -90,14 +93,13 @@ def _arp(data: bytearray, linktype: int, rules: Rules) -> None:
     ``tcprewrite --pnat`` maps them. No checksum covers them."""
     link = table.LINKTYPES.get(linktype)
     if linktype == 1:
-        at = table.ETH_TYPE
+        at, arp = table.ETH_TYPE, table.ETHHDR.size
     elif link is not None and link.kind == "ethertype":
-        at = link.at
+        at, arp = link.at, link.header
     else:
         return
     while len(data) >= at + 2 and int.from_bytes(data[at:at + 2], "big") in table.VLAN_TPIDS:
-        at += table.VLAN_TAG_LEN
-    arp = at + 2
+        at, arp = arp + table.VLAN_TAG_LEN - 2, arp + table.VLAN_TAG_LEN  # the tag's TCI, then its EtherType
     if len(data) < arp + table.ARP_HLEN or int.from_bytes(data[at:at + 2], "big") != table.ETH_ARP or \
             int.from_bytes(data[arp + table.ARP_PRO:arp + table.ARP_PRO + 2], "big") != table.ETH_IPV4 or \
             data[arp + table.ARP_PLN] != table.IPHDR.addr_size:

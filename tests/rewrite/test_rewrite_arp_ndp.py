@@ -69,6 +69,20 @@ def test_arp_sender_is_a_source_and_target_a_destination(rewritten, option):
         assert g.hex() == raw(want).hex(), f.summary()
 
 
+@pytest.mark.parametrize("linktype", [113, 276])
+def test_arp_on_linux_cooked_captures(linktype):
+    """ARP behind a Linux cooked v1 / v2 header (the EtherType at 14 / at 0, the message at 16 / 20), untagged and
+    behind an 802.1Q tag: both addresses mapped. Expected: scapy's CookedLinux / CookedLinuxV2 frame with them set."""
+    from scapy.layers.l2 import CookedLinux, CookedLinuxV2
+
+    head = CookedLinux(pkttype=0, lladdrtype=1) if linktype == 113 else CookedLinuxV2(pkttype=0, lladdrtype=1)
+    for frame in (head / ARP(psrc="10.1.2.3", pdst="10.4.5.6"), head / Dot1Q(vlan=4) / ARP(psrc="10.1.2.3")):
+        frame = frame.__class__(raw(frame))
+        want = frame.copy()
+        want[ARP].psrc, want[ARP].pdst = _mapped(frame[ARP].psrc), _mapped(frame[ARP].pdst)
+        assert apply(raw(frame), linktype, Rules(map_ip=[f"{OLD4}={NEW4}"])).hex() == raw(want).hex(), frame.summary()
+
+
 def test_arp_anonymized_as_yacryptopan_does(rewritten):
     """--anonymize takes ARP's addresses through Crypto-PAn as it does the IP header's: yacryptopan's values."""
     yacryptopan = pytest.importorskip("yacryptopan", reason="yacryptopan (the [test] extra) is not installed")
