@@ -114,6 +114,8 @@ def render() -> str:
                  f"rewriter's, which goes into VXLAN only */\n#define CT_UDP_TUNNEL_NOT_VXLAN(p) {_any('p', others, False)}")
     lines.append(f"/* table.UDP_TUNNELS_BY_SOURCE: also a tunnel's source port (the lower one) */\n"
                  f"#define CT_UDP_TUNNEL_BY_SOURCE(p) {_any('p', T.UDP_TUNNELS_BY_SOURCE, False)}")
+    lines.append(f"/* ICMPv6 types of table.NDP_ADDRESSES (Neighbor Discovery messages holding addresses): the Python "
+                 f"engine's when addresses are mapped */\n#define CT_NDP_ADDRESSED(t) {_any('t', T.NDP_ADDRESSES, False)}")
     lines.append(f"/* TCP ports of table.TCP_EMBEDDED (either port): the Python walker's */\n"
                  f"#define CT_TCP_EMBEDDED(p) {_any('p', T.TCP_EMBEDDED, False)}")
     v4 = {f for f, name in T.BSD_FAMILIES.items() if name == "ipv4"}

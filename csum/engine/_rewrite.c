@@ -819,6 +819,8 @@ static int one(Ctx *c, int64_t linktype)
         if (p->ttl < 0 && p->ttl != NO_TTL && c->b[L->ttl] + p->ttl < 0)
             return 0; /* left alone (ttl-expired): apply.py counts it */
         if (p->nmaps[0] || p->nmaps[1] || p->anon) {
+            if (L->proto == CT_ICMPV6 && !L->later && L->l4 >= 0 && L->l4 < c->n && CT_NDP_ADDRESSED(c->b[L->l4]))
+                return 0; /* Neighbor Discovery's target (and Redirect's destination): apply.py maps them */
             if (map_address(p, c->b + L->saddr, L->size, 0, L->news[0]) < 0 ||
                 map_address(p, c->b + L->daddr, L->size, 1, L->news[1]) < 0)
                 return -1;

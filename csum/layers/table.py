@@ -456,3 +456,14 @@ IPV6_FLOW_WORD_BITS = (4, 8, 20)
 ETH_DST, ETH_SRC, ETH_TYPE, VLAN_TAG_LEN, VLAN_VID_MASK = 0, 6, 12, 4, 0x0FFF
 #: The bytes of a MAC address (include/uapi/linux/if_ether.h ETH_ALEN).
 ETH_ALEN = 6
+#: ARP (RFC 826, EtherType 0x0806; include/uapi/linux/if_arp.h ``struct arphdr``): hardware type at 0, protocol
+#: type at 2 (an EtherType: IPv4's for IPv4 ARP), their address lengths at 4 and 5, the 8-byte header; then the
+#: sender hardware and protocol addresses and the target hardware and protocol addresses, of those lengths.
+#: No checksum covers it.
+ETH_ARP, ARP_PRO, ARP_HLN, ARP_PLN, ARP_HLEN = 0x0806, 2, 4, 5, 8
+#: IPv6 Neighbor Discovery (RFC 4861 4.3, 4.4, 4.5): the ICMPv6 types whose message holds IPv6 addresses after
+#: the 4-byte ICMPv6 header and 4 reserved bytes -> their offsets from the ICMPv6 header: Neighbor Solicitation
+#: and Advertisement's Target Address; Redirect's Target and Destination Address. The ICMPv6 checksum covers them.
+NDP_ADDRESSES = {135: (8,), 136: (8,), 137: (8, 24)}
+#: RFC 4861 4.4: a Neighbor Advertisement's Target Address is the sender's own (the others name a destination).
+NDP_NEIGHBOR_ADVERT = 136

@@ -12,7 +12,10 @@ pseudo-header, a UDP 0 over IPv4 stays 0 and a UDP result of 0 is stored as 0xff
 A checksum a change should reach but that is not in the packet (cut by the snap length, encrypted by ESP) is left
 as it is and counted with its reason (:class:`Outcome`); so is a whole packet csum cannot walk (an unsupported
 link type, a malformed outer header), which is copied unchanged. Changes are made on a copy: a packet is written
-back whole or not at all. csum/engine/_rewrite.c answers the common stacks the same way (csum/rewrite/fast.py).
+back whole or not at all. The address rules also map what a replay announces: IPv4 ARP's sender and target
+protocol addresses (no checksum covers them) and IPv6 Neighbor Discovery's target addresses (through the editor: the
+ICMPv6 checksum is updated like the others). csum/engine/_rewrite.c answers the common stacks the same way
+(csum/rewrite/fast.py).
 """
 
 from __future__ import annotations
@@ -84,6 +87,46 @@ def _link_layer(data: bytearray, rules: Rules) -> None:
         at += table.VLAN_TAG_LEN
 
 
+def _arp(data: bytearray, linktype: int, rules: Rules) -> None:
+    """IPv4 ARP's sender and target protocol addresses (RFC 826) mapped as a source and a destination address, on
+    Ethernet (VLAN-tagged or not) and the link types whose header ends with an EtherType (Linux cooked ...); as
+    ``tcprewrite --pnat`` maps them. No checksum covers them."""
+    link = table.LINKTYPES.get(linktype)
+    if linktype == 1:
+        at, arp = table.ETH_TYPE, table.ETHHDR.size
+    elif link is not None and link.kind == "ethertype":
+        at, arp = link.at, link.header
+    else:
+        return
+    while len(data) >= at + 2 and int.from_bytes(data[at:at + 2], "big") in table.VLAN_TPIDS:
+        at, arp = arp + table.VLAN_TAG_LEN - 2, arp + table.VLAN_TAG_LEN  # the tag's TCI, then its EtherType
+    if len(data) < arp + table.ARP_HLEN or int.from_bytes(data[at:at + 2], "big") != table.ETH_ARP or \
+            int.from_bytes(data[arp + table.ARP_PRO:arp + table.ARP_PRO + 2], "big") != table.ETH_IPV4 or \
+            data[arp + table.ARP_PLN] != table.IPHDR.addr_size:
+        return
+    hln, pln = data[arp + table.ARP_HLN], table.IPHDR.addr_size
+    sender = arp + table.ARP_HLEN + hln
+    for where, source in ((sender, True), (sender + pln + hln, False)):
+        if len(data) >= where + pln:
+            data[where:where + pln] = rules.address(bytes(data[where:where + pln]), source)
+
+
+def _ndp(editor: Editor, data: bytearray, layer: IPLayer, rules: Rules, back: bool) -> None:
+    """Neighbor Discovery's addresses (table.NDP_ADDRESSES: NS / NA targets, Redirect's target and destination)
+    mapped like the header's, through ``editor`` as 4-byte fields of the ICMPv6 message (its checksum updated
+    incrementally, and every enclosing one). The layer holds its ICMPv6 header and checksum."""
+    kind = data[layer.l4]  # type: ignore[index]
+    for offset in table.NDP_ADDRESSES.get(kind, ()):
+        at = layer.l4 + offset  # type: ignore[operator]
+        if at + table.IPV6HDR.addr_size > len(data):
+            continue
+        old = bytes(data[at:at + table.IPV6HDR.addr_size])
+        new = rules.address(old, (kind == table.NDP_NEIGHBOR_ADVERT) != back)
+        for i in range(0, len(new), 4):
+            if new[i:i + 4] != old[i:i + 4]:
+                editor.field(FieldChange(at + i, new[i:i + 4]))
+
+
 def _header(editor: Editor, data: bytearray, ip: IPLayer, rules: Rules, out: Outcome) -> None:
     """TTL / hop limit, DSCP / ECN / traffic class, flow label: whole 16-bit words, as :meth:`Editor.field` takes."""
     hop = rules.hop(data[ip.ttl])
@@ -138,6 +181,9 @@ def _layer(root: _Counting, data: bytearray, stack: Stack, ip: IPLayer, rules: R
                 in_pseudo = layer.saddr_in_pseudo if source else layer.daddr_in_pseudo
                 l4_needed |= layer.pseudo and in_pseudo
                 editor.address(which, new)
+    if rules.changes_addresses and layer.proto == table.ICMPV6 and layer.version == 6 and layer.l4_csum is not None \
+            and layer.fragment != "later" and layer.l4 is not None and layer.l4 < reach:
+        _ndp(editor, data, layer, rules, back)
     if rules.map_port and layer.has_ports and layer.fragment != "later" and layer.l4 is not None \
             and layer.l4 + 4 <= reach:
         for i in (0, 2):
@@ -165,6 +211,8 @@ def apply(packet: bytes | bytearray | memoryview, linktype: int, rules: Rules, w
     data = bytearray(packet)
     if linktype == 1:
         _link_layer(data, rules)
+    if rules.changes_addresses and rules.levels(0):
+        _arp(data, linktype, rules)
     stack = walk(memoryview(data), linktype, wire_len=wire_len)
     if stack.unsupported is not None:
         out.left_alone["unsupported"] += 1

@@ -1,12 +1,13 @@
 """The C engine of capture rewriting (csum/engine/_rewrite.c, ``csum.engine.crewrite``) bound to a set of rules.
 
 The C answers the common stacks (Ethernet with up to two VLAN tags, raw IP, Linux cooked and the other fixed link
-headers csum/engine/_cwalk.c walks; IPv4 with options other than source routes, first and later fragments; IPv6
-with hop-by-hop and destination options but no Home Address or Jumbo Payload; TCP, UDP, ICMP and ICMPv6 other than
-errors; VXLAN with such a packet inside) exactly as :func:`csum.rewrite.apply.apply` does, the same helper
-arithmetic in the same order (tests/rewrite/test_rewrite_fast.py compares the two on random and mutated frames);
-every other packet, and every packet where something would be left alone, it hands untouched to the Python engine
-(the fallback). Its protocol facts come from csum/layers/table.py through the generated csum/engine/_cwalk_table.h.
+headers csum/engine/_cwalk.c walks; IPv4 with options other than source routes, first and later fragments; IPv6 with
+hop-by-hop and destination options but no Home Address or Jumbo Payload; TCP, UDP, ICMP and ICMPv6 other than errors
+and, when addresses are mapped, than the Neighbor Discovery messages holding addresses; VXLAN with such a packet inside)
+exactly as :func:`csum.rewrite.apply.apply` does, the same helper arithmetic in the same order
+(tests/rewrite/test_rewrite_fast.py compares the two on random and mutated frames); every other packet, and every packet
+where something would be left alone, it hands untouched to the Python engine (the fallback). Its protocol facts come
+from csum/layers/table.py through the generated csum/engine/_cwalk_table.h.
 Without the extension (or with ``CSUM_ENGINE`` other than ``c``) the Python engine rewrites every packet.
 """
 

@@ -18,8 +18,9 @@ from hypothesis import strategies as st
 from scapy.compat import raw
 from scapy.layers.inet import GRE, ICMP, IP, TCP, UDP, IPerror, IPOption_LSRR, IPOption_NOP, IPOption_Router_Alert, \
     IPOption_RR, UDPerror, fragment
-from scapy.layers.inet6 import HAO, ICMPv6DestUnreach, ICMPv6EchoRequest, IPv6, IPv6ExtHdrDestOpt, \
-    IPv6ExtHdrFragment, IPv6ExtHdrHopByHop, IPv6ExtHdrRouting
+from scapy.layers.inet6 import HAO, ICMPv6DestUnreach, ICMPv6EchoRequest, ICMPv6ND_NA, ICMPv6ND_NS, \
+    ICMPv6ND_Redirect, ICMPv6NDOptSrcLLAddr, IPv6, IPv6ExtHdrDestOpt, IPv6ExtHdrFragment, IPv6ExtHdrHopByHop, \
+    IPv6ExtHdrRouting
 from scapy.layers.l2 import ARP, Dot1AD, Dot1Q, Ether
 from scapy.layers.vxlan import VXLAN
 
@@ -79,6 +80,10 @@ def templates() -> tuple[tuple[str, bytes], ...]:
             ("gre", _eth() / IP(src=a, dst=b) / GRE() / IP(src=b, dst=a) / UDP(dport=80) / pay),
             ("geneve", _eth() / IP(src=a, dst=b) / UDP(dport=6081) / pay),
             ("arp", _eth() / ARP(psrc=a, pdst=b)),
+            # Neighbor Discovery: with addresses mapped, the C hands it to Python (its target is mapped there)
+            ("ns6", _eth() / IPv6(src=a6, dst=b6) / ICMPv6ND_NS(tgt=V6[k + 1]) / ICMPv6NDOptSrcLLAddr(lladdr=MAC_A)),
+            ("na6", _eth(10) / IPv6(src=b6, dst=a6) / ICMPv6ND_NA(tgt=b6)),
+            ("redirect6", _eth() / IPv6(src=a6, dst=b6) / ICMPv6ND_Redirect(tgt=V6[3], dst=V6[k + 1])),
         ]
         out += [(f"fragment{i}", _eth() / f) for i, f in enumerate(fragment(
             IP(src=a, dst=b, id=99 + k) / UDP(sport=80, dport=9) / (pay * 30), fragsize=400))]

@@ -136,3 +136,111 @@ def test_where_csum_does_more_than_tcprewrite(tmp_path):
     # a wrong ICMP checksum: tcprewrite --fixcsum leaves it (its manual: "IPv4/TCP/UDP"), csum --fix corrects it
     assert t["icmp"][ICMP].chksum == 0x1234 != o["icmp"][ICMP].chksum
     assert raw(t["icmp"][IP])[:20] == raw(o["icmp"][IP])[:20]
+
+
+PNAT = f"{MAP4[0]}:{MAP4[1]},[{MAP6[0]}]:[{MAP6[1]}]"
+
+
+def _pnat_both(tmp_path, frames: list[bytes]) -> tuple[list[bytes], list[bytes]]:
+    """``tcprewrite --pnat`` and ``csum rewrite --map-ip`` of the same prefix maps on ``frames``."""
+    src = tmp_path / "in.pcap"
+    src.write_bytes(pcap.to_bytes(frames))
+    subprocess.run(["tcprewrite", f"--infile={src}", f"--outfile={tmp_path / 'tcprewrite.pcap'}", f"--pnat={PNAT}"],
+                   check=True, capture_output=True)
+    assert main(["rewrite", str(src), str(tmp_path / "csum.pcap"), "--map-ip", "=".join(MAP4), "--map-ip",
+                 "=".join(MAP6)]) == 0
+    theirs, ours = pcap.read(tmp_path / "tcprewrite.pcap"), pcap.read(tmp_path / "csum.pcap")
+    return [bytes(theirs.packet(i)) for i in range(len(theirs))], [bytes(ours.packet(i)) for i in range(len(ours))]
+
+
+def _v4(rng: random.Random) -> str:
+    return str(ipaddress.ip_address(rng.choice([10 << 24, 203 << 24, 192 << 24 | 168 << 16]) + rng.getrandbits(16)))
+
+
+def _v6(rng: random.Random) -> str:
+    return str(ipaddress.ip_address(rng.choice([0x20010DB8 << 96, 0xFD00 << 112, 0xFE80 << 112]) + rng.getrandbits(64)))
+
+
+def _mapped(address: str) -> str:
+    """``address`` through MAP4 / MAP6 as tcprewrite and csum map a prefix: the new prefix, the old host bits."""
+    ip = ipaddress.ip_address(address)
+    for old, new in (MAP4, MAP6):
+        o, n = ipaddress.ip_network(old), ipaddress.ip_network(new)
+        if o.version == ip.version and ip in o:
+            return str(n.network_address + (int(ip) & int(n.hostmask)))
+    return address
+
+
+def test_map_ip_maps_arp_as_tcprewrite_pnat_does(tmp_path):
+    """1,000 generated ARP requests and replies (gratuitous ones, VLAN-tagged ones, Ethernet padding, sender and
+    target in and out of the map): ``csum rewrite --map-ip`` writes every byte ``tcprewrite --pnat`` writes for the
+    same prefix maps (tcprewrite's output is the expected value). The two change more than 450 frames."""
+    from scapy.layers.l2 import ARP
+
+    rng = random.Random(34)
+    frames = []
+    for _ in range(1000):
+        sender = _v4(rng)
+        target = sender if rng.random() < 0.1 else _v4(rng)
+        mac = ":".join(f"{b:02x}" for b in rng.randbytes(6))
+        frame = Ether(src=mac, dst=rng.choice(["ff:ff:ff:ff:ff:ff", "02:00:00:00:00:09"]))
+        if rng.random() < 0.2:
+            frame = frame / Dot1Q(vlan=rng.randrange(1, 4095))
+        frame = frame / ARP(op=rng.choice([1, 2]), hwsrc=mac, psrc=sender, pdst=target,
+                            hwdst=rng.choice(["00:00:00:00:00:00", "02:00:00:00:00:09"]))
+        frames.append(raw(frame) + bytes(rng.choice([0, 18])))
+    theirs, ours = _pnat_both(tmp_path, frames)
+    assert len(theirs) == len(ours) == len(frames)
+    assert sum(t != f for t, f in zip(theirs, frames)) > 450  # a third of the addresses are in the map
+    for i, (f, t, o) in enumerate(zip(frames, theirs, ours)):
+        assert o.hex() == t.hex(), (i, Ether(f).summary())
+
+
+def test_map_ip_maps_ndp_targets_tcprewrite_pnat_does_not(tmp_path):
+    """300 generated Neighbor Solicitations, Advertisements and Redirects (options, VLAN tags, some checksums wrong):
+    ``tcprewrite --pnat`` maps the IPv6 header's addresses but not the targets (nor Redirect's destination), csum maps
+    them too. Expected values: the header and every other byte from tcprewrite's output (from the EtherType on:
+    tcprewrite writes multicast MACs), the targets mapped by ``ipaddress`` arithmetic, and the ICMPv6 checksum
+    from scapy's rebuild of the mapped message; a wrong one keeps its residual (scapy's in6_chksum over the message
+    with its stored checksum is the same before and after)."""
+    from scapy.layers.inet6 import ICMPv6ND_NA, ICMPv6ND_NS, ICMPv6ND_Redirect, ICMPv6NDOptDstLLAddr, \
+        ICMPv6NDOptSrcLLAddr, in6_chksum
+
+    rng = random.Random(341)
+    frames = []
+    for _ in range(300):
+        kind = rng.choice(["ns", "na", "redirect"])
+        a, b, t = _v6(rng), _v6(rng), _v6(rng)
+        if kind == "ns":
+            message = ICMPv6ND_NS(tgt=t) / ICMPv6NDOptSrcLLAddr(lladdr="02:00:00:00:00:01")
+        elif kind == "na":
+            message = ICMPv6ND_NA(tgt=a, R=rng.random() < 0.5, S=1) / ICMPv6NDOptDstLLAddr(lladdr="02:00:00:00:00:02")
+        else:
+            message = ICMPv6ND_Redirect(tgt=t, dst=_v6(rng))
+        frame = (E / Dot1Q(vlan=7) if rng.random() < 0.2 else E) / IPv6(src=a, dst=b, hlim=255) / message
+        data = bytearray(raw(frame))
+        if rng.random() < 0.2:
+            data[len(data) - len(raw(message)) + 2] ^= 0x33
+        frames.append(bytes(data))
+    theirs, ours = _pnat_both(tmp_path, frames)
+    moved = wrong = 0
+    for i, (f, t, o) in enumerate(zip(frames, theirs, ours)):
+        before, want, got = Ether(f), Ether(t), Ether(o)
+        nd = {ICMPv6ND_NS: ("tgt",), ICMPv6ND_NA: ("tgt",), ICMPv6ND_Redirect: ("tgt", "dst")}
+        layer = next(k for k in nd if before.haslayer(k))
+        for name in nd[layer]:  # tcprewrite left it; csum mapped it
+            assert getattr(want[layer], name) == getattr(before[layer], name), i
+            setattr(want[layer], name, _mapped(getattr(before[layer], name)))
+            moved += getattr(want[layer], name) != getattr(before[layer], name)
+        stored = before[layer].cksum
+        residual = in6_chksum(58, before[IPv6], raw(before[IPv6].payload))
+        want[layer].cksum = None
+        rebuilt = Ether(raw(want))  # the checksum of the mapped message, by scapy
+        if residual == 0:
+            assert o[12:].hex() == raw(rebuilt)[12:].hex(), (i, before.summary())
+        else:  # a wrong checksum stays wrong by the same amount
+            wrong += 1
+            assert raw(got[layer])[:2] + raw(got[layer])[4:] == raw(rebuilt[layer])[:2] + raw(rebuilt[layer])[4:]
+            assert in6_chksum(58, got[IPv6], raw(got[IPv6].payload)) == residual, (i, stored)
+            assert o[12:][:-len(raw(got[layer]))] == raw(rebuilt)[12:][:-len(raw(got[layer]))]
+    assert moved > 100 and wrong > 30  # a third of the addresses are in the map; a fifth of the checksums wrong
