@@ -3,7 +3,7 @@
 Builds the C extensions with llvm's source-based coverage (``CC=clang CSUM_COVERAGE=1``, into build/coverage),
 replays every committed input (fuzz/corpus/, fuzz/regressions/; with ``--grown`` also the corpora the fuzz runs grew
 in build/fuzz/corpus/) through its target, and prints ``llvm-cov report``'s line coverage of _cwalk.c,
-_speedups.c (with _arith.c) and _rewrite.c (llvm-profdata and llvm-cov of clang's version).
+_rowtext.c, _speedups.c (with _arith.c) and _rewrite.c (llvm-profdata and llvm-cov of clang's version).
 """
 
 from __future__ import annotations
@@ -22,7 +22,9 @@ sys.path.insert(0, str(ROOT / "tools"))
 import sanitized  # noqa: E402
 
 BUILD = ROOT / "build" / "coverage"
-TARGETS = ("walker", "chunks", "records", "fix", "sums", "rewrite")
+TARGETS = ("walker", "chunks", "records", "fix", "sums", "rewrite", "rowtext")
+#: The extension each C file is linked into, where it is not its own.
+LINKED_INTO = {"_arith": "_speedups", "_rowtext": "_cwalk"}
 
 REPLAY = """
 import importlib, sys
@@ -67,8 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     subprocess.run([_tool("llvm-profdata"), "merge", "-sparse", "-o", str(merged), *map(str, raw.glob("*.profraw"))],
                    check=True)
     numbers = {}
-    for name in ("_cwalk", "_speedups", "_arith", "_rewrite"):
-        so = next((lib / "csum" / "engine").glob(f"{'_speedups' if name == '_arith' else name}*.so"))
+    for name in ("_cwalk", "_rowtext", "_speedups", "_arith", "_rewrite"):
+        so = next((lib / "csum" / "engine").glob(f"{LINKED_INTO.get(name, name)}*.so"))
         source = ROOT / "csum" / "engine" / f"{name}.c"
         out = subprocess.run([_tool("llvm-cov"), "export", "-summary-only", str(so), f"-instr-profile={merged}",
                               str(source)], capture_output=True, text=True, check=True).stdout

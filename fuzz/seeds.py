@@ -229,8 +229,31 @@ def rewrite_seeds() -> dict[str, bytes]:
     return seeds
 
 
+def rowtext_seeds() -> dict[str, bytes]:
+    """Rows laid out as csum/capture/rows.py's ROW, written by hand: every status and reason, IPv4, IPv6 and no
+    addresses, a time and none, a field and none, stored and computed values and none."""
+    import numpy as np
+
+    from csum.capture.pcap import NO_TIME
+    from csum.capture.rows import ROW
+
+    v4, v6 = bytes([192, 0, 2, 1]).ljust(16, b"\0"), bytes.fromhex("20010db8000000000000000000000001")
+    rows = [(1, 1_700_000_000_123_456_789, 0, 0, 14, 24, 0x1C46, 0x1C46, 1, 2, 0, 0, 0, 1, 0, 0, 4, v4, v4),
+            (2, NO_TIME, 0, 1, 14, 60, 0, 0xFFFF, 3, 4, 0, 1, 0, 0, 1, 1, 6, v6, v6),
+            (3, 0, 0, 2, 0, -1, -1, -1, 5, 6, 0, 2, 0, -1, 2, 2, 0, bytes(16), bytes(16))]
+    every = [(k + 1, k, 0, k, 14, 24, k, 0xFFFF - k, k, k, 0, k % 3, 0, k % 3 - 1, k, k, 4 if k % 2 else 6, v4, v6)
+             for k in range(24)]
+
+    def laid_out(values: list[tuple]) -> bytes:
+        table = np.zeros(len(values), dtype=ROW)  # zeros: the padding between fields too
+        table[:] = values
+        return table.tobytes()
+
+    return {"three-rows": laid_out(rows), "every-status-and-reason": laid_out(every)}
+
+
 SEEDS = {"walker": walker_seeds, "chunks": chunks_seeds, "fix": fix_seeds, "records": records_seeds, "sums": sums_seeds,
-         "rewrite": rewrite_seeds}
+         "rewrite": rewrite_seeds, "rowtext": rowtext_seeds}
 
 
 def main() -> None:

@@ -18,7 +18,7 @@ from csum import engine
 FUZZ = Path(__file__).resolve().parents[2] / "fuzz"
 sys.path.append(str(FUZZ))  # fuzz_common and the targets (appended: the csum already imported stays the one used)
 
-TARGETS = ("walker", "chunks", "records", "fix", "sums", "rewrite")
+TARGETS = ("walker", "chunks", "records", "fix", "sums", "rewrite", "rowtext")
 pytestmark = pytest.mark.skipif(engine.cwalk is None or "c" not in engine.ENGINES,
                                 reason="csum's C is not built or CSUM_ENGINE is not c: the targets test C")
 
@@ -143,4 +143,25 @@ def test_rewrite_target_catches_a_wrong_c_answer(monkeypatch):
     module.one_input(data)
     monkeypatch.setattr(engine, "crewrite", _WrongRewriter(engine.crewrite))
     with pytest.raises(AssertionError, match="rewrite_chunk's bytes: C and the Python reference differ"):
+        module.one_input(data)
+
+
+def test_rowtext_target_catches_a_wrong_row(monkeypatch):
+    """fuzz_rowtext fails when the C formatter's text differs from Python's by one byte (its first digit changed)."""
+    module = importlib.import_module("fuzz_rowtext")
+    data = (FUZZ / "corpus" / "rowtext" / "three-rows").read_bytes()
+    module.one_input(data)
+    real = engine.cwalk
+
+    class Shifted:
+        def __getattr__(self, name):
+            return getattr(real, name)
+
+        @staticmethod
+        def format_rows(*args):
+            text = real.format_rows(*args)
+            return text.replace(b"1", b"2", 1)
+
+    monkeypatch.setattr(engine, "cwalk", Shifted())
+    with pytest.raises(AssertionError, match="differ"):
         module.one_input(data)
