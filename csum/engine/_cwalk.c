@@ -44,6 +44,7 @@
 #include <stddef.h>
 #include <structmember.h>
 
+#include "_arith.h"
 #include "_cwalk_table.h"
 #include "_rows.h"
 
@@ -117,41 +118,6 @@ static inline uint32_t be32(const uint8_t *p)
     return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
 }
 
-static inline unsigned fold(uint64_t s)
-{
-    while (s >> 16)
-        s = (s & 0xffff) + (s >> 16);
-    return (unsigned)s;
-}
-
-/* The one's-complement sum of n bytes as big-endian 16-bit words (an odd last byte padded with zero), folded:
- * 0 only when every byte is 0. On a little-endian host it sums 32-bit little-endian words and swaps the folded
- * result's bytes (RFC 1071 section 2(B): the sum is byte-order independent). */
-static uint64_t sum16(const uint8_t *p, Py_ssize_t n)
-{
-    uint64_t s = 0;
-    Py_ssize_t i = 0;
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    for (; i + 8 <= n; i += 8) {
-        uint64_t w;
-        memcpy(&w, p + i, 8);
-        s += (w & 0xffffffffu) + (w >> 32);
-    }
-    for (; i + 1 < n; i += 2)
-        s += p[i] | ((uint64_t)p[i + 1] << 8);
-    if (i < n)
-        s += p[i];
-    unsigned f = fold(s);
-    return ((f & 0xff) << 8) | (f >> 8);
-#else
-    for (; i + 1 < n; i += 2)
-        s += ((uint64_t)p[i] << 8) | p[i + 1];
-    if (i < n)
-        s += (uint64_t)p[i] << 8;
-    return fold(s);
-#endif
-}
-
 static int emit(walk_t *w, int code, int depth)
 {
     if (w->n >= SLOTS || depth >= DEPTH)
@@ -175,17 +141,18 @@ static int judge(walk_t *w, int code, int depth, Py_ssize_t header, Py_ssize_t f
     if (w->n >= SLOTS)
         return 0;
     const uint8_t *b = w->b;
-    uint64_t rest = sum16(b + header, field - header) + sum16(b + field + 2, end - field - 2);
-    unsigned stored = be16(b + field), r = fold(rest + ps), computed = r ^ 0xffff;
+    uint64_t rest = csum_ones(b + header, (uint64_t)(field - header), 16, 1) +
+                    csum_ones(b + field + 2, (uint64_t)(end - field - 2), 16, 1);
+    unsigned stored = be16(b + field), r = (unsigned)csum_reduce(rest + ps, 16), computed = r ^ M16;
     if (udp && computed == 0)
-        computed = 0xffff;
-    int pass = fold((uint64_t)r + stored) == 0xffff, reason, absent = 0;
+        computed = CSUM_MANGLED_0;
+    int pass = csum_reduce((uint64_t)r + stored, 16) == M16, reason, absent = 0;
     if (udp && stored == 0) {
         reason = udp == UDP4 ? RS_UDP_NO_CHECKSUM : udp == UDP6_TUNNEL ? RS_UDP6_ZERO_TUNNEL : RS_UDP6_ZERO;
         pass = absent = reason != RS_UDP6_ZERO;
     } else if (pass) {
-        reason = stored == 0xffff && computed == 0 ? RS_NEGATIVE_ZERO : RS_OK;
-    } else if (offload && (stored == fold(ps) || stored == fold(ps0))) {
+        reason = stored == M16 && computed == 0 ? RS_NEGATIVE_ZERO : RS_OK;
+    } else if (offload && (stored == csum_reduce(ps, 16) || stored == csum_reduce(ps0, 16))) {
         reason = RS_OFFLOAD;
     } else {
         reason = RS_MISMATCH;
@@ -482,8 +449,8 @@ static int transport(walk_t *w, unsigned proto, Py_ssize_t at, Py_ssize_t stop, 
     uint64_t ps = 0, ps0 = 0;
     if (pseudo) {
         Py_ssize_t size = v4 ? CT_IPHDR_ADDR_SIZE : CT_IPV6HDR_ADDR_SIZE;
-        ps0 = sum16(b + src, size) + sum16(b + dst, size) + proto;
-        ps = ps0 + ((uint64_t)len >> 16) + (len & 0xffff);
+        ps0 = csum_pseudo(b + src, b + dst, (uint64_t)size, 0, proto);
+        ps = ps0 + csum_pseudo_length((uint64_t)len);
     }
     PUSH(path, token);
     if (!judge(w, code, depth, at, at + field, at + covered, ps, ps0, offload, udp, path))
@@ -808,7 +775,7 @@ static int whole(dgram_t *k, const uint8_t *data, const int64_t *off, outer_t *o
         scratch[CT_IPHDR_FRAG_OFF] &= CT_IP_DF >> 8;
         scratch[CT_IPHDR_FRAG_OFF + 1] = 0;
         scratch[CT_IPHDR_CHECK] = scratch[CT_IPHDR_CHECK + 1] = 0;
-        unsigned c = ~fold(sum16(scratch, h->ihl)) & 0xffff;
+        unsigned c = (unsigned)csum_ones(scratch, (uint64_t)h->ihl, 16, 1) ^ M16;
         scratch[CT_IPHDR_CHECK] = (uint8_t)(c >> 8);
         scratch[CT_IPHDR_CHECK + 1] = (uint8_t)c;
     } else {  /* payload length; the Fragment header (the head's last bytes) made atomic: offset 0, M 0 */

@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "_arith.h"
 #include "_cwalk_table.h"
 
 /* An address map: the address matches when (addr & omask) == old; it becomes (new & nmask) | (addr & ~nmask). */
@@ -207,40 +208,11 @@ static PyTypeObject PlanType = {
     .tp_doc = "A set of rules as the C engine applies them.",
 };
 
-/* --- include/net/checksum.h arithmetic (as csum/core/arith.py) ------------------------------------------------ */
+/* --- byte loads ------------------------------------------------------------------------------------------ */
 
-static inline uint32_t add32(uint32_t a, uint32_t b)
-{
-    uint64_t r = (uint64_t)a + b;
-    return (uint32_t)((r & 0xffffffffu) + (r >> 32));
-}
-static inline uint32_t sub32(uint32_t a, uint32_t b) { return add32(a, ~b); }
-static inline uint32_t add16(uint32_t a, uint32_t b)
-{
-    uint32_t r = a + b;
-    return (r & 0xffff) + (r >> 16);
-}
-static inline uint32_t sub16(uint32_t a, uint32_t b) { return add16(a, b ^ 0xffff); }
-static inline uint32_t from32to16(uint32_t x)
-{
-    x += (x >> 16) | (x << 16);
-    return x >> 16;
-}
-static inline uint32_t csum_fold(uint32_t x) { return from32to16(x) ^ 0xffff; }
 static inline uint32_t le16(const uint8_t *p) { return (uint32_t)p[0] | ((uint32_t)p[1] << 8); }
 static inline uint32_t be16(const uint8_t *p) { return ((uint32_t)p[0] << 8) | p[1]; }
 static inline uint32_t le32(const uint8_t *p) { return le16(p) | (le16(p + 2) << 16); }
-
-/* lib/checksum.c do_csum of an even number of bytes on a little-endian CPU: canonical 16 bits. */
-static uint32_t do_csum(const uint8_t *p, int n)
-{
-    uint32_t s = 0;
-    for (int i = 0; i < n; i += 2)
-        s += le16(p + i);
-    while (s >> 16)
-        s = (s & 0xffff) + (s >> 16);
-    return s;
-}
 
 /* --- one packet --------------------------------------------------------------------------------------------- */
 
@@ -311,10 +283,10 @@ static void l4_replace(Ctx *c, Layer *L, int at, uint32_t f, uint32_t t, int siz
     uint32_t o = le16(old), nw;
     touch(c, at);
     if (!(mangled0 && !enforce && o == 0)) {
-        uint32_t mask = size == 2 ? 0xffffu : 0xffffffffu;
-        nw = size == 0 ? csum_fold(sub32(t, o)) : csum_fold(add32(sub32(o ^ 0xffffffffu, f & mask), t & mask));
+        uint32_t mask = size == 2 ? M16 : M32;
+        nw = size == 0 ? csum_replace_by_diff(o, t) : csum_replace4(o, f & mask, t & mask);
         if (mangled0 && nw == 0)
-            nw = 0xffff;
+            nw = CSUM_MANGLED_0;
         put16le(c->b + at, nw);
     }
     cover(c, L, at, old, c->b + at, 2, 0);
@@ -327,11 +299,11 @@ static void l3_replace(Ctx *c, Layer *L, int at, uint32_t f, uint32_t t, int siz
     uint32_t o = le16(old), nw;
     touch(c, at);
     if (size == 0)
-        nw = csum_fold(sub32(t, o));
+        nw = csum_replace_by_diff(o, t);
     else if (size == 2)
-        nw = add16(sub16(o ^ 0xffff, f & 0xffff), t & 0xffff) ^ 0xffff;
+        nw = csum_replace2(o, f & M16, t & M16);
     else
-        nw = csum_fold(add32(sub32(o ^ 0xffffffffu, f), t));
+        nw = csum_replace4(o, f, t);
     put16le(c->b + at, nw);
     cover(c, L, at, old, c->b + at, 2, 0);
 }
@@ -376,7 +348,7 @@ static void l4_flags(Ctx *c, Layer *L, int *mangled0, int *enforce)
 static void address(Ctx *c, Layer *L, int source, const uint8_t *new_)
 {
     int off = source ? L->saddr : L->daddr, m0, en;
-    c->diff = from32to16(sub32(do_csum(new_, L->size), do_csum(c->b + off, L->size)));
+    c->diff = csum_diff_generic_le(c->b + off, new_, (uint64_t)L->size);
     if (L->l4_csum >= 0 && L->pseudo) {
         l4_flags(c, L, &m0, &en);
         l4_replace(c, L, L->l4_csum, 0, c->diff, 0, m0, en);
@@ -505,16 +477,10 @@ static int offload(Ctx *c, Layer *L)
 {
     if (L->l4_csum < 0 || L->later || !(L->proto == CT_TCP || L->proto == CT_UDP))
         return 0;
-    uint32_t s = (uint32_t)L->proto, stored = be16(c->b + L->l4_csum);
-    for (int i = 0; i < L->size; i += 2)
-        s += be16(c->b + L->saddr + i) + be16(c->b + L->daddr + i);
+    uint32_t stored = be16(c->b + L->l4_csum);
     uint32_t len = L->proto == CT_UDP ? be16(c->b + L->l4 + CT_UDP_LEN) : (uint32_t)(L->end - L->l4start);
-    uint32_t with = s + (len >> 16) + (len & 0xffff);
-    while (s >> 16)
-        s = (s & 0xffff) + (s >> 16);
-    while (with >> 16)
-        with = (with & 0xffff) + (with >> 16);
-    return stored == s || stored == with;
+    uint64_t ps0 = csum_pseudo(c->b + L->saddr, c->b + L->daddr, (uint64_t)L->size, 0, (uint32_t)L->proto);
+    return stored == csum_reduce(ps0, 16) || stored == csum_reduce(ps0 + csum_pseudo_length(len), 16);
 }
 
 /* IPv4 options (RFC 791) from ``i`` to ``end``: 0 when walkable and none is a source route (which moves the
