@@ -177,6 +177,17 @@ static inline uint64_t csum_ones(const unsigned char *p, uint64_t n, int width, 
     return csum_reduce(csum_sum64(p, n, big, CSUM_BLOCK_BYTES), width);
 }
 
+/* csum_sum64 of an address (or any span): the sizes of an IPv4 and an IPv6 address get their own straight-line
+ * code (a constant size, inlined), the walkers and the rewriter sum one or two per layer. */
+static inline uint64_t csum_addr_sum64(const unsigned char *p, uint64_t size, int big)
+{
+    if (size == 4)
+        return csum_sum64(p, 4, big, CSUM_BLOCK_BYTES);
+    if (size == 16)
+        return csum_sum64(p, 16, big, CSUM_BLOCK_BYTES);
+    return csum_sum64(p, size, big, CSUM_BLOCK_BYTES);
+}
+
 /* csum/layers/check.py _pseudo: the sum of a pseudo-header (RFC 768, RFC 793, RFC 8200 8.1), not reduced: the
  * canonical big-endian 16-bit sums of the `size`-byte addresses at saddr and daddr, the two 16-bit halves of
  * `length` and `proto` (the sum csum_tcpudp_nofold and csum_ipv6_magic add, in network byte order). */
@@ -184,7 +195,8 @@ static inline uint64_t csum_pseudo_length(uint64_t length);
 static inline uint64_t csum_pseudo(const unsigned char *saddr, const unsigned char *daddr, uint64_t size,
                                    uint64_t length, uint32_t proto)
 {
-    return csum_ones(saddr, size, 16, 1) + csum_ones(daddr, size, 16, 1) + csum_pseudo_length(length) + proto;
+    uint64_t both = csum_add_ea64(csum_addr_sum64(saddr, size, 1), csum_addr_sum64(daddr, size, 1));
+    return csum_reduce(both, 16) + csum_pseudo_length(length) + proto;
 }
 
 /* What `length` adds to csum_pseudo (its two 16-bit halves): csum_pseudo(..., length, ...) is
@@ -274,7 +286,8 @@ uint32_t csum_diff(int shape, const unsigned char *f, uint64_t lf, const unsigne
  * csum_partial(f))), where that csum_partial with seed 0 is the canonical little-endian 16-bit sum. */
 static inline uint32_t csum_diff_generic_le(const unsigned char *f, const unsigned char *t, uint64_t n)
 {
-    return csum_from32to16(csum_sub32((uint32_t)csum_ones(t, n, 16, 0), (uint32_t)csum_ones(f, n, 16, 0)));
+    return csum_from32to16(csum_sub32((uint32_t)csum_reduce(csum_addr_sum64(t, n, 0), 16),
+                                      (uint32_t)csum_reduce(csum_addr_sum64(f, n, 0), 16)));
 }
 /* Its scratch buffer before 6.13 (MAX_BPF_STACK bytes); csum_diff_legacy needs lf + lt <= SCRATCH_BYTES. */
 #define SCRATCH_BYTES 512
