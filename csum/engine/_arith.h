@@ -57,7 +57,8 @@
  * csum_lanes_be in _arith.c).
  */
 
-#define CSUM_BLOCK_BYTES ((uint64_t)1 << 34)
+#define CSUM_BLOCK_BYTES_LOG2 34
+#define CSUM_BLOCK_BYTES ((uint64_t)1 << CSUM_BLOCK_BYTES_LOG2)
 /* Spans of fewer whole words than this are summed inline, word by word. */
 #define CSUM_INLINE_WORDS 32
 
@@ -127,12 +128,13 @@ static inline uint64_t csum_tail64(const unsigned char *q, unsigned k, int big)
 
 /* Canonical 64-bit one's-complement sum of p[0:n] read as 64-bit words (big: big-endian), the last word
  * zero-padded at its high-address end; `block` bytes (a multiple of 8) per accumulator block. A short span's
- * words go straight into the end-around sum, a long one's through the two accumulators. */
+ * words go straight into the end-around sum, a long one's (or one longer than a block: ones_sum_blocked's tests of
+ * the combining step) through the two accumulators. */
 static inline uint64_t csum_sum64(const unsigned char *p, uint64_t n, int big, uint64_t block)
 {
     uint64_t s = 0, lo, hi;
     uint64_t whole = n & ~(uint64_t)7;
-    if (whole < 8 * CSUM_INLINE_WORDS) {
+    if (whole < 8 * CSUM_INLINE_WORDS && whole <= block) {
         for (uint64_t i = 0; i < whole; i += 8)
             s = csum_add_ea64(s, big ? CSUM_AS_BE(csum_load64(p + i)) : CSUM_AS_LE(csum_load64(p + i)));
     } else {
@@ -188,23 +190,25 @@ static inline uint64_t csum_addr_sum64(const unsigned char *p, uint64_t size, in
     return csum_sum64(p, size, big, CSUM_BLOCK_BYTES);
 }
 
-/* csum/layers/check.py _pseudo: the sum of a pseudo-header (RFC 768, RFC 793, RFC 8200 8.1), not reduced: the
- * canonical big-endian 16-bit sums of the `size`-byte addresses at saddr and daddr, the two 16-bit halves of
- * `length` and `proto` (the sum csum_tcpudp_nofold and csum_ipv6_magic add, in network byte order). */
-static inline uint64_t csum_pseudo_length(uint64_t length);
+/* What `length` adds to a pseudo-header's sum: its two 16-bit halves (csum_pseudo(..., length, ...) is
+ * csum_pseudo(..., 0, ...) + csum_pseudo_length(length), for the walkers that judge with both: transmit offload's
+ * field holds the sum with the length or without). */
+static inline uint64_t csum_pseudo_length(uint64_t length)
+{
+    return (length >> 16) + (length & M16);
+}
+
+/* csum/layers/check.py _pseudo: the sum of a pseudo-header (RFC 768, RFC 793, RFC 8200 8.1; the sum
+ * csum_tcpudp_nofold and csum_ipv6_magic add, in network byte order), not reduced: the canonical big-endian
+ * 16-bit sum of the `size`-byte addresses at saddr and daddr together, the two 16-bit halves of `length` and
+ * `proto`. The twin adds the two addresses' canonical sums apart: the totals are congruent mod 0xffff and 0 only
+ * together, so csum_reduce(_, 16) of either (all the walkers take of it, with or without more canonical sums
+ * added) is the same. */
 static inline uint64_t csum_pseudo(const unsigned char *saddr, const unsigned char *daddr, uint64_t size,
                                    uint64_t length, uint32_t proto)
 {
     uint64_t both = csum_add_ea64(csum_addr_sum64(saddr, size, 1), csum_addr_sum64(daddr, size, 1));
     return csum_reduce(both, 16) + csum_pseudo_length(length) + proto;
-}
-
-/* What `length` adds to csum_pseudo (its two 16-bit halves): csum_pseudo(..., length, ...) is
- * csum_pseudo(..., 0, ...) + csum_pseudo_length(length), for the walkers that judge with both (transmit offload's
- * field holds the sum with the length or without). */
-static inline uint64_t csum_pseudo_length(uint64_t length)
-{
-    return (length >> 16) + (length & M16);
 }
 
 /* --- include/net/checksum.h on u32/u16 values, as csum/core/arith.py writes them ------------------------ */
