@@ -36,6 +36,10 @@
  * format_rows() (_rowtext.c) writes rows as JSON Lines or CSV.
  *
  * pcap_records() is csum/capture/pcap.py's pcap record walk (record headers only, no protocol facts).
+ *
+ * Every sum and fold (a field's covered bytes, the pseudo-header, a reassembled header's checksum) is _arith.h's
+ * (csum/engine/_arith.c/.h, linked into this extension): this file folds and sums nothing itself
+ * (tests/engine/test_c_arith.py).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>

@@ -1,8 +1,8 @@
 /*
  * csum.engine._speedups: the optional C accelerator of csum's engine (csum/engine/__init__.py).
  *
- * It sums bytes and does one's-complement arithmetic (csum/engine/_arith.c, which holds the arithmetic
- * and its proofs); this file only takes Python arguments apart and builds results. There is no profile
+ * It sums bytes and does one's-complement arithmetic (csum/engine/_arith.c/.h, which hold the arithmetic
+ * and its proofs, linked into every extension); this file only takes Python arguments apart and builds results. There is no profile
  * logic beyond a shape code (which csum_partial arithmetic, csum.engine.SHAPES), no message and no call
  * back into Python. Two kinds of function:
  *
