@@ -74,7 +74,8 @@ static inline uint32_t load32(const unsigned char *p, int big)
 /* csum/arch/x86.py x86_64_v5_17 at an odd address (n >= 1). */
 static uint32_t x86_64_5_17_odd(const unsigned char *p, uint64_t n, uint32_t seed)
 {
-    uint64_t s = csum_add_ea64(csum_add_ea64(ror32(seed, 8), (uint64_t)p[0] << 8), csum_sum64(p + 1, n - 1, 0, CSUM_BLOCK_BYTES));
+    uint64_t s = csum_add_ea64(csum_add_ea64(ror32(seed, 8), (uint64_t)p[0] << 8),
+                               csum_sum64(p + 1, n - 1, 0, CSUM_BLOCK_BYTES));
     return swab16((uint32_t)csum_reduce(s, 16));
 }
 

@@ -503,56 +503,75 @@ static Py_ssize_t routing_destination(const uint8_t *b, Py_ssize_t at, Py_ssize_
     return kind == CT_ROUTING_SRH ? at + CT_SRH_SEGMENT0_AT : -1;
 }
 
-static int ip_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, unsigned ethertype, uint64_t path)
+/* An IPv4 header at `at` (its datagram within `end`; `o`: the packet's outer header, at depth 0): its checksum, then
+ * the transport layer; an outer fragment's key and place in its datagram go to `o` (FRAGMENT). */
+static int ipv4_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, outer_t *o, uint64_t path)
 {
     const uint8_t *b = w->b;
-    if (at >= end)
+    if (end - at < CT_IPHDR_SIZE)
         return 0;
-    unsigned version = b[at] >> 4;
-    if ((ethertype == CT_ETH_IPV4 && version != 4) || (ethertype == CT_ETH_IPV6 && version != 6) ||
-        (ethertype != CT_ETH_IPV4 && ethertype != CT_ETH_IPV6 && ethertype != ANY_IP))
+    Py_ssize_t ihl = (b[at] & 15) * 4, total = be16(b + at + CT_IPHDR_TOT_LEN);
+    unsigned frag = be16(b + at + CT_IPHDR_FRAG_OFF) & (CT_IP_MF | CT_IP_OFFSET), proto = b[at + CT_IPHDR_PROTOCOL];
+    if (o != NULL && frag) {  /* known even when the packet fails below: its key stays with Python */
+        o->frag = 1;
+        o->key[0] = 4;
+        memcpy(o->key + 1, b + at + CT_IPHDR_SADDR, 2 * CT_IPHDR_ADDR_SIZE);
+        memcpy(o->key + 1 + 2 * CT_IPHDR_ADDR_SIZE, b + at + CT_IPHDR_ID, 2);
+        o->key[3 + 2 * CT_IPHDR_ADDR_SIZE] = o->proto = proto;
+    }
+    if (ihl < CT_IPHDR_SIZE || total < ihl || total > end - at || (frag && o == NULL))
         return 0;
-    outer_t *o = depth == 0 ? w->outer : NULL;
-    if (o != NULL) {
-        o->reached = version == 4 ? 4 : 6;
-        o->link = path;
+    PUSH(path, T_IPV4);
+    if (!options_ok(b, at + CT_IPHDR_SIZE, at + ihl, 0, NULL) ||
+        !judge(w, C_IPV4, depth, at, at + CT_IPV4_FIELD, at + ihl, 0, 0, 0, NOT_UDP, path))
+        return 0;
+    if (frag) {
+        if (proto != CT_TCP && proto != CT_UDP && proto != CT_ICMP)
+            return 0;
+        o->l3 = at;
+        o->ihl = ihl;
+        o->dlen = total - ihl;
+        o->offset = (frag & CT_IP_OFFSET) * CT_FRAG_UNIT;
+        o->more = (frag & CT_IP_MF) != 0;
+        if (o->offset && !emit(w, (proto == CT_TCP ? C_TCP : proto == CT_UDP ? C_UDP : C_ICMP) | NA, depth))
+            return 0;
+        o->path = path;
+        return FRAGMENT;
     }
-    w->ip = at;
-    w->ipv = version == 4 ? 4 : 6;
-    if (version == 4) {
-        if (end - at < CT_IPHDR_SIZE)
-            return 0;
-        Py_ssize_t ihl = (b[at] & 15) * 4, total = be16(b + at + CT_IPHDR_TOT_LEN);
-        unsigned frag = be16(b + at + CT_IPHDR_FRAG_OFF) & (CT_IP_MF | CT_IP_OFFSET), proto = b[at + CT_IPHDR_PROTOCOL];
-        if (o != NULL && frag) {  /* known even when the packet fails below: its key stays with Python */
-            o->frag = 1;
-            o->key[0] = 4;
-            memcpy(o->key + 1, b + at + CT_IPHDR_SADDR, 2 * CT_IPHDR_ADDR_SIZE);
-            memcpy(o->key + 1 + 2 * CT_IPHDR_ADDR_SIZE, b + at + CT_IPHDR_ID, 2);
-            o->key[3 + 2 * CT_IPHDR_ADDR_SIZE] = o->proto = proto;
-        }
-        if (ihl < CT_IPHDR_SIZE || total < ihl || total > end - at || (frag && o == NULL))
-            return 0;
-        PUSH(path, T_IPV4);
-        if (!options_ok(b, at + CT_IPHDR_SIZE, at + ihl, 0, NULL) ||
-            !judge(w, C_IPV4, depth, at, at + CT_IPV4_FIELD, at + ihl, 0, 0, 0, NOT_UDP, path))
-            return 0;
-        if (frag) {
-            if (proto != CT_TCP && proto != CT_UDP && proto != CT_ICMP)
-                return 0;
-            o->l3 = at;
-            o->ihl = ihl;
-            o->dlen = total - ihl;
-            o->offset = (frag & CT_IP_OFFSET) * CT_FRAG_UNIT;
-            o->more = (frag & CT_IP_MF) != 0;
-            if (o->offset && !emit(w, (proto == CT_TCP ? C_TCP : proto == CT_UDP ? C_UDP : C_ICMP) | NA, depth))
-                return 0;
-            o->path = path;
-            return FRAGMENT;
-        }
-        return transport(w, proto, at + ihl, at + total, 1, at + CT_IPHDR_SADDR, at + CT_IPHDR_DADDR, depth, path);
-    }
-    if (version != 6 || end - at < CT_IPV6HDR_SIZE)
+    return transport(w, proto, at + ihl, at + total, 1, at + CT_IPHDR_SADDR, at + CT_IPHDR_DADDR, depth, path);
+}
+
+/* The Fragment header at `pos` of an outer IPv6 fragment whose header is at `at` (its payload ending at `stop`;
+ * `word`: the header's offset and M flag): the datagram's key and this fragment's place in it go to `o`; FRAGMENT,
+ * or 0 for a datagram of a protocol csum does not reassemble in C. */
+static int ipv6_outer_fragment(walk_t *w, outer_t *o, Py_ssize_t at, Py_ssize_t pos, Py_ssize_t stop, unsigned word,
+                               int depth, uint64_t path)
+{
+    const uint8_t *b = w->b;
+    o->frag = 1;
+    o->key[0] = 6;
+    memcpy(o->key + 1, b + at + CT_IPV6HDR_SADDR, 2 * CT_IPV6HDR_ADDR_SIZE);
+    memcpy(o->key + 1 + 2 * CT_IPV6HDR_ADDR_SIZE, b + pos + CT_FRAG_HDR_IDENTIFICATION, 4);
+    o->proto = b[pos];
+    o->l3 = at;
+    o->ihl = pos + CT_FRAG_HDR_SIZE - at;
+    o->dlen = stop - pos - CT_FRAG_HDR_SIZE;
+    o->offset = word & CT_IP6_OFFSET;
+    o->more = word & CT_IP6_MF;
+    if (o->proto != CT_TCP && o->proto != CT_UDP && o->proto != CT_ICMPV6)
+        return 0;
+    if (o->offset && !emit(w, (o->proto == CT_TCP ? C_TCP : o->proto == CT_UDP ? C_UDP : C_ICMPV6) | NA, depth))
+        return 0;
+    o->path = path;
+    return FRAGMENT;
+}
+
+/* An IPv6 header at `at` (its datagram within `end`; `o`: the packet's outer header, at depth 0): its extension
+ * headers (RFC 8200 4, RFC 7045), then the transport layer or a fragment's. */
+static int ipv6_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, outer_t *o, uint64_t path)
+{
+    const uint8_t *b = w->b;
+    if (end - at < CT_IPV6HDR_SIZE)
         return 0;
     Py_ssize_t plen = be16(b + at + CT_IPV6HDR_PAYLOAD_LEN), pos = at + CT_IPV6HDR_SIZE, stop = pos + plen;
     Py_ssize_t src = at + CT_IPV6HDR_SADDR, dst = at + CT_IPV6HDR_DADDR;
@@ -574,25 +593,8 @@ static int ip_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, unsigne
             if (seen++)
                 return 0;  /* a second fragment header: the Python walker */
             fragment = word & CT_IP6_OFFSET ? 2 : word & CT_IP6_MF;
-            if (fragment && !w->frag6) {  /* an outer fragment of a capture: the datagram decides */
-                o->frag = 1;
-                o->key[0] = 6;
-                memcpy(o->key + 1, b + at + CT_IPV6HDR_SADDR, 2 * CT_IPV6HDR_ADDR_SIZE);
-                memcpy(o->key + 1 + 2 * CT_IPV6HDR_ADDR_SIZE, b + pos + CT_FRAG_HDR_IDENTIFICATION, 4);
-                o->proto = b[pos];
-                o->l3 = at;
-                o->ihl = pos + CT_FRAG_HDR_SIZE - at;
-                o->dlen = stop - pos - CT_FRAG_HDR_SIZE;
-                o->offset = word & CT_IP6_OFFSET;
-                o->more = word & CT_IP6_MF;
-                if (o->proto != CT_TCP && o->proto != CT_UDP && o->proto != CT_ICMPV6)
-                    return 0;
-                if (o->offset &&
-                    !emit(w, (o->proto == CT_TCP ? C_TCP : o->proto == CT_UDP ? C_UDP : C_ICMPV6) | NA, depth))
-                    return 0;
-                o->path = path;
-                return FRAGMENT;
-            }
+            if (fragment && !w->frag6)  /* an outer fragment of a capture: the datagram decides */
+                return ipv6_outer_fragment(w, o, at, pos, stop, word, depth, path);
         } else if (nh == CT_ROUTING) {
             if (b[pos + CT_IPV6_RT_SEGMENTS_LEFT] && (dst = routing_destination(b, pos, size)) < 0)
                 return 0;  /* a routing type whose final destination csum does not read: the Python walker */
@@ -610,6 +612,29 @@ static int ip_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, unsigne
     if (fragment)
         return partial(w, nh, 0, pos, stop, depth, fragment == 2, path);
     return transport(w, nh, pos, stop, 0, src, dst, depth, path);
+}
+
+/* An IP header at `at` of the kind `ethertype` names (ANY_IP: the version nibble decides), its datagram within
+ * `end`: ipv4_layer or ipv6_layer, the outer header's version and path noted at depth 0. */
+static int ip_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, unsigned ethertype, uint64_t path)
+{
+    const uint8_t *b = w->b;
+    if (at >= end)
+        return 0;
+    unsigned version = b[at] >> 4;
+    if ((ethertype == CT_ETH_IPV4 && version != 4) || (ethertype == CT_ETH_IPV6 && version != 6) ||
+        (ethertype != CT_ETH_IPV4 && ethertype != CT_ETH_IPV6 && ethertype != ANY_IP))
+        return 0;
+    outer_t *o = depth == 0 ? w->outer : NULL;
+    if (o != NULL) {
+        o->reached = version == 4 ? 4 : 6;
+        o->link = path;
+    }
+    w->ip = at;
+    w->ipv = version == 4 ? 4 : 6;
+    if (version == 4)
+        return ipv4_layer(w, at, end, depth, o, path);
+    return version == 6 ? ipv6_layer(w, at, end, depth, o, path) : 0;
 }
 
 /* The link layer of CT_LINKS[index] (its path token: T_LINK + its name's index). */

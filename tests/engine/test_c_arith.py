@@ -101,8 +101,8 @@ def test_the_check_finds_each_way(name):
 def test_the_check_leaves_byte_moves_alone():
     """Expected: no finding in the shifts that load and store bytes (the walkers' be32, a flow-label word written
     back), which are not arithmetic on checksums."""
-    text = ("static inline uint32_t be32(const uint8_t *p)\n{\n    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16)"
-            " | ((uint32_t)p[2] << 8) | p[3];\n}\n"
+    text = ("static inline uint32_t be32(const uint8_t *p)\n{\n"
+            "    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];\n}\n"
             "    uint8_t v[4] = {(uint8_t)(nw >> 24), (uint8_t)(nw >> 16), (uint8_t)(nw >> 8), (uint8_t)nw};\n"
             "    uint32_t word = ((uint32_t)be16(b + L->l3) << 16) | be16(b + L->l3 + 2);\n")
     assert findings(text) == []
