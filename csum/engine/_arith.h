@@ -53,8 +53,8 @@
  *
  * A short span (the walkers' headers and small segments, the rewriter's addresses: a call would cost more than the
  * sum) is summed inline, each word end-around into S directly (the same S: it is the canonical sum whichever way the
- * words go in); a long one through the word loop (csum_lanes) built for AVX2 and without it (csum_lanes_le /
- * csum_lanes_be in _arith.c).
+ * words go in); a long one through a word loop that splits each word into those two halves, built for AVX2 and
+ * without it (csum_lanes_le / csum_lanes_be in _arith.c).
  */
 
 #define CSUM_BLOCK_BYTES_LOG2 34
@@ -77,21 +77,8 @@ static inline uint64_t csum_load64(const unsigned char *p)
 #define CSUM_AS_BE(w) __builtin_bswap64(w)
 #endif
 
-/* Sums of the low and high 32-bit halves of nwords whole 64-bit words (nwords <= 2**31), read in byte order big. */
-static inline __attribute__((always_inline)) void csum_lanes(const unsigned char *p, uint64_t nwords, uint64_t *lo,
-                                                             uint64_t *hi, int big)
-{
-    uint64_t a = 0, b = 0;
-    for (uint64_t i = 0; i < nwords; i++) {
-        uint64_t w = big ? CSUM_AS_BE(csum_load64(p + 8 * i)) : CSUM_AS_LE(csum_load64(p + 8 * i));
-        a += w & M32;
-        b += w >> 32;
-    }
-    *lo = a;
-    *hi = b;
-}
-
-/* csum_lanes in one loop per byte order, each built for AVX2 and without it (_arith.c). */
+/* The sums of the low and high 32-bit halves of nwords whole 64-bit words (nwords <= 2**31), little- or
+ * big-endian, each built for AVX2 and without it (_arith.c). */
 void csum_lanes_le(const unsigned char *p, uint64_t nwords, uint64_t *lo, uint64_t *hi);
 void csum_lanes_be(const unsigned char *p, uint64_t nwords, uint64_t *lo, uint64_t *hi);
 
