@@ -1,6 +1,7 @@
 """Build the optional C extensions of csum.engine: _speedups (summing), _cwalk (the capture checker's fast
 walker, with the protocol table generated from csum/layers/table.py: csum/engine/_cwalk_table.h) and _rewrite
-(csum rewrite's fast path, with the same generated table); all metadata lives in pyproject.toml.
+(csum rewrite's fast path, with the same generated table), each linked with the arithmetic csum/engine/_arith.c;
+all metadata lives in pyproject.toml.
 
 ``optional=True``: without a C compiler the extensions are skipped and csum runs on its numpy / pure-Python
 engines and its Python walker (csum/engine/__init__.py).
@@ -31,12 +32,14 @@ def _flags() -> tuple[list[str], list[str]]:
 
 
 _CFLAGS, _LDFLAGS = _flags()
-setup(ext_modules=[Extension("csum.engine._speedups", sources=["csum/engine/_speedups.c", "csum/engine/_arith.c"],
+#: The arithmetic (csum/engine/_arith.c/.h): linked into every extension, the only C that folds or sums.
+_ARITH = ["csum/engine/_arith.c"]
+setup(ext_modules=[Extension("csum.engine._speedups", sources=["csum/engine/_speedups.c", *_ARITH],
                              depends=["csum/engine/_arith.h"], optional=True,
                              extra_compile_args=_CFLAGS, extra_link_args=_LDFLAGS),
-                   Extension("csum.engine._cwalk", sources=["csum/engine/_cwalk.c", "csum/engine/_rowtext.c"],
-                             depends=["csum/engine/_cwalk_table.h", "csum/engine/_rows.h"], optional=True,
-                             extra_compile_args=_CFLAGS, extra_link_args=_LDFLAGS),
-                   Extension("csum.engine._rewrite", sources=["csum/engine/_rewrite.c"],
-                             depends=["csum/engine/_cwalk_table.h"], optional=True,
+                   Extension("csum.engine._cwalk", sources=["csum/engine/_cwalk.c", "csum/engine/_rowtext.c", *_ARITH],
+                             depends=["csum/engine/_arith.h", "csum/engine/_cwalk_table.h", "csum/engine/_rows.h"],
+                             optional=True, extra_compile_args=_CFLAGS, extra_link_args=_LDFLAGS),
+                   Extension("csum.engine._rewrite", sources=["csum/engine/_rewrite.c", *_ARITH],
+                             depends=["csum/engine/_arith.h", "csum/engine/_cwalk_table.h"], optional=True,
                              extra_compile_args=_CFLAGS, extra_link_args=_LDFLAGS)])

@@ -3,7 +3,8 @@
 Builds the C extensions with llvm's source-based coverage (``CC=clang CSUM_COVERAGE=1``, into build/coverage),
 replays every committed input (fuzz/corpus/, fuzz/regressions/; with ``--grown`` also the corpora the fuzz runs grew
 in build/fuzz/corpus/) through its target, and prints ``llvm-cov report``'s line coverage of _cwalk.c,
-_rowtext.c, _speedups.c (with _arith.c) and _rewrite.c (llvm-profdata and llvm-cov of clang's version).
+_rowtext.c, _speedups.c, _rewrite.c and the arithmetic they all link, _arith.c and _arith.h (its coverage: the union
+over the three extensions; llvm-profdata and llvm-cov of clang's version).
 """
 
 from __future__ import annotations
@@ -23,9 +24,6 @@ import sanitized  # noqa: E402
 
 BUILD = ROOT / "build" / "coverage"
 TARGETS = ("walker", "chunks", "records", "fix", "sums", "rewrite", "rowtext")
-#: The extension each C file is linked into, where it is not its own.
-LINKED_INTO = {"_arith": "_speedups", "_rowtext": "_cwalk"}
-
 REPLAY = """
 import importlib, sys
 from pathlib import Path
@@ -69,16 +67,21 @@ def main(argv: list[str] | None = None) -> int:
     subprocess.run([_tool("llvm-profdata"), "merge", "-sparse", "-o", str(merged), *map(str, raw.glob("*.profraw"))],
                    check=True)
     numbers = {}
-    for name in ("_cwalk", "_rowtext", "_speedups", "_arith", "_rewrite"):
-        so = next((lib / "csum" / "engine").glob(f"{LINKED_INTO.get(name, name)}*.so"))
-        source = ROOT / "csum" / "engine" / f"{name}.c"
-        out = subprocess.run([_tool("llvm-cov"), "export", "-summary-only", str(so), f"-instr-profile={merged}",
+    engine = lib / "csum" / "engine"
+    objects = {name: next(engine.glob(f"{name}*.so")) for name in ("_cwalk", "_speedups", "_rewrite")}
+    # each C file and the extensions it is compiled into: the arithmetic into all three (their union is its coverage)
+    for source_name, names in (("_cwalk.c", ["_cwalk"]), ("_rowtext.c", ["_cwalk"]), ("_speedups.c", ["_speedups"]),
+                               ("_arith.c", list(objects)),
+                               ("_arith.h", list(objects)), ("_rewrite.c", ["_rewrite"])):
+        binaries = [str(objects[names[0]]), *(f"-object={objects[n]}" for n in names[1:])]
+        source = ROOT / "csum" / "engine" / source_name
+        out = subprocess.run([_tool("llvm-cov"), "export", "-summary-only", *binaries, f"-instr-profile={merged}",
                               str(source)], capture_output=True, text=True, check=True).stdout
         files = json.loads(out)["data"][0]["files"]
-        lines = next(f["summary"]["lines"] for f in files if f["filename"].endswith(f"{name}.c"))
-        numbers[f"{name}.c"] = {"lines": lines["count"], "covered": lines["covered"],
+        lines = next(f["summary"]["lines"] for f in files if f["filename"].endswith(source_name))
+        numbers[source_name] = {"lines": lines["count"], "covered": lines["covered"],
                                 "percent": round(lines["percent"], 1)}
-        report = subprocess.run([_tool("llvm-cov"), "report", str(so), f"-instr-profile={merged}", str(source)],
+        report = subprocess.run([_tool("llvm-cov"), "report", *binaries, f"-instr-profile={merged}", str(source)],
                                 capture_output=True, text=True, check=True).stdout
         print(report)
     print(json.dumps(numbers))

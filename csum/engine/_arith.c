@@ -1,31 +1,15 @@
 /*
- * csum/engine/_arith.c: the arithmetic of csum's C accelerator, without Python (declarations and contracts:
- * csum/engine/_arith.h). Each function is a transcription of its Python twin, named in its comment; the
- * tests compare the two on every shape, alignment and corner (tests/engine/test_fast_paths.py).
+ * csum/engine/_arith.c: the arithmetic of csum's C, without Python, linked into every extension (declarations and
+ * contracts: csum/engine/_arith.h). Each function is a transcription of its Python twin, named in its comment; the
+ * tests compare the two on every shape, alignment and corner (tests/engine/test_fast_paths.py), and the walker's and
+ * the rewriter's differential tests the sums and verbs they call (tests/layers, tests/rewrite).
  *
- * Sums. A buffer is read as 64-bit words w (little-endian: the bytes as stored; big-endian:
- * byte-reversed), the last one zero-padded at its high-address end. Each w is split into
- * hi = w >> 32 and lo = w & 0xffffffff and the two halves are added, without carries, into two
- * 64-bit accumulators.
- *
- * Bound (why the accumulators cannot overflow): a block holds at most 2**34 bytes, i.e. at most 2**31
- * words, so each accumulator ends the block at most 2**31 * (2**32 - 1) < 2**63 < 2**64. Buffers
- * larger than a block (more than 16 GiB) are summed block by block.
- *
- * Each block's exact integer sum is T = lo_sum + hi_sum * 2**32. It is added into a running 64-bit
- * end-around-carry sum S (mod 2**64 - 1, where 2**64 = 1): hi_sum * 2**32 is congruent to hi_sum
- * rotated left by 32 bits, because a rotation by k bits is a multiplication by 2**k mod 2**64 - 1. An
- * end-around add of two values is 0 only when both are 0 (a + b = 2**64 wraps to 0 and the carry makes
- * it 1), and rotations keep 0 and non-0 apart, so S is the canonical 64-bit sum: 0 only for an all-zero
- * buffer, else 1..2**64-1. Every width w in {8, 16, 32} divides 64, so 2**w - 1 divides 2**64 - 1 and
- * the canonical w-bit sum is the value in 1..2**w-1 congruent to S mod 2**w - 1 for S != 0, and 0 for
- * S == 0 (csum_reduce folds down to it). Reading the whole
- * buffer as one integer N gives N mod (2**w - 1) the same way, which is what the pure-Python engine
- * computes: the two agree exactly.
+ * Sums, folds and the include/net/checksum.h verbs are static inline in _arith.h (with the proof that the sums
+ * are canonical); here: the word loop of long spans built for AVX2, the shapes and the helpers over them.
  *
  * Shapes. The csum/arch algorithms add a few integers (head bytes, halfwords, a run of words, tail
  * pieces) into an end-around accumulator and reduce it (their docstrings prove each is canonical). Here
- * the same integers go into one 64-bit end-around sum (add_ea64): congruent to their total mod
+ * the same integers go into one 64-bit end-around sum (csum_add_ea64): congruent to their total mod
  * 2**64 - 1, hence mod 2**32 - 1 and 2**16 - 1, and 0 only when every one is 0, so reducing it gives
  * the Python's canonical(total, width) bit for bit; a run of words enters as its csum_sum64 value,
  * which is congruent to the run read as one integer and 0 only when it is.
@@ -35,122 +19,45 @@
 #include <errno.h>
 #include <string.h>
 
-#define BLOCK_BYTES ((uint64_t)1 << 34)
-
 #if defined(__GNUC__) && !defined(__clang__) && (defined(__x86_64__) || defined(__i386__)) && __GNUC__ >= 6
 #define CSUM_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define CSUM_CLONES
 #endif
 
-static inline uint64_t load64(const unsigned char *p)
-{
-    uint64_t w;
-    memcpy(&w, p, 8);
-    return w;
-}
+/* --- the word loop of long spans (csum_sum64, _arith.h) --------------------------------------------------- */
 
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-#define AS_LE(w) __builtin_bswap64(w)
-#define AS_BE(w) (w)
-#else
-#define AS_LE(w) (w)
-#define AS_BE(w) __builtin_bswap64(w)
-#endif
-
-/* Sums of the low and high 32-bit halves of nwords whole 64-bit words (nwords <= 2**31), read in byte order big;
- * inlined into one loop per byte order, each built for AVX2 and without it. */
+/* Sums of the low and high 32-bit halves of nwords whole 64-bit words (nwords <= 2**31), read in byte order big. */
 static inline __attribute__((always_inline)) void lanes(const unsigned char *p, uint64_t nwords, uint64_t *lo,
                                                         uint64_t *hi, int big)
 {
     uint64_t a = 0, b = 0;
     for (uint64_t i = 0; i < nwords; i++) {
-        uint64_t w = big ? AS_BE(load64(p + 8 * i)) : AS_LE(load64(p + 8 * i));
-        a += w & 0xffffffffu;
+        uint64_t w = big ? CSUM_AS_BE(csum_load64(p + 8 * i)) : CSUM_AS_LE(csum_load64(p + 8 * i));
+        a += w & M32;
         b += w >> 32;
     }
     *lo = a;
     *hi = b;
 }
 
-CSUM_CLONES static void lanes_le(const unsigned char *p, uint64_t nwords, uint64_t *lo, uint64_t *hi)
+CSUM_CLONES void csum_lanes_le(const unsigned char *p, uint64_t nwords, uint64_t *lo, uint64_t *hi)
 {
     lanes(p, nwords, lo, hi, 0);
 }
 
-CSUM_CLONES static void lanes_be(const unsigned char *p, uint64_t nwords, uint64_t *lo, uint64_t *hi)
+CSUM_CLONES void csum_lanes_be(const unsigned char *p, uint64_t nwords, uint64_t *lo, uint64_t *hi)
 {
     lanes(p, nwords, lo, hi, 1);
 }
 
-static inline uint64_t add_ea64(uint64_t a, uint64_t b)
-{
-    uint64_t r = a + b;
-    return r + (r < a);
-}
+/* --- the csum_partial shapes (csum/arch/) ------------------------------------------------------ */
 
-static inline uint64_t rot32(uint64_t x)
-{
-    return (x << 32) | (x >> 32);
-}
-
-uint64_t csum_sum64(const unsigned char *p, uint64_t n, int big, uint64_t block)
-{
-    uint64_t s = 0, lo, hi;
-    uint64_t whole = n & ~(uint64_t)7;
-    for (uint64_t done = 0; done < whole;) {
-        uint64_t len = whole - done < block ? whole - done : block;
-        if (big)
-            lanes_be(p + done, len / 8, &lo, &hi);
-        else
-            lanes_le(p + done, len / 8, &lo, &hi);
-        s = add_ea64(add_ea64(s, lo), rot32(hi));
-        done += len;
-    }
-    if (n & 7) {
-        unsigned char tail[8] = {0};
-        memcpy(tail, p + whole, (size_t)(n & 7));
-        uint64_t w = big ? AS_BE(load64(tail)) : AS_LE(load64(tail));
-        s = add_ea64(s, w);
-    }
-    return s;
-}
-
-/* Two end-around folds of a value below 2**(2*w) leave the canonical w-bit one: the first gives at most
- * 2**(w+1) - 2, the second at most 2**w - 1, each congruent mod 2**w - 1 and 0 only for 0 (the kernel's
- * from64to32 / from32to16 way, without a division). */
-static inline uint64_t fold_to(uint64_t x, int w)
-{
-    uint64_t m = ((uint64_t)1 << w) - 1;
-    x = (x & m) + (x >> w);
-    return (x & m) + (x >> w);
-}
-
-uint64_t csum_reduce(uint64_t s, int width)
-{
-    for (int w = 32; w >= width; w /= 2)
-        s = fold_to(s, w);
-    return s;
-}
-
-uint64_t csum_ones(const unsigned char *p, uint64_t n, int width, int big)
-{
-    return csum_reduce(csum_sum64(p, n, big, BLOCK_BYTES), width);
-}
-
-/* --- include/net/checksum.h, as csum/core/arith.py writes it --------------------------------------- */
-
-uint32_t csum_add32(uint32_t a, uint32_t b)
-{
-    uint64_t r = (uint64_t)a + b;
-    return (uint32_t)((r & M32) + (r >> 32));
-}
-
-static inline uint32_t add16(uint32_t a, uint32_t b)
-{
-    uint32_t r = a + b;
-    return (r & M16) + (r >> 16);
-}
+const char *const csum_shape_names[N_SHAPES] = {
+    [SHAPE_GENERIC_LE] = "lib/checksum.c-le", [SHAPE_GENERIC_BE] = "lib/checksum.c-be", [SHAPE_PARISC] = "parisc",
+    [SHAPE_X86_64] = "x86_64", [SHAPE_X86_64_5_17] = "x86_64-5.17", [SHAPE_I386] = "i386", [SHAPE_ARM] = "arm",
+    [SHAPE_POWERPC64] = "powerpc64", [SHAPE_POWERPC64LE] = "powerpc64le", [SHAPE_S390X] = "s390x",
+};
 
 static inline uint32_t ror32(uint32_t x, unsigned n)
 {
@@ -162,40 +69,6 @@ static inline uint32_t swab16(uint32_t x)
 {
     return ((x & 0xff) << 8) | (x >> 8);
 }
-
-uint32_t csum_from32to16(uint32_t x)
-{
-    x += ror32(x, 16);
-    return x >> 16;
-}
-
-uint32_t csum_fold32(uint32_t x)
-{
-    return csum_from32to16(x) ^ M16;
-}
-
-uint32_t csum_replace2(uint32_t sum16, uint32_t old, uint32_t new)
-{
-    return add16(add16(sum16 ^ M16, old ^ M16), new) ^ M16;
-}
-
-uint32_t csum_replace4(uint32_t sum16, uint32_t from, uint32_t to)
-{
-    return csum_fold32(csum_add32(csum_add32(sum16 ^ M32, from ^ M32), to));
-}
-
-uint32_t csum_replace_by_diff(uint32_t sum16, uint32_t diff)
-{
-    return csum_fold32(csum_add32(diff, sum16 ^ M32));
-}
-
-/* --- the csum_partial shapes (csum/arch/) ------------------------------------------------------ */
-
-const char *const csum_shape_names[N_SHAPES] = {
-    [SHAPE_GENERIC_LE] = "lib/checksum.c-le", [SHAPE_GENERIC_BE] = "lib/checksum.c-be", [SHAPE_PARISC] = "parisc",
-    [SHAPE_X86_64] = "x86_64", [SHAPE_X86_64_5_17] = "x86_64-5.17", [SHAPE_I386] = "i386", [SHAPE_ARM] = "arm",
-    [SHAPE_POWERPC64] = "powerpc64", [SHAPE_POWERPC64LE] = "powerpc64le", [SHAPE_S390X] = "s390x",
-};
 
 static inline uint32_t le16(const unsigned char *p)
 {
@@ -215,7 +88,8 @@ static inline uint32_t load32(const unsigned char *p, int big)
 /* csum/arch/x86.py x86_64_v5_17 at an odd address (n >= 1). */
 static uint32_t x86_64_5_17_odd(const unsigned char *p, uint64_t n, uint32_t seed)
 {
-    uint64_t s = add_ea64(add_ea64(ror32(seed, 8), (uint64_t)p[0] << 8), csum_sum64(p + 1, n - 1, 0, BLOCK_BYTES));
+    uint64_t s = csum_add_ea64(csum_add_ea64(ror32(seed, 8), (uint64_t)p[0] << 8),
+                               csum_sum64(p + 1, n - 1, 0, CSUM_BLOCK_BYTES));
     return swab16((uint32_t)csum_reduce(s, 16));
 }
 
@@ -232,10 +106,10 @@ static uint32_t i386_ppro(const unsigned char *p, uint64_t n, uint32_t seed, uns
         pos = 1;
     }
     if (((align + pos) & 2) && n - pos >= 2) {
-        eax = (eax & ~M16) + add16(eax & M16, le16(p + pos));
+        eax = (eax & ~M16) + csum16_add(eax & M16, le16(p + pos));
         pos += 2;
     }
-    eax = (uint32_t)csum_reduce(add_ea64(eax, csum_sum64(p + pos, n - pos, 0, BLOCK_BYTES)), 32);
+    eax = (uint32_t)csum_reduce(csum_add_ea64(eax, csum_sum64(p + pos, n - pos, 0, CSUM_BLOCK_BYTES)), 32);
     return odd ? ror32(eax, 24) : eax;
 }
 
@@ -247,22 +121,22 @@ static uint32_t arm(const unsigned char *p, uint64_t n, uint32_t seed, unsigned 
     int odd = align & 1;
     uint64_t s = odd ? ror32(seed, 8) : seed, pos = 0;
     if (odd) {
-        s = add_ea64(s, (uint64_t)p[0] << 8);
+        s = csum_add_ea64(s, (uint64_t)p[0] << 8);
         pos = 1;
     }
     if (n >= 8 && ((align + pos) & 2)) {
-        s = add_ea64(s, le16(p + pos));
+        s = csum_add_ea64(s, le16(p + pos));
         pos += 2;
     }
     if (n >= 8) {
         uint64_t words = (n - pos) & ~(uint64_t)3;
-        s = add_ea64(s, csum_sum64(p + pos, words, 0, BLOCK_BYTES));
+        s = csum_add_ea64(s, csum_sum64(p + pos, words, 0, CSUM_BLOCK_BYTES));
         pos += words;
     }
     for (; n - pos >= 2; pos += 2)
-        s = add_ea64(s, le16(p + pos));
+        s = csum_add_ea64(s, le16(p + pos));
     if (pos < n)
-        s = add_ea64(s, p[pos]);
+        s = csum_add_ea64(s, p[pos]);
     uint32_t r = (uint32_t)csum_reduce(s, 32);
     return odd ? ror32(r, 8) : r;
 }
@@ -273,21 +147,21 @@ static uint32_t powerpc64(const unsigned char *p, uint64_t n, uint32_t seed, uns
     uint64_t s = seed, pos = 0;
     if (n >= 8) {
         for (unsigned k = (4 - (align >> 1)) & 3; k; k--, pos += 2)
-            s = add_ea64(s, big ? be16(p + pos) : le16(p + pos));
+            s = csum_add_ea64(s, big ? be16(p + pos) : le16(p + pos));
         uint64_t words = (n - pos) & ~(uint64_t)7;
-        s = add_ea64(s, csum_sum64(p + pos, words, big, BLOCK_BYTES));
+        s = csum_add_ea64(s, csum_sum64(p + pos, words, big, CSUM_BLOCK_BYTES));
         pos += words;
     }
     if (n - pos >= 4) {
-        s = add_ea64(s, load32(p + pos, big));
+        s = csum_add_ea64(s, load32(p + pos, big));
         pos += 4;
     }
     if (n - pos >= 2) {
-        s = add_ea64(s, big ? be16(p + pos) : le16(p + pos));
+        s = csum_add_ea64(s, big ? be16(p + pos) : le16(p + pos));
         pos += 2;
     }
     if (pos < n)
-        s = add_ea64(s, big ? (uint64_t)p[pos] << 8 : p[pos]);
+        s = csum_add_ea64(s, big ? (uint64_t)p[pos] << 8 : p[pos]);
     return (uint32_t)csum_reduce(s, 32);
 }
 

@@ -36,6 +36,10 @@
  * format_rows() (_rowtext.c) writes rows as JSON Lines or CSV.
  *
  * pcap_records() is csum/capture/pcap.py's pcap record walk (record headers only, no protocol facts).
+ *
+ * Every sum and fold (a field's covered bytes, the pseudo-header, a reassembled header's checksum) is _arith.h's
+ * (csum/engine/_arith.c/.h, linked into this extension): this file folds and sums nothing itself
+ * (tests/engine/test_c_arith.py).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -44,6 +48,7 @@
 #include <stddef.h>
 #include <structmember.h>
 
+#include "_arith.h"
 #include "_cwalk_table.h"
 #include "_rows.h"
 
@@ -117,41 +122,6 @@ static inline uint32_t be32(const uint8_t *p)
     return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
 }
 
-static inline unsigned fold(uint64_t s)
-{
-    while (s >> 16)
-        s = (s & 0xffff) + (s >> 16);
-    return (unsigned)s;
-}
-
-/* The one's-complement sum of n bytes as big-endian 16-bit words (an odd last byte padded with zero), folded:
- * 0 only when every byte is 0. On a little-endian host it sums 32-bit little-endian words and swaps the folded
- * result's bytes (RFC 1071 section 2(B): the sum is byte-order independent). */
-static uint64_t sum16(const uint8_t *p, Py_ssize_t n)
-{
-    uint64_t s = 0;
-    Py_ssize_t i = 0;
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    for (; i + 8 <= n; i += 8) {
-        uint64_t w;
-        memcpy(&w, p + i, 8);
-        s += (w & 0xffffffffu) + (w >> 32);
-    }
-    for (; i + 1 < n; i += 2)
-        s += p[i] | ((uint64_t)p[i + 1] << 8);
-    if (i < n)
-        s += p[i];
-    unsigned f = fold(s);
-    return ((f & 0xff) << 8) | (f >> 8);
-#else
-    for (; i + 1 < n; i += 2)
-        s += ((uint64_t)p[i] << 8) | p[i + 1];
-    if (i < n)
-        s += (uint64_t)p[i] << 8;
-    return fold(s);
-#endif
-}
-
 static int emit(walk_t *w, int code, int depth)
 {
     if (w->n >= SLOTS || depth >= DEPTH)
@@ -175,17 +145,18 @@ static int judge(walk_t *w, int code, int depth, Py_ssize_t header, Py_ssize_t f
     if (w->n >= SLOTS)
         return 0;
     const uint8_t *b = w->b;
-    uint64_t rest = sum16(b + header, field - header) + sum16(b + field + 2, end - field - 2);
-    unsigned stored = be16(b + field), r = fold(rest + ps), computed = r ^ 0xffff;
+    uint64_t rest = csum_ones(b + header, (uint64_t)(field - header), 16, 1) +
+                    csum_ones(b + field + 2, (uint64_t)(end - field - 2), 16, 1);
+    unsigned stored = be16(b + field), r = (unsigned)csum_reduce(rest + ps, 16), computed = r ^ M16;
     if (udp && computed == 0)
-        computed = 0xffff;
-    int pass = fold((uint64_t)r + stored) == 0xffff, reason, absent = 0;
+        computed = CSUM_MANGLED_0;
+    int pass = csum_reduce((uint64_t)r + stored, 16) == M16, reason, absent = 0;
     if (udp && stored == 0) {
         reason = udp == UDP4 ? RS_UDP_NO_CHECKSUM : udp == UDP6_TUNNEL ? RS_UDP6_ZERO_TUNNEL : RS_UDP6_ZERO;
         pass = absent = reason != RS_UDP6_ZERO;
     } else if (pass) {
-        reason = stored == 0xffff && computed == 0 ? RS_NEGATIVE_ZERO : RS_OK;
-    } else if (offload && (stored == fold(ps) || stored == fold(ps0))) {
+        reason = stored == M16 && computed == 0 ? RS_NEGATIVE_ZERO : RS_OK;
+    } else if (offload && (stored == csum_reduce(ps, 16) || stored == csum_reduce(ps0, 16))) {
         reason = RS_OFFLOAD;
     } else {
         reason = RS_MISMATCH;
@@ -482,8 +453,8 @@ static int transport(walk_t *w, unsigned proto, Py_ssize_t at, Py_ssize_t stop, 
     uint64_t ps = 0, ps0 = 0;
     if (pseudo) {
         Py_ssize_t size = v4 ? CT_IPHDR_ADDR_SIZE : CT_IPV6HDR_ADDR_SIZE;
-        ps0 = sum16(b + src, size) + sum16(b + dst, size) + proto;
-        ps = ps0 + ((uint64_t)len >> 16) + (len & 0xffff);
+        ps0 = csum_pseudo(b + src, b + dst, (uint64_t)size, 0, proto);
+        ps = ps0 + csum_pseudo_length((uint64_t)len);
     }
     PUSH(path, token);
     if (!judge(w, code, depth, at, at + field, at + covered, ps, ps0, offload, udp, path))
@@ -532,56 +503,75 @@ static Py_ssize_t routing_destination(const uint8_t *b, Py_ssize_t at, Py_ssize_
     return kind == CT_ROUTING_SRH ? at + CT_SRH_SEGMENT0_AT : -1;
 }
 
-static int ip_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, unsigned ethertype, uint64_t path)
+/* An IPv4 header at `at` (its datagram within `end`; `o`: the packet's outer header, at depth 0): its checksum, then
+ * the transport layer; an outer fragment's key and place in its datagram go to `o` (FRAGMENT). */
+static int ipv4_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, outer_t *o, uint64_t path)
 {
     const uint8_t *b = w->b;
-    if (at >= end)
+    if (end - at < CT_IPHDR_SIZE)
         return 0;
-    unsigned version = b[at] >> 4;
-    if ((ethertype == CT_ETH_IPV4 && version != 4) || (ethertype == CT_ETH_IPV6 && version != 6) ||
-        (ethertype != CT_ETH_IPV4 && ethertype != CT_ETH_IPV6 && ethertype != ANY_IP))
+    Py_ssize_t ihl = (b[at] & 15) * 4, total = be16(b + at + CT_IPHDR_TOT_LEN);
+    unsigned frag = be16(b + at + CT_IPHDR_FRAG_OFF) & (CT_IP_MF | CT_IP_OFFSET), proto = b[at + CT_IPHDR_PROTOCOL];
+    if (o != NULL && frag) {  /* known even when the packet fails below: its key stays with Python */
+        o->frag = 1;
+        o->key[0] = 4;
+        memcpy(o->key + 1, b + at + CT_IPHDR_SADDR, 2 * CT_IPHDR_ADDR_SIZE);
+        memcpy(o->key + 1 + 2 * CT_IPHDR_ADDR_SIZE, b + at + CT_IPHDR_ID, 2);
+        o->key[3 + 2 * CT_IPHDR_ADDR_SIZE] = o->proto = proto;
+    }
+    if (ihl < CT_IPHDR_SIZE || total < ihl || total > end - at || (frag && o == NULL))
         return 0;
-    outer_t *o = depth == 0 ? w->outer : NULL;
-    if (o != NULL) {
-        o->reached = version == 4 ? 4 : 6;
-        o->link = path;
+    PUSH(path, T_IPV4);
+    if (!options_ok(b, at + CT_IPHDR_SIZE, at + ihl, 0, NULL) ||
+        !judge(w, C_IPV4, depth, at, at + CT_IPV4_FIELD, at + ihl, 0, 0, 0, NOT_UDP, path))
+        return 0;
+    if (frag) {
+        if (proto != CT_TCP && proto != CT_UDP && proto != CT_ICMP)
+            return 0;
+        o->l3 = at;
+        o->ihl = ihl;
+        o->dlen = total - ihl;
+        o->offset = (frag & CT_IP_OFFSET) * CT_FRAG_UNIT;
+        o->more = (frag & CT_IP_MF) != 0;
+        if (o->offset && !emit(w, (proto == CT_TCP ? C_TCP : proto == CT_UDP ? C_UDP : C_ICMP) | NA, depth))
+            return 0;
+        o->path = path;
+        return FRAGMENT;
     }
-    w->ip = at;
-    w->ipv = version == 4 ? 4 : 6;
-    if (version == 4) {
-        if (end - at < CT_IPHDR_SIZE)
-            return 0;
-        Py_ssize_t ihl = (b[at] & 15) * 4, total = be16(b + at + CT_IPHDR_TOT_LEN);
-        unsigned frag = be16(b + at + CT_IPHDR_FRAG_OFF) & (CT_IP_MF | CT_IP_OFFSET), proto = b[at + CT_IPHDR_PROTOCOL];
-        if (o != NULL && frag) {  /* known even when the packet fails below: its key stays with Python */
-            o->frag = 1;
-            o->key[0] = 4;
-            memcpy(o->key + 1, b + at + CT_IPHDR_SADDR, 2 * CT_IPHDR_ADDR_SIZE);
-            memcpy(o->key + 1 + 2 * CT_IPHDR_ADDR_SIZE, b + at + CT_IPHDR_ID, 2);
-            o->key[3 + 2 * CT_IPHDR_ADDR_SIZE] = o->proto = proto;
-        }
-        if (ihl < CT_IPHDR_SIZE || total < ihl || total > end - at || (frag && o == NULL))
-            return 0;
-        PUSH(path, T_IPV4);
-        if (!options_ok(b, at + CT_IPHDR_SIZE, at + ihl, 0, NULL) ||
-            !judge(w, C_IPV4, depth, at, at + CT_IPV4_FIELD, at + ihl, 0, 0, 0, NOT_UDP, path))
-            return 0;
-        if (frag) {
-            if (proto != CT_TCP && proto != CT_UDP && proto != CT_ICMP)
-                return 0;
-            o->l3 = at;
-            o->ihl = ihl;
-            o->dlen = total - ihl;
-            o->offset = (frag & CT_IP_OFFSET) * CT_FRAG_UNIT;
-            o->more = (frag & CT_IP_MF) != 0;
-            if (o->offset && !emit(w, (proto == CT_TCP ? C_TCP : proto == CT_UDP ? C_UDP : C_ICMP) | NA, depth))
-                return 0;
-            o->path = path;
-            return FRAGMENT;
-        }
-        return transport(w, proto, at + ihl, at + total, 1, at + CT_IPHDR_SADDR, at + CT_IPHDR_DADDR, depth, path);
-    }
-    if (version != 6 || end - at < CT_IPV6HDR_SIZE)
+    return transport(w, proto, at + ihl, at + total, 1, at + CT_IPHDR_SADDR, at + CT_IPHDR_DADDR, depth, path);
+}
+
+/* The Fragment header at `pos` of an outer IPv6 fragment whose header is at `at` (its payload ending at `stop`;
+ * `word`: the header's offset and M flag): the datagram's key and this fragment's place in it go to `o`; FRAGMENT,
+ * or 0 for a datagram of a protocol csum does not reassemble in C. */
+static int ipv6_outer_fragment(walk_t *w, outer_t *o, Py_ssize_t at, Py_ssize_t pos, Py_ssize_t stop, unsigned word,
+                               int depth, uint64_t path)
+{
+    const uint8_t *b = w->b;
+    o->frag = 1;
+    o->key[0] = 6;
+    memcpy(o->key + 1, b + at + CT_IPV6HDR_SADDR, 2 * CT_IPV6HDR_ADDR_SIZE);
+    memcpy(o->key + 1 + 2 * CT_IPV6HDR_ADDR_SIZE, b + pos + CT_FRAG_HDR_IDENTIFICATION, 4);
+    o->proto = b[pos];
+    o->l3 = at;
+    o->ihl = pos + CT_FRAG_HDR_SIZE - at;
+    o->dlen = stop - pos - CT_FRAG_HDR_SIZE;
+    o->offset = word & CT_IP6_OFFSET;
+    o->more = word & CT_IP6_MF;
+    if (o->proto != CT_TCP && o->proto != CT_UDP && o->proto != CT_ICMPV6)
+        return 0;
+    if (o->offset && !emit(w, (o->proto == CT_TCP ? C_TCP : o->proto == CT_UDP ? C_UDP : C_ICMPV6) | NA, depth))
+        return 0;
+    o->path = path;
+    return FRAGMENT;
+}
+
+/* An IPv6 header at `at` (its datagram within `end`; `o`: the packet's outer header, at depth 0): its extension
+ * headers (RFC 8200 4, RFC 7045), then the transport layer or a fragment's. */
+static int ipv6_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, outer_t *o, uint64_t path)
+{
+    const uint8_t *b = w->b;
+    if (end - at < CT_IPV6HDR_SIZE)
         return 0;
     Py_ssize_t plen = be16(b + at + CT_IPV6HDR_PAYLOAD_LEN), pos = at + CT_IPV6HDR_SIZE, stop = pos + plen;
     Py_ssize_t src = at + CT_IPV6HDR_SADDR, dst = at + CT_IPV6HDR_DADDR;
@@ -603,25 +593,8 @@ static int ip_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, unsigne
             if (seen++)
                 return 0;  /* a second fragment header: the Python walker */
             fragment = word & CT_IP6_OFFSET ? 2 : word & CT_IP6_MF;
-            if (fragment && !w->frag6) {  /* an outer fragment of a capture: the datagram decides */
-                o->frag = 1;
-                o->key[0] = 6;
-                memcpy(o->key + 1, b + at + CT_IPV6HDR_SADDR, 2 * CT_IPV6HDR_ADDR_SIZE);
-                memcpy(o->key + 1 + 2 * CT_IPV6HDR_ADDR_SIZE, b + pos + CT_FRAG_HDR_IDENTIFICATION, 4);
-                o->proto = b[pos];
-                o->l3 = at;
-                o->ihl = pos + CT_FRAG_HDR_SIZE - at;
-                o->dlen = stop - pos - CT_FRAG_HDR_SIZE;
-                o->offset = word & CT_IP6_OFFSET;
-                o->more = word & CT_IP6_MF;
-                if (o->proto != CT_TCP && o->proto != CT_UDP && o->proto != CT_ICMPV6)
-                    return 0;
-                if (o->offset &&
-                    !emit(w, (o->proto == CT_TCP ? C_TCP : o->proto == CT_UDP ? C_UDP : C_ICMPV6) | NA, depth))
-                    return 0;
-                o->path = path;
-                return FRAGMENT;
-            }
+            if (fragment && !w->frag6)  /* an outer fragment of a capture: the datagram decides */
+                return ipv6_outer_fragment(w, o, at, pos, stop, word, depth, path);
         } else if (nh == CT_ROUTING) {
             if (b[pos + CT_IPV6_RT_SEGMENTS_LEFT] && (dst = routing_destination(b, pos, size)) < 0)
                 return 0;  /* a routing type whose final destination csum does not read: the Python walker */
@@ -639,6 +612,29 @@ static int ip_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, unsigne
     if (fragment)
         return partial(w, nh, 0, pos, stop, depth, fragment == 2, path);
     return transport(w, nh, pos, stop, 0, src, dst, depth, path);
+}
+
+/* An IP header at `at` of the kind `ethertype` names (ANY_IP: the version nibble decides), its datagram within
+ * `end`: ipv4_layer or ipv6_layer, the outer header's version and path noted at depth 0. */
+static int ip_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, unsigned ethertype, uint64_t path)
+{
+    const uint8_t *b = w->b;
+    if (at >= end)
+        return 0;
+    unsigned version = b[at] >> 4;
+    if ((ethertype == CT_ETH_IPV4 && version != 4) || (ethertype == CT_ETH_IPV6 && version != 6) ||
+        (ethertype != CT_ETH_IPV4 && ethertype != CT_ETH_IPV6 && ethertype != ANY_IP))
+        return 0;
+    outer_t *o = depth == 0 ? w->outer : NULL;
+    if (o != NULL) {
+        o->reached = version == 4 ? 4 : 6;
+        o->link = path;
+    }
+    w->ip = at;
+    w->ipv = version == 4 ? 4 : 6;
+    if (version == 4)
+        return ipv4_layer(w, at, end, depth, o, path);
+    return version == 6 ? ipv6_layer(w, at, end, depth, o, path) : 0;
 }
 
 /* The link layer of CT_LINKS[index] (its path token: T_LINK + its name's index). */
@@ -808,7 +804,7 @@ static int whole(dgram_t *k, const uint8_t *data, const int64_t *off, outer_t *o
         scratch[CT_IPHDR_FRAG_OFF] &= CT_IP_DF >> 8;
         scratch[CT_IPHDR_FRAG_OFF + 1] = 0;
         scratch[CT_IPHDR_CHECK] = scratch[CT_IPHDR_CHECK + 1] = 0;
-        unsigned c = ~fold(sum16(scratch, h->ihl)) & 0xffff;
+        unsigned c = (unsigned)csum_ones(scratch, (uint64_t)h->ihl, 16, 1) ^ M16;
         scratch[CT_IPHDR_CHECK] = (uint8_t)(c >> 8);
         scratch[CT_IPHDR_CHECK + 1] = (uint8_t)c;
     } else {  /* payload length; the Fragment header (the head's last bytes) made atomic: offset 0, M 0 */

@@ -1,8 +1,8 @@
 /*
  * csum.engine._speedups: the optional C accelerator of csum's engine (csum/engine/__init__.py).
  *
- * It sums bytes and does one's-complement arithmetic (csum/engine/_arith.c, which holds the arithmetic
- * and its proofs); this file only takes Python arguments apart and builds results. There is no profile
+ * It sums bytes and does one's-complement arithmetic (csum/engine/_arith.c/.h, which hold the arithmetic
+ * and its proofs, linked into every extension); this file only takes Python arguments apart and builds results. There is no profile
  * logic beyond a shape code (which csum_partial arithmetic, csum.engine.SHAPES), no message and no call
  * back into Python. Two kinds of function:
  *
@@ -27,7 +27,6 @@
 
 #include "_arith.h"
 
-#define BLOCK_BYTES_LOG2 34
 /* Release the GIL for buffers at least this large. */
 #define NOGIL_BYTES ((Py_ssize_t)1 << 16)
 
@@ -256,7 +255,7 @@ static PyObject *ones_sum(PyObject *self, PyObject *const *args, Py_ssize_t narg
 {
     if (nargs < 3 || nargs > 4 || kwnames != NULL)
         DECLINE;
-    return sum_buffer(args, (uint64_t)1 << BLOCK_BYTES_LOG2);
+    return sum_buffer(args, CSUM_BLOCK_BYTES);
 }
 
 /* ones_sum_blocked(buf, width, byteorder, block) -> int: as ones_sum with a smaller block (a
@@ -270,7 +269,7 @@ static PyObject *ones_sum_blocked(PyObject *self, PyObject *const *args, Py_ssiz
     unsigned long long block = PyLong_AsUnsignedLongLong(args[3]);
     if (block == (unsigned long long)-1 && PyErr_Occurred())
         return NULL;
-    if (block == 0 || block % 8 || block > (uint64_t)1 << BLOCK_BYTES_LOG2) {
+    if (block == 0 || block % 8 || block > CSUM_BLOCK_BYTES) {
         PyErr_SetString(PyExc_ValueError, "block");
         return NULL;
     }
@@ -358,7 +357,7 @@ static long wire_checksum(PyObject *const *args, Py_ssize_t nargs, PyObject *kwn
     bytes_t b;
     if (!bind(args, nargs, kwnames, sig, 1, 1, 1, a) || !get_bytes(a[0], &b, 0))
         return -1;
-    uint64_t s = sum_maybe_nogil(b.p, b.n, 1, (uint64_t)1 << BLOCK_BYTES_LOG2);
+    uint64_t s = sum_maybe_nogil(b.p, b.n, 1, CSUM_BLOCK_BYTES);
     put_bytes(&b);
     return (long)(csum_reduce(s, 16) ^ M16);
 }
@@ -779,7 +778,7 @@ PyMODINIT_FUNC PyInit__speedups(void)
     Py_DECREF(shapes);
     module_object = m;
     if (PyType_Ready(&FastPathType) < 0 || PyModule_AddObjectRef(m, "FastPath", (PyObject *)&FastPathType) < 0 ||
-        PyModule_AddIntConstant(m, "BLOCK_BYTES_LOG2", BLOCK_BYTES_LOG2) < 0) {
+        PyModule_AddIntConstant(m, "BLOCK_BYTES_LOG2", CSUM_BLOCK_BYTES_LOG2) < 0) {
         Py_DECREF(m);
         return NULL;
     }
