@@ -39,6 +39,11 @@ def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     prg.add_argument("--count", type=integer, default=200, help="packets to generate without --pcap (default 200)")
     prg.add_argument("--seed", type=integer, default=0, help="seed of the generated packets (default 0)")
     prg.add_argument("--show", type=integer, default=10, help="list at most this many broken packets (default 10)")
+    prg.add_argument("--csum-state", action="append", default=[], metavar="STATE",
+                     choices=("none", "unnecessary", "complete", "partial", "all"),
+                     help="tc: also judge the program on an skb arriving as CHECKSUM_NONE, UNNECESSARY, COMPLETE or "
+                     "PARTIAL (none|unnecessary|complete|partial|all; repeatable): run by the kernel where its test "
+                     "runs can make the state, modelled by csum where they cannot (the output says which)")
     prg.add_argument("--debian", nargs=2, action="append", default=[], metavar=("RELEASE", "ARCH"),
                      help="also run the program on Debian RELEASE's kernel for ARCH, booted under QEMU (as kernel-check "
                      "--debian: bookworm, trixie, unstable; amd64, arm64 ...); repeatable")
@@ -150,6 +155,8 @@ def run(args: argparse.Namespace) -> int:
 
     if (args.qemu is None) != (args.kernel is None):
         raise UsageError("--qemu ARCH and --kernel IMAGE go together")
+    if args.csum_state and (args.debian or args.qemu is not None):
+        raise UsageError("--csum-state applies to a run on the running kernel alone, not with --debian/--qemu")
     if args.debian or args.qemu is not None:
         from ..errors import CsumValueError
         from ..kernel.qemu import guest
@@ -174,8 +181,12 @@ def run(args: argparse.Namespace) -> int:
     frames, source = _packets(args)
     with prog.load(args.file, section=args.section, prog=args.prog, type=args.type, maps=maps, globals=globals_,
                    ctx=ctx) as program:
+        if args.csum_state and program.kind != "tc":
+            raise UsageError(f"--csum-state: {args.file}'s program {program.info.name} is {program.kind}; checksum "
+                             "states are those of a tc program's skb")
         runs = [(i, frame, program.run(frame)) for i, frame in frames]
-        info, kind, unpinned = program.info, program.kind, program.unpinned
+        info, kind, unpinned, evidence = program.info, program.kind, program.unpinned, program.evidence
+    found_states = _states(args.csum_state, runs, evidence)
     summary = prog.summarize(run for _, _, run in runs)
     if out is not None:
         try:
@@ -192,8 +203,8 @@ def run(args: argparse.Namespace) -> int:
     if not summary.changed and not summary.dropped:
         notes.append("the program changed no packet and dropped none, so nothing it does was tested (a program that "
                      "needs its maps or globals seeded does nothing without them: --map, --global)")
-    if kind == "tc":
-        notes.append(prog.PARTIAL_NOTE)
+    if kind == "tc" and not any(s.state == "partial" for s in found_states):
+        notes.append(prog.PARTIAL_NOTE + "; --csum-state partial judges them")
     if args.json:
         doc = {"object": args.file, "program": info.name, "section": info.section, "type": kind, "source": source,
                "packets": summary.packets, "changed": summary.changed, "dropped": summary.dropped,
@@ -201,10 +212,15 @@ def run(args: argparse.Namespace) -> int:
                "causes": dict(summary.causes), "named": list(summary.named), "unexplained": summary.unexplained,
                "summary": summary.line(),
                "notes": notes, "runs": [_entry(i, frame, run) for i, frame, run in runs]}
+        if found_states:
+            doc["csum_states"] = [{"state": st.state, "ip_summed": st.ip_summed, "how": st.how, "judged": st.judged,
+                                   "broken_packets": len(st.broken), "broken": list(st.broken),
+                                   "unjudged": list(st.unjudged), "why": dict(st.why), "note": st.note}
+                                  for st in found_states]
         if args.out is not None:
             doc["out"] = args.out
         print(json.dumps(doc, indent=2))
-        return 1 if broken else 0
+        return 1 if broken or _states_fail(found_states) else 0
     runs_note = "each on a CHECKSUM_NONE and a CHECKSUM_COMPLETE skb" if kind == "tc" else "one run each"
     lines = [f"{args.file}: program {info.name} (section {info.section}, {kind}); packets: {source}; {runs_note}"]
     lines += [f"note: {n}" for n in notes]
@@ -227,7 +243,34 @@ def run(args: argparse.Namespace) -> int:
         lines.append(f"named: {', '.join(summary.named)} (reproduced on every broken packet)")
     if summary.unexplained:
         lines.append(f"{summary.unexplained} broken packets not reproduced by any simulated mistake")
+    if found_states:
+        lines.append("\nchecksum states (run: the kernel's test runs; modelled: csum's models, no test run makes "
+                     "the state):")
+        for st in found_states:
+            lines.append(f"  {st.line()}")
+            lines += [f"    {n} packets: {why}" for why, n in st.why]
+            if st.how != "not run":
+                lines.append(f"    ({st.note})")
+        failing = [st.ip_summed for st in found_states if st.broken]
+        lines.append(f"states that break the program: {', '.join(failing) or 'none'}"
+                     + "".join(f"; {st.ip_summed}: {len(st.unjudged)} packets csum cannot judge (not passed)"
+                               for st in found_states if st.unjudged))
     if args.out is not None:
         lines.append(f"wrote {args.out}: {len(runs)} output packets")
     print("\n".join(lines))
-    return 1 if broken else 0
+    return 1 if broken or _states_fail(found_states) else 0
+
+
+def _states(asked: list[str], runs: list[tuple[int, bytes, Any]], evidence: Any) -> list[Any]:
+    """--csum-state's states judged (none asked: [])."""
+    if not asked:
+        return []
+    from ..kernel import states
+
+    chosen = states.STATES if "all" in asked else [st for st in states.STATES if st in asked]
+    return states.judge_states({i: (frame, run) for i, frame, run in runs}, evidence, chosen)
+
+
+def _states_fail(found: list[Any]) -> bool:
+    """A state breaks packets, or has packets csum cannot judge (never passed)."""
+    return any(st.broken or st.unjudged for st in found)
