@@ -1,0 +1,157 @@
+"""``csum prog --csum-state``: a tc program on skbs arriving as CHECKSUM_NONE, UNNECESSARY, COMPLETE and PARTIAL.
+
+NONE and COMPLETE are the running kernel's own test runs (BPF_PROG_TEST_RUN, BPF_F_TEST_SKB_CHECKSUM_COMPLETE: its
+EBADMSG is the verdict on skb->csum). UNNECESSARY and PARTIAL no test run makes; csum models them. The frames are
+built here with scapy, and what a NIC finishes on a CHECKSUM_PARTIAL skb is computed here with scapy too: for
+examples/bpf/tc_nat.c (BPF_F_PSEUDO_HDR) the NAT'ed packet with every checksum recomputed over the new address, for
+tc_nat_no_pseudo.c the NAT'ed IPv4 header with the L4 checksum of the old pseudo-header (the seed the helper leaves
+unmoved), which scapy's own recomputation then calls wrong. Skipped where clang, libbpf or BPF test runs are missing.
+"""
+
+from __future__ import annotations
+
+import json
+
+import prog_frames as pf
+import pytest
+from bpf_build import EXAMPLES, compile_bpf, why_not
+from scapy.compat import raw
+from scapy.layers.inet import ICMP, IP, TCP, UDP
+from scapy.layers.inet6 import IPv6
+from scapy.layers.l2 import Ether
+from scapy.packet import Raw
+from scapy.utils import wrpcap
+
+from csum import cli
+from csum.kernel import prog, states
+from csum.rewrite.mistakes import on_partial
+
+pytestmark = pytest.mark.skipif(why_not() is not None, reason=str(why_not()))
+
+ETHER = Ether(src="02:00:00:00:00:02", dst="02:00:00:00:00:01")
+
+
+def _frames() -> list[bytes]:
+    """24 IPv4 TCP/UDP frames, 4 IPv6 UDP (tc_nat leaves them), 4 IPv4 ICMP (no TCP/UDP checksum to offload)."""
+    out = []
+    for k in range(24):
+        l4 = TCP(sport=1000 + k, dport=80, seq=k * 7919) if k % 2 else UDP(sport=2000 + k, dport=53)
+        out.append(raw(ETHER / IP(src=f"10.{k}.{3 * k}.{k + 1}", dst=f"198.51.100.{k}", id=k) / l4
+                       / Raw(bytes(range(k, k + 5 * k + 1)))))
+    out += [raw(ETHER / IPv6(src="2001:db8::1", dst=f"2001:db8::{k + 2}") / UDP(sport=7, dport=9) / Raw(b"v6" * k))
+            for k in range(4)]
+    out += [raw(ETHER / IP(src="10.9.9.9", dst="203.0.113.5") / ICMP(id=k) / Raw(b"ping" * k)) for k in range(4)]
+    return out
+
+
+FRAMES = _frames()
+TCPUDP4 = set(range(24))
+
+
+def _nat(frame: bytes, *, l4_over_new: bool) -> bytes:
+    """scapy: ``frame`` with its IPv4 source NEW4 and the header checksum recomputed; the L4 checksum recomputed over
+    the new pseudo-header (``l4_over_new``) or kept as the input's (computed over the old one)."""
+    pkt = Ether(frame)
+    pkt[IP].src = pf.NEW4
+    del pkt[IP].chksum
+    if l4_over_new:
+        del pkt[IP].payload.chksum
+    return raw(pkt)
+
+
+def _l4_right(frame: bytes) -> bool:
+    """scapy: the stored TCP/UDP checksum is the one it computes from scratch."""
+    pkt = Ether(frame)
+    layer = pkt[TCP] if TCP in pkt else pkt[UDP]
+    again = Ether(frame)
+    del (again[TCP] if TCP in again else again[UDP]).chksum
+    return layer.chksum == (Ether(raw(again))[TCP] if TCP in again else Ether(raw(again))[UDP]).chksum
+
+
+@pytest.fixture(scope="module")
+def objects(tmp_path_factory):
+    out = tmp_path_factory.mktemp("bpf")
+    return {name: str(compile_bpf(EXAMPLES / f"{name}.c", out / f"{name}.o")) for name in ("tc_nat", "tc_nat_no_pseudo")}
+
+
+@pytest.fixture(scope="module")
+def pcap(tmp_path_factory):
+    path = tmp_path_factory.mktemp("pcap") / "states.pcap"
+    wrpcap(str(path), [Ether(f) for f in FRAMES])
+    return str(path)
+
+
+@pytest.mark.parametrize("name, over_new", [("tc_nat", True), ("tc_nat_no_pseudo", False)])
+def test_the_partial_finish_is_scapys(objects, name, over_new):
+    """What csum models a NIC finishing from a CHECKSUM_PARTIAL skb is, byte for byte, scapy's NAT'ed frame with the
+    L4 checksum over the new (tc_nat) or the old (tc_nat_no_pseudo) pseudo-header; scapy calls the latter wrong."""
+    with prog.load(objects[name]) as program:
+        runs = {i: program.run(FRAMES[i]) for i in sorted(TCPUDP4)}
+        evidence = program.evidence
+    for i, run in runs.items():
+        assert run.stale is not None, "this kernel has no BPF_F_TEST_SKB_CHECKSUM_COMPLETE"
+        ways, note = on_partial(FRAMES[i], run.packet, stale=run.stale, evidence=evidence)
+        assert note == "" and {finished for _, _, finished in ways} == {_nat(FRAMES[i], l4_over_new=over_new)}, i
+        assert _l4_right(ways[0][2]) is over_new
+
+
+@pytest.mark.parametrize("name", ["tc_nat", "tc_nat_no_pseudo"])
+def test_csum_state_all_json(objects, pcap, capsys, name):
+    """--csum-state all: NONE and COMPLETE run by the kernel, UNNECESSARY and PARTIAL modelled. tc_nat breaks none;
+    tc_nat_no_pseudo breaks the 24 IPv4 TCP/UDP packets on COMPLETE (the kernel's EBADMSG) and on PARTIAL (scapy,
+    above), and none on NONE or UNNECESSARY (the kernel's bytes, scapy-checked in test_prog.py)."""
+    code = cli.main(["prog", objects[name], "--pcap", pcap, "--csum-state", "all", "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    got = {s["state"]: s for s in doc["csum_states"]}
+    assert list(got) == ["none", "unnecessary", "complete", "partial"]
+    assert [got[s]["how"] for s in got] == ["run", "modelled", "run", "modelled"]
+    assert [got[s]["ip_summed"] for s in got] == ["CHECKSUM_NONE", "CHECKSUM_UNNECESSARY", "CHECKSUM_COMPLETE",
+                                                  "CHECKSUM_PARTIAL"]
+    assert got["partial"]["judged"] == 28 and all(not s["unjudged"] for s in got.values())
+    broken = set() if name == "tc_nat" else TCPUDP4
+    assert {s: set(got[s]["broken"]) for s in got} == {"none": set(), "unnecessary": set(), "complete": broken,
+                                                       "partial": broken}
+    assert code == (0 if name == "tc_nat" else 1)
+    if broken:
+        assert "BPF_F_PSEUDO_HDR" in next(iter(got["partial"]["why"]))
+        assert "stale" in next(iter(got["complete"]["why"]))
+
+
+def test_csum_state_text_names_the_breaking_states(objects, pcap, capsys):
+    """The text output lists each state, run or modelled, and the states that break the program."""
+    assert cli.main(["prog", objects["tc_nat_no_pseudo"], "--pcap", pcap, "--csum-state", "partial",
+                     "--csum-state", "none"]) == 1
+    out = capsys.readouterr().out
+    assert "CHECKSUM_NONE (run): 0 of 32 packets broken" in out
+    assert "CHECKSUM_PARTIAL (modelled): 24 of 28 packets broken" in out
+    assert "states that break the program: CHECKSUM_PARTIAL" in out and "CHECKSUM_COMPLETE (" not in out
+
+
+def test_without_the_complete_run_partial_is_not_passed(objects):
+    """Without a CHECKSUM_COMPLETE run (Linux < 6.11) a NAT with and without BPF_F_PSEUDO_HDR give the same bytes
+    and finish differently on CHECKSUM_PARTIAL: when the program's calls are not known (evidence None) csum judges
+    none of those packets there (never passes them); the flags at tc_nat's own call sites (BPF_F_PSEUDO_HDR on every
+    bpf_l4_csum_replace) rule the other way out, and the 24 are judged right (scapy: test_the_partial_finish_is_scapys)."""
+    with prog.load(objects["tc_nat"]) as program:
+        program._complete = False  # as on a kernel without BPF_F_TEST_SKB_CHECKSUM_COMPLETE
+        runs = {i: (FRAMES[i], program.run(FRAMES[i])) for i in range(len(FRAMES))}
+        evidence = program.evidence
+    unknown = {s.state: s for s in states.judge_states(runs, None)}
+    assert unknown["complete"].how == "not run" and "6.11" in unknown["complete"].note
+    assert set(unknown["partial"].unjudged) == TCPUDP4 and not unknown["partial"].broken
+    assert "finish differently" in unknown["partial"].note
+    known = {s.state: s for s in states.judge_states(runs, evidence)}
+    assert known["partial"].judged == 28 and not known["partial"].broken and not known["partial"].unjudged
+
+
+def test_bad_csum_state_uses(objects, pcap, capsys, tmp_path):
+    """An XDP program, --csum-state with --debian, an unknown state: one-line errors, exit 2."""
+    xdp = str(compile_bpf(EXAMPLES / "xdp_nat.c", tmp_path / "xdp_nat.o"))
+    assert cli.main(["prog", xdp, "--pcap", pcap, "--csum-state", "partial"]) == 2
+    assert "checksum states are those of a tc program's skb" in capsys.readouterr().err
+    assert cli.main(["prog", objects["tc_nat"], "--pcap", pcap, "--csum-state", "all", "--debian", "bookworm",
+                     "amd64"]) == 2
+    assert "--csum-state applies to a run on the running kernel alone" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["prog", objects["tc_nat"], "--csum-state", "offloaded"])
+    assert exc.value.code == 2
