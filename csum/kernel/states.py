@@ -19,6 +19,7 @@ makes a CHECKSUM_UNNECESSARY or CHECKSUM_PARTIAL skb. So:
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -35,6 +36,7 @@ STATES = ("none", "unnecessary", "complete", "partial")
 IP_SUMMED = {"none": "CHECKSUM_NONE", "unnecessary": "CHECKSUM_UNNECESSARY", "complete": "CHECKSUM_COMPLETE",
              "partial": "CHECKSUM_PARTIAL"}
 _RUN, _MODELLED, _NOT_RUN = "run", "modelled", "not run"
+_RESIZED = re.compile(r" \(\d+ -> \d+ bytes\)")  # one note for every resized packet
 _UNNECESSARY_WHY = ("the bytes are the CHECKSUM_NONE run's (the helpers patch checksum fields alike); the receiving "
                     "stack trusts the L4 checksum without verifying it, so a broken one passes here and fails after "
                     "the next hop")
@@ -142,7 +144,7 @@ def _partial(runs: Mapping[int, tuple[bytes, Run]], evidence: Evidence | None) -
             continue
         if not ways:
             unjudged.append(i)
-            notes[note] += 1
+            notes[_RESIZED.sub("", note)] += 1
             continue
         verdicts = {any(c.status == BROKEN for c in judge(frame, finished).checks): (m, hand)
                     for m, hand, finished in ways}

@@ -5,12 +5,15 @@ EBADMSG is the verdict on skb->csum). UNNECESSARY and PARTIAL no test run makes;
 built here with scapy, and what a NIC finishes on a CHECKSUM_PARTIAL skb is computed here with scapy too: for
 examples/bpf/tc_nat.c (BPF_F_PSEUDO_HDR) the NAT'ed packet with every checksum recomputed over the new address, for
 tc_nat_no_pseudo.c the NAT'ed IPv4 header with the L4 checksum of the old pseudo-header (the seed the helper leaves
-unmoved), which scapy's own recomputation then calls wrong. Skipped where clang, libbpf or BPF test runs are missing.
+unmoved), which scapy's own recomputation then calls wrong; for tests/kernel/mistakes' port rewrites scapy's packet with
+the new port, the seed moved by the port's change where the program passes BPF_F_PSEUDO_HDR (RFC 1071 arithmetic
+here). Skipped where clang, libbpf or BPF test runs are missing.
 """
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import prog_frames as pf
 import pytest
@@ -28,6 +31,7 @@ from csum.rewrite.mistakes import on_partial
 
 pytestmark = pytest.mark.skipif(why_not() is not None, reason=str(why_not()))
 
+MISTAKES = Path(__file__).parent / "mistakes"
 ETHER = Ether(src="02:00:00:00:00:02", dst="02:00:00:00:00:01")
 
 
@@ -93,6 +97,50 @@ def test_the_partial_finish_is_scapys(objects, name, over_new):
         ways, note = on_partial(FRAMES[i], run.packet, stale=run.stale, evidence=evidence)
         assert note == "" and {finished for _, _, finished in ways} == {_nat(FRAMES[i], l4_over_new=over_new)}, i
         assert _l4_right(ways[0][2]) is over_new
+
+
+def _add(a: int, b: int) -> int:
+    """RFC 1071 one's complement addition of two 16-bit words."""
+    total = a + b
+    return (total & 0xFFFF) + (total >> 16)
+
+
+def _port_8080(frame: bytes, *, seed_moved: bool) -> bytes:
+    """scapy: ``frame`` with its destination port 8080 and the L4 checksum recomputed; ``seed_moved``: as a NIC finishes
+    it when the program moved the pseudo-header seed by the port's change (BPF_F_PSEUDO_HDR on the port): the sum
+    it completes is the right one plus (8080 - old port), RFC 1071 arithmetic here."""
+    pkt = Ether(frame)
+    l4 = pkt[TCP] if TCP in pkt else pkt[UDP]
+    old = l4.dport
+    l4.dport = 8080
+    del l4.chksum
+    out = Ether(raw(pkt))
+    l4 = out[TCP] if TCP in out else out[UDP]
+    if seed_moved:
+        total = _add(_add(~l4.chksum & 0xFFFF, 8080), ~old & 0xFFFF)
+        l4.chksum = ~total & 0xFFFF
+    return raw(out)
+
+
+@pytest.mark.parametrize("name, protocols, seed_moved", [("tc_byte_order", (TCP,), False),
+                                                         ("tc_pseudo_on_port", (TCP, UDP), True)])
+def test_a_port_rewrite_on_partial(tmp_path, name, protocols, seed_moved):
+    """tests/kernel/mistakes: the port given to bpf_l4_csum_replace in host order breaks CHECKSUM_NONE skbs (the
+    kernel's bytes), but on a CHECKSUM_PARTIAL skb the helper leaves the seed alone and the NIC sums the new port:
+    scapy's right packet. BPF_F_PSEUDO_HDR on the port moves the seed, and the NIC adds the change a second time."""
+    obj = str(compile_bpf(MISTAKES / f"{name}.c", tmp_path / f"{name}.o"))
+    picked = [i for i in sorted(TCPUDP4) if any(p in Ether(FRAMES[i]) for p in protocols)]
+    with prog.load(obj) as program:
+        runs = {i: (FRAMES[i], program.run(FRAMES[i])) for i in range(len(FRAMES))}
+        evidence = program.evidence
+    for i in picked:
+        frame, run = runs[i]
+        ways, note = on_partial(frame, run.packet, stale=run.stale, evidence=evidence)
+        assert note == "" and {finished for _, _, finished in ways} == {_port_8080(frame, seed_moved=seed_moved)}, i
+        assert _l4_right(ways[0][2]) is not seed_moved
+    got = {s.state: s for s in states.judge_states(runs, evidence)}
+    assert set(got["partial"].broken) == (set(picked) if seed_moved else set())
+    assert set(got["none"].broken) == (set() if seed_moved else set(picked))
 
 
 @pytest.mark.parametrize("name", ["tc_nat", "tc_nat_no_pseudo"])
