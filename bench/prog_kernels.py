@@ -89,8 +89,9 @@ def run(kernels: list[str], packets: int) -> dict[str, Any]:
         base = ["prog", str(obj), "--count", str(packets), "--seed", "0"]
         running_wall, alone = _csum(base)
         total, doc = _csum([*base, *targets]) if targets else (running_wall, {"kernels": [], "differs": []})
-    rows = [{"kernel": "running", "arch": platform.machine(), "release": platform.release(), "packets": alone["packets"],
-             "broken_packets": alone["broken_packets"], "error": None, "seconds": round(running_wall, 1)}]
+    rows = [{"kernel": "running", "arch": platform.machine(), "release": platform.release(),
+             "packets": alone["packets"], "broken_packets": alone["broken_packets"], "error": None,
+             "seconds": round(running_wall, 1)}]
     rows += [{"kernel": k["name"], "arch": k["arch"], "release": k["kernel"], "packets": k["packets"],
               "broken_packets": k["broken_packets"], "error": k["error"], "seconds": round(k["boot_seconds"], 1)}
              for k in doc["kernels"] if k["boot_seconds"] is not None]

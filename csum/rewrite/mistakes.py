@@ -550,8 +550,9 @@ def on_partial(before: bytes, after: bytes, *, stale: bool | None = None, eviden
     may work; each is made again on :meth:`csum.skb.Skb.checksum_partial` of ``before`` (the L4 checksum field
     holding the pseudo-header seed, as veth and virtio deliver it), and the NIC's finish
     (:meth:`csum.skb.Skb.skb_checksum_help`, net/core/dev.c) is applied to the result. Returns (mistakes, whether
-    the program writes checksums by hand, the finished frame) for each way, and a note when there is none (no simulation reproduces the program, or the
-    packet has no TCP/UDP checksum a CHECKSUM_PARTIAL skb carries).
+    the program writes checksums by hand, the finished frame) for each way, and a note when there is none (no
+    simulation reproduces the program; :data:`NOT_PARTIAL`: the packet has no TCP/UDP checksum a CHECKSUM_PARTIAL
+    skb carries).
     """
     try:
         seeded = Skb.checksum_partial(before, network_offset=_NETWORK)

@@ -75,7 +75,8 @@ def _l4_right(frame: bytes) -> bool:
 @pytest.fixture(scope="module")
 def objects(tmp_path_factory):
     out = tmp_path_factory.mktemp("bpf")
-    return {name: str(compile_bpf(EXAMPLES / f"{name}.c", out / f"{name}.o")) for name in ("tc_nat", "tc_nat_no_pseudo")}
+    return {name: str(compile_bpf(EXAMPLES / f"{name}.c", out / f"{name}.o"))
+            for name in ("tc_nat", "tc_nat_no_pseudo")}
 
 
 @pytest.fixture(scope="module")
@@ -179,7 +180,8 @@ def test_without_the_complete_run_partial_is_not_passed(objects):
     """Without a CHECKSUM_COMPLETE run (Linux < 6.11) a NAT with and without BPF_F_PSEUDO_HDR give the same bytes
     and finish differently on CHECKSUM_PARTIAL: when the program's calls are not known (evidence None) csum judges
     none of those packets there (never passes them); the flags at tc_nat's own call sites (BPF_F_PSEUDO_HDR on every
-    bpf_l4_csum_replace) rule the other way out, and the 24 are judged right (scapy: test_the_partial_finish_is_scapys)."""
+    bpf_l4_csum_replace) rule the other way out, and the 24 are judged right (scapy:
+    test_the_partial_finish_is_scapys)."""
     with prog.load(objects["tc_nat"]) as program:
         program._complete = False  # as on a kernel without BPF_F_TEST_SKB_CHECKSUM_COMPLETE
         runs = {i: (FRAMES[i], program.run(FRAMES[i])) for i in range(len(FRAMES))}
