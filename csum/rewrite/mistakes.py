@@ -13,6 +13,9 @@ reproduces the packet, the finding says so.
 What a program calls narrows the candidates: :data:`Evidence` maps each helper it calls to the constants its
 flags argument takes (:func:`csum.kernel.insn.helper_calls`), and a mistake is only named when the program
 could make it (BPF_F_PSEUDO_HDR missing needs a ``bpf_l4_csum_replace`` whose flags may lack it).
+
+:func:`on_partial` makes every simulation that reproduces a tc program's test runs again on a CHECKSUM_PARTIAL skb
+(which no test run makes) and finishes it as the NIC would: what the program sends from veth or virtio.
 """
 
 from __future__ import annotations
