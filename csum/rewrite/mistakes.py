@@ -544,6 +544,13 @@ def reproduce(before: bytes, after: bytes, *, kind: Kind, stale: bool | None = N
     return Finding(tuple(named), {at: tuple(sorted(ms, key=order)) for at, ms in fields.items()})
 
 
+def _calls_possible(sim: _Sim, evidence: Evidence | None) -> bool:
+    """Whether the program can have made ``sim``'s helper calls: it calls every replace helper they use (a program
+    that never calls bpf_l4_csum_replace wrote its L4 checksum itself)."""
+    return sim.slip is not None or evidence is None or \
+        all(c.helper in evidence for c in sim.calls if isinstance(c, CsumReplaceCall))
+
+
 def on_partial(before: bytes, after: bytes, *, stale: bool | None = None, evidence: Evidence | None = None
                ) -> tuple[list[tuple[frozenset[Mistake], bool, bytes]], str]:
     """What a tc program that turned Ethernet frame ``before`` into ``after`` on a CHECKSUM_NONE skb (and whose
@@ -572,7 +579,7 @@ def on_partial(before: bytes, after: bytes, *, stale: bool | None = None, eviden
     out: dict[bytes, tuple[frozenset[Mistake], bool]] = {}
     for sim in _sims(_Case(before, list(base.calls)), "tc", evidence):
         if (stale is not None and sim.valid is not None and sim.valid == stale) or \
-                compare.differ(sim.packet, after) != set():
+                compare.differ(sim.packet, after) != set() or not _calls_possible(sim, evidence):
             continue
         skb = Skb.checksum_partial(before, network_offset=_NETWORK)
         if sim.slip is None:

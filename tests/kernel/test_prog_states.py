@@ -144,6 +144,70 @@ def test_a_port_rewrite_on_partial(tmp_path, name, protocols, seed_moved):
     assert set(got["none"].broken) == (set() if seed_moved else set(picked))
 
 
+BY_HAND = r"""
+/* tc: TCP destination port -> 8080, the TCP checksum updated by hand (RFC 1624 eqn. 3) and both stored. */
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/pkt_cls.h>
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
+
+#define L4 (ETH_HLEN + sizeof(struct iphdr))
+
+SEC("tc")
+int port_by_hand(struct __sk_buff *skb)
+{
+	void *data = (void *)(long)skb->data, *end = (void *)(long)skb->data_end;
+	struct ethhdr *eth = data;
+	struct iphdr *ip = (void *)(eth + 1);
+	__u16 old, check, new = bpf_htons(8080);
+	__u32 sum;
+
+	if ((void *)(ip + 1) > end || eth->h_proto != bpf_htons(ETH_P_IP) || ip->ihl != 5 ||
+	    ip->protocol != IPPROTO_TCP || (ip->frag_off & bpf_htons(0x1fff)))
+		return TC_ACT_OK;
+	if (bpf_skb_load_bytes(skb, L4 + 2, &old, 2) || bpf_skb_load_bytes(skb, L4 + 16, &check, 2))
+		return TC_ACT_OK;
+	sum = (__u16)~check + (__u16)~old + new;
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	check = ~sum;
+	bpf_skb_store_bytes(skb, L4 + 2, &new, 2, 0);
+	bpf_skb_store_bytes(skb, L4 + 16, &check, 2, 0);
+	return TC_ACT_OK;
+}
+
+char _license[] SEC("license") = "GPL";
+"""
+
+
+def test_a_checksum_written_by_hand_breaks_partial(tmp_path):
+    """A program that updates the TCP checksum itself is right on CHECKSUM_NONE and COMPLETE skbs (the kernel's runs:
+    no packet broken, skb->csum not stale) and wrong on CHECKSUM_PARTIAL ones: its update moves the seed, and the NIC
+    finishes the checksum of the old port (scapy: the new port with the input's own checksum, which scapy calls
+    wrong)."""
+    source = tmp_path / "tc_port_by_hand.c"
+    source.write_text(BY_HAND)
+    obj = str(compile_bpf(source, tmp_path / "tc_port_by_hand.o"))
+    tcp = [i for i in sorted(TCPUDP4) if TCP in Ether(FRAMES[i])]
+    with prog.load(obj) as program:
+        runs = {i: (FRAMES[i], program.run(FRAMES[i])) for i in range(len(FRAMES))}
+        evidence = program.evidence
+    for i in tcp:
+        frame, run = runs[i]
+        ways, note = on_partial(frame, run.packet, stale=run.stale, evidence=evidence)
+        expected = Ether(frame)
+        expected[TCP].dport = 8080
+        assert note == "" and {finished for _, _, finished in ways} == {raw(expected)}, i
+        assert not _l4_right(raw(expected))
+    got = {s.state: s for s in states.judge_states(runs, evidence)}
+    assert not got["none"].broken and not got["complete"].broken and got["complete"].how == "run"
+    assert set(got["partial"].broken) == set(tcp) and not got["partial"].unjudged
+    assert "writes the L4 checksum itself" in got["partial"].why[0][0]
+
+
 @pytest.mark.parametrize("name", ["tc_nat", "tc_nat_no_pseudo"])
 def test_csum_state_all_json(objects, pcap, capsys, name):
     """--csum-state all: NONE and COMPLETE run by the kernel, UNNECESSARY and PARTIAL modelled. tc_nat breaks none;
