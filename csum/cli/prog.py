@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .args import UsageError, check_show, integer
+from .prog_states import state_doc, state_lines, states_fail, states_of
 
 _MAP_ENTRY = re.compile(r"^([A-Za-z_][\w.]*):(.+)$")
 _NAMED = re.compile(r"^([A-Za-z_][\w.]*)=(.*)$")
@@ -155,8 +156,6 @@ def run(args: argparse.Namespace) -> int:
 
     if (args.qemu is None) != (args.kernel is None):
         raise UsageError("--qemu ARCH and --kernel IMAGE go together")
-    if args.csum_state and (args.debian or args.qemu is not None):
-        raise UsageError("--csum-state applies to a run on the running kernel alone, not with --debian/--qemu")
     if args.debian or args.qemu is not None:
         from ..errors import CsumValueError
         from ..kernel.qemu import guest
@@ -186,7 +185,7 @@ def run(args: argparse.Namespace) -> int:
                              "states are those of a tc program's skb")
         runs = [(i, frame, program.run(frame)) for i, frame in frames]
         info, kind, unpinned, evidence = program.info, program.kind, program.unpinned, program.evidence
-    found_states = _states(args.csum_state, runs, evidence)
+    found_states = states_of(args.csum_state, runs, evidence)
     summary = prog.summarize(run for _, _, run in runs)
     if out is not None:
         try:
@@ -213,14 +212,11 @@ def run(args: argparse.Namespace) -> int:
                "summary": summary.line(),
                "notes": notes, "runs": [_entry(i, frame, run) for i, frame, run in runs]}
         if found_states:
-            doc["csum_states"] = [{"state": st.state, "ip_summed": st.ip_summed, "how": st.how, "judged": st.judged,
-                                   "broken_packets": len(st.broken), "broken": list(st.broken),
-                                   "unjudged": list(st.unjudged), "why": dict(st.why), "note": st.note}
-                                  for st in found_states]
+            doc["csum_states"] = [state_doc(st) for st in found_states]
         if args.out is not None:
             doc["out"] = args.out
         print(json.dumps(doc, indent=2))
-        return 1 if broken or _states_fail(found_states) else 0
+        return 1 if broken or states_fail(found_states) else 0
     runs_note = "each on a CHECKSUM_NONE and a CHECKSUM_COMPLETE skb" if kind == "tc" else "one run each"
     lines = [f"{args.file}: program {info.name} (section {info.section}, {kind}); packets: {source}; {runs_note}"]
     lines += [f"note: {n}" for n in notes]
@@ -244,33 +240,9 @@ def run(args: argparse.Namespace) -> int:
     if summary.unexplained:
         lines.append(f"{summary.unexplained} broken packets not reproduced by any simulated mistake")
     if found_states:
-        lines.append("\nchecksum states (run: the kernel's test runs; modelled: csum's models, no test run makes "
-                     "the state):")
-        for st in found_states:
-            lines.append(f"  {st.line()}")
-            lines += [f"    {n} packets: {why}" for why, n in st.why]
-            if st.how != "not run":
-                lines.append(f"    ({st.note})")
-        failing = [st.ip_summed for st in found_states if st.broken]
-        lines.append(f"states that break the program: {', '.join(failing) or 'none'}"
-                     + "".join(f"; {st.ip_summed}: {len(st.unjudged)} packets csum cannot judge (not passed)"
-                               for st in found_states if st.unjudged))
+        lines.append("")
+        lines += state_lines(found_states, "")
     if args.out is not None:
         lines.append(f"wrote {args.out}: {len(runs)} output packets")
     print("\n".join(lines))
-    return 1 if broken or _states_fail(found_states) else 0
-
-
-def _states(asked: list[str], runs: list[tuple[int, bytes, Any]], evidence: Any) -> list[Any]:
-    """--csum-state's states judged (none asked: [])."""
-    if not asked:
-        return []
-    from ..kernel import states
-
-    chosen = states.STATES if "all" in asked else [st for st in states.STATES if st in asked]
-    return states.judge_states({i: (frame, run) for i, frame, run in runs}, evidence, chosen)
-
-
-def _states_fail(found: list[Any]) -> bool:
-    """A state breaks packets, or has packets csum cannot judge (never passed)."""
-    return any(st.broken or st.unjudged for st in found)
+    return 1 if broken or states_fail(found_states) else 0

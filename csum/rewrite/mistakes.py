@@ -546,9 +546,18 @@ def reproduce(before: bytes, after: bytes, *, kind: Kind, stale: bool | None = N
 
 def _calls_possible(sim: _Sim, evidence: Evidence | None) -> bool:
     """Whether the program can have made ``sim``'s helper calls: it calls every replace helper they use (a program
-    that never calls bpf_l4_csum_replace wrote its L4 checksum itself)."""
-    return sim.slip is not None or evidence is None or \
-        all(c.helper in evidence for c in sim.calls if isinstance(c, CsumReplaceCall))
+    that never calls bpf_l4_csum_replace wrote its L4 checksum itself), and passes BPF_F_PSEUDO_HDR, or leaves it
+    out, at one of its call sites as each call does (where the call sites' flags are known constants)."""
+    if sim.slip is not None or evidence is None:
+        return True
+    for c in sim.calls:
+        if isinstance(c, CsumReplaceCall):
+            if c.helper not in evidence:
+                return False
+            flags = evidence[c.helper]
+            if flags is not None and c.flags & BPF_F_PSEUDO_HDR not in {f & BPF_F_PSEUDO_HDR for f in flags}:
+                return False
+    return True
 
 
 def on_partial(before: bytes, after: bytes, *, stale: bool | None = None, evidence: Evidence | None = None

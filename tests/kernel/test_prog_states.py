@@ -27,6 +27,7 @@ from scapy.utils import wrpcap
 
 from csum import cli
 from csum.kernel import prog, states
+from csum.kernel.qemu import prog as qprog
 from csum.rewrite.mistakes import on_partial
 
 pytestmark = pytest.mark.skipif(why_not() is not None, reason=str(why_not()))
@@ -259,13 +260,36 @@ def test_without_the_complete_run_partial_is_not_passed(objects):
 
 
 def test_bad_csum_state_uses(objects, pcap, capsys, tmp_path):
-    """An XDP program, --csum-state with --debian, an unknown state: one-line errors, exit 2."""
+    """An XDP program (also with --debian), an unknown state: one-line errors, exit 2."""
     xdp = str(compile_bpf(EXAMPLES / "xdp_nat.c", tmp_path / "xdp_nat.o"))
     assert cli.main(["prog", xdp, "--pcap", pcap, "--csum-state", "partial"]) == 2
     assert "checksum states are those of a tc program's skb" in capsys.readouterr().err
-    assert cli.main(["prog", objects["tc_nat"], "--pcap", pcap, "--csum-state", "all", "--debian", "bookworm",
-                     "amd64"]) == 2
-    assert "--csum-state applies to a run on the running kernel alone" in capsys.readouterr().err
+    assert cli.main(["prog", xdp, "--pcap", pcap, "--csum-state", "all", "--debian", "bookworm", "amd64"]) == 2
+    assert "checksum states are those of a tc program's skb" in capsys.readouterr().err  # before any boot
     with pytest.raises(SystemExit) as exc:
         cli.main(["prog", objects["tc_nat"], "--csum-state", "offloaded"])
     assert exc.value.code == 2
+
+
+GUESTS = sorted((Path(__file__).parents[1] / "vectors" / "qemu-prog" / "tc_nat_no_pseudo").glob("*.txt"))
+
+
+@pytest.mark.parametrize("path", GUESTS, ids=[p.stem for p in GUESTS])
+def test_the_states_on_debians_kernels(objects, path):
+    """tc_nat_no_pseudo's recorded runs on Debian's x86_64 6.1 and 7.2 under QEMU (tests/vectors/qemu-prog, as
+    ``csum prog --debian ... --csum-state all`` judges them): COMPLETE breaks exactly the packets the guest kernel's
+    own CHECKSUM_COMPLETE run answered EBADMSG, PARTIAL (modelled) the same packets, which scapy names as the IPv4
+    TCP/UDP ones the SNAT rewrites (no options, not a later fragment); even without the COMPLETE verdicts PARTIAL is
+    judged, the program passing no BPF_F_PSEUDO_HDR at any call site."""
+    prep = qprog.prepare(objects["tc_nat_no_pseudo"])
+    log = qprog.parse_log(path.read_text())
+    kernel = qprog.replay(path, prep.evidence)
+    runs = {i: (log.inputs[i], run) for i, run in kernel.runs.items()}
+    stale = {i for i, rc in log.complete.items() if rc == -74}
+    nat = {i for i, f in log.inputs.items() if IP in Ether(f) and Ether(f)[IP].ihl == 5 and Ether(f)[IP].frag == 0
+           and (TCP in Ether(f) or UDP in Ether(f))}
+    got = {s.state: s for s in states.judge_states(runs, prep.evidence)}
+    assert len(stale) == 73 and set(got["complete"].broken) == stale and set(got["partial"].broken) == stale == nat
+    assert not got["none"].broken and not got["unnecessary"].broken and not got["partial"].unjudged
+    blind = {i: (frame, run._replace(stale=None)) for i, (frame, run) in runs.items()}
+    assert set(states.judge_states(blind, prep.evidence, ["partial"])[0].broken) == nat
