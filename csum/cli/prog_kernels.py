@@ -156,7 +156,7 @@ def run_kernels(args: argparse.Namespace, maps: dict[str, Any], globals_: dict[s
     if not any(r.changed or r.dropped for k in kernels for r in k.runs.values()):
         notes.append("the program changed no packet and dropped none on any kernel, so nothing it does was tested (a "
                      "program that needs its maps or globals seeded does nothing without them: --map, --global)")
-    if prep.kind == "tc":
+    if prep.kind == "tc" and not any(st.state == "partial" for f in found.values() for st in f):
         notes.append(prog.PARTIAL_NOTE + "; a kernel without BPF_F_TEST_SKB_CHECKSUM_COMPLETE (before 6.11, where not "
                      "backported) makes no CHECKSUM_COMPLETE run, and skb->csum is not judged there")
     bad = any(k.error and not k.error.startswith("not run here") or any(r.broken for r in k.runs.values())
