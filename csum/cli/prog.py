@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .args import UsageError, check_show, integer
+from .prog_states import state_doc, state_lines, states_fail, states_of
 
 _MAP_ENTRY = re.compile(r"^([A-Za-z_][\w.]*):(.+)$")
 _NAMED = re.compile(r"^([A-Za-z_][\w.]*)=(.*)$")
@@ -39,6 +40,11 @@ def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     prg.add_argument("--count", type=integer, default=200, help="packets to generate without --pcap (default 200)")
     prg.add_argument("--seed", type=integer, default=0, help="seed of the generated packets (default 0)")
     prg.add_argument("--show", type=integer, default=10, help="list at most this many broken packets (default 10)")
+    prg.add_argument("--csum-state", action="append", default=[], metavar="STATE",
+                     choices=("none", "unnecessary", "complete", "partial", "all"),
+                     help="tc: also judge the program on an skb arriving as CHECKSUM_NONE, UNNECESSARY, COMPLETE or "
+                     "PARTIAL (none|unnecessary|complete|partial|all; repeatable): run by the kernel where its test "
+                     "runs can make the state, modelled by csum where they cannot (the output says which)")
     prg.add_argument("--debian", nargs=2, action="append", default=[], metavar=("RELEASE", "ARCH"),
                      help="also run the program on Debian RELEASE's kernel for ARCH, booted under QEMU (as kernel-check "
                      "--debian: bookworm, trixie, unstable; amd64, arm64 ...); repeatable")
@@ -174,8 +180,12 @@ def run(args: argparse.Namespace) -> int:
     frames, source = _packets(args)
     with prog.load(args.file, section=args.section, prog=args.prog, type=args.type, maps=maps, globals=globals_,
                    ctx=ctx) as program:
+        if args.csum_state and program.kind != "tc":
+            raise UsageError(f"--csum-state: {args.file}'s program {program.info.name} is {program.kind}; checksum "
+                             "states are those of a tc program's skb")
         runs = [(i, frame, program.run(frame)) for i, frame in frames]
-        info, kind, unpinned = program.info, program.kind, program.unpinned
+        info, kind, unpinned, evidence = program.info, program.kind, program.unpinned, program.evidence
+    found_states = states_of(args.csum_state, runs, evidence)
     summary = prog.summarize(run for _, _, run in runs)
     if out is not None:
         try:
@@ -192,8 +202,8 @@ def run(args: argparse.Namespace) -> int:
     if not summary.changed and not summary.dropped:
         notes.append("the program changed no packet and dropped none, so nothing it does was tested (a program that "
                      "needs its maps or globals seeded does nothing without them: --map, --global)")
-    if kind == "tc":
-        notes.append(prog.PARTIAL_NOTE)
+    if kind == "tc" and not any(s.state == "partial" for s in found_states):
+        notes.append(prog.PARTIAL_NOTE + "; --csum-state partial judges them")
     if args.json:
         doc = {"object": args.file, "program": info.name, "section": info.section, "type": kind, "source": source,
                "packets": summary.packets, "changed": summary.changed, "dropped": summary.dropped,
@@ -201,10 +211,12 @@ def run(args: argparse.Namespace) -> int:
                "causes": dict(summary.causes), "named": list(summary.named), "unexplained": summary.unexplained,
                "summary": summary.line(),
                "notes": notes, "runs": [_entry(i, frame, run) for i, frame, run in runs]}
+        if found_states:
+            doc["csum_states"] = [state_doc(st) for st in found_states]
         if args.out is not None:
             doc["out"] = args.out
         print(json.dumps(doc, indent=2))
-        return 1 if broken else 0
+        return 1 if broken or states_fail(found_states) else 0
     runs_note = "each on a CHECKSUM_NONE and a CHECKSUM_COMPLETE skb" if kind == "tc" else "one run each"
     lines = [f"{args.file}: program {info.name} (section {info.section}, {kind}); packets: {source}; {runs_note}"]
     lines += [f"note: {n}" for n in notes]
@@ -227,7 +239,10 @@ def run(args: argparse.Namespace) -> int:
         lines.append(f"named: {', '.join(summary.named)} (reproduced on every broken packet)")
     if summary.unexplained:
         lines.append(f"{summary.unexplained} broken packets not reproduced by any simulated mistake")
+    if found_states:
+        lines.append("")
+        lines += state_lines(found_states, "")
     if args.out is not None:
         lines.append(f"wrote {args.out}: {len(runs)} output packets")
     print("\n".join(lines))
-    return 1 if broken else 0
+    return 1 if broken or states_fail(found_states) else 0

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .args import UsageError
+from .prog_states import state_doc, state_lines, states_fail, states_of
 
 
 def _running(frames: list[tuple[int, bytes]], maps: dict[str, Any], globals_: dict[str, Any],
@@ -103,10 +104,11 @@ def _targets(args: argparse.Namespace) -> list[tuple[str, str, Path, str, str, l
     return out
 
 
-def _kernel_doc(k: Any) -> dict[str, Any]:
+def _kernel_doc(k: Any, found: list[Any], asked: bool) -> dict[str, Any]:
     s = k.summary
     broken = sorted(i for i, r in k.runs.items() if r.broken)
-    return {"name": k.name, "arch": k.machine, "release": k.name.split()[0] if "Debian" in k.source else "running" if not k.debian_arch else None,
+    states = {"csum_states": [state_doc(st) for st in found]} if asked else {}
+    return {**states, "name": k.name, "arch": k.machine, "release": k.name.split()[0] if "Debian" in k.source else "running" if not k.debian_arch else None,
             "kernel": k.release, "source": k.source, "csum_diff": k.csum_diff_kind, "error": k.error,
             "boot_seconds": None if k.seconds is None else round(k.seconds, 1),
             "packets": s.packets, "changed": s.changed, "dropped": s.dropped, "broken_packets": s.broken,
@@ -138,8 +140,14 @@ def run_kernels(args: argparse.Namespace, maps: dict[str, Any], globals_: dict[s
         raise UsageError("--out applies to a run on the running kernel alone, not with --debian")
     prep = qprog.prepare(args.file, section=args.section, prog=args.prog, type=args.type, maps=maps,
                          globals=globals_, ctx=ctx)
+    if args.csum_state and prep.kind != "tc":
+        raise UsageError(f"--csum-state: {args.file}'s program {prep.program} is {prep.kind}; checksum states are "
+                         "those of a tc program's skb")
     kernels = [_running(frames, maps, globals_, ctx, args)]
     kernels += [_booted(*target, prep, frames, source, args) for target in _targets(args)]
+    inputs = dict(frames)
+    found = {k.label: states_of(args.csum_state, [(i, inputs[i], r) for i, r in sorted(k.runs.items())],
+                                prep.evidence) if k.runs else [] for k in kernels}
     differs = differences(kernels, prep.evidence)
     notes = []
     if prep.pinned:
@@ -148,14 +156,14 @@ def run_kernels(args: argparse.Namespace, maps: dict[str, Any], globals_: dict[s
     if not any(r.changed or r.dropped for k in kernels for r in k.runs.values()):
         notes.append("the program changed no packet and dropped none on any kernel, so nothing it does was tested (a "
                      "program that needs its maps or globals seeded does nothing without them: --map, --global)")
-    if prep.kind == "tc":
+    if prep.kind == "tc" and not any(st.state == "partial" for f in found.values() for st in f):
         notes.append(prog.PARTIAL_NOTE + "; a kernel without BPF_F_TEST_SKB_CHECKSUM_COMPLETE (before 6.11, where not "
                      "backported) makes no CHECKSUM_COMPLETE run, and skb->csum is not judged there")
     bad = any(k.error and not k.error.startswith("not run here") or any(r.broken for r in k.runs.values())
-              for k in kernels)
+              for k in kernels) or any(states_fail(f) for f in found.values())
     if args.json:
         print(json.dumps({"object": args.file, "program": prep.program, "section": prep.section, "type": prep.kind,
-                          "source": source, "notes": notes, "kernels": [_kernel_doc(k) for k in kernels],
+                          "source": source, "notes": notes, "kernels": [_kernel_doc(k, found[k.label], bool(args.csum_state)) for k in kernels],
                           "differs": [{"index": d.index, "field": d.field, "values": d.values, "cause": d.cause}
                                       for d in differs]}, indent=2))
         return 1 if bad or differs else 0
@@ -164,6 +172,8 @@ def run_kernels(args: argparse.Namespace, maps: dict[str, Any], globals_: dict[s
     lines += [f"note: {n}" for n in notes]
     for k in kernels:
         lines += _kernel_lines(k)
+        if found[k.label]:
+            lines += state_lines(found[k.label], "  ")
     ran = [k.label for k in kernels if not k.error]
     if len(ran) < 2:
         lines.append("\nfewer than two kernels ran the program: nothing to compare")

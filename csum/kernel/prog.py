@@ -62,7 +62,7 @@ _ETHER = bytes.fromhex("020000000001020000000002")
 _ETH_P = {4: b"\x08\x00", 6: b"\x86\xdd"}
 #: enum bpf_func_id (include/uapi/linux/bpf.h) of the helpers whose calls narrow a cause.
 _HELPERS = {9: "bpf_skb_store_bytes", 10: "bpf_l3_csum_replace", 11: "bpf_l4_csum_replace", 28: "bpf_csum_diff",
-            40: "bpf_csum_update"}
+            40: "bpf_csum_update", 135: "bpf_csum_level"}
 
 
 def ethernet(packet: bytes) -> bytes:

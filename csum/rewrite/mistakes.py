@@ -13,6 +13,9 @@ reproduces the packet, the finding says so.
 What a program calls narrows the candidates: :data:`Evidence` maps each helper it calls to the constants its
 flags argument takes (:func:`csum.kernel.insn.helper_calls`), and a mistake is only named when the program
 could make it (BPF_F_PSEUDO_HDR missing needs a ``bpf_l4_csum_replace`` whose flags may lack it).
+
+:func:`on_partial` makes every simulation that reproduces a tc program's test runs again on a CHECKSUM_PARTIAL skb
+(which no test run makes) and finishes it as the NIC would: what the program sends from veth or virtio.
 """
 
 from __future__ import annotations
@@ -45,13 +48,15 @@ from .infer import infer
 from .packet import Call, CsumDiffCall, CsumReplaceCall, StoreBytesCall, rewrite
 from .program import store_groups
 
-__all__ = ["SKB_CSUM", "Evidence", "Finding", "Mistake", "added_header", "reproduce"]
+__all__ = ["NOT_PARTIAL", "SKB_CSUM", "Evidence", "Finding", "Mistake", "added_header", "on_partial", "reproduce"]
 
 Kind = Literal["tc", "xdp"]
 #: Helper name -> the constants its flags argument (r5) takes at the program's call sites; None: not known at some.
 Evidence = Mapping[str, "frozenset[int] | None"]
 #: The key of :attr:`Finding.fields` for ``skb->csum`` (the CHECKSUM_COMPLETE verdict).
 SKB_CSUM = -1
+#: :func:`on_partial`'s note for a packet no CHECKSUM_PARTIAL skb carries.
+NOT_PARTIAL = "not TCP or UDP: a CHECKSUM_PARTIAL skb carries a TCP/UDP checksum to finish"
 _NETWORK = 14  # where net/bpf/test_run.c's skb->csum starts: after the Ethernet header (eth_type_trans)
 
 
@@ -160,6 +165,9 @@ class _Sim:
     mistakes: frozenset[Mistake]
     packet: bytes
     valid: bool | None
+    #: how it was made: the calls, and the hand-written update's slip (None: the helpers)
+    calls: tuple[Call, ...] = ()
+    slip: _Slip | None = None
 
 
 def _carried(call: CsumReplaceCall, snaps: dict[int, tuple[bytes, bytes]]) -> tuple[bytes, bytes] | None:
@@ -168,9 +176,10 @@ def _carried(call: CsumReplaceCall, snaps: dict[int, tuple[bytes, bytes]]) -> tu
     return snaps.get(call.carries) if call.carries is not None else None
 
 
-def _helpers(before: bytes, calls: list[Call]) -> tuple[bytes, bool]:
-    """The calls made by the helpers on a CHECKSUM_COMPLETE skb: (bytes, whether skb->csum is still valid)."""
-    skb = Skb.checksum_complete(before, network_offset=_NETWORK)
+def _helpers(before: bytes, calls: list[Call], skb: Skb | None = None) -> tuple[bytes, bool]:
+    """The calls made by the helpers on a CHECKSUM_COMPLETE skb of ``before`` (or on ``skb``): (bytes, whether
+    skb->csum is still valid)."""
+    skb = skb or Skb.checksum_complete(before, network_offset=_NETWORK)
     snaps: dict[int, tuple[bytes, bytes]] = {}
     for call in calls:  # a size-0 replace's ``to`` is the bpf_csum_diff result csum.rewrite recorded
         if isinstance(call, CsumReplaceCall):
@@ -437,9 +446,9 @@ def _hand_sims(case: _Case) -> Iterator[tuple[frozenset[Mistake], list[Call], _S
 
 def _sims(case: _Case, kind: Kind, evidence: Evidence | None) -> Iterator[_Sim]:
     if kind == "tc":
-        yield _Sim(frozenset(), *_helpers(case.before, case.calls))
+        yield _Sim(frozenset(), *_helpers(case.before, case.calls), tuple(case.calls))
         for mistakes, calls in _helper_sims(case, evidence):
-            yield _Sim(mistakes, *_helpers(case.before, calls))
+            yield _Sim(mistakes, *_helpers(case.before, calls), tuple(calls))
         # a tc program writing checksums or fields itself: skb->csum moves only where the program moves it; that it
         # writes bytes directly rather than with a store that leaves skb->csum alone needs a program storing none,
         # or storing with BPF_F_RECOMPUTE_CSUM
@@ -448,11 +457,11 @@ def _sims(case: _Case, kind: Kind, evidence: Evidence | None) -> Iterator[_Sim]:
         for mistakes, calls, slip in (_hand_sims(case) if direct else iter(())):
             packet = _by_hand(case.before, calls, slip)
             if unmoved_ok and not _valid_unmoved(case.before, packet):
-                yield _Sim(mistakes | {Mistake.DIRECT_WRITE}, packet, False)
-            yield _Sim(mistakes, packet, True)  # skb->csum moved right (bpf_csum_update, recomputing stores)
+                yield _Sim(mistakes | {Mistake.DIRECT_WRITE}, packet, False, tuple(calls), slip)
+            yield _Sim(mistakes, packet, True, tuple(calls), slip)  # skb->csum moved right (bpf_csum_update ...)
         return
     for mistakes, calls, slip in _hand_sims(case):
-        yield _Sim(mistakes, _by_hand(case.before, calls, slip), None)
+        yield _Sim(mistakes, _by_hand(case.before, calls, slip), None, tuple(calls), slip)
 
 
 def _field_ok(packet: bytes) -> dict[int, bool]:
@@ -533,6 +542,65 @@ def reproduce(before: bytes, after: bytes, *, kind: Kind, stale: bool | None = N
     order = list(Mistake).index
     named = sorted({m for ms in found for m in ms}, key=order)
     return Finding(tuple(named), {at: tuple(sorted(ms, key=order)) for at, ms in fields.items()})
+
+
+def _calls_possible(sim: _Sim, evidence: Evidence | None) -> bool:
+    """Whether the program can have made ``sim``'s helper calls: it calls every replace helper they use (a program
+    that never calls bpf_l4_csum_replace wrote its L4 checksum itself), and passes BPF_F_PSEUDO_HDR, or leaves it
+    out, at one of its call sites as each call does (where the call sites' flags are known constants)."""
+    if sim.slip is not None or evidence is None:
+        return True
+    for c in sim.calls:
+        if isinstance(c, CsumReplaceCall):
+            if c.helper not in evidence:
+                return False
+            flags = evidence[c.helper]
+            if flags is not None and c.flags & BPF_F_PSEUDO_HDR not in {f & BPF_F_PSEUDO_HDR for f in flags}:
+                return False
+    return True
+
+
+def on_partial(before: bytes, after: bytes, *, stale: bool | None = None, evidence: Evidence | None = None
+               ) -> tuple[list[tuple[frozenset[Mistake], bool, bytes]], str]:
+    """What a tc program that turned Ethernet frame ``before`` into ``after`` on a CHECKSUM_NONE skb (and whose
+    CHECKSUM_COMPLETE run's verdict on skb->csum was ``stale``) sends from a CHECKSUM_PARTIAL skb of ``before``.
+
+    Every simulation :func:`reproduce` makes that gives exactly ``after`` (and ``stale``) is one way the program
+    may work; each is made again on :meth:`csum.skb.Skb.checksum_partial` of ``before`` (the L4 checksum field
+    holding the pseudo-header seed, as veth and virtio deliver it), and the NIC's finish
+    (:meth:`csum.skb.Skb.skb_checksum_help`, net/core/dev.c) is applied to the result. Returns (mistakes, whether
+    the program writes checksums by hand, the finished frame) for each way, and a note when there is none (no
+    simulation reproduces the program; :data:`NOT_PARTIAL`: the packet has no TCP/UDP checksum a CHECKSUM_PARTIAL
+    skb carries).
+    """
+    try:
+        seeded = Skb.checksum_partial(before, network_offset=_NETWORK)
+    except CsumValueError:
+        return [], NOT_PARTIAL
+    inferred = infer(before, after)
+    if inferred.request is None:
+        return [], inferred.reason
+    try:
+        base = rewrite(before, link="ethernet", **inferred.request)
+    except CsumValueError as exc:
+        return [], f"csum.rewrite cannot make this change: {exc}"
+    compare = _Compare(inferred.csum_fields)
+    out: dict[bytes, tuple[frozenset[Mistake], bool]] = {}
+    for sim in _sims(_Case(before, list(base.calls)), "tc", evidence):
+        if (stale is not None and sim.valid is not None and sim.valid == stale) or \
+                compare.differ(sim.packet, after) != set() or not _calls_possible(sim, evidence):
+            continue
+        skb = Skb.checksum_partial(before, network_offset=_NETWORK)
+        if sim.slip is None:
+            _helpers(bytes(skb.data), list(sim.calls), skb)
+        else:
+            skb.data[:] = _by_hand(bytes(seeded.data), list(sim.calls), sim.slip)
+        skb.skb_checksum_help()
+        out.setdefault(bytes(skb.data), (sim.mistakes, sim.slip is not None))
+    if not out:
+        return [], "no simulated update gives the program's CHECKSUM_NONE output" + \
+            ("" if stale is None else " and skb->csum verdict")
+    return [(m, hand, frame) for frame, (m, hand) in out.items()], ""
 
 
 def _header_checksum(header: bytes) -> bytes:

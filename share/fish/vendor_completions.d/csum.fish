@@ -111,6 +111,7 @@ complete -c csum -n '__fish_seen_subcommand_from prog' -l out -r -d 'write the o
 complete -c csum -n '__fish_seen_subcommand_from prog' -l count -r -d 'packets to generate without --pcap (default 200)'
 complete -c csum -n '__fish_seen_subcommand_from prog' -l seed -r -d 'seed of the generated packets (default 0)'
 complete -c csum -n '__fish_seen_subcommand_from prog' -l show -r -d 'list at most this many broken packets (default 10)'
+complete -c csum -n '__fish_seen_subcommand_from prog' -l csum-state -r -f -a 'none unnecessary complete partial all' -d 'tc: also judge the program on an skb arriving as...'
 complete -c csum -n '__fish_seen_subcommand_from prog' -l debian -r -d 'also run the program on Debian RELEASE\'s kernel for...'
 complete -c csum -n '__fish_seen_subcommand_from prog' -l qemu -r -d 'with --kernel: also run the program on that kernel image...'
 complete -c csum -n '__fish_seen_subcommand_from prog' -l kernel -r -d 'with --qemu: the kernel image to boot'
