@@ -66,8 +66,14 @@ def test_pytest_plugin_fixture(tmp_path):
     test.write_text("def test_it(csum_checksums):\n"
                     f"    csum_checksums(bytes.fromhex('{frame.hex()}'))\n")
     root = Path(__file__).resolve().parent.parent
-    run = subprocess.run([sys.executable, "-m", "pytest", "-p", "csum.pytest_plugin", "-q", "-p", "no:cacheprovider",
-                          "-o", "addopts=", str(test)], capture_output=True, text=True, cwd=tmp_path,
-                         env={**__import__("os").environ, "PYTHONPATH": str(root)})
+    env = {**__import__("os").environ, "PYTHONPATH": str(root)}
+    # pytest loads the plugin through the entry point where csum's metadata is installed (pip install, or the
+    # checkout's egg-info); naming it again with -p would register it twice
+    found = subprocess.run([sys.executable, "-c", "import importlib.metadata as m; print(any(e.value == "
+                            "'csum.pytest_plugin' for e in m.entry_points(group='pytest11')))"],
+                           capture_output=True, text=True, cwd=tmp_path, env=env, check=True).stdout.strip()
+    load = [] if found == "True" else ["-p", "csum.pytest_plugin"]
+    run = subprocess.run([sys.executable, "-m", "pytest", *load, "-q", "-p", "no:cacheprovider", "-o", "addopts=",
+                          str(test)], capture_output=True, text=True, cwd=tmp_path, env=env)
     assert run.returncode == 1, run.stdout[-2000:]
     assert "cause byte-order" in run.stdout

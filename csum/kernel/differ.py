@@ -2,7 +2,7 @@
 cause reproduced by replaying the program's helper calls with each kernel's helper model.
 
 A :class:`KernelResult` is one kernel's answers (the running kernel's, or a booted one's: csum.kernel.qemu.prog),
-judged by :func:`csum.prog.judge_run`. :func:`differences` compares the outputs packet by packet: every checksum
+judged by :func:`csum.kernel.prog.judge_run`. :func:`differences` compares the outputs packet by packet: every checksum
 field whose stored value differs is a :class:`Differ`, and so is a different action. Its cause is replayed, not
 guessed: the one program shape replayed here sums a header (IPv4) or a whole ICMP message with
 ``bpf_csum_diff(NULL, 0, header, len, 0)`` and stores the result folded once, ``~((csum & 0xffff) + (csum >> 16))``

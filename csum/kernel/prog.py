@@ -47,8 +47,10 @@ from .syscall import (
 )
 from .verdict import BROKEN, KEPT_BAD, OK, Check, action, judge
 
-__all__ = ["PARTIAL_NOTE", "SKB_CSUM", "Check", "LibbpfError", "Map", "Program", "Run", "Summary", "ethernet",
-           "helper_evidence", "judge_run", "load", "open_object", "skb_ctx", "summarize", "verify_frame"]
+# helper_evidence, judge_run, open_object and skb_ctx are csum's own plumbing (csum.kernel.qemu.prog runs a program
+# in a booted kernel with them), not public API
+__all__ = ["PARTIAL_NOTE", "SKB_CSUM", "Check", "LibbpfError", "Map", "Program", "Run", "Summary", "ethernet", "load",
+           "summarize", "verify_frame"]
 
 #: ``Check.layer`` of the CHECKSUM_COMPLETE run's verdict on a tc program.
 SKB_CSUM = "skb->csum"

@@ -10,7 +10,7 @@ under QEMU, and judged exactly as on the running kernel.
   object, seeds the maps and runs every packet through BPF_PROG_TEST_RUN (a tc program a second time on a
   CHECKSUM_COMPLETE skb), in one boot.
 * :func:`parse_log` reads the console back; :func:`judge_log` judges every output with
-  :func:`csum.prog.judge_run`, the function that judges the running kernel's. A guest log is also the test data
+  :func:`csum.kernel.prog.judge_run`, the function that judges the running kernel's. A guest log is also the test data
   format: ``tests/vectors/qemu-prog`` holds guests' logs (``#`` header lines naming the boot) that the suite
   replays without booting.
 * :func:`boot` boots one kernel, :func:`record` keeps its answers and :func:`replay` judges them again;
@@ -231,7 +231,7 @@ def load_error(log: GuestLog, program: str) -> str | None:
 
 
 def judge_log(prep: Prepared, frames: list[tuple[int, bytes]], log: GuestLog) -> dict[int, Run]:
-    """Every packet the guest ran, judged with :func:`csum.prog.judge_run` (index -> run); a tc program's
+    """Every packet the guest ran, judged with :func:`csum.kernel.prog.judge_run` (index -> run); a tc program's
     CHECKSUM_COMPLETE run: 0 -> fresh, -EBADMSG -> stale, -EINVAL -> not run (the kernel lacks the flag)."""
     out = {}
     for i, frame in frames:
