@@ -74,3 +74,23 @@ def test_extract_unpacks_once_and_names_the_packages(monkeypatch, tmp_path):
     assert (tree / debian.MANIFEST).read_text() == "t 1 (sha256 ab)\n"
     (tree / "usr" / "include" / "t.h").write_text("kept")
     assert debian.extract([deb], tmp_path / "tree") == tree and (tree / "usr" / "include" / "t.h").read_text() == "kept"
+
+
+def test_update_refreshes_lists_older_than_the_max_age(monkeypatch, tmp_path):
+    """``apt-get update`` runs the first time, not again while the lists are younger than LISTS_MAX_AGE, and again
+    once they are older (their stamp's mtime set back by hand)."""
+    import os
+    import time
+
+    monkeypatch.setenv("CSUM_CACHE", str(tmp_path))
+    calls: list[tuple[str, ...]] = []
+    monkeypatch.setattr(debian, "apt", lambda suite, arch, *args, cwd=None: calls.append(args) or "")
+    debian.update("bookworm", "amd64")
+    debian.update("bookworm", "amd64")
+    assert calls == [("apt-get", "update")]
+    old = time.time() - debian.LISTS_MAX_AGE - 1
+    os.utime(tmp_path / "apt" / "bookworm-amd64" / "updated", (old, old))
+    debian.update("bookworm", "amd64")
+    assert calls == [("apt-get", "update")] * 2
+    debian.update("trixie", "amd64")  # another suite has lists of its own
+    assert len(calls) == 3

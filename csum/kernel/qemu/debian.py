@@ -2,7 +2,8 @@
 
 * :func:`cache_dir`: where everything fetched or built is kept.
 * :func:`apt`: ``apt-get`` / ``apt-cache`` with a private state for one
-  (suite, architecture) pair; the host's apt configuration is not touched.
+  (suite, architecture) pair; the host's apt configuration is not touched. :func:`update` refreshes its lists
+  when they are older than :data:`LISTS_MAX_AGE`.
 * :func:`download`: one package's current ``.deb`` (once), its SHA256 checked
   against the archive's ``Packages`` entry; :func:`extract` unpacks a ``.deb``
   once with ``dpkg-deb -x``.
@@ -19,6 +20,7 @@ import os
 import re
 import subprocess
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +28,9 @@ from ...errors import Code, CsumValueError
 
 #: The file in an extracted tree that names the packages it holds.
 MANIFEST = "csum-packages.txt"
+#: Seconds a (suite, architecture)'s package lists are taken as current: an ``apt-get update`` costs 5-10 s a suite
+#: (most of a cached kernel's start), and Debian's kernels change a few times a month.
+LISTS_MAX_AGE = 6 * 3600
 
 
 def cache_dir() -> Path:
@@ -55,6 +60,19 @@ def apt(suite: str, debian_arch: str, *args: str, cwd: Path | None = None) -> st
     return done.stdout
 
 
+def update(suite: str, debian_arch: str) -> None:
+    """``apt-get update`` for (suite, arch), unless its lists were updated less than :data:`LISTS_MAX_AGE` ago."""
+    stamp = cache_dir() / "apt" / f"{suite}-{debian_arch}" / "updated"
+    try:
+        if time.time() - stamp.stat().st_mtime < LISTS_MAX_AGE:
+            return
+    except FileNotFoundError:
+        pass
+    apt(suite, debian_arch, "apt-get", "update")
+    stamp.parent.mkdir(parents=True, exist_ok=True)
+    stamp.touch()
+
+
 def depends(show: str) -> list[str]:
     """The package names of an ``apt-cache show`` entry's ``Depends`` (versions and alternatives dropped)."""
     match = re.search(r"^Depends: (.*)$", show, re.M)
@@ -82,7 +100,7 @@ class Deb:
 def download(suite: str, debian_arch: str, package: str) -> Deb:
     """Debian ``suite``'s current ``package`` for ``debian_arch`` (``all`` packages too), downloaded once.
 
-    The lists must be current (``apt(suite, arch, "apt-get", "update")``). The file's
+    The lists must be current (:func:`update`). The file's
     SHA256 must be the one the archive's signed ``Packages`` index names.
     """
     show = apt(suite, debian_arch, "apt-cache", "show", "--no-all-versions", package)

@@ -33,7 +33,7 @@ from typing import Literal
 
 from ...errors import Code, CsumValueError
 from . import toolchain
-from .debian import apt, cache_dir, depends, download, extract
+from .debian import apt, cache_dir, depends, download, extract, update
 
 
 @dataclass(frozen=True)
@@ -313,7 +313,7 @@ def _kernel_file(tree: Path) -> Path | None:
 def fetch_debian(suite: str, debian_arch: str) -> DebianKernel:
     """Download (once) Debian ``suite``'s current kernel for ``debian_arch`` and extract its image."""
     a = arch(debian_arch)
-    apt(suite, a.debian, "apt-get", "update")
+    update(suite, a.debian)
     meta = apt(suite, a.debian, "apt-cache", "show", "--no-all-versions", f"linux-image-{a.flavour}")
     package = next((d for d in depends(meta) if d.startswith("linux-image-")), None)
     if package is None:

@@ -19,7 +19,7 @@ from importlib import resources
 from pathlib import Path
 
 from ...errors import Code, CsumValueError
-from .debian import MANIFEST, apt, cache_dir, download, extract
+from .debian import MANIFEST, cache_dir, download, extract, update
 from .guest import Arch, Runner
 
 #: The Debian release the static libraries come from (libbpf 1.1).
@@ -43,7 +43,7 @@ def libraries(debian_arch: str) -> tuple[Path, list[str]]:
     once."""
     root = cache_dir() / "loader-libs" / f"{SUITE}-{debian_arch}"
     if not (root / MANIFEST).is_file():
-        apt(SUITE, debian_arch, "apt-get", "update")
+        update(SUITE, debian_arch)
         extract([download(SUITE, debian_arch, name) for name in LIBS], root)
     return root, (root / MANIFEST).read_text().splitlines()
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import Code, CsumValueError
-from .debian import MANIFEST, apt, cache_dir, depends, download, extract
+from .debian import MANIFEST, apt, cache_dir, depends, download, extract, update
 
 #: The suite the sysroot's packages come from (Debian's loong64 port is in unstable).
 SYSROOT_SUITE = "unstable"
@@ -51,7 +51,7 @@ def sysroot(debian_arch: str) -> tuple[Path, list[str]]:
     """The sysroot for ``debian_arch`` and its packages (``package version (sha256 ...)``), fetched once."""
     root = cache_dir() / "sysroot" / f"{SYSROOT_SUITE}-{debian_arch}"
     if not (root / MANIFEST).is_file():
-        apt(SYSROOT_SUITE, debian_arch, "apt-get", "update")
+        update(SYSROOT_SUITE, debian_arch)
         gcc = depends(apt(SYSROOT_SUITE, debian_arch, "apt-cache", "show", "--no-all-versions", "gcc"))
         major = next((m[1] for m in map(re.compile(r"gcc-(\d+)").fullmatch, gcc) if m), None)
         if major is None:
