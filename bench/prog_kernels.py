@@ -107,7 +107,7 @@ def table(results: dict[str, Any]) -> str:
         lines.append(f"| {r['kernel']} ({r['arch']}) | {r['release']} | {r['packets']} | {r['broken_packets']} | "
                      f"{r['seconds']} |")
     rest = results["total_seconds"] - sum(r["seconds"] for r in results["kernels"])
-    lines.append(f"| the rest (apt-get update of each release's lists, the loaders, judging) | | | | {rest:.1f} |")
+    lines.append(f"| the rest (each release's apt lists when older than 6 hours, the loaders, judging) | | | | {rest:.1f} |")
     lines.append(f"| **in all** (one `csum prog` command) | | | | **{results['total_seconds']}** |")
     skipped = "; ".join(f"{s['kernel']}: {s['why']}" for s in results["skipped"])
     lines.append(f"\n{results['program']}, {results['packets']} packets; {results['booted']} kernels booted under "
