@@ -25,7 +25,7 @@ import shutil
 import struct
 import subprocess
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -115,23 +115,29 @@ class Runner:
 
 def build_runner(a: Arch) -> Runner:
     """The static runner binary for ``a``, compiled on first use and cached by the source and recipe's hash."""
-    source = runner_source()
     how = toolchain.recipe(a.cc, a.clang, a.debian)
-    key = hashlib.sha256(source + b"\0" + how.note.encode()).hexdigest()[:16]
-    out = cache_dir() / "runner" / f"{a.debian}-{key}" / "init"
-    note = out.with_name("built-with.txt")
-    if not (out.exists() and note.exists()):
+    return build_static("runner", a.debian, runner_source(), how.note, how.argv, how.command[0])
+
+
+def build_static(kind: str, debian_arch: str, source: bytes, note: str, argv: Callable[[Path, Path], list[str]],
+                 compiler: str) -> Runner:
+    """A static guest program (``kind``: "runner", "loader") for ``debian_arch``, compiled on first use with
+    ``argv(source file, binary)`` and cached under the hash of ``source`` and its recipe ``note``."""
+    key = hashlib.sha256(source + b"\0" + note.encode()).hexdigest()[:16]
+    out = cache_dir() / kind / f"{debian_arch}-{key}" / "init"
+    note_file = out.with_name("built-with.txt")
+    if not (out.exists() and note_file.exists()):
         out.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
-            src, binary = Path(tmp) / "runner.c", Path(tmp) / "init"
+            src, binary = Path(tmp) / f"{kind}.c", Path(tmp) / "init"
             src.write_bytes(source)
-            done = subprocess.run(how.argv(src, binary), capture_output=True, text=True)
+            done = subprocess.run(argv(src, binary), capture_output=True, text=True)
             if done.returncode:
-                raise CsumValueError(f"building the runner with {how.command[0]} failed: "
-                                     f"{done.stderr.strip()[-400:]}", code=Code.BUILD_FAILED)
-            note.write_text(how.note + "\n")
+                raise CsumValueError(f"building the {kind} with {compiler} failed: {done.stderr.strip()[-400:]}",
+                                     code=Code.BUILD_FAILED)
+            note_file.write_text(note + "\n")
             os.replace(binary, out)
-    return Runner(out, note.read_text().strip())
+    return Runner(out, note_file.read_text().strip())
 
 
 def _cpio_entry(name: str, mode: int, data: bytes = b"", rdev: tuple[int, int] = (0, 0), ino: int = 0) -> bytes:

@@ -10,17 +10,14 @@ the recipe; the recipe's note (compiler version, flags, packages) names how it w
 
 from __future__ import annotations
 
-import hashlib
-import os
 import shutil
 import subprocess
-import tempfile
 from importlib import resources
 from pathlib import Path
 
 from ...errors import Code, CsumValueError
 from .debian import MANIFEST, cache_dir, download, extract, update
-from .guest import Arch, Runner
+from .guest import Arch, Runner, build_static
 
 #: The Debian release the static libraries come from (libbpf 1.1).
 SUITE = "bookworm"
@@ -66,20 +63,6 @@ def build_loader(a: Arch) -> Runner:
     version = subprocess.run([a.cc, "--version"], capture_output=True, text=True).stdout.splitlines()[0]
     note = (f"{version}: {a.cc} {' '.join(flags)} loader.c -lbpf -lelf -lz -lzstd against Debian {SUITE} "
             f"{a.debian}'s {', '.join(packages)}")
-    source = loader_source()
-    key = hashlib.sha256(source + b"\0" + note.encode()).hexdigest()[:16]
-    out = cache_dir() / "loader" / f"{a.debian}-{key}" / "init"
-    note_file = out.with_name("built-with.txt")
-    if not (out.exists() and note_file.exists()):
-        out.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
-            src, binary = Path(tmp) / "loader.c", Path(tmp) / "init"
-            src.write_bytes(source)
-            done = subprocess.run([*command, "-o", str(binary), str(src), f"-L{libdir}", "-lbpf", "-lelf", "-lz",
-                                   "-lzstd"], capture_output=True, text=True)
-            if done.returncode:
-                raise CsumValueError(f"building the loader with {a.cc} failed: {done.stderr.strip()[-400:]}",
-                                     code=Code.BUILD_FAILED)
-            note_file.write_text(note + "\n")
-            os.replace(binary, out)
-    return Runner(out, note_file.read_text().strip())
+    return build_static("loader", a.debian, loader_source(), note,
+                        lambda src, binary: [*command, "-o", str(binary), str(src), f"-L{libdir}", "-lbpf", "-lelf",
+                                             "-lz", "-lzstd"], a.cc)
