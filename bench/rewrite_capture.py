@@ -1,10 +1,18 @@
-"""``python -m bench.rewrite_capture [--packets N] [--scapy-packets M] [--repeats R] [--quick] [--out JSON]``: rewriting
-a whole capture from the shell, ``csum rewrite`` against ``tcprewrite`` and a scapy script.
+"""``python -m bench.rewrite_capture [--mix MIX] [--packets N] [--scapy-packets M] [--repeats R] [--quick] [--out JSON]``:
+rewriting a whole capture from the shell, ``csum rewrite`` against ``tcprewrite`` and a scapy script.
 
-The capture is bench.verify_pcap's ``mixed`` workload (N packets, default 1,000,000, 149 bytes on average: a sixth
-each of plain IPv4/TCP, IPv4 with options, IPv6 with hop-by-hop and destination options, VLAN-tagged IPv4/UDP,
-VXLAN-encapsulated IPv4/TCP and IPv4 fragments; 1 % of the plain TCP packets with a wrong checksum), written once to
-a temporary directory. The same rules for all: the prefix maps 10.0.0.0/8 -> 192.168.0.0/16 and 2001:db8::/32 ->
+The capture (N packets, default 1,000,000, written once to a temporary directory) is one of bench.verify_pcap's
+workloads, ``--mix``:
+
+* ``mixed`` (the default; 149 bytes on average): a sixth each of plain IPv4/TCP, IPv4 with options, IPv6 with
+  hop-by-hop and destination options, VLAN-tagged IPv4/UDP, VXLAN-encapsulated IPv4/TCP and IPv4 fragments;
+* ``icmp-errors``: a fifth ICMP and ICMPv6 errors quoting the datagram they answer (whole, or RFC 792's first 8
+  bytes), the rest IPv4/IPv6 TCP/UDP;
+* ``ipv6ext``: IPv6 behind every extension header the walkers walk (hop-by-hop, destination options with a Home
+  Address, routing types 0 and 2, segment routing, AH, fragment), an eighth plain IPv4/TCP;
+* ``vxlan``: half VXLAN-encapsulated IPv4/IPv6 TCP/UDP, half plain;
+
+with 1 % of the plain IPv4/TCP packets given a wrong checksum. The same rules for all: the prefix maps 10.0.0.0/8 -> 192.168.0.0/16 and 2001:db8::/32 ->
 2001:db9::/48 on sources and destinations, port 80 -> 8080, TTL / hop limit - 1. Each is a new process, as a user
 types it, timed from start to exit (wall time, and its CPU time from the kernel's rusage), interleaved, R repeats
 (default 5): the median, the min-max spread, and each one's ratio to tcprewrite in the same repeat (the median of
@@ -20,11 +28,11 @@ those ratios):
 * ``dd`` copying the capture (4 MiB blocks): the reading and writing every one of them pays, on this machine's
   disk and load.
 
-Each output is then checked by ``csum verify`` (how many checksums are wrong after), and csum's output is compared
+Results go to bench/results/rewrite_capture.json (``mixed``) or rewrite_capture_MIX.json. Each output is then checked by ``csum verify`` (how many checksums are wrong after), and csum's output is compared
 with tcprewrite's packet by packet from the EtherType on (tcprewrite writes multicast MACs into IPv6 frames; the
 packets that differ are those tcprewrite does not rewrite in full: VXLAN's inner packets, ports behind IPv6
-extension headers). Results go to bench/results/rewrite_capture.json with the machine and the 1-minute load
-average before and after (a shared machine: read the ratios).
+extension headers). The results hold the machine and the 1-minute load average before and after (a shared machine:
+read the ratios).
 """
 
 from __future__ import annotations
@@ -104,13 +112,16 @@ def _same_from_ethertype(a: Path, b: Path) -> tuple[int, int]:
     return same, len(x)
 
 
-def run(n: int, scapy_n: int, repeats: int) -> dict[str, Any]:
+MIXES = ("mixed", "icmp-errors", "ipv6ext", "vxlan")
+
+
+def run(n: int, scapy_n: int, repeats: int, mix: str = "mixed") -> dict[str, Any]:
     env = dict(os.environ)
     load = [os.getloadavg()[0]]
     with tempfile.TemporaryDirectory() as tmp:
-        full, part = Path(tmp) / "mixed.pcap", Path(tmp) / "slice.pcap"
-        write_workload(full, n, "mixed")
-        write_workload(part, scapy_n, "mixed")  # the same generator: the first scapy_n packets of the capture
+        full, part = Path(tmp) / f"{mix}.pcap", Path(tmp) / "slice.pcap"
+        write_workload(full, n, mix)
+        write_workload(part, scapy_n, mix)  # the same generator: the first scapy_n packets of the capture
         script = Path(tmp) / "scapy_rewrite.py"
         script.write_text(SCAPY_SCRIPT)
         csum_cmd = [sys.executable, "-m", "csum", "rewrite", str(full), str(Path(tmp) / "csum.pcap"), *CSUM_RULES]
@@ -152,7 +163,7 @@ def run(n: int, scapy_n: int, repeats: int) -> dict[str, Any]:
     load.append(os.getloadavg()[0])
     tcprewrite_version = None if tcprewrite is None else subprocess.run(  # it prints its version on stderr
         [tcprewrite, "-V"], capture_output=True, text=True).stderr.splitlines()[0]
-    return {"machine": machine(), "load_average": load, "packets": n, "scapy_packets": scapy_n, "repeats": repeats,
+    return {"machine": machine(), "load_average": load, "mix": mix, "packets": n, "scapy_packets": scapy_n, "repeats": repeats,
             "rules": " ".join(CSUM_RULES), "tcprewrite": tcprewrite_version or "not installed",
             "wrong_before": wrong_before, "rows": rows,
             "same_as_tcprewrite_from_ethertype": None if agree is None else {"packets": agree[0], "of": agree[1]}}
@@ -169,7 +180,8 @@ def table(results: dict[str, Any]) -> str:
                      f"{r['packets_per_s']:,} | {r['cpu_s']} | {r['packets_per_cpu_s']:,} | {ratio} | "
                      f"{r['wrong_after']:,} |")
     same = results["same_as_tcprewrite_from_ethertype"]
-    lines.append(f"\n{results['packets']:,} packets, {results['wrong_before']:,} checksums wrong before; "
+    lines.append(f"\n{results['packets']:,} packets of the {results.get('mix', 'mixed')} mix, "
+                 f"{results['wrong_before']:,} checksums wrong before; "
                  f"rules `{results['rules']}`; {results['tcprewrite']}; median of {results['repeats']} repeats; "
                  f"1-minute load average {' / '.join(f'{x:.2f}' for x in results['load_average'])} before / after"
                  + ("" if same is None else f"; `csum rewrite --fix` and tcprewrite wrote the same bytes from the "
@@ -179,15 +191,18 @@ def table(results: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.rewrite_capture", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--mix", choices=MIXES, default="mixed", help="the capture's packets (default mixed)")
     parser.add_argument("--packets", type=int, default=1_000_000, help="packets in the capture (default 1e6)")
     parser.add_argument("--scapy-packets", type=int, default=5_000, help="packets the scapy script rewrites")
     parser.add_argument("--repeats", type=int, default=5, help="runs of each command (the median is kept)")
     parser.add_argument("--quick", action="store_true", help="2,000 packets, 200 for scapy, 1 repeat")
-    parser.add_argument("--out", type=Path, default=RESULTS / "rewrite_capture.json", help="where to write the JSON")
+    parser.add_argument("--out", type=Path, help="where to write the JSON (default bench/results/"
+                        "rewrite_capture.json, rewrite_capture_MIX.json for another mix)")
     args = parser.parse_args(argv)
     n, scapy_n, repeats = (2_000, 200, 1) if args.quick else (args.packets, args.scapy_packets, args.repeats)
+    out = args.out or RESULTS / ("rewrite_capture.json" if args.mix == "mixed" else f"rewrite_capture_{args.mix}.json")
     compile_csum()
-    return publish(run(n, scapy_n, repeats), args.out, table)
+    return publish(run(n, scapy_n, repeats, args.mix), out, table)
 
 
 if __name__ == "__main__":

@@ -63,8 +63,8 @@ WORKLOADS = ("plain", "mixed", "ipv6ext", "tunnels")
 
 def _templates(kind: str) -> list[bytes]:
     """64 scapy-built frames of the workload's kinds, checksums by scapy."""
-    if kind in ("ipv6ext", "tunnels"):
-        return _ipv6ext() if kind == "ipv6ext" else _tunnels()
+    if kind in _OTHERS:
+        return _OTHERS[kind]()
     from scapy.all import (
         IP,
         TCP,
@@ -168,6 +168,55 @@ def _ipv6ext() -> list[bytes]:
     return out
 
 
+def _icmp_errors() -> list[bytes]:
+    """A fifth ICMP and ICMPv6 errors (time exceeded, unreachable, packet too big) quoting the IPv4/IPv6 TCP/UDP
+    datagram they answer, whole or its first 8 bytes (RFC 792's minimum: a TCP quote without its checksum), the rest
+    IPv4 and IPv6 TCP/UDP; the plain IPv4/TCP packets take write_workload's bad checksums."""
+    from scapy.all import ICMP, IP, TCP, UDP, Ether, IPv6, raw
+    from scapy.layers.inet6 import ICMPv6DestUnreach, ICMPv6PacketTooBig, ICMPv6TimeExceeded
+
+    eth = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
+    out: list[bytes] = []
+    for k, payload in enumerate(_payloads(4)):
+        host4, host6 = f"10.0.{k}.1", f"2001:db8::{k + 1:x}"
+        l4 = TCP(sport=1000 + k, dport=80) if k % 2 else UDP(sport=1000 + k, dport=80)
+        if k % 5:
+            out.append(_plain_tcp(k, payload) if k % 5 == 1 else
+                       raw(eth / (IP(src=host4, dst="10.1.0.2") if k % 3 else IPv6(src=host6, dst="2001:db8::2"))
+                           / l4 / payload))
+        elif k % 4 in (0, 2):  # sent by a router (time exceeded) or by the destination (port unreachable)
+            quote = raw(IP(src="10.1.0.2", dst=host4, ttl=1) / l4 / payload)
+            error = IP(src="10.9.9.9", dst="10.1.0.2") / ICMP(type=11) if k % 4 == 0 else \
+                IP(src=host4, dst="10.1.0.2") / ICMP(type=3, code=3)
+            out.append(raw(eth / error / (quote[:28] if k % 8 == 0 else quote)))
+        else:
+            quote = raw(IPv6(src="2001:db8::2", dst=host6, hlim=1) / l4 / payload)
+            error = IPv6(src="2001:db8::99", dst="2001:db8::2") / ICMPv6TimeExceeded() if k % 4 == 1 else \
+                IPv6(src=host6, dst="2001:db8::2") / (ICMPv6DestUnreach(code=4) if k % 8 == 3 else
+                                                      ICMPv6PacketTooBig(mtu=1280))
+            out.append(raw(eth / error / quote))
+    return out
+
+
+def _vxlan() -> list[bytes]:
+    """Half VXLAN-encapsulated IPv4 and IPv6 TCP/UDP (the tunnel's UDP checksum set or 0), half plain IPv4/IPv6
+    TCP/UDP; the plain IPv4/TCP packets take write_workload's bad checksums."""
+    from scapy.all import IP, TCP, UDP, Ether, IPv6, raw
+    from scapy.layers.vxlan import VXLAN
+
+    eth = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
+    out: list[bytes] = []
+    for k, payload in enumerate(_payloads(5)):
+        l4 = TCP(sport=1000 + k, dport=80) if k % 2 else UDP(sport=1000 + k, dport=80)
+        l3 = IP(src=f"10.0.{k}.1", dst="10.1.0.2") if k % 3 else IPv6(src=f"2001:db8::{k + 1:x}", dst="2001:db8::2")
+        if k % 2:
+            out.append(_plain_tcp(k, payload) if k % 4 == 1 else raw(eth / l3 / l4 / payload))
+        else:
+            outer = IP(src=f"10.2.{k}.1", dst="10.3.0.1") / UDP(sport=40000 + k, dport=4789, chksum=0 if k % 4 else None)
+            out.append(raw(eth / outer / VXLAN(vni=k) / eth / l3 / l4 / payload))
+    return out
+
+
 def _tunnels() -> list[bytes]:
     """The tunnels the C walker walks, each around an inner IPv4 or IPv6 TCP/UDP packet, an eighth plain IPv4/TCP."""
     from scapy.all import GRE, IP, PPP, TCP, UDP, Ether, IPv6, PPPoE, Raw, raw
@@ -206,6 +255,10 @@ def _tunnels() -> list[bytes]:
             out.append(raw(Ether(src=eth.src, dst=eth.dst) / PPPoE(sessionid=k)
                            / PPP(proto=0x21 if k % 3 else 0x57) / Raw(raw(inner))))
     return out
+
+
+#: The workloads built by a function of their own: verify's (WORKLOADS) and the rewrite benchmark's other mixes.
+_OTHERS = {"ipv6ext": _ipv6ext, "tunnels": _tunnels, "icmp-errors": _icmp_errors, "vxlan": _vxlan}
 
 
 def write_workload(path: Path, n: int, kind: str = "plain") -> None:

@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -26,12 +28,14 @@ def test_bench_rewrite_quick(tmp_path):
     assert "scapy" in results["machine"] and "| ipv4-tcp |" in run.stdout
 
 
-def test_bench_rewrite_capture_quick(tmp_path):
-    """`python -m bench.rewrite_capture --quick --out F` exits 0 and times every command on the same capture:
-    csum rewrite keeps the capture's wrong checksums (the count before), --fix and tcprewrite --fixcsum leave none."""
+@pytest.mark.parametrize("mix", ["mixed", "icmp-errors"])
+def test_bench_rewrite_capture_quick(tmp_path, mix):
+    """`python -m bench.rewrite_capture --quick --mix MIX --out F` exits 0 and times every command on the same
+    capture: csum rewrite keeps the capture's wrong checksums (the count before: ``csum verify``'s), --fix and
+    tcprewrite --fixcsum leave none."""
     out = tmp_path / "rewrite_capture.json"
-    run = subprocess.run([sys.executable, "-m", "bench.rewrite_capture", "--quick", "--out", str(out)], cwd=REPO,
-                         capture_output=True, text=True, timeout=600)
+    run = subprocess.run([sys.executable, "-m", "bench.rewrite_capture", "--quick", "--mix", mix, "--out", str(out)],
+                         cwd=REPO, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr[-2000:]
     results = json.loads(out.read_text())
     rows = {r["impl"]: r for r in results["rows"]}

@@ -104,6 +104,13 @@ def render() -> str:
     for name, errors in (("ICMP_ERRORS", T.ICMP_ERRORS), ("ICMPV6_ERRORS", T.ICMPV6_ERRORS)):
         assert max(errors) < 64
         define(name, f"{sum(1 << t for t in errors):#x}ULL", "bit t: type t quotes a datagram (the Python walker's)")
+        lengths = {spec for spec in errors.values() if spec is not None}
+        assert len(lengths) == 1  # one RFC 4884 length field per ICMP version
+        ((at, unit),) = lengths
+        define(f"{name}_LENGTHED", f"{sum(1 << t for t, spec in errors.items() if spec):#x}ULL",
+               "bit t: type t has RFC 4884's length of the quote")
+        define(f"{name}_LENGTH_AT", at, f"the length's byte, in units of {unit}")
+    define("ICMP_QUOTE", T.ICMP_QUOTE, "the quoted datagram's offset in an ICMP/ICMPv6 error")
     walked = {getattr(T, name) for name in _C_TUNNELS}
     tunnels = (set(T.UDP_TUNNELS) | set(T.UDP_EMBEDDED)) - walked
     lines.append(f"/* UDP ports of the tunnels and embedded packets the C walker leaves to the Python walker (all of "

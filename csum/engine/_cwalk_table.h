@@ -149,7 +149,12 @@
 #define CT_GRE_PSEUDO 0
 #define CT_UDP_LEN 4  /* UDP's length field */
 #define CT_ICMP_ERRORS 0x1838ULL  /* bit t: type t quotes a datagram (the Python walker's) */
+#define CT_ICMP_ERRORS_LENGTHED 0x1808ULL  /* bit t: type t has RFC 4884's length of the quote */
+#define CT_ICMP_ERRORS_LENGTH_AT 5  /* the length's byte, in units of 4 */
 #define CT_ICMPV6_ERRORS 0x1eULL  /* bit t: type t quotes a datagram (the Python walker's) */
+#define CT_ICMPV6_ERRORS_LENGTHED 0xaULL  /* bit t: type t has RFC 4884's length of the quote */
+#define CT_ICMPV6_ERRORS_LENGTH_AT 4  /* the length's byte, in units of 8 */
+#define CT_ICMP_QUOTE 8  /* the quoted datagram's offset in an ICMP/ICMPv6 error */
 /* UDP ports of the tunnels and embedded packets the C walker leaves to the Python walker (all of table.UDP_TUNNELS and UDP_EMBEDDED but gtp, gtp-prime, gre-udp, vxlan, geneve) */
 #define CT_UDP_TUNNEL_ELSEWHERE(p) ((p) == 1701 || (p) == 3544 || (p) == 4341 || (p) == 4790 || (p) == 5072 || (p) == 5247 || (p) == 6343 || (p) == 6635)
 /* UDP ports of every tunnel and embedded packet but VXLAN (table.UDP_TUNNELS, UDP_EMBEDDED): the C rewriter's, which goes into VXLAN only */

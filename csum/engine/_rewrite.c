@@ -217,18 +217,22 @@ static inline uint32_t le32(const uint8_t *p) { return le16(p) | (le16(p + 2) <<
 
 /* --- one packet --------------------------------------------------------------------------------------------- */
 
-/* One IP layer: offsets into the packet (-1: absent). encl_*: the tunnel's UDP checksum covering this layer. */
+/* One IP layer: offsets into the packet (-1: absent). encl_*: the checksum covering this layer (a tunnel's UDP one,
+ * encl_m0 set: BPF_F_MARK_MANGLED_0; an ICMP error's); quote: the datagram an ICMP error quotes (sent the other way),
+ * partial: only its start is here; quote_at: this layer is an ICMP error, its quote there. */
 typedef struct {
     int version, size, l3, hdr_end, l4start, end, ip_csum, saddr, daddr, ttl, proto, l4, l4_csum, pseudo, later;
-    int depth, encl_at, encl_start, encl_end, newsrc, newdst;
+    int depth, encl_at, encl_start, encl_end, encl_m0, quote, partial, quote_at, newsrc, newdst;
     uint8_t news[2][CT_IPV6HDR_ADDR_SIZE];
 } Layer;
 
 #define MAX_TOUCHED 32
+/* One packet's edit. partial_quote: the layers of quotes too short to hold the transport checksum a change should
+ * reach (apply.py counts them left alone, Reason.PARTIAL_QUOTE). */
 typedef struct {
     Plan *p;
     uint8_t *b;
-    int n, changed;
+    int n, changed, partial_quote;
     uint32_t diff;
     int touched[MAX_TOUCHED], ntouched;
 } Ctx;
@@ -309,15 +313,17 @@ static void l3_replace(Ctx *c, Layer *L, int at, uint32_t f, uint32_t t, int siz
     cover(c, L, at, old, c->b + at, 2, 0);
 }
 
-/* Editor.cover: the change carried into the tunnel's UDP checksum (BPF_F_MARK_MANGLED_0, no pseudo-header). */
+/* Editor.cover: the change carried into the enclosing checksum (no pseudo-header; a tunnel's UDP one with
+ * BPF_F_MARK_MANGLED_0). */
 static void cover(Ctx *c, Layer *L, int offset, const uint8_t *old, const uint8_t *new_, int n, int isdiff)
 {
     if (L->encl_at < 0 || L->encl_at == offset || offset < L->encl_start || offset >= L->encl_end)
         return;
     if (isdiff)
-        l4_replace(c, L, L->encl_at, 0, c->diff, 0, 1, 0);
+        l4_replace(c, L, L->encl_at, 0, c->diff, 0, L->encl_m0, 0);
     else
-        l4_replace(c, L, L->encl_at, n == 2 ? le16(old) : le32(old), n == 2 ? le16(new_) : le32(new_), n, 1, 0);
+        l4_replace(c, L, L->encl_at, n == 2 ? le16(old) : le32(old), n == 2 ? le16(new_) : le32(new_), n,
+                   L->encl_m0, 0);
 }
 
 /* Editor.store: the enclosing checksum first, then the bytes. */
@@ -429,6 +435,22 @@ static inline int icmp_error(int version, unsigned type)
     return type < 64 && (((version == 4 ? CT_ICMP_ERRORS : CT_ICMPV6_ERRORS) >> type) & 1);
 }
 
+/* An ICMP/ICMPv6 error at ``at`` whose quote starts at ``at + CT_ICMP_QUOTE``: 0 when the Python walker would read
+ * the rest of the message as the quote alone (no RFC 4884 length, so no extension: csum/layers/walk.py quote);
+ * -1: decline. A quote followed by other bytes (an old sender's extension after a 128-byte quote) is declined where
+ * the quoted datagram is read (it must end where the message does). */
+static int icmp_quote(Ctx *c, Layer *L, int at)
+{
+    unsigned type = c->b[at];
+    int v4 = L->version == 4;
+    uint64_t lengthed = v4 ? CT_ICMP_ERRORS_LENGTHED : CT_ICMPV6_ERRORS_LENGTHED;
+    int length_at = v4 ? CT_ICMP_ERRORS_LENGTH_AT : CT_ICMPV6_ERRORS_LENGTH_AT;
+    if (L->depth > 0 || at + CT_ICMP_QUOTE >= L->end || (((lengthed >> type) & 1) && c->b[at + length_at]))
+        return -1;
+    L->quote_at = at + CT_ICMP_QUOTE;
+    return 0;
+}
+
 /* The transport header of a layer whose datagram is whole here; -1: decline. *inner: a VXLAN packet follows. */
 static int transport(Ctx *c, Layer *L, int *inner)
 {
@@ -457,12 +479,12 @@ static int transport(Ctx *c, Layer *L, int *inner)
             return -1;
         *inner = port == CT_VXLAN_PORT;
     } else if (L->proto == CT_ICMP && L->version == 4) {
-        if (avail < CT_ICMP_MIN || icmp_error(4, b[at]))
+        if (avail < CT_ICMP_MIN || (icmp_error(4, b[at]) && icmp_quote(c, L, at) < 0))
             return -1;
         L->l4_csum = at + CT_ICMP_FIELD;
         L->pseudo = CT_ICMP_PSEUDO;
     } else if (L->proto == CT_ICMPV6 && L->version == 6) {
-        if (avail < CT_ICMPV6_MIN || icmp_error(6, b[at]))
+        if (avail < CT_ICMPV6_MIN || (icmp_error(6, b[at]) && icmp_quote(c, L, at) < 0))
             return -1;
         L->l4_csum = at + CT_ICMPV6_FIELD;
         L->pseudo = CT_ICMPV6_PSEUDO;
@@ -476,7 +498,7 @@ static int transport(Ctx *c, Layer *L, int *inner)
  * length or 0): such a field is updated as on a CHECKSUM_PARTIAL skb, which apply.py does; declined here. */
 static int offload(Ctx *c, Layer *L)
 {
-    if (L->l4_csum < 0 || L->later || !(L->proto == CT_TCP || L->proto == CT_UDP))
+    if (L->l4_csum < 0 || L->later || L->partial || !(L->proto == CT_TCP || L->proto == CT_UDP))
         return 0;
     uint32_t stored = be16(c->b + L->l4_csum);
     uint32_t len = L->proto == CT_UDP ? be16(c->b + L->l4 + CT_UDP_LEN) : (uint32_t)(L->end - L->l4start);
@@ -519,29 +541,64 @@ static int ipv6_options(const uint8_t *b, int q, int len)
     return 0;
 }
 
-/* An IPv4 or IPv6 header at ``at`` (its datagram within ``end``), as csum/layers/walk.py reads it; -1: decline. */
-static int ip_layer(Ctx *c, int at, int end, int depth, Layer *L, int *inner)
+/* The transport header of a quote holding only the start of its datagram (walk.py partial): its checksum field
+ * where the quote holds it; -1: decline. */
+static int partial_transport(Layer *L)
+{
+    int f;
+    if (L->proto == CT_TCP)
+        f = CT_TCP_FIELD, L->pseudo = CT_TCP_PSEUDO;
+    else if (L->proto == CT_UDP)
+        f = CT_UDP_FIELD, L->pseudo = CT_UDP_PSEUDO;
+    else if (L->proto == CT_ICMP && L->version == 4)
+        f = CT_ICMP_FIELD, L->pseudo = CT_ICMP_PSEUDO;
+    else if (L->proto == CT_ICMPV6 && L->version == 6)
+        f = CT_ICMPV6_FIELD, L->pseudo = CT_ICMPV6_PSEUDO;
+    else
+        return -1;
+    L->l4 = L->l4start;
+    L->l4_csum = L->l4start + f + 2 <= L->end ? L->l4start + f : -1;
+    return 0;
+}
+
+/* Where a datagram of ``size`` bytes at ``at`` ends against its room ``end``: 0 whole here, 1 longer (only a
+ * quote may be: partial), -1 decline (too long outside a quote; a quote followed by other bytes). */
+static int datagram_end(int at, int size, int end, int quote)
+{
+    if (at + size > end)
+        return quote ? 1 : -1;
+    return quote && at + size < end ? -1 : 0;
+}
+
+/* An IPv4 or IPv6 header at ``at`` (its datagram within ``end``), as csum/layers/walk.py reads it; -1: decline.
+ * ``quote``: the datagram an ICMP error quotes, all of it or its start (then not a fragment). */
+static int ip_layer(Ctx *c, int at, int end, int depth, int quote, Layer *L, int *inner)
 {
     const uint8_t *b = c->b;
+    int limit = quote ? end : c->n; /* a quote's headers lie within the message quoting them */
     memset(L, 0, sizeof *L);
     L->depth = depth;
-    L->ip_csum = L->l4 = L->l4_csum = L->encl_at = -1;
-    if (at + 1 > c->n)
+    L->quote = quote;
+    L->ip_csum = L->l4 = L->l4_csum = L->encl_at = L->quote_at = -1;
+    if (at + 1 > limit)
         return -1;
     if (b[at] >> 4 == 4) {
         int ihl = (b[at] & 15) * 4, total;
-        if (at + CT_IPHDR_SIZE > c->n || ihl < CT_IPHDR_SIZE || at + ihl > c->n)
+        if (at + CT_IPHDR_SIZE > limit || ihl < CT_IPHDR_SIZE || at + ihl > limit)
             return -1;
         total = (int)be16(b + at + CT_IPHDR_TOT_LEN);
-        if (total < ihl || at + total > end || ipv4_options(b, at + CT_IPHDR_SIZE, at + ihl) < 0)
+        if (total < ihl || (L->partial = datagram_end(at, total, end, quote)) < 0 ||
+            ipv4_options(b, at + CT_IPHDR_SIZE, at + ihl) < 0)
             return -1;
         unsigned frag = be16(b + at + CT_IPHDR_FRAG_OFF);
         int later = (frag & CT_IP_OFFSET) != 0, first = !later && (frag & CT_IP_MF);
+        if (quote && (later || first))
+            return -1;
         L->version = 4;
         L->size = CT_IPHDR_ADDR_SIZE;
         L->l3 = at;
         L->hdr_end = L->l4start = at + ihl;
-        L->end = at + total;
+        L->end = L->partial ? end : at + total;
         L->ip_csum = at + CT_IPHDR_CHECK;
         L->saddr = at + CT_IPHDR_SADDR;
         L->daddr = at + CT_IPHDR_DADDR;
@@ -562,14 +619,15 @@ static int ip_layer(Ctx *c, int at, int end, int depth, Layer *L, int *inner)
             L->pseudo = L->proto != CT_ICMP;
             return 0;
         }
-        return transport(c, L, inner);
+        return L->partial ? partial_transport(L) : transport(c, L, inner);
     }
-    if (b[at] >> 4 != 6 || at + CT_IPV6HDR_SIZE > c->n)
+    if (b[at] >> 4 != 6 || at + CT_IPV6HDR_SIZE > limit)
         return -1;
     int plen = (int)be16(b + at + CT_IPV6HDR_PAYLOAD_LEN), nh = b[at + CT_IPV6HDR_NEXTHDR];
-    int q = at + CT_IPV6HDR_SIZE, stop = q + plen;
-    if (plen == 0 || stop > end)
+    int q = at + CT_IPV6HDR_SIZE, stop;
+    if (plen == 0 || (L->partial = datagram_end(q, plen, end, quote)) < 0)
         return -1;
+    stop = L->partial ? end : q + plen;
     while (nh == CT_HOP_BY_HOP || nh == CT_DEST_OPTS) {
         if (q + 2 > stop)
             return -1;
@@ -589,7 +647,7 @@ static int ip_layer(Ctx *c, int at, int end, int depth, Layer *L, int *inner)
     L->daddr = at + CT_IPV6HDR_DADDR;
     L->ttl = at + CT_IPV6HDR_HOP_LIMIT;
     L->proto = nh;
-    return transport(c, L, inner);
+    return L->partial ? partial_transport(L) : transport(c, L, inner);
 }
 
 /* An Ethernet header at ``at``: the offset of its IP header (up to two VLAN tags), or -1. */
@@ -705,6 +763,7 @@ static void edit_layer(Ctx *c, Layer *L)
 {
     Plan *p = c->p;
     uint8_t *b = c->b;
+    int l4_needed = (L->newsrc || L->newdst) && L->pseudo;
     if (L->newsrc)
         address(c, L, 1, L->news[0]);
     if (L->newdst)
@@ -714,6 +773,7 @@ static void edit_layer(Ctx *c, Layer *L)
             int at = L->l4 + i, port = (int)be16(b + at), nw = new_port(p, L->proto, port), m0, en;
             if (nw == port)
                 continue;
+            l4_needed = 1;
             uint8_t v[2] = {(uint8_t)(nw >> 8), (uint8_t)nw};
             if (L->l4_csum >= 0) {
                 l4_flags(c, L, &m0, &en);
@@ -723,6 +783,7 @@ static void edit_layer(Ctx *c, Layer *L)
         }
     }
     header(c, L);
+    c->partial_quote += l4_needed && L->partial && L->l4_csum < 0;
 }
 
 /* apply.py _link_layer: the MAC rules (destination, then source), then VLAN IDs of the outer tags. */
@@ -760,21 +821,32 @@ static int one(Ctx *c, int64_t linktype)
     Plan *p = c->p;
     Layer layers[2];
     int nl, inner = 0, eth = 0, at = link_ip(c, linktype, &eth);
-    if (at < 0 || ip_layer(c, at, c->n, 0, &layers[0], &inner) < 0)
+    if (at < 0 || ip_layer(c, at, c->n, 0, 0, &layers[0], &inner) < 0)
         return 0;
     nl = 1;
+    if (layers[0].quote_at >= 0) { /* an ICMP/ICMPv6 error: the datagram it quotes (RFC 792, RFC 4443) */
+        Layer *o = &layers[0], *q = &layers[1];
+        int nested = 0;
+        if (ip_layer(c, o->quote_at, o->end, 1, 1, q, &nested) < 0 || nested)
+            return 0;
+        q->encl_at = o->l4_csum;
+        q->encl_start = o->l4;
+        q->encl_end = o->end;
+        nl = 2;
+    }
     if (inner) { /* VXLAN (RFC 7348): its header, then an Ethernet frame */
         Layer *o = &layers[0];
         int udp_end = o->l4 + (int)be16(c->b + o->l4 + CT_UDP_LEN), vx = o->l4 + CT_UDP_MIN, in_at, nested = 0;
         if (vx + CT_VXLAN_HLEN > udp_end)
             return 0;
         in_at = ethernet(c, vx + CT_VXLAN_HLEN);
-        if (in_at < 0 || ((in_at - o->l4) & 1) || ip_layer(c, in_at, udp_end, 1, &layers[1], &nested) < 0 ||
-            nested || layers[1].later)
+        if (in_at < 0 || ((in_at - o->l4) & 1) || ip_layer(c, in_at, udp_end, 1, 0, &layers[1], &nested) < 0 ||
+            nested || layers[1].later || layers[1].quote_at >= 0)
             return 0;
         layers[1].encl_at = o->l4_csum;
         layers[1].encl_start = o->l4;
         layers[1].encl_end = udp_end;
+        layers[1].encl_m0 = 1;
         nl = 2;
     }
     for (int i = 0; i < nl; i++) {
@@ -788,8 +860,9 @@ static int one(Ctx *c, int64_t linktype)
         if (p->nmaps[0] || p->nmaps[1] || p->anon) {
             if (L->proto == CT_ICMPV6 && !L->later && L->l4 >= 0 && L->l4 < c->n && CT_NDP_ADDRESSED(c->b[L->l4]))
                 return 0; /* Neighbor Discovery's target (and Redirect's destination): apply.py maps them */
-            if (map_address(p, c->b + L->saddr, L->size, 0, L->news[0]) < 0 ||
-                map_address(p, c->b + L->daddr, L->size, 1, L->news[1]) < 0)
+            /* a quote went the other way: its source is mapped as a destination (apply.py _travelled_back) */
+            if (map_address(p, c->b + L->saddr, L->size, L->quote, L->news[0]) < 0 ||
+                map_address(p, c->b + L->daddr, L->size, !L->quote, L->news[1]) < 0)
                 return -1;
             L->newsrc = differ(L->news[0], c->b + L->saddr, L->size);
             L->newdst = differ(L->news[1], c->b + L->daddr, L->size);
@@ -863,7 +936,7 @@ static PyObject *rewrite(PyObject *mod, PyObject *args)
         goto done;
     uint8_t *buf = (uint8_t *)PyBytes_AS_STRING(out);
     const int64_t *off = v[0].buf, *cap = v[1].buf, *orig = v[2].buf, *lt = v[3].buf;
-    long long kept = 0, changed = 0, taken = 0;
+    long long kept = 0, changed = 0, taken = 0, partial_quote = 0;
     for (Py_ssize_t i = 0; i < count; i++) {
         if (off[i] < 0 || cap[i] < 0 || off[i] > d.len || cap[i] > d.len - off[i]) {
             PyErr_Format(PyExc_ValueError, "packet %zd lies outside the %zd bytes", i, d.len);
@@ -873,19 +946,21 @@ static PyObject *rewrite(PyObject *mod, PyObject *args)
         if (cap[i] > 0 && cap[i] <= INT32_MAX && cap[i] == orig[i]) {
             Ctx c;
             c.p = (Plan *)plan, c.b = buf + off[i], c.n = (int)cap[i], c.changed = 0, c.diff = 0, c.ntouched = 0;
+            c.partial_quote = 0;
             r = one(&c, lt[i]);
             if (r < 0)
                 goto done;
             if (r) {
                 kept += c.ntouched;
                 changed += c.changed;
+                partial_quote += c.partial_quote;
                 taken++;
             }
         }
         if (!r && fall_back(fallback, i, buf + off[i], cap[i]) < 0)
             goto done;
     }
-    result = Py_BuildValue("OLLL", out, kept, changed, taken);
+    result = Py_BuildValue("OLLLL", out, kept, changed, taken, partial_quote);
 done:
     Py_XDECREF(out);
     PyBuffer_Release(&d);
@@ -896,7 +971,8 @@ done:
 
 static PyMethodDef methods[] = {
     {"rewrite", rewrite, METH_VARARGS,
-     "rewrite(plan, data, offsets, caplens, origlens, linktypes, fallback) -> (new data, kept, changed, taken)"},
+     "rewrite(plan, data, offsets, caplens, origlens, linktypes, fallback) -> (new data, kept, changed, taken, "
+     "partial quotes left alone)"},
     {NULL, NULL, 0, NULL},
 };
 

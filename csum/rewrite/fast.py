@@ -2,8 +2,9 @@
 
 The C answers the common stacks (Ethernet with up to two VLAN tags, raw IP, Linux cooked and the other fixed link
 headers csum/engine/_cwalk.c walks; IPv4 with options other than source routes, first and later fragments; IPv6 with
-hop-by-hop and destination options but no Home Address or Jumbo Payload; TCP, UDP, ICMP and ICMPv6 other than errors
-and, when addresses are mapped, than the Neighbor Discovery messages holding addresses; VXLAN with such a packet inside)
+hop-by-hop and destination options but no Home Address or Jumbo Payload; TCP, UDP, ICMP and ICMPv6 other than,
+when addresses are mapped, the Neighbor Discovery messages holding addresses; an outer ICMP/ICMPv6 error without an
+RFC 4884 extension, with the datagram it quotes, whole or its start only; VXLAN with such a packet inside)
 exactly as :func:`csum.rewrite.apply.apply` does, the same helper arithmetic in the same order
 (tests/rewrite/test_rewrite_fast.py compares the two on random and mutated frames); every other packet, and every packet
 where something would be left alone, it hands untouched to the Python engine (the fallback). Its protocol facts come
@@ -19,6 +20,7 @@ import numpy as np
 
 from .. import engine
 from ..capture import pcap
+from ..layers.reasons import Reason
 from .apply import Outcome, apply
 from .rules import Rules
 
@@ -62,8 +64,10 @@ def rewrite_chunk(chunk: pcap.Capture, rules: Rules) -> tuple[bytes, Outcome, in
         return bytes(data), out, 0
     columns = [np.ascontiguousarray(a, dtype=np.int64) for a in (chunk.offsets, chunk.caplens, chunk.origlens,
                                                                   chunk.linktypes)]
-    new_data, kept, changed, taken = c.rewrite(_plan(rules), chunk.data, *columns, fallback)
+    new_data, kept, changed, taken, partial_quote = c.rewrite(_plan(rules), chunk.data, *columns, fallback)
     out.packets += taken
     out.kept += kept
     out.changed += changed
+    if partial_quote:
+        out.left_alone[Reason.PARTIAL_QUOTE.value] += partial_quote
     return new_data, out, taken

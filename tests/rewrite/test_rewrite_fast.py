@@ -19,8 +19,8 @@ from scapy.compat import raw
 from scapy.layers.inet import GRE, ICMP, IP, TCP, UDP, IPerror, IPOption_LSRR, IPOption_NOP, IPOption_Router_Alert, \
     IPOption_RR, UDPerror, fragment
 from scapy.layers.inet6 import HAO, ICMPv6DestUnreach, ICMPv6EchoRequest, ICMPv6ND_NA, ICMPv6ND_NS, \
-    ICMPv6ND_Redirect, ICMPv6NDOptSrcLLAddr, IPv6, IPv6ExtHdrDestOpt, IPv6ExtHdrFragment, IPv6ExtHdrHopByHop, \
-    IPv6ExtHdrRouting
+    ICMPv6ND_Redirect, ICMPv6NDOptSrcLLAddr, ICMPv6PacketTooBig, ICMPv6TimeExceeded, IPv6, IPv6ExtHdrDestOpt, \
+    IPv6ExtHdrFragment, IPv6ExtHdrHopByHop, IPv6ExtHdrRouting
 from scapy.layers.l2 import ARP, Dot1AD, Dot1Q, Ether
 from scapy.layers.vxlan import VXLAN
 
@@ -77,6 +77,23 @@ def templates() -> tuple[tuple[str, bytes], ...]:
             ("icmp-error", _eth() / IP(src=a, dst=b) / ICMP(type=3, code=3) / IPerror(src=b, dst=a) /
              UDPerror(sport=80, dport=53) / pay[:8]),
             ("icmp6-error", _eth() / IPv6(src=a6, dst=b6) / ICMPv6DestUnreach() / IPv6(src=b6, dst=a6) / UDP() / pay),
+            # ICMP errors: whole quotes, quotes of a datagram's start only (RFC 792's 8 bytes: TCP's checksum is
+            # not there, UDP's is), a quoted echo; an RFC 4884 extension and a quote in a tunnel go to Python
+            ("icmp-error-tcp", _eth() / IP(src=b, dst=a) / ICMP(type=11) / IP(src=a, dst=b, ttl=1) /
+             TCP(sport=80, dport=1234) / pay),
+            ("icmp-error-short", _eth() / IP(src=b, dst=a) / ICMP(type=3, code=4) /
+             raw(IP(src=a, dst=b) / TCP(sport=1234, dport=80) / pay)[:28]),
+            ("icmp-error-short-udp", _eth(10) / IP(src=b, dst=a) / ICMP(type=3, code=3) /
+             raw(IP(src=a, dst=b) / UDP(sport=53, dport=80) / pay)[:28]),
+            ("icmp-error-echo", _eth() / IP(src=b, dst=a) / ICMP(type=3, code=1) / IP(src=a, dst=b) / ICMP(id=3) / pay),
+            ("icmp6-error-tcp", _eth() / IPv6(src=b6, dst=a6) / ICMPv6TimeExceeded() /
+             IPv6(src=a6, dst=b6, hlim=1) / IPv6ExtHdrHopByHop() / TCP(sport=80, dport=1234) / pay),
+            ("icmp6-error-short", _eth() / IPv6(src=b6, dst=a6) / ICMPv6PacketTooBig() /
+             raw(IPv6(src=a6, dst=b6) / UDP(sport=80, dport=53) / pay)[:48]),
+            ("icmp-error-ext", _eth() / IP(src=b, dst=a) / ICMP(type=11, length=32) /
+             raw(IP(src=a, dst=b) / UDP(sport=53, dport=80) / pay)[:128] / bytes.fromhex("20000000")),
+            ("icmp-error-vxlan", _eth() / IP(src=a, dst=b) / UDP(sport=49152, dport=4789) / VXLAN(vni=5) / inner_eth /
+             IP(src=b, dst=a) / ICMP(type=3, code=3) / IP(src=a, dst=b) / UDP(sport=53, dport=80) / pay),
             ("gre", _eth() / IP(src=a, dst=b) / GRE() / IP(src=b, dst=a) / UDP(dport=80) / pay),
             ("geneve", _eth() / IP(src=a, dst=b) / UDP(dport=6081) / pay),
             ("arp", _eth() / ARP(psrc=a, pdst=b)),
@@ -92,7 +109,8 @@ def templates() -> tuple[tuple[str, bytes], ...]:
 
 #: The kinds every engine must take when unmutated on every link type (the C's claim, fast.py's docstring).
 TAKEN = {"tcp4", "udp4", "udp4-zero", "icmp4", "options", "tcp6", "udp6", "icmp6", "vxlan4", "vxlan4-zero", "vxlan6",
-         "fragment0", "fragment1", "fragment2"}
+         "fragment0", "fragment1", "fragment2", "icmp-error", "icmp6-error", "icmp-error-tcp", "icmp-error-short",
+         "icmp-error-short-udp", "icmp-error-echo", "icmp6-error-tcp", "icmp6-error-short"}
 
 
 def on_link(frame: bytes, linktype: int) -> bytes:
