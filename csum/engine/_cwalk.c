@@ -50,6 +50,7 @@
 
 #include "_arith.h"
 #include "_cwalk_table.h"
+#include "_ipheaders.h"
 #include "_rows.h"
 
 /* The codes fast_check writes: layer code + DEPTH * depth, plus NA ("n/a": a later fragment's transport layer) or
@@ -462,47 +463,6 @@ static int transport(walk_t *w, unsigned proto, Py_ssize_t at, Py_ssize_t stop, 
     return proto == CT_UDP ? udp_payload(w, port, at, stop, depth, path) : 1;
 }
 
-/* The options of an IPv4 header or an IPv6 hop-by-hop / destination options header: 0 (the Python walker's) for a
- * malformed one, a source route, a Jumbo Payload; a Home Address option (16 bytes, RFC 6275 6.3) sets *src to its
- * address where `src` is given (destination options), else is the Python walker's too. */
-static int options_ok(const uint8_t *b, Py_ssize_t at, Py_ssize_t end, int v6, Py_ssize_t *src)
-{
-    while (at < end) {
-        unsigned kind = b[at];
-        if (kind == CT_IPOPT_END && !v6)
-            return 1;
-        if ((kind == CT_IPV6_TLV_PAD1 && v6) || (kind == CT_IPOPT_NOOP && !v6)) {
-            at++;
-            continue;
-        }
-        if (at + 2 > end)
-            return 0;
-        Py_ssize_t size = v6 ? b[at + 1] + 2 : b[at + 1];
-        if (size < 2 || at + size > end)
-            return 0;
-        if (v6 && kind == CT_HOME_ADDRESS_OPTION && src != NULL && size == 2 + CT_IPV6HDR_ADDR_SIZE) {
-            *src = at + 2;
-            src = NULL;  /* the first one counts (csum/layers/walk.py ipv6_option) */
-        } else if (v6 ? (kind == CT_JUMBO_OPTION || kind == CT_HOME_ADDRESS_OPTION) : CT_IS_SOURCE_ROUTE(kind)) {
-            return 0;
-        }
-        at += size;
-    }
-    return 1;
-}
-
-/* The final destination a routing header with Segments Left names (csum/layers/walk.py routing_destination): its
- * last address (types 0, 2) or Segment List[0] (4, RFC 8754); -1 for another type (the Python walker's). */
-static Py_ssize_t routing_destination(const uint8_t *b, Py_ssize_t at, Py_ssize_t size)
-{
-    unsigned kind = b[at + CT_IPV6_RT_TYPE];
-    if (size < CT_ROUTING_ADDRESSED)
-        return -1;
-    if (CT_IS_ROUTING_LAST(kind))
-        return at + size - CT_IPV6HDR_ADDR_SIZE;
-    return kind == CT_ROUTING_SRH ? at + CT_SRH_SEGMENT0_AT : -1;
-}
-
 /* An IPv4 header at `at` (its datagram within `end`; `o`: the packet's outer header, at depth 0): its checksum, then
  * the transport layer; an outer fragment's key and place in its datagram go to `o` (FRAGMENT). */
 static int ipv4_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, outer_t *o, uint64_t path)
@@ -583,9 +543,7 @@ static int ipv6_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, outer
     while (CT_IS_IPV6_EXT(nh) && (nh != CT_FRAGMENT || w->frag6 || o != NULL)) {  /* RFC 8200 4, RFC 7045 */
         if (pos + CT_IPV6_EXT_UNIT > stop)
             return 0;
-        Py_ssize_t size = nh == CT_FRAGMENT ? CT_FRAG_HDR_SIZE
-                          : nh == CT_AH ? ((Py_ssize_t)b[pos + 1] + CT_AH_BIAS) * CT_AH_UNIT
-                                        : ((Py_ssize_t)b[pos + 1] + 1) * CT_IPV6_EXT_UNIT;
+        Py_ssize_t size = ipv6_ext_size(b, pos, nh);
         if (pos + size > stop)
             return 0;
         if (nh == CT_FRAGMENT) {

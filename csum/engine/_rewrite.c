@@ -24,6 +24,7 @@
 
 #include "_arith.h"
 #include "_cwalk_table.h"
+#include "_ipheaders.h"
 
 /* An address map: the address matches when (addr & omask) == old; it becomes (new & nmask) | (addr & ~nmask). */
 typedef struct {
@@ -222,6 +223,7 @@ static inline uint32_t le32(const uint8_t *p) { return le16(p) | (le16(p + 2) <<
  * partial: only its start is here; quote_at: this layer is an ICMP error, its quote there. */
 typedef struct {
     int version, size, l3, hdr_end, l4start, end, ip_csum, saddr, daddr, ttl, proto, l4, l4_csum, pseudo, later;
+    int psaddr, pdaddr; /* the pseudo-header's addresses: a Home Address option's, a routing header's last */
     int depth, encl_at, encl_start, encl_end, encl_m0, quote, partial, quote_at, newsrc, newdst;
     uint8_t news[2][CT_IPV6HDR_ADDR_SIZE];
 } Layer;
@@ -356,7 +358,7 @@ static void address(Ctx *c, Layer *L, int source, const uint8_t *new_)
 {
     int off = source ? L->saddr : L->daddr, m0, en;
     c->diff = csum_diff_generic_le(c->b + off, new_, (uint64_t)L->size);
-    if (L->l4_csum >= 0 && L->pseudo) {
+    if (L->l4_csum >= 0 && L->pseudo && off == (source ? L->psaddr : L->pdaddr)) {
         l4_flags(c, L, &m0, &en);
         l4_replace(c, L, L->l4_csum, 0, c->diff, 0, m0, en);
     }
@@ -502,62 +504,48 @@ static int offload(Ctx *c, Layer *L)
         return 0;
     uint32_t stored = be16(c->b + L->l4_csum);
     uint32_t len = L->proto == CT_UDP ? be16(c->b + L->l4 + CT_UDP_LEN) : (uint32_t)(L->end - L->l4start);
-    uint64_t ps0 = csum_pseudo(c->b + L->saddr, c->b + L->daddr, (uint64_t)L->size, 0, (uint32_t)L->proto);
+    uint64_t ps0 = csum_pseudo(c->b + L->psaddr, c->b + L->pdaddr, (uint64_t)L->size, 0, (uint32_t)L->proto);
     return stored == csum_reduce(ps0, 16) || stored == csum_reduce(ps0 + csum_pseudo_length(len), 16);
 }
 
-/* IPv4 options (RFC 791) from ``i`` to ``end``: 0 when walkable and none is a source route (which moves the
- * destination out of the pseudo-header: apply.py's case). */
-static int ipv4_options(const uint8_t *b, int i, int end)
+/* The transport checksum field's offset in its header (TCP, UDP, ICMP over IPv4, ICMPv6 over IPv6) and whether it
+ * covers the pseudo-header (L->pseudo); -1 for another protocol. */
+static int l4_field(Layer *L)
 {
-    while (i < end) {
-        int kind = b[i];
-        if (kind == CT_IPOPT_END)
-            return 0;
-        if (kind == CT_IPOPT_NOOP) {
-            i++;
-            continue;
-        }
-        if (i + 1 >= end || b[i + 1] < 2 || i + b[i + 1] > end || CT_IS_SOURCE_ROUTE(kind))
-            return -1;
-        i += b[i + 1];
-    }
-    return 0;
-}
-
-/* An IPv6 hop-by-hop or destination options header at ``q`` (RFC 8200 4.3, 4.6) of ``len`` bytes: 0 when walkable
- * and it holds neither a Jumbo Payload nor a Home Address option. */
-static int ipv6_options(const uint8_t *b, int q, int len)
-{
-    for (int i = q + 2; i < q + len;) {
-        if (b[i] == CT_IPV6_TLV_PAD1) {
-            i++;
-            continue;
-        }
-        if (i + 2 > q + len || i + 2 + b[i + 1] > q + len || b[i] == CT_HOME_ADDRESS_OPTION || b[i] == CT_JUMBO_OPTION)
-            return -1;
-        i += 2 + b[i + 1];
-    }
-    return 0;
+    if (L->proto == CT_TCP)
+        return L->pseudo = CT_TCP_PSEUDO, CT_TCP_FIELD;
+    if (L->proto == CT_UDP)
+        return L->pseudo = CT_UDP_PSEUDO, CT_UDP_FIELD;
+    if (L->proto == CT_ICMP && L->version == 4)
+        return L->pseudo = CT_ICMP_PSEUDO, CT_ICMP_FIELD;
+    if (L->proto == CT_ICMPV6 && L->version == 6)
+        return L->pseudo = CT_ICMPV6_PSEUDO, CT_ICMPV6_FIELD;
+    return -1;
 }
 
 /* The transport header of a quote holding only the start of its datagram (walk.py partial): its checksum field
  * where the quote holds it; -1: decline. */
 static int partial_transport(Layer *L)
 {
-    int f;
-    if (L->proto == CT_TCP)
-        f = CT_TCP_FIELD, L->pseudo = CT_TCP_PSEUDO;
-    else if (L->proto == CT_UDP)
-        f = CT_UDP_FIELD, L->pseudo = CT_UDP_PSEUDO;
-    else if (L->proto == CT_ICMP && L->version == 4)
-        f = CT_ICMP_FIELD, L->pseudo = CT_ICMP_PSEUDO;
-    else if (L->proto == CT_ICMPV6 && L->version == 6)
-        f = CT_ICMPV6_FIELD, L->pseudo = CT_ICMPV6_PSEUDO;
-    else
+    int f = l4_field(L);
+    if (f < 0)
         return -1;
     L->l4 = L->l4start;
     L->l4_csum = L->l4start + f + 2 <= L->end ? L->l4start + f : -1;
+    return 0;
+}
+
+/* The first fragment of an outer datagram (walk.py partial, NEEDS_REASSEMBLY): its transport checksum covers the
+ * whole datagram, and an incremental update of it is still exact; -1: decline (not outer, an ICMP error, the field
+ * not in this fragment). */
+static int first_fragment(Ctx *c, Layer *L)
+{
+    int f = l4_field(L);
+    if (L->depth > 0 || f < 0 || L->l4start + f + 2 > L->end ||
+        ((L->proto == CT_ICMP || L->proto == CT_ICMPV6) && icmp_error(L->version, c->b[L->l4start])))
+        return -1;
+    L->l4 = L->l4start;
+    L->l4_csum = L->l4start + f;
     return 0;
 }
 
@@ -588,7 +576,7 @@ static int ip_layer(Ctx *c, int at, int end, int depth, int quote, Layer *L, int
             return -1;
         total = (int)be16(b + at + CT_IPHDR_TOT_LEN);
         if (total < ihl || (L->partial = datagram_end(at, total, end, quote)) < 0 ||
-            ipv4_options(b, at + CT_IPHDR_SIZE, at + ihl) < 0)
+            !options_ok(b, at + CT_IPHDR_SIZE, at + ihl, 0, NULL)) /* (a source route moves the pseudo daddr) */
             return -1;
         unsigned frag = be16(b + at + CT_IPHDR_FRAG_OFF);
         int later = (frag & CT_IP_OFFSET) != 0, first = !later && (frag & CT_IP_MF);
@@ -600,25 +588,16 @@ static int ip_layer(Ctx *c, int at, int end, int depth, int quote, Layer *L, int
         L->hdr_end = L->l4start = at + ihl;
         L->end = L->partial ? end : at + total;
         L->ip_csum = at + CT_IPHDR_CHECK;
-        L->saddr = at + CT_IPHDR_SADDR;
-        L->daddr = at + CT_IPHDR_DADDR;
+        L->saddr = L->psaddr = at + CT_IPHDR_SADDR;
+        L->daddr = L->pdaddr = at + CT_IPHDR_DADDR;
         L->ttl = at + CT_IPHDR_TTL;
         L->proto = b[at + CT_IPHDR_PROTOCOL];
         if (later) {
             L->later = 1;
             return depth == 0 ? 0 : -1;
         }
-        if (first) { /* the L4 checksum covers the whole datagram: the incremental update is still exact */
-            int f = L->proto == CT_TCP ? CT_TCP_FIELD : L->proto == CT_UDP ? CT_UDP_FIELD
-                  : L->proto == CT_ICMP ? CT_ICMP_FIELD : -1;
-            if (depth > 0 || f < 0 || L->l4start + f + 2 > L->end ||
-                (L->proto == CT_ICMP && icmp_error(4, b[L->l4start])))
-                return -1;
-            L->l4 = L->l4start;
-            L->l4_csum = L->l4start + f;
-            L->pseudo = L->proto != CT_ICMP;
-            return 0;
-        }
+        if (first)
+            return first_fragment(c, L);
         return L->partial ? partial_transport(L) : transport(c, L, inner);
     }
     if (b[at] >> 4 != 6 || at + CT_IPV6HDR_SIZE > limit)
@@ -628,14 +607,30 @@ static int ip_layer(Ctx *c, int at, int end, int depth, int quote, Layer *L, int
     if (plen == 0 || (L->partial = datagram_end(q, plen, end, quote)) < 0)
         return -1;
     stop = L->partial ? end : q + plen;
-    while (nh == CT_HOP_BY_HOP || nh == CT_DEST_OPTS) {
-        if (q + 2 > stop)
+    Py_ssize_t psrc = at + CT_IPV6HDR_SADDR, pdst = at + CT_IPV6HDR_DADDR;
+    int fragment = 0, seen = 0; /* 1: a first fragment, 2: a later one (RFC 8200 4.5; 0 with seen: atomic) */
+    while (CT_IS_IPV6_EXT(nh)) { /* walk.py h_ipv6 (RFC 8200 4) */
+        if (q + CT_IPV6_EXT_UNIT > stop)
             return -1;
-        int len = (b[q + 1] + 1) * CT_IPV6_EXT_UNIT;
-        if (q + len > stop || ipv6_options(b, q, len) < 0)
+        int len = (int)ipv6_ext_size(b, q, (unsigned)nh);
+        if (q + len > stop)
             return -1;
+        if (nh == CT_FRAGMENT) {
+            unsigned word = be16(b + q + CT_FRAG_HDR_FRAG_OFF);
+            if (seen++ || quote)
+                return -1; /* a second fragment header; a quoted fragment: the Python engine */
+            fragment = word & CT_IP6_OFFSET ? 2 : (int)(word & CT_IP6_MF);
+        } else if (nh == CT_ROUTING) {
+            if (b[q + CT_IPV6_RT_SEGMENTS_LEFT] && (pdst = routing_destination(b, q, len)) < 0)
+                return -1; /* a final destination csum does not read */
+        } else if ((nh == CT_HOP_BY_HOP || nh == CT_DEST_OPTS) &&
+                   !options_ok(b, q + 2, q + len, 1, nh == CT_DEST_OPTS ? &psrc : NULL)) {
+            return -1;
+        }
         nh = b[q];
         q += len;
+        if (fragment == 2)
+            break; /* fragment data follows, not headers */
     }
     L->version = 6;
     L->size = CT_IPV6HDR_ADDR_SIZE;
@@ -645,8 +640,16 @@ static int ip_layer(Ctx *c, int at, int end, int depth, int quote, Layer *L, int
     L->end = stop;
     L->saddr = at + CT_IPV6HDR_SADDR;
     L->daddr = at + CT_IPV6HDR_DADDR;
+    L->psaddr = (int)psrc;
+    L->pdaddr = (int)pdst;
     L->ttl = at + CT_IPV6HDR_HOP_LIMIT;
     L->proto = nh;
+    if (fragment == 2) {
+        L->later = 1;
+        return depth == 0 ? 0 : -1;
+    }
+    if (fragment == 1)
+        return first_fragment(c, L);
     return L->partial ? partial_transport(L) : transport(c, L, inner);
 }
 
@@ -763,7 +766,7 @@ static void edit_layer(Ctx *c, Layer *L)
 {
     Plan *p = c->p;
     uint8_t *b = c->b;
-    int l4_needed = (L->newsrc || L->newdst) && L->pseudo;
+    int l4_needed = ((L->newsrc && L->saddr == L->psaddr) || (L->newdst && L->daddr == L->pdaddr)) && L->pseudo;
     if (L->newsrc)
         address(c, L, 1, L->news[0]);
     if (L->newdst)

@@ -2,7 +2,8 @@
 
 The C answers the common stacks (Ethernet with up to two VLAN tags, raw IP, Linux cooked and the other fixed link
 headers csum/engine/_cwalk.c walks; IPv4 with options other than source routes, first and later fragments; IPv6 with
-hop-by-hop and destination options but no Home Address or Jumbo Payload; TCP, UDP, ICMP and ICMPv6 other than,
+its extension headers (hop-by-hop and destination options, a Home Address, routing headers whose final destination csum
+reads, AH, one fragment header) but no Jumbo Payload; TCP, UDP, ICMP and ICMPv6 other than,
 when addresses are mapped, the Neighbor Discovery messages holding addresses; an outer ICMP/ICMPv6 error without an
 RFC 4884 extension, with the datagram it quotes, whole or its start only; VXLAN with such a packet inside)
 exactly as :func:`csum.rewrite.apply.apply` does, the same helper arithmetic in the same order

@@ -20,7 +20,8 @@ from scapy.layers.inet import GRE, ICMP, IP, TCP, UDP, IPerror, IPOption_LSRR, I
     IPOption_RR, UDPerror, fragment
 from scapy.layers.inet6 import HAO, ICMPv6DestUnreach, ICMPv6EchoRequest, ICMPv6ND_NA, ICMPv6ND_NS, \
     ICMPv6ND_Redirect, ICMPv6NDOptSrcLLAddr, ICMPv6PacketTooBig, ICMPv6TimeExceeded, IPv6, IPv6ExtHdrDestOpt, \
-    IPv6ExtHdrFragment, IPv6ExtHdrHopByHop, IPv6ExtHdrRouting
+    IPv6ExtHdrFragment, IPv6ExtHdrHopByHop, IPv6ExtHdrRouting, IPv6ExtHdrSegmentRouting
+from scapy.layers.ipsec import AH
 from scapy.layers.l2 import ARP, Dot1AD, Dot1Q, Ether
 from scapy.layers.vxlan import VXLAN
 
@@ -68,6 +69,18 @@ def templates() -> tuple[tuple[str, bytes], ...]:
             ("rh6", _eth() / IPv6(src=a6, dst=b6) / IPv6ExtHdrRouting(addresses=[V6[3]], segleft=1) / UDP() / pay),
             ("frag6", _eth() / IPv6(src=a6, dst=b6) / IPv6ExtHdrFragment(m=1, id=5) / UDP() / pay),
             ("hao", _eth() / IPv6(src=a6, dst=b6) / IPv6ExtHdrDestOpt(options=[HAO(hoa=V6[3])]) / TCP() / pay),
+            # the other IPv6 extension headers: segment routing, routing type 2 used up, AH, later and atomic
+            # fragments, a routing type whose final destination csum does not read (to Python)
+            ("srh6", _eth() / IPv6(src=a6, dst=b6) / IPv6ExtHdrSegmentRouting(addresses=[V6[3], V6[1]], segleft=1) /
+             TCP(sport=80) / pay),
+            ("rh2-used", _eth() / IPv6(src=a6, dst=b6) / IPv6ExtHdrRouting(type=2, addresses=[V6[3]], segleft=0) /
+             UDP(dport=80) / pay),
+            ("ah6", _eth() / IPv6(src=a6, dst=b6) / AH(nh=6, payloadlen=4, spi=7, seq=k, icv=bytes(12)) /
+             TCP(dport=80) / pay),
+            ("frag6-later", _eth() / IPv6(src=a6, dst=b6) / IPv6ExtHdrFragment(offset=8, id=5) / pay),
+            ("frag6-atomic", _eth() / IPv6(src=a6, dst=b6) / IPv6ExtHdrFragment(id=6) / ICMPv6EchoRequest() / pay),
+            ("rh-unknown", _eth() / IPv6(src=a6, dst=b6) / IPv6ExtHdrRouting(type=5, addresses=[V6[3]], segleft=1) /
+             UDP() / pay),
             ("vxlan4", _eth() / IP(src=a, dst=b) / UDP(sport=49152, dport=4789) / VXLAN(vni=5) / inner_eth /
              IP(src=b, dst=a) / TCP(sport=80, dport=443) / pay),
             ("vxlan4-zero", _eth() / IP(src=a, dst=b) / UDP(sport=49152, dport=4789, chksum=0) / VXLAN(vni=5) /
@@ -110,7 +123,8 @@ def templates() -> tuple[tuple[str, bytes], ...]:
 #: The kinds every engine must take when unmutated on every link type (the C's claim, fast.py's docstring).
 TAKEN = {"tcp4", "udp4", "udp4-zero", "icmp4", "options", "tcp6", "udp6", "icmp6", "vxlan4", "vxlan4-zero", "vxlan6",
          "fragment0", "fragment1", "fragment2", "icmp-error", "icmp6-error", "icmp-error-tcp", "icmp-error-short",
-         "icmp-error-short-udp", "icmp-error-echo", "icmp6-error-tcp", "icmp6-error-short"}
+         "icmp-error-short-udp", "icmp-error-echo", "icmp6-error-tcp", "icmp6-error-short", "rh6", "frag6", "hao",
+         "srh6", "rh2-used", "ah6", "frag6-later", "frag6-atomic"}
 
 
 def on_link(frame: bytes, linktype: int) -> bytes:
