@@ -109,8 +109,12 @@ def render() -> str:
         ((at, unit),) = lengths
         define(f"{name}_LENGTHED", f"{sum(1 << t for t, spec in errors.items() if spec):#x}ULL",
                "bit t: type t has RFC 4884's length of the quote")
-        define(f"{name}_LENGTH_AT", at, f"the length's byte, in units of {unit}")
+        define(f"{name}_LENGTH_AT", at, "the quote length's byte")
+        define(f"{name}_LENGTH_UNIT", unit, "the quote length's unit in bytes")
     define("ICMP_QUOTE", T.ICMP_QUOTE, "the quoted datagram's offset in an ICMP/ICMPv6 error")
+    define("ICMP_EXT_MIN_QUOTE", T.ICMP_EXT_MIN_QUOTE, "RFC 4884: the quote an extension follows is this long at least")
+    define("ICMP_EXT_HLEN", T.ICMP_EXT_HLEN, "RFC 4884 7: the extension header's size")
+    define("ICMP_EXT_VERSION", T.ICMP_EXT_VERSION, "RFC 4884 7: the extension header's version")
     walked = {getattr(T, name) for name in _C_TUNNELS}
     tunnels = (set(T.UDP_TUNNELS) | set(T.UDP_EMBEDDED)) - walked
     lines.append(f"/* UDP ports of the tunnels and embedded packets the C walker leaves to the Python walker (all of "
@@ -170,7 +174,8 @@ def render() -> str:
     section("the reasons C gives (csum.layers.reasons.Reason values)")
     why = [("OK", R.OK), ("MISMATCH", R.MISMATCH), ("NEGATIVE_ZERO", R.NEGATIVE_ZERO), ("OFFLOAD", R.OFFLOAD),
            ("NON_FIRST_FRAGMENT", R.NON_FIRST_FRAGMENT), ("NEEDS_REASSEMBLY", R.NEEDS_REASSEMBLY),
-           ("UDP_NO_CHECKSUM", R.UDP_NO_CHECKSUM), ("UDP6_ZERO", R.UDP6_ZERO), ("UDP6_ZERO_TUNNEL", R.UDP6_ZERO_TUNNEL)]
+           ("UDP_NO_CHECKSUM", R.UDP_NO_CHECKSUM), ("UDP6_ZERO", R.UDP6_ZERO), ("UDP6_ZERO_TUNNEL", R.UDP6_ZERO_TUNNEL),
+           ("PARTIAL_QUOTE", R.PARTIAL_QUOTE)]
     lines.append("enum { " + ", ".join(f"RS_{n}" for n, _ in why) + ", RS_COUNT };")
     lines.append("static const char *const CT_REASONS[RS_COUNT] = {" + ", ".join(f'"{r.value}"' for _, r in why) + "};")
     section("the header fields csum/engine/_rewrite.c sets (a capture rewrite's rules)")

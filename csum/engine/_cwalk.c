@@ -5,13 +5,14 @@
  * checksum field as csum/layers/check.py's evaluate() would: layer, header offset, stored,
  * computed, ok, reason (ok, mismatch, negative-zero, offload; udp-no-checksum, udp6-zero-checksum and
  * udp6-zero-tunnel for a UDP checksum of 0; needs-reassembly and non-first-fragment for an outer IPv4 fragment or an
- * IPv6 one), field offset, path and depth. verify() does it for one packet and returns csum.layers.check.Result
+ * IPv6 one; partial-quote for the transport field of a datagram an ICMP error quotes the start of), field offset,
+ * path and depth. verify() does it for one packet and returns csum.layers.check.Result
  * objects; fast_check() does it for a chunk of a capture: the codes of packets whose every checksum passes
  * (protocol code + DEPTH * depth, in packet order; + NA for a later fragment's transport layer, counted n/a, + NONE
  * for a UDP checksum legitimately absent), the Results of packets with a failing field (not fragments), and -1
  * ("ask the Python walker") for the rest. Anything it does not walk (an unusual layer, an option that moves the
- * pseudo-header but a Home Address or a routing header of type 0, 2 or 4, an ICMP error, a fragment of a datagram it
- * does not reassemble: see datagrams() below) goes to csum/layers, the reference; tests/layers/test_layers_c.py
+ * pseudo-header but a Home Address or a routing header of type 0, 2 or 4, an ICMP error with an RFC 4884 extension, a
+ * fragment of a datagram it does not reassemble: see datagrams() below) goes to csum/layers, the reference; tests/layers/test_layers_c.py
  * checks that every Result from here equals the Python walker's in all nine fields, tests/capture/test_pcap.py that
  * the capture reports with and without this file are equal.
  *
@@ -24,7 +25,9 @@
  * Python walker walks (hop-by-hop, destination options with a Home Address but no Jumbo Payload, routing headers of
  * types 0, 2 and 4 live or used up and of any type used up, AH, Mobility, HIP, Shim6); IP-in-IP and 6in4; GRE (its
  * checksum, then IPv4, IPv6, or Ethernet by transparent bridging or ERSPAN I/II/III); TCP, UDP (with its checksum or
- * without; VXLAN, Geneve, GTP-U and GTPv0 T-PDUs, GRE-in-UDP inside), ICMP and ICMPv6 other than errors; outer IPv4
+ * without; VXLAN, Geneve, GTP-U and GTPv0 T-PDUs, GRE-in-UDP inside), ICMP and ICMPv6, an error with the datagram it
+ * quotes (whole: every checksum judged; its start only: the IPv4 header's judged, the transport one partial-quote);
+ * outer IPv4
  * fragments of TCP, UDP and ICMP datagrams and outer IPv6 fragments of TCP, UDP and ICMPv6 ones, reassembled within
  * the chunk (the fragments still pending from earlier chunks placed in front of it) as csum/layers/reassembly.py does.
  * A length field that bounds a payload (IP's, UDP's, PPPoE's, GTP's) bounds what is walked inside; a payload that
@@ -114,6 +117,7 @@ typedef struct {
     int frag6;              /* report an IPv6 fragment's transport field (verify(); the capture reassembles) */
     Py_ssize_t ip;          /* the innermost IP header walked into so far, its version in ipv (0: none yet) */
     int ipv;
+    Py_ssize_t len;         /* the bytes captured (an ICMP error's quote may reach past its message) */
 } walk_t;
 
 static inline unsigned be16(const uint8_t *p) { return ((unsigned)p[0] << 8) | p[1]; }
@@ -183,11 +187,13 @@ static int judge(walk_t *w, int code, int depth, Py_ssize_t header, Py_ssize_t f
 }
 
 static int ip_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, unsigned ethertype, uint64_t path);
+static int quoted(walk_t *w, Py_ssize_t at, Py_ssize_t stop, int depth, uint64_t path);
 
-/* The transport field of a fragment (csum/layers/walk.py partial): a later fragment has none, the first one's is
- * not verifiable alone (its stored value reported when the field is in this fragment). The datagram's
- * transport header starts at `at`, this fragment's data ends at `stop`. */
-static int partial(walk_t *w, unsigned proto, int v4, Py_ssize_t at, Py_ssize_t stop, int depth, int later,
+/* The transport field of a datagram only partly here (csum/layers/walk.py partial), for `reason`: a later fragment
+ * has none (RS_NON_FIRST_FRAGMENT), the first one's is not verifiable alone (RS_NEEDS_REASSEMBLY), nor is that of an
+ * ICMP error's quote of the datagram's start (RS_PARTIAL_QUOTE, counted n/a), their stored value reported when the
+ * field is here. The datagram's transport header starts at `at`, the bytes here end at `stop`. */
+static int partial(walk_t *w, unsigned proto, int v4, Py_ssize_t at, Py_ssize_t stop, int depth, int reason,
                    uint64_t path)
 {
     int code, token;
@@ -211,14 +217,16 @@ static int partial(walk_t *w, unsigned proto, int v4, Py_ssize_t at, Py_ssize_t 
     t->path = path;
     t->ok = -1;
     t->field = -1;
-    t->reason = later ? RS_NON_FIRST_FRAGMENT : RS_NEEDS_REASSEMBLY;
+    t->reason = reason;
     t->ip = w->ip;
     t->ipv = w->ipv;
-    if (!later && at + field + 2 <= stop) {
+    if (reason != RS_NON_FIRST_FRAGMENT && at + field + 2 <= stop) {
         t->field = at + field;
         t->stored = be16(w->b + at + field);
+        if (reason == RS_PARTIAL_QUOTE && proto == CT_UDP && t->stored == 0)
+            return 0;  /* the start of a datagram sent without a checksum (RFC 768): the Python walker's verdict */
     }
-    return emit(w, code, depth);
+    return emit(w, code + (reason == RS_PARTIAL_QUOTE ? NA : 0), depth);
 }
 
 static int mpls_layer(walk_t *w, Py_ssize_t at, Py_ssize_t stop, int depth, uint64_t path);
@@ -405,12 +413,28 @@ static int udp_payload(walk_t *w, unsigned port, Py_ssize_t at, Py_ssize_t stop,
     return 1;
 }
 
+/* Whether the ICMP error at `at` (its message ending at `stop`) holds its quote alone, no RFC 4884 extension after
+ * it, as csum/layers/walk.py quote decides: an extension follows the quote length the message gives (at least 128
+ * bytes) when an extension header of version 2 fits there; without a length, the walker looks for an old sender's
+ * extension after a 128-byte quote (left to it whenever such a header is there). */
+static int quote_alone(const uint8_t *b, Py_ssize_t at, Py_ssize_t stop, int v4)
+{
+    uint64_t lengthed = v4 ? CT_ICMP_ERRORS_LENGTHED : CT_ICMPV6_ERRORS_LENGTHED;
+    Py_ssize_t length_at = at + (v4 ? CT_ICMP_ERRORS_LENGTH_AT : CT_ICMPV6_ERRORS_LENGTH_AT);
+    if (!((lengthed >> b[at]) & 1) || length_at >= stop)
+        return 1;
+    Py_ssize_t length = b[length_at] * (v4 ? CT_ICMP_ERRORS_LENGTH_UNIT : CT_ICMPV6_ERRORS_LENGTH_UNIT);
+    Py_ssize_t ext = at + CT_ICMP_QUOTE + (length ? length : CT_ICMP_EXT_MIN_QUOTE);
+    return !((length == 0 || length >= CT_ICMP_EXT_MIN_QUOTE) && ext + CT_ICMP_EXT_HLEN <= stop &&
+             b[ext] >> 4 == CT_ICMP_EXT_VERSION);
+}
+
 static int transport(walk_t *w, unsigned proto, Py_ssize_t at, Py_ssize_t stop, int v4, Py_ssize_t src,
                      Py_ssize_t dst, int depth, uint64_t path)
 {
     const uint8_t *b = w->b;
     Py_ssize_t len = stop - at, covered = len, field;
-    int code, pseudo, offload, udp = NOT_UDP, token;
+    int code, pseudo, offload, udp = NOT_UDP, token, quote = 0;
     unsigned port = 0;
     if (proto == CT_IPIP || proto == CT_IPV6_IN) {  /* IP-in-IP, 6in4 */
         if (depth + 1 > MAX_DEPTH)
@@ -444,8 +468,11 @@ static int transport(walk_t *w, unsigned proto, Py_ssize_t at, Py_ssize_t stop, 
         udp = v4 ? UDP4 : tunnel ? UDP6_TUNNEL : UDP6;  /* table.UDP_ENTRY's Zero.UDP */
     } else if ((proto == CT_ICMP && v4) || (proto == CT_ICMPV6 && !v4)) {
         uint64_t errors = v4 ? CT_ICMP_ERRORS : CT_ICMPV6_ERRORS;
-        if (len < (v4 ? CT_ICMP_MIN : CT_ICMPV6_MIN) || (b[at] < 64 && (errors >> b[at]) & 1))
-            return 0;  /* an error that quotes a datagram: the Python walker */
+        if (len < (v4 ? CT_ICMP_MIN : CT_ICMPV6_MIN))
+            return 0;
+        quote = b[at] < 64 && (errors >> b[at]) & 1;  /* an error that quotes a datagram (RFC 792, RFC 4443) */
+        if (quote && !quote_alone(b, at, stop, v4))
+            return 0;  /* an RFC 4884 extension (or an old sender's) may follow the quote: the Python walker */
         code = v4 ? C_ICMP : C_ICMPV6, field = v4 ? CT_ICMP_FIELD : CT_ICMPV6_FIELD, token = v4 ? T_ICMP : T_ICMPV6;
         pseudo = v4 ? CT_ICMP_PSEUDO : CT_ICMPV6_PSEUDO, offload = v4 ? CT_ICMP_OFFLOAD : CT_ICMPV6_OFFLOAD;
     } else {
@@ -460,12 +487,14 @@ static int transport(walk_t *w, unsigned proto, Py_ssize_t at, Py_ssize_t stop, 
     PUSH(path, token);
     if (!judge(w, code, depth, at, at + field, at + covered, ps, ps0, offload, udp, path))
         return 0;
+    if (quote)
+        return quoted(w, at + CT_ICMP_QUOTE, stop, depth, path);
     return proto == CT_UDP ? udp_payload(w, port, at, stop, depth, path) : 1;
 }
 
 /* An IPv4 header at `at` (its datagram within `end`; `o`: the packet's outer header, at depth 0): its checksum, then
  * the transport layer; an outer fragment's key and place in its datagram go to `o` (FRAGMENT). */
-static int ipv4_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, outer_t *o, uint64_t path)
+static int ipv4_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, outer_t *o, int quote, uint64_t path)
 {
     const uint8_t *b = w->b;
     if (end - at < CT_IPHDR_SIZE)
@@ -479,7 +508,8 @@ static int ipv4_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, outer
         memcpy(o->key + 1 + 2 * CT_IPHDR_ADDR_SIZE, b + at + CT_IPHDR_ID, 2);
         o->key[3 + 2 * CT_IPHDR_ADDR_SIZE] = o->proto = proto;
     }
-    if (ihl < CT_IPHDR_SIZE || total < ihl || total > end - at || (frag && o == NULL))
+    if (ihl < CT_IPHDR_SIZE || total < ihl || ihl > end - at || (total > end - at && !quote) ||
+        (frag && (o == NULL || quote)))
         return 0;
     PUSH(path, T_IPV4);
     if (!options_ok(b, at + CT_IPHDR_SIZE, at + ihl, 0, NULL) ||
@@ -498,6 +528,8 @@ static int ipv4_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, outer
         o->path = path;
         return FRAGMENT;
     }
+    if (total > end - at)  /* a quote of the datagram's start */
+        return partial(w, proto, 1, at + ihl, end, depth, RS_PARTIAL_QUOTE, path);
     return transport(w, proto, at + ihl, at + total, 1, at + CT_IPHDR_SADDR, at + CT_IPHDR_DADDR, depth, path);
 }
 
@@ -528,7 +560,7 @@ static int ipv6_outer_fragment(walk_t *w, outer_t *o, Py_ssize_t at, Py_ssize_t 
 
 /* An IPv6 header at `at` (its datagram within `end`; `o`: the packet's outer header, at depth 0): its extension
  * headers (RFC 8200 4, RFC 7045), then the transport layer or a fragment's. */
-static int ipv6_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, outer_t *o, uint64_t path)
+static int ipv6_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, outer_t *o, int quote, uint64_t path)
 {
     const uint8_t *b = w->b;
     if (end - at < CT_IPV6HDR_SIZE)
@@ -536,8 +568,11 @@ static int ipv6_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, outer
     Py_ssize_t plen = be16(b + at + CT_IPV6HDR_PAYLOAD_LEN), pos = at + CT_IPV6HDR_SIZE, stop = pos + plen;
     Py_ssize_t src = at + CT_IPV6HDR_SADDR, dst = at + CT_IPV6HDR_DADDR;
     unsigned nh = b[at + CT_IPV6HDR_NEXTHDR];
-    if (plen == 0 || stop > end)
+    int cut = stop > end;  /* a quote of the datagram's start */
+    if (plen == 0 || (cut && !quote))
         return 0;
+    if (cut)
+        stop = end;
     PUSH(path, T_IPV6);
     int fragment = 0, seen = 0;  /* fragment 1: first, 2: later (RFC 8200 4.5; 0 with seen: atomic, RFC 6946) */
     while (CT_IS_IPV6_EXT(nh) && (nh != CT_FRAGMENT || w->frag6 || o != NULL)) {  /* RFC 8200 4, RFC 7045 */
@@ -548,8 +583,8 @@ static int ipv6_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, outer
             return 0;
         if (nh == CT_FRAGMENT) {
             unsigned word = be16(b + pos + CT_FRAG_HDR_FRAG_OFF);
-            if (seen++)
-                return 0;  /* a second fragment header: the Python walker */
+            if (seen++ || quote)
+                return 0;  /* a second fragment header, a quoted fragment: the Python walker */
             fragment = word & CT_IP6_OFFSET ? 2 : word & CT_IP6_MF;
             if (fragment && !w->frag6)  /* an outer fragment of a capture: the datagram decides */
                 return ipv6_outer_fragment(w, o, at, pos, stop, word, depth, path);
@@ -568,7 +603,9 @@ static int ipv6_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, outer
             break;  /* fragment data follows, not headers */
     }
     if (fragment)
-        return partial(w, nh, 0, pos, stop, depth, fragment == 2, path);
+        return partial(w, nh, 0, pos, stop, depth, fragment == 2 ? RS_NON_FIRST_FRAGMENT : RS_NEEDS_REASSEMBLY, path);
+    if (cut)
+        return partial(w, nh, 0, pos, stop, depth, RS_PARTIAL_QUOTE, path);
     return transport(w, nh, pos, stop, 0, src, dst, depth, path);
 }
 
@@ -591,8 +628,30 @@ static int ip_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, unsigne
     w->ip = at;
     w->ipv = version == 4 ? 4 : 6;
     if (version == 4)
-        return ipv4_layer(w, at, end, depth, o, path);
-    return version == 6 ? ipv6_layer(w, at, end, depth, o, path) : 0;
+        return ipv4_layer(w, at, end, depth, o, 0, path);
+    return version == 6 ? ipv6_layer(w, at, end, depth, o, 0, path) : 0;
+}
+
+/* The datagram an ICMP error at depth `depth` quotes, from `at` to its message's end `stop` (csum/layers/walk.py
+ * quote, h_ipv4 / h_ipv6 with quote): one level deeper, its IPv4 header's checksum judged, its transport layer
+ * judged when the quote holds the whole datagram, else reported partial-quote; nothing for a quote that is no IP. */
+static int quoted(walk_t *w, Py_ssize_t at, Py_ssize_t stop, int depth, uint64_t path)
+{
+    if (at >= stop || depth >= MAX_DEPTH)
+        return 1;
+    const uint8_t *b = w->b;
+    unsigned version = b[at] >> 4;
+    if (version != 4 && version != 6)
+        return 1;
+    /* a header the capture cut (not one the message ends inside of: the Python walker's) is no layer */
+    Py_ssize_t head = version == 4 ? CT_IPHDR_SIZE : CT_IPV6HDR_SIZE;
+    if (at + head > w->len || (version == 4 && (b[at] & 15) * 4 >= CT_IPHDR_SIZE && at + (b[at] & 15) * 4 > w->len))
+        return 1;
+    w->ip = at;
+    w->ipv = (int)version;
+    if (version == 4)
+        return ipv4_layer(w, at, stop, depth + 1, NULL, 1, path);
+    return ipv6_layer(w, at, stop, depth + 1, NULL, 1, path);
 }
 
 /* The link layer of CT_LINKS[index] (its path token: T_LINK + its name's index). */
@@ -775,7 +834,7 @@ static int whole(dgram_t *k, const uint8_t *data, const int64_t *off, outer_t *o
         memcpy(scratch + h->ihl + outer[i].offset, data + off[i] + outer[i].l3 + outer[i].ihl, outer[i].dlen);
     int16_t codes[SLOTS] = {0};
     rec_t recs[SLOTS];
-    walk_t w = {scratch, codes, 0, NULL, 0, 0, recs, 1, 0, 0};
+    walk_t w = {scratch, codes, 0, NULL, 0, 0, recs, 1, 0, 0, size};
     if (ip_layer(&w, 0, size, 0, v4 ? CT_ETH_IPV4 : CT_ETH_IPV6, 0) != 1 || w.n != (v4 ? 2 : 1))
         return -1;  /* a tunnel, an ICMP error, a failing or absent checksum: the Python walker */
     if (recs[w.n - 1].field + 2 > h->ihl + h->dlen)
@@ -1114,12 +1173,12 @@ static PyObject *verify(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         int16_t codes[SLOTS];
         outer_t outer = {0};
         rec_t recs[SLOTS];
-        walk_t w = {b, codes, 0, &outer, 1, 0, recs, 1, 0, 0};
+        walk_t w = {b, codes, 0, &outer, 1, 0, recs, 1, 0, 0, v.len};
         int r = link_layer(&w, v.len, index);
         if (r == FRAGMENT) {  /* an outer IPv4 fragment: recs[0] is its header (a later one's NA code undone) */
             w.n = 1;
             r = partial(&w, outer.proto, 1, outer.l3 + outer.ihl, outer.l3 + outer.ihl + outer.dlen, 0,
-                        outer.offset != 0, recs[0].path);
+                        outer.offset ? RS_NON_FIRST_FRAGMENT : RS_NEEDS_REASSEMBLY, recs[0].path);
         }
         if (r == 1)
             result = make_results(&w);
@@ -1136,7 +1195,8 @@ static int fragment_rows(walk_t *w, const outer_t *o)
 {
     int v4 = o->reached == 4;
     w->n = v4 ? 1 : 0;
-    return partial(w, o->proto, v4, o->l3 + o->ihl, o->l3 + o->ihl + o->dlen, 0, o->offset != 0, o->path);
+    return partial(w, o->proto, v4, o->l3 + o->ihl, o->l3 + o->ihl + o->dlen, 0,
+                   o->offset ? RS_NON_FIRST_FRAGMENT : RS_NEEDS_REASSEMBLY, o->path);
 }
 
 /* The rows of a walked packet (SLOTS of them at `rows`, the unused ones zeroed); their number. */
@@ -1203,7 +1263,7 @@ static PyObject *fast_check(PyObject *self, PyObject *const *args, Py_ssize_t na
                 int16_t *codes = out + i * SLOTS;
                 memset(codes, 0, SLOTS * sizeof *codes);
                 Py_ssize_t index = link_row(link[i]);
-                walk_t w = {data + off[i], codes, 0, outer + i, 1, 0, recs, 0, 0, 0};
+                walk_t w = {data + off[i], codes, 0, outer + i, 1, 0, recs, 0, 0, 0, cap[i]};
                 int r = 0;
                 if (off[i] >= 0 && cap[i] >= 0 && off[i] + cap[i] <= v[0].len && index >= 0)
                     r = link_layer(&w, cap[i], index);

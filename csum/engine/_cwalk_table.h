@@ -150,11 +150,16 @@
 #define CT_UDP_LEN 4  /* UDP's length field */
 #define CT_ICMP_ERRORS 0x1838ULL  /* bit t: type t quotes a datagram (the Python walker's) */
 #define CT_ICMP_ERRORS_LENGTHED 0x1808ULL  /* bit t: type t has RFC 4884's length of the quote */
-#define CT_ICMP_ERRORS_LENGTH_AT 5  /* the length's byte, in units of 4 */
+#define CT_ICMP_ERRORS_LENGTH_AT 5  /* the quote length's byte */
+#define CT_ICMP_ERRORS_LENGTH_UNIT 4  /* the quote length's unit in bytes */
 #define CT_ICMPV6_ERRORS 0x1eULL  /* bit t: type t quotes a datagram (the Python walker's) */
 #define CT_ICMPV6_ERRORS_LENGTHED 0xaULL  /* bit t: type t has RFC 4884's length of the quote */
-#define CT_ICMPV6_ERRORS_LENGTH_AT 4  /* the length's byte, in units of 8 */
+#define CT_ICMPV6_ERRORS_LENGTH_AT 4  /* the quote length's byte */
+#define CT_ICMPV6_ERRORS_LENGTH_UNIT 8  /* the quote length's unit in bytes */
 #define CT_ICMP_QUOTE 8  /* the quoted datagram's offset in an ICMP/ICMPv6 error */
+#define CT_ICMP_EXT_MIN_QUOTE 128  /* RFC 4884: the quote an extension follows is this long at least */
+#define CT_ICMP_EXT_HLEN 4  /* RFC 4884 7: the extension header's size */
+#define CT_ICMP_EXT_VERSION 2  /* RFC 4884 7: the extension header's version */
 /* UDP ports of the tunnels and embedded packets the C walker leaves to the Python walker (all of table.UDP_TUNNELS and UDP_EMBEDDED but gtp, gtp-prime, gre-udp, vxlan, geneve) */
 #define CT_UDP_TUNNEL_ELSEWHERE(p) ((p) == 1701 || (p) == 3544 || (p) == 4341 || (p) == 4790 || (p) == 5072 || (p) == 5247 || (p) == 6343 || (p) == 6635)
 /* UDP ports of every tunnel and embedded packet but VXLAN (table.UDP_TUNNELS, UDP_EMBEDDED): the C rewriter's, which goes into VXLAN only */
@@ -202,8 +207,8 @@ enum { T_VLAN = 1, T_IPV4, T_IPV6, T_TCP, T_UDP, T_ICMP, T_ICMPV6, T_VXLAN, T_ET
 static const char *const CT_TOKENS[T_LINK] = {NULL, "vlan", "ipv4", "ipv6", "tcp", "udp", "icmp", "icmpv6", "vxlan", "eth", "gre", "erspan", "mpls", "pppoe", "ppp", "ah", "gtp", "geneve"};
 
 /* the reasons C gives (csum.layers.reasons.Reason values) */
-enum { RS_OK, RS_MISMATCH, RS_NEGATIVE_ZERO, RS_OFFLOAD, RS_NON_FIRST_FRAGMENT, RS_NEEDS_REASSEMBLY, RS_UDP_NO_CHECKSUM, RS_UDP6_ZERO, RS_UDP6_ZERO_TUNNEL, RS_COUNT };
-static const char *const CT_REASONS[RS_COUNT] = {"ok", "mismatch", "negative-zero", "offload", "non-first-fragment", "needs-reassembly", "udp-no-checksum", "udp6-zero-checksum", "udp6-zero-tunnel"};
+enum { RS_OK, RS_MISMATCH, RS_NEGATIVE_ZERO, RS_OFFLOAD, RS_NON_FIRST_FRAGMENT, RS_NEEDS_REASSEMBLY, RS_UDP_NO_CHECKSUM, RS_UDP6_ZERO, RS_UDP6_ZERO_TUNNEL, RS_PARTIAL_QUOTE, RS_COUNT };
+static const char *const CT_REASONS[RS_COUNT] = {"ok", "mismatch", "negative-zero", "offload", "non-first-fragment", "needs-reassembly", "udp-no-checksum", "udp6-zero-checksum", "udp6-zero-tunnel", "partial-quote"};
 
 /* the header fields csum/engine/_rewrite.c sets (a capture rewrite's rules) */
 #define CT_IPV4_TOS 1

@@ -143,6 +143,8 @@ ICMP_QUOTE = 8
 ICMP_QUERIES = {ICMP: frozenset({0, 8, 13, 14, 15, 16, 17, 18}), ICMPV6: frozenset({128, 129, 139, 140})}
 #: RFC 4884 section 5.1: with an extension the quoted datagram field is at least 128 bytes.
 ICMP_EXT_MIN_QUOTE = 128
+#: RFC 4884 section 7: the extension structure starts with a 4-byte header whose version (its first 4 bits) is 2.
+ICMP_EXT_HLEN, ICMP_EXT_VERSION = 4, 2
 
 # --- IP: options and extension headers ---------------------------------------------------------
 

@@ -916,8 +916,9 @@ class _Walker:
             length = self.b[at + spec[0]] * spec[1]
             if not length:  # RFC 4884 5.5: extensions of older senders follow a 128-byte quote, length 0
                 length, guessed = T.ICMP_EXT_MIN_QUOTE, True
-            if start + length + 4 <= min(stop, self.n) and length >= T.ICMP_EXT_MIN_QUOTE \
-                    and self.b[start + length] >> 4 == 2 and (not guessed or self.padded_quote(start, length)):
+            if start + length + T.ICMP_EXT_HLEN <= min(stop, self.n) and length >= T.ICMP_EXT_MIN_QUOTE \
+                    and self.b[start + length] >> 4 == T.ICMP_EXT_VERSION \
+                    and (not guessed or self.padded_quote(start, length)):
                 end = ext = start + length
         if start < min(end, self.n):
             version = self.b[start] >> 4

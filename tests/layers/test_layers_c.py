@@ -21,7 +21,11 @@ from scapy.contrib.geneve import GENEVE
 from scapy.contrib.gtp import GTP_U_Header, GTPPDUSessionContainer
 from scapy.layers.inet6 import (
     HAO,
+    ICMPv6DestUnreach,
     ICMPv6EchoRequest,
+    ICMPv6PacketTooBig,
+    ICMPv6ParamProblem,
+    ICMPv6TimeExceeded,
     IPv6ExtHdrDestOpt,
     IPv6ExtHdrFragment,
     IPv6ExtHdrHopByHop,
@@ -97,7 +101,8 @@ _NEG_ZERO = (b"\x02" * 12 + b"\x08\x00" + bytes.fromhex("450000220000000040017cd
 #: What the C walker judges: its layers, path parts (csum/engine/_cwalk_table.h, from the table) and reasons.
 _C_LAYERS = set(engine.cwalk.LAYERS[1:]) if engine.cwalk is not None else set()
 _C_PARTS = _C_LAYERS | {"vlan", "ipv6", "vxlan", "eth", "erspan", "raw", "mpls", "pppoe", "ppp", "ah", "gtp", "geneve"}
-_C_REASONS = {"ok", "mismatch", "negative-zero", "offload", "udp-no-checksum", "udp6-zero-checksum", "udp6-zero-tunnel"}
+_C_REASONS = {"ok", "mismatch", "negative-zero", "offload", "udp-no-checksum", "udp6-zero-checksum", "udp6-zero-tunnel",
+              "partial-quote"}
 
 
 def _c_walks(rows: list[tuple] | str, frame: bytes, link: object) -> bool:
@@ -287,7 +292,9 @@ def test_inet_verify_link_argument_and_fallback(monkeypatch):
     eth = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
     routing = bytearray(raw(eth / IPv6() / IPv6ExtHdrRouting(addresses=["2001:db8::9"], segleft=1) / TCP()))
     routing[14 + 40 + 2] = 3  # routing type 3 (RPL, RFC 6554): its final destination is not read
-    for packet in (eth / IP() / ICMP(type=3) / IP() / UDP(), Ether(bytes(routing))):
+    # an ICMP error whose RFC 4884 length says an extension follows its quote
+    extended = eth / IP() / ICMP(type=3, length=32) / raw(IP() / UDP() / bytes(100)) / bytes.fromhex("20000000")
+    for packet in (extended, Ether(bytes(routing))):
         frame = raw(packet)
         assert engine.cwalk.verify(frame, -1) is None
         assert [_row(r) for r in inet.verify(frame)] == _python(frame, "auto")
@@ -474,3 +481,100 @@ def test_c_walks_the_issue_21_stacks():
 
     check()
     assert seen["walkable"] >= 300, seen
+
+
+@st.composite
+def _icmp_errors(draw) -> tuple[int, bytes]:
+    """(link type, frame) of an ICMP or ICMPv6 error (the types that quote a datagram) quoting an IPv4 or IPv6
+    TCP, UDP (with or without its checksum) or ICMP datagram, whole or cut anywhere (RFC 792's first 8 bytes, a
+    router's 128 ...), maybe with IPv4 options or IPv6 extension headers in the quote, maybe an RFC 4884 length, the
+    error itself maybe inside VXLAN or IP-in-IP; checksums by scapy."""
+    v4 = draw(st.booleans())
+    qv4 = draw(st.booleans())
+    l4 = draw(st.sampled_from(("tcp", "udp", "udp0", "icmp")))
+    body = {"tcp": TCP(sport=80, dport=1234), "udp": UDP(sport=53, dport=5353), "udp0": UDP(sport=53, chksum=0),
+            "icmp": ICMP(id=7) if qv4 else ICMPv6EchoRequest(id=7)}[l4] / draw(st.binary(max_size=40))
+    if qv4:
+        quoted = IP(src="10.0.0.2", dst="10.0.0.1", ttl=1,
+                    options=[IPOption_Router_Alert()] if draw(st.booleans()) else [])
+    else:
+        quoted = IPv6(src="2001:db8::2", dst="2001:db8::1", hlim=1)
+        for make in draw(st.lists(st.sampled_from(_V6_EXTS[:2]), max_size=2)):
+            quoted = quoted / make()
+    datagram = raw(quoted / body)
+    datagram = datagram[:draw(st.integers(1, len(datagram)))] if draw(st.booleans()) else datagram
+    if v4:
+        kind = draw(st.sampled_from((3, 4, 5, 11, 12)))
+        length = draw(st.sampled_from((0, 0, 32)))
+        error = IP(src="10.0.0.9", dst="10.0.0.2") / ICMP(type=kind, code=1, length=length if kind != 4 else 0)
+    else:
+        kind = draw(st.sampled_from((1, 2, 3, 4)))
+        error = IPv6(src="2001:db8::9", dst="2001:db8::2") / {1: ICMPv6DestUnreach(), 2: ICMPv6PacketTooBig(),
+                                                              3: ICMPv6TimeExceeded(), 4: ICMPv6ParamProblem()}[kind]
+    frame = raw(error / Raw(datagram))
+    where = draw(st.sampled_from(("eth", "eth", "vlan", "vxlan", "ipip")))
+    eth = Ether(src=_MAC1, dst=_MAC2)
+    if where == "vxlan":
+        frame = raw(eth / IP(src="192.0.2.1", dst="192.0.2.2") / UDP(sport=40000, dport=4789) / VXLAN(vni=1) /
+                    eth / Raw(frame))
+        frame = frame[:50 + 12] + (b"\x08\x00" if v4 else b"\x86\xdd") + frame[50 + 14:]
+    elif where == "ipip" and v4:
+        frame = raw(eth / IP(src="192.0.2.1", dst="192.0.2.2", proto=4) / Raw(frame))
+    else:
+        frame = raw((eth / Dot1Q(vlan=3) if where == "vlan" else eth) / Raw(frame))
+        at = 16 if where == "vlan" else 12
+        frame = frame[:at] + (b"\x08\x00" if v4 else b"\x86\xdd") + frame[at + 2:]
+    return 1, frame
+
+
+def test_c_walks_icmp_errors():
+    """Differential, all nine fields, on ICMP/ICMPv6 errors and the datagrams they quote (_icmp_errors, checksums by
+    scapy; quoted checksums set to 0 or flipped, bytes flipped anywhere): wherever C answers, its Results are the
+    Python walker's (the quoted IPv4 header judged, the quoted transport layer judged when whole, partial-quote when
+    not); and C answers every unflipped error made only of what it walks but the start of a UDP datagram sent
+    without a checksum (ok with nothing computed: the Python walker's)."""
+    seen = {"walkable": 0, "answered": 0}
+    index = {name: k for k, name in enumerate(_FIELDS)}
+
+    def walkable(ref: list[tuple] | str, data: bytes, link: int) -> bool:
+        return _c_walks(ref, data, link) and not any(
+            row[index["ok"]] and row[index["computed"]] is None for row in ref)
+
+    @settings(max_examples=600)  # scapy builds each frame: about 2 ms an example
+    @given(case=_icmp_errors(), flips=st.lists(st.tuples(st.integers(0, 240), st.sampled_from((1, 0x40, 0xFF))),
+                                               max_size=3))
+    def check(case, flips):
+        link, frame = case
+        flipped = bytearray(frame)
+        for at, bit in flips:
+            if at < len(flipped):
+                flipped[at] ^= bit
+        for data in (frame, bytes(flipped)):
+            got = engine.cwalk.verify(data, link)
+            ref = _python(data, link)
+            if got is not None:
+                assert [_row(r) for r in got] == ref
+            if data is frame and walkable(ref, data, link):
+                seen["walkable"] += 1
+                seen["answered"] += got is not None
+                assert got is not None, f"the C walker declined a stack it walks: {ref}"
+
+    check()
+    assert seen["walkable"] >= 300, seen
+
+
+@settings(max_examples=150)
+@given(cases=st.lists(_icmp_errors(), min_size=1, max_size=8))
+def test_capture_icmp_errors_from_c_equal_the_walker(cases):
+    """The capture checker on ICMP errors (C's fast path: counts, n/a partial quotes, bad and offload lists,
+    patches, the jsonl path's Results) equals the Python walker's report."""
+    cap = _capture(cases)
+    rows: list = []
+    walked = python_report(cap, sink=lambda i, results: rows.append((i, [_row(r) for r in results])))
+    report = check(cap)
+    jsonl: list = []
+    check(cap, sink=lambda i, results: jsonl.append((i, [_row(r) for r in results])))
+    assert jsonl == rows
+    for attr in ("bad", "offload"):
+        assert [(i, _row(r)) for i, r in getattr(report, attr)] == [(i, _row(r)) for i, r in getattr(walked, attr)]
+    assert report.counts == walked.counts and report.patches == walked.patches
