@@ -70,7 +70,7 @@ def _booted(name: str, arch_name: str, image: Path, package: str, sha256: str, h
     if not error and missing:
         error = f"{missing} of {len(frames)} packets have no answer in the console log"
     return KernelResult(name, a.debian, log.machine or a.debian, log.release or "unknown", log.csum_diff_kind, runs,
-                        error, package, booted.seconds, log.profile_name(a.order))
+                        error, package, None if log.refused else booted.seconds, log.profile_name(a.order))
 
 
 def _object_line(args: argparse.Namespace, prep: Any, order: str) -> str:

@@ -126,3 +126,31 @@ def test_boot_bookworm_s390x_gives_the_recorded_outputs(tmp_path):
     booted = qprog.boot("s390x", found[-1], qprog.prepare(str(le), object_be=str(be)), frames, timeout=600)
     assert booted.log.probe == -22 and booted.log.loaded == 0
     assert {i: booted.log.results[i] for i, _ in frames} == {i: recorded.results[i] for i, _ in frames}
+
+
+def test_without_object_be_s390x_is_reported_and_fails_the_run(monkeypatch, tmp_path, capsys):
+    """``csum prog OBJ --debian bookworm s390x --json`` without --object-be: the kernel's entry carries the finding
+    and nothing else, no QEMU runs (the kernel is a name only), and the exit status is 1."""
+    le, _ = _objects(tmp_path)
+    monkeypatch.setattr(guest, "fetch_debian", lambda suite, arch: guest.DebianKernel(
+        tmp_path / "no-kernel", "linux-image-test", "1", "0" * 64, suite, arch))
+    assert cli.main(["prog", str(le), "--debian", "bookworm", "s390x", "--count", "4", "--json"]) == 1
+    import json
+
+    s390x = json.loads(capsys.readouterr().out)["kernels"][1]
+    assert s390x["error"].startswith("not run on s390x: a big-endian kernel needs a big-endian object")
+    assert s390x["packets"] == 0 and s390x["boot_seconds"] is None
+
+
+def test_the_docs_architectures_table_is_the_code():
+    """docs/other-kernels.md's table of architectures says what guest.ARCHES and loader.suite do, for all ten."""
+    page = (Path(__file__).parents[2] / "docs" / "other-kernels.md").read_text()
+    table = page.split("### Architectures", 1)[1].split("\n\n", 2)[1]
+    rows = {cells[0]: cells for line in table.splitlines()[2:]
+            if (cells := [c.strip().strip("`") for c in line.strip("|").split("|")])}
+    assert set(rows) == set(guest.ARCHES)
+    for name, a in guest.ARCHES.items():
+        _, _, qemu, built, libs, order, _ = rows[name]
+        assert qemu == " ".join((a.qemu, *a.machine[:4])), name
+        assert libs.startswith(loader.suite(name)) and order.strip("*").startswith(a.order)
+        assert built == (a.cc if loader.suite(name) == "bookworm" else "clang-19`, `lld-19"), name
