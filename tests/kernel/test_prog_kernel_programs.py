@@ -200,3 +200,18 @@ def test_cli_names_the_carry_across_kernels(monkeypatch, tmp_path, capsys):
     carried = [d for d in doc["differs"] if "x86_64 6.1.0-50-amd64" in d["values"]]
     assert len({d["index"] for d in carried}) == 34
     assert all(d["cause"].startswith("reproduced") and "carries out of bit 31" in d["cause"] for d in carried)
+
+
+def test_a_carry_the_replay_does_not_give_is_not_claimed():
+    """Bend x86_64 6.1's stored checksum of one differing packet: the two-call replay no longer gives it, and the
+    cause says "not reproduced"."""
+    from csum.kernel.prog import judge_run
+
+    kernels = [qprog.replay(p) for p in CARRY]
+    inputs = _log(CARRY[0]).inputs
+    index = min(_bad(CARRY[0]))
+    run = kernels[0].runs[index]
+    bent = run.packet[:24] + bytes([run.packet[24] ^ 0x10]) + run.packet[25:]
+    kernels[0].runs[index] = judge_run("xdp", inputs[index], run.retval, bent, None, None)
+    found = [d for d in differ.differences(kernels, None, inputs) if d.index == index]
+    assert found and found[0].cause.startswith("not reproduced")
