@@ -204,6 +204,15 @@ def replay_sum_carry(kernels: list[KernelResult], index: int, offset: int, field
             "carry (csum_add)")
 
 
+def _one_cause(found_by: list[str]) -> str | None:
+    """The cause the replays found; when both program shapes give every kernel's bytes, both, since the outputs do
+    not tell which shape the program has."""
+    if len(found_by) < 2:
+        return found_by[0] if found_by else None
+    return ("reproduced by either of two program shapes, which these outputs do not tell apart: (1) "
+            + found_by[0].removeprefix("reproduced: ") + "; or (2) " + found_by[1].removeprefix("reproduced: "))
+
+
 def _facts(kernels: list[KernelResult], evidence: Evidence | None) -> str:
     kinds = {k.label: k.csum_diff_kind for k in kernels}
     calls = evidence is None or "bpf_csum_diff" in evidence
@@ -251,9 +260,11 @@ def differences(kernels: list[KernelResult], evidence: Evidence | None,
             found = True
             offset = next(iter(seen.values()))[0]
             frame = (inputs or {}).get(index)
-            cause = replay_fold_once(ran, index, layer, offset, at) or \
-                (replay_sum_carry(ran, index, offset, at, frame) if frame is not None and layer == "ipv4" else None) \
-                or f"not reproduced by replaying bpf_csum_diff with each kernel's model ({_facts(ran, evidence)})"
+            found_by = [c for c in (replay_fold_once(ran, index, layer, offset, at),
+                                    replay_sum_carry(ran, index, offset, at, frame)
+                                    if frame is not None and layer == "ipv4" else None) if c]
+            cause = _one_cause(found_by) or \
+                f"not reproduced by replaying bpf_csum_diff with each kernel's model ({_facts(ran, evidence)})"
             note = _zero_note(layer, {v for v in stored if v is not None})
             out.append(Differ(index, f"{layer} checksum at {at}", {label: f"{v[1]:#06x}" for label, v in seen.items()},
                               cause + (f"; {note}" if note else "")))
