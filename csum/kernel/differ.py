@@ -10,9 +10,12 @@ guessed. Two program shapes are replayed: one sums a header (IPv4) or a whole IC
 frames) calls ``bpf_csum_diff(old, 4, new, 4, 0)`` once per rewritten 32-bit word of the IPv4 header, adds the
 results in plain 32-bit arithmetic (a carry out of bit 31 is lost), adds the old checksum with an end-around carry
 and folds fully (examples/bpf/xdp_icmp_nat_diff_carry.c). Each kernel's ``bpf_csum_diff`` is :func:`csum.profile` of its architecture and
-release, legacy (Linux <= 6.12: the architecture's ``csum_partial``, an unfolded 32-bit sum on x86_64, i386, armhf,
-mips and ppc64el, folded on arm64) or homogenized (>= 6.13: folded everywhere), as its probe found. When that replay gives every kernel's stored bytes, the cause
-names the helper and the values; otherwise the cause says it was not reproduced, with the facts that are known.
+release (or :attr:`KernelResult.profile_name`, chosen from a guest's /proc/cpuinfo: riscv64 with Zbb), legacy (Linux
+<= 6.12: the architecture's ``csum_partial``, an unfolded 32-bit sum on x86_64, i386, armhf, mips, ppc64el and s390x,
+0xffffXXXX for sums >= 0x8000 on riscv64 with Zbb, folded on arm64) or homogenized (>= 6.13: folded everywhere), as
+its probe found. When a replay gives every kernel's stored bytes, the cause names the helper and the values (both
+shapes, when both do: the outputs cannot tell them apart); otherwise the cause says it was not reproduced, with the
+facts that are known.
 """
 
 from __future__ import annotations
