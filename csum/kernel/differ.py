@@ -9,11 +9,11 @@ guessed. Two program shapes are replayed: one sums a header (IPv4) or a whole IC
 (the kernel's own XDP samples did) (:func:`replay_fold_once`); the other (:func:`replay_sum_carry`, with the input
 frames) calls ``bpf_csum_diff(old, 4, new, 4, 0)`` once per rewritten 32-bit word of the IPv4 header, adds the
 results in plain 32-bit arithmetic (a carry out of bit 31 is lost), adds the old checksum with an end-around carry
-and folds fully (examples/bpf/xdp_icmp_nat_diff_carry.c). Each kernel's ``bpf_csum_diff`` is :func:`csum.profile` of its architecture and
-release (or :attr:`KernelResult.profile_name`, chosen from a guest's /proc/cpuinfo: riscv64 with Zbb), legacy (Linux
-<= 6.12: the architecture's ``csum_partial``, an unfolded 32-bit sum on x86_64, i386, armhf, mips, ppc64el and s390x,
-0xffffXXXX for sums >= 0x8000 on riscv64 with Zbb, folded on arm64) or homogenized (>= 6.13: folded everywhere), as
-its probe found. When a replay gives every kernel's stored bytes, the cause names the helper and the values (both
+and folds fully (examples/bpf/xdp_icmp_nat_diff_carry.c). Each kernel's ``bpf_csum_diff`` is :func:`csum.profile`
+of its architecture and release (or :attr:`KernelResult.profile_name`, chosen from a guest's /proc/cpuinfo: riscv64
+with Zbb), legacy (Linux <= 6.12: the architecture's ``csum_partial``, an unfolded 32-bit sum on x86_64, i386, armhf,
+mips, ppc64el and s390x, 0xffffXXXX for sums >= 0x8000 on riscv64 with Zbb, folded on arm64) or homogenized (>= 6.13:
+folded everywhere), as its probe found. When a replay gives every kernel's stored bytes, the cause names the helper and the values (both
 shapes, when both do: the outputs cannot tell them apart); otherwise the cause says it was not reproduced, with the
 facts that are known.
 """
@@ -171,20 +171,20 @@ def replay_sum_carry(kernels: list[KernelResult], index: int, offset: int, field
     bits, the old checksum added with its carry and the sum folded fully, gives every kernel's stored bytes and a
     carry out of bit 31 lost on some kernels but not all; else None."""
     size = 4 * (frame[offset] & 15) if len(frame) > offset else 0
-    old = frame[offset:offset + size]
-    words = [w for w in range(0, size, 4) if not w <= field - offset < w + 4]
+    old, at = frame[offset:offset + size], field - offset
+    words = [w for w in range(0, size, 4) if not w <= at < w + 4]  # the checksum's word (TTL, protocol) must stay
     seen: dict[tuple[tuple[int, ...], str], list[str]] = {}
     lost = []
     for k in kernels:
         helper, out = k.helper(), k.runs[index].packet[offset:offset + size]
-        if helper is None or len(out) != size or size < 20 or out[field - offset - 2:field - offset] !=                 old[field - offset - 2:field - offset]:
+        if helper is None or len(out) != size or size < 20 or out[at - 2:at] != old[at - 2:at]:
             return None
         changed = [w for w in words if out[w:w + 4] != old[w:w + 4]]
         results = [helper(old[w:w + 4], out[w:w + 4], 0) for w in changed]
         if len(results) < 2 or any(r < 0 for r in results):
             return None
         total, carried = _u32_sum(results)
-        check = int.from_bytes(old[field - offset:field - offset + 2], k.byteorder())  # type: ignore[arg-type]
+        check = int.from_bytes(old[at:at + 2], k.byteorder())  # type: ignore[arg-type]
         total += ~check & 0xFFFF
         total = (total & 0xFFFFFFFF) + (total >> 32)
         if k.runs[index].packet[field:field + 2] != _fold(total).to_bytes(2, k.byteorder()):  # type: ignore[arg-type]

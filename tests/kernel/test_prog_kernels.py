@@ -64,7 +64,8 @@ def test_the_recorded_boots():
         ("aarch64", "6.1.0-50-arm64"), ("aarch64", "6.12.117+deb13-arm64"), ("aarch64", "7.2.13+deb14-arm64"),
         ("armv7l", "6.1.0-50-armmp"), ("i686", "6.1.0-50-686-pae"), ("mips", "6.1.0-50-4kc-malta"),
         ("mips64", "6.1.0-50-5kc-malta"), ("ppc64le", "6.1.0-50-powerpc64le"),
-        ("riscv64", "6.12.117+deb13-riscv64"), ("s390x", "6.1.0-50-s390x"), ("x86_64", "6.1.0-50-amd64"), ("x86_64", "6.12.117+deb13-amd64"), ("x86_64", "7.2.13+deb14-amd64")]
+        ("riscv64", "6.12.117+deb13-riscv64"), ("s390x", "6.1.0-50-s390x"), ("x86_64", "6.1.0-50-amd64"),
+        ("x86_64", "6.12.117+deb13-amd64"), ("x86_64", "7.2.13+deb14-amd64")]
     assert len({tuple(sorted(lg.inputs.items())) for lg in logs.values()}) == 1
     for lg in logs.values():
         assert lg.loaded == 0 and lg.done and len(lg.inputs) == 200 and set(lg.results) == set(lg.inputs)
