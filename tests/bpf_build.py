@@ -36,9 +36,16 @@ def why_not() -> str | None:
     return None
 
 
-def compile_bpf(source: Path, out: Path, *defines: str) -> Path:
-    """clang -target bpf ``source`` into ``out``; raises with clang's messages on failure."""
-    cmd = ["clang", "-O2", "-g", "-target", "bpf", f"-I/usr/include/{platform.machine()}-linux-gnu",
+#: The big-endian kernel headers (asm/byteorder.h: __BIG_ENDIAN_BITFIELD, which struct iphdr's ihl needs) of
+#: Debian's linux-libc-dev-s390x-cross, which gcc-s390x-linux-gnu brings.
+BE_INCLUDE = Path("/usr/s390x-linux-gnu/include")
+
+
+def compile_bpf(source: Path, out: Path, *defines: str, big_endian: bool = False) -> Path:
+    """clang -target bpf ``source`` into ``out`` (``big_endian``: -target bpfeb with :data:`BE_INCLUDE`, for
+    big-endian kernels); raises with clang's messages on failure."""
+    target, include = ("bpfeb", BE_INCLUDE) if big_endian else ("bpf", f"/usr/include/{platform.machine()}-linux-gnu")
+    cmd = ["clang", "-O2", "-g", "-target", target, f"-I{include}",
            f"-I{source.parent}", *(f"-D{d}" for d in defines), "-c", str(source), "-o", str(out)]
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if done.returncode:

@@ -64,6 +64,12 @@ def icmp4_error(r: random.Random) -> bytes:
     return raw(ETHER / IP(src=_a4(r), dst=_a4(r)) / ICMP(type=r.choice([3, 11]), code=0) / Raw(quote))
 
 
+def icmp4_echo(r: random.Random) -> bytes:
+    """An ICMP echo request of random id, sequence and payload between random addresses."""
+    return raw(ETHER / IP(src=_a4(r), dst=_a4(r), ttl=r.randrange(1, 256))
+               / ICMP(type=8, id=r.randrange(65536), seq=r.randrange(65536)) / _payload(r))
+
+
 def ipip4(r: random.Random) -> bytes:
     """An IPv4 TCP segment inside an outer IPv4 header (protocol 4)."""
     return raw(ETHER / IP(src=_a4(r), dst=_a4(r), proto=4) / IP(src=_a4(r), dst=_a4(r)) / TCP(**_ports(r))

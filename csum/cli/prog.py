@@ -51,6 +51,9 @@ def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     prg.add_argument("--qemu", metavar="ARCH", help="with --kernel: also run the program on that kernel image of Debian "
                      "architecture ARCH (one's own build), booted under QEMU")
     prg.add_argument("--kernel", metavar="IMAGE", help="with --qemu: the kernel image to boot")
+    prg.add_argument("--object-be", metavar="FILE",
+                     help="with --debian/--qemu: the same program built with clang -target bpfeb, which big-endian "
+                     "kernels (s390x) load; without it they do not run the program")
     prg.add_argument("--timeout", type=float, default=1200.0, help="with --debian/--qemu: seconds a boot may take")
     prg.add_argument("--save-vectors", metavar="DIR", help="with --debian/--qemu: write each guest's answers to DIR/ARCH-KERNEL.txt "
                      "(the format of tests/vectors/qemu-prog)")
@@ -175,6 +178,8 @@ def run(args: argparse.Namespace) -> int:
         return run_kernels(args, *_seeds(args), *_packets(args))
     if args.save_vectors is not None:
         raise UsageError("--save-vectors applies to --debian and --qemu runs")
+    if args.object_be is not None:
+        raise UsageError("--object-be applies to --debian and --qemu runs")
     out = None if args.out is None else target(args.out, [] if args.pcap is None else [args.pcap])
     maps, globals_, ctx = _seeds(args)
     frames, source = _packets(args)

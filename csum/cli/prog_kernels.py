@@ -50,13 +50,13 @@ def _booted(name: str, arch_name: str, image: Path, package: str, sha256: str, h
     a = guest.arch(arch_name)
     booted = qprog.boot(a.debian, image, prep, frames, timeout=args.timeout)
     log = booted.log
-    if args.save_vectors is not None:
+    if args.save_vectors is not None and log.refused is None:
         import tempfile
 
         from .args import write_text
 
         provenance = {"package": package, "deb sha256" if "Debian" in package else "kernel sha256": sha256,
-                      "object": f"{Path(args.file).name} (sha256 {hashlib.sha256(prep.data).hexdigest()})",
+                      "object": _object_line(args, prep, a.order),
                       "program": f"{prep.program} (section {prep.section}, {prep.kind})", "packets": source,
                       "command": shlex.join(["csum", "prog", Path(args.file).name, *how, *_seed_options(args)])}
         with tempfile.TemporaryDirectory() as tmp:
@@ -70,13 +70,20 @@ def _booted(name: str, arch_name: str, image: Path, package: str, sha256: str, h
     if not error and missing:
         error = f"{missing} of {len(frames)} packets have no answer in the console log"
     return KernelResult(name, a.debian, log.machine or a.debian, log.release or "unknown", log.csum_diff_kind, runs,
-                        error, package, booted.seconds)
+                        error, package, None if log.refused else booted.seconds, log.profile_name(a.order))
+
+
+def _object_line(args: argparse.Namespace, prep: Any, order: str) -> str:
+    """The object the guest loaded: ``OBJ.o (sha256 ...)``, or a big-endian guest's ``--object-be`` file."""
+    name, data = (args.object_be, prep.data_be) if order == "big" else (args.file, prep.data)
+    return f"{Path(name).name} (sha256 {hashlib.sha256(data).hexdigest()})"
 
 
 def _seed_options(args: argparse.Namespace) -> list[str]:
     """The options that chose and seeded the program, as given (for a recorded boot's command line)."""
     out = []
-    for option, given in (("--section", args.section), ("--prog", args.prog), ("--type", args.type)):
+    for option, given in (("--section", args.section), ("--prog", args.prog), ("--type", args.type),
+                          ("--object-be", args.object_be and Path(args.object_be).name)):
         if given is not None:
             out += [option, given]
     for option, items in (("--map", args.map), ("--global", args.globals), ("--ctx", args.ctx)):
@@ -139,7 +146,7 @@ def run_kernels(args: argparse.Namespace, maps: dict[str, Any], globals_: dict[s
     if args.out is not None:
         raise UsageError("--out applies to a run on the running kernel alone, not with --debian")
     prep = qprog.prepare(args.file, section=args.section, prog=args.prog, type=args.type, maps=maps,
-                         globals=globals_, ctx=ctx)
+                         globals=globals_, ctx=ctx, object_be=args.object_be)
     if args.csum_state and prep.kind != "tc":
         raise UsageError(f"--csum-state: {args.file}'s program {prep.program} is {prep.kind}; checksum states are "
                          "those of a tc program's skb")
@@ -148,7 +155,7 @@ def run_kernels(args: argparse.Namespace, maps: dict[str, Any], globals_: dict[s
     inputs = dict(frames)
     found = {k.label: states_of(args.csum_state, [(i, inputs[i], r) for i, r in sorted(k.runs.items())],
                                 prep.evidence) if k.runs else [] for k in kernels}
-    differs = differences(kernels, prep.evidence)
+    differs = differences(kernels, prep.evidence, inputs)
     notes = []
     if prep.pinned:
         notes.append("maps the object asks to pin (LIBBPF_PIN_BY_NAME), loaded fresh on every kernel, not pinned and "

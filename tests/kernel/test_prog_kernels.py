@@ -1,9 +1,9 @@
 """``csum prog --debian``: a user's program on Debian's real kernels booted under QEMU, replayed on every run.
 
 tests/vectors/qemu-prog/ holds the console logs of two runs of ``csum prog xdp_ttl_csum_diff.o --debian ...
---save-vectors`` on the same 200 frames: Debian bookworm (6.1) amd64, arm64, armhf, i386, mips64el, mipsel and
-ppc64el, trixie (6.12)
-amd64 and arm64, unstable (7.2) amd64 and arm64 (examples/bpf/xdp_ttl_csum_diff.c: TTL decremented, the IPv4
+--save-vectors`` on the same 200 frames: Debian bookworm (6.1) amd64, arm64, armhf, i386, mips64el, mipsel,
+ppc64el and s390x (big-endian: the object built with clang -target bpfeb, given with --object-be), trixie (6.12)
+amd64, arm64 and riscv64, unstable (7.2) amd64 and arm64 (examples/bpf/xdp_ttl_csum_diff.c: TTL decremented, the IPv4
 header checksum recomputed with bpf_csum_diff and folded once); its xdp_fwd/ and tc_nat_no_pseudo/ hold those
 examples on x86_64 6.1 and 7.2 (a seeded map and global; a tc program's CHECKSUM_COMPLETE runs). Each file's header
 names the kernel package and its sha256, the qemu command and how the loader was built; its IN lines are the input
@@ -57,13 +57,15 @@ def _scapy_wrong(frame: bytes) -> bool:
 
 
 def test_the_recorded_boots():
-    """Eleven boots of seven architectures and three releases, each with all 200 packets (the same frames) answered."""
+    """Thirteen boots of nine architectures and three releases, each with all 200 packets (the same frames)
+    answered."""
     logs = {p.stem: _log(p) for p in FILES}
     assert sorted((lg.machine, lg.release) for lg in logs.values()) == [
         ("aarch64", "6.1.0-50-arm64"), ("aarch64", "6.12.117+deb13-arm64"), ("aarch64", "7.2.13+deb14-arm64"),
         ("armv7l", "6.1.0-50-armmp"), ("i686", "6.1.0-50-686-pae"), ("mips", "6.1.0-50-4kc-malta"),
         ("mips64", "6.1.0-50-5kc-malta"), ("ppc64le", "6.1.0-50-powerpc64le"),
-        ("x86_64", "6.1.0-50-amd64"), ("x86_64", "6.12.117+deb13-amd64"), ("x86_64", "7.2.13+deb14-amd64")]
+        ("riscv64", "6.12.117+deb13-riscv64"), ("s390x", "6.1.0-50-s390x"), ("x86_64", "6.1.0-50-amd64"),
+        ("x86_64", "6.12.117+deb13-amd64"), ("x86_64", "7.2.13+deb14-amd64")]
     assert len({tuple(sorted(lg.inputs.items())) for lg in logs.values()}) == 1
     for lg in logs.values():
         assert lg.loaded == 0 and lg.done and len(lg.inputs) == 200 and set(lg.results) == set(lg.inputs)
@@ -81,10 +83,10 @@ def test_csum_judges_each_guest_output_as_scapy_does(path):
 
 
 def test_which_kernels_break_the_single_fold():
-    """From the kernels' outputs (scapy's verdict): 17 of 88 rewritten packets break on every legacy kernel but
-    arm64's (x86_64 6.1 and Debian's 6.12, i386, armhf, mips64el, mipsel and ppc64el 6.1), none on 7.2 nor on
-    arm64; the
-    bpf_csum_diff probes say legacy on 6.1 and 6.12, homogenized on 7.2."""
+    """From the kernels' outputs (scapy's verdict): 17 of 88 rewritten packets break on every little-endian legacy
+    kernel but arm64's and riscv64's (x86_64 6.1 and Debian's 6.12, i386, armhf, mips64el, mipsel and ppc64el 6.1),
+    41 on riscv64 6.12 (Zbb: its csum_partial returns 0xffffXXXX for sums >= 0x8000), 19 on big-endian s390x 6.1,
+    none on 7.2 nor on arm64; the bpf_csum_diff probes say legacy on 6.1 and 6.12, homogenized on 7.2."""
     found = {}
     for path in FILES:
         log = _log(path)
@@ -96,13 +98,15 @@ def test_which_kernels_break_the_single_fold():
                      ("aarch64", "6.12.117"): (88, 0, "legacy"), ("aarch64", "7.2.13"): (88, 0, "homogenized"),
                      ("armv7l", "6.1.0"): (88, 17, "legacy"), ("i686", "6.1.0"): (88, 17, "legacy"),
                      ("ppc64le", "6.1.0"): (88, 17, "legacy"), ("mips64", "6.1.0"): (88, 17, "legacy"),
-                     ("mips", "6.1.0"): (88, 17, "legacy")}
+                     ("mips", "6.1.0"): (88, 17, "legacy"), ("riscv64", "6.12.117"): (88, 41, "legacy"),
+                     ("s390x", "6.1.0"): (88, 19, "legacy")}
 
 
 @pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
 def test_each_kernels_helper_model_gives_its_outputs(path):
     """csum's bpf_csum_diff model of the kernel (profile and release, legacy or homogenized as probed), folded once
-    as the program does, gives the checksum every rewritten packet got from the real kernel."""
+    as the program does, gives the checksum every rewritten packet got from the real kernel (stored in the kernel's
+    byte order; riscv64's profile chosen by the guest's /proc/cpuinfo and riscv_hwprobe, as kernel-check does)."""
     k = _kernel(path)
     helper = k.helper()
     assert helper is not None
@@ -114,7 +118,7 @@ def test_each_kernels_helper_model_gives_its_outputs(path):
         header = out[14:24] + b"\0\0" + out[26:34]
         csum = helper(b"", header, 0)
         once = ~((csum & 0xFFFF) + (csum >> 16)) & 0xFFFF
-        assert out[24:26] == once.to_bytes(2, "little"), i
+        assert out[24:26] == once.to_bytes(2, k.byteorder()), i  # type: ignore[arg-type]
         checked += 1
     assert checked == 88
 
@@ -122,8 +126,9 @@ def test_each_kernels_helper_model_gives_its_outputs(path):
 def test_differences_are_the_lost_carries():
     """The packets whose output differs between the eleven kernels are those whose stored bytes differ, and each
     cause is reproduced by the replay, naming the kernels whose bpf_csum_diff is unfolded."""
-    kernels = [_kernel(p) for p in FILES]
-    logs = [_log(p) for p in FILES]
+    eleven = [p for p in FILES if not p.stem.startswith(("riscv64", "s390x"))]
+    kernels = [_kernel(p) for p in eleven]
+    logs = [_log(p) for p in eleven]
     differing = {i for i in logs[0].inputs if len({lg.results[i][1] for lg in logs}) > 1}
     found = differ.differences(kernels, PREP.evidence)
     assert {d.index for d in found} == differing and len(differing) == 17
@@ -134,6 +139,18 @@ def test_differences_are_the_lost_carries():
                 "mips64 6.1.0-50-5kc-malta, mips 6.1.0-50-4kc-malta, ppc64le 6.1.0-50-powerpc64le (legacy) it returns") \
             in d.cause
         assert "unfolded here on x86_64, armv7l, i686, mips64, mips, ppc64le, folded on aarch64" in d.cause
+
+
+def test_riscv64_and_s390x_differences_are_reproduced_too():
+    """With riscv64 6.12 (Zbb) and big-endian s390x 6.1 beside the eleven, 58 packets differ (the stored bytes say
+    so) and every cause is reproduced by the replay, each naming riscv64 or s390x where their sums lose the carry."""
+    kernels = [_kernel(p) for p in FILES]
+    logs = [_log(p) for p in FILES]
+    differing = {i for i in logs[0].inputs if len({lg.results[i][1] for lg in logs}) > 1}
+    found = differ.differences(kernels, PREP.evidence)
+    assert {d.index for d in found} == differing and len(differing) == 58
+    assert all(d.cause.startswith("reproduced") and len(d.values) == 13 for d in found)
+    assert sum("riscv64 6.12.117+deb13-riscv64 (legacy) it returns 0xffff" in d.cause for d in found) == 41
 
 
 def test_a_difference_the_replay_does_not_give_is_not_claimed():

@@ -14,7 +14,9 @@
  *   pkt ID HEX                 BPF_PROG_TEST_RUN of the packet -> "RES ID RETVAL HEXOUT" or "ERR ID -errno";
  *                              a tc program runs again with BPF_F_TEST_SKB_CHECKSUM_COMPLETE -> "CPL ID 0|-errno"
  *
- * Before the plan it prints "CSUM-LOADER 1", "UNAME" (uname(2)) and "PROBE RC": the return of bpf_csum_diff with
+ * Before the plan it prints "CSUM-LOADER 1", "UNAME" (uname(2)), "CPU LINE" (each line of /proc/cpuinfo), on riscv64
+ * "HWPROBE KEY VALUE" (riscv_hwprobe(2) keys 5 and 9: the CPU facts that choose a checksum code path, as runner.c
+ * prints them) and "PROBE RC": the return of bpf_csum_diff with
  * a 1-byte `from` (-22 on kernels whose helper is the legacy one, which takes only multiples of 4), and at the end
  * "DONE". As PID 1 it mounts /proc and /sys first and powers the machine off last.
  * Built statically by csum/kernel/qemu/loader.py with the guest architecture's gcc against Debian's libbpf.a,
@@ -50,6 +52,36 @@ static unsigned char ctx[SKB_CTX_SIZE];
 static int have_ctx, prog_fd = -1, is_tc;
 static char logged[LOG_LINES][512];
 static int nlogged;
+
+static void print_file(const char *path, const char *tag)
+{
+	char line[512];
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		printf("%s -%d\n", tag, errno);
+		return;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		printf("%s %s\n", tag, line);
+	}
+	fclose(f);
+}
+
+static void print_hwprobe(void)
+{
+#if defined(__riscv) && __riscv_xlen == 64
+	/* struct riscv_hwprobe { __s64 key; __u64 value; }; __NR_riscv_hwprobe is 258 (asm-generic table). */
+	struct { int64_t key; uint64_t value; } pairs[2] = { { 5, 0 }, { 9, 0 } };
+	int i;
+	if (syscall(258, pairs, 2, 0, NULL, 0) != 0) {
+		printf("HWPROBE - -%d\n", errno);
+		return;
+	}
+	for (i = 0; i < 2; i++)
+		printf("HWPROBE %lld %llu\n", (long long)pairs[i].key, (unsigned long long)pairs[i].value);
+#endif
+}
 
 static int keep_log(enum libbpf_print_level level, const char *fmt, va_list args)
 {
@@ -265,6 +297,8 @@ int main(int argc, char **argv)
 	printf("CSUM-LOADER 1\n");
 	if (uname(&u) == 0)
 		printf("UNAME %s|%s|%s|%s\n", u.sysname, u.release, u.version, u.machine);
+	print_file("/proc/cpuinfo", "CPU");
+	print_hwprobe();
 	probe();
 	f = fopen(plan, "r");
 	if (!f) {

@@ -15,6 +15,13 @@ under QEMU, and judged exactly as on the running kernel.
   replays without booting.
 * :func:`boot` boots one kernel, :func:`record` keeps its answers and :func:`replay` judges them again;
   :mod:`csum.kernel.differ` compares kernels.
+
+A big-endian guest (s390x) gets the object of ``--object-be FILE``: the same source compiled with ``clang -target
+bpfeb``, whose instructions and constants are in the guest's byte order (libbpf refuses an object of the other
+order). The host reads the program, its maps and the helper calls from the little-endian object, and checks only
+that ``FILE`` is a big-endian BPF ELF object; without it, or with ``--map/--global/--ctx`` values (encoded
+little-endian), a big-endian kernel is not booted and :func:`big_endian_finding` is that kernel's finding, never a
+pass.
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ...errors import EINVAL, Code, CsumValueError
 from .. import seed
@@ -34,7 +41,9 @@ from ..differ import KernelResult
 from ..prog import Run, helper_evidence, judge_run, open_object, skb_ctx
 from ...rewrite.mistakes import Evidence
 from . import guest
+from .check import detect_profile
 from .loader import build_loader
+from .plan import GuestLog as PlanLog
 
 #: The initramfs's own files, which an object may not be named.
 _RESERVED = frozenset({"init", "plan.txt", "dev", "proc", "sys"})
@@ -59,13 +68,47 @@ class Prepared:
     evidence: Evidence | None
     #: Maps the object asks libbpf to pin (LIBBPF_PIN_BY_NAME): loaded fresh in the guest, not pinned.
     pinned: tuple[str, ...] = ()
+    #: The big-endian object (``--object-be``: clang -target bpfeb) a big-endian guest loads, None when not given.
+    data_be: bytes | None = None
+
+
+#: include/uapi/linux/elf-em.h: EM_BPF; the ELF header's EI_DATA for a big-endian object (ELFDATA2MSB).
+EM_BPF, ELFDATA2MSB = 247, 2
+
+
+def read_object_be(path: str) -> bytes:
+    """The bytes of ``--object-be``'s file, which must be a big-endian BPF ELF object (``clang -target bpfeb``)."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as exc:
+        raise CsumValueError(f"--object-be: cannot read {path}: {exc.strerror}", code=Code.BAD_VALUE) from None
+    if data[:4] != b"\x7fELF" or len(data) < 20:
+        raise CsumValueError(f"--object-be: {path} is not an ELF object", code=Code.BAD_VALUE)
+    if data[5] != ELFDATA2MSB or int.from_bytes(data[18:20], "big") != EM_BPF:
+        raise CsumValueError(f"--object-be: {path} is not a big-endian BPF object (build it with clang -target "
+                             "bpfeb)", code=Code.BAD_VALUE)
+    return data
+
+
+def big_endian_finding(prep: Prepared, debian_arch: str) -> str | None:
+    """Why ``prep`` cannot run on a big-endian ``debian_arch`` guest (that kernel's finding), None when it can."""
+    if prep.data_be is None:
+        return (f"not run on {debian_arch}: a big-endian kernel needs a big-endian object (clang -target bpfeb), "
+                "given with --object-be FILE")
+    if prep.inits or prep.entries or prep.ctx is not None:
+        return (f"not run on {debian_arch}: --map/--global/--ctx values are encoded little-endian; seeding a "
+                "big-endian guest is not supported")
+    return None
 
 
 def prepare(path: str, *, section: str | None = None, prog: str | None = None, type: str | None = None,
             maps: Mapping[str, Mapping[Any, seed.Value] | Iterable[Any]] | None = None,
-            globals: Mapping[str, seed.Value] | None = None, ctx: Mapping[str, seed.Value] | None = None) -> Prepared:
+            globals: Mapping[str, seed.Value] | None = None, ctx: Mapping[str, seed.Value] | None = None,
+            object_be: str | None = None) -> Prepared:
     """The object ``path`` with its program chosen and ``maps``/``globals``/``ctx`` encoded, as
-    :func:`csum.prog.load` takes them; raises its errors (unknown program, map, global, ctx field)."""
+    :func:`csum.prog.load` takes them; raises its errors (unknown program, map, global, ctx field).
+    ``object_be``: the same program built for big-endian guests (:func:`read_object_be`)."""
     obj, info, kind = open_object(path, section=section, prog=prog, type=type, map_names=maps or {},
                                   globals=globals)
     try:
@@ -92,7 +135,8 @@ def prepare(path: str, *, section: str | None = None, prog: str | None = None, t
     with open(path, "rb") as f:
         data = f.read()
     return Prepared(path, data, info.name, info.section, kind, KIND_TYPES[type] if type else 0, tuple(inits),
-                    tuple(entries), context, evidence, pinned)
+                    tuple(entries), context, evidence, pinned,
+                    None if object_be is None else read_object_be(object_be))
 
 
 def guest_name(prep: Prepared) -> str:
@@ -134,6 +178,11 @@ class GuestLog:
     done: bool = False
     #: The input frames of a recorded log (``IN`` lines: what the guest was given).
     inputs: dict[int, bytes] = field(default_factory=dict)
+    #: Why the kernel was not booted (:func:`big_endian_finding`), None when it was.
+    refused: str | None = None
+    #: ``/proc/cpuinfo``'s lines and riscv_hwprobe's answers (key -> value): what chooses the profile.
+    cpuinfo: list[str] = field(default_factory=list)
+    hwprobe: dict[int, int] = field(default_factory=dict)
 
     @property
     def release(self) -> str:
@@ -143,6 +192,13 @@ class GuestLog:
     def machine(self) -> str:
         return self.uname[3] if len(self.uname) > 3 else ""
 
+    def profile_name(self, order: Literal["little", "big"]) -> str | None:
+        """The csum profile of the guest's CPU as kernel-check chooses it (riscv64 with Zbb: the Zbb fold), None when
+        the log has no ``CPU`` lines (the architecture's own profile then)."""
+        if not self.cpuinfo:
+            return None
+        return detect_profile(PlanLog(uname=self.uname, cpuinfo=self.cpuinfo, hwprobe=self.hwprobe), order)
+
     @property
     def csum_diff_kind(self) -> str:
         """"legacy" (a 1-byte ``from`` got -EINVAL), "homogenized", or "unknown" (the probe did not run)."""
@@ -150,7 +206,8 @@ class GuestLog:
 
     def lines(self) -> list[str]:
         """The log as the loader printed it (what :func:`parse_log` reads back)."""
-        out = [f"UNAME {'|'.join(self.uname)}"]
+        out = [f"UNAME {'|'.join(self.uname)}"] + [f"CPU {line}" for line in self.cpuinfo]
+        out += [f"HWPROBE {k} {v}" for k, v in self.hwprobe.items()]
         if self.probe is not None:
             out.append(f"PROBE {self.probe}")
         if self.opened is not None:
@@ -193,6 +250,10 @@ def parse_log(text: str) -> GuestLog:
             (log.errors if m[1] == "ERR" else log.complete)[int(m[2])] = int(m[3])
         elif m := _STATUS.match(line):
             log.status[f"{m[1]} {m[2]}"] = int(m[3])
+        elif raw.startswith("CPU "):
+            log.cpuinfo.append(raw[4:].rstrip())
+        elif m := re.fullmatch(r"HWPROBE (\d+) (\d+)", line):
+            log.hwprobe[int(m[1])] = int(m[2])
         elif line.startswith("UNAME "):
             log.uname = tuple(line[6:].split("|"))
         elif m := re.fullmatch(r"(PROBE|OPEN|LOAD) (-?\d+)", line):
@@ -215,6 +276,8 @@ def load_error(log: GuestLog, program: str) -> str | None:
     from os import strerror
 
     release = log.release or "the guest's kernel"
+    if log.refused is not None:
+        return log.refused
     if log.opened:
         return f"libbpf cannot open the object on {release}: {strerror(-log.opened)}"
     if log.loaded is None:
@@ -257,14 +320,22 @@ class Booted:
 
 def boot(arch: str, kernel: Path, prep: Prepared, frames: list[tuple[int, bytes]], *, timeout: float = 1200.0,
          log_path: Path | None = None) -> Booted:
-    """Boot ``kernel`` (Debian architecture ``arch``) under QEMU with the loader, the object and ``frames``; raises
-    CsumValueError naming the Debian package of a missing qemu or cross compiler."""
+    """Boot ``kernel`` (Debian architecture ``arch``) under QEMU with the loader, the object (a big-endian guest:
+    ``prep.data_be``) and ``frames``; raises CsumValueError naming the Debian package of a missing qemu or cross
+    compiler. A big-endian guest that cannot run the program is not booted: its log's ``refused`` says why (no
+    command line)."""
     a = guest.arch(arch)
+    data = prep.data
+    if a.order == "big":
+        refused = big_endian_finding(prep, a.debian)
+        if refused is not None:
+            return Booted(GuestLog(uname=("Linux", "", "", a.debian), refused=refused), "", [], "", 0.0)
+        data = prep.data_be  # type: ignore[assignment]
     guest.qemu_version(a)
     loader = build_loader(a)
     start = time.monotonic()
     text, command = guest.boot(a, kernel, plan_text(prep, frames), timeout=timeout, log=log_path, init=loader,
-                               files={guest_name(prep): prep.data}, marker="CSUM-LOADER")
+                               files={guest_name(prep): data}, marker="CSUM-LOADER")
     return Booted(parse_log(text), text, command, loader.note, time.monotonic() - start)
 
 
@@ -296,4 +367,5 @@ def replay(path: Path, evidence: Evidence | None = None) -> KernelResult:
     arch = log.header.get("package", "").rpartition(", ")[2].rstrip(")")
     runs = judge_log(prep, frames, log)
     return KernelResult(path.stem, arch, log.machine, log.release, log.csum_diff_kind, runs,
-                        load_error(log, found[1]), log.header.get("package", ""))
+                        load_error(log, found[1]), log.header.get("package", ""),
+                        profile_name=log.profile_name(guest.arch(arch).order) if arch in guest.ARCHES else None)

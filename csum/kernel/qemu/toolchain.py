@@ -42,7 +42,7 @@ class Recipe:
         return [*self.command, "-o", str(out), str(source)]
 
 
-def _first_line(*cmd: str) -> str:
+def first_line(*cmd: str) -> str:
     done = subprocess.run(cmd, capture_output=True, text=True)
     return (done.stdout or done.stderr).strip().splitlines()[0]
 
@@ -66,7 +66,7 @@ def sysroot(debian_arch: str) -> tuple[Path, list[str]]:
 def recipe(cc: str, clang_target: str, debian_arch: str) -> Recipe:
     """How to build the runner for ``debian_arch``: its cross gcc ``cc``, else clang for ``clang_target``."""
     if shutil.which(cc):
-        return Recipe((cc, "-O2", "-static"), f"{_first_line(cc, '--version')}: {cc} -O2 -static")
+        return Recipe((cc, "-O2", "-static"), f"{first_line(cc, '--version')}: {cc} -O2 -static")
     package = f"gcc-{cc.rsplit('-gcc', 1)[0].replace('_', '-')}"
     if not clang_target:
         raise CsumValueError(f"--qemu {debian_arch}: cross compiler {cc} not found (Debian package {package})",
@@ -78,5 +78,5 @@ def recipe(cc: str, clang_target: str, debian_arch: str) -> Recipe:
     root, packages = sysroot(debian_arch)
     flags = (f"--target={clang_target}", "-fuse-ld=lld", "-O2", "-static")
     return Recipe((CLANG, f"--sysroot={root}", *flags),
-                  f"{_first_line(CLANG, '--version')} with {_first_line(LLD, '--version')}: {CLANG} {' '.join(flags)} "
+                  f"{first_line(CLANG, '--version')} with {first_line(LLD, '--version')}: {CLANG} {' '.join(flags)} "
                   f"against Debian {SYSROOT_SUITE} {debian_arch}'s {', '.join(packages)}")
