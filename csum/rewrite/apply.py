@@ -39,7 +39,8 @@ _GENERIC = profile("generic")
 class Outcome:
     """What happened to the packets of a capture (mergeable with :meth:`update`).
 
-    ``kept``: checksum fields a change passed through, updated incrementally (their residual kept); ``fixed``:
+    ``kept``: checksum fields a change passed through, updated incrementally (their residual kept; the fields
+    ``--truncate`` updates are not counted); ``fixed``:
     fields ``--fix`` then corrected; ``left_alone``: reason -> fields (or, for ``unsupported``, ``malformed`` and
     ``ttl-expired``, packets or headers) a change should have reached but did not.
     """
@@ -49,6 +50,8 @@ class Outcome:
     kept: int = 0
     fixed: int = 0
     left_alone: Counter[str] = field(default_factory=Counter)
+    #: packets cut by ``--truncate`` (csum/rewrite/truncate.py)
+    truncated: int = 0
 
     def update(self, other: Outcome) -> None:
         self.packets += other.packets
@@ -56,9 +59,10 @@ class Outcome:
         self.kept += other.kept
         self.fixed += other.fixed
         self.left_alone.update(other.left_alone)
+        self.truncated += other.truncated
 
     def as_json(self) -> dict[str, object]:
-        return {"packets": self.packets, "changed_packets": self.changed,
+        return {"packets": self.packets, "changed_packets": self.changed, "truncated_packets": self.truncated,
                 "checksums": {"kept": self.kept, "fixed": self.fixed,
                               "left_alone": dict(sorted(self.left_alone.items()))}}
 
