@@ -32,7 +32,7 @@ table { border-collapse: collapse; margin: 4px 0; max-width: 100%; }
 th, td { padding: 3px 10px; border-bottom: 1px solid #e3e3e3; text-align: right; white-space: nowrap; }
 th { background: #f4f4f6; font-weight: 600; } td.t, th.t { text-align: left; } td.t { white-space: normal; }
 td.addr { font-family: ui-monospace, monospace; text-align: left; white-space: normal; overflow-wrap: anywhere;
-          min-width: 16ch; }
+          min-width: 22ch; }
 svg { max-width: 100%; height: auto; }
 ul.verdict { list-style: none; padding: 0; margin: 8px 0; }
 ul.verdict li { padding: 6px 10px; margin: 4px 0; border-radius: 4px; font-weight: 600; }
