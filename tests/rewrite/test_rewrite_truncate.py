@@ -187,3 +187,35 @@ def test_truncate_bad_arguments(tmp_path, capsys, args, says):
     assert main(["rewrite", str(src), str(tmp_path / "out.pcap"), *args]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and says in err[0] and not (tmp_path / "out.pcap").exists()
+
+
+def test_truncate_big_endian_pcap_and_simple_packet_blocks(tmp_path):
+    """The other record layouts ``--truncate`` resizes: a big-endian pcap and a big-endian pcapng of Simple Packet
+    Blocks (original length only; pcapng 4.4), built here with struct from the frames. Both come out as the
+    little-endian pcap does (that one checked against tcprewrite above): the big-endian pcap as scapy reads it, the
+    Simple Packet Blocks as Wireshark's editcap converts them to pcap."""
+    import struct
+
+    from scapy.utils import rdpcap
+
+    frames = _frames(random.Random(11), 40)
+    (tmp_path / "le.pcap").write_bytes(pcap.to_bytes(frames))
+    be = [struct.pack(">IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 262144, 1)]
+    be += [struct.pack(">IIII", 0, 0, len(f), len(f)) + f for f in frames]
+    (tmp_path / "be.pcap").write_bytes(b"".join(be))
+    shb = struct.pack(">IIIHHq", 0x0A0D0D0A, 28, 0x1A2B3C4D, 1, 0, -1) + struct.pack(">I", 28)
+    idb = struct.pack(">IIHHI", 1, 20, 1, 0, 0) + struct.pack(">I", 20)
+    spbs = [struct.pack(">III", 3, 16 + len(f) + (-len(f) % 4), len(f)) + f + bytes(-len(f) % 4)
+            + struct.pack(">I", 16 + len(f) + (-len(f) % 4)) for f in frames]
+    (tmp_path / "spb.pcapng").write_bytes(shb + idb + b"".join(spbs))
+    for name in ("le.pcap", "be.pcap", "spb.pcapng"):
+        assert main(["rewrite", str(tmp_path / name), str(tmp_path / f"cut-{name}"), "--truncate", "--mtu", "200",
+                     "--quiet"]) == 0
+    want = _records(tmp_path / "cut-le.pcap")
+    assert sum(len(p) < len(f) for (p, _), f in zip(want, frames)) > 20
+    assert [(raw(p), p.wirelen) for p in rdpcap(str(tmp_path / "cut-be.pcap"))] == want
+    if shutil.which("editcap"):
+        subprocess.run(["editcap", "-F", "pcap", str(tmp_path / "cut-spb.pcapng"), str(tmp_path / "spb.pcap")],
+                       check=True, capture_output=True)
+        assert [(raw(p), p.wirelen) for p in rdpcap(str(tmp_path / "spb.pcap"))] == want
+    assert _records(tmp_path / "cut-spb.pcapng") == want
