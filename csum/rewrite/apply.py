@@ -30,7 +30,7 @@ from ..layers.reasons import Reason
 from .packet import Editor, FieldChange, edited
 from .rules import Rules
 
-__all__ = ["Outcome", "apply"]
+__all__ = ["Outcome", "apply", "link_ethertype"]
 
 _GENERIC = profile("generic")
 
@@ -91,19 +91,28 @@ def _link_layer(data: bytearray, rules: Rules) -> None:
         at += table.VLAN_TAG_LEN
 
 
-def _arp(data: bytearray, linktype: int, rules: Rules) -> None:
-    """IPv4 ARP's sender and target protocol addresses (RFC 826) mapped as a source and a destination address, on
-    Ethernet (VLAN-tagged or not) and the link types whose header ends with an EtherType (Linux cooked ...); as
-    ``tcprewrite --pnat`` maps them. No checksum covers them."""
+def link_ethertype(data: bytes | bytearray, linktype: int) -> tuple[int, int] | None:
+    """Where the innermost EtherType of a frame's link header is and where its payload starts: on Ethernet (past its
+    VLAN tags) and the link types whose header ends with an EtherType (Linux cooked ...); None on the others."""
     link = table.LINKTYPES.get(linktype)
     if linktype == 1:
-        at, arp = table.ETH_TYPE, table.ETHHDR.size
+        at, payload = table.ETH_TYPE, table.ETHHDR.size
     elif link is not None and link.kind == "ethertype":
-        at, arp = link.at, link.header
+        at, payload = link.at, link.header
     else:
-        return
+        return None
     while len(data) >= at + 2 and int.from_bytes(data[at:at + 2], "big") in table.VLAN_TPIDS:
-        at, arp = arp + table.VLAN_TAG_LEN - 2, arp + table.VLAN_TAG_LEN  # the tag's TCI, then its EtherType
+        at, payload = payload + table.VLAN_TAG_LEN - 2, payload + table.VLAN_TAG_LEN  # the tag's TCI, its EtherType
+    return at, payload
+
+
+def _arp(data: bytearray, linktype: int, rules: Rules) -> None:
+    """IPv4 ARP's sender and target protocol addresses (RFC 826) mapped as a source and a destination address, on
+    the link types of :func:`link_ethertype`; as ``tcprewrite --pnat`` maps them. No checksum covers them."""
+    found = link_ethertype(data, linktype)
+    if found is None:
+        return
+    at, arp = found
     if len(data) < arp + table.ARP_HLEN or int.from_bytes(data[at:at + 2], "big") != table.ETH_ARP or \
             int.from_bytes(data[arp + table.ARP_PRO:arp + table.ARP_PRO + 2], "big") != table.ETH_IPV4 or \
             data[arp + table.ARP_PLN] != table.IPHDR.addr_size:
@@ -117,8 +126,9 @@ def _arp(data: bytearray, linktype: int, rules: Rules) -> None:
 
 def _ndp_addresses(data: bytearray, at: int, end: int) -> list[tuple[int, int, bool]]:
     """Where the Neighbor Discovery message at ``at`` (ending at ``end``, within the captured bytes) holds IPv6
-    addresses: (offset, bytes, whether it names the message's source). Its fixed fields (table.NDP_ADDRESSES: a Neighbor Advertisement's target is the sender's own, the other
-    targets and Redirect's destination name a destination), then its options (RFC 4861 4.6): what a Router
+    addresses: (offset, bytes, whether it names the message's source). Its fixed fields (table.NDP_ADDRESSES: a
+    Neighbor Advertisement's target is the sender's own, the other targets and Redirect's destination name a
+    destination), then its options (RFC 4861 4.6): what a Router
     Advertisement announces (table.NDP_OPT_ADDRESSES: prefixes, routes, DNS servers) counts as the sender's; the
     walk of the options stops at one of length 0 (RFC 4861 4.6: such a message is invalid) or one cut short. The
     packet a Redirected Header quotes went from the Redirect's destination to the Redirect's Destination Address:
@@ -149,7 +159,7 @@ def _ndp(editor: Editor, data: bytearray, layer: IPLayer, rules: Rules, back: bo
     fewer than 16 bytes (a Route Information option's) is mapped as the address it starts. The transport checksum
     of a Redirected Header's quoted packet is left as it is (csum does not walk that quote). The layer holds its
     ICMPv6 header and checksum."""
-    at = layer.l4  # type: ignore[assignment]
+    at = layer.l4
     assert at is not None
     for where, size, source in _ndp_addresses(data, at, min(layer.end, len(data))):
         old = bytes(data[where:where + size])

@@ -20,42 +20,24 @@ on a link type csum does not walk is left whole (``unsupported``).
 
 from __future__ import annotations
 
+from .. import engine
 from ..arch.profiles import profile
 from ..layers import IPLayer, Stack, evaluate, table, walk
 from ..layers.reasons import Reason
 from ..capture import pcap
-from .apply import Outcome, apply
+from .apply import Outcome, apply, link_ethertype
 from .rules import Rules
 from .packet import Editor, FieldChange, edited
 
-__all__ = ["link_header", "truncate", "truncate_chunk"]
+__all__ = ["truncate", "truncate_chunk"]
 
 _GENERIC = profile("generic")
 
 
-def link_header(data: bytes | bytearray, linktype: int) -> int | None:
-    """The bytes before layer 3 of a frame that holds no IP csum walks: Ethernet (its VLAN tags too) and the link
-    types whose header ends with an EtherType; None for the others."""
-    link = table.LINKTYPES.get(linktype)
-    if linktype == 1:
-        at, end = table.ETH_TYPE, table.ETHHDR.size
-    elif link is not None and link.kind == "ethertype":
-        at, end = link.at, link.header
-    else:
-        return None
-    while len(data) >= at + 2 and int.from_bytes(data[at:at + 2], "big") in table.VLAN_TPIDS:
-        at, end = end + table.VLAN_TAG_LEN - 2, end + table.VLAN_TAG_LEN
-    return end
-
-
 def _word_sum(data: bytes | bytearray, odd: bool) -> int:
-    """The 16-bit ones' complement sum of ``data`` as it lies in a checksum's words: starting at an odd distance
-    from the covered bytes' start when ``odd`` (RFC 1071 2(B): the sum of the byte-swapped words, swapped back)."""
-    padded = (b"\0" if odd else b"") + bytes(data) + (b"\0" if (len(data) + odd) & 1 else b"")
-    total = sum(int.from_bytes(padded[i:i + 2], "big") for i in range(0, len(padded), 2))
-    while total >> 16:
-        total = (total & 0xFFFF) + (total >> 16)
-    return total
+    """The 16-bit ones' complement sum of ``data`` as it lies in a checksum's words (:func:`csum.engine.ones_sum`
+    of big-endian words): starting at an odd distance from the covered bytes' start when ``odd``."""
+    return engine.ones_sum((b"\0" if odd else b"") + bytes(data), 16, "big")
 
 
 def truncate(data: bytearray, linktype: int, mtu: int, wire_len: int, out: Outcome) -> int:
@@ -64,7 +46,8 @@ def truncate(data: bytearray, linktype: int, mtu: int, wire_len: int, out: Outco
     What was left alone is added to ``out``."""
     stack = walk(memoryview(data), linktype, wire_len=wire_len)
     ip = stack.ips[0] if stack.ips and stack.malformed is None and stack.unsupported is None else None
-    l3 = ip.l3 if ip is not None else link_header(data, linktype)
+    link = link_ethertype(data, linktype)
+    l3 = ip.l3 if ip is not None else None if link is None else link[1]
     if l3 is None:
         out.left_alone["unsupported"] += 1
         return wire_len
