@@ -3,7 +3,7 @@
 Expected values: ``tcprewrite --mtu=N --mtu-trunc`` (Debian's tcpreplay 4.4; skipped with the reason where it is not
 installed: ``.ci/run`` installs it) on the same scapy-built capture, byte for byte and record length for record
 length; scapy's checksum computation (``in4_chksum`` / ``in6_chksum`` and its rebuild of a layer whose checksum is
-deleted) where csum differs from tcprewrite; tshark's and scapy's readings of the pcapng csum writes.
+deleted) where csum differs from tcprewrite and for the residuals a cut keeps (hypothesis, 300 examples); tshark's and scapy's readings of the pcapng csum writes.
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ import shutil
 import subprocess
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from scapy.compat import raw
 from scapy.layers.inet import ICMP, IP, TCP, UDP, in4_chksum
 from scapy.layers.inet6 import ICMPv6EchoRequest, IPv6, in6_chksum
@@ -219,3 +221,49 @@ def test_truncate_big_endian_pcap_and_simple_packet_blocks(tmp_path):
                        check=True, capture_output=True)
         assert [(raw(p), p.wirelen) for p in rdpcap(str(tmp_path / "spb.pcap"))] == want
     assert _records(tmp_path / "cut-spb.pcapng") == want
+
+
+def _residual(frame: bytes) -> int:
+    """scapy's checksum over the transport layer of ``frame`` with its stored checksum in it (0: right; else the
+    residual), the pseudo-header from the IP header's addresses and the bytes the frame holds."""
+    packet = Ether(frame)
+    if packet.haslayer(IPv6):
+        ip = packet[IPv6]
+        return in6_chksum(ip.nh, ip, raw(ip.payload)[:ip.plen])
+    ip = packet[IP]
+    data = raw(ip.payload)[:ip.len - ip.ihl * 4]
+    if ip.proto == 1:
+        from scapy.utils import checksum
+        return checksum(data)
+    return in4_chksum(ip.proto, ip, data)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(v6=st.booleans(), kind=st.sampled_from(["tcp", "udp", "icmp"]), size=st.integers(0, 1400),
+       flip=st.integers(0, 0xFFFF), mtu=st.integers(68, 1500), seed=st.integers(0, 2**32 - 1))
+def test_truncate_keeps_each_residual(v6, kind, size, flip, mtu, seed):
+    """Whatever the frame, the MTU and how wrong its transport checksum is, the cut frame's checksum is wrong by
+    the same residual (right stays right): scapy's in4_chksum / in6_chksum / checksum over the transport layer
+    before and after; the IPv4 header checksum stays right (scapy's rebuild)."""
+    rng = random.Random(seed)
+    ip = IPv6(src="2001:db8::1", dst="2001:db8::2") if v6 else IP(src="10.0.0.1", dst="10.0.0.2")
+    l4 = {"tcp": TCP(sport=1, dport=2), "udp": UDP(sport=3, dport=4),
+          "icmp": ICMPv6EchoRequest() if v6 else ICMP()}[kind]
+    frame = bytearray(raw(E / ip / l4 / rng.randbytes(size)))
+    at = 14 + (40 if v6 else 20) + {"tcp": 16, "udp": 6, "icmp": 2}[kind]
+    frame[at:at + 2] = (int.from_bytes(frame[at:at + 2], "big") ^ flip).to_bytes(2, "big")
+    if kind == "udp" and not v6 and frame[at:at + 2] == b"\0\0":
+        frame[at + 1] = 1  # not UDP's "no checksum"
+    before = _residual(bytes(frame))
+    capture = pcap.parse(pcap.to_bytes([bytes(frame)]))
+    from csum.rewrite.rules import Rules
+    from csum.rewrite.truncate import truncate_chunk
+
+    cut, out = truncate_chunk(capture, Rules(truncate=mtu))
+    got = bytes(cut.packet(0))
+    assert len(got) == min(len(frame), 14 + mtu) == int(cut.origlens[0])
+    assert _residual(got) == before
+    if not v6:
+        rebuilt = Ether(got)
+        rebuilt[IP].chksum = None
+        assert raw(Ether(raw(rebuilt)))[14:34] == got[14:34]
