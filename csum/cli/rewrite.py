@@ -117,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         o = result.outcome
         alone = ", ".join(f"{n} {why}" for why, n in sorted(o.left_alone.items())) or "none"
-        cut = f", {o.truncated} truncated" if args.truncate else ""
+        cut = f", {o.truncated} truncated" if rules.truncate is not None else ""  # type: ignore[attr-defined]
         print(f"{result.name}: {result.format}, {o.packets} packets, {o.changed} changed{cut} ({result.fast} on the fast "
               f"path); checksums updated incrementally: {o.kept}, corrected (--fix): {o.fixed}; left alone: {alone}",
               file=report)

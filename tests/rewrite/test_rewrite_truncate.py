@@ -267,3 +267,19 @@ def test_truncate_keeps_each_residual(v6, kind, size, flip, mtu, seed):
         rebuilt = Ether(got)
         rebuilt[IP].chksum = None
         assert raw(Ether(raw(rebuilt)))[14:34] == got[14:34]
+
+
+def test_truncate_from_a_rules_file(tmp_path):
+    """``truncate = N`` in a --rules TOML file cuts as ``--truncate --mtu N`` does (the same output bytes), and an
+    MTU below 68 in the file is a one-line ``bad-rule`` error, exit 2. Expected: the --truncate run's bytes, which
+    the tcprewrite comparison above checks."""
+    frames = _frames(random.Random(3), 30)
+    src = tmp_path / "in.pcap"
+    src.write_bytes(pcap.to_bytes(frames))
+    (tmp_path / "rules.toml").write_text("truncate = 200\n")
+    (tmp_path / "bad.toml").write_text("truncate = 20\n")
+    assert main(["rewrite", str(src), str(tmp_path / "a.pcap"), "--rules", str(tmp_path / "rules.toml"), "-q"]) == 0
+    assert main(["rewrite", str(src), str(tmp_path / "b.pcap"), "--truncate", "--mtu", "200", "-q"]) == 0
+    assert (tmp_path / "a.pcap").read_bytes() == (tmp_path / "b.pcap").read_bytes() != src.read_bytes()
+    assert main(["rewrite", str(src), str(tmp_path / "c.pcap"), "--rules", str(tmp_path / "bad.toml")]) == 2
+    assert not (tmp_path / "c.pcap").exists()
