@@ -14,8 +14,9 @@ the new pseudo-header, a UDP 0 over IPv4 stays 0.
 Left as they were, and counted: the transport checksum of a fragment (``fragment``: it covers the whole
 datagram, which now misses the bytes cut off) and of a frame captured short of the cut (``not-captured``: the bytes
 to take out are not there); the packets inside a tunnel, whose lengths still count the bytes cut off. A frame csum
-cannot walk but whose link header it knows (ARP, other EtherTypes) is cut without more, as tcprewrite cuts it; one
-on a link type csum does not walk is left whole (``unsupported``).
+cannot walk but whose link header it knows (ARP, other EtherTypes, a malformed IP header) is cut without more, as
+tcprewrite cuts it; one on a link type csum does not walk is left whole. (:func:`csum.rewrite.apply.apply`, which
+every packet goes through first, counts those as ``malformed`` and ``unsupported``.)
 """
 
 from __future__ import annotations
@@ -49,7 +50,6 @@ def truncate(data: bytearray, linktype: int, mtu: int, wire_len: int, out: Outco
     link = link_ethertype(data, linktype)
     l3 = ip.l3 if ip is not None else None if link is None else link[1]
     if l3 is None:
-        out.left_alone["unsupported"] += 1
         return wire_len
     cut = l3 + mtu
     if wire_len <= cut:

@@ -283,3 +283,28 @@ def test_truncate_from_a_rules_file(tmp_path):
     assert (tmp_path / "a.pcap").read_bytes() == (tmp_path / "b.pcap").read_bytes() != src.read_bytes()
     assert main(["rewrite", str(src), str(tmp_path / "c.pcap"), "--rules", str(tmp_path / "bad.toml")]) == 2
     assert not (tmp_path / "c.pcap").exists()
+
+
+def test_truncate_counts_what_it_leaves(tmp_path, capsys):
+    """What --truncate cannot fix is cut and counted, never passed as fixed: an IPv4 header with an IHL of 3
+    (malformed: cut, its lengths as they were, ``malformed``), a UDP first fragment (``fragment``), a frame on a link
+    type csum does not walk (left whole, ``unsupported``). Expected: the lengths of the frames scapy built, and
+    their bytes where csum leaves them."""
+    bad = bytearray(raw(E / IP(src="10.0.0.1", dst="10.0.0.2") / UDP() / bytes(300)))
+    bad[14] = 0x43
+    first = raw(E / IP(src="10.0.0.1", dst="10.0.0.2", flags="MF") / UDP() / bytes(300))
+    src = tmp_path / "in.pcap"
+    src.write_bytes(pcap.to_bytes([bytes(bad), first]))
+    assert main(["rewrite", str(src), str(tmp_path / "out.pcap"), "--truncate", "--mtu", "100", "--json"]) == 0
+    import json
+
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["truncated_packets"] == 2 and doc["checksums"]["left_alone"] == {"fragment": 1, "malformed": 1}
+    (cut_bad, _), (cut_first, _) = _records(tmp_path / "out.pcap")
+    assert cut_bad == bytes(bad[:114]) and len(cut_first) == 114
+    other = tmp_path / "other.pcap"
+    other.write_bytes(pcap.to_bytes([bytes(400)], linktype=147))  # LINKTYPE_USER0
+    assert main(["rewrite", str(other), str(tmp_path / "o.pcap"), "--truncate", "--mtu", "100", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["truncated_packets"] == 0 and doc["checksums"]["left_alone"] == {"unsupported": 1}
+    assert (tmp_path / "o.pcap").read_bytes() == other.read_bytes()
