@@ -13,10 +13,11 @@ the new pseudo-header, a UDP 0 over IPv4 stays 0.
 
 Left as they were, and counted: the transport checksum of a fragment (``fragment``: it covers the whole
 datagram, which now misses the bytes cut off) and of a frame captured short of the cut (``not-captured``: the bytes
-to take out are not there); the packets inside a tunnel, whose lengths still count the bytes cut off. A frame csum
-cannot walk but whose link header it knows (ARP, other EtherTypes, a malformed IP header) is cut without more, as
-tcprewrite cuts it; one on a link type csum does not walk is left whole. (:func:`csum.rewrite.apply.apply`, which
-every packet goes through first, counts those as ``malformed`` and ``unsupported``.)
+to take out are not there), and the packets inside a tunnel, whose lengths still count the bytes cut off
+(``not-captured``: the output holds them only in part). A frame csum cannot walk but whose link header it knows
+(ARP, other EtherTypes, a malformed IP header) is cut without more, as tcprewrite cuts it; one on a link type csum
+does not walk is left whole. (:func:`csum.rewrite.apply.apply`, which every packet goes through first, counts those
+as ``malformed`` and ``unsupported``.)
 """
 
 from __future__ import annotations
@@ -56,6 +57,8 @@ def truncate(data: bytearray, linktype: int, mtu: int, wire_len: int, out: Outco
         return wire_len
     if ip is not None and ip.end > cut:
         _shorten(data, stack, ip, cut, out)
+        # a tunnel's packets: their lengths and checksums still count the bytes cut off
+        out.left_alone[Reason.NOT_CAPTURED.value] += sum(x.depth > 0 and not x.copy and x.end > cut for x in stack.ips)
     del data[cut:]
     return cut
 

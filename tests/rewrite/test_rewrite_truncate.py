@@ -19,6 +19,7 @@ from scapy.compat import raw
 from scapy.layers.inet import ICMP, IP, TCP, UDP, in4_chksum
 from scapy.layers.inet6 import ICMPv6EchoRequest, IPv6, in6_chksum
 from scapy.layers.l2 import ARP, Dot1Q, Ether
+from scapy.layers.vxlan import VXLAN
 from scapy.utils import PcapNgWriter
 
 from csum import inet
@@ -287,20 +288,25 @@ def test_truncate_from_a_rules_file(tmp_path):
 
 def test_truncate_counts_what_it_leaves(tmp_path, capsys):
     """What --truncate cannot fix is cut and counted, never passed as fixed: an IPv4 header with an IHL of 3
-    (malformed: cut, its lengths as they were, ``malformed``), a UDP first fragment (``fragment``), a frame on a link
-    type csum does not walk (left whole, ``unsupported``). Expected: the lengths of the frames scapy built, and
+    (malformed: cut, its lengths as they were, ``malformed``), a UDP first fragment (``fragment``), the packet a
+    VXLAN tunnel carries (``not-captured``: its lengths count the bytes cut off; the outer checksums are right), a
+    frame on a link type csum does not walk (left whole, ``unsupported``). Expected: the lengths of the frames scapy built, and
     their bytes where csum leaves them."""
     bad = bytearray(raw(E / IP(src="10.0.0.1", dst="10.0.0.2") / UDP() / bytes(300)))
     bad[14] = 0x43
     first = raw(E / IP(src="10.0.0.1", dst="10.0.0.2", flags="MF") / UDP() / bytes(300))
+    vxlan = raw(E / IP(src="192.0.2.1", dst="192.0.2.2") / UDP(sport=49152, dport=4789) / VXLAN(vni=1) / Ether() /
+                IP(src="10.0.0.1", dst="10.0.0.2") / TCP() / bytes(300))
     src = tmp_path / "in.pcap"
-    src.write_bytes(pcap.to_bytes([bytes(bad), first]))
+    src.write_bytes(pcap.to_bytes([bytes(bad), first, vxlan]))
     assert main(["rewrite", str(src), str(tmp_path / "out.pcap"), "--truncate", "--mtu", "100", "--json"]) == 0
     import json
 
     doc = json.loads(capsys.readouterr().out)
-    assert doc["truncated_packets"] == 2 and doc["checksums"]["left_alone"] == {"fragment": 1, "malformed": 1}
-    (cut_bad, _), (cut_first, _) = _records(tmp_path / "out.pcap")
+    assert doc["truncated_packets"] == 3
+    assert doc["checksums"]["left_alone"] == {"fragment": 1, "malformed": 1, "not-captured": 1}
+    (cut_bad, _), (cut_first, _), (cut_vxlan, _) = _records(tmp_path / "out.pcap")
+    assert all(r.ok for r in inet.verify(cut_vxlan)[:2])  # the outer IPv4 and UDP checksums
     assert cut_bad == bytes(bad[:114]) and len(cut_first) == 114
     other = tmp_path / "other.pcap"
     other.write_bytes(pcap.to_bytes([bytes(400)], linktype=147))  # LINKTYPE_USER0
