@@ -28,10 +28,12 @@ _CSS = """
 body { font: 14px/1.4 system-ui, sans-serif; margin: 24px; color: #1d1d1f; background: #fff; }
 h1 { font-size: 22px; margin: 0 0 4px; } h2 { font-size: 17px; margin: 28px 0 8px; }
 p.files { color: #555; margin: 0 0 16px; }
-table { border-collapse: collapse; margin: 4px 0; }
+table { border-collapse: collapse; margin: 4px 0; max-width: 100%; }
 th, td { padding: 3px 10px; border-bottom: 1px solid #e3e3e3; text-align: right; white-space: nowrap; }
-th { background: #f4f4f6; font-weight: 600; } td.t, th.t { text-align: left; }
-td.addr { font-family: ui-monospace, monospace; text-align: left; }
+th { background: #f4f4f6; font-weight: 600; } td.t, th.t { text-align: left; } td.t { white-space: normal; }
+td.addr { font-family: ui-monospace, monospace; text-align: left; white-space: normal; overflow-wrap: anywhere;
+          min-width: 22ch; }
+svg { max-width: 100%; height: auto; }
 ul.verdict { list-style: none; padding: 0; margin: 8px 0; }
 ul.verdict li { padding: 6px 10px; margin: 4px 0; border-radius: 4px; font-weight: 600; }
 li.offload, span.offload { background: #e8f1fb; color: #0b4f8a; }

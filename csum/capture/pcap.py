@@ -52,7 +52,7 @@ if TYPE_CHECKING:  # numpy only where a column is read as an array: a small capt
 
 __all__ = ["CHUNK_BYTES", "LINKTYPE_ETHERNET", "LINKTYPE_IPV4", "LINKTYPE_IPV6", "LINKTYPE_LINUX_SLL",
            "LINKTYPE_LINUX_SLL2", "LINKTYPE_RAW", "MAX_RECORD", "NO_TIME", "Capture", "Reader", "Span", "Stop", "parse",
-           "patched", "read", "to_bytes"]
+           "patched", "read", "resized", "to_bytes"]
 
 #: Link types (tcpdump.org/linktypes.html) whose packets csum can find IP in.
 LINKTYPE_ETHERNET = 1
@@ -731,6 +731,75 @@ def patched(capture: Capture, patches: Iterable[tuple[int, bytes]]) -> bytes:
                                  f"{capture.base}", code=Code.OUT_OF_RANGE)
         out[at : at + len(new)] = new
     return bytes(out)
+
+
+def _record_header(data: bytes, at: int, cap: int, orig: int, index: int) -> str:
+    """The byte order ("<" or ">") of the standard 16-byte pcap record header at ``at`` that holds ``cap`` and
+    ``orig``; CsumValueError where it does not (a modified or swapped layout: not resized)."""
+    for order in "<>":
+        if struct.unpack_from(order + "II", data, at + 8) == (cap, orig):
+            return order
+    raise CsumValueError(f"packet {index}: its pcap record header is not the standard one (captured and original "
+                         "length at 8 and 12): not resized", code=Code.BAD_VALUE)
+
+
+def _block_start(data: bytes, offset: int, index: int) -> tuple[int, str, int]:
+    """(start, byte order, type) of the pcapng packet block whose packet data starts at ``offset``: an Enhanced or
+    obsolete Packet Block (data at 28) or a Simple Packet Block (data at 12)."""
+    for back, kinds in ((28, (_EPB, _PB)), (12, (_SPB,))):
+        for order in "<>":
+            at = offset - back
+            if at >= 0 and struct.unpack_from(order + "I", data, at)[0] in kinds:
+                length = struct.unpack_from(order + "I", data, at + 4)[0]
+                if at + length <= len(data) and struct.unpack_from(order + "I", data, at + length - 4)[0] == length:
+                    return at, order, struct.unpack_from(order + "I", data, at)[0]
+    raise CsumValueError(f"packet {index}: no pcapng packet block holds it: not resized", code=Code.BAD_VALUE)
+
+
+def resized(capture: Capture, packets: Sequence[bytes | None], origlens: Sequence[int]) -> Capture:
+    """``capture`` with packet i's captured bytes replaced by ``packets[i]`` (None: as it was; any length) and its
+    original length set to ``origlens[i]``: the pcap record headers, or the pcapng packet blocks (their lengths,
+    padding, options and trailing length), rewritten to fit; every other byte (file and section headers, other
+    blocks) copied. What ``csum rewrite --truncate`` writes."""
+    data, out = capture.data, []
+    offs, caps, origs, links, times = [], [], [], [], []
+    pos, size = 0, 0
+    for i, (offset, cap, orig, link, stamp) in enumerate(capture.records()):
+        given = packets[i]
+        new = bytes(capture.packet(i)) if given is None else given
+        if capture.format == "pcap":
+            start = offset - 16
+            order = _record_header(data, start, cap, orig, i)
+            head = data[start:start + 8] + struct.pack(order + "II", len(new), origlens[i])
+            block, at, end = head + new, 16, offset + cap
+        else:
+            start, order, kind = _block_start(data, offset, i)
+            length = struct.unpack_from(order + "I", data, start + 4)[0]
+            end = start + length
+            pad = -len(new) % 4
+            if kind == _SPB:
+                body = struct.pack(order + "I", origlens[i]) + new + bytes(pad)
+                at = 12
+            else:
+                options = data[offset + cap + (-cap % 4):end - 4]
+                body = data[start + 8:start + 20] + struct.pack(order + "II", len(new), origlens[i]) + new + \
+                    bytes(pad) + options
+                at = 28
+            total = 12 + len(body)
+            block = struct.pack(order + "II", kind, total) + body + struct.pack(order + "I", total)
+        out.append(data[pos:start])
+        size += start - pos
+        offs.append(size + at)
+        caps.append(len(new))
+        origs.append(origlens[i])
+        links.append(link)
+        times.append(stamp)
+        out.append(block)
+        size += len(block)
+        pos = end
+    out.append(data[pos:])
+    return Capture(b"".join(out), capture.format, offs, caps, origs, links, capture.first_index, capture.base,
+                   None if capture.times is None else times)
 
 
 def to_bytes(frames: Iterable[bytes], linktype: int = LINKTYPE_ETHERNET) -> bytes:

@@ -14,6 +14,8 @@ from .args import UsageError, add_quiet, add_read_write, chunk_bytes, jobs
 
 #: The command's name on the command line.
 NAME = "rewrite"
+#: The MTU ``--truncate`` cuts to without ``--mtu``: Ethernet's (RFC 894), tcprewrite's default.
+DEFAULT_MTU = 1500
 
 
 def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -42,6 +44,9 @@ def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     cmd.add_argument("--anonymize-key-file", metavar="F", help="the Crypto-PAn key from a file")
     cmd.add_argument("--level", choices=("outer", "inner", "all"), default=None,
                      help="which IP headers: the outermost, those inside it (tunnels, ICMP quotes) or all (default)")
+    cmd.add_argument("--truncate", action="store_true", help="cut frames with more than the MTU's bytes of layer 3 "
+                     "to it, their lengths and checksums updated (as tcprewrite --mtu-trunc)")
+    cmd.add_argument("--mtu", metavar="N", help=f"the MTU --truncate cuts to (default {DEFAULT_MTU}, as tcprewrite's)")
     cmd.add_argument("--fix", action="store_true", help="also correct every checksum that was wrong")
     cmd.add_argument("--jobs", type=jobs, default=1, metavar="N", help="rewrite in N processes (default 1)")
     cmd.add_argument("--chunk-bytes", type=chunk_bytes, default=None, metavar="B", help="bytes of records per chunk")
@@ -52,7 +57,7 @@ def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def rules_of(args: argparse.Namespace) -> object:
     """The :class:`csum.rewrite.Rules` the options and ``--rules`` file say (options add to the file's lists)."""
-    from ..rewrite.rules import Rules, read_key
+    from ..rewrite.rules import MAX_MTU, MIN_MTU, Rules, read_key
 
     base = Rules()
     if args.rules:
@@ -68,10 +73,20 @@ def rules_of(args: argparse.Namespace) -> object:
             key = read_key(Path(args.anonymize_key_file))
         except OSError as exc:
             raise UsageError(f"cannot read {args.anonymize_key_file}: {exc.strerror or exc}") from None
+    if args.mtu is not None and not args.truncate:
+        raise UsageError("--mtu: it says where --truncate cuts; give --truncate too")
+    truncate = None
+    if args.truncate:
+        try:
+            truncate = DEFAULT_MTU if args.mtu is None else int(args.mtu, 0)
+        except ValueError:
+            truncate = -1
+        if not MIN_MTU <= truncate <= MAX_MTU:
+            raise UsageError(f"--mtu: an MTU in {MIN_MTU}..{MAX_MTU} bytes, not {args.mtu}")
     return base.merged(map_ip=args.map_ip, map_src=args.map_src, map_dst=args.map_dst, map_port=args.map_port,
                        ttl=args.ttl, dscp=args.dscp, ecn=args.ecn, tclass=args.tclass, flowlabel=args.flowlabel,
                        mac_src=args.mac_src, mac_dst=args.mac_dst, vlan_retag=args.vlan_retag, anonymize=key,
-                       level=args.level)
+                       level=args.level, truncate=truncate)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -102,7 +117,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         o = result.outcome
         alone = ", ".join(f"{n} {why}" for why, n in sorted(o.left_alone.items())) or "none"
-        print(f"{result.name}: {result.format}, {o.packets} packets, {o.changed} changed ({result.fast} on the fast "
+        cut = f", {o.truncated} truncated" if rules.truncate is not None else ""  # type: ignore[attr-defined]
+        print(f"{result.name}: {result.format}, {o.packets} packets, {o.changed} changed{cut} ({result.fast} on the fast "
               f"path); checksums updated incrementally: {o.kept}, corrected (--fix): {o.fixed}; left alone: {alone}",
               file=report)
         if result.stop is not None:

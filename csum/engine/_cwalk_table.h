@@ -167,7 +167,7 @@
 /* table.UDP_TUNNELS_BY_SOURCE: also a tunnel's source port (the lower one) */
 #define CT_UDP_TUNNEL_BY_SOURCE(p) ((p) == 1701 || (p) == 2152 || (p) == 3386 || (p) == 3544 || (p) == 4341 || (p) == 5072 || (p) == 5247)
 /* ICMPv6 types of table.NDP_ADDRESSES (Neighbor Discovery messages holding addresses): the Python engine's when addresses are mapped */
-#define CT_NDP_ADDRESSED(t) ((t) == 135 || (t) == 136 || (t) == 137)
+#define CT_NDP_ADDRESSED(t) ((t) == 134 || (t) == 135 || (t) == 136 || (t) == 137)
 /* TCP ports of table.TCP_EMBEDDED (either port): the Python walker's */
 #define CT_TCP_EMBEDDED(p) ((p) == 6633 || (p) == 6653)
 /* BSD address families (DLT_NULL, DLT_LOOP) */

@@ -463,9 +463,24 @@ ETH_ALEN = 6
 #: sender hardware and protocol addresses and the target hardware and protocol addresses, of those lengths.
 #: No checksum covers it.
 ETH_ARP, ARP_PRO, ARP_HLN, ARP_PLN, ARP_HLEN = 0x0806, 2, 4, 5, 8
-#: IPv6 Neighbor Discovery (RFC 4861 4.3, 4.4, 4.5): the ICMPv6 types whose message holds IPv6 addresses after
-#: the 4-byte ICMPv6 header and 4 reserved bytes -> their offsets from the ICMPv6 header: Neighbor Solicitation
-#: and Advertisement's Target Address; Redirect's Target and Destination Address. The ICMPv6 checksum covers them.
-NDP_ADDRESSES = {135: (8,), 136: (8,), 137: (8, 24)}
+#: IPv6 Neighbor Discovery (RFC 4861 4.2-4.5): the ICMPv6 types whose message holds IPv6 addresses -> the offsets
+#: from the ICMPv6 header of those after its 4 bytes and 4 reserved ones: Neighbor Solicitation and Advertisement's
+#: Target Address; Redirect's Target and Destination Address; a Router Advertisement's are in its options. The
+#: ICMPv6 checksum covers them.
+NDP_ADDRESSES = {134: (), 135: (8,), 136: (8,), 137: (8, 24)}
+#: Where the options of those messages start, from the ICMPv6 header (RFC 4861 4.2-4.5): Router Advertisement
+#: (no address of its own: its options hold them), Neighbor Solicitation and Advertisement, Redirect.
+NDP_OPTIONS_AT = {134: 16, 135: 24, 136: 24, 137: 40}
+#: Neighbor Discovery options (type, then length in units of 8 bytes, RFC 4861 4.6) holding IPv6 addresses ->
+#: (offset of the first from the option's start, bytes of each): Prefix Information's Prefix (RFC 4861 4.6.2),
+#: Route Information's Prefix (RFC 4191 2.3: 0, 8 or 16 bytes, as the length says), the Recursive DNS Servers'
+#: addresses (RFC 8106 5.1: as many as the length holds). The link-layer address options (1, 2) hold MACs.
+NDP_OPT_PREFIX_INFO, NDP_OPT_ROUTE_INFO, NDP_OPT_RDNSS = 3, 24, 25
+NDP_OPT_ADDRESSES = {NDP_OPT_PREFIX_INFO: (16, 16), NDP_OPT_ROUTE_INFO: (8, 16), NDP_OPT_RDNSS: (8, 16)}
+#: The Redirected Header option (RFC 4861 4.6.3): 8 bytes (type, length, 6 reserved), then the start of the packet
+#: that caused the Redirect, which its sender (the Redirect's destination) sent to the Redirect's Destination Address.
+NDP_OPT_REDIRECTED, NDP_OPT_REDIRECTED_DATA = 4, 8
+#: The unit of an option's length byte (RFC 4861 4.6).
+NDP_OPT_UNIT = 8
 #: RFC 4861 4.4: a Neighbor Advertisement's Target Address is the sender's own (the others name a destination).
 NDP_NEIGHBOR_ADVERT = 136

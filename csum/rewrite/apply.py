@@ -13,9 +13,9 @@ A checksum a change should reach but that is not in the packet (cut by the snap 
 as it is and counted with its reason (:class:`Outcome`); so is a whole packet csum cannot walk (an unsupported
 link type, a malformed outer header), which is copied unchanged. Changes are made on a copy: a packet is written
 back whole or not at all. The address rules also map what a replay announces: IPv4 ARP's sender and target
-protocol addresses (no checksum covers them) and IPv6 Neighbor Discovery's target addresses (through the editor: the
-ICMPv6 checksum is updated like the others). csum/engine/_rewrite.c answers the common stacks the same way
-(csum/rewrite/fast.py).
+protocol addresses (no checksum covers them) and IPv6 Neighbor Discovery's addresses, targets and those its options
+hold (through the editor: the ICMPv6 checksum is updated like the others). csum/engine/_rewrite.c answers the
+common stacks the same way (csum/rewrite/fast.py).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from ..layers.reasons import Reason
 from .packet import Editor, FieldChange, edited
 from .rules import Rules
 
-__all__ = ["Outcome", "apply"]
+__all__ = ["Outcome", "apply", "link_ethertype"]
 
 _GENERIC = profile("generic")
 
@@ -39,7 +39,8 @@ _GENERIC = profile("generic")
 class Outcome:
     """What happened to the packets of a capture (mergeable with :meth:`update`).
 
-    ``kept``: checksum fields a change passed through, updated incrementally (their residual kept); ``fixed``:
+    ``kept``: checksum fields a change passed through, updated incrementally (their residual kept; the fields
+    ``--truncate`` updates are not counted); ``fixed``:
     fields ``--fix`` then corrected; ``left_alone``: reason -> fields (or, for ``unsupported``, ``malformed`` and
     ``ttl-expired``, packets or headers) a change should have reached but did not.
     """
@@ -49,6 +50,8 @@ class Outcome:
     kept: int = 0
     fixed: int = 0
     left_alone: Counter[str] = field(default_factory=Counter)
+    #: packets cut by ``--truncate`` (csum/rewrite/truncate.py)
+    truncated: int = 0
 
     def update(self, other: Outcome) -> None:
         self.packets += other.packets
@@ -56,9 +59,10 @@ class Outcome:
         self.kept += other.kept
         self.fixed += other.fixed
         self.left_alone.update(other.left_alone)
+        self.truncated += other.truncated
 
     def as_json(self) -> dict[str, object]:
-        return {"packets": self.packets, "changed_packets": self.changed,
+        return {"packets": self.packets, "changed_packets": self.changed, "truncated_packets": self.truncated,
                 "checksums": {"kept": self.kept, "fixed": self.fixed,
                               "left_alone": dict(sorted(self.left_alone.items()))}}
 
@@ -87,19 +91,28 @@ def _link_layer(data: bytearray, rules: Rules) -> None:
         at += table.VLAN_TAG_LEN
 
 
-def _arp(data: bytearray, linktype: int, rules: Rules) -> None:
-    """IPv4 ARP's sender and target protocol addresses (RFC 826) mapped as a source and a destination address, on
-    Ethernet (VLAN-tagged or not) and the link types whose header ends with an EtherType (Linux cooked ...); as
-    ``tcprewrite --pnat`` maps them. No checksum covers them."""
+def link_ethertype(data: bytes | bytearray, linktype: int) -> tuple[int, int] | None:
+    """Where the innermost EtherType of a frame's link header is and where its payload starts: on Ethernet (past its
+    VLAN tags) and the link types whose header ends with an EtherType (Linux cooked ...); None on the others."""
     link = table.LINKTYPES.get(linktype)
     if linktype == 1:
-        at, arp = table.ETH_TYPE, table.ETHHDR.size
+        at, payload = table.ETH_TYPE, table.ETHHDR.size
     elif link is not None and link.kind == "ethertype":
-        at, arp = link.at, link.header
+        at, payload = link.at, link.header
     else:
-        return
+        return None
     while len(data) >= at + 2 and int.from_bytes(data[at:at + 2], "big") in table.VLAN_TPIDS:
-        at, arp = arp + table.VLAN_TAG_LEN - 2, arp + table.VLAN_TAG_LEN  # the tag's TCI, then its EtherType
+        at, payload = payload + table.VLAN_TAG_LEN - 2, payload + table.VLAN_TAG_LEN  # the tag's TCI, its EtherType
+    return at, payload
+
+
+def _arp(data: bytearray, linktype: int, rules: Rules) -> None:
+    """IPv4 ARP's sender and target protocol addresses (RFC 826) mapped as a source and a destination address, on
+    the link types of :func:`link_ethertype`; as ``tcprewrite --pnat`` maps them. No checksum covers them."""
+    found = link_ethertype(data, linktype)
+    if found is None:
+        return
+    at, arp = found
     if len(data) < arp + table.ARP_HLEN or int.from_bytes(data[at:at + 2], "big") != table.ETH_ARP or \
             int.from_bytes(data[arp + table.ARP_PRO:arp + table.ARP_PRO + 2], "big") != table.ETH_IPV4 or \
             data[arp + table.ARP_PLN] != table.IPHDR.addr_size:
@@ -111,20 +124,49 @@ def _arp(data: bytearray, linktype: int, rules: Rules) -> None:
             data[where:where + pln] = rules.address(bytes(data[where:where + pln]), source)
 
 
+def _ndp_addresses(data: bytearray, at: int, end: int) -> list[tuple[int, int, bool]]:
+    """Where the Neighbor Discovery message at ``at`` (ending at ``end``, within the captured bytes) holds IPv6
+    addresses: (offset, bytes, whether it names the message's source). Its fixed fields (table.NDP_ADDRESSES: a
+    Neighbor Advertisement's target is the sender's own, the other targets and Redirect's destination name a
+    destination), then its options (RFC 4861 4.6): what a Router
+    Advertisement announces (table.NDP_OPT_ADDRESSES: prefixes, routes, DNS servers) counts as the sender's; the
+    walk of the options stops at one of length 0 (RFC 4861 4.6: such a message is invalid) or one cut short. The
+    packet a Redirected Header quotes went from the Redirect's destination to the Redirect's Destination Address:
+    both its addresses name a destination, as the Redirect's own fields naming them do."""
+    kind, size = data[at], table.IPV6HDR.addr_size
+    found: list[tuple[int, int, bool]] = [
+        (at + offset, size, kind == table.NDP_NEIGHBOR_ADVERT) for offset in table.NDP_ADDRESSES.get(kind, ())
+        if at + offset + size <= end]
+    option = at + table.NDP_OPTIONS_AT.get(kind, end - at)
+    while option + 2 <= end:
+        length = data[option + 1] * table.NDP_OPT_UNIT
+        if not length or option + length > end:
+            break
+        if data[option] in table.NDP_OPT_ADDRESSES:
+            first, step = table.NDP_OPT_ADDRESSES[data[option]]
+            found += [(a, min(step, option + length - a), True) for a in range(option + first, option + length, step)]
+        elif data[option] == table.NDP_OPT_REDIRECTED:
+            quoted = option + table.NDP_OPT_REDIRECTED_DATA
+            if quoted + table.IPV6HDR.size <= option + length and data[quoted] >> 4 == 6:
+                found += [(quoted + table.IPV6HDR.saddr, size, False), (quoted + table.IPV6HDR.daddr, size, False)]
+        option += length
+    return found
+
+
 def _ndp(editor: Editor, data: bytearray, layer: IPLayer, rules: Rules, back: bool) -> None:
-    """Neighbor Discovery's addresses (table.NDP_ADDRESSES: NS / NA targets, Redirect's target and destination)
-    mapped like the header's, through ``editor`` as 4-byte fields of the ICMPv6 message (its checksum updated
-    incrementally, and every enclosing one). The layer holds its ICMPv6 header and checksum."""
-    kind = data[layer.l4]  # type: ignore[index]
-    for offset in table.NDP_ADDRESSES.get(kind, ()):
-        at = layer.l4 + offset  # type: ignore[operator]
-        if at + table.IPV6HDR.addr_size > len(data):
-            continue
-        old = bytes(data[at:at + table.IPV6HDR.addr_size])
-        new = rules.address(old, (kind == table.NDP_NEIGHBOR_ADVERT) != back)
-        for i in range(0, len(new), 4):
+    """Neighbor Discovery's addresses (:func:`_ndp_addresses`) mapped like the header's, through ``editor`` as
+    4-byte fields of the ICMPv6 message (its checksum updated incrementally, and every enclosing one). A prefix of
+    fewer than 16 bytes (a Route Information option's) is mapped as the address it starts. The transport checksum
+    of a Redirected Header's quoted packet is left as it is (csum does not walk that quote). The layer holds its
+    ICMPv6 header and checksum."""
+    at = layer.l4
+    assert at is not None
+    for where, size, source in _ndp_addresses(data, at, min(layer.end, len(data))):
+        old = bytes(data[where:where + size])
+        new = rules.address(old.ljust(table.IPV6HDR.addr_size, b"\0"), source != back)[:size]
+        for i in range(0, size, 4):
             if new[i:i + 4] != old[i:i + 4]:
-                editor.field(FieldChange(at + i, new[i:i + 4]))
+                editor.field(FieldChange(where + i, new[i:i + 4]))
 
 
 def _header(editor: Editor, data: bytearray, ip: IPLayer, rules: Rules, out: Outcome) -> None:

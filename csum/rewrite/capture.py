@@ -3,7 +3,8 @@
 The capture is read in bounded chunks by :class:`csum.pcap.Reader` (pcap or pcapng, compressed or not, ``-`` for
 standard input), each chunk's packets are rewritten (:func:`csum.rewrite.fast.rewrite_chunk`: csum/engine/_rewrite.c for the
 common stacks where it is built, :func:`csum.rewrite.apply.apply` for the rest; packets keep their length, so every
-other byte of the file, pcapng blocks, options and comments included, is copied as it was), and the chunks are
+other byte of the file, pcapng blocks, options and comments included, is copied as it was; with ``truncate`` every
+packet goes through :func:`csum.rewrite.truncate.truncate_chunk` and its record or block is resized), and the chunks are
 written in order to OUT (:class:`csum.capture.output.AtomicFile`: a regular file replaced atomically, never an
 input; ``-``: standard output). ``fix=True`` passes the rewritten chunks through ``csum fix``'s checker
 (:func:`csum.capture.scan.scan` with a transform), which corrects what was wrong. ``jobs`` > 1 rewrites chunks in
@@ -28,6 +29,7 @@ from ..capture.source import open_source
 from .apply import Outcome
 from .fast import rewrite_chunk
 from .rules import Rules
+from .truncate import truncate_chunk
 
 __all__ = ["RewriteResult", "rewrite_capture"]
 
@@ -65,6 +67,9 @@ class RewriteResult:
 def _rewritten_chunk(chunk: pcap.Capture, rules: Rules) -> tuple[pcap.Capture, Outcome, int]:
     """``chunk`` with every packet rewritten (:func:`csum.rewrite.fast.rewrite_chunk`), what happened, and how many
     packets the C engine answered."""
+    if rules.truncate is not None:  # frames change length: the Python engine and resized records
+        cut, out = truncate_chunk(chunk, rules)
+        return cut, out, 0
     data, out, fast = rewrite_chunk(chunk, rules)
     return chunk.with_data(data), out, fast
 

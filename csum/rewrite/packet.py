@@ -234,6 +234,13 @@ class Editor:
             now = bytes(self.buf[lo:offset]) + new + bytes(self.buf[offset + len(new):hi])
             self._replace("bpf_l4_csum_replace", at, _le(was), _le(now), flags | (hi - lo), lo)
 
+    def l4_word(self, old: int, new: int) -> None:
+        """The L4 checksum updated for a 16-bit word it covers going from ``old`` to ``new`` (their values as
+        big-endian words), the bytes left to the caller: csum.rewrite.truncate takes the sum of the bytes it cuts off
+        to 0."""
+        self._replace("bpf_l4_csum_replace", self.layout.l4_csum, _le(old.to_bytes(2, "big")),  # type: ignore[arg-type]
+                      _le(new.to_bytes(2, "big")), self.l4_flags(2, False))
+
     def l4_flags(self, size: int, pseudo: bool) -> int:
         flags = size
         if pseudo:

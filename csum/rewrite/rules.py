@@ -35,6 +35,8 @@ Level = Literal["outer", "inner", "all"]
 LEVELS = ("outer", "inner", "all")
 #: Port maps name a protocol (``tcp:80=8080``) or apply to every protocol with ports.
 _PORT_PROTOCOLS = {"tcp": table.TCP, "udp": table.UDP, "udplite": table.UDPLITE, "dccp": table.DCCP}
+#: The MTUs ``truncate`` takes: RFC 791's 68 bytes every IPv4 module forwards, up to the largest IP length field.
+MIN_MTU, MAX_MTU = 68, 65535
 _MAC = re.compile(r"^[0-9a-fA-F]{2}([:-][0-9a-fA-F]{2}){5}$")
 
 
@@ -175,7 +177,8 @@ class Rules:
     the IPv4 TOS byte and the IPv6 traffic class, ``tclass`` (0..255) the whole IPv6 traffic class, ``flowlabel``
     (0..0xfffff) the IPv6 flow label; ``mac_src`` / ``mac_dst``: a MAC for every frame or OLD=NEW, on the outer
     Ethernet header; ``vlan_retag``: VLAN ID OLD=NEW on its 802.1Q / 802.1ad tags; ``anonymize``: a 32-byte
-    Crypto-PAn key (bytes or 64 hex digits) for the addresses no map matches; ``level``: outer, inner or all.
+    Crypto-PAn key (bytes or 64 hex digits) for the addresses no map matches; ``level``: outer, inner or all;
+    ``truncate``: an MTU (68..65535): frames with more layer-3 bytes are cut to it (csum/rewrite/truncate.py).
     """
 
     map_ip: tuple[PrefixMap, ...] = ()
@@ -192,6 +195,7 @@ class Rules:
     vlan_retag: tuple[tuple[int, int], ...] = ()
     anonymize: bytes | None = None
     level: Level = "all"
+    truncate: int | None = None
     _cryptopan: CryptoPAn | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -229,6 +233,8 @@ class Rules:
             put(self, "_cryptopan", CryptoPAn(self.anonymize))
         if self.level not in LEVELS:
             raise _bad(f"level={self.level}", "level is outer, inner or all")
+        if self.truncate is not None:
+            put(self, "truncate", _int(self.truncate, "truncate", MIN_MTU, MAX_MTU))
 
     @classmethod
     def from_mapping(cls, doc: Mapping[str, Any], *, base: Path | None = None) -> Rules:

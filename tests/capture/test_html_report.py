@@ -144,3 +144,54 @@ def test_page_in_a_real_browser(sample, tmp_path):
     colours = {colour for _, colour in image.getcolors(maxcolors=1 << 24)}
     assert image.size == (1000, 900)
     assert (0xE8, 0xF1, 0xFB) in colours and (0xFD, 0xEC, 0xEA) in colours  # li.offload, li.corrupt backgrounds
+
+
+#: Appended to a copy of the report (the report itself has no script): on load, the window's width, the page's
+#: scroll width and each table's right edge, as JSON in a <pre id="measure"> that --dump-dom then shows.
+_MEASURE = ('<script>addEventListener("load", () => { const m = document.createElement("pre"); m.id = "measure";'
+            ' m.textContent = JSON.stringify({inner: innerWidth, scroll: document.documentElement.scrollWidth,'
+            ' tables: [...document.querySelectorAll("table")].map(t => [t.id, t.getBoundingClientRect().right])});'
+            ' document.body.appendChild(m); })</script>')
+
+
+def _long_ipv6_flows(path) -> None:
+    """A capture whose flows have the longest text an endpoint takes: IPv6 addresses of eight 4-digit groups with
+    5-digit ports, over TCP, UDP and ICMPv6, each with a wrong checksum (so each flow and host is listed)."""
+    from scapy.layers.inet import TCP, UDP
+    from scapy.layers.inet6 import ICMPv6EchoRequest, IPv6
+    from scapy.layers.l2 import Ether
+
+    packets = []
+    for i in range(40):
+        a, b = (":".join(f"{0xA000 + 97 * i + 13 * j + k:x}" for j in range(8)) for k in (0, 5))
+        l4 = [TCP(sport=65000 + i, dport=44300, chksum=0x1234), UDP(sport=65000 + i, dport=55353, chksum=0x1234),
+              ICMPv6EchoRequest(cksum=0x1111)][i % 3]
+        packet = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02") / IPv6(src=a, dst=b) / l4 / (b"x" * 20)
+        packet.time = 1_700_000_000 + i
+        packets.append(packet)
+    wrpcap(str(path), packets)
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (Debian package chromium; .ci/run installs it)")
+def test_tables_fit_a_1280_pixel_window(tmp_path):
+    """The report of a capture with the longest IPv6 flow endpoints fits a 1280-px wide window: Chromium's own
+    measure (headless, --window-size=1280,900) of the page's scroll width is at most the window's width, and every
+    table (per host, per flow) ends inside it. Expected values: Chromium's layout (before the CSS let addresses wrap,
+    the page of this capture was 1519 px wide)."""
+    capture, page = tmp_path / "long.pcap", tmp_path / "report.html"
+    _long_ipv6_flows(capture)
+    assert main(["verify", str(capture), "--html", str(page)]) == 1
+    text = page.read_text()
+    assert text.count('<tr class="flow">') == 40 and "[a000:a00d:" in text  # the long endpoints are on the page
+    probe = tmp_path / "probe.html"
+    probe.write_text(text.replace("</body>", _MEASURE + "</body>"))
+    run = _chromium(str(tmp_path / "profile"), "--window-size=1280,900", "--virtual-time-budget=2000", "--dump-dom",
+                    probe.as_uri())
+    assert run.returncode == 0, run.stderr
+    found = re.findall(r'<pre id="measure">(.*?)</pre>', run.stdout)
+    assert found, run.stdout[-2000:]
+    measure = json.loads(found[0])
+    assert measure["inner"] == 1280
+    assert measure["scroll"] <= 1280, measure
+    right = dict(measure["tables"])
+    assert {"hosts", "flows"} <= set(right) and max(right.values()) <= 1280, measure

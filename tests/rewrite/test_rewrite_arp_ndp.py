@@ -13,7 +13,9 @@ import ipaddress
 import pytest
 from scapy.compat import raw
 from scapy.layers.inet import IP, UDP
-from scapy.layers.inet6 import ICMPv6ND_NA, ICMPv6ND_NS, ICMPv6ND_Redirect, ICMPv6NDOptSrcLLAddr, IPv6
+from scapy.layers.inet6 import (ICMPv6ND_NA, ICMPv6ND_NS, ICMPv6ND_Redirect, ICMPv6NDOptSrcLLAddr,
+                                ICMPv6NDOptDstLLAddr, IPv6)
+from scapy.packet import Raw
 from scapy.layers.l2 import ARP, Dot1Q, Ether
 from scapy.layers.vxlan import VXLAN
 
@@ -135,3 +137,51 @@ def test_ndp_addresses_mapped_with_the_checksum(rewritten, option):
         if want.haslayer(UDP):
             want[UDP].chksum = None
         assert g.hex() == raw(want).hex(), f.summary()
+
+
+def _ndp_with_options(address, v6_src: str = "2001:db8::fe") -> list[bytes]:
+    """Neighbor Discovery frames whose options hold IPv6 addresses, each address passed through ``address(value,
+    source)`` (``source``: whether the rules' source side maps it), every checksum computed by scapy: a Router
+    Advertisement with Prefix Information, DNS servers and Route Information of 0, 8 and 16 prefix bytes; a
+    Redirect with a Redirected Header quoting a UDP datagram (its UDP checksum fixed, as a quote keeps it); a
+    Neighbor Solicitation with a nonce (no address); an option of length 0, after which nothing is mapped."""
+    from scapy.layers.inet6 import (ICMPv6ND_RA, ICMPv6NDOptPrefixInfo, ICMPv6NDOptRDNSS, ICMPv6NDOptRedirectedHdr,
+                                    ICMPv6NDOptRouteInfo)
+
+    s, d = (lambda a: address(a, True)), (lambda a: address(a, False))  # noqa: E731
+    ra = (IPv6(src="fe80::1", dst="ff02::1", hlim=255) / ICMPv6ND_RA() /
+          ICMPv6NDOptSrcLLAddr(lladdr="02:00:00:00:00:01") /
+          ICMPv6NDOptPrefixInfo(prefix=s("2001:db8:1:2::"), prefixlen=64) /
+          ICMPv6NDOptRDNSS(dns=[s("2001:db8::53"), s("2001:db8:5::35"), "2001:db7::1"]) /
+          ICMPv6NDOptRouteInfo(prefix=s("2001:db8:9:1::"), plen=64) /
+          ICMPv6NDOptRouteInfo(prefix=s("2001:db8:9:1::7"), plen=128) / ICMPv6NDOptRouteInfo(plen=0))
+    quoted = raw(IPv6(src=d("2001:db8::1"), dst=d("2001:db8:7::7"), hlim=63) / UDP(sport=5353, dport=53, chksum=0x1234)
+                 / b"question")
+    redirect = (IPv6(src=s(v6_src), dst=d("2001:db8::1"), hlim=255) /
+                ICMPv6ND_Redirect(tgt="fe80::9", dst=d("2001:db8:7::7")) /
+                ICMPv6NDOptDstLLAddr(lladdr="02:00:00:00:00:09") / ICMPv6NDOptRedirectedHdr(pkt=quoted))
+    ns = (IPv6(src=s("2001:db8::1"), dst="ff02::1:ff00:2", hlim=255) / ICMPv6ND_NS(tgt=d("2001:db8::2")) /
+          Raw(b"\x0e\x01\x01\x02\x03\x04\x05\x06"))  # a Nonce option (RFC 3971 5.3.2)
+    ra0 = (IPv6(src="fe80::1", dst="ff02::1", hlim=255) / ICMPv6ND_RA() /
+           ICMPv6NDOptPrefixInfo(prefix=s("2001:db8:1:2::"), prefixlen=64) /
+           Raw(b"\x03\x00" + bytes(6)) / ICMPv6NDOptPrefixInfo(prefix="2001:db8:1:3::", prefixlen=64))
+    return [raw(E / ra), raw(E / Dot1Q(vlan=5) / redirect), raw(E / ns), raw(E / ra0)]
+
+
+@pytest.mark.parametrize("option", ["map_ip", "map_src", "map_dst"])
+def test_ndp_option_addresses_mapped_with_the_checksum(rewritten, option):
+    """The addresses Neighbor Discovery options hold: a Router Advertisement's prefixes (Prefix Information, Route
+    Information of 8 and 16 bytes) and DNS servers map with the source rules (the sender announces them); the packet
+    a Redirected Header quotes went from the Redirect's destination to its Destination Address, so both its addresses
+    map with the destination rules; a nonce is no address, and after an option of length 0 nothing maps. Expected:
+    scapy's build of the same frames with those addresses mapped by ``ipaddress`` arithmetic, its ICMPv6 checksums
+    computed for them (the quoted UDP checksum stays as it was)."""
+    def mapped(address: str, source: bool) -> str:
+        return _mapped(address) if option == "map_ip" or (option == "map_src") == source else address
+
+    before = _ndp_with_options(lambda a, source: a)
+    want = _ndp_with_options(mapped)
+    got = rewritten(before, Rules(**{option: [f"{OLD6}={NEW6}"]}))
+    assert sum(b != w for b, w in zip(before, want)) >= 2
+    for b, w, g in zip(before, want, got):
+        assert g.hex() == w.hex(), Ether(b).summary()

@@ -244,3 +244,45 @@ def test_map_ip_maps_ndp_targets_tcprewrite_pnat_does_not(tmp_path):
             assert in6_chksum(58, got[IPv6], raw(got[IPv6].payload)) == residual, (i, stored)
             assert o[12:][:-len(raw(got[layer]))] == raw(rebuilt)[12:][:-len(raw(got[layer]))]
     assert moved > 100 and wrong > 30  # a third of the addresses are in the map; a fifth of the checksums wrong
+
+
+def test_map_ip_maps_ndp_options_tcprewrite_pnat_does_not(tmp_path):
+    """Router Solicitations and Advertisements (Prefix Information, DNS servers, Route Information) and Redirects
+    (a Redirected Header): ``tcprewrite --pnat`` maps the IPv6 header's addresses only and leaves the ICMPv6 message
+    as it was, its checksum too (now wrong); ``csum rewrite --map-ip`` writes the same IPv6 header and maps the
+    option addresses with the checksum. Expected values: tcprewrite's header, and scapy's build of the messages with
+    every address mapped by ``ipaddress`` arithmetic and the checksum computed for them."""
+    from scapy.layers.inet6 import (ICMPv6ND_RA, ICMPv6ND_Redirect, ICMPv6ND_RS, ICMPv6NDOptPrefixInfo,
+                                    ICMPv6NDOptRDNSS, ICMPv6NDOptRedirectedHdr, ICMPv6NDOptRouteInfo,
+                                    ICMPv6NDOptSrcLLAddr)
+
+    rng = random.Random(342)
+    _prefix = lambda r: str(ipaddress.ip_network(f"{_v6(r)}/64", strict=False).network_address)  # noqa: E731
+
+    def build(f) -> bytes:  # one frame, every address through f
+        kind = rng.choice(["rs", "ra", "redirect"])
+        a, b = f(_v6(rng)), f(_v6(rng))
+        if kind == "rs":
+            message = ICMPv6ND_RS() / ICMPv6NDOptSrcLLAddr(lladdr="02:00:00:00:00:01")
+        elif kind == "ra":
+            message = ICMPv6ND_RA() / ICMPv6NDOptPrefixInfo(prefix=f(_prefix(rng)), prefixlen=64) / \
+                ICMPv6NDOptRDNSS(dns=[f(_v6(rng)), f(_v6(rng))]) / ICMPv6NDOptRouteInfo(prefix=f(_v6(rng)), plen=128)
+        else:
+            quoted = IPv6(src=b, dst=f(_v6(rng))) / UDP(sport=1, dport=2, chksum=0x4321) / rng.randbytes(8)
+            message = ICMPv6ND_Redirect(tgt="fe80::9", dst=IPv6(raw(quoted)).dst) / \
+                ICMPv6NDOptRedirectedHdr(pkt=raw(quoted))
+        return raw((E / Dot1Q(vlan=7) if rng.random() < 0.2 else E) / IPv6(src=a, dst=b, hlim=255) / message)
+
+    state = rng.getstate()
+    frames = [build(lambda x: x) for _ in range(200)]
+    rng.setstate(state)
+    mapped = [build(_mapped) for _ in range(200)]
+    theirs, ours = _pnat_both(tmp_path, frames)
+    options = 0
+    for i, (f, m, t, o) in enumerate(zip(frames, mapped, theirs, ours)):
+        header = 14 + 4 * (f[12:14] == b"\x81\x00") + 40
+        assert o[12:header].hex() == t[12:header].hex() == m[12:header].hex(), (i, Ether(f).summary())
+        assert t[header:] == f[header:]  # tcprewrite: the message as it was
+        assert o.hex() == m.hex(), (i, Ether(f).summary())  # csum: scapy's mapped build
+        options += o[header + 8:] != f[header + 8:]
+    assert options > 60  # a third of the addresses are in the map; Router Solicitations hold none

@@ -94,6 +94,8 @@ complete -c csum -n '__fish_seen_subcommand_from rewrite' -l vlan-retag -r -d 'c
 complete -c csum -n '__fish_seen_subcommand_from rewrite' -l anonymize -r -d 'Crypto-PAn anonymize the addresses no map matches (KEY:...'
 complete -c csum -n '__fish_seen_subcommand_from rewrite' -l anonymize-key-file -r -d 'the Crypto-PAn key from a file'
 complete -c csum -n '__fish_seen_subcommand_from rewrite' -l level -r -f -a 'outer inner all' -d 'which IP headers: the outermost, those inside it...'
+complete -c csum -n '__fish_seen_subcommand_from rewrite' -l truncate -d 'cut frames with more than the MTU\'s bytes of layer 3 to...'
+complete -c csum -n '__fish_seen_subcommand_from rewrite' -l mtu -r -d 'the MTU --truncate cuts to (default 1500, as tcprewrite\'s)'
 complete -c csum -n '__fish_seen_subcommand_from rewrite' -l fix -d 'also correct every checksum that was wrong'
 complete -c csum -n '__fish_seen_subcommand_from rewrite' -l jobs -r -d 'rewrite in N processes (default 1)'
 complete -c csum -n '__fish_seen_subcommand_from rewrite' -l chunk-bytes -r -d 'bytes of records per chunk'
