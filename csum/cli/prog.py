@@ -51,6 +51,10 @@ def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     prg.add_argument("--qemu", metavar="ARCH", help="with --kernel: also run the program on that kernel image of Debian "
                      "architecture ARCH (one's own build), booted under QEMU")
     prg.add_argument("--kernel", metavar="IMAGE", help="with --qemu: the kernel image to boot")
+    prg.add_argument("--model", action="append", default=[], metavar="ARCH:RELEASE",
+                     help="also run the program in csum's model of Debian architecture ARCH and kernel RELEASE (the "
+                     "words of --debian, or a release like 6.6), without QEMU or root: an eBPF interpreter with "
+                     "csum's helper models; what it cannot model it says so (repeatable)")
     prg.add_argument("--timeout", type=float, default=1200.0, help="with --debian/--qemu: seconds a boot may take")
     prg.add_argument("--save-vectors", metavar="DIR", help="with --debian/--qemu: write each guest's answers to DIR/ARCH-KERNEL.txt "
                      "(the format of tests/vectors/qemu-prog)")
@@ -156,11 +160,17 @@ def run(args: argparse.Namespace) -> int:
 
     if (args.qemu is None) != (args.kernel is None):
         raise UsageError("--qemu ARCH and --kernel IMAGE go together")
-    if args.debian or args.qemu is not None:
+    if args.debian or args.qemu is not None or args.model:
         from ..errors import CsumValueError
+        from ..kernel import model
         from ..kernel.qemu import guest
         from .prog_kernels import run_kernels
 
+        for text in args.model:
+            try:
+                model.parse(text)
+            except CsumValueError as exc:
+                raise UsageError(str(exc)) from None
         for option, arch_name in [(f"--debian {suite}", a) for suite, a in args.debian] + \
                 ([("--qemu", args.qemu)] if args.qemu is not None else []):
             try:

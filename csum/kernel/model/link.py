@@ -14,7 +14,7 @@ from .ctx import cannot
 from .elf import R_BPF_64_32, R_BPF_64_64, Elf
 from .vm import Insn, PSEUDO_CALL
 
-__all__ = ["DATA_PREFIXES", "MAP_SECTIONS", "link"]
+__all__ = ["DATA_PREFIXES", "MAP_SECTIONS", "check_core", "decode", "link"]
 
 M32 = 0xFFFFFFFF
 #: Sections of map definitions: BTF-defined (``.maps``) and legacy (``maps``, ``maps/NAME``).
@@ -27,13 +27,17 @@ def is_data(name: str) -> bool:
     return any(name == p or name.startswith(p + ".") for p in DATA_PREFIXES)
 
 
-def _decode(elf: Elf, section: int) -> list[Insn]:
-    raw = elf.data[section]
-    e = "<" if elf.order == "little" else ">"
+def decode(raw: bytes, order: str) -> list[Insn]:
+    """``struct bpf_insn`` records (``order``: the object's byte order, which also orders the register nibbles) as
+    the VM's tuples; a LD_IMM64's imm is its whole 64-bit value."""
+    e = "<" if order == "little" else ">"
     out: list[Insn] = []
     for code, regs, off, imm in struct.iter_unpack(e + "BBhi", raw[:len(raw) // 8 * 8]):
-        dst, src = (regs & 15, regs >> 4) if elf.order == "little" else (regs >> 4, regs & 15)
+        dst, src = (regs & 15, regs >> 4) if order == "little" else (regs >> 4, regs & 15)
         out.append((code, dst, src, off, imm))
+    for pc, (code, dst, src, off, imm) in enumerate(out[:-1]):
+        if code == 0x18:
+            out[pc] = (code, dst, src, "", (imm & M32) | (out[pc + 1][4] & M32) << 32)  # type: ignore[operator]
     return out
 
 
@@ -49,18 +53,16 @@ def link(elf: Elf, section: int, map_ref: Callable[[str], int | None],
         sec = todo.pop()
         if sec in code:
             continue
-        insns = code[sec] = _decode(elf, sec)
+        insns = code[sec] = decode(elf.data[sec], elf.order)
         relocs = elf.relocs.get(sec, {})
         for pc, (op, dst, src, off, imm) in enumerate(insns):
             rel = relocs.get(pc * 8)
             if op == 0x18 and pc + 1 < len(insns):
-                value: int | None = (imm & M32) | (insns[pc + 1][4] & M32) << 32  # type: ignore[operator]
-                why = ""
                 if rel is not None and rel.type == R_BPF_64_64:
                     value, why = _imm64(elf, rel.symbol, imm, map_ref, data_address)  # type: ignore[arg-type]
+                    insns[pc] = (op, dst, src, why, value)  # type: ignore[assignment]
                 elif src:
-                    value, why = None, f"a 64-bit load of kind {src} in the object"
-                insns[pc] = (op, dst, src, why, value)  # type: ignore[assignment]
+                    insns[pc] = (op, dst, src, f"a 64-bit load of kind {src} in the object", None)  # type: ignore[assignment]
             elif op & 7 == 5 and op & 0xF0 == 0x80 and src == PSEUDO_CALL:
                 if rel is not None and rel.type == R_BPF_64_32:
                     target = rel.symbol.shndx
