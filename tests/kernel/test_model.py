@@ -194,6 +194,8 @@ def _ld64(dst: int, value: int) -> bytes:
     ((_insn(0xB7, 0, imm=0x8000), _insn(0xBC, 0, 0, off=16)), 0xFFFF8000, "32-bit MOVSX zero-extends"),
     ((_ld64(0, 0x0102030405060708), _insn(0xD7, 0, imm=64)), 0x0807060504030201, "BSWAP64"),
     ((_ld64(0, 0x0102030405060708), _insn(0xD4, 0, imm=16)), 0x0708, "TO_LE16 on little-endian: truncate"),
+    ((_ld64(0, 0x0102030405060708), _insn(0xD4, 0, imm=64)), 0x0102030405060708,
+     "TO_LE64: the whole register, though its class is ALU"),
     ((_ld64(0, 0x0102030405060708), _insn(0xDC, 0, imm=32)), 0x08070605, "TO_BE32 on little-endian: swap"),
     ((_insn(0xB7, 0, imm=-16), _insn(0xC7, 0, imm=2)), (-4) & (2**64 - 1), "ARSH keeps the sign"),
     ((_insn(0xB7, 0, imm=-16), _insn(0xC4, 0, imm=2)), 0xFFFFFFFC, "ARSH32 on the low half, zero-extended"),

@@ -209,10 +209,17 @@ class Vm:
                 raise cannot(f"the instruction {op:#04x} (legacy packet loads LD_ABS/LD_IND are not modelled)")
 
     def _alu(self, op: int, wide: bool, a: int, b: int, off: int, imm: int | None) -> int:
+        aop = op & 0xF0
+        if aop == _END:  # the class says which swap, not the width: the register is taken whole
+            width = imm or 0
+            if width not in (16, 32, 64):
+                raise cannot(f"a byte swap of {width} bits")
+            v = a & ((1 << width) - 1)
+            swap = True if wide else bool(op & 8) == self.little  # BSWAP; TO_BE on a little-endian CPU, TO_LE on big
+            return int.from_bytes(v.to_bytes(width // 8, "little"), "big") if swap else v
         bits = 64 if wide else 32
         mask = M64 if wide else M32
         a, b = a & mask, b & mask
-        aop = op & 0xF0
         if aop == _ADD:
             r = a + b
         elif aop == _SUB:
@@ -254,14 +261,6 @@ class Vm:
                 raise cannot(f"the move instruction {op:#04x} with offset {off}")
             else:
                 r = b
-        elif aop == _END:
-            width = imm or 0
-            if width not in (16, 32, 64):
-                raise cannot(f"a byte swap of {width} bits")
-            v = a & ((1 << width) - 1)
-            swap = True if wide else bool(op & 8) == self.little  # BSWAP; TO_BE on a little-endian CPU, TO_LE on big
-            r = int.from_bytes(v.to_bytes(width // 8, "little"), "big") if swap else v
-            return r & M64
         else:
             raise cannot(f"the ALU instruction {op:#04x}")
         return r & mask
