@@ -197,3 +197,59 @@ def test_the_interpreters_alu_is_the_kernels(values, body):
     ctx = memory.add(bytearray(192), "ctx", ctx=Ctx("tc", {}, "little", Pointers()))
     Vm({0: decode(code, "little")}, {}, memory, lambda i: None).run(0, 0, ctx)  # type: ignore[arg-type]
     assert bytes(frame[:48]) == out[:48], code.hex()
+
+
+_CTX_TC = r"""
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+SEC("tc")
+int fields(struct __sk_buff *skb)
+{
+	void *data = (void *)(long)skb->data, *end = (void *)(long)skb->data_end;
+	__u32 *out = (void *)((char *)data + 16);
+	__u64 *ts = (void *)((char *)data + 80);
+
+	if ((void *)(ts + 1) > end)
+		return 2;
+	skb->cb[1] = skb->len + 5;
+	out[0] = skb->len; out[1] = skb->protocol; out[2] = skb->mark; out[3] = skb->priority;
+	out[4] = skb->ingress_ifindex; out[5] = skb->ifindex; out[6] = skb->tc_index; out[7] = skb->hash;
+	out[8] = skb->queue_mapping; out[9] = skb->vlan_present; out[10] = skb->vlan_tci; out[11] = skb->vlan_proto;
+	out[12] = skb->tc_classid; out[13] = skb->cb[1]; out[14] = (__u32)(long)skb->data_meta - (__u32)(long)data;
+	*ts = skb->tstamp;
+	return 0;
+}
+char LICENSE[] SEC("license") = "GPL";
+"""
+_CTX_XDP = r"""
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+SEC("xdp")
+int fields(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
+	__u32 *out = (void *)((char *)data + 16);
+
+	if ((void *)(out + 4) > end)
+		return 1;
+	out[0] = ctx->ingress_ifindex; out[1] = ctx->rx_queue_index; out[2] = ctx->data_meta - ctx->data;
+	out[3] = ctx->data_end - ctx->data;
+	return 2;
+}
+char LICENSE[] SEC("license") = "GPL";
+"""
+
+
+@pytest.mark.parametrize("source,ctx", [(_CTX_TC, {}), (_CTX_TC, {"mark": 7, "priority": 3, "ingress_ifindex": 9}),
+                                        (_CTX_XDP, {})], ids=["tc", "tc-seeded", "xdp"])
+def test_the_context_fields_are_the_test_runs(source, ctx, frames, tmp_path):
+    """Every context field the model gives a value, written into the packet by a program: the kernel's values."""
+    src = tmp_path / "fields.c"
+    src.write_text(source)
+    obj = str(compile_bpf(src, tmp_path / "fields.o"))
+    chosen = [f for f in frames if len(f) >= 88][:20] + [bytes(range(14)) + bytes(80)]
+    with prog.load(obj, ctx=ctx) as program:
+        real = [program.run(frame) for frame in chosen]
+    modelled = model.model_kernel(WORDS, obj, list(enumerate(chosen)), ctx=ctx)
+    assert modelled.error is None
+    assert [(r.retval, r.packet) for r in modelled.runs.values()] == [(r.retval, r.packet) for r in real]

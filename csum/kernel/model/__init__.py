@@ -47,7 +47,7 @@ ARCHES = {"amd64": ("x86_64", "little"), "i386": ("i686", "little"), "arm64": ("
 RELEASES = {"bookworm": "6.1", "trixie": "6.12", "unstable": "7.2", "sid": "7.2"}
 #: The action of a packet the model cannot run.
 CANNOT = "cannot model"
-SOURCE = "csum's model (an eBPF interpreter with csum's helper models; no kernel ran it)"
+SOURCE = "csum's model: an eBPF interpreter with csum's helper models, no kernel ran it"
 
 
 def parse(text: str) -> tuple[str, str, str, Profile]:

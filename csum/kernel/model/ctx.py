@@ -11,6 +11,7 @@ whose test-run value csum does not know (``pkt_type``, ``napi_id``, a socket's f
 from __future__ import annotations
 
 from ...errors import Code, CsumValueError
+from .elf import Order
 
 __all__ = ["Ctx", "SKB_FIELDS", "XDP_FIELDS", "ethertype"]
 
@@ -48,7 +49,7 @@ class Ctx:
     """One run's context: ``kind`` "tc"/"xdp", its fields' values (``values``: name -> int), the packet pointers
     (:meth:`pointers` answers them, since helpers move them) and the byte order of the program's CPU."""
 
-    def __init__(self, kind: str, values: dict[str, int], order: str, pointers: object) -> None:
+    def __init__(self, kind: str, values: dict[str, int], order: Order, pointers: object) -> None:
         self.kind, self.order, self._pointers = kind, order, pointers
         self.fields = SKB_FIELDS if kind == "tc" else XDP_FIELDS
         self.cb = bytearray(20)

@@ -13,10 +13,14 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+from typing import Literal
 
 from ...errors import Code, CsumValueError
 
-__all__ = ["Elf", "Reloc", "Symbol", "read"]
+__all__ = ["Elf", "Order", "Reloc", "Symbol", "read"]
+
+#: A byte order as int.from_bytes takes it.
+Order = Literal["little", "big"]
 
 #: include/uapi/linux/elf-em.h.
 EM_BPF = 247
@@ -53,7 +57,7 @@ class Elf:
     """A BPF ELF object: byte order, section names and bytes, symbols, relocations by target section."""
 
     path: str
-    order: str
+    order: Order
     names: tuple[str, ...]
     data: tuple[bytes, ...]
     symbols: tuple[Symbol, ...]
@@ -84,7 +88,7 @@ def read(path: str, data: bytes) -> Elf:
         raise _bad(path, "not ELF64")
     if data[5] not in (1, 2):
         raise _bad(path, f"unknown ELF byte order {data[5]}")
-    order = "little" if data[5] == 1 else "big"
+    order: Order = "little" if data[5] == 1 else "big"
     e = "<" if order == "little" else ">"
     try:
         machine = struct.unpack_from(e + "H", data, 18)[0]

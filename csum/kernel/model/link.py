@@ -11,7 +11,7 @@ import struct
 from collections.abc import Callable
 
 from .ctx import cannot
-from .elf import R_BPF_64_32, R_BPF_64_64, Elf
+from .elf import R_BPF_64_32, R_BPF_64_64, Elf, Order
 from .vm import Insn, PSEUDO_CALL
 
 __all__ = ["DATA_PREFIXES", "MAP_SECTIONS", "check_core", "decode", "link"]
@@ -27,7 +27,7 @@ def is_data(name: str) -> bool:
     return any(name == p or name.startswith(p + ".") for p in DATA_PREFIXES)
 
 
-def decode(raw: bytes, order: str) -> list[Insn]:
+def decode(raw: bytes, order: Order) -> list[Insn]:
     """``struct bpf_insn`` records (``order``: the object's byte order, which also orders the register nibbles) as
     the VM's tuples; a LD_IMM64's imm is its whole 64-bit value."""
     e = "<" if order == "little" else ">"
@@ -37,7 +37,7 @@ def decode(raw: bytes, order: str) -> list[Insn]:
         out.append((code, dst, src, off, imm))
     for pc, (code, dst, src, off, imm) in enumerate(out[:-1]):
         if code == 0x18:
-            out[pc] = (code, dst, src, "", (imm & M32) | (out[pc + 1][4] & M32) << 32)  # type: ignore[operator]
+            out[pc] = (code, dst, src, "", (imm & M32) | (out[pc + 1][4] & M32) << 32)
     return out
 
 
@@ -59,17 +59,17 @@ def link(elf: Elf, section: int, map_ref: Callable[[str], int | None],
             rel = relocs.get(pc * 8)
             if op == 0x18 and pc + 1 < len(insns):
                 if rel is not None and rel.type == R_BPF_64_64:
-                    value, why = _imm64(elf, rel.symbol, imm, map_ref, data_address)  # type: ignore[arg-type]
-                    insns[pc] = (op, dst, src, why, value)  # type: ignore[assignment]
+                    value, why = _imm64(elf, rel.symbol, imm, map_ref, data_address)
+                    insns[pc] = (op, dst, src, why, value)
                 elif src:
-                    insns[pc] = (op, dst, src, f"a 64-bit load of kind {src} in the object", None)  # type: ignore[assignment]
+                    insns[pc] = (op, dst, src, f"a 64-bit load of kind {src} in the object", None)
             elif op & 7 == 5 and op & 0xF0 == 0x80 and src == PSEUDO_CALL:
                 if rel is not None and rel.type == R_BPF_64_32:
                     target = rel.symbol.shndx
-                    calls[(sec, pc)] = (target, rel.symbol.value // 8 + imm + 1)  # type: ignore[operator]
+                    calls[(sec, pc)] = (target, rel.symbol.value // 8 + imm + 1)
                     todo.append(target)
                 else:
-                    calls[(sec, pc)] = (sec, pc + imm + 1)  # type: ignore[operator]
+                    calls[(sec, pc)] = (sec, pc + imm + 1)
     return code, calls
 
 

@@ -16,7 +16,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from typing import Any
+
 from .ctx import Ctx, cannot
+from .elf import Order
 
 __all__ = ["Memory", "Region", "Vm", "MAX_INSNS", "STACK_SIZE"]
 
@@ -62,7 +65,7 @@ class Region:
 class Memory:
     """The regions of one program's model, by slot; ``order``: the program's CPU byte order."""
 
-    def __init__(self, order: str) -> None:
+    def __init__(self, order: Order) -> None:
         self.order = order
         self.regions: dict[int, Region] = {}
 
@@ -110,9 +113,9 @@ class Memory:
         region.buf[at:at + size] = (value & ((1 << 8 * size) - 1)).to_bytes(size, self.order)
 
 
-#: One decoded instruction: (opcode, dst, src, off, imm); a LD_IMM64's imm is the whole 64-bit value (None with an
-#: error string in ``off``'s place when the load is not modelled, e.g. an extern).
-Insn = tuple[int, int, int, int, "int | None"]
+#: One decoded instruction: (opcode, dst, src, off, imm), ints; a LD_IMM64's imm is the whole 64-bit value (None, with
+#: the reason in ``off``'s place, when the load is not modelled, e.g. an extern).
+Insn = tuple[int, int, int, Any, Any]
 #: A helper: (vm, r1..r5) -> r0.
 Helper = Callable[..., int]
 
@@ -148,7 +151,7 @@ class Vm:
                 raise cannot("a jump out of the program") from None
             cls = op & 7
             if cls == ALU64 or cls == ALU:
-                regs[dst] = self._alu(op, cls == ALU64, regs[dst], regs[src] if op & 8 else imm, off, imm)  # type: ignore[arg-type]
+                regs[dst] = self._alu(op, cls == ALU64, regs[dst], regs[src] if op & 8 else imm, off, imm)
                 pc += 1
             elif cls == JMP or cls == JMP32:
                 jop = op & 0xF0
@@ -166,7 +169,7 @@ class Vm:
                         continue
                     if src == PSEUDO_KFUNC_CALL:
                         raise cannot("a kfunc call (kernel functions are not modelled)")
-                    regs[0] = self.helper(imm)(self, *regs[1:6]) & M64  # type: ignore[arg-type]
+                    regs[0] = self.helper(imm)(self, *regs[1:6]) & M64
                     pc += 1
                 elif jop == _EXIT:
                     if not frames:
@@ -175,9 +178,9 @@ class Vm:
                     regs[6:11] = saved
                     code = self.code[section]
                 elif jop == _JA:
-                    pc += (off if cls == JMP else imm) + 1  # type: ignore[operator]
+                    pc += (off if cls == JMP else imm) + 1
                 else:
-                    a, b = regs[dst], (regs[src] if op & 8 else imm & M64)  # type: ignore[operator]
+                    a, b = regs[dst], (regs[src] if op & 8 else imm & M64)
                     if cls == JMP32:
                         a, b, bits = a & M32, b & M32, 32
                     else:
@@ -194,9 +197,9 @@ class Vm:
                 mode, size = op & 0xE0, _SIZES[op & 0x18]
                 address = (regs[dst] + off) & M64
                 if mode == _MEM:
-                    mem.store(address, size, regs[src] if cls == STX else imm)  # type: ignore[arg-type]
+                    mem.store(address, size, regs[src] if cls == STX else imm)
                 elif mode == _ATOMIC and cls == STX and size in (4, 8):
-                    self._atomic(regs, address, size, src, imm)  # type: ignore[arg-type]
+                    self._atomic(regs, address, size, src, imm)
                 else:
                     raise cannot(f"the store instruction {op:#04x}")
                 pc += 1
