@@ -142,7 +142,7 @@ def run_kernels(args: argparse.Namespace, maps: dict[str, Any], globals_: dict[s
     from ..kernel.qemu import prog as qprog
 
     if args.out is not None:
-        raise UsageError("--out applies to a run on the running kernel alone, not with --debian")
+        raise UsageError("--out applies to a run on the running kernel alone, not with --debian, --qemu or --model")
     prep = qprog.prepare(args.file, section=args.section, prog=args.prog, type=args.type, maps=maps,
                          globals=globals_, ctx=ctx)
     if args.csum_state and prep.kind != "tc":

@@ -99,6 +99,8 @@ class Model:
         finally:
             obj.close()
         check_core(elf)
+        if self.kind == "tc" and arch.endian != "little":
+            raise cannot(f"a tc program on {arch.name}: csum.skb.Skb models the skb helpers of little-endian CPUs")
         self.memory = memory = Memory(elf.order)
         self.maps = {m.name: Map(m, memory, initial[m.name], read_only=m.internal and ".rodata" in m.name)
                      for m in infos}

@@ -67,7 +67,7 @@ class Ctx:
         """The value a ``size``-byte load at ``offset`` gives."""
         name, at = self._field(offset, size)
         if name in _POINTERS:
-            return getattr(self._pointers, name)()  # type: ignore[no-any-return]
+            return getattr(self._pointers, name)()
         if name == "cb":
             return int.from_bytes(self.cb[at:at + size], self.order)
         width = self.fields[name][1]
