@@ -45,9 +45,11 @@ def why_not() -> str | None:
     return None
 
 
-def compile_bpf(source: Path, out: Path, *defines: str) -> Path:
-    """clang -target bpf ``source`` into ``out``; raises with clang's messages on failure."""
-    cmd = ["clang", "-O2", "-g", "-target", "bpf", f"-I/usr/include/{platform.machine()}-linux-gnu",
+def compile_bpf(source: Path, out: Path, *defines: str, cpu: str | None = None) -> Path:
+    """clang -target bpf ``source`` into ``out`` (``cpu``: clang's -mcpu, e.g. "v3" for atomics that fetch); raises
+    with clang's messages on failure."""
+    cmd = ["clang", "-O2", "-g", "-target", "bpf", *([f"-mcpu={cpu}"] if cpu else []),
+           f"-I/usr/include/{platform.machine()}-linux-gnu",
            f"-I{source.parent}", *(f"-D{d}" for d in defines), "-c", str(source), "-o", str(out)]
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if done.returncode:

@@ -222,3 +222,13 @@ def test_a_context_field_the_test_run_value_of_is_unknown_is_not_modelled():
     vm = Vm({0: decode(_insn(0x61, 0, 1, off=84) + _insn(0x95), "little")}, {}, memory, lambda i: None)  # type: ignore[arg-type]
     with pytest.raises(CsumValueError, match="cannot model: a 4-byte access to struct __sk_buff at offset 84"):
         vm.run(0, 0, address)
+
+
+@needs_build
+def test_the_cli_refuses_an_object_that_is_not_bpf_in_one_line(tmp_path, capsys):
+    """An x86-64 ELF header (no BPF object): exit 2, one line naming the file, never a traceback."""
+    path = tmp_path / "host.o"
+    path.write_bytes(b"\x7fELF\x02\x01\x01" + bytes(9) + struct.pack("<HH", 1, 62) + bytes(100))
+    assert cli.main(["prog", str(path), "--model", "amd64:bookworm", "--count", "3"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and str(path) in err and "Traceback" not in err

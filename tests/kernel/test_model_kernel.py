@@ -4,7 +4,8 @@ through the model of the running kernel's architecture and release. Needs root, 
 
 The objects: every example of examples/bpf (tc_encap calls bpf_skb_adjust_room, which the model refuses: its
 packets must be "cannot model", never passed) and csum's own test programs of tests/kernel/mistakes, each with the
-defines that make the mistake or its correct twin. The ALU: generated straight-line programs of ALU/ALU64
+defines that make the mistake or its correct twin, and tests/kernel/model's programs of maps, globals, atomics,
+subprograms, helpers and moved packet heads and tails. The ALU: generated straight-line programs of ALU/ALU64
 instructions (cpu v4's signed division, sign-extending moves and byte swaps included), run by the kernel and by
 the model's interpreter, must leave the same registers.
 """
@@ -12,6 +13,7 @@ the model's interpreter, must leave the same registers.
 from __future__ import annotations
 
 import json
+import os
 import platform
 import struct
 from pathlib import Path
@@ -33,6 +35,8 @@ from csum.testing import sample_packets
 pytestmark = pytest.mark.skipif(why_not() is not None, reason=str(why_not()))
 
 MISTAKES = Path(__file__).resolve().parent / "mistakes"
+#: csum's test programs of what the model models besides checksums (maps, globals, atomics, calls, head/tail moves).
+SINKS = Path(__file__).resolve().parent / "model"
 #: The running kernel's architecture and release, as --model words.
 WORDS = "{}:{}".format(platform.machine(), ".".join(platform.release().split("-")[0].split(".")[:2]))
 _FWD = {"maps": {"backends": [("10.0.0.2", "192.0.2.80"), ("0.0.0.0", "192.0.2.81")]}, "globals": {"drop_unknown": 1}}
@@ -65,6 +69,8 @@ PROGRAMS = {
     "tc_hop_limit": (MISTAKES / "tc_hop_limit.c", (), {}),
     "tc_hop_limit_direct": (MISTAKES / "tc_hop_limit.c", ("DIRECT",), {}),
     "tc_hop_limit_recompute": (MISTAKES / "tc_hop_limit.c", ("HOP_FLAGS=BPF_F_RECOMPUTE_CSUM",), {}),
+    "tc_sink": (SINKS / "tc_sink.c", (), {}),
+    "xdp_sink": (SINKS / "xdp_sink.c", (), {}),
 }
 
 
@@ -74,13 +80,23 @@ def frames():
     return [prog.ethernet(p) for p in sample_packets(150, seed=12)] + pf.frames(makers, 15, seed=3)
 
 
+def _on_one_cpu(obj: str, frames: list[bytes], options: dict) -> list[prog.Run]:
+    """The running kernel's runs, the process kept on one CPU: a per-CPU map is then one value, as the model's."""
+    cpus = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {min(cpus)})
+    try:
+        with prog.load(obj, **options) as program:
+            return [program.run(frame) for frame in frames]
+    finally:
+        os.sched_setaffinity(0, cpus)
+
+
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_the_model_gives_the_running_kernels_answers(name, frames, tmp_path):
     """Every return value, output byte and (tc) CHECKSUM_COMPLETE verdict of the running kernel's test runs."""
     source, defines, options = PROGRAMS[name]
-    obj = str(compile_bpf(source, tmp_path / f"{name}.o", *defines))
-    with prog.load(obj, **options) as program:
-        real = [program.run(frame) for frame in frames]
+    obj = str(compile_bpf(source, tmp_path / f"{name}.o", *defines, cpu="v3" if source.parent == SINKS else None))
+    real = _on_one_cpu(obj, frames, options)
     modelled = model.model_kernel(WORDS, obj, list(enumerate(frames)), **options)
     assert modelled.error is None
     got = [modelled.runs[i] for i in range(len(frames))]
