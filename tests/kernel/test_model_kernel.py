@@ -186,7 +186,7 @@ def _program(values: list[int], body: list[bytes]) -> bytes:
     return b"".join(head + loads + body + stores + tail + [_insn(0xB7, 0, imm=2), _insn(0x95)])
 
 
-@settings(max_examples=1000, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@settings(max_examples=500, deadline=None, suppress_health_check=list(HealthCheck), database=None)
 @given(st.lists(st.integers(0, M64), min_size=6, max_size=6), st.lists(_alu(), min_size=1, max_size=12))
 # found by this test: TO_LE64 is in the 32-bit ALU class, yet takes the whole register (the model truncated it first)
 @example(values=[1, 0, 0, 0, 0, 0], body=[_insn(0x87, 0), _insn(0xD4, 0, imm=64)])
