@@ -66,7 +66,8 @@ def run(packets: int, repeats: int) -> dict[str, Any]:
 
 
 def table(results: dict[str, Any]) -> str:
-    lines = ["| program | packets | running kernel s | model s | model / kernel |", "| --- | ---: | ---: | ---: | ---: |"]
+    lines = ["| program | packets | running kernel s | model s | model / kernel |",
+             "| --- | ---: | ---: | ---: | ---: |"]
     for r in results["rows"]:
         real = "not run" if r["kernel_s"] is None else f"{r['kernel_s']:.3f}"
         ratio = "" if r["model_over_kernel"] is None else f"{r['model_over_kernel']:.1f}x"

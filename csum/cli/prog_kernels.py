@@ -113,7 +113,8 @@ def _kernel_doc(k: Any, found: list[Any], asked: bool) -> dict[str, Any]:
     if k.model:
         release = k.name.partition(":")[2]
     return {**states, "name": k.name, "arch": k.machine, "release": release,
-            "kernel": k.label if k.model else k.release, "model": k.model, "source": k.source, "csum_diff": k.csum_diff_kind, "error": k.error,
+            "kernel": k.label if k.model else k.release, "model": k.model, "source": k.source,
+            "csum_diff": k.csum_diff_kind, "error": k.error,
             "boot_seconds": None if k.seconds is None else round(k.seconds, 1),
             "packets": s.packets, "changed": s.changed, "dropped": s.dropped, "broken_packets": s.broken,
             "kept_bad_packets": s.kept_bad, "unjudged": s.unjudged, "causes": dict(s.causes), "named": list(s.named),

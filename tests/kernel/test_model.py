@@ -219,7 +219,8 @@ def test_a_context_field_the_test_run_value_of_is_unknown_is_not_modelled():
     memory = Memory("little")
     ctx = Ctx("tc", {}, "little", None)
     address = memory.add(bytearray(192), "ctx", ctx=ctx)
-    vm = Vm({0: decode(_insn(0x61, 0, 1, off=84) + _insn(0x95), "little")}, {}, memory, lambda i: None)  # type: ignore[arg-type]
+    code = decode(_insn(0x61, 0, 1, off=84) + _insn(0x95), "little")
+    vm = Vm({0: code}, {}, memory, lambda i: None)  # type: ignore[arg-type]
     with pytest.raises(CsumValueError, match="cannot model: a 4-byte access to struct __sk_buff at offset 84"):
         vm.run(0, 0, address)
 

@@ -102,8 +102,9 @@ class Helpers:
             1: self.map_lookup_elem, 2: self.map_update_elem, 3: self.map_delete_elem, 5: self.ktime_get_ns,
             6: self.trace_printk, 8: self.get_smp_processor_id, 23: self.redirect, 28: self.csum_diff,
             125: self.ktime_get_ns}
-        self._tc: dict[int, Callable[..., int]] = {9: self.skb_store_bytes, 10: self.l3_csum_replace, 11: self.l4_csum_replace,
-                    26: self.skb_load_bytes, 39: self.skb_pull_data, 40: self.csum_update, 135: self.csum_level}
+        self._tc: dict[int, Callable[..., int]] = {
+            9: self.skb_store_bytes, 10: self.l3_csum_replace, 11: self.l4_csum_replace,
+            26: self.skb_load_bytes, 39: self.skb_pull_data, 40: self.csum_update, 135: self.csum_level}
         self._xdp: dict[int, Callable[..., int]] = {44: self.xdp_adjust_head, 65: self.xdp_adjust_tail}
 
     def __call__(self, helper: int) -> Callable[..., int]:
