@@ -30,7 +30,7 @@ from ..verdict import UNJUDGED, Check
 from . import elf as elf_reader
 from .ctx import LOOPBACK_IFINDEX, Ctx, cannot, ethertype
 from .helpers import XDP_HEADROOM, XDP_SAFE_END, Helpers, Packet
-from .link import check_core, is_data, link
+from .link import check_core, link
 from .maps import Map
 from .vm import Memory, Vm
 

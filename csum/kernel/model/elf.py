@@ -25,8 +25,7 @@ Order = Literal["little", "big"]
 #: include/uapi/linux/elf-em.h.
 EM_BPF = 247
 _SHT_SYMTAB, _SHT_REL = 2, 9
-_STT_SECTION, _STT_FUNC = 3, 2
-_SHN_UNDEF = 0
+_STT_FUNC = 2
 #: The relocation types of a BPF object (include/uapi/linux/... llvm's BPF.def): 64-bit (LD_IMM64) and 32-bit
 #: (a call's immediate), and the ones a loader ignores (R_BPF_64_ABS64/ABS32, in DWARF and BTF sections).
 R_BPF_64_64, R_BPF_64_32 = 1, 10
@@ -70,9 +69,6 @@ class Elf:
     def function(self, name: str) -> Symbol | None:
         """The function symbol ``name`` (a program, or a subprogram of ``.text``)."""
         return next((s for s in self.symbols if s.name == name and s.type == _STT_FUNC and s.shndx), None)
-
-    def is_section_symbol(self, sym: Symbol) -> bool:
-        return sym.type == _STT_SECTION
 
 
 def _bad(path: str, why: str) -> CsumValueError:

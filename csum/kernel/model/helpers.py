@@ -192,9 +192,6 @@ class Helpers:
 
     # tc: the skb helpers, csum's Skb
 
-    def _offset(self, address: int) -> int:
-        return address - self.packet.data()  # type: ignore[union-attr]
-
     def skb_store_bytes(self, vm: Vm, r1: int, r2: int, r3: int, r4: int, r5: int) -> int:
         return _skb(lambda: self.skb.bpf_skb_store_bytes(r2 & M32, self.memory.read(r3, r4 & M32), r5))
 

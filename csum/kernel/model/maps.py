@@ -22,7 +22,7 @@ HASH, ARRAY, PERCPU_HASH, PERCPU_ARRAY, LRU_HASH, LRU_PERCPU_HASH = 1, 2, 5, 6, 
 MODELLED = frozenset({HASH, ARRAY, PERCPU_HASH, PERCPU_ARRAY, LRU_HASH, LRU_PERCPU_HASH})
 _ARRAYS = frozenset({ARRAY, PERCPU_ARRAY})
 #: include/uapi/linux/bpf.h update flags and the errno values the map code returns.
-BPF_ANY, BPF_NOEXIST, BPF_EXIST = 0, 1, 2
+BPF_ANY, BPF_NOEXIST, BPF_EXIST, BPF_F_LOCK = 0, 1, 2, 4
 EINVAL, ENOENT, EEXIST, E2BIG = 22, 2, 17, 7
 
 
@@ -64,8 +64,10 @@ class Map:
     def update(self, key: bytes, value: bytes, flags: int) -> int:
         """``bpf_map_update_elem``: 0 or a negative errno."""
         self._check("bpf_map_update_elem")
-        if flags > BPF_EXIST:
-            return -EINVAL if flags & ~7 else _lock(self.info.name)
+        if flags & ~BPF_F_LOCK > BPF_EXIST:
+            return -EINVAL
+        if flags & BPF_F_LOCK:
+            raise cannot(f"BPF_F_LOCK on map {self.info.name} (spin-locked values)")
         if self.info.map_type in _ARRAYS:
             i = self._index(key)
             if i >= self.info.max_entries:
@@ -95,7 +97,3 @@ class Map:
         if self.info.map_type in _ARRAYS:
             return -EINVAL
         return 0 if self._values.pop(key, None) is not None else -ENOENT
-
-
-def _lock(name: str) -> int:
-    raise cannot(f"BPF_F_LOCK on map {name} (spin-locked values)")
