@@ -233,3 +233,27 @@ def test_the_cli_refuses_an_object_that_is_not_bpf_in_one_line(tmp_path, capsys)
     assert cli.main(["prog", str(path), "--model", "amd64:bookworm", "--count", "3"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and str(path) in err and "Traceback" not in err
+
+
+@needs_build
+def test_bpf_f_ipv6_is_refused_before_6_16(tmp_path):
+    """tests/kernel/mistakes/tc_ipv6_flags.c with BPF_F_IPV6 (its correct form, where the flag exists): before 6.16
+    net/core/filter.c's bpf_l4_csum_replace takes no BPF_F_IPV6 (the flag and its mask entry came with 6.16) and
+    returns -EINVAL, so the address is rewritten and the TCP checksum left as it was: scapy finds every output's
+    TCP checksum wrong on 6.12 and right on 6.16."""
+    import prog_frames as pf
+    from scapy.layers.inet6 import IPv6
+    from scapy.layers.l2 import Ether
+
+    source = Path(__file__).resolve().parent / "mistakes" / "tc_ipv6_flags.c"
+    obj = str(compile_bpf(source, tmp_path / "ipv6.o", "IPV6_FLAG=BPF_F_IPV6"))
+    frames = list(enumerate(pf.frames([pf.tcp6], 10, seed=1)))
+
+    def tcp_ok(packet: bytes) -> bool:
+        again = Ether(packet)
+        del again[IPv6].payload.chksum
+        return Ether(packet)[IPv6].payload.chksum == Ether(bytes(again))[IPv6].payload.chksum
+
+    for words, right in (("amd64:6.12", False), ("amd64:6.16", True)):
+        runs = model.model_kernel(words, obj, frames).runs
+        assert all(r.changed and tcp_ok(r.packet) == right for r in runs.values()), words
