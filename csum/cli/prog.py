@@ -180,6 +180,8 @@ def run(args: argparse.Namespace) -> int:
                                  f"{', '.join(sorted(guest.ARCHES))}") from None
         if args.kernel is not None and not Path(args.kernel).is_file():
             raise UsageError(f"--kernel: {args.kernel} is not a file")
+        if args.save_vectors is not None and not (args.debian or args.qemu):
+            raise UsageError("--save-vectors applies to --debian and --qemu runs (a model's answers are not a kernel's)")
         if args.save_vectors is not None and not Path(args.save_vectors).is_dir():
             raise UsageError(f"--save-vectors: {args.save_vectors} is not a directory")
         return run_kernels(args, *_seeds(args), *_packets(args))

@@ -140,6 +140,12 @@ def test_a_bad_model_is_a_usage_error_naming_the_words(words, capsys):
     assert "bookworm, trixie, unstable" in err
 
 
+def test_save_vectors_with_a_model_alone_is_a_usage_error(capsys):
+    """--save-vectors keeps real kernels' answers; with --model alone there are none to keep."""
+    assert cli.main(["prog", "x.o", "--model", "amd64:bookworm", "--save-vectors", "."]) == 2
+    assert "--save-vectors applies to --debian and --qemu runs" in capsys.readouterr().err
+
+
 def test_the_model_words_choose_the_profile():
     """Debian's words and release numbers: bookworm ships 6.1, trixie 6.12; amd64 is x86_64, mipsel is mips."""
     assert model.parse("amd64:bookworm")[2:] == ("6.1", model.parse("x86_64:6.1")[3])
