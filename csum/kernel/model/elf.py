@@ -4,7 +4,7 @@ the ``.rel`` relocations a loader applies, in either byte order.
 What :mod:`csum.kernel.model` needs of an object, as libbpf reads it (tools/lib/bpf/libbpf.c
 ``bpf_object__elf_collect``, ``bpf_program__record_reloc``): a program's instructions (its function symbol in its
 section), the ``.text`` subprograms it calls, and for each instruction a relocation names: a map (a symbol of
-``.maps`` or the legacy ``maps`` section), a global (``.data``/``.rodata``/``.bss`` and their ``.name`` variants:
+``.maps``), a global (``.data``/``.rodata``/``.bss`` and their ``.name`` variants:
 the section and the offset in it) or a subprogram (``.text``). ELF64 only, as clang writes BPF objects
 (include/uapi/linux/elf.h; EM_BPF 247).
 """

@@ -17,8 +17,9 @@ from .vm import Insn, PSEUDO_CALL
 __all__ = ["DATA_PREFIXES", "MAP_SECTIONS", "check_core", "decode", "link"]
 
 M32 = 0xFFFFFFFF
-#: Sections of map definitions: BTF-defined (``.maps``) and legacy (``maps``, ``maps/NAME``).
-MAP_SECTIONS = (".maps", "maps")
+#: The section of map definitions: BTF-defined ``.maps`` (libbpf >= 1.0 refuses to open the legacy ``maps`` section,
+#: so no object the model gets has one).
+MAP_SECTIONS = (".maps",)
 #: Sections of globals (libbpf's internal maps).
 DATA_PREFIXES = (".data", ".rodata", ".bss")
 
@@ -81,7 +82,7 @@ def _imm64(elf: Elf, sym: object, imm: int, map_ref: Callable[[str], int | None]
     name = elf.names[sym.shndx] if 0 < sym.shndx < len(elf.names) else ""
     if not sym.shndx:
         return None, f"the extern {sym.name} (kconfig and kernel symbols are not modelled)"
-    if name in MAP_SECTIONS or name.startswith("maps/"):
+    if name in MAP_SECTIONS:
         address = map_ref(sym.name)
         return (address, "") if address is not None else (None, f"map {sym.name}, which libbpf does not list")
     if is_data(name):
