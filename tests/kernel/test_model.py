@@ -263,3 +263,21 @@ def test_bpf_f_ipv6_is_refused_before_6_16(tmp_path):
     for words, right in (("amd64:6.12", False), ("amd64:6.16", True)):
         runs = model.model_kernel(words, obj, frames).runs
         assert all(r.changed and tcp_ok(r.packet) == right for r in runs.values()), words
+
+
+def test_a_model_beside_a_booted_kernel_gives_its_bytes(monkeypatch, tmp_path, capsys):
+    """--debian bookworm amd64 (the recorded boot: the real kernel's outputs) with --model amd64:bookworm: the model
+    breaks the same packets, and every differing field has the booted kernel's value on the model too."""
+    from bpf_build import why_not
+    from test_prog_kernels import _cli_with_recorded_boots
+
+    if why_not() is not None:
+        pytest.skip(str(why_not()))
+    obj, pcap = _cli_with_recorded_boots(monkeypatch, tmp_path)
+    assert cli.main(["prog", obj, "--pcap", pcap, "--debian", "bookworm", "amd64", "--model", "amd64:bookworm",
+                     "--json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    booted, modelled = doc["kernels"][1], doc["kernels"][2]
+    assert modelled["name"] == "model amd64:bookworm" and booted["broken"] == modelled["broken"] != []
+    assert doc["differs"] and all(d["values"]["model x86_64 6.1"] == d["values"]["x86_64 6.1.0-50-amd64"]
+                                  for d in doc["differs"])
