@@ -54,6 +54,10 @@ def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     prg.add_argument("--object-be", metavar="FILE",
                      help="with --debian/--qemu: the same program built with clang -target bpfeb, which big-endian "
                      "kernels (s390x) load; without it they do not run the program")
+    prg.add_argument("--model", action="append", default=[], metavar="ARCH:RELEASE",
+                     help="also run the program in csum's model of Debian architecture ARCH and kernel RELEASE (the "
+                     "words of --debian, or a release like 6.6), without QEMU or root: an eBPF interpreter with "
+                     "csum's helper models; what it cannot model it says so (repeatable)")
     prg.add_argument("--timeout", type=float, default=1200.0, help="with --debian/--qemu: seconds a boot may take")
     prg.add_argument("--save-vectors", metavar="DIR", help="with --debian/--qemu: write each guest's answers to DIR/ARCH-KERNEL.txt "
                      "(the format of tests/vectors/qemu-prog)")
@@ -159,11 +163,17 @@ def run(args: argparse.Namespace) -> int:
 
     if (args.qemu is None) != (args.kernel is None):
         raise UsageError("--qemu ARCH and --kernel IMAGE go together")
-    if args.debian or args.qemu is not None:
+    if args.debian or args.qemu is not None or args.model:
         from ..errors import CsumValueError
+        from ..kernel import model
         from ..kernel.qemu import guest
         from .prog_kernels import run_kernels
 
+        for text in args.model:
+            try:
+                model.parse(text)
+            except CsumValueError as exc:
+                raise UsageError(str(exc)) from None
         for option, arch_name in [(f"--debian {suite}", a) for suite, a in args.debian] + \
                 ([("--qemu", args.qemu)] if args.qemu is not None else []):
             try:
@@ -173,6 +183,8 @@ def run(args: argparse.Namespace) -> int:
                                  f"{', '.join(sorted(guest.ARCHES))}") from None
         if args.kernel is not None and not Path(args.kernel).is_file():
             raise UsageError(f"--kernel: {args.kernel} is not a file")
+        if args.save_vectors is not None and not (args.debian or args.qemu):
+            raise UsageError("--save-vectors applies to --debian and --qemu runs (a model's answers are not a kernel's)")
         if args.save_vectors is not None and not Path(args.save_vectors).is_dir():
             raise UsageError(f"--save-vectors: {args.save_vectors} is not a directory")
         return run_kernels(args, *_seeds(args), *_packets(args))

@@ -1,6 +1,7 @@
-"""``csum prog OBJ.o --debian RELEASE ARCH ... [--qemu ARCH --kernel IMAGE]``: one program on the running kernel
-and on Debian's kernels (or one's own) booted under QEMU, the results per kernel, then the packets whose output differs between kernels, with the cause
-(csum.kernel.qemu.prog, csum.kernel.differ)."""
+"""``csum prog OBJ.o --debian RELEASE ARCH ... [--qemu ARCH --kernel IMAGE] [--model ARCH:RELEASE ...]``: one program
+on the running kernel, on Debian's kernels (or one's own) booted under QEMU and in csum's models of other
+architectures and releases, the results per kernel, then the packets whose output differs between kernels, with the
+cause (csum.kernel.qemu.prog, csum.kernel.model, csum.kernel.differ)."""
 
 from __future__ import annotations
 
@@ -115,8 +116,12 @@ def _kernel_doc(k: Any, found: list[Any], asked: bool) -> dict[str, Any]:
     s = k.summary
     broken = sorted(i for i, r in k.runs.items() if r.broken)
     states = {"csum_states": [state_doc(st) for st in found]} if asked else {}
-    return {**states, "name": k.name, "arch": k.machine, "release": k.name.split()[0] if "Debian" in k.source else "running" if not k.debian_arch else None,
-            "kernel": k.release, "source": k.source, "csum_diff": k.csum_diff_kind, "error": k.error,
+    release = k.name.split()[0] if "Debian" in k.source else "running" if not k.debian_arch else None
+    if k.model:
+        release = k.name.partition(":")[2]
+    return {**states, "name": k.name, "arch": k.machine, "release": release,
+            "kernel": k.label if k.model else k.release, "model": k.model, "source": k.source,
+            "csum_diff": k.csum_diff_kind, "error": k.error,
             "boot_seconds": None if k.seconds is None else round(k.seconds, 1),
             "packets": s.packets, "changed": s.changed, "dropped": s.dropped, "broken_packets": s.broken,
             "kept_bad_packets": s.kept_bad, "unjudged": s.unjudged, "causes": dict(s.causes), "named": list(s.named),
@@ -141,10 +146,11 @@ def run_kernels(args: argparse.Namespace, maps: dict[str, Any], globals_: dict[s
     """``csum prog OBJ.o --debian RELEASE ARCH ... [--qemu ARCH --kernel IMAGE]``."""
     from ..kernel import prog
     from ..kernel.differ import differences
+    from ..kernel.model import model_kernel
     from ..kernel.qemu import prog as qprog
 
     if args.out is not None:
-        raise UsageError("--out applies to a run on the running kernel alone, not with --debian")
+        raise UsageError("--out applies to a run on the running kernel alone, not with --debian, --qemu or --model")
     prep = qprog.prepare(args.file, section=args.section, prog=args.prog, type=args.type, maps=maps,
                          globals=globals_, ctx=ctx, object_be=args.object_be)
     if args.csum_state and prep.kind != "tc":
@@ -152,6 +158,8 @@ def run_kernels(args: argparse.Namespace, maps: dict[str, Any], globals_: dict[s
                          "those of a tc program's skb")
     kernels = [_running(frames, maps, globals_, ctx, args)]
     kernels += [_booted(*target, prep, frames, source, args) for target in _targets(args)]
+    kernels += [model_kernel(text, args.file, frames, section=args.section, prog=args.prog, type=args.type, maps=maps,
+                             globals=globals_, ctx=ctx) for text in args.model]
     inputs = dict(frames)
     found = {k.label: states_of(args.csum_state, [(i, inputs[i], r) for i, r in sorted(k.runs.items())],
                                 prep.evidence) if k.runs else [] for k in kernels}

@@ -40,7 +40,8 @@ class KernelResult:
     ``name``: how the user named it ("running", "bookworm amd64"); ``machine``/``release``: its uname -m and -r;
     ``csum_diff_kind``: "legacy", "homogenized" or "unknown" (its bpf_csum_diff, probed); ``runs``: packet index ->
     run; ``error``: why the object did not load there (that kernel's finding), else None; ``source``: the kernel's
-    package or "the running kernel"; ``seconds``: the boot's wall time (None for the running kernel).
+    package or "the running kernel"; ``seconds``: the boot's wall time (None for the running kernel); ``model``: csum's
+    model of the architecture and release (csum.kernel.model), not a kernel.
     """
 
     name: str
@@ -55,11 +56,12 @@ class KernelResult:
     #: The csum profile of the kernel's CPU where its features choose one (a booted guest's /proc/cpuinfo: riscv64
     #: with Zbb), None for the architecture's own (by ``machine``).
     profile_name: str | None = None
+    model: bool = False
 
     @property
     def label(self) -> str:
-        """``x86_64 6.1.0-50-amd64``: how reports name the kernel."""
-        return f"{self.machine} {self.release}"
+        """``x86_64 6.1.0-50-amd64`` (``model x86_64 6.1`` for csum's model): how reports name the kernel."""
+        return f"{'model ' if self.model else ''}{self.machine} {self.release}"
 
     @property
     def summary(self) -> Summary:
@@ -145,7 +147,7 @@ def replay_fold_once(kernels: list[KernelResult], index: int, layer: str, offset
     folded: list[str] = []
     for (csum, kind), labels in seen.items():
         if kind == "legacy":
-            (unfolded if csum > 0xFFFF else folded).extend(label.split()[0] for label in labels)
+            (unfolded if csum > 0xFFFF else folded).extend(label.split()[-2] for label in labels)
         wrong = _fold(csum) != _fold_once(csum)
         said.append(f"on {', '.join(labels)} ({kind}) it returns {csum:#x}"
                     + (f" (unfolded 32-bit): one fold leaves {(csum & 0xFFFF) + (csum >> 16):#x}, whose carry out of "

@@ -23,3 +23,14 @@ def test_uncached_kernels_are_skipped_with_a_message(tmp_path, monkeypatch, caps
     assert results["booted"] == 0 and not any(tmp_path.iterdir())
     table = prog_kernels.table(results)
     assert "| running (" in table and "**in all**" in table and "skipped (not cached): bookworm:amd64" in table
+
+
+def test_prog_model_times_both_sides():
+    """bench/prog_model.py: each program timed on the running kernel and in the model, and the table shows both
+    (no time asserted: bench/results/prog_model.json holds the measured ones)."""
+    from bench import prog_model
+
+    results = prog_model.run(5, 1)
+    assert [r["program"] for r in results["rows"]] == ["xdp_ttl_csum_diff", "tc_nat"]
+    assert all(r["packets"] == 5 and r["kernel_s"] > 0 and r["model_s"] > 0 for r in results["rows"])
+    assert "| tc_nat | 5 |" in prog_model.table(results)

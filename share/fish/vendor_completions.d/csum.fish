@@ -118,6 +118,7 @@ complete -c csum -n '__fish_seen_subcommand_from prog' -l debian -r -d 'also run
 complete -c csum -n '__fish_seen_subcommand_from prog' -l qemu -r -d 'with --kernel: also run the program on that kernel image...'
 complete -c csum -n '__fish_seen_subcommand_from prog' -l kernel -r -d 'with --qemu: the kernel image to boot'
 complete -c csum -n '__fish_seen_subcommand_from prog' -l object-be -r -d 'with --debian/--qemu: the same program built with clang...'
+complete -c csum -n '__fish_seen_subcommand_from prog' -l model -r -d 'also run the program in csum\'s model of Debian...'
 complete -c csum -n '__fish_seen_subcommand_from prog' -l timeout -r -d 'with --debian/--qemu: seconds a boot may take'
 complete -c csum -n '__fish_seen_subcommand_from prog' -l save-vectors -r -d 'with --debian/--qemu: write each guest\'s answers to...'
 complete -c csum -n '__fish_seen_subcommand_from prog' -l json -d 'machine-readable output'
