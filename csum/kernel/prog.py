@@ -31,6 +31,7 @@ from typing import Any, NamedTuple
 from ..core.inputs import as_view, check_instance, check_list, check_path, check_str
 from ..errors import Code, CsumError, CsumValueError
 from ..explain.causes import what
+from ..explain.header import NOT_UPDATED
 from ..explain.program import explain_program
 from ..layers import layout as parse
 from ..rewrite.mistakes import SKB_CSUM as SKB_FIELD
@@ -221,15 +222,13 @@ def _find(kind: str, frame: bytes, out: bytes, checks: list[Check], stale: bool 
     explained = {}
     for at, causes in explain_program(frame, out, todo).items():
         had = {m.value for m in finding.fields.get(at, ())}
-        # where a mistake of the table is reproduced, the explainer adds only the table's other mistakes made from
-        # scratch (the same slip in a loop): its other causes name the symptom the reproduced mistake explains
-        extra = tuple((c, d) for c, d in causes if c not in had and (not had or c in _MISTAKE_IDS))
+        # where a mistake of the table is reproduced, the explainer adds the slips of a checksum computed from scratch
+        # that give the same bytes, not an IPv4 header field changed without an update: the symptom the reproduced
+        # mistake (a helper's size bits ...) explains
+        extra = tuple((c, d) for c, d in causes if c not in had and not (had and c in NOT_UPDATED))
         if extra:
             explained[at] = extra
     return replace(finding, explained=explained) if explained else finding
-
-
-_MISTAKE_IDS = frozenset(m.value for m in Mistake)
 
 
 def _reproduce(kind: str, frame: bytes, out: bytes, checks: list[Check], stale: bool | None,

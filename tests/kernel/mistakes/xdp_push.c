@@ -6,8 +6,8 @@
  * is no define). */
 #include "mistakes.h"
 
-#define OUTER_SADDR bpf_htonl(0xC63364FE) /* 198.51.100.254 */
-#define OUTER_DADDR bpf_htonl(0xC63364FD) /* 198.51.100.253 */
+#define OUTER_SADDR bpf_htonl(0xC63364F8) /* 198.51.100.248 */
+#define OUTER_DADDR bpf_htonl(0xC6336490) /* 198.51.100.144 */
 #define PUSHED sizeof(struct iphdr)
 
 static __always_inline __u16 header_csum(const struct iphdr *ip)
