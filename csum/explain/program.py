@@ -83,19 +83,18 @@ def align(before: bytes, after: bytes) -> Alignment:
         return Alignment("same", before, sb.ips[0], "the same layout")
     ob, oa = sb.ips[0], sa.ips[0]
     size_b = ob.end - ob.l3
-    for ip in sa.ips[1:]:  # headers added: the input's datagram is one the output carries
-        if ip.version == ob.version and ip.end - ip.l3 == size_b and ip.proto == ob.proto:
+    for ip in sa.ips:  # headers added (a tunnel's, a VLAN tag): the input's datagram is one the output carries
+        if ip.l3 > ob.l3 and ip.version == ob.version and ip.end - ip.l3 == size_b and ip.proto == ob.proto:
             like = after[:ip.l3] + before[ob.l3:ob.end] + after[ip.end:]
             if _same_layout(like, after):
                 return Alignment("pushed", like, ob, f"{ip.l3 - ob.l3} bytes of headers added in front of the "
                                  f"IPv{ob.version} datagram")
-    if len(after) - oa.l3 != len(before) - ob.l3 or oa.l3 != ob.l3:
-        for ip in sb.ips[1:]:  # headers removed: the output's datagram was one the input carried
-            if ip.version == oa.version and ip.end - ip.l3 == oa.end - oa.l3 and ip.proto == oa.proto:
-                like = after[:oa.l3] + before[ip.l3:ip.end] + after[oa.end:]
-                if _same_layout(like, after):
-                    return Alignment("popped", like, ip, f"{ip.l3 - oa.l3} bytes of headers removed in front of "
-                                     f"the IPv{oa.version} datagram")
+    for ip in sb.ips:  # headers removed: the output's datagram was one the input carried
+        if ip.l3 > oa.l3 and ip.version == oa.version and ip.end - ip.l3 == oa.end - oa.l3 and ip.proto == oa.proto:
+            like = after[:oa.l3] + before[ip.l3:ip.end] + after[oa.end:]
+            if _same_layout(like, after):
+                return Alignment("popped", like, ip, f"{ip.l3 - oa.l3} bytes of headers removed in front of the "
+                                 f"IPv{oa.version} datagram")
     if ob.version != oa.version and ob.proto == oa.proto and ob.l4 is not None and oa.l4 is not None and \
             ob.end - ob.l4_start == oa.end - oa.l4_start:
         return Alignment("translated", None, ob, f"IPv{ob.version} translated to IPv{oa.version}")

@@ -156,7 +156,7 @@ class Finding:
     mistakes accounting for it; ``note``: why nothing could be simulated, or details; ``explained``: checksum field
     offset -> the further causes (id of :data:`csum.explain.CAUSES`, detail) whose simulation by
     :func:`csum.explain.program.explain_program` gives its bytes too (for a field no mistake here accounts for, every
-    such cause; for one that a mistake does, the other mistakes of this table simulated from scratch)."""
+    such cause; for one that a mistake does, the slips of a checksum computed from scratch that give its bytes too)."""
 
     mistakes: tuple[Mistake, ...]
     fields: Mapping[int, tuple[Mistake, ...]]

@@ -13,7 +13,7 @@ from oracle import ones_sum16, rfc1071_checksum
 from scapy.compat import raw
 from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.inet6 import IPv6
-from scapy.layers.l2 import Ether
+from scapy.layers.l2 import Dot1Q, Ether
 
 from csum.explain.program import align, explain_program
 
@@ -45,19 +45,36 @@ def _l4_check_at(frame: bytes) -> int:
 
 
 def test_align_kinds():
-    """The change named across a resize: an IP-in-IP header added (pushed), removed (popped), IPv4 <-> IPv6 with the
-    same segment (translated); expected: how scapy built the pair."""
+    """The change named across a resize: an IP-in-IP header or a VLAN tag added (pushed), removed (popped), IPv4 <->
+    IPv6 with the same segment (translated); expected: how scapy built the pair."""
     r = random.Random(1)
     inner = IP(src=_a4(r), dst=_a4(r)) / TCP(sport=1, dport=2) / b"data"
     plain, tunnelled = raw(ETH / inner), raw(ETH / IP(src=_a4(r), dst=_a4(r), proto=4) / inner)
     assert align(plain, tunnelled).kind == "pushed"
     assert align(tunnelled, plain).kind == "popped"
     assert align(plain, plain).kind == "same"
+    tagged = raw(ETH / Dot1Q(vlan=7) / inner)
+    assert align(plain, tagged).kind == "pushed"
+    assert align(tagged, plain).kind == "popped"
     v6 = raw(ETH / IPv6(src=_a6(r), dst=_a6(r)) / TCP(sport=1, dport=2) / b"data")
     assert align(plain, v6).kind == "translated"
     assert align(v6, plain).kind == "translated"
     assert align(plain, raw(ETH / IPv6(src=_a6(r), dst=_a6(r)) / TCP(sport=1, dport=2) / b"other bytes")).kind \
         == "unknown"
+
+
+def test_vlan_pushed_ttl():
+    """A VLAN tag pushed and the TTL decremented without the header checksum's update (the TTL byte lowered in
+    scapy's frame, its checksum left): ttl-not-updated, the change named in the detail."""
+    r = random.Random(2)
+    for _ in range(20):
+        inner = IP(src=_a4(r), dst=_a4(r), ttl=r.randrange(2, 256)) / _segment(r)
+        before = raw(ETH / inner)
+        after = bytearray(raw(ETH / Dot1Q(vlan=7) / inner))
+        after[18 + 8] -= 1
+        got = explain_program(before, bytes(after))[18 + 10]
+        assert [c for c, _ in got] == ["ttl-not-updated"], got
+        assert "4 bytes of headers added" in got[0][1]
 
 
 def _translated_6to4(r: random.Random) -> tuple[bytes, bytes, bytes, bytes, int]:
