@@ -9,6 +9,8 @@ import random
 import struct
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from oracle import ones_sum16, rfc1071_checksum
 from scapy.compat import raw
 from scapy.layers.inet import IP, TCP, UDP
@@ -165,3 +167,21 @@ def test_scratch(cause):
         # a 64-bit sum folded once loses the carries a 32-bit one loses: the same bytes, both listed
         alone += got == [cause] or (cause == "single-fold" and sorted(got) == ["carry-lost", "single-fold"])
     assert tried > N // 4 and alone >= 0.99 * tried, (alone, tried)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.integers(0, 2**32), st.integers(0, 3), st.binary(max_size=24), st.integers(0, 120))
+def test_any_pair_is_judged_without_error(seed, kind, junk, cut):
+    """Any input/output pair (a packet, the same one truncated, grown by junk, tunnelled, translated, with a byte
+    changed) gives an answer per wrong field, never an exception: csum prog calls this for every broken packet.
+    Expected: only that the call returns a mapping of tuples (there is no value to compare)."""
+    r = random.Random(seed)
+    seg = _segment(r)
+    before = raw(ETH / IP(src=_a4(r), dst=_a4(r)) / seg)
+    after = [before[:cut] + junk, raw(ETH / IP(src=_a4(r), dst=_a4(r), proto=4) / Ether(before)[IP]) + junk,
+             raw(ETH / IPv6(src=_a6(r), dst=_a6(r), nh=Ether(before)[IP].proto) / raw(Ether(before)[IP].payload)) + junk,
+             before[:cut] + bytes([r.randrange(256)]) + before[cut + 1:]][kind]
+    got = explain_program(before, after)
+    assert all(isinstance(v, tuple) for v in got.values())
+    got = explain_program(after, before)
+    assert all(isinstance(v, tuple) for v in got.values())
