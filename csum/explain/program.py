@@ -110,6 +110,7 @@ def explain_program(before: bytes, after: bytes, fields: set[int] | None = None
     if stack is None:
         return {}
     aligned = align(before, after)
+    sb = _walk(before)
     like = None if aligned.like is None else (aligned.like, _walk(aligned.like))
     found = _reproduced(after, aligned)
     change = "" if aligned.kind == "same" else f" ({aligned.text})"
@@ -128,6 +129,8 @@ def explain_program(before: bytes, after: bytes, fields: set[int] | None = None
             hits += [g for g in scratch(f, m) if g.value == r.stored]
         if like is not None and like[1] is not None:
             hits += hypotheses.fitting_extra(after, stack, f, r, ip, (like[0], like[1]), None)
+        if like is None and ip is not None and f.at == ip.ip_csum and sb is not None:
+            hits += [g for g in resized_header(before, sb.ips[0], after, ip) if g.value == r.stored]
         if aligned.kind == "translated" and aligned.before is not None and m is not None and f.depth == 0:
             hits += [g for g in translated(before, aligned.before, f, m) if g.value == r.stored]
         named: dict[str, str] = {}
@@ -216,6 +219,28 @@ def translated(before: bytes, old: IPLayer, f: Field, m: Message) -> Iterator[Gu
         yield Guess("diff-size-wrong", sums.stored_as(f, sums.checksum(total)),
                     partial("the {} checksum updated with bpf_csum_diff {}: part of the addresses left out".format,
                             f.entry.name.upper(), label), sure=True)
+
+
+def resized_header(before: bytes, old: IPLayer, after: bytes, ip: IPLayer) -> Iterator[Guess]:
+    """The outer IPv4 header of a resized packet (an option inserted, the total length changed) with its checksum as
+    the input's header had it: each changed field reverted alone (:func:`csum.explain.header.before_guesses`, same
+    header length), or the whole header's checksum kept (another header length: the input's checksum, when it was
+    right)."""
+    if ip.version != 4 or old.version != 4 or ip.depth or old.l3 != ip.l3 or ip.ip_csum is None or \
+            old.ip_csum is None:
+        return
+    if old.header_len == ip.header_len:
+        yield from header.before_guesses(after, ip, old, before)
+        return
+    was = before[old.ip_csum:old.ip_csum + 2]
+    old_header = before[old.l3:old.l3_header_end]
+    if header.header_checksum(old_header, old.ip_csum - old.l3).to_bytes(2, "big") != was:
+        return
+    sizes = f"header length {old.header_len}, total length {old.end - old.l3}; now {ip.header_len} and " \
+        f"{ip.end - ip.l3}"
+    yield Guess("ip-field-not-updated", int.from_bytes(was, "big"),
+                lambda: f"the header checksum of the input's header ({sizes}): not updated for the header's new "
+                "length and options", sure=True)
 
 
 def _diff_sizes(old: bytes, new: bytes, size: int) -> Iterator[tuple[str, bytes, bytes]]:

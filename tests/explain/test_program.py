@@ -16,6 +16,7 @@ from scapy.compat import raw
 from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Dot1Q, Ether
+from scapy.packet import Raw
 
 from csum.explain.program import align, explain_program
 
@@ -77,6 +78,20 @@ def test_vlan_pushed_ttl():
         got = explain_program(before, bytes(after))[18 + 10]
         assert [c for c, _ in got] == ["ttl-not-updated"], got
         assert "4 bytes of headers added" in got[0][1]
+
+
+def test_grown_length_not_updated():
+    """A packet grown by payload bytes with its IPv4 total length updated and the header checksum left (scapy builds
+    both; the input's checksum copied): tot-len-not-updated, the length named."""
+    r = random.Random(3)
+    for _ in range(20):
+        seg = _segment(r)
+        before = raw(ETH / IP(src=_a4(r), dst=_a4(r)) / seg)
+        old = Ether(before)[IP]
+        grown = ETH / IP(src=old.src, dst=old.dst, proto=old.proto, chksum=old.chksum) \
+            / Raw(raw(seg) + r.randbytes(4))
+        got = explain_program(before, raw(grown))[24]
+        assert [c for c, _ in got] == ["tot-len-not-updated"], got
 
 
 def _translated_6to4(r: random.Random) -> tuple[bytes, bytes, bytes, bytes, int]:

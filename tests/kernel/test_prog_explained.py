@@ -1,5 +1,6 @@
 """csum prog names the causes csum.rewrite cannot re-make: checksums a program computes from scratch, headers it
-adds or removes, packets it translates between IPv4 and IPv6, XDP address changes without the TCP/UDP update.
+adds or removes, options it inserts, packets it translates between IPv4 and IPv6, XDP address changes without the
+TCP/UDP update.
 
 Each row compiles a program of tests/kernel/mistakes/ whose one mistake is known by construction (the define that
 puts it in), runs it with csum.prog on the running kernel (BPF_PROG_TEST_RUN; tc programs also on a
@@ -89,6 +90,9 @@ ROWS = {
     "nat64-l4-not-patched": Row("tc_nat64.c", ("L4_NOT_PATCHED",), [pf.tcp4, pf.udp4], "l4-not-patched"),
     "nat64-diff-size-wrong": Row("tc_nat64.c", ("DIFF_SIZE",), [pf.tcp4, pf.udp4], "diff-size-wrong"),
     "nat64": Row("tc_nat64.c", (), [pf.tcp4, pf.udp4], None),
+    # grown: an IPv4 option inserted with bpf_skb_adjust_room(BPF_ADJ_ROOM_NET), the lengths updated
+    "ip-option-csum-kept": Row("tc_ip_option.c", ("CSUM_KEPT",), [pf.tcp4, pf.udp4], "ip-field-not-updated"),
+    "ip-option": Row("tc_ip_option.c", (), [pf.tcp4, pf.udp4], None),
     # XDP address change, the TCP checksum moved with bpf_csum_diff (or not)
     "xdp-nat6-l4-not-patched": Row("xdp_nat6.c", ("L4_NOT_PATCHED",), [pf.tcp6], "l4-not-patched"),
     "xdp-nat6": Row("xdp_nat6.c", (), [pf.tcp6], None),
