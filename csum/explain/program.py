@@ -10,7 +10,9 @@ datagram found inside the input), or IPv4 <-> IPv6 translation (``bpf_skb_change
 TCP/UDP segment under the other IP version). Where a datagram is found, the input is re-laid in the output's layout
 (the output's added headers, the input's datagram) and the explainer's hypotheses that take the packet before the
 change (:func:`csum.explain.hypotheses.extra`: a stale pseudo-header, an IPv4 header field changed without an
-update) are tried on it, as is :func:`csum.rewrite.mistakes.reproduce`.
+update) are tried on it, as is :func:`csum.rewrite.mistakes.reproduce`. Where none is found but the outer IPv4
+header stays where it was (an option inserted, payload added), :func:`resized_header` tries its checksum as the
+input's header had it.
 
 Every field is also tried with the hypotheses from the field alone (:func:`csum.explain.hypotheses.alone`), with
 :func:`scratch`'s sums as a loop computes them (the pseudo-header left out, words loaded in the host's little-endian
@@ -37,7 +39,7 @@ from . import header, hypotheses, sums
 from .flow import carrier
 from .sums import Guess, Message
 
-__all__ = ["Alignment", "align", "explain_program", "scratch", "translated"]
+__all__ = ["Alignment", "align", "explain_program", "resized_header", "scratch", "translated"]
 
 #: The statuses explained (as :data:`csum.explain.WRONG`).
 _WRONG = (Status.BAD, Status.OFFLOAD)

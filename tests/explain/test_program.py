@@ -1,7 +1,7 @@
 """csum.explain.program (what csum prog names beyond csum.rewrite's reproduction) on packets scapy builds, each
 mistake made with tests/oracle.py's naive RFC 1071 arithmetic or scapy's own checksum code, never csum's: the change
-inferred across a resize, the from-scratch slips, the IPv6 -> IPv4 direction of a translation (the BPF programs of
-tests/kernel/test_prog_explained.py translate IPv4 -> IPv6 only)."""
+inferred across a resize, the from-scratch slips, a translation's mistakes over many random packets (the BPF
+programs of tests/kernel/test_prog_explained.py make them on the running kernel, both ways)."""
 
 from __future__ import annotations
 

@@ -25,6 +25,7 @@ import pytest
 from bpf_build import compile_bpf, why_not
 from scapy.compat import raw
 from scapy.layers.inet import IP
+from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Ether
 
 from csum.kernel import prog
@@ -61,6 +62,14 @@ def with_id(maker: pf.Maker) -> pf.Maker:
     return make
 
 
+def mapped6(r: random.Random) -> bytes:
+    """IPv6 TCP or UDP between addresses of 2001:db8:64::/96 (those tc_nat46.c translates to IPv4)."""
+    def address() -> str:
+        return f"2001:db8:64::{r.randrange(65536):x}:{r.randrange(65536):x}"
+    return raw(pf.ETHER / IPv6(src=address(), dst=address(), hlim=r.randrange(1, 256))
+               / r.choice([pf.TCP, pf.UDP])(**pf._ports(r)) / pf._payload(r))
+
+
 class Row(NamedTuple):
     source: str
     defines: tuple[str, ...]
@@ -90,6 +99,10 @@ ROWS = {
     "nat64-l4-not-patched": Row("tc_nat64.c", ("L4_NOT_PATCHED",), [pf.tcp4, pf.udp4], "l4-not-patched"),
     "nat64-diff-size-wrong": Row("tc_nat64.c", ("DIFF_SIZE",), [pf.tcp4, pf.udp4], "diff-size-wrong"),
     "nat64": Row("tc_nat64.c", (), [pf.tcp4, pf.udp4], None),
+    # IPv6 -> IPv4
+    "nat46-l4-not-patched": Row("tc_nat46.c", ("L4_NOT_PATCHED",), [mapped6], "l4-not-patched"),
+    "nat46-diff-size-wrong": Row("tc_nat46.c", ("DIFF_SIZE",), [mapped6], "diff-size-wrong"),
+    "nat46": Row("tc_nat46.c", (), [mapped6], None),
     # grown: an IPv4 option inserted with bpf_skb_adjust_room(BPF_ADJ_ROOM_NET), the lengths updated
     "ip-option-csum-kept": Row("tc_ip_option.c", ("CSUM_KEPT",), [pf.tcp4, pf.udp4], "ip-field-not-updated"),
     "ip-option": Row("tc_ip_option.c", (), [pf.tcp4, pf.udp4], None),
