@@ -131,9 +131,10 @@ def explain_program(before: bytes, after: bytes, fields: set[int] | None = None
             hits += [g for g in scratch(f, m) if g.value == r.stored]
         if like is not None and like[1] is not None:
             hits += hypotheses.fitting_extra(after, stack, f, r, ip, (like[0], like[1]), None)
-        if like is None and ip is not None and f.at == ip.ip_csum and sb is not None:
+        if like is None and ip is not None and f.at == ip.ip_csum and sb is not None and sb.ips:
             hits += [g for g in resized_header(before, sb.ips[0], after, ip) if g.value == r.stored]
-        if aligned.kind == "translated" and aligned.before is not None and m is not None and f.depth == 0:
+        if aligned.kind == "translated" and aligned.before is not None and m is not None and m.pseudo and \
+                f.depth == 0:
             hits += [g for g in translated(before, aligned.before, f, m) if g.value == r.stored]
         named: dict[str, str] = {}
         for g in hits:
@@ -145,7 +146,8 @@ def explain_program(before: bytes, after: bytes, fields: set[int] | None = None
 
 
 def _reproduced(after: bytes, aligned: Alignment) -> dict[int, list[tuple[str, str]]]:
-    """csum.rewrite.mistakes' reproduction of the change from the input re-laid in the output's layout."""
+    """csum.rewrite.mistakes' reproduction of the change from the input re-laid in the output's layout, with its
+    hand-written updates (kind "xdp": the test run's skb->csum is not re-made across a resize)."""
     if aligned.like is None or aligned.kind == "same":
         return {}
     from ..rewrite.mistakes import reproduce

@@ -200,3 +200,6 @@ def test_any_pair_is_judged_without_error(seed, kind, junk, cut):
     assert all(isinstance(v, tuple) for v in got.values())
     got = explain_program(after, before)
     assert all(isinstance(v, tuple) for v in got.values())
+    bad = before[:cut] + bytes(4) + before[cut + 4:]  # a wrong checksum or a broken header; the input not IP
+    got = explain_program(raw(Ether(type=0x0806)) + junk, bad)
+    assert all(isinstance(v, tuple) for v in got.values())
