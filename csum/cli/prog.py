@@ -143,7 +143,7 @@ def _entry(i: int, frame: bytes, run: Any) -> dict[str, Any]:
     return {"index": i, "retval": run.retval, "action": run.action, "dropped": run.dropped, "changed": run.changed,
             "input": frame.hex(), "output": run.packet.hex(), "error": run.error, "stale": run.stale,
             "removed": list(run.removed), "broken": bool(run.broken),
-            "mistakes": [] if run.finding is None else [str(m) for m in run.finding.mistakes],
+            "mistakes": [] if run.finding is None else list(run.finding.causes),
             "note": None if run.finding is None else run.finding.note or None,
             "checks": [{"layer": c.layer, "offset": c.offset, "field": c.field, "stored": c.stored,
                         "expected": c.expected, "ok": c.ok, "reason": c.reason, "status": c.status,

@@ -61,6 +61,14 @@ CAUSES: tuple[Cause, ...] = (
     _mistake(Mistake.CARRY_LOST, "the 32-bit words summed in a 32-bit accumulator: 2 carries out of bit 31 lost"),
     Cause("not-complemented", "the sum stored without its final complement (one's complement of the checksum)",
           "the folded sum 0xc5e0 stored; the checksum is its complement 0x3a1f"),
+    Cause("no-pseudo-header", "a TCP/UDP/ICMPv6 checksum computed from scratch over the segment alone, without the "
+          "pseudo-header (addresses, protocol, length)",
+          "the checksum over the 28 covered bytes alone, without the pseudo-header (addresses, protocol, length)"),
+    Cause("diff-size-wrong", "(csum prog) a translated packet's TCP/UDP checksum (IPv4 <-> IPv6, "
+          "bpf_skb_change_proto) updated with a bpf_csum_diff of the addresses given the wrong size: part of them "
+          "left out of the update",
+          "the TCP checksum updated with bpf_csum_diff (old, 8, new, 8): the first 8 bytes of the IPv6 addresses "
+          "counted: part of the addresses left out (IPv4 translated to IPv6)"),
     Cause("fragment-only", "a checksum over the first fragment alone, not the whole datagram",
           "the checksum over the first fragment's 1480 bytes (length 1480); the datagram has 3000"),
     Cause("length-wrong", "the pseudo-header length wrong (another length than the segment's)",

@@ -23,6 +23,8 @@ from .sums import Guess
 #: The cause id for a field of :data:`csum.layers.table.IPV4_FIELDS` changed without an update.
 _CAUSE = {"ttl": "ttl-not-updated", "tos": "tos-not-updated", "id": "id-not-updated",
           "total length": "tot-len-not-updated"}
+#: Every cause id of a header field changed without an update.
+NOT_UPDATED = frozenset({*_CAUSE.values(), "ip-field-not-updated"})
 _ECN_CE = 3
 _ECN = {1: "ECT(1)", 2: "ECT(0)", 3: "CE", 0: "Not-ECT"}
 
@@ -36,7 +38,7 @@ def header_checksum(header: bytes | bytearray, at: int) -> int:
 
 def cause_of(name: str) -> str:
     """The cause id for header field ``name`` changed without an update."""
-    return _CAUSE.get(name, "ip-field-not-updated")
+    return _CAUSE.get(name, "ip-field-not-updated")  # the one id of NOT_UPDATED not in _CAUSE
 
 
 def show(name: str, value: bytes) -> str:

@@ -91,6 +91,11 @@ def _pseudo(src: bytes, dst: bytes, proto: int, n: int) -> bytes:
     return src + dst + n.to_bytes(4, "big") + bytes([0, 0, 0, proto])
 
 
+def pseudo_bytes(m: Message) -> bytes:
+    """The pseudo-header bytes of message ``m`` (b"" when it has none)."""
+    return _pseudo(m.src, m.dst, m.proto, m.length) if m.pseudo else b""
+
+
 def checksum(total: int) -> int:
     """The RFC 1071 checksum of a message whose plain 16-bit sum is ``total``: the complement of its fold."""
     return canonical(total, 16) ^ M16

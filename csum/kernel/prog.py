@@ -30,6 +30,9 @@ from typing import Any, NamedTuple
 
 from ..core.inputs import as_view, check_instance, check_list, check_path, check_str
 from ..errors import Code, CsumError, CsumValueError
+from ..explain.causes import what
+from ..explain.header import NOT_UPDATED
+from ..explain.program import explain_program
 from ..layers import layout as parse
 from ..rewrite.mistakes import SKB_CSUM as SKB_FIELD
 from ..rewrite.mistakes import Evidence, Finding, Mistake, added_header, reproduce
@@ -164,17 +167,17 @@ def helper_evidence(code: bytes) -> Evidence:
 
 
 def _cause(check: Check, finding: Finding, key: int, kind: str) -> tuple[str, tuple[str, ...]]:
-    """The text of a broken check's cause and the mistakes named for it."""
-    named = finding.fields.get(key, ())
+    """The text of a broken check's cause and the ids named for it."""
+    named = [(m.value, m.what, (m.tc if kind == "tc" else m.xdp) or "") for m in finding.fields.get(key, ())]
+    named += [(cause, f"{what(cause)}: {detail}", "") for cause, detail in finding.explained.get(key, ())]
     if named:
-        fixes = [(m, (m.tc if kind == "tc" else m.xdp) or "") for m in named]
-        detail = f" ({finding.note})" if finding.note else ""
+        note = f" ({finding.note})" if finding.note and finding.fields.get(key) else ""
         if len(named) == 1:
-            m, fix = fixes[0]
-            return f"reproduced: {m.what}{detail}; fix: {fix}", (m.value,)
-        text = "; or ".join(f"{m.what} (fix: {fix})" for m, fix in fixes)
-        return f"reproduced by each of ({len(named)}; this packet cannot tell them apart): {text}", \
-            tuple(m.value for m in named)
+            _, text, fix = named[0]
+            return f"reproduced: {text}{note}" + (f"; fix: {fix}" if fix else ""), (named[0][0],)
+        texts = "; or ".join(text + (f" (fix: {fix})" if fix else "") for _, text, fix in named)
+        return f"reproduced by each of ({len(named)}; this packet cannot tell them apart): {texts}", \
+            tuple(n[0] for n in named)
     if finding.mistakes:
         return "not reproduced for this field (the mistakes reproduced elsewhere in the packet leave it right)", ()
     note = finding.note or "no simulated mistake gives these bytes"
@@ -211,6 +214,25 @@ def judge_run(kind: str, frame: bytes, retval: int, out: bytes, stale: bool | No
 
 def _find(kind: str, frame: bytes, out: bytes, checks: list[Check], stale: bool | None,
           evidence: Evidence | None) -> Finding:
+    """What reproduces the broken checks: csum.rewrite's re-made change with each mistake injected (same length),
+    the checksum of an added IPv4 header, and the explainer (csum.explain.program) for every broken field neither
+    accounts for (a checksum computed from scratch, a resized or translated packet)."""
+    finding = _reproduce(kind, frame, out, checks, stale, evidence)
+    todo = {c.field for c in checks if c.status == BROKEN and c.field is not None and c.layer != SKB_CSUM}
+    explained = {}
+    for at, causes in explain_program(frame, out, todo).items():
+        had = {m.value for m in finding.fields.get(at, ())}
+        # where a mistake of the table is reproduced, the explainer adds the slips of a checksum computed from scratch
+        # that give the same bytes, not an IPv4 header field changed without an update: the symptom the reproduced
+        # mistake (a helper's size bits ...) explains
+        extra = tuple((c, d) for c, d in causes if c not in had and not (had and c in NOT_UPDATED))
+        if extra:
+            explained[at] = extra
+    return replace(finding, explained=explained) if explained else finding
+
+
+def _reproduce(kind: str, frame: bytes, out: bytes, checks: list[Check], stale: bool | None,
+               evidence: Evidence | None) -> Finding:
     if len(frame) == len(out):
         return reproduce(frame, out, kind=kind, stale=stale, evidence=evidence)  # type: ignore[arg-type]
     fields: dict[int, tuple[Mistake, ...]] = {}
@@ -347,8 +369,8 @@ def summarize(runs: Iterable[Run]) -> Summary:
     unexplained = 0
     for run in runs:
         if run.broken and run.finding is not None:
-            causes.update(run.finding.mistakes)
-            unexplained += not run.finding.mistakes
+            causes.update(run.finding.causes)
+            unexplained += not run.finding.causes
     return Summary(len(runs), sum(r.changed for r in runs), sum(r.dropped for r in runs),
                    sum(bool(r.broken) for r in runs),
                    sum(any(c.status == KEPT_BAD for c in r.results) for r in runs),

@@ -153,11 +153,20 @@ class Mistake(StrEnum):
 class Finding:
     """What :func:`reproduce` found for one packet: ``mistakes`` whose simulation gives exactly the observed
     bytes (and skb->csum), () when none does; ``fields``: checksum field offset (or :data:`SKB_CSUM`) -> the
-    mistakes accounting for it; ``note``: why nothing could be simulated, or details."""
+    mistakes accounting for it; ``note``: why nothing could be simulated, or details; ``explained``: checksum field
+    offset -> the further causes (id of :data:`csum.explain.CAUSES`, detail) whose simulation by
+    :func:`csum.explain.program.explain_program` gives its bytes too (for a field no mistake here accounts for, every
+    such cause; for one that a mistake does, the slips of a checksum computed from scratch that give its bytes too)."""
 
     mistakes: tuple[Mistake, ...]
     fields: Mapping[int, tuple[Mistake, ...]]
     note: str = ""
+    explained: Mapping[int, tuple[tuple[str, str], ...]] = dataclasses.field(default_factory=dict)
+
+    @property
+    def causes(self) -> tuple[str, ...]:
+        """Every cause id named: the mistakes, then the explainer's causes."""
+        return tuple(dict.fromkeys([*map(str, self.mistakes), *(c for cs in self.explained.values() for c, _ in cs)]))
 
 
 @dataclass(frozen=True)
