@@ -1,20 +1,20 @@
 """``csum verify --explain``: why each wrong checksum of a capture is wrong, after the check.
 
-The check itself is untouched (same verdicts, same exit code, same speed without ``--explain``). Once a capture is
-checked, :func:`explain_capture` reads it again and, for the packets holding a bad or transmit-offload field (at
-most :data:`LIMIT` fields), builds a :class:`csum.explain.Context` of those packets and of the packets near them
-(within :data:`WINDOW` packets of one, of the same captured length: the packet before a NAT when the capture holds
-both sides), then explains each field. :class:`Explained` holds the answers per field, the count per cause, and the
+The check itself is untouched (same verdicts, same exit code, same speed without ``--explain``). While a capture is
+checked, a :class:`Collector` copies the packets holding a bad or transmit-offload field (at most :data:`LIMIT`
+fields) and the packets near them (within :data:`WINDOW` packets of one, of the same captured length: the packet
+before a NAT when the capture holds both sides): the capture is read once, standard input too. Once it is checked,
+:func:`explain_capture` builds a :class:`csum.explain.Context` of those packets and explains each field. :class:`Explained` holds the answers per field, the count per cause, and the
 groups per flow and cause the summary prints ("10.0.0.3:40001 -> 10.0.0.9:80 TCP: 12 tcp checksums,
 l4-not-patched: ...").
 """
 
 from __future__ import annotations
 
-import bisect
+import functools
 import json
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,11 +26,10 @@ from ..capture.report import Report, frame
 from ..capture.rows import Rows, wrong
 from ..capture.arrow import ParquetSink
 from ..capture.rowtext import TextSink, _csv_field, text
-from ..capture.source import open_source
 from ..layers import Result, Status
 from . import Context, Explanation, explain_result
 
-__all__ = ["LIMIT", "WINDOW", "Explained", "ExplainedParquet", "ExplainedText", "explain_capture"]
+__all__ = ["LIMIT", "WINDOW", "Collector", "Explained", "ExplainedParquet", "ExplainedText", "explain_capture"]
 
 #: The most wrong fields explained per capture (the rest are counted, not explained).
 LIMIT = 100_000
@@ -98,33 +97,100 @@ def _wrong(report: Report, limit: int) -> tuple[dict[int, list[Result]], int]:
     return wanted, report.total("bad") + report.total("offload") - min(len(items), limit)
 
 
-def explain_capture(name: str, report: Report, *, limit: int = LIMIT, hosts: Hosts | None = None,
-                    chunk_bytes: int = pcap.CHUNK_BYTES) -> Explained:
-    """Explain the wrong fields ``report`` found in capture ``name`` (read again: a path, not standard input);
+class Collector:
+    """``scan(collect=...)`` for ``csum verify --explain``: copies, as the capture is checked (read once: a file or
+    standard input), the packets holding the first ``limit`` bad or offload fields, and the packets near each
+    (within :data:`WINDOW` packets of it, of the same captured length: the packet before a NAT when the capture
+    holds both sides; across a chunk's end too); :func:`explain_capture` explains them once the check is done."""
+
+    def __init__(self, limit: int = LIMIT) -> None:
+        self.limit = limit
+        self.fields = 0
+        self.last = -1  # the highest packet index collected
+        #: index -> (bytes, link type, original length) of the packets with a wrong field.
+        self.packets: dict[int, tuple[bytes, int, int]] = {}
+        #: index -> (bytes, link type) of the packets near them.
+        self.near: dict[int, tuple[bytes, int]] = {}
+        self.seen: list[_Chunk] = []  # the chunks the last call had, the one before them kept: a window's start
+        self.later: list[tuple[int, int]] = []  # (index, captured length) whose window runs past the chunks seen
+
+    def __call__(self, chunks: Sequence[pcap.Capture], part: Report) -> None:
+        known = {c.first: c for c in self.seen}
+        for chunk in chunks:
+            if chunk.first_index not in known:
+                known[chunk.first_index] = _Chunk(chunk)
+        self.seen = sorted(known.values(), key=lambda c: c.first)[-len(chunks) - 1:]
+        later, self.later = self.later, []
+        for index, caplen in later:
+            self._near(index, caplen)
+        mine: dict[int, int] = {}
+        for index, _r in part.bad + part.offload:
+            if self.fields < self.limit or index < self.last:  # a datagram's field settled late: an earlier packet
+                mine[index] = mine.get(index, 0) + 1
+        for index in sorted(mine):
+            c = self._chunk(index)
+            if c is None:
+                continue
+            k = index - c.first
+            self.fields += mine[index]
+            self.last = max(self.last, index)
+            self.packets[index] = (bytes(c.capture.packet(k)), c.links[k], c.origlens[k])
+            self.near.pop(index, None)
+            self._near(index, c.caplens[k])
+
+    def _chunk(self, index: int) -> _Chunk | None:
+        return next((c for c in self.seen if c.first <= index < c.end), None)
+
+    def _near(self, index: int, caplen: int) -> None:
+        """The packets within WINDOW of ``index`` of captured length ``caplen``; those not read yet, at the next
+        call."""
+        for j in range(max(0, index - WINDOW), index + WINDOW + 1):
+            if j == index or j in self.packets or j in self.near:
+                continue
+            c = self._chunk(j)
+            if c is None:
+                if self.seen and j >= self.seen[-1].end:
+                    self.later.append((index, caplen))
+                    return
+                continue
+            k = j - c.first
+            if c.caplens[k] == caplen:
+                self.near[j] = (bytes(c.capture.packet(k)), c.links[k])
+
+
+class _Chunk:
+    """A chunk, its columns as lists once a packet of it is copied."""
+
+    def __init__(self, capture: pcap.Capture) -> None:
+        self.capture = capture
+        self.first, self.end = capture.first_index, capture.first_index + len(capture)
+
+    @functools.cached_property
+    def caplens(self) -> list[int]:
+        return self.capture.caplens.tolist()  # type: ignore[no-any-return]
+
+    @functools.cached_property
+    def origlens(self) -> list[int]:
+        return self.capture.origlens.tolist()  # type: ignore[no-any-return]
+
+    @functools.cached_property
+    def links(self) -> list[int]:
+        return self.capture.linktypes.tolist()  # type: ignore[no-any-return]
+
+
+def explain_capture(collected: Collector, report: Report, *, limit: int = LIMIT,
+                    hosts: Hosts | None = None) -> Explained:
+    """Explain the wrong fields ``report`` found in a capture whose packets ``collected`` copied as it was checked;
     ``hosts``: its per-host counts, given the causes of each host's bad fields (:attr:`Hosts.causes`)."""
     wanted, skipped = _wrong(report, limit)
-    packets: dict[int, tuple[bytes, int, int]] = {}  # index -> (bytes, link type, original length)
-    near: dict[int, tuple[bytes, int]] = {}
-    order = sorted(wanted)
-    with open_source(name) as source:
-        for chunk in pcap.Reader(source.stream, chunk_bytes):
-            first, n = chunk.first_index, len(chunk)
-            mine = order[bisect.bisect_left(order, first):bisect.bisect_left(order, first + n)]
-            if not mine:
-                continue
-            caplens, origlens, links = chunk.caplens, chunk.origlens, chunk.linktypes
-            for index in mine:
-                k = index - first
-                caplen = caplens[k]
-                packets[index] = (bytes(chunk.packet(k)), int(links[k]), int(origlens[k]))
-                for j in range(max(0, k - WINDOW), min(n, k + WINDOW + 1)):
-                    if j != k and caplens[j] == caplen and first + j not in wanted:
-                        near[first + j] = (bytes(chunk.packet(j)), int(links[j]))
+    packets, near = collected.packets, collected.near
     context = Context()
     for index, (data, link) in near.items():
-        context.add(data, link, frame(index))
+        if index not in wanted:
+            context.add(data, link, frame(index))
     for index, (data, link, _) in packets.items():
-        context.add(data, link, frame(index))
+        if index in wanted:
+            context.add(data, link, frame(index))
     out = Explained(skipped=skipped)
     for index, results in sorted(wanted.items()):
         if index not in packets:
@@ -142,7 +208,6 @@ def explain_capture(name: str, report: Report, *, limit: int = LIMIT, hosts: Hos
                 hosts.causes.setdefault(flow.src, {}).setdefault(e.cause, 0)
                 hosts.causes[flow.src][e.cause] += 1
     return out
-
 
 
 def _causes(rows: Rows, explained: Explained | None) -> tuple[list[str | None], list[str | None]]:

@@ -10,7 +10,11 @@ are those injected.
 from __future__ import annotations
 
 import json
+import os
 import random
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from mistaken import case, right_packet
@@ -33,11 +37,13 @@ def capture(tmp_path):
     return path, {3: "l4-not-patched", 4: "byte-order", 5: "unexplained"}
 
 
-def test_json_rows_name_the_injected_causes(capture, capsys):
+@pytest.mark.parametrize("split", [[], ["--chunk-bytes", "300"], ["--chunk-bytes", "300", "--jobs", "2"]])
+def test_json_rows_name_the_injected_causes(capture, capsys, split):
     """Each bad row of --json gets the cause injected at its frame (frames from 1) and a detail; the summary counts
-    them per cause."""
+    them per cause. The same with the capture read in chunks of a packet or two (the wrong packets copied from each
+    as it is checked, in this process or by two workers)."""
     path, expected = capture
-    assert main(["verify", str(path), "--explain", "--json"]) == 1
+    assert main(["verify", str(path), "--explain", "--json", *split]) == 1
     doc = json.loads(capsys.readouterr().out)
     got = {row["frame"]: row["cause"] for row in doc["bad"]}
     assert got == expected
@@ -83,11 +89,27 @@ def test_by_host_and_html_name_the_cause(capture, tmp_path, capsys):
     assert ">l4-not-patched on <span" in html and ">byte-order on <span" in html
 
 
-def test_explain_refuses_standard_input(capture, capsys, monkeypatch):
-    """Standard input cannot be read twice: a usage error (exit 2) naming --explain."""
+def test_explain_reads_standard_input_once(capture, tmp_path):
+    """The wrong packets are copied as the capture is checked: ``-`` works, with the same causes and summary as the
+    file (expected: the file's run); the rows formats and --annotate, which read the input twice, refuse it with a
+    usage error (exit 2) naming the option."""
     path, _ = capture
-    assert main(["verify", "-", "--explain"]) == 2
-    assert "--explain" in capsys.readouterr().err
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        with open(path, "rb") as stdin:
+            return subprocess.run([sys.executable, "-m", "csum", "verify", *args], stdin=stdin, capture_output=True,
+                                  env=env, timeout=120)
+
+    piped, read = run("-", "--explain", "--json"), run(str(path), "--explain", "--json")
+    assert piped.returncode == read.returncode == 1
+    doc, want = json.loads(piped.stdout), json.loads(read.stdout)
+    assert doc["file"] == "stdin"
+    assert doc["bad"] == want["bad"] and doc["explain"] == want["explain"]
+    rows = run("-", "--explain", "--format", "jsonl")
+    assert rows.returncode == 2 and b"--explain" in rows.stderr and b"twice" in rows.stderr
+    notes = run("-", "--explain", "--annotate", str(tmp_path / "out.pcapng"))
+    assert notes.returncode == 2 and b"--annotate" in notes.stderr
 
 
 def test_rows_carry_cause_and_detail(capture, tmp_path, capsys):
