@@ -61,7 +61,8 @@ CAUSES: tuple[Cause, ...] = (
     _mistake(Mistake.CARRY_LOST, "the 32-bit words summed in a 32-bit accumulator: 2 carries out of bit 31 lost"),
     Cause("not-complemented", "the sum stored without its final complement (one's complement of the checksum)",
           "the folded sum 0xc5e0 stored; the checksum is its complement 0x3a1f"),
-    Cause("fragment-only", "a checksum over the first fragment alone, not the whole datagram",
+    Cause("fragment-only", "a checksum over the first fragment alone, not the whole datagram (the pseudo-header length "
+          "the fragment's, or the whole datagram's)",
           "the checksum over the first fragment's 1480 bytes (length 1480); the datagram has 3000"),
     Cause("length-wrong", "the pseudo-header length wrong (another length than the segment's)",
           "pseudo-header length 40 (the IPv4 total length) instead of 20"),
