@@ -169,3 +169,21 @@ def test_annotate_needs_explain_and_one_file(capture, tmp_path, capsys):
     assert main(["verify", str(path), str(path), "--explain", "--annotate", str(out)]) == 2
     assert capsys.readouterr().err.count("--annotate") == 2
     assert not out.exists()
+
+
+def test_fix_explain_names_the_cause_of_each_corrected_field(capture, tmp_path, capsys):
+    """csum fix --explain: each corrected field's row carries the injected cause, the summary counts them; OUT and
+    the exit code are those of csum fix without it (expected: the injected causes, and the plain run's bytes)."""
+    path, expected = capture
+    plain, explained = tmp_path / "plain.pcap", tmp_path / "explained.pcap"
+    assert main(["fix", str(path), str(plain), "--json"]) == 1
+    capsys.readouterr()
+    assert main(["fix", str(path), str(explained), "--json", "--explain"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert {row["frame"]: row["cause"] for row in doc["bad"]} == expected
+    assert doc["explain"]["causes"] == {"l4-not-patched": 1, "byte-order": 1, "unexplained": 1}
+    assert doc["fixed_checksums"] == 3
+    assert explained.read_bytes() == plain.read_bytes()
+    assert main(["fix", str(path), str(explained), "--explain"]) == 1
+    out = capsys.readouterr().out
+    assert "why (--explain" in out and "byte-order" in out
