@@ -12,6 +12,9 @@ from . import progress
 from .args import UsageError, add_quiet, add_read_write, chunk_bytes, jobs
 
 
+#: --explain: the groups of a flow and a cause the report lists.
+SHOW = 10
+
 #: The command's name on the command line.
 NAME = "rewrite"
 
@@ -43,6 +46,9 @@ def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     cmd.add_argument("--level", choices=("outer", "inner", "all"), default=None,
                      help="which IP headers: the outermost, those inside it (tunnels, ICMP quotes) or all (default)")
     cmd.add_argument("--fix", action="store_true", help="also correct every checksum that was wrong")
+    cmd.add_argument("--explain", action="store_true", help="with --fix: say why each corrected checksum was wrong in "
+                     "IN, where one simulated mistake gives the stored bytes exactly (cause ids: docs/explain.md), "
+                     "per cause and flow in the report")
     cmd.add_argument("--jobs", type=jobs, default=1, metavar="N", help="rewrite in N processes (default 1)")
     cmd.add_argument("--chunk-bytes", type=chunk_bytes, default=None, metavar="B", help="bytes of records per chunk")
     cmd.add_argument("--follow-symlinks", action="store_true", help="OUT may be a symbolic link: replace its target")
@@ -80,6 +86,8 @@ def run(args: argparse.Namespace) -> int:
     from ..rewrite import rewrite_capture
 
     rules = rules_of(args)  # every rule checked before anything is opened
+    if args.explain and not args.fix:
+        raise UsageError("--explain: give --fix too (the checksums explained are those --fix corrects)")
     if args.out == "-" and sys.stdout.isatty():
         raise UsageError("OUT is - but standard output is a terminal: redirect it to a file or a pipe")
     bar = progress.Bar(sys.stderr, "rewrite", quiet=args.quiet)
@@ -87,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         result = rewrite_capture(args.file, args.out, rules, fix=args.fix, jobs=args.jobs,  # type: ignore[arg-type]
                                  chunk_bytes=args.chunk_bytes or pcap.CHUNK_BYTES,
-                                 follow_symlinks=args.follow_symlinks, progress=bar.update)
+                                 follow_symlinks=args.follow_symlinks, progress=bar.update, explain=args.explain)
     except BrokenPipeError:
         raise
     except OSError as exc:
@@ -98,13 +106,15 @@ def run(args: argparse.Namespace) -> int:
     if args.quiet:
         return 0
     if args.json:
-        print(json.dumps(result.as_json(), indent=2), file=report)
+        print(json.dumps(result.as_json(SHOW), indent=2), file=report)
     else:
         o = result.outcome
         alone = ", ".join(f"{n} {why}" for why, n in sorted(o.left_alone.items())) or "none"
         print(f"{result.name}: {result.format}, {o.packets} packets, {o.changed} changed ({result.fast} on the fast "
               f"path); checksums updated incrementally: {o.kept}, corrected (--fix): {o.fixed}; left alone: {alone}",
               file=report)
+        if result.explained is not None:
+            print("\n".join(result.explained.as_text(SHOW)[1:]), file=report)
         if result.stop is not None:
             print(f"{result.stop}: copied unchanged from there", file=report)
         if args.out != "-":

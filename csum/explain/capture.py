@@ -27,7 +27,7 @@ from ..capture.rows import Rows, wrong
 from ..capture.arrow import ParquetSink
 from ..capture.rowtext import TextSink, _csv_field, text
 from ..layers import Result, Status
-from . import Context, Explanation, explain_result
+from . import Context, Explanation, explain, explain_result
 
 __all__ = ["LIMIT", "WINDOW", "Collector", "Explained", "ExplainedParquet", "ExplainedText", "explain_capture"]
 
@@ -103,8 +103,12 @@ class Collector:
     (within :data:`WINDOW` packets of it, of the same captured length: the packet before a NAT when the capture
     holds both sides; across a chunk's end too); :func:`explain_capture` explains them once the check is done."""
 
-    def __init__(self, limit: int = LIMIT) -> None:
+    def __init__(self, limit: int = LIMIT, source: Callable[[pcap.Capture], pcap.Capture] | None = None) -> None:
         self.limit = limit
+        #: ``csum rewrite --fix --explain``: the chunk as read for each chunk checked (rewritten, packets of the same
+        #: lengths): the packets copied are those, their rewritten bytes kept in :attr:`after`.
+        self.source = source
+        self.after: dict[int, bytes] = {}
         self.fields = 0
         self.last = -1  # the highest packet index collected
         #: index -> (bytes, link type, original length) of the packets with a wrong field.
@@ -118,7 +122,7 @@ class Collector:
         known = {c.first: c for c in self.seen}
         for chunk in chunks:
             if chunk.first_index not in known:
-                known[chunk.first_index] = _Chunk(chunk)
+                known[chunk.first_index] = _Chunk(chunk, None if self.source is None else self.source(chunk))
         self.seen = sorted(known.values(), key=lambda c: c.first)[-len(chunks) - 1:]
         later, self.later = self.later, []
         for index, caplen in later:
@@ -135,6 +139,8 @@ class Collector:
             self.fields += mine[index]
             self.last = max(self.last, index)
             self.packets[index] = (bytes(c.capture.packet(k)), c.links[k], c.origlens[k])
+            if c.checked is not None:
+                self.after[index] = bytes(c.checked.packet(k))
             self.near.pop(index, None)
             self._near(index, c.caplens[k])
 
@@ -159,10 +165,12 @@ class Collector:
 
 
 class _Chunk:
-    """A chunk, its columns as lists once a packet of it is copied."""
+    """A chunk, its columns as lists once a packet of it is copied (``read``: the chunk as read, where the one
+    checked is its rewrite, ``checked``)."""
 
-    def __init__(self, capture: pcap.Capture) -> None:
-        self.capture = capture
+    def __init__(self, capture: pcap.Capture, read: pcap.Capture | None = None) -> None:
+        self.capture = capture if read is None else read
+        self.checked = None if read is None else capture
         self.first, self.end = capture.first_index, capture.first_index + len(capture)
 
     @functools.cached_property
@@ -197,8 +205,10 @@ def explain_capture(collected: Collector, report: Report, *, limit: int = LIMIT,
             continue
         data, link, origlen = packets[index]
         rows = senders(context.walked[data][0], data) if data in context.walked else senders_of(data, link, origlen)
+        read = _as_read(data, link, context) if index in collected.after else None
         for r in results:
-            e = explain_result(data, r, link=link, context=context)
+            e = explain_result(data, r, link=link, context=context) if read is None else \
+                _before_rewrite(read, r, collected.after[index], data, link, context)
             out.fields[(index, -1 if r.field is None else r.field)] = e
             out.causes[e.cause] += 1
             flow = flow_of(r, rows)
@@ -208,6 +218,23 @@ def explain_capture(collected: Collector, report: Report, *, limit: int = LIMIT,
                 hosts.causes.setdefault(flow.src, {}).setdefault(e.cause, 0)
                 hosts.causes[flow.src][e.cause] += 1
     return out
+
+
+def _as_read(data: bytes, link: int, context: Context) -> dict[int, tuple[Result, Explanation]]:
+    """The wrong fields of a packet as read (before a rewrite), by field offset, explained."""
+    return {-1 if r.field is None else r.field: (r, e) for r, e in explain(data, link=link, context=context)}
+
+
+def _before_rewrite(read: dict[int, tuple[Result, Explanation]], r: Result, after: bytes, data: bytes, link: int,
+                    context: Context) -> Explanation:
+    """``csum rewrite --fix --explain``: why field ``r`` of a rewritten packet (``after``) was wrong: as the packet
+    was read (``data``), where it was wrong then (the rewrite kept its residual); else the rewrite made it wrong, and
+    the packet read is the one before the change."""
+    found = read.get(-1 if r.field is None else r.field)
+    if found is not None:
+        return found[1]
+    e = explain_result(after, r, link=link, before=data)
+    return Explanation(e.cause, "right as read, wrong after the rewrite: " + e.detail)
 
 
 def _causes(rows: Rows, explained: Explained | None) -> tuple[list[str | None], list[str | None]]:

@@ -187,3 +187,20 @@ def test_fix_explain_names_the_cause_of_each_corrected_field(capture, tmp_path, 
     assert main(["fix", str(path), str(explained), "--explain"]) == 1
     out = capsys.readouterr().out
     assert "why (--explain" in out and "byte-order" in out
+
+
+def test_rewrite_fix_explain_names_the_input_causes(capture, tmp_path, capsys):
+    """csum rewrite --ttl -1 --fix --explain: the fields --fix corrected get the causes injected in IN (the rewrite
+    keeps each wrong field's residual, and the packets explained are IN's); OUT is that of --fix without --explain;
+    --explain without --fix is a usage error (exit 2). Expected: tests/mistaken.py's injected causes."""
+    path, _ = capture
+    plain, explained = tmp_path / "plain.pcap", tmp_path / "explained.pcap"
+    assert main(["rewrite", str(path), str(plain), "--ttl", "-1", "--fix", "-q"]) == 0
+    assert main(["rewrite", str(path), str(explained), "--ttl", "-1", "--fix", "--explain", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["explain"]["causes"] == {"l4-not-patched": 1, "byte-order": 1, "unexplained": 1}
+    assert explained.read_bytes() == plain.read_bytes()
+    assert main(["rewrite", str(path), str(explained), "--ttl", "-1", "--fix", "--explain"]) == 0
+    assert "byte-order" in capsys.readouterr().out
+    assert main(["rewrite", str(path), str(explained), "--ttl", "-1", "--explain"]) == 2
+    assert "--explain" in capsys.readouterr().err
