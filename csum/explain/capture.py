@@ -11,7 +11,6 @@ l4-not-patched: ...").
 
 from __future__ import annotations
 
-import functools
 import json
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -138,11 +137,11 @@ class Collector:
             k = index - c.first
             self.fields += mine[index]
             self.last = max(self.last, index)
-            self.packets[index] = (bytes(c.capture.packet(k)), c.links[k], c.origlens[k])
+            self.packets[index] = (bytes(c.capture.packet(k)), int(c.links[k]), int(c.origlens[k]))
             if c.checked is not None:
                 self.after[index] = bytes(c.checked.packet(k))
             self.near.pop(index, None)
-            self._near(index, c.caplens[k])
+            self._near(index, int(c.caplens[k]))
 
     def _chunk(self, index: int) -> _Chunk | None:
         return next((c for c in self.seen if c.first <= index < c.end), None)
@@ -150,40 +149,26 @@ class Collector:
     def _near(self, index: int, caplen: int) -> None:
         """The packets within WINDOW of ``index`` of captured length ``caplen``; those not read yet, at the next
         call."""
-        for j in range(max(0, index - WINDOW), index + WINDOW + 1):
-            if j == index or j in self.packets or j in self.near:
+        lo, hi = max(0, index - WINDOW), index + WINDOW + 1
+        for c in self.seen:
+            if c.end <= lo or c.first >= hi:
                 continue
-            c = self._chunk(j)
-            if c is None:
-                if self.seen and j >= self.seen[-1].end:
-                    self.later.append((index, caplen))
-                    return
-                continue
-            k = j - c.first
-            if c.caplens[k] == caplen:
-                self.near[j] = (bytes(c.capture.packet(k)), c.links[k])
+            first, start = c.first, max(lo, c.first)
+            for j, n in enumerate(c.caplens[start - first:min(hi, c.end) - first].tolist(), start):
+                if n == caplen and j != index and j not in self.packets and j not in self.near:
+                    self.near[j] = (bytes(c.capture.packet(j - first)), int(c.links[j - first]))
+        if self.seen and hi > self.seen[-1].end:
+            self.later.append((index, caplen))
 
 
 class _Chunk:
-    """A chunk, its columns as lists once a packet of it is copied (``read``: the chunk as read, where the one
-    checked is its rewrite, ``checked``)."""
+    """A chunk and its columns (``read``: the chunk as read, where the one checked is its rewrite, ``checked``)."""
 
     def __init__(self, capture: pcap.Capture, read: pcap.Capture | None = None) -> None:
         self.capture = capture if read is None else read
         self.checked = None if read is None else capture
         self.first, self.end = capture.first_index, capture.first_index + len(capture)
-
-    @functools.cached_property
-    def caplens(self) -> list[int]:
-        return self.capture.caplens.tolist()  # type: ignore[no-any-return]
-
-    @functools.cached_property
-    def origlens(self) -> list[int]:
-        return self.capture.origlens.tolist()  # type: ignore[no-any-return]
-
-    @functools.cached_property
-    def links(self) -> list[int]:
-        return self.capture.linktypes.tolist()  # type: ignore[no-any-return]
+        self.caplens, self.origlens, self.links = self.capture.caplens, self.capture.origlens, self.capture.linktypes
 
 
 def explain_capture(collected: Collector, report: Report, *, limit: int = LIMIT,
