@@ -81,7 +81,8 @@ def run(n: int, repeat: int) -> dict[str, Any]:
         path.write_bytes(_capture(n))
         base = ["verify", str(path), "--jobs", "1"]
         _cli([*base, "--explain"])  # warm: imports
-        plain, explain = [], []
+        plain: list[float] = []
+        explain: list[float] = []
         load = os.getloadavg()[0]
         for _ in range(repeat):
             for argv, times in ((base, plain), ([*base, "--explain"], explain)):
