@@ -204,3 +204,25 @@ def test_rewrite_fix_explain_names_the_input_causes(capture, tmp_path, capsys):
     assert "byte-order" in capsys.readouterr().out
     assert main(["rewrite", str(path), str(explained), "--ttl", "-1", "--explain"]) == 2
     assert "--explain" in capsys.readouterr().err
+
+
+def test_rewrite_explain_a_field_the_rewrite_made_wrong():
+    """csum rewrite --fix --explain, a field right in IN and wrong in the rewritten packet (a rewrite that lowered the
+    TTL without the header update): explained on the rewritten packet with IN's packet as the one before the change.
+    Expected: ttl-not-updated, the mistake this test made by hand (scapy's packet, its TTL byte lowered)."""
+    from csum import inet
+    from csum.capture.report import Report
+    from csum.explain.capture import Collector, explain_capture
+
+    read = right_packet(random.Random(5))
+    after = bytearray(read)
+    after[14 + 8] -= 1  # the TTL, the IPv4 header checksum left as it was
+    wrong = [r for r in inet.verify(bytes(after), link="ethernet") if r.status.value == "bad"]
+    assert [r.layer for r in wrong] == ["ipv4"]
+    collected = Collector()
+    collected.packets[0] = (read, 1, len(read))
+    collected.after[0] = bytes(after)
+    report = Report(1, bad=[(0, wrong[0])])
+    e = explain_capture(collected, report).fields[(0, wrong[0].field)]
+    assert e.cause == "ttl-not-updated"
+    assert e.detail.startswith("right as read, wrong after the rewrite: ")
