@@ -298,8 +298,10 @@ def _tos_flow_case(rng: random.Random) -> Case:
     return Case("tos-not-updated", frames[0], ETH + 10, others=frames)
 
 
-def _fragment_case(rng: random.Random) -> Case:
-    """fragment-only: a UDP datagram split in two, its checksum computed over the first fragment alone."""
+def _fragment_case(rng: random.Random, whole_length: bool = False) -> Case:
+    """fragment-only: a UDP datagram split in two, its checksum computed over the first fragment alone, with the
+    first fragment's length in the pseudo-header (``whole_length``: the whole datagram's UDP length, as a sender that
+    fills the pseudo-header from the datagram but sums only the bytes it has does)."""
     while True:
         v4 = _packet(rng, v6=False, proto="udp", size=rng.randrange(1500, 3000))
         frags = fragment(v4.getlayer(1), fragsize=1480)
@@ -311,7 +313,8 @@ def _fragment_case(rng: random.Random) -> Case:
         seg = bytearray(first_raw[l4:])
         seg[6:8] = b"\0\0"
         src, dst = first_raw[ETH + 12:ETH + 16], first_raw[ETH + 16:ETH + 20]
-        value = udp_sent(whole, rfc1071_checksum(bytes(src + dst + bytes([0, 17]) + len(seg).to_bytes(2, "big")
+        length = len(whole) - l4 if whole_length else len(seg)
+        value = udp_sent(whole, rfc1071_checksum(bytes(src + dst + bytes([0, 17]) + length.to_bytes(2, "big")
                                                        + seg)))
         if value == right:
             continue
@@ -389,6 +392,7 @@ MAKERS: dict[str, Callable[[random.Random], Case]] = {
     "l4-not-patched-capture": lambda rng: _nat_case(rng, "capture"),
     "l4-not-patched-flow": lambda rng: _nat_case(rng, "flow"),
     "fragment-only": _fragment_case,
+    "fragment-only-whole-length": lambda rng: _fragment_case(rng, whole_length=True),
     "udp0-not-kept": _udp0_kept_case,
 }
 

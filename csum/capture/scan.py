@@ -39,6 +39,10 @@ class Sink(Protocol):
     def write(self, data: bytes) -> None: ...
 
 
+#: ``scan(collect=...)``: (the chunks a part's findings may be about, the part's findings).
+Collect = Callable[[Sequence[pcap.Capture], Report], None]
+
+
 @dataclass
 class Scan:
     """The outcome for one capture: its report and how reading it went.
@@ -66,7 +70,8 @@ def scan(name: str | os.PathLike[str], *, jobs: int = 1, chunk_bytes: int = pcap
          sink: Sink | None = None, keep_patches: bool = False, progress: Callable[[int, int | None], None] | None = None,
          each: ResultSink | None = None, keep: int | None = None,
          transform: Callable[[Iterator[pcap.Capture]], Iterator[pcap.Capture]] | None = None,
-         fix_embedded: bool = False, hosts: bool = False, table: TableSink | None = None) -> Scan:
+         fix_embedded: bool = False, hosts: bool = False, table: TableSink | None = None,
+         collect: Collect | None = None) -> Scan:
     """Check the capture ``name`` (a path or ``-``); see the module docstring.
 
     ``keep_patches`` keeps ``report.patches`` (file offset, new bytes) in the
@@ -81,6 +86,9 @@ def scan(name: str | os.PathLike[str], *, jobs: int = 1, chunk_bytes: int = pcap
     ``table(rows)``, when given, receives every checksum field as a row (:class:`csum.capture.rows.Rows`, a table
     per chunk, in packet order; ``verify --format jsonl|csv|parquet``, :func:`to_arrow`); chunks are then checked in
     this process, one after another.
+    ``collect(chunks, part)``, when given, receives each chunk's findings (a :class:`Report`) with the chunks they may
+    be about (the last chunk and those a pending datagram still held; their packets valid during the call), before
+    the findings are merged: ``csum verify --explain`` copies its wrong packets from there, in the one reading.
     Raises OSError (unreadable), CsumValueError (not a capture, a directory, corrupt compression) and, for an argument
     of the wrong kind, CsumTypeError or CsumValueError naming it (``jobs``: 1 to :func:`csum.core.inputs.max_jobs`).
     """
@@ -91,6 +99,7 @@ def scan(name: str | os.PathLike[str], *, jobs: int = 1, chunk_bytes: int = pcap
     hosts = check_bool(hosts, "hosts")
     keep = None if keep is None else check_int(keep, 0, (1 << 63) - 1, "keep")
     for arg, value in (("progress", progress), ("each", each), ("transform", transform), ("table", table),
+                       ("collect", collect),
                        ("sink.write", getattr(sink, "write", None) if sink is not None else None)):
         if value is not None or (arg == "sink.write" and sink is not None):
             check_callable(value, arg)
@@ -99,7 +108,7 @@ def scan(name: str | os.PathLike[str], *, jobs: int = 1, chunk_bytes: int = pcap
         reader = pcap.Reader(source.stream, chunk_bytes, times=hosts or table is not None)
         # a file of one chunk or less is checked here: no worker would get a span of it
         fd = source.fileno() if jobs > 1 and (source.size or 0) > chunk_bytes and sink is None and each is None \
-            and table is None and transform is None and not fix_embedded else None
+            and table is None and transform is None and collect is None and not fix_embedded else None
         if fd is not None:  # nothing to copy out: each process reads its own chunks from the file
             from .parallel import check_spans
 
@@ -143,14 +152,24 @@ def scan(name: str | os.PathLike[str], *, jobs: int = 1, chunk_bytes: int = pcap
             checker = stitcher = Stitcher(fix_embedded, hosts)
             parts = ((c, stitcher.add(part, again(c)))
                      for c, part in checked(chunks, jobs, fix_embedded=fix_embedded, hosts=hosts))
+        kept: deque[pcap.Capture] = deque()  # chunks a pending datagram's findings may still be about: collect's
         for chunk, part in parts:
+            if collect is not None:
+                kept.append(chunk)
+                collect(kept, part)
+                settled = checker.unsettled()
+                while kept and (settled is None or kept[0].first_index + len(kept[0]) <= settled):
+                    kept.popleft()
             take(part)
             if sink is not None:
                 held.append(chunk)
             write(checker.unsettled())
             if progress is not None:
                 progress(source.consumed(), source.size)
-        take(checker.close())
+        last = checker.close()
+        if collect is not None:
+            collect(kept, last)
+        take(last)
         write(None)
         if sink is not None:
             for block in reader.rest():

@@ -21,6 +21,7 @@ from .scans import Sink, add_common, count, exit_code, report_problems, scan_jso
 
 if TYPE_CHECKING:
     from ..capture.scan import Scan
+    from ..explain.capture import Collector
 
 EXIT_CODES = f"""exit codes:
   0    OUT written, and OUT is IN byte for byte: no checksum needed correcting
@@ -55,6 +56,10 @@ def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     fix.add_argument("--fix-embedded", action="store_true",
                      help="correct the checksums of embedded packets too (sFlow samples, OpenFlow packet-ins: copies "
                      "of other packets, left as they are by default)")
+    fix.add_argument("--explain", action="store_true",
+                     help="say why each corrected checksum was wrong, where one simulated mistake gives the stored "
+                     "bytes exactly (cause ids: docs/explain.md): per field in the list and the JSON, per cause and "
+                     "flow in the summary (the wrong packets are copied as IN is read: standard input too)")
     add_common(fix)
     add_read_write(fix, write=True)
     fix.set_defaults(func=run)
@@ -73,7 +78,13 @@ def run(args: argparse.Namespace) -> int:
     bar = progress.Bar(sys.stderr, "fix", quiet=args.quiet)
     try:
         with AtomicFile(path) as out:
-            scan = scan_one(args, args.file, bar, sink=Sink(out, args.out))
+            collected = _collector(args)
+            scan = scan_one(args, args.file, bar, sink=Sink(out, args.out), collect=collected)
+            if collected is not None and scan.report.total("bad") + scan.report.total("offload"):
+                from ..explain.capture import explain_capture
+
+                bar.phase(f"explaining {args.file}")
+                scan.explained = explain_capture(collected, scan.report)
             code = exit_code([scan], args)
             written = code != 2 or (args.keep_going and unread(scan))
             if written:
@@ -102,6 +113,15 @@ def run(args: argparse.Namespace) -> int:
         tail = ""
     report_problems([scan], args, code, tail)
     return code
+
+
+def _collector(args: argparse.Namespace) -> Collector | None:
+    """--explain: a csum.explain.capture.Collector, which copies the wrong packets as IN is checked."""
+    if not args.explain:
+        return None
+    from ..explain.capture import Collector
+
+    return Collector()
 
 
 def _print(scan: Scan, args: argparse.Namespace, written: bool) -> None:

@@ -12,6 +12,9 @@ from . import progress
 from .args import UsageError, add_quiet, add_read_write, chunk_bytes, jobs
 
 
+#: --explain: the groups of a flow and a cause the report lists.
+SHOW = 10
+
 #: The command's name on the command line.
 NAME = "rewrite"
 #: The MTU ``--truncate`` cuts to without ``--mtu``: Ethernet's (RFC 894), tcprewrite's default.
@@ -48,6 +51,9 @@ def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                      "to it, their lengths and checksums updated (as tcprewrite --mtu-trunc)")
     cmd.add_argument("--mtu", metavar="N", help=f"the MTU --truncate cuts to (default {DEFAULT_MTU}, as tcprewrite's)")
     cmd.add_argument("--fix", action="store_true", help="also correct every checksum that was wrong")
+    cmd.add_argument("--explain", action="store_true", help="with --fix: say why each corrected checksum was wrong in "
+                     "IN, where one simulated mistake gives the stored bytes exactly (cause ids: docs/explain.md), "
+                     "per cause and flow in the report")
     cmd.add_argument("--jobs", type=jobs, default=1, metavar="N", help="rewrite in N processes (default 1)")
     cmd.add_argument("--chunk-bytes", type=chunk_bytes, default=None, metavar="B", help="bytes of records per chunk")
     cmd.add_argument("--follow-symlinks", action="store_true", help="OUT may be a symbolic link: replace its target")
@@ -95,6 +101,8 @@ def run(args: argparse.Namespace) -> int:
     from ..rewrite import rewrite_capture
 
     rules = rules_of(args)  # every rule checked before anything is opened
+    if args.explain and not args.fix:
+        raise UsageError("--explain: give --fix too (the checksums explained are those --fix corrects)")
     if args.out == "-" and sys.stdout.isatty():
         raise UsageError("OUT is - but standard output is a terminal: redirect it to a file or a pipe")
     bar = progress.Bar(sys.stderr, "rewrite", quiet=args.quiet)
@@ -102,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         result = rewrite_capture(args.file, args.out, rules, fix=args.fix, jobs=args.jobs,  # type: ignore[arg-type]
                                  chunk_bytes=args.chunk_bytes or pcap.CHUNK_BYTES,
-                                 follow_symlinks=args.follow_symlinks, progress=bar.update)
+                                 follow_symlinks=args.follow_symlinks, progress=bar.update, explain=args.explain)
     except BrokenPipeError:
         raise
     except OSError as exc:
@@ -113,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
     if args.quiet:
         return 0
     if args.json:
-        print(json.dumps(result.as_json(), indent=2), file=report)
+        print(json.dumps(result.as_json(SHOW), indent=2), file=report)
     else:
         o = result.outcome
         alone = ", ".join(f"{n} {why}" for why, n in sorted(o.left_alone.items())) or "none"
@@ -121,6 +129,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"{result.name}: {result.format}, {o.packets} packets, {o.changed} changed{cut} ({result.fast} on the fast "
               f"path); checksums updated incrementally: {o.kept}, corrected (--fix): {o.fixed}; left alone: {alone}",
               file=report)
+        if result.explained is not None:
+            print("\n".join(result.explained.as_text(SHOW)[1:]), file=report)
         if result.stop is not None:
             print(f"{result.stop}: copied unchanged from there", file=report)
         if args.out != "-":

@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # numpy-backed modules are imported when verify/fix run, keep
     from ..capture.checker import TableSink
     from ..capture.output import AtomicFile
     from ..capture.pcap import Stop
-    from ..capture.scan import Scan
+    from ..capture.scan import Collect, Scan
 
 
 #: ``verify --format`` values that write one row per checksum field (csum/capture/rows.py) instead of a report.
@@ -67,8 +67,9 @@ class Failed(NamedTuple):
 
 
 def scan_one(args: argparse.Namespace, name: str, bar: progress.Bar, sink: Sink | None = None,
-             each: ResultSink | None = None, table: TableSink | None = None) -> Scan:
-    """One input through csum.scan, with OSError turned into a one-line usage error."""
+             each: ResultSink | None = None, table: TableSink | None = None, collect: Collect | None = None) -> Scan:
+    """One input through csum.scan, with OSError turned into a one-line usage error (``collect``: csum.scan's, for
+    ``verify --explain``)."""
     from ..capture import pcap
     from ..capture.scan import scan
 
@@ -82,7 +83,8 @@ def scan_one(args: argparse.Namespace, name: str, bar: progress.Bar, sink: Sink 
             show = max(show, LIMIT)
         return scan(name, jobs=args.jobs, chunk_bytes=args.chunk_bytes or pcap.CHUNK_BYTES, sink=sink,
                     progress=bar.update, each=each, keep=show,
-                    fix_embedded=getattr(args, "fix_embedded", False), hosts=wants_hosts(args), table=table)
+                    fix_embedded=getattr(args, "fix_embedded", False), hosts=wants_hosts(args), table=table,
+                    collect=collect)
     except BrokenPipeError:  # our output's reader left (`| head`): not a read error; main() stops quietly
         raise
     except OSError as exc:
@@ -100,13 +102,15 @@ def by_host(args: argparse.Namespace) -> bool:
 
 
 def scan_each(args: argparse.Namespace, bar: progress.Bar, each: ResultSink | None = None,
-              table: TableSink | None = None) -> list[Scan | Failed]:
+              table: TableSink | None = None, collect: Sequence[Collect] | None = None) -> list[Scan | Failed]:
     """Every input of ``args.files`` through :func:`scan_one`; with several, one that cannot be checked is a
-    :class:`Failed` in its place (alone, its error is raised: the one line, and nothing else to report)."""
+    :class:`Failed` in its place (alone, its error is raised: the one line, and nothing else to report).
+    ``collect``: one csum.scan ``collect`` per input, in order."""
     out: list[Scan | Failed] = []
-    for name in args.files:
+    for k, name in enumerate(args.files):
         try:
-            out.append(scan_one(args, name, bar, each=each, table=table))
+            out.append(scan_one(args, name, bar, each=each, table=table,
+                                collect=None if collect is None else collect[k]))
         except CsumWriteFailed:
             raise
         except CsumError as exc:

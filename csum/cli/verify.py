@@ -16,7 +16,7 @@ from .scans import ROW_FORMATS, Failed, Sink, add_common, exit_code, print_scans
 
 if TYPE_CHECKING:
     from ..capture.arrow import ParquetSink
-    from ..explain.capture import Explained, ExplainedParquet, ExplainedText
+    from ..explain.capture import Collector, Explained, ExplainedParquet, ExplainedText
     from ..capture.scan import Scan
 
 EXIT_CODES = f"""exit codes:
@@ -54,7 +54,8 @@ def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     ver.add_argument("--explain", action="store_true",
                      help="say why each bad or offload checksum is wrong, where one simulated mistake gives the stored "
                      "bytes exactly (cause ids: docs/explain.md): per field in the lists and rows, per cause and flow "
-                     "in the summary, in the --by host and --html verdicts; reads each FILE twice (not standard input)")
+                     "in the summary, in the --by host and --html verdicts (with --format jsonl, csv or parquet it reads each FILE "
+                     "twice: not standard input)")
     ver.add_argument("--annotate", metavar="OUT.pcapng", help="with --explain: also write a pcapng copy of FILE with a "
                      "comment on every packet that has a wrong checksum (the field, stored and expected values, the "
                      "cause; tshark -Y 'frame.comment contains \"csum\"' finds them); one FILE")
@@ -78,8 +79,9 @@ def _rows_scan(args: argparse.Namespace, bar: progress.Bar) -> list[Scan | Faile
     if args.explain:  # check and explain first: the rows then carry each wrong field's cause
         from ..explain.capture import ExplainedParquet, ExplainedText
 
-        items = scan_each(args, bar)
-        _explain(args, items, bar)
+        collectors = _collectors(args)
+        items = scan_each(args, bar, collect=collectors)
+        _explain(args, items, bar, collectors)
         why = {name: None if isinstance(item, Failed) else item.explained for name, item in zip(args.files, items)}
 
     def current() -> Explained | None:
@@ -169,18 +171,23 @@ def _html_target(args: argparse.Namespace) -> Path | None:
 
 
 def _check_explain(args: argparse.Namespace) -> Path | None:
-    """--explain reads each input again once checked: files only, in this process; where --annotate writes."""
+    """--explain copies the wrong packets as each input is checked, in this process (the rows formats read each input
+    twice: files only); where --annotate writes."""
     if args.annotate is not None:
         if not args.explain:
             raise UsageError("--annotate: give --explain too (the comments hold each field's cause)")
         if len(args.files) != 1:
             raise UsageError("--annotate: one FILE (the copy is of one capture)")
+        if args.files[0] == "-":
+            raise UsageError("--annotate: the copy reads FILE again, and standard input cannot be read twice; save it "
+                             "to a file first")
     if not args.explain:
         return None
     if args.dask is not None:
-        raise UsageError("--explain: not with --dask (the explanation reads the packets again, here)")
-    if "-" in args.files:
-        raise UsageError("--explain: standard input cannot be read twice; save it to a file first")
+        raise UsageError("--explain: not with --dask (the workers send counts, not the wrong packets)")
+    if "-" in args.files and args.format in ROW_FORMATS:
+        raise UsageError(f"--explain: --format {args.format} reads each input twice (the causes first, then the rows), "
+                         "and standard input cannot be read twice; save it to a file first")
     if args.annotate is None:
         return None
     if args.annotate == "-":
@@ -210,20 +217,23 @@ def _annotate(path: Path, args: argparse.Namespace, item: Scan | Failed) -> None
         raise UsageError(f"--annotate: cannot write {args.annotate}: {exc.strerror or exc}") from None
 
 
-def _explain(args: argparse.Namespace, items: list[Scan | Failed], bar: progress.Bar) -> None:
-    """Explain the wrong fields of every input checked (csum.explain.capture)."""
-    from ..explain.capture import explain_capture
-    from ..capture.pcap import CHUNK_BYTES
+def _collectors(args: argparse.Namespace) -> list[Collector]:
+    """One csum.explain.capture.Collector per input: it copies the wrong packets as the input is checked."""
+    from ..explain.capture import Collector
 
-    for name, item in zip(args.files, items):
+    return [Collector() for _ in args.files]
+
+
+def _explain(args: argparse.Namespace, items: list[Scan | Failed], bar: progress.Bar,
+             collectors: list[Collector]) -> None:
+    """Explain the wrong fields of every input checked (csum.explain.capture), from the packets copied then."""
+    from ..explain.capture import explain_capture
+
+    for name, item, collected in zip(args.files, items, collectors):
         if isinstance(item, Failed) or not (item.report.total("bad") + item.report.total("offload")):
             continue
         bar.phase(f"explaining {name}")
-        try:
-            item.explained = explain_capture(name, item.report, hosts=item.report.hosts,
-                                             chunk_bytes=args.chunk_bytes or CHUNK_BYTES)
-        except OSError as exc:
-            raise UsageError(f"--explain: cannot read {name} again: {exc.strerror or exc}") from None
+        item.explained = explain_capture(collected, item.report, hosts=item.report.hosts)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -241,10 +251,12 @@ def run(args: argparse.Namespace) -> int:
             items = _rows_scan(args, bar)
         elif args.out is not None:
             raise UsageError("--out: only with --format jsonl, csv or parquet (the rows)")
+        elif args.explain:
+            collectors = _collectors(args)
+            items = scan_each(args, bar, collect=collectors)
+            _explain(args, items, bar, collectors)
         else:
             items = scan_each(args, bar)
-        if args.explain and args.format not in ROW_FORMATS:
-            _explain(args, items, bar)
         if notes is not None:
             _annotate(notes, args, items[0])
     finally:

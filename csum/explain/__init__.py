@@ -52,7 +52,7 @@ class Explanation:
 
 
 def _walk(packet: object, link: Link, context: Context | None = None) -> tuple[bytes, Stack]:
-    buf = bytes(as_view(packet, "packet"))
+    buf = packet if type(packet) is bytes else bytes(as_view(packet, "packet"))  # bytes: the key Context.add made
     if context is not None and buf in context.walked:
         return buf, context.walked[buf][0]
     return buf, walk(memoryview(buf), link)

@@ -1,20 +1,19 @@
 """``csum verify --explain``: why each wrong checksum of a capture is wrong, after the check.
 
-The check itself is untouched (same verdicts, same exit code, same speed without ``--explain``). Once a capture is
-checked, :func:`explain_capture` reads it again and, for the packets holding a bad or transmit-offload field (at
-most :data:`LIMIT` fields), builds a :class:`csum.explain.Context` of those packets and of the packets near them
-(within :data:`WINDOW` packets of one, of the same captured length: the packet before a NAT when the capture holds
-both sides), then explains each field. :class:`Explained` holds the answers per field, the count per cause, and the
+The check itself is untouched (same verdicts, same exit code, same speed without ``--explain``). While a capture is
+checked, a :class:`Collector` copies the packets holding a bad or transmit-offload field (at most :data:`LIMIT`
+fields) and the packets near them (within :data:`WINDOW` packets of one, of the same captured length: the packet
+before a NAT when the capture holds both sides): the capture is read once, standard input too. Once it is checked,
+:func:`explain_capture` builds a :class:`csum.explain.Context` of those packets and explains each field. :class:`Explained` holds the answers per field, the count per cause, and the
 groups per flow and cause the summary prints ("10.0.0.3:40001 -> 10.0.0.9:80 TCP: 12 tcp checksums,
 l4-not-patched: ...").
 """
 
 from __future__ import annotations
 
-import bisect
 import json
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,11 +25,10 @@ from ..capture.report import Report, frame
 from ..capture.rows import Rows, wrong
 from ..capture.arrow import ParquetSink
 from ..capture.rowtext import TextSink, _csv_field, text
-from ..capture.source import open_source
 from ..layers import Result, Status
-from . import Context, Explanation, explain_result
+from . import Context, Explanation, explain, explain_result
 
-__all__ = ["LIMIT", "WINDOW", "Explained", "ExplainedParquet", "ExplainedText", "explain_capture"]
+__all__ = ["LIMIT", "WINDOW", "Collector", "Explained", "ExplainedParquet", "ExplainedText", "explain_capture"]
 
 #: The most wrong fields explained per capture (the rest are counted, not explained).
 LIMIT = 100_000
@@ -98,41 +96,104 @@ def _wrong(report: Report, limit: int) -> tuple[dict[int, list[Result]], int]:
     return wanted, report.total("bad") + report.total("offload") - min(len(items), limit)
 
 
-def explain_capture(name: str, report: Report, *, limit: int = LIMIT, hosts: Hosts | None = None,
-                    chunk_bytes: int = pcap.CHUNK_BYTES) -> Explained:
-    """Explain the wrong fields ``report`` found in capture ``name`` (read again: a path, not standard input);
+class Collector:
+    """``scan(collect=...)`` for ``csum verify --explain``: copies, as the capture is checked (read once: a file or
+    standard input), the packets holding the first ``limit`` bad or offload fields, and the packets near each
+    (within :data:`WINDOW` packets of it, of the same captured length: the packet before a NAT when the capture
+    holds both sides; across a chunk's end too); :func:`explain_capture` explains them once the check is done."""
+
+    def __init__(self, limit: int = LIMIT, source: Callable[[pcap.Capture], pcap.Capture] | None = None) -> None:
+        self.limit = limit
+        #: ``csum rewrite --fix --explain``: the chunk as read for each chunk checked (rewritten, packets of the same
+        #: lengths): the packets copied are those, their rewritten bytes kept in :attr:`after`.
+        self.source = source
+        self.after: dict[int, bytes] = {}
+        self.fields = 0
+        self.last = -1  # the highest packet index collected
+        #: index -> (bytes, link type, original length) of the packets with a wrong field.
+        self.packets: dict[int, tuple[bytes, int, int]] = {}
+        #: index -> (bytes, link type) of the packets near them.
+        self.near: dict[int, tuple[bytes, int]] = {}
+        self.seen: list[_Chunk] = []  # the chunks the last call had, the one before them kept: a window's start
+        self.later: list[tuple[int, int]] = []  # (index, captured length) whose window runs past the chunks seen
+
+    def __call__(self, chunks: Sequence[pcap.Capture], part: Report) -> None:
+        known = {c.first: c for c in self.seen}
+        for chunk in chunks:
+            if chunk.first_index not in known:
+                known[chunk.first_index] = _Chunk(chunk, None if self.source is None else self.source(chunk))
+        self.seen = sorted(known.values(), key=lambda c: c.first)[-len(chunks) - 1:]
+        later, self.later = self.later, []
+        for index, caplen in later:
+            self._near(index, caplen)
+        mine: dict[int, int] = {}
+        for index, _r in part.bad + part.offload:
+            if self.fields < self.limit or index < self.last:  # a datagram's field settled late: an earlier packet
+                mine[index] = mine.get(index, 0) + 1
+        for index in sorted(mine):
+            c = self._chunk(index)
+            if c is None:
+                continue
+            k = index - c.first
+            self.fields += mine[index]
+            self.last = max(self.last, index)
+            self.packets[index] = (bytes(c.capture.packet(k)), int(c.links[k]), int(c.origlens[k]))
+            if c.checked is not None:
+                self.after[index] = bytes(c.checked.packet(k))
+            self.near.pop(index, None)
+            self._near(index, int(c.caplens[k]))
+
+    def _chunk(self, index: int) -> _Chunk | None:
+        return next((c for c in self.seen if c.first <= index < c.end), None)
+
+    def _near(self, index: int, caplen: int) -> None:
+        """The packets within WINDOW of ``index`` of captured length ``caplen``; those not read yet, at the next
+        call."""
+        lo, hi = max(0, index - WINDOW), index + WINDOW + 1
+        for c in self.seen:
+            if c.end <= lo or c.first >= hi:
+                continue
+            first, start = c.first, max(lo, c.first)
+            for j, n in enumerate(c.caplens[start - first:min(hi, c.end) - first].tolist(), start):
+                if n == caplen and j != index and j not in self.packets and j not in self.near:
+                    self.near[j] = (bytes(c.capture.packet(j - first)), int(c.links[j - first]))
+        if self.seen and hi > self.seen[-1].end:
+            self.later.append((index, caplen))
+
+
+class _Chunk:
+    """A chunk and its columns (``read``: the chunk as read, where the one checked is its rewrite, ``checked``)."""
+
+    def __init__(self, capture: pcap.Capture, read: pcap.Capture | None = None) -> None:
+        self.capture = capture if read is None else read
+        self.checked = None if read is None else capture
+        self.first, self.end = capture.first_index, capture.first_index + len(capture)
+        self.caplens, self.origlens, self.links = self.capture.caplens, self.capture.origlens, self.capture.linktypes
+
+
+def explain_capture(collected: Collector, report: Report, *, limit: int = LIMIT,
+                    hosts: Hosts | None = None) -> Explained:
+    """Explain the wrong fields ``report`` found in a capture whose packets ``collected`` copied as it was checked;
     ``hosts``: its per-host counts, given the causes of each host's bad fields (:attr:`Hosts.causes`)."""
     wanted, skipped = _wrong(report, limit)
-    packets: dict[int, tuple[bytes, int, int]] = {}  # index -> (bytes, link type, original length)
-    near: dict[int, tuple[bytes, int]] = {}
-    order = sorted(wanted)
-    with open_source(name) as source:
-        for chunk in pcap.Reader(source.stream, chunk_bytes):
-            first, n = chunk.first_index, len(chunk)
-            mine = order[bisect.bisect_left(order, first):bisect.bisect_left(order, first + n)]
-            if not mine:
-                continue
-            caplens, origlens, links = chunk.caplens, chunk.origlens, chunk.linktypes
-            for index in mine:
-                k = index - first
-                caplen = caplens[k]
-                packets[index] = (bytes(chunk.packet(k)), int(links[k]), int(origlens[k]))
-                for j in range(max(0, k - WINDOW), min(n, k + WINDOW + 1)):
-                    if j != k and caplens[j] == caplen and first + j not in wanted:
-                        near[first + j] = (bytes(chunk.packet(j)), int(links[j]))
+    packets, near = collected.packets, collected.near
     context = Context()
     for index, (data, link) in near.items():
-        context.add(data, link, frame(index))
+        if index not in wanted:
+            context.add(data, link, frame(index))
     for index, (data, link, _) in packets.items():
-        context.add(data, link, frame(index))
+        if index in wanted:
+            context.add(data, link, frame(index))
     out = Explained(skipped=skipped)
     for index, results in sorted(wanted.items()):
         if index not in packets:
             continue
         data, link, origlen = packets[index]
         rows = senders(context.walked[data][0], data) if data in context.walked else senders_of(data, link, origlen)
+        read = _as_read(data, link, context) if index in collected.after else None
         for r in results:
-            e = explain_result(data, r, link=link, context=context)
+            e = explain_result(data, r, link=link, context=context) if read is None else \
+                _before_rewrite(read, r, collected.after[index], data, link, context)
             out.fields[(index, -1 if r.field is None else r.field)] = e
             out.causes[e.cause] += 1
             flow = flow_of(r, rows)
@@ -143,6 +204,22 @@ def explain_capture(name: str, report: Report, *, limit: int = LIMIT, hosts: Hos
                 hosts.causes[flow.src][e.cause] += 1
     return out
 
+
+def _as_read(data: bytes, link: int, context: Context) -> dict[int, tuple[Result, Explanation]]:
+    """The wrong fields of a packet as read (before a rewrite), by field offset, explained."""
+    return {-1 if r.field is None else r.field: (r, e) for r, e in explain(data, link=link, context=context)}
+
+
+def _before_rewrite(read: dict[int, tuple[Result, Explanation]], r: Result, after: bytes, data: bytes, link: int,
+                    context: Context) -> Explanation:
+    """``csum rewrite --fix --explain``: why field ``r`` of a rewritten packet (``after``) was wrong: as the packet
+    was read (``data``), where it was wrong then (the rewrite kept its residual); else the rewrite made it wrong, and
+    the packet read is the one before the change."""
+    found = read.get(-1 if r.field is None else r.field)
+    if found is not None:
+        return found[1]
+    e = explain_result(after, r, link=link, before=data)
+    return Explanation(e.cause, "right as read, wrong after the rewrite: " + e.detail)
 
 
 def _causes(rows: Rows, explained: Explained | None) -> tuple[list[str | None], list[str | None]]:

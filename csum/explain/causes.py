@@ -69,7 +69,8 @@ CAUSES: tuple[Cause, ...] = (
           "left out of the update",
           "the TCP checksum updated with bpf_csum_diff (old, 8, new, 8): the first 8 bytes of the IPv6 addresses "
           "counted: part of the addresses left out (IPv4 translated to IPv6)"),
-    Cause("fragment-only", "a checksum over the first fragment alone, not the whole datagram",
+    Cause("fragment-only", "a checksum over the first fragment alone, not the whole datagram (the pseudo-header length "
+          "the fragment's, or the whole datagram's)",
           "the checksum over the first fragment's 1480 bytes (length 1480); the datagram has 3000"),
     Cause("length-wrong", "the pseudo-header length wrong (another length than the segment's)",
           "pseudo-header length 40 (the IPv4 total length) instead of 20"),

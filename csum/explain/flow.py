@@ -15,8 +15,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from ..core.arith import M16, canonical
+from .. import engine
 from ..errors import CsumValueError
-from ..layers import Status, table as T, walk
+from ..layers import Result, Status, table as T, walk
 from ..layers.check import judge
 from ..layers.walk import Field, IPLayer, Link, Stack
 from .hypotheses import fitting, segment_key
@@ -26,6 +27,20 @@ __all__ = ["Context", "FlowKey", "Segment", "carrier", "flow_key", "residual"]
 
 #: (IP version, source, destination, protocol, source port, destination port, layer, depth); ports -1 when none.
 FlowKey = tuple[int, bytes, bytes, int, int, int, str, int]
+
+
+def _judged(buf: bytes, link: Link, stack: Stack) -> list[Result] | None:
+    """Every field's Result from the C walker (csum/engine/_cwalk.c, the Python walker's twin: tests/capture), where
+    it walks this packet to the same fields as ``stack``; else None (each field is then judged here)."""
+    cwalk = engine.cwalk
+    number = T.LINK_NAMES.get(link) if isinstance(link, str) else link
+    if cwalk is None or number is None:
+        return None
+    results = cwalk.verify(buf, number)
+    if results is None or len(results) != len(stack.fields) \
+            or any(r.field != f.at or r.layer != f.entry.name for r, f in zip(results, stack.fields)):
+        return None
+    return results
 
 
 def residual(stored: int, computed: int) -> int:
@@ -89,10 +104,11 @@ class Context:
                 self.datagrams[(layer.version, buf[layer.saddr:layer.saddr + size], buf[layer.daddr:layer.daddr + size],
                                 layer.frag_id)] = layer.frag_offset + layer.end - layer.frag_data
         view = memoryview(buf)
-        for f in stack.fields:
+        judged = _judged(buf, link, stack)
+        for k, f in enumerate(stack.fields):
             if f.na is not None or f.at is None:
                 continue
-            r = judge(view, f)
+            r = judge(view, f) if judged is None else judged[k]
             ip = carrier(stack, f)
             if ip is None:
                 continue

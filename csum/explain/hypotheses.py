@@ -24,14 +24,15 @@ if TYPE_CHECKING:
 
 def alone(buf: bytes, stack: Stack, f: Field, r: Result, ip: IPLayer | None) -> Iterator[Guess]:
     """The hypotheses for field ``f`` (its Result ``r``) of the walked packet ``buf``, carried by ``ip``, that need
-    nothing but the packet (the pseudo-header lengths tried: only those that store ``r.stored``)."""
+    nothing but the packet (the arithmetic slips and pseudo-header lengths tried: only those that store
+    ``r.stored``)."""
     if r.reason is Reason.UDP6_ZERO and r.computed == 0xFFFF:
         yield Guess("udp0-not-mangled", 0,
                     lambda: "the UDP checksum computes to 0 and was stored as 0 (no checksum), not 0xffff")
     m = sums.message(buf, f, ip) if f.na is None else None
     if m is None:
         return
-    yield from sums.arithmetic(f, m)
+    yield from sums.arithmetic(f, m, r.stored)
     yield from sums.odd_byte(f, m)
     if m.pseudo and ip is not None and not header_ok(buf, stack, ip):
         return  # a wrong IPv4 header: its length may be what changed; no length of it is tried

@@ -9,10 +9,7 @@ value is fixed by the packet: no hypothesis has a free parameter (a length tried
 
 from __future__ import annotations
 
-import array
-import sys
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import NamedTuple
 from functools import partial
 
@@ -22,30 +19,21 @@ from ..layers.walk import Field, IPLayer
 
 
 def sum16(data: bytes) -> int:
-    """The plain (carries kept) sum of ``data`` as 16-bit big-endian words, an odd last byte zero-padded."""
-    if len(data) & 1:
-        data += b"\0"
-    words = array.array("H", data)
-    if sys.byteorder == "little":
-        words.byteswap()
-    return sum(words)
+    """The plain (carries kept) sum of ``data`` as 16-bit big-endian words, an odd last byte zero-padded: each
+    word's high byte is one at an even offset, so the sum is 256 times theirs plus the others'."""
+    return (sum(data[0::2]) << 8) + sum(data[1::2])
 
 
 def sum32(data: bytes) -> int:
-    """The plain sum of ``data`` as 32-bit big-endian words, zero-padded to a multiple of 4."""
-    data += b"\0" * (-len(data) % 4)
-    words = array.array("I", data)
-    if words.itemsize != 4:  # pragma: no cover - every platform csum runs on has a 4-byte unsigned int
-        return sum(int.from_bytes(data[i:i + 4], "big") for i in range(0, len(data), 4))
-    if sys.byteorder == "little":
-        words.byteswap()
-    return sum(words)
+    """The plain sum of ``data`` as 32-bit big-endian words, zero-padded to a multiple of 4 (each byte weighed by
+    its place in its word, as :func:`sum16` does)."""
+    return (sum(data[0::4]) << 24) + (sum(data[1::4]) << 16) + (sum(data[2::4]) << 8) + sum(data[3::4])
 
 
-@dataclass(frozen=True)
-class Message:
+class Message(NamedTuple):
     """A field's checksum input: pseudo-header fields (``pseudo`` False: none), the covered bytes (field zeroed),
-    and their plain sums as 16-bit and 32-bit words (computed once: every hypothesis varies the rest)."""
+    and their plain sums as 16-bit and 32-bit words (computed once: every hypothesis varies the rest; a tuple: one
+    is made for every wrong field)."""
 
     src: bytes
     dst: bytes
@@ -142,32 +130,37 @@ class Guess(NamedTuple):
         return self.text()
 
 
-def arithmetic(f: Field, m: Message) -> Iterator[Guess]:
-    """The arithmetic slips on the whole message: not complemented, bytes swapped, one fold, carries lost."""
+def arithmetic(f: Field, m: Message, want: int | None = None) -> Iterator[Guess]:
+    """The arithmetic slips on the whole message: not complemented, bytes swapped, one fold, carries lost (``want``:
+    only the guesses that store this value)."""
     total = m.total()
     right = stored_as(f, checksum(total))
-    yield Guess("not-complemented", canonical(total, 16),
-                lambda: f"the folded sum {canonical(total, 16):#06x} stored; the checksum is its complement "
-                f"{right:#06x}")
-    yield Guess("byte-order", swab16(right), lambda: f"the checksum {right:#06x} stored with its bytes swapped")
+    folded = canonical(total, 16)
+    if want is None or folded == want:
+        yield Guess("not-complemented", folded,
+                    lambda: f"the folded sum {folded:#06x} stored; the checksum is its complement {right:#06x}")
+    if want is None or swab16(right) == want:
+        yield Guess("byte-order", swab16(right), lambda: f"the checksum {right:#06x} stored with its bytes swapped")
     once = (total & M16) + (total >> 16)
-    if once > M16:
+    if once > M16 and (want is None or stored_as(f, ~once & M16) == want):
         yield Guess("single-fold", stored_as(f, ~once & M16),
                     lambda: f"the 16-bit words' sum {total:#x} folded once (to {once:#x}) and cut to 16 bits")
     plain32 = m.total32()
     wide = canonical(plain32, 32)
     once32 = (wide & M16) + (wide >> 16)
-    if once32 > M16:
+    if once32 > M16 and (want is None or stored_as(f, ~once32 & M16) == want):
         yield Guess("single-fold", stored_as(f, ~once32 & M16),
                     lambda: f"the 32-bit words' sum {wide:#x} folded once (to {once32:#x}) and cut to 16 bits")
-    if total > M16:
+    if total > M16 and (want is None or stored_as(f, ~total & M16) == want):
         yield Guess("carry-lost", stored_as(f, ~total & M16),
                     lambda: f"the 16-bit words added without the end-around carry: {total >> 16} carries lost")
     lost = plain32 >> 32
     if lost:
         kept = plain32 & M32
-        yield Guess("carry-lost", stored_as(f, checksum((kept >> 16) + (kept & M16))),
-                    lambda: f"the 32-bit words summed in a 32-bit accumulator: {lost} carries out of bit 31 lost")
+        value = stored_as(f, checksum((kept >> 16) + (kept & M16)))
+        if want is None or value == want:
+            yield Guess("carry-lost", value,
+                        lambda: f"the 32-bit words summed in a 32-bit accumulator: {lost} carries out of bit 31 lost")
 
 
 def odd_byte(f: Field, m: Message) -> Iterator[Guess]:
@@ -195,21 +188,29 @@ def padding(f: Field, m: Message, pad: bytes) -> Iterator[Guess]:
 def lengths(f: Field, m: Message, named: list[tuple[int, str]], want: int | None = None) -> Iterator[Guess]:
     """A wrong pseudo-header length, each one the packet names (``named``: (length, what it is)), in the full
     checksum and in transmit offload's pseudo-header sum (``want``: only the guesses that store this value, the
-    others not made: the loop every wrong field runs)."""
+    others not made: the loop every wrong field runs; its sums inline, :meth:`Message.total` and
+    :func:`~csum.core.arith.canonical` unrolled)."""
     if not m.pseudo:
         return
     seen = {m.length}
+    head = m.pseudo16 - (m.length >> 16) - (m.length & M16)  # the pseudo-header's sum without its length
+    data = m.data16
+    udp = f.entry.zero is not T.ZERO.VALUE
     for length, name in named:
         if length in seen or not 0 <= length <= M32:
             continue
         seen.add(length)
-        full = stored_as(f, checksum(m.total(length)))
+        part = head + (length >> 16) + (length & M16)
+        total = part + data
+        full = ((total - 1) % M16 + 1 if total else 0) ^ M16
+        if udp and full == 0:
+            full = M16
         if want is None or full == want:
             yield Guess("length-wrong", full,
                         partial("pseudo-header length {} ({}) instead of {}".format, length, name, m.length))
-        head = canonical(m.total(length, 0), 16)
-        if want is None or head == want:
-            yield Guess("length-wrong", head,
+        part = (part - 1) % M16 + 1 if part else 0
+        if want is None or part == want:
+            yield Guess("length-wrong", part,
                         partial("transmit offload's pseudo-header sum with length {} ({}) instead of {}".format,
                                 length, name, m.length))
 

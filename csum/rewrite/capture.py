@@ -18,9 +18,10 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from ..capture import pcap
+from ..errors import CsumValueError
 from ..core.inputs import check_bool, check_callable, check_instance, check_int, check_jobs, check_path
 from ..capture.output import AtomicFile, target
 from ..capture.parallel import mapped
@@ -51,8 +52,10 @@ class RewriteResult:
     stop: pcap.Stop | None
     fast: int = 0
     check: Scan | None = None
+    #: ``explain=True``: why each field ``fix`` corrected was wrong (csum.explain.capture.Explained), else None.
+    explained: Any = None
 
-    def as_json(self) -> dict[str, object]:
+    def as_json(self, show: int = 10) -> dict[str, object]:
         doc: dict[str, object] = {"file": self.name, "out": self.out, "format": self.format,
                                   "compression": self.compression, **self.outcome.as_json(), "fast_path": self.fast}
         doc["stopped"] = None if self.stop is None else {
@@ -61,6 +64,8 @@ class RewriteResult:
         if self.check is not None:
             counts = self.check.report.counts.values()
             doc["after"] = {k: sum(c[k] for c in counts) for k in ("ok", "bad", "offload", "none", "n/a")}
+        if self.explained is not None:
+            doc["explain"] = self.explained.as_json(show)
         return doc
 
 
@@ -74,12 +79,13 @@ def _rewritten_chunk(chunk: pcap.Capture, rules: Rules) -> tuple[pcap.Capture, O
     return chunk.with_data(data), out, fast
 
 
-def _rewritten(chunks: Iterator[pcap.Capture], rules: Rules, jobs: int) -> Iterator[tuple[pcap.Capture, Outcome, int]]:
-    """The chunks rewritten, in order; with ``jobs`` > 1 in forked workers (:func:`csum.capture.parallel.mapped`, whose
-    workers end with their parent, quietly: multiprocessing.Pool's printed a traceback each on a SIGTERM or Ctrl-C to
-    ``rewrite --jobs`` and deadlocked the parent on a SIGTERM to the whole process group)."""
-    for _, done in mapped(chunks, functools.partial(_rewritten_chunk, rules=rules), jobs):
-        yield done
+def _rewritten(chunks: Iterator[pcap.Capture], rules: Rules,
+               jobs: int) -> Iterator[tuple[pcap.Capture, tuple[pcap.Capture, Outcome, int]]]:
+    """Each chunk as read and rewritten, in order; with ``jobs`` > 1 in forked workers
+    (:func:`csum.capture.parallel.mapped`, whose workers end with their parent, quietly: multiprocessing.Pool's printed
+    a traceback each on a SIGTERM or Ctrl-C to ``rewrite --jobs`` and deadlocked the parent on a SIGTERM to the whole
+    process group)."""
+    yield from mapped(chunks, functools.partial(_rewritten_chunk, rules=rules), jobs)
 
 
 class _Stdout:
@@ -103,17 +109,20 @@ class _Stdout:
 
 def rewrite_capture(src: str | os.PathLike[str], dst: str | os.PathLike[str], rules: Rules, *, fix: bool = False,
                     jobs: int = 1, chunk_bytes: int = pcap.CHUNK_BYTES, follow_symlinks: bool = False,
-                    progress: Progress | None = None) -> RewriteResult:
+                    progress: Progress | None = None, explain: bool = False) -> RewriteResult:
     """Rewrite the capture ``src`` into ``dst`` (paths, or ``-``) by ``rules``; see the module docstring.
 
     ``dst`` is checked before anything is read (:func:`csum.capture.output.target`: CsumValueError ``unsafe-output``
     for a symbolic link unless ``follow_symlinks``, a device, a directory or an input) and replaced only when the
-    whole capture has been written. Raises OSError (unreadable input, unwritable output) and CsumValueError (not a
+    whole capture has been written. ``explain`` (with ``fix``): say why each field ``fix`` corrected was wrong, in
+    the packet as read (:mod:`csum.explain.capture`; ``RewriteResult.explained``). Raises OSError (unreadable input, unwritable output) and CsumValueError (not a
     capture, corrupt compression); for an argument of the wrong kind, CsumTypeError or CsumValueError naming it.
     """
     name, out_name = check_path(src, "src"), check_path(dst, "dst")
     check_instance(rules, Rules, "rules")
     fix, follow_symlinks = check_bool(fix, "fix"), check_bool(follow_symlinks, "follow_symlinks")
+    if check_bool(explain, "explain") and not fix:
+        raise CsumValueError("explain: give fix=True too (the fields explained are those fix corrects)")
     jobs, chunk_bytes = check_jobs(jobs), check_int(chunk_bytes, 1, pcap.MAX_CHUNK_BYTES, "chunk_bytes")
     if progress is not None:
         check_callable(progress, "progress")
@@ -121,19 +130,33 @@ def rewrite_capture(src: str | os.PathLike[str], dst: str | os.PathLike[str], ru
     path = None if to_stdout else target(out_name, [] if name == "-" else [name], follow_symlinks=follow_symlinks)
     outcome, counts = Outcome(), [0]
 
+    read: dict[int, pcap.Capture] = {}  # explain: each rewritten chunk's chunk as read, until the Collector takes it
+    collected = None
+    if explain:
+        from ..explain.capture import Collector
+
+        collected = Collector(source=lambda chunk: read.pop(chunk.first_index, chunk))
+
     def transform(chunks: Iterator[pcap.Capture]) -> Iterator[pcap.Capture]:
-        for chunk, part, fast in _rewritten(chunks, rules, jobs):
+        for original, (chunk, part, fast) in _rewritten(chunks, rules, jobs):
             outcome.update(part)
             counts[0] += fast
+            if collected is not None:
+                read[chunk.first_index] = original
             yield chunk
 
     sink = _Stdout(sys.stdout.buffer) if to_stdout else AtomicFile(path)  # type: ignore[arg-type]
     with sink as writer:
         if fix:
-            checked = scan(name, chunk_bytes=chunk_bytes, sink=writer, progress=progress, keep=0, transform=transform)
+            checked = scan(name, chunk_bytes=chunk_bytes, sink=writer, progress=progress,
+                           keep=0 if collected is None else collected.limit, transform=transform, collect=collected)
             outcome.fixed = checked.patched
             result = RewriteResult(checked.name, out_name, checked.format, checked.compression, outcome, checked.stop,
                                    counts[0], checked)
+            if collected is not None:
+                from ..explain.capture import explain_capture
+
+                result.explained = explain_capture(collected, checked.report, limit=collected.limit)
         else:
             with open_source(name) as source:
                 reader = pcap.Reader(source.stream, chunk_bytes)
