@@ -56,8 +56,8 @@ def fields(text: str, file: bool = False) -> tuple[str, ...]:
     for name in names:
         if name not in choices:
             close = difflib.get_close_matches(name, choices, n=1, cutoff=0.5)
-            hint = f" (did you mean {close[0]}?)" if close else \
-                " (a column of several inputs only)" if name == FILE else ""
+            hint = " (a column of several inputs, or of parquet)" if name == FILE else \
+                f" (did you mean {close[0]}?)" if close else ""
             raise CsumUsageError(f"--fields: unknown column {name!r}{hint}; the columns are {', '.join(choices)}")
         if names.count(name) > 1:
             raise CsumUsageError(f"--fields: {name} is named twice")
