@@ -254,6 +254,15 @@ def test_parquet_names_its_schema_and_has_the_file(captures, capsys, tmp_path):
     table = pq.read_table(out)
     assert table.column_names == ["file", *schemas.schema("rows")["required"]]
     assert set(table.column("file").to_pylist()) == {str(a)}
+    # each Parquet row, its numbers written as the JSON Lines write them, validates against csum.rows
+    code, out = _run(capsys, "verify", str(a), "--format", "jsonl")
+    for got, line in zip(table.to_pylist(), _jsonl(out), strict=True):
+        as_text = {**got, "stored": None if got["stored"] is None else f"{got['stored']:#06x}",
+                   "computed": None if got["computed"] is None else f"{got['computed']:#06x}",
+                   "time": None if got["time"] is None else got["time"].timestamp()}
+        _validate(as_text, "rows")
+        assert {k: v for k, v in as_text.items() if k not in ("file", "time")} == \
+            {k: v for k, v in line.items() if k != "time"}
     both = tmp_path / "both.parquet"
     assert main(["verify", str(a), str(b), "--format", "parquet", "--out", str(both), "--only", "bad"]) == 1
     duckdb = pytest.importorskip("duckdb")
