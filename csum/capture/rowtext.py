@@ -73,9 +73,11 @@ def only(rows: Rows, which: str | None) -> Rows:
 
 
 def _csv_field(value: str) -> str:
+    """``value`` as :func:`python_text`'s CSV writer writes it in a row (quoted when it holds a comma, a quote or the
+    line end: the writer's line terminator decides which characters need quotes, so it is the same here)."""
     out = io.StringIO()
-    csv.writer(out, lineterminator="").writerow([value])
-    return out.getvalue()
+    csv.writer(out, lineterminator="\n").writerow([value])
+    return out.getvalue()[:-1]
 
 
 def _encoded(text: str) -> bytes:

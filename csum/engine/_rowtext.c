@@ -160,9 +160,6 @@ static Py_ssize_t longest(PyObject *list)
  * (the same for each of its fields). */
 enum { COL_FILE, COL_FRAME, COL_TIME, COL_SRC, COL_DST, COL_PROTOCOL, COL_PATH, COL_DEPTH, COL_OFFSET, COL_STORED, COL_COMPUTED, COL_STATUS,
        COL_REASON, COL_COUNT };
-static const char *const KEYS[COL_COUNT] = {
-    "\"file\": ", "\"frame\": ", "\"time\": ", "\"src\": ", "\"dst\": ", "\"protocol\": ", "\"path\": ",
-    "\"depth\": ", "\"offset\": ", "\"stored\": ", "\"computed\": ", "\"status\": ", "\"reason\": "};
 #define PACKET_COLUMN(c) ((c) <= COL_DST)
 
 /* format_rows(rows, csv, names, reasons, statuses, file, columns) -> bytes: one line per row (row_t, _rows.h), JSON
@@ -219,8 +216,6 @@ PyObject *format_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
     char *start = PyBytes_AS_STRING(out), *p = start;
     const row_t *rows = v.buf;
-    const char *sep = csv ? "," : ", ";
-    Py_ssize_t seplen = csv ? 1 : 2;
 #define NULL_VALUE() (csv ? p : PUT(p, "null"))
     const char *last = NULL;  /* the line before, and how long its packet's columns (and the separator after) are */
     Py_ssize_t shared = 0;
@@ -239,28 +234,40 @@ PyObject *format_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         if (!csv)
             *p++ = '{';
         for (; j < ncolumns; j++) {
-            if (j)
-                p = put(p, sep, seplen);
+            if (j) {
+                *p++ = ',';
+                if (!csv)
+                    *p++ = ' ';
+            }
             if (j == lead)
                 shared = p - last;
         column:
             if (j == ncolumns)
                 break;
             int c = columns[j];
-            if (!csv)
-                p = put(p, KEYS[c], (Py_ssize_t)strlen(KEYS[c]));
+#define KEY(name)                               \
+    if (!csv)                                   \
+        p = PUT(p, "\"" name "\": ")  /* a constant length: inlined */
             switch (c) {
             case COL_FILE:
+                KEY("file");
                 p = put(p, file, file_len);
                 break;
             case COL_FRAME:
+                KEY("frame");
                 p = put_i64(p, r->frame);
                 break;
             case COL_TIME:
+                KEY("time");
                 p = r->time == INT64_MIN ? NULL_VALUE() : put_time(p, r->time);
                 break;
             case COL_SRC:
             case COL_DST:
+                if (c == COL_SRC) {
+                    KEY("src");
+                } else {
+                    KEY("dst");
+                }
                 if (r->ipver != 4 && r->ipver != 6) {
                     p = NULL_VALUE();
                     break;
@@ -272,19 +279,28 @@ PyObject *format_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
                     *p++ = '"';
                 break;
             case COL_PROTOCOL:
+                KEY("protocol");
                 NAME(names, r->layer);
                 break;
             case COL_PATH:
+                KEY("path");
                 NAME(names, r->path);
                 break;
             case COL_DEPTH:
+                KEY("depth");
                 p = put_u64(p, r->depth);
                 break;
             case COL_OFFSET:
+                KEY("offset");
                 p = r->field < 0 ? NULL_VALUE() : put_i64(p, r->field);
                 break;
             case COL_STORED:
             case COL_COMPUTED: {
+                if (c == COL_STORED) {
+                    KEY("stored");
+                } else {
+                    KEY("computed");
+                }
                 int32_t value = c == COL_STORED ? r->stored : r->computed;
                 if (value < 0) {
                     p = NULL_VALUE();
@@ -298,12 +314,15 @@ PyObject *format_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
                 break;
             }
             case COL_STATUS:
+                KEY("status");
                 NAME(statuses, r->status);
                 break;
             default:
+                KEY("reason");
                 NAME(reasons, r->reason);
                 break;
             }
+#undef KEY
         }
         if (lead == ncolumns)
             shared = p - last;
