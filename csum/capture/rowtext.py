@@ -1,14 +1,14 @@
 """Rows as text: ``csum verify --format jsonl`` (JSON Lines) and ``--format csv``.
 
 One line per checksum field (:mod:`csum.capture.rows`), with the columns of :data:`COLUMNS` (or those ``--fields``
-chooses, :func:`fields`; and first, when several inputs are read, ``file``: the input's name as given): ``frame`` (from 1,
-tshark's ``frame.number``), ``time`` (seconds since the epoch with nine decimals, tshark's ``frame.time_epoch``;
-null/empty where the capture records none), ``src`` and ``dst`` (the addresses of the IP header above the field, as
-Python's :mod:`ipaddress` writes them; null/empty for a field with no IP header above it), ``protocol``, ``path``,
-``depth``, ``offset`` (the checksum field's own offset in the frame), ``stored`` and ``computed`` (``0x%04x``; null
-when absent), ``status`` and ``reason``. JSON is written as :func:`json.dumps` writes each object; CSV as the
-:mod:`csv` module writes its rows (``\\n`` line ends), after a header line. Each row follows the JSON Schema
-``csum.rows`` (:mod:`csum.schemas`).
+chooses, :func:`fields`; and first, when several inputs are read, ``file``: the input's name as given): ``frame``
+(from 1, tshark's ``frame.number``), ``time`` (seconds since the epoch with nine decimals, tshark's
+``frame.time_epoch``; null/empty where the capture records none), ``src`` and ``dst`` (the addresses of the IP
+header above the field, as Python's :mod:`ipaddress` writes them; null/empty for a field with no IP header above
+it), ``protocol``, ``path``, ``depth``, ``offset`` (the checksum field's own offset in the frame), ``stored`` and
+``computed`` (``0x%04x``; null when absent), ``status`` and ``reason``. JSON is written as :func:`json.dumps`
+writes each object; CSV as the :mod:`csv` module writes its rows (``\\n`` line ends), after a header line. Each row
+follows the JSON Schema ``csum.rows`` (:mod:`csum.schemas`).
 
 The C walker's ``format_rows`` (csum/engine/_rowtext.c) writes the text where it is built; :func:`python_text` is
 its twin and the reference (tests/capture/test_rowtext.py checks that both write the same bytes).

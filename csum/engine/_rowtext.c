@@ -158,8 +158,8 @@ static Py_ssize_t longest(PyObject *list)
 
 /* The columns a line may hold, in the order of csum.capture.rowtext.ALL_COLUMNS; the first five are the packet's
  * (the same for each of its fields). */
-enum { COL_FILE, COL_FRAME, COL_TIME, COL_SRC, COL_DST, COL_PROTOCOL, COL_PATH, COL_DEPTH, COL_OFFSET, COL_STORED, COL_COMPUTED, COL_STATUS,
-       COL_REASON, COL_COUNT };
+enum { COL_FILE, COL_FRAME, COL_TIME, COL_SRC, COL_DST, COL_PROTOCOL, COL_PATH, COL_DEPTH, COL_OFFSET, COL_STORED,
+       COL_COMPUTED, COL_STATUS, COL_REASON, COL_COUNT };
 #define PACKET_COLUMN(c) ((c) <= COL_DST)
 
 /* format_rows(rows, csv, names, reasons, statuses, file, columns) -> bytes: one line per row (row_t, _rows.h), JSON
