@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import VERSIONS, name, rows_schema
+from ..capture.rowtext import ALL_COLUMNS, COLUMNS
+from ..explain.causes import CAUSES, NOT_CAUSES
+from ..layers.reasons import Reason, Status
+from . import VERSIONS, name
 
-__all__ = ["build", "build_all"]
+__all__ = ["build", "build_all", "rows_schema"]
 
 _DRAFT = "https://json-schema.org/draft/2020-12/schema"
 _INT = {"type": "integer"}
@@ -38,10 +41,44 @@ def _map(values: dict[str, Any]) -> dict[str, Any]:
 
 def _enums() -> tuple[list[str], list[str], list[str]]:
     """The statuses, reasons and cause ids (csum.layers.reasons, csum.explain.causes)."""
-    from ..explain.causes import CAUSES, NOT_CAUSES
-    from ..layers.reasons import Reason, Status
-
     return [str(s) for s in Status], [str(r) for r in Reason], [c.id for c in (*CAUSES, *NOT_CAUSES)]
+
+
+def rows_schema() -> dict[str, Any]:
+    """The JSON Schema of one row (a JSON Lines object), built from the enums where they are defined."""
+    statuses, reasons, causes = _enums()
+    hex16 = {"type": ["string", "null"], "pattern": "^0x[0-9a-f]{4}$"}
+    address = {"type": ["string", "null"], "description": "the IP header's address as Python's ipaddress writes it"}
+    text = {"type": "string", "minLength": 1}
+    properties: dict[str, Any] = {
+        "file": {"type": "string", "description": "the input's name as given (several inputs, and Parquet)"},
+        "frame": {"type": "integer", "minimum": 1, "description": "tshark's frame.number, from 1 in each file"},
+        "time": {"type": ["number", "null"], "description": "seconds since the epoch, nine decimals"},
+        "src": address,
+        "dst": address,
+        "protocol": text,
+        "path": text,
+        "depth": {"type": "integer", "minimum": 0, "maximum": 255},
+        "offset": {"type": ["integer", "null"], "minimum": 0},
+        "stored": hex16,
+        "computed": hex16,
+        "status": {"enum": statuses},
+        "reason": {"enum": reasons},
+        "cause": {"enum": [*causes, None], "description": "with --explain"},
+        "detail": {"type": ["string", "null"], "description": "with --explain"},
+    }
+    assert list(properties)[: len(ALL_COLUMNS)] == list(ALL_COLUMNS)
+    return {
+        "$schema": _DRAFT,
+        "$id": name("rows"),
+        "title": "one row of csum verify --format jsonl|csv|parquet: one checksum field",
+        "description": "Every column of the default output is required; file appears with several inputs (and in "
+                       "Parquet), cause and detail with --explain; --fields chooses columns (then fewer are there).",
+        "type": "object",
+        "properties": properties,
+        "required": list(COLUMNS),
+        "additionalProperties": False,
+    }
 
 
 def _report_defs() -> dict[str, Any]:
