@@ -179,14 +179,16 @@ PyObject *format_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (csv < 0)
         return NULL;
     PyObject *names = args[2], *reasons = args[3], *statuses = args[4];
-    const unsigned char *columns = (const unsigned char *)PyBytes_AS_STRING(args[6]);
+    const unsigned char *given = (const unsigned char *)PyBytes_AS_STRING(args[6]);
     Py_ssize_t ncolumns = PyBytes_GET_SIZE(args[6]), lead = 0;
+    unsigned char columns[COL_COUNT];  /* a copy the text written cannot alias: kept in registers */
     int seen[COL_COUNT] = {0};
     for (Py_ssize_t j = 0; j < ncolumns; j++) {
-        if (columns[j] >= COL_COUNT || seen[columns[j]]++ || (columns[j] == COL_FILE && args[5] == Py_None)) {
+        if (j >= COL_COUNT || given[j] >= COL_COUNT || seen[given[j]]++ || (given[j] == COL_FILE && args[5] == Py_None)) {
             PyErr_SetString(PyExc_ValueError, "format_rows: columns must be distinct column ids (file needs a file)");
             return NULL;
         }
+        columns[j] = given[j];
     }
     while (lead < ncolumns && PACKET_COLUMN(columns[lead]))
         lead++;
@@ -228,22 +230,14 @@ PyObject *format_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
             last = p;
             p += shared;
             j = lead;
-            goto column;
+        } else {
+            last = p;
+            if (!csv)
+                *p++ = '{';
         }
-        last = p;
-        if (!csv)
-            *p++ = '{';
         for (; j < ncolumns; j++) {
-            if (j) {
-                *p++ = ',';
-                if (!csv)
-                    *p++ = ' ';
-            }
             if (j == lead)
-                shared = p - last;
-        column:
-            if (j == ncolumns)
-                break;
+                shared = p - last;  /* the packet's columns and the separator after them */
             int c = columns[j];
 #define KEY(name)                               \
     if (!csv)                                   \
@@ -323,6 +317,11 @@ PyObject *format_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
                 break;
             }
 #undef KEY
+            if (j + 1 < ncolumns) {
+                *p++ = ',';
+                if (!csv)
+                    *p++ = ' ';
+            }
         }
         if (lead == ncolumns)
             shared = p - last;
