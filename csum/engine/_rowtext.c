@@ -1,11 +1,12 @@
 /*
  * format_rows() of csum.engine._cwalk: rows (_rows.h) as JSON Lines or CSV text, for csum verify --format jsonl / csv
- * (csum/capture/rowtext.py, which also holds the pure-Python twin this must equal: tests/capture/test_rowtext.py).
+ * (csum/capture/rowtext.py, which also holds the pure-Python twin this must equal: tests/capture/test_rows.py and the
+ * rowtext fuzz target), with the columns the caller chooses (--fields) and a file column (several inputs, Parquet).
  *
- * No protocol facts and no names are written here: the protocol, path, reason and status texts come from the caller,
- * already encoded for the format (JSON strings with their quotes, CSV fields quoted where they need it). Numbers are
- * written as json.dumps writes them; addresses as Python's ipaddress writes them (IPv6 in RFC 5952's compressed form:
- * the longest run of two or more zero groups, the first of equal ones, becomes "::").
+ * No protocol facts and no names are written here: the protocol, path, reason, status and file texts come from the
+ * caller, already encoded for the format (JSON strings with their quotes, CSV fields quoted where they need it).
+ * Numbers are written as json.dumps writes them; addresses as Python's ipaddress writes them (IPv6 in RFC 5952's
+ * compressed form: the longest run of two or more zero groups, the first of equal ones, becomes "::").
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -184,7 +185,8 @@ PyObject *format_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     unsigned char columns[COL_COUNT];  /* a copy the text written cannot alias: kept in registers */
     int seen[COL_COUNT] = {0};
     for (Py_ssize_t j = 0; j < ncolumns; j++) {
-        if (j >= COL_COUNT || given[j] >= COL_COUNT || seen[given[j]]++ || (given[j] == COL_FILE && args[5] == Py_None)) {
+        if (j >= COL_COUNT || given[j] >= COL_COUNT || seen[given[j]]++ ||
+            (given[j] == COL_FILE && args[5] == Py_None)) {
             PyErr_SetString(PyExc_ValueError, "format_rows: columns must be distinct column ids (file needs a file)");
             return NULL;
         }
