@@ -1,10 +1,13 @@
 """Fuzz target: the row formatter (csum/engine/_rowtext.c ``format_rows``: ``csum verify --format jsonl|csv``) against
 its Python twin, :func:`csum.capture.rowtext.python_text`.
 
-The input is rows as the C walker lays them out (:data:`csum.capture.rows.ROW`, 96 bytes each; a last partial row is
-dropped) with every value as the input has it (frames, times NO_TIME or not, IP versions other than 4 and 6, any
+The input is rows as the C walker lays them out (:data:`csum.capture.rows.ROW`, 96 bytes each) with every value as
+the input has it (frames, times NO_TIME or not, IP versions other than 4 and 6, any
 address bytes), except the stored and computed values (16 bits or none) and the indexes into csum's name tables (layer,
-path, reason, status), taken modulo the tables' lengths. JSON Lines and CSV: the same bytes from both.
+path, reason, status), taken modulo the tables' lengths. The bytes after the last whole row choose the columns
+(``--fields``) and the file column's text: none, the default columns; else its first byte says how many of the next
+bytes name columns (each modulo :data:`~csum.capture.rowtext.ALL_COLUMNS`' length, repeats dropped), and the rest is
+the file name (UTF-8, undecodable bytes kept as os.fsdecode keeps them). JSON Lines and CSV: the same bytes from both.
 
 Name index 0 (no name) is left out: the C writes an empty name as ``""`` in CSV where Python's csv module writes
 nothing (both read back as an empty field; a row of ``csum verify`` always has a layer and a path). Found by this
@@ -40,8 +43,20 @@ def table(data: bytes) -> np.ndarray:
     return t
 
 
+def choice(data: bytes) -> tuple[str | None, tuple[str, ...] | None]:
+    """The file name and columns the bytes after the last whole row of ``data`` choose (see the module docstring)."""
+    tail = data[len(data) - len(data) % rows_module.ROW.itemsize :]
+    if not tail:
+        return None, None
+    named = tail[1 : 1 + tail[0] % len(rowtext.ALL_COLUMNS)]
+    columns = tuple(dict.fromkeys(rowtext.ALL_COLUMNS[b % len(rowtext.ALL_COLUMNS)] for b in named)) or None
+    return tail[1 + len(named) :].decode("utf-8", "surrogateescape"), columns
+
+
 def one_input(data: bytes) -> None:
     assert engine.cwalk is not None, "the C walker is not built or CSUM_ENGINE is not c"
     rows = rows_module.Rows(table(data))
+    file, columns = choice(data)
     for as_csv in (False, True):
-        assert_equal(rowtext.text(rows, as_csv), rowtext.python_text(rows, as_csv), f"format_rows(as_csv={as_csv})")
+        assert_equal(rowtext.text(rows, as_csv, file, columns), rowtext.python_text(rows, as_csv, file, columns),
+                     f"format_rows(as_csv={as_csv}, file={file!r}, columns={columns})")

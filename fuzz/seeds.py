@@ -249,7 +249,9 @@ def rowtext_seeds() -> dict[str, bytes]:
         table[:] = values
         return table.tobytes()
 
-    return {"three-rows": laid_out(rows), "every-status-and-reason": laid_out(every)}
+    fields = bytes([5, 0, 12, 1, 3, 9])  # file, reason, frame, src, stored (--fields), then the file name
+    return {"three-rows": laid_out(rows), "every-status-and-reason": laid_out(every),
+            "file-and-fields": laid_out(rows) + fields + 'dir/a "b",c\n.pcap'.encode()}
 
 
 SEEDS = {"walker": walker_seeds, "chunks": chunks_seeds, "fix": fix_seeds, "records": records_seeds, "sums": sums_seeds,

@@ -116,8 +116,8 @@ def test_the_floor_imports_no_wing():
 
 
 PUBLIC = ["csum", "csum.batch", "csum.bpf", "csum.crossarch", "csum.dask", "csum.errors", "csum.inet", "csum.kernel",
-          "csum.layers", "csum.pcap", "csum.prog", "csum.profiles", "csum.rewrite", "csum.scan", "csum.skb",
-          "csum.testing", "csum.types"]
+          "csum.layers", "csum.pcap", "csum.prog", "csum.profiles", "csum.rewrite", "csum.scan", "csum.schemas",
+          "csum.skb", "csum.testing", "csum.types"]
 
 
 @pytest.mark.parametrize("path", PUBLIC)

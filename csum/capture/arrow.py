@@ -7,11 +7,15 @@ with no IP header above it), ``protocol`` and ``path`` (dictionary-encoded text)
 (the checksum field's offset in the frame; null when the field is not in the packet), ``stored`` / ``computed``
 uint16 (null when absent or not computable), ``status`` and ``reason`` (dictionary-encoded text). Text values are
 those of ``csum verify --format jsonl``; ``stored`` and ``computed`` are the numbers its ``0x%04x`` strings write.
+The Parquet file :class:`ParquetSink` writes has a ``file`` column first (dictionary-encoded text: the input's name as
+given) and names its schema in its key-value metadata and the Arrow schema's: ``csum.schema`` = ``csum.rows/N``
+(:mod:`csum.schemas`).
 """
 
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
@@ -19,7 +23,8 @@ import numpy as np
 
 from ..errors import Code, CsumValueError
 from .rows import NAMES, REASONS, STATUSES, Rows
-from .rowtext import COLUMNS
+from .. import schemas
+from .rowtext import ALL_COLUMNS, COLUMNS, FILE, only
 
 __all__ = ["ParquetSink", "frame", "pyarrow", "record_batch", "schema"]
 
@@ -34,15 +39,16 @@ def pyarrow(what: str) -> ModuleType:
     return pa
 
 
-def schema(pa: ModuleType) -> Any:
-    """The rows' Arrow schema (see the module docstring)."""
+def schema(pa: ModuleType, columns: tuple[str, ...] = COLUMNS) -> Any:
+    """The rows' Arrow schema (see the module docstring): ``columns`` of :data:`csum.capture.rowtext.ALL_COLUMNS`,
+    its metadata naming ``csum.rows/N``."""
     text = pa.dictionary(pa.int32(), pa.string())
-    types = {"frame": pa.int64(), "time": pa.timestamp("ns", tz="UTC"), "src": text, "dst": text, "protocol": text,
-             "path": text, "depth": pa.uint8(), "offset": pa.int32(), "stored": pa.uint16(), "computed": pa.uint16(),
-             "status": text, "reason": text}
-    return pa.schema([pa.field(name, types[name], nullable=name not in ("frame", "protocol", "path", "depth",
+    types = {"file": text, "frame": pa.int64(), "time": pa.timestamp("ns", tz="UTC"), "src": text, "dst": text,
+             "protocol": text, "path": text, "depth": pa.uint8(), "offset": pa.int32(), "stored": pa.uint16(),
+             "computed": pa.uint16(), "status": text, "reason": text}
+    return pa.schema([pa.field(name, types[name], nullable=name not in ("file", "frame", "protocol", "path", "depth",
                                                                         "status", "reason"))
-                      for name in COLUMNS])
+                      for name in columns], metadata={schemas.PARQUET_KEY: schemas.name("rows")})
 
 
 def _names(pa: ModuleType, codes: np.ndarray, names: list[str]) -> Any:
@@ -75,11 +81,11 @@ def _maybe(pa: ModuleType, values: np.ndarray, kind: Any) -> Any:
     return pa.array(np.where(missing, 0, values).astype(kind.to_pandas_dtype()), type=kind, mask=missing)
 
 
-def record_batch(rows: Rows, pa: ModuleType) -> Any:
-    """``rows`` as an Arrow RecordBatch of :func:`schema`."""
+def record_batch(rows: Rows, pa: ModuleType, file: str | None = None, columns: tuple[str, ...] = COLUMNS) -> Any:
+    """``rows`` as an Arrow RecordBatch of :func:`schema` (``columns``; ``file``: the file column's value)."""
     t = rows.table
     time = t["time"]
-    columns = {
+    arrays = {
         "frame": pa.array(t["frame"], type=pa.int64()),
         "time": pa.array(time, type=pa.timestamp("ns", tz="UTC"), mask=time == np.iinfo(np.int64).min),
         "src": _addresses(pa, t["ipver"], t["src"]), "dst": _addresses(pa, t["ipver"], t["dst"]),
@@ -90,7 +96,12 @@ def record_batch(rows: Rows, pa: ModuleType) -> Any:
         "status": _names(pa, t["status"], [str(s) for s in STATUSES]),
         "reason": _names(pa, t["reason"], [str(r) for r in REASONS]),
     }
-    return pa.RecordBatch.from_arrays([columns[name] for name in COLUMNS], schema=schema(pa))
+    if FILE in columns:
+        if file is None:
+            raise ValueError("the file column needs a file name")
+        arrays[FILE] = pa.DictionaryArray.from_arrays(pa.array(np.zeros(len(t), dtype=np.int32)),
+                                                      pa.array([file], type=pa.string()))
+    return pa.RecordBatch.from_arrays([arrays[name] for name in columns], schema=schema(pa, columns))
 
 
 def frame(table: Any) -> Any:
@@ -134,26 +145,30 @@ class _Stream:
 class ParquetSink:
     """Rows written as they come into a Parquet file through ``out`` (an AtomicFile, committed by the caller after
     :meth:`close`); ``extra``: the names of more string columns after the rows' own (csum.explain's cause and
-    detail), whose values :meth:`write` takes."""
+    detail), whose values :meth:`write` takes. ``columns``: which of :data:`~csum.capture.rowtext.ALL_COLUMNS`
+    (default: all, ``file`` first, its value ``file()``: the input being read); ``keep``: ``--only``'s choice."""
 
-    def __init__(self, out: Any, extra: tuple[str, ...] = ()) -> None:
+    def __init__(self, out: Any, extra: tuple[str, ...] = (), columns: tuple[str, ...] = ALL_COLUMNS,
+                 keep: str | None = None, file: Callable[[], str] = lambda: "-") -> None:
         self.pa = pyarrow("--format parquet")
         import pyarrow.parquet as pq
 
-        self.schema = schema(self.pa)
+        self.columns, self.keep, self.file = columns, keep, file
+        self.schema = schema(self.pa, columns)
         for name in extra:
             self.schema = self.schema.append(self.pa.field(name, self.pa.string()))
         self.stream = _Stream(out)
         self.writer = pq.ParquetWriter(self.pa.PythonFile(self.stream, mode="w"), self.schema)
 
     def __call__(self, rows: Rows) -> None:
-        self.write(rows)
+        self.write(only(rows, self.keep))
 
     def write(self, rows: Rows, *extra: list[str | None]) -> None:
-        """``rows``, and the values of each extra column (one list per column, a value per row)."""
+        """``rows`` (already chosen by --only), and the values of each extra column (one list per column, a value per
+        row)."""
         if not len(rows):
             return
-        batch = record_batch(rows, self.pa)
+        batch = record_batch(rows, self.pa, self.file(), self.columns)
         if extra:
             batch = self.pa.RecordBatch.from_arrays(
                 [*batch.columns, *(self.pa.array(values, type=self.pa.string()) for values in extra)],

@@ -217,9 +217,16 @@ def _rows(title: str, items: list[tuple[int, Result]], total: int, show: int, wh
                     for i, r in items[:show]]
 
 
-def as_text(report: Report, cap: Capture, name: str, show: int, why: Why | None = None) -> str:
+#: ``--only``: which lists the text report shows (csum.capture.rowtext.ONLY: which rows).
+ONLY_LISTS = {"bad": ("bad",), "offload": ("offload",), "not-ok": KEPT}
+
+
+def as_text(report: Report, cap: Capture, name: str, show: int, why: Why | None = None,
+            only: str | None = None) -> str:
     """The report as tables: counts per protocol and depth, then the first ``show`` bad, offload, malformed, cut
-    (``why``: the bad and offload rows with the cause of their explanation)."""
+    (``why``: the bad and offload rows with the cause of their explanation; ``only``: those lists of
+    :data:`ONLY_LISTS` alone)."""
+    lists = KEPT if only is None else ONLY_LISTS[only]
     walked = report.packets - report.fast
     lines = [f"{name}: {cap.format}, {report.packets} packets ({report.fast} on the fast path, {walked} walked "
              f"layer by layer; {report.not_ip} not IP; {report.total('cut')} cut by the snap length, their captured "
@@ -229,13 +236,15 @@ def as_text(report: Report, cap: Capture, name: str, show: int, why: Why | None 
               for k, v in sorted(report.no_checksum.items())]
     lines += ["", f"{'layer':<10} " + " ".join(f"{s:>9}" for s in STATUSES)]
     lines += [f"{key:<10} " + " ".join(f"{c.get(s, 0):>9}" for s in STATUSES) for key, c in report.counts.items()]
-    lines += _rows("bad checksums", report.bad, report.total("bad"), show, why)
-    lines += _rows("transmit offload (the field holds the pseudo-header sum; the NIC fills it in)", report.offload,
-                   report.total("offload"), show, why)
-    if report.total("malformed"):
+    if "bad" in lists:
+        lines += _rows("bad checksums", report.bad, report.total("bad"), show, why)
+    if "offload" in lists:
+        lines += _rows("transmit offload (the field holds the pseudo-header sum; the NIC fills it in)",
+                       report.offload, report.total("offload"), show, why)
+    if report.total("malformed") and "malformed" in lists:
         lines += ["", f"malformed packets: {report.total('malformed')}"]
         lines += [f"{frame(i):>8}  {why}" for i, why in report.malformed[:show]]
-    if report.total("cut"):
+    if report.total("cut") and "cut" in lists:
         first = f" (first: frames {', '.join(str(frame(i)) for i in report.cut[:show])})" if show else ""
         lines += ["", f"cut by the snap length: {report.total('cut')}{first}"]
     return "\n".join(lines)

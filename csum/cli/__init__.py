@@ -14,7 +14,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from .. import __version__, engine
+from .. import __version__, engine, schemas
 from ..errors import CsumError, CsumStdoutFailed
 from . import exits, parser
 
@@ -23,7 +23,8 @@ __all__ = ["main"]
 
 def _version(as_json: bool) -> int:
     if as_json:
-        print(json.dumps({"version": __version__, "engine": engine.ENGINE, "python": sys.version.split()[0]}))
+        print(json.dumps(schemas.document("version", {"version": __version__, "engine": engine.ENGINE,
+                                                      "python": sys.version.split()[0]})))
     else:
         print(f"csum {__version__} (engine: {engine.ENGINE})")
     return 0

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .. import schemas
 from ..arch import FUNCTIONS
 from ..core.partial import internet_checksum
 from .args import UsageError, align, hex_bytes, integer
@@ -66,8 +67,8 @@ def run(args: argparse.Namespace) -> int:
 
     rows = compare(data, args.seed, names, align=args.align)
     if args.json:
-        print(json.dumps({"input": data.hex(), "seed": args.seed, "align": args.align,
-                          "rows": [r.as_dict() for r in rows]}, indent=2))
+        print(json.dumps(schemas.document(NAME, {"input": data.hex(), "seed": args.seed, "align": args.align,
+                                                 "rows": [r.as_dict() for r in rows]}), indent=2))
     else:
         print(partial_table(rows, label, data, args.seed, args.align))
     return 0
@@ -103,7 +104,8 @@ def _function(args: argparse.Namespace, data: bytes, label: str, names: list[str
     else:
         what = f"sum {args.seed:#010x}"
     if args.json:
-        print(json.dumps({"function": fn, "input": what, "rows": [r.as_dict() for r in rows]}, indent=2))
+        print(json.dumps(schemas.document(NAME, {"function": fn, "input": what, "rows": [r.as_dict() for r in rows]}),
+                         indent=2))
         return 0
     print(function_table(rows, fn, what))
     return 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from .. import bpf
+from .. import bpf, schemas
 from .args import UsageError, align, hex_bytes, integer
 
 
@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
                          "legacy": _replaced(helper, field, legacy, flags, skb)})
         out["replace"] = rows
     if args.json:
-        print(json.dumps(out, indent=2))
+        print(json.dumps(schemas.document(NAME, out), indent=2))
         return 0
     legacy_text = f"{legacy:#010x}" if legacy >= 0 else f"{legacy} (EINVAL: sizes must be multiples of 4, 512 bytes at most)"
     lines = [

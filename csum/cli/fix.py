@@ -13,6 +13,7 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
+from .. import schemas
 from ..errors import CsumStdoutFailed
 from . import progress
 from .args import UsageError, add_read_write, check_show
@@ -127,12 +128,12 @@ def _collector(args: argparse.Namespace) -> Collector | None:
 def _print(scan: Scan, args: argparse.Namespace, written: bool) -> None:
     """The report and, when OUT was written, what changed in it."""
     if args.json:
-        doc = scan_json(scan, args.show)
+        doc = schemas.document(NAME, scan_json(scan, args.show))
         doc.update(out=args.out if written else None, fixed_checksums=scan.patched,
                    offload_filled=scan.offload_filled, fixed_packets=scan.patched_packets)
         print(json.dumps(doc, indent=2))
         return
-    print(scan_text(scan, args.show))
+    print(scan_text(scan, args.show, only=args.only))
     if written:
         corrected = count(scan.patched - scan.offload_filled, "checksum")
         filled = count(scan.offload_filled, "transmit-offload field")

@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from .. import schemas
 from .args import UsageError, check_show, integer
 from .prog_states import state_doc, state_lines, states_fail, states_of
 
@@ -222,12 +223,12 @@ def run(args: argparse.Namespace) -> int:
     if kind == "tc" and not any(s.state == "partial" for s in found_states):
         notes.append(prog.PARTIAL_NOTE + "; --csum-state partial judges them")
     if args.json:
-        doc = {"object": args.file, "program": info.name, "section": info.section, "type": kind, "source": source,
+        doc = schemas.document("prog", {"object": args.file, "program": info.name, "section": info.section, "type": kind, "source": source,
                "packets": summary.packets, "changed": summary.changed, "dropped": summary.dropped,
                "broken_packets": summary.broken, "kept_bad_packets": summary.kept_bad, "unjudged": summary.unjudged,
                "causes": dict(summary.causes), "named": list(summary.named), "unexplained": summary.unexplained,
                "summary": summary.line(),
-               "notes": notes, "runs": [_entry(i, frame, run) for i, frame, run in runs]}
+               "notes": notes, "runs": [_entry(i, frame, run) for i, frame, run in runs]})
         if found_states:
             doc["csum_states"] = [state_doc(st) for st in found_states]
         if args.out is not None:

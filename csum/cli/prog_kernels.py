@@ -13,6 +13,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from .. import schemas
 from .args import UsageError
 from .prog_states import state_doc, state_lines, states_fail, states_of
 
@@ -177,10 +178,10 @@ def run_kernels(args: argparse.Namespace, maps: dict[str, Any], globals_: dict[s
     bad = any(k.error and not k.error.startswith("not run here") or any(r.broken for r in k.runs.values())
               for k in kernels) or any(states_fail(f) for f in found.values())
     if args.json:
-        print(json.dumps({"object": args.file, "program": prep.program, "section": prep.section, "type": prep.kind,
+        print(json.dumps(schemas.document("prog-kernels", {"object": args.file, "program": prep.program, "section": prep.section, "type": prep.kind,
                           "source": source, "notes": notes, "kernels": [_kernel_doc(k, found[k.label], bool(args.csum_state)) for k in kernels],
                           "differs": [{"index": d.index, "field": d.field, "values": d.values, "cause": d.cause}
-                                      for d in differs]}, indent=2))
+                                      for d in differs]}), indent=2))
         return 1 if bad or differs else 0
     lines = [f"{args.file}: program {prep.program} (section {prep.section}, {prep.kind}); packets: {source}; "
              f"{len(kernels)} kernels"]

@@ -8,6 +8,7 @@ import json
 import sys
 from pathlib import Path
 
+from .. import schemas
 from . import progress
 from .args import UsageError, add_quiet, add_read_write, chunk_bytes, jobs
 
@@ -121,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
     if args.quiet:
         return 0
     if args.json:
-        print(json.dumps(result.as_json(SHOW), indent=2), file=report)
+        print(json.dumps(schemas.document(NAME, result.as_json(SHOW)), indent=2), file=report)
     else:
         o = result.outcome
         alone = ", ".join(f"{n} {why}" for why, n in sorted(o.left_alone.items())) or "none"

@@ -41,6 +41,9 @@ def add_common(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--skip-unsupported", action="store_true",
                      help="accepted for scripts written before 0.2: packets on link types csum cannot look into are "
                      "listed and make the exit code 2 only with --strict")
+    cmd.add_argument("--only", choices=("bad", "offload", "not-ok"), help="list only the bad checksums, only the "
+                     "transmit-offload ones, or every one that is not ok (with the malformed and cut packets): in the "
+                     "text lists and the rows (not-ok rows: every status but ok)")
     add_quiet(cmd)
 
 
@@ -177,12 +180,13 @@ def scan_json(scan: Scan, show: int, hosts: bool = False) -> dict[str, object]:
     return doc
 
 
-def scan_text(scan: Scan, show: int, hosts: bool = False) -> str:
-    """``scan`` as verify and fix print it; ``hosts``: with its per-host summary (first ``show`` hosts and flows)."""
+def scan_text(scan: Scan, show: int, hosts: bool = False, only: str | None = None) -> str:
+    """``scan`` as verify and fix print it; ``hosts``: with its per-host summary (first ``show`` hosts and flows);
+    ``only``: ``--only``'s choice of lists."""
     from ..capture import report
 
     why = None if scan.explained is None else scan.explained.of
-    text = report.as_text(scan.report, scan, scan.name, show, why)  # type: ignore[arg-type]
+    text = report.as_text(scan.report, scan, scan.name, show, why, only)  # type: ignore[arg-type]
     if scan.explained is not None:
         text = "\n".join([text, *scan.explained.as_text(show)])
     if hosts and scan.report.hosts is not None:
@@ -201,15 +205,18 @@ def _item_json(item: Scan | Failed, show: int, hosts: bool) -> dict[str, object]
 def print_scans(items: Sequence[Scan | Failed], args: argparse.Namespace) -> None:
     if args.format in ROW_FORMATS:  # the rows went out while the files were read
         return
+    from .. import schemas
+
     hosts = by_host(args)
     if args.json and len(items) == 1:
-        print(json.dumps(_item_json(items[0], args.show, hosts), indent=2))
+        print(json.dumps(schemas.document(args.command, _item_json(items[0], args.show, hosts)), indent=2))
     elif args.json:
-        print(json.dumps({"files": [_item_json(s, args.show, hosts) for s in items],
-                          "total": scan_json(_total(items), args.show, hosts)}, indent=2))
+        print(json.dumps(schemas.document(args.command, {
+            "files": [_item_json(s, args.show, hosts) for s in items],
+            "total": scan_json(_total(items), args.show, hosts)}), indent=2))
     else:
         print("\n\n".join(f"{s.name}: not checked: {s.reason}" if isinstance(s, Failed)
-                          else scan_text(s, args.show, hosts) for s in items))
+                          else scan_text(s, args.show, hosts, args.only) for s in items))
         if len(items) > 1:
             t = _total(items).report
             missed = len(items) - len(_scans(items))

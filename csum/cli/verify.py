@@ -44,6 +44,9 @@ def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     ver.add_argument("--format", choices=("text", "json", *ROW_FORMATS), default="text",
                      help="text (default), json (the summary, like --json), or one row per checksum field: jsonl "
                      "(JSON Lines), csv, parquet (needs --out and the [arrow] extra); see docs/results-as-data.md")
+    ver.add_argument("--fields", metavar="LIST", help="with --format jsonl, csv or parquet: the row columns to write, "
+                     "comma-separated, in that order (as tshark -T fields -e): file, frame, time, src, dst, protocol, "
+                     "path, depth, offset, stored, computed, status, reason (file: with several FILEs, or parquet)")
     ver.add_argument("--out", metavar="OUT", help="with --format jsonl, csv or parquet: write the rows to OUT (a "
                      "regular file, replaced atomically) instead of standard output")
     ver.add_argument("--strict", action="store_true",
@@ -73,8 +76,11 @@ def _rows_scan(args: argparse.Namespace, bar: progress.Bar) -> list[Scan | Faile
     """``--format jsonl|csv|parquet``: every checksum field as a row (csum/capture/rows.py), to standard output or to
     ``--out`` (a regular file, replaced atomically once every input was read; parquet needs it)."""
     from ..capture.output import AtomicFile, target
-    from ..capture.rowtext import TextSink
+    from ..capture.rowtext import TextSink, fields
 
+    parquet, several = args.format == "parquet", len(args.files) > 1
+    choice = dict(keep=args.only, file=(lambda: args.current) if several or parquet else None,
+                  columns=None if args.fields is None else fields(args.fields, several or parquet))
     why: dict[str, Explained | None] = {}
     if args.explain:  # check and explain first: the rows then carry each wrong field's cause
         from ..explain.capture import ExplainedParquet, ExplainedText
@@ -92,22 +98,24 @@ def _rows_scan(args: argparse.Namespace, bar: progress.Bar) -> list[Scan | Faile
             raise UsageError("--format parquet writes a file: give --out FILE")
         sys.stdout.flush()
         as_csv = args.format == "csv"
-        rows = ExplainedText(sys.stdout.buffer.write, as_csv, current) if args.explain else \
-            TextSink(sys.stdout.buffer.write, as_csv)
+        rows = ExplainedText(sys.stdout.buffer.write, as_csv, current, **choice) if args.explain else \
+            TextSink(sys.stdout.buffer.write, as_csv, **choice)
         return _explained(scan_each(args, bar, table=rows), args, why)
     path = target(args.out, [name for name in args.files if name != "-"], what="--out")
     try:
         with AtomicFile(path) as out:
             sink: TextSink | ParquetSink | ExplainedText | ExplainedParquet
-            if args.format == "parquet":
+            if parquet:
                 from ..capture.arrow import ParquetSink
 
-                sink = ExplainedParquet(Sink(out, args.out), current) if args.explain else \
-                    ParquetSink(Sink(out, args.out))
+                if choice["columns"] is None:
+                    del choice["columns"]  # every column, file first
+                sink = ExplainedParquet(Sink(out, args.out), current, **choice) if args.explain else \
+                    ParquetSink(Sink(out, args.out), **choice)
             elif args.explain:
-                sink = ExplainedText(Sink(out, args.out).write, args.format == "csv", current)
+                sink = ExplainedText(Sink(out, args.out).write, args.format == "csv", current, **choice)
             else:
-                sink = TextSink(Sink(out, args.out).write, args.format == "csv")
+                sink = TextSink(Sink(out, args.out).write, args.format == "csv", **choice)
             try:
                 items = _explained(scan_each(args, bar, table=sink), args, why)
             except BaseException:
@@ -249,8 +257,9 @@ def run(args: argparse.Namespace) -> int:
             items = list(_dask(args))
         elif args.format in ROW_FORMATS:
             items = _rows_scan(args, bar)
-        elif args.out is not None:
-            raise UsageError("--out: only with --format jsonl, csv or parquet (the rows)")
+        elif args.out is not None or args.fields is not None:
+            raise UsageError(f"{'--out' if args.fields is None else '--fields'}: only with --format jsonl, csv or "
+                             "parquet (the rows)")
         elif args.explain:
             collectors = _collectors(args)
             items = scan_each(args, bar, collect=collectors)

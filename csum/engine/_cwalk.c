@@ -1473,7 +1473,7 @@ static PyMethodDef methods[] = {
      "finish_rows(slots, count, indices, times, layers, reasons, statuses) -> rows (see csum/engine/_cwalk.c)."},
     {"path", path, METH_O, "path(key) -> the path string of a rows() path key."},
     {"format_rows", (PyCFunction)(void (*)(void))format_rows, METH_FASTCALL,
-     "format_rows(rows, csv, names, reasons, statuses) -> bytes (see csum/engine/_rowtext.c)."},
+     "format_rows(rows, csv, names, reasons, statuses, file, columns) -> bytes (see csum/engine/_rowtext.c)."},
     {"pcap_records", pcap_records, METH_VARARGS,
      "pcap_records(data, pos, big_endian, most, header=16, swap=0, cut_lo=0, cut_hi=0, fcs=0) -> (offsets, caplens, "
      "origlens, end) (see csum/engine/_cwalk.c)."},

@@ -38,7 +38,7 @@ def path(key: int, /) -> str:
     """The path string of a row's path key."""
 
 def format_rows(rows: Buffer, csv: bool, names: list[bytes], reasons: list[bytes], statuses: list[bytes],
-                /) -> bytes:
+                file: bytes | None, columns: bytes, /) -> bytes:
     """Rows as JSON Lines or CSV lines (csum/engine/_rowtext.c; csum/capture/rowtext.py is its twin)."""
 
 def pcap_records(data: Buffer, pos: int, big_endian: bool, most: int, header: int = 16, swap: int = 0,

@@ -1,11 +1,12 @@
 /*
  * format_rows() of csum.engine._cwalk: rows (_rows.h) as JSON Lines or CSV text, for csum verify --format jsonl / csv
- * (csum/capture/rowtext.py, which also holds the pure-Python twin this must equal: tests/capture/test_rowtext.py).
+ * (csum/capture/rowtext.py, which also holds the pure-Python twin this must equal: tests/capture/test_rows.py and the
+ * rowtext fuzz target), with the columns the caller chooses (--fields) and a file column (several inputs, Parquet).
  *
- * No protocol facts and no names are written here: the protocol, path, reason and status texts come from the caller,
- * already encoded for the format (JSON strings with their quotes, CSV fields quoted where they need it). Numbers are
- * written as json.dumps writes them; addresses as Python's ipaddress writes them (IPv6 in RFC 5952's compressed form:
- * the longest run of two or more zero groups, the first of equal ones, becomes "::").
+ * No protocol facts and no names are written here: the protocol, path, reason, status and file texts come from the
+ * caller, already encoded for the format (JSON strings with their quotes, CSV fields quoted where they need it).
+ * Numbers are written as json.dumps writes them; addresses as Python's ipaddress writes them (IPv6 in RFC 5952's
+ * compressed form: the longest run of two or more zero groups, the first of equal ones, becomes "::").
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -156,20 +157,45 @@ static Py_ssize_t longest(PyObject *list)
         p = put(p, s_, n_);                      \
     } while (0)
 
-/* format_rows(rows, csv, names, reasons, statuses) -> bytes: one line per row (row_t, _rows.h), JSON objects
- * {frame, time, src, dst, protocol, path, depth, offset, stored, computed, status, reason} or, with csv, those
- * values comma-separated (a missing one empty). names, reasons, statuses: lists of bytes, the texts of the rows'
- * layer and path, reason and status indexes. */
+/* The columns a line may hold, in the order of csum.capture.rowtext.ALL_COLUMNS; the first five are the packet's
+ * (the same for each of its fields). */
+enum { COL_FILE, COL_FRAME, COL_TIME, COL_SRC, COL_DST, COL_PROTOCOL, COL_PATH, COL_DEPTH, COL_OFFSET, COL_STORED,
+       COL_COMPUTED, COL_STATUS, COL_REASON, COL_COUNT };
+#define PACKET_COLUMN(c) ((c) <= COL_DST)
+
+/* format_rows(rows, csv, names, reasons, statuses, file, columns) -> bytes: one line per row (row_t, _rows.h), JSON
+ * objects of the columns named by the bytes ``columns`` (ids of the enum above, each at most once, in the order
+ * given) or, with csv, those values comma-separated (a missing one empty). names, reasons, statuses: lists of bytes,
+ * the texts of the rows' layer and path, reason and status indexes; file: the file column's text (bytes, encoded for
+ * the format), or None when ``columns`` has no file column. */
 PyObject *format_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 5 || !PyList_Check(args[2]) || !PyList_Check(args[3]) || !PyList_Check(args[4])) {
-        PyErr_SetString(PyExc_TypeError, "format_rows(rows, csv, names, reasons, statuses): names are lists");
+    if (nargs != 7 || !PyList_Check(args[2]) || !PyList_Check(args[3]) || !PyList_Check(args[4]) ||
+        !(args[5] == Py_None || PyBytes_Check(args[5])) || !PyBytes_Check(args[6])) {
+        PyErr_SetString(PyExc_TypeError, "format_rows(rows, csv, names, reasons, statuses, file, columns): names are "
+                        "lists, file bytes or None, columns bytes");
         return NULL;
     }
     int csv = PyObject_IsTrue(args[1]);
     if (csv < 0)
         return NULL;
     PyObject *names = args[2], *reasons = args[3], *statuses = args[4];
+    const unsigned char *given = (const unsigned char *)PyBytes_AS_STRING(args[6]);
+    Py_ssize_t ncolumns = PyBytes_GET_SIZE(args[6]), lead = 0;
+    unsigned char columns[COL_COUNT];  /* a copy the text written cannot alias: kept in registers */
+    int seen[COL_COUNT] = {0};
+    for (Py_ssize_t j = 0; j < ncolumns; j++) {
+        if (j >= COL_COUNT || given[j] >= COL_COUNT || seen[given[j]]++ ||
+            (given[j] == COL_FILE && args[5] == Py_None)) {
+            PyErr_SetString(PyExc_ValueError, "format_rows: columns must be distinct column ids (file needs a file)");
+            return NULL;
+        }
+        columns[j] = given[j];
+    }
+    while (lead < ncolumns && PACKET_COLUMN(columns[lead]))
+        lead++;
+    const char *file = args[5] == Py_None ? "" : PyBytes_AS_STRING(args[5]);
+    Py_ssize_t file_len = args[5] == Py_None ? 0 : PyBytes_GET_SIZE(args[5]);
     Py_buffer v;
     if (PyObject_GetBuffer(args[0], &v, PyBUF_C_CONTIGUOUS) < 0)
         return NULL;
@@ -180,12 +206,13 @@ PyObject *format_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     }
     Py_ssize_t n = v.len / (Py_ssize_t)sizeof(row_t);
-    Py_ssize_t line = 320 + 2 * longest(names) + longest(reasons) + longest(statuses);
-    if (n > PY_SSIZE_T_MAX / line) {
+    Py_ssize_t line = 330 + 2 * longest(names) + longest(reasons) + longest(statuses);
+    if (file_len > PY_SSIZE_T_MAX - line || (n && n > PY_SSIZE_T_MAX / (line + file_len))) {
         PyErr_NoMemory();
         PyBuffer_Release(&v);
         return NULL;
     }
+    line += file_len;
     out = PyBytes_FromStringAndSize(NULL, n * line);
     if (out == NULL) {
         PyBuffer_Release(&v);
@@ -193,81 +220,119 @@ PyObject *format_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
     char *start = PyBytes_AS_STRING(out), *p = start;
     const row_t *rows = v.buf;
-    const char *sep = csv ? "," : ", ";
-    Py_ssize_t seplen = csv ? 1 : 2;
-#define FIELD(json_key) (csv ? p : PUT(p, json_key))
 #define NULL_VALUE() (csv ? p : PUT(p, "null"))
-    const char *last = NULL;  /* the line before, and how long its frame, time and addresses are */
+    const char *last = NULL;  /* the line before, and how long its packet's columns (and the separator after) are */
     Py_ssize_t shared = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         const row_t *r = rows + i, *q = r - 1;
-        if (last != NULL && r->frame == q->frame && r->time == q->time && r->ipver == q->ipver &&
+        Py_ssize_t j = 0;
+        if (last != NULL && lead && r->frame == q->frame && r->time == q->time && r->ipver == q->ipver &&
             !memcmp(r->src, q->src, sizeof r->src) && !memcmp(r->dst, q->dst, sizeof r->dst)) {
             memmove(p, last, (size_t)shared);  /* the same packet's next field: the same start */
             last = p;
             p += shared;
-            goto fields;
+            j = lead;
+        } else {
+            last = p;
+            if (!csv)
+                *p++ = '{';
         }
-        last = p;
-        if (!csv)
-            p = PUT(p, "{");
-        p = FIELD("\"frame\": ");
-        p = put_i64(p, r->frame);
-        p = put(p, sep, seplen);
-        p = FIELD("\"time\": ");
-        p = r->time == INT64_MIN ? NULL_VALUE() : put_time(p, r->time);
-        for (int k = 0; k < 2; k++) {
-            p = put(p, sep, seplen);
-            p = k ? FIELD("\"dst\": ") : FIELD("\"src\": ");
-            if (r->ipver != 4 && r->ipver != 6) {
-                p = NULL_VALUE();
-                continue;
+        for (; j < ncolumns; j++) {
+            if (j == lead)
+                shared = p - last;  /* the packet's columns and the separator after them */
+            int c = columns[j];
+#define KEY(name)                               \
+    if (!csv)                                   \
+        p = PUT(p, "\"" name "\": ")  /* a constant length: inlined */
+            switch (c) {
+            case COL_FILE:
+                KEY("file");
+                p = put(p, file, file_len);
+                break;
+            case COL_FRAME:
+                KEY("frame");
+                p = put_i64(p, r->frame);
+                break;
+            case COL_TIME:
+                KEY("time");
+                p = r->time == INT64_MIN ? NULL_VALUE() : put_time(p, r->time);
+                break;
+            case COL_SRC:
+            case COL_DST:
+                if (c == COL_SRC) {
+                    KEY("src");
+                } else {
+                    KEY("dst");
+                }
+                if (r->ipver != 4 && r->ipver != 6) {
+                    p = NULL_VALUE();
+                    break;
+                }
+                if (!csv)
+                    *p++ = '"';
+                p = put_address(p, r->ipver, c == COL_DST ? r->dst : r->src);
+                if (!csv)
+                    *p++ = '"';
+                break;
+            case COL_PROTOCOL:
+                KEY("protocol");
+                NAME(names, r->layer);
+                break;
+            case COL_PATH:
+                KEY("path");
+                NAME(names, r->path);
+                break;
+            case COL_DEPTH:
+                KEY("depth");
+                p = put_u64(p, r->depth);
+                break;
+            case COL_OFFSET:
+                KEY("offset");
+                p = r->field < 0 ? NULL_VALUE() : put_i64(p, r->field);
+                break;
+            case COL_STORED:
+            case COL_COMPUTED: {
+                if (c == COL_STORED) {
+                    KEY("stored");
+                } else {
+                    KEY("computed");
+                }
+                int32_t value = c == COL_STORED ? r->stored : r->computed;
+                if (value < 0) {
+                    p = NULL_VALUE();
+                    break;
+                }
+                if (!csv)
+                    *p++ = '"';
+                p = put_hex16(p, (unsigned)value);
+                if (!csv)
+                    *p++ = '"';
+                break;
             }
-            if (!csv)
-                *p++ = '"';
-            p = put_address(p, r->ipver, k ? r->dst : r->src);
-            if (!csv)
-                *p++ = '"';
-        }
-        p = put(p, sep, seplen);
-        shared = p - last;
-    fields:
-        p = FIELD("\"protocol\": ");
-        NAME(names, r->layer);
-        p = put(p, sep, seplen);
-        p = FIELD("\"path\": ");
-        NAME(names, r->path);
-        p = put(p, sep, seplen);
-        p = FIELD("\"depth\": ");
-        p = put_u64(p, r->depth);
-        p = put(p, sep, seplen);
-        p = FIELD("\"offset\": ");
-        p = r->field < 0 ? NULL_VALUE() : put_i64(p, r->field);
-        int32_t values[2] = {r->stored, r->computed};
-        for (int k = 0; k < 2; k++) {
-            p = put(p, sep, seplen);
-            p = k ? FIELD("\"computed\": ") : FIELD("\"stored\": ");
-            if (values[k] < 0) {
-                p = NULL_VALUE();
-                continue;
+            case COL_STATUS:
+                KEY("status");
+                NAME(statuses, r->status);
+                break;
+            default:
+                KEY("reason");
+                NAME(reasons, r->reason);
+                break;
             }
-            if (!csv)
-                *p++ = '"';
-            p = put_hex16(p, (unsigned)values[k]);
-            if (!csv)
-                *p++ = '"';
+#undef KEY
+            if (j + 1 < ncolumns) {
+                *p++ = ',';
+                if (!csv)
+                    *p++ = ' ';
+            }
         }
-        p = put(p, sep, seplen);
-        p = FIELD("\"status\": ");
-        NAME(statuses, r->status);
-        p = put(p, sep, seplen);
-        p = FIELD("\"reason\": ");
-        NAME(reasons, r->reason);
+        if (lead == ncolumns)
+            shared = p - last;
+        if (csv && p == last)
+            p = PUT(p, "\"\"");  /* one empty value: "" (as Python's csv module writes it), not an empty line */
         if (!csv)
             *p++ = '}';
         *p++ = '\n';
     }
-#undef FIELD
 #undef NULL_VALUE
     PyBuffer_Release(&v);
     if (_PyBytes_Resize(&out, p - start) < 0)

@@ -24,7 +24,8 @@ from ..capture.hosts import Flow, Hosts, endpoint, flow_of, senders, senders_of
 from ..capture.report import Report, frame
 from ..capture.rows import Rows, wrong
 from ..capture.arrow import ParquetSink
-from ..capture.rowtext import TextSink, _csv_field, text
+from ..capture.rowtext import TextSink, _csv_field, only, text
+from ..capture.source import open_source
 from ..layers import Result, Status
 from . import Context, Explanation, explain, explain_result
 
@@ -241,14 +242,16 @@ class ExplainedText(TextSink):
     empty for right fields and fields not explained), written through ``write``; ``current()`` gives the
     explanations of the file being read."""
 
-    def __init__(self, write: Callable[[bytes], object], as_csv: bool, current: Callable[[], Explained | None]):
-        super().__init__(write, as_csv, extra=("cause", "detail"))
+    def __init__(self, write: Callable[[bytes], object], as_csv: bool, current: Callable[[], Explained | None],
+                 **choice: Any) -> None:
+        super().__init__(write, as_csv, extra=("cause", "detail"), **choice)
         self.current = current
 
     def __call__(self, rows: Rows) -> None:
+        rows = only(rows, self.keep)
         if not len(rows):
             return
-        lines = text(rows, self.as_csv).split(b"\n")
+        lines = self.lines(rows).split(b"\n")
         causes, details = _causes(rows, self.current())
         out = []
         for line, cause, detail in zip(lines, causes, details):
@@ -264,10 +267,11 @@ class ExplainedParquet(ParquetSink):
     """``verify --format parquet --explain``: :class:`csum.capture.arrow.ParquetSink`'s rows with ``cause`` and
     ``detail`` string columns."""
 
-    def __init__(self, out: Any, current: Callable[[], Explained | None]) -> None:
-        super().__init__(out, extra=("cause", "detail"))
+    def __init__(self, out: Any, current: Callable[[], Explained | None], **choice: Any) -> None:
+        super().__init__(out, extra=("cause", "detail"), **choice)
         self.current = current
 
     def __call__(self, rows: Rows) -> None:
+        rows = only(rows, self.keep)
         if len(rows):
             self.write(rows, *_causes(rows, self.current()))

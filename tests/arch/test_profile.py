@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import csum
+import csum.schemas
 from csum.arch import register
 from csum.arch.profiles import parse_profile, reload_profiles
 
@@ -100,7 +101,8 @@ def test_user_profile_dropped_in_with_new_algorithm(tmp_path, monkeypatch):
 def test_profiles_load_from_an_installed_wheel(tmp_path):
     """Build a wheel, install it in a fresh venv, load every profile from outside the repository; the man page and
     the bash, zsh and fish completions land under the venv's share/ (where man, bash-completion, zsh's fpath and
-    fish look in a prefix), and each is read by its own program where that program is installed."""
+    fish look in a prefix), and each is read by its own program where that program is installed; the JSON Schemas
+    (csum/schemas/*.json) load from the installed package."""
     subprocess.run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(tmp_path / "dist"),
                     str(REPO)], check=True, capture_output=True)
     wheel = next((tmp_path / "dist").glob("*.whl"))
@@ -116,6 +118,12 @@ def test_profiles_load_from_an_installed_wheel(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "CSUM_PROFILE_PATH")}
     out = subprocess.run([str(py), "-c", script], check=True, capture_output=True, text=True, cwd=tmp_path, env=env)
     assert int(out.stdout) == len(csum.profile_names())
+    # the JSON Schemas are package data, read from the installed package (csum.schemas); verify --explain's package
+    schemas = ("from csum import schemas; import csum.explain.causes; "
+               "print(sorted(o for o in schemas.VERSIONS if schemas.schema(o)['$id'] == schemas.name(o)))")
+    out = subprocess.run([str(py), "-c", schemas], capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == str(sorted(csum.schemas.VERSIONS))
     _installed_share(env_dir / "share")
 
 

@@ -128,6 +128,11 @@ def test_c_text_is_the_python_text(capture):
     for part in got:
         assert rowtext.text(part) == rowtext.python_text(part)
         assert rowtext.text(part, True) == rowtext.python_text(part, True)
+        for as_csv in (False, True):  # a file column (a name csv must quote) and a choice of columns (--fields)
+            assert rowtext.text(part, as_csv, 'dir/a "b",c.pcap') == rowtext.python_text(part, as_csv,
+                                                                                          'dir/a "b",c.pcap')
+            chosen = ("reason", "file", "dst", "frame", "stored")
+            assert rowtext.text(part, as_csv, "x.pcap", chosen) == rowtext.python_text(part, as_csv, "x.pcap", chosen)
     lines = b"".join(rowtext.text(p) for p in got).decode().splitlines()
     table = list(csv.DictReader(io.StringIO(rowtext.csv_header() + b"".join(rowtext.text(p, True) for p in got)
                                             .decode())))

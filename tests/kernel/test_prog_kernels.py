@@ -19,12 +19,13 @@ import json
 import os
 from pathlib import Path
 
+import jsonschema
 import pytest
 from scapy.compat import raw
 from scapy.layers.inet import IP
 from scapy.layers.l2 import Ether
 
-from csum import cli
+from csum import cli, schemas
 from csum.errors import Code, CsumValueError
 from csum.kernel import differ
 from csum.kernel.prog import judge_run
@@ -292,6 +293,9 @@ def test_cli_json_reports_each_kernel_and_the_differences(monkeypatch, tmp_path,
                      "--json"])
     doc = json.loads(capsys.readouterr().out)
     assert code == 1
+    # the versioned schema (csum/schemas/prog-kernels.json), checked by the jsonschema package
+    assert next(iter(doc)) == "schema" and doc["schema"] == "csum.prog-kernels/1"
+    jsonschema.Draft202012Validator(schemas.schema("prog-kernels")).validate(doc)
     kernels = {k["kernel"]: k for k in doc["kernels"]}
     assert kernels["6.1.0-50-amd64"]["broken_packets"] == 17 and kernels["7.2.13+deb14-amd64"]["broken_packets"] == 0
     assert kernels["6.1.0-50-amd64"]["csum_diff"] == "legacy" and kernels["6.1.0-50-amd64"]["release"] == "bookworm"
