@@ -110,7 +110,7 @@ def scan_each(args: argparse.Namespace, bar: progress.Bar, each: ResultSink | No
         except CsumWriteFailed:
             raise
         except CsumError as exc:
-            if len(args.files) == 1:
+            if len(args.files) == 1 and getattr(args, "listing", None) is None:
                 raise
             out.append(Failed(name, str(exc), exc.code))
     return out
@@ -198,20 +198,27 @@ def print_scans(items: Sequence[Scan | Failed], args: argparse.Namespace) -> Non
     if args.format in ROW_FORMATS:  # the rows went out while the files were read
         return
     hosts = by_host(args)
-    if args.json and len(items) == 1:
+    listing = getattr(args, "listing", None)  # csum.cli.trees.Listing when a directory was given
+    if args.json and len(items) == 1 and listing is None:
         print(json.dumps(_item_json(items[0], args.show, hosts), indent=2))
     elif args.json:
-        print(json.dumps({"files": [_item_json(s, args.show, hosts) for s in items],
-                          "total": scan_json(_total(items), args.show, hosts)}, indent=2))
+        doc = {"files": [_item_json(s, args.show, hosts) for s in items],
+               "total": scan_json(_total(items), args.show, hosts)}
+        if listing is not None:
+            doc["directories"] = listing.as_json()
+        print(json.dumps(doc, indent=2))
     else:
         print("\n\n".join(f"{s.name}: not checked: {s.reason}" if isinstance(s, Failed)
                           else scan_text(s, args.show, hosts) for s in items))
-        if len(items) > 1:
+        if len(items) > 1 or listing is not None:
+            from .trees import skipped_text
+
             t = _total(items).report
             missed = len(items) - len(_scans(items))
-            print(f"\ntotal: {len(items)} files, {t.packets} packets, {t.total('bad')} bad checksums, "
+            print(f"\ntotal: {count(len(items), 'file')}, {t.packets} packets, {t.total('bad')} bad checksums, "
                   f"{t.total('malformed')} malformed, {t.total('cut')} cut" + (f"; {count(missed, 'file')} not read"
-                                                                                if missed else ""))
+                                                                                if missed else "")
+                  + ("" if listing is None else f"; {skipped_text(listing.skipped, listing.links)}"))
             if hosts and t.hosts is not None:
                 print("\n".join(t.hosts.as_text(args.show, "total by source host")))
 

@@ -12,6 +12,7 @@ from ..errors import CsumError
 from . import progress
 from .args import UsageError, add_read_write, check_show, write_text
 from .exits import SIGNAL_CODES
+from .trees import expand, is_dir
 from .scans import ROW_FORMATS, Failed, Sink, add_common, exit_code, print_scans, report_problems, scan_each
 
 if TYPE_CHECKING:
@@ -230,6 +231,7 @@ def run(args: argparse.Namespace) -> int:
     """``csum verify FILE...``."""
     check_show(args)
     args.json = args.json or args.format == "json"
+    args.listing = expand(args) if any(is_dir(name) for name in args.files) else None
     notes = _check_explain(args)
     page = _html_target(args)
     bar = progress.Bar(sys.stderr, "verify", quiet=args.quiet)
