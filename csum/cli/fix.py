@@ -136,8 +136,7 @@ def _run_tree(args: argparse.Namespace) -> int:
             out_name = str(path)
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
-                scan, code, written = _fix(args, name, out_name, path, bar)
-                done.append((name, out_name, scan, code, written, ""))
+                done.append((name, out_name, *_fix(args, name, out_name, path, bar), ""))
             except CsumWriteFailed:
                 raise
             except (CsumError, OSError) as exc:
@@ -145,14 +144,15 @@ def _run_tree(args: argparse.Namespace) -> int:
                 done.append((name, out_name, None, 2, False, reason))
     finally:
         bar.close()
-    docs = []
-    for name, out_name, scan, code, written, reason in done:
-        if scan is None:
+    docs: list[dict[str, object]] = []
+    for name, out_name, item, code, written, reason in done:
+        if item is None:
             print(f"csum: fix failed for {name}: {reason}; {out_name} not written", file=sys.stderr)
             docs.append({"file": name, "error": reason, "out": None})
             if not args.quiet and not args.json:
                 print(f"{name}: not checked: {reason}\n")
             continue
+        scan = item
         if not args.quiet and args.json:
             doc = scan_json(scan, args.show)
             doc.update(out=out_name if written else None, fixed_checksums=scan.patched,
