@@ -30,6 +30,8 @@ class Listing:
         self.directories = 0
         self.skipped = 0
         self.links = 0
+        #: Each directory's listing, in the order given.
+        self.trees: list[Tree] = []
 
     def as_json(self) -> dict[str, int]:
         return {"directories": self.directories, "skipped_files": self.skipped, "symlinks_not_followed": self.links}
@@ -63,10 +65,12 @@ def expand(args: argparse.Namespace) -> Listing:
         if not is_dir(name):
             files.append(name)
             continue
+        args.current = name  # what a one-line error names
         found = tree(name, args.follow_symlinks)
         listing.directories += 1
         listing.skipped += found.skipped
         listing.links += found.links
+        listing.trees.append(found)
         files.extend(found.paths())
     args.files = files
     return listing
