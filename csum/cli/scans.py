@@ -10,7 +10,9 @@ its place, an unreadable one as one line, and the others still checked.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
+import os
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
@@ -67,8 +69,9 @@ class Failed(NamedTuple):
 
 
 def scan_one(args: argparse.Namespace, name: str, bar: progress.Bar, sink: Sink | None = None,
-             each: ResultSink | None = None, table: TableSink | None = None) -> Scan:
-    """One input through csum.scan, with OSError turned into a one-line usage error."""
+             each: ResultSink | None = None, table: TableSink | None = None, jobs: int | None = None) -> Scan:
+    """One input through csum.scan, with OSError turned into a one-line usage error; ``jobs``: its processes when
+    not ``args.jobs``."""
     from ..capture import pcap
     from ..capture.scan import scan
 
@@ -80,7 +83,7 @@ def scan_one(args: argparse.Namespace, name: str, bar: progress.Bar, sink: Sink 
             from ..explain.capture import LIMIT
 
             show = max(show, LIMIT)
-        return scan(name, jobs=args.jobs, chunk_bytes=args.chunk_bytes or pcap.CHUNK_BYTES, sink=sink,
+        return scan(name, jobs=args.jobs if jobs is None else jobs, chunk_bytes=args.chunk_bytes or pcap.CHUNK_BYTES, sink=sink,
                     progress=bar.update, each=each, keep=show,
                     fix_embedded=getattr(args, "fix_embedded", False), hosts=wants_hosts(args), table=table)
     except BrokenPipeError:  # our output's reader left (`| head`): not a read error; main() stops quietly
@@ -103,8 +106,18 @@ def scan_each(args: argparse.Namespace, bar: progress.Bar, each: ResultSink | No
               table: TableSink | None = None) -> list[Scan | Failed]:
     """Every input of ``args.files`` through :func:`scan_one`; with several, one that cannot be checked is a
     :class:`Failed` in its place (alone, its error is raised: the one line, and nothing else to report)."""
+    done: dict[str, Scan | Failed] = {}
+    small = _small(args) if each is None and table is None else []
+    if small:  # several files of a chunk or less: one per process at a time (csum.capture.parallel.each_item)
+        from ..capture.parallel import each_item
+
+        bar.phase(f"checking {count(len(small), 'file')} in {min(args.jobs, len(small))} processes")
+        done = dict(zip(small, each_item(small, functools.partial(_one_quietly, args), args.jobs)))
     out: list[Scan | Failed] = []
     for name in args.files:
+        if name in done:
+            out.append(done[name])
+            continue
         try:
             out.append(scan_one(args, name, bar, each=each, table=table))
         except CsumWriteFailed:
@@ -114,6 +127,32 @@ def scan_each(args: argparse.Namespace, bar: progress.Bar, each: ResultSink | No
                 raise
             out.append(Failed(name, str(exc), exc.code))
     return out
+
+
+def _small(args: argparse.Namespace) -> list[str]:
+    """With several inputs and ``--jobs`` > 1, the regular files of at most one chunk: checked one per process at a
+    time, where a larger file is checked by all the processes in turn (csum.capture.parallel.check_spans)."""
+    from ..capture.pcap import CHUNK_BYTES
+
+    if args.jobs <= 1 or len(args.files) < 2:
+        return []
+    limit = args.chunk_bytes or CHUNK_BYTES
+    small = []
+    for name in args.files:
+        try:
+            if name != "-" and "://" not in name and os.stat(name).st_size <= limit:
+                small.append(name)
+        except OSError:  # scan_one says why, in its place
+            continue
+    return small if len(small) > 1 else []
+
+
+def _one_quietly(args: argparse.Namespace, name: str) -> Scan | Failed:
+    """One small input in a worker process (no progress bar: the parent shows one line for all)."""
+    try:
+        return scan_one(args, name, progress.Bar(sys.stderr, args.command, quiet=True), jobs=1)
+    except CsumError as exc:
+        return Failed(name, str(exc), exc.code)
 
 
 def unread(scan: Scan) -> bool:

@@ -366,3 +366,24 @@ def test_dask_over_the_directory_gives_the_same_report(archive):
     assert [dataclasses.asdict(s.report) for s in got.files] == \
         [dataclasses.asdict(scan(archive / rel).report) for rel in CAPTURES]
     assert got.total.total("bad") == 3
+
+
+# --- --jobs across files ------------------------------------------------------------------------------------
+
+def test_jobs_across_files_gives_the_serial_report(archive, capsys, monkeypatch):
+    """verify DIR --jobs 2: the small captures go one per process (csum.capture.parallel.each_item, seen called with
+    all three), and the --json report equals --jobs 1's, an unreadable (missing) file's line included."""
+    from csum.capture import parallel
+
+    calls = []
+    real = parallel.each_item
+    monkeypatch.setattr(parallel, "each_item", lambda items, fn, jobs: calls.append((list(items), jobs))
+                        or real(items, fn, jobs))
+    missing = str(archive / "missing.pcap")
+    assert main(["verify", str(archive), missing, "--json", "--jobs", "1"]) == 2
+    serial = json.loads(capsys.readouterr().out)
+    assert calls == []
+    assert main(["verify", str(archive), missing, "--json", "--jobs", "2"]) == 2
+    assert json.loads(capsys.readouterr().out) == serial
+    assert calls == [([str(archive / rel) for rel in CAPTURES], 2)]
+    assert serial["files"][-1]["error"] == f"cannot read {missing}: No such file or directory"
