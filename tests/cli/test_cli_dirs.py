@@ -345,6 +345,21 @@ def test_rewrite_dir_maps_every_capture(archive, tmp_path):
     assert run("rewrite", archive, out, "--map-ip", "192.0.2.0/24=203.0.113.0/24").returncode == 2
 
 
+def test_rewrite_dir_names_an_unreadable_capture_and_writes_the_others(archive, tmp_path):
+    """rewrite DIR OUTDIR with a mode-000 capture: named on stderr, not written, exit 2; the other two written."""
+    prefix = unprivileged()
+    (archive / "c" / "day3.pcapng").chmod(0)
+    out = tmp_path / "moved"
+    proc = subprocess.run([*prefix, sys.executable, "-m", "csum", "rewrite", str(archive), str(out), "--ttl", "-1"],
+                          capture_output=True, text=True, timeout=300)
+    name = archive / "c" / "day3.pcapng"
+    assert proc.returncode == 2
+    assert proc.stderr == (f"csum: rewrite failed for {name}: cannot read {name} or write {out / 'c/day3.pcapng'}: "
+                           "Permission denied; " f"{out / 'c/day3.pcapng'} not written\n")
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()) == ["a/b/day2",
+                                                                                          "a/day1.pcap"]
+
+
 # --- csum.dask --------------------------------------------------------------------------------------------
 
 def test_dask_over_the_directory_gives_the_same_report(archive):
