@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import os
 import urllib.parse
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -43,9 +45,12 @@ class Dataset:
     its rows (a :data:`csum.capture.checker.TableSink`), then :meth:`commit` or :meth:`discard`."""
 
     def __init__(self, root: str | os.PathLike[str], *, by_date: bool = False, follow_symlinks: bool = False,
-                 force: bool = False) -> None:
+                 force: bool = False, writer: Callable[[AtomicFile, Path], Any] | None = None) -> None:
+        """``writer(out, path)``: what pyarrow writes a part through (csum verify's names a write error as one);
+        default the part's AtomicFile itself."""
         self.root, self.by_date = Path(root), by_date
         self._follow, self._force = follow_symlinks, force
+        self._writer = writer or (lambda out, path: out)
         self._rel = ""
         self._parts: dict[str, tuple[AtomicFile, ParquetSink]] = {}
 
@@ -73,7 +78,7 @@ class Dataset:
             out = AtomicFile(target(path, follow_symlinks=self._follow, force=self._force, what="--out part"))
             out.__enter__()
             try:
-                self._parts[key] = (out, ParquetSink(out))
+                self._parts[key] = (out, ParquetSink(self._writer(out, path)))
             except BaseException:
                 out.__exit__(None, None, None)
                 raise
@@ -84,10 +89,12 @@ class Dataset:
             self._part(None).write(rows)
             return
         times = rows.table["time"]
-        days = np.where(times == np.iinfo(np.int64).min, -1 << 62, times // _DAY_NS)
-        for day in np.unique(days).tolist():
-            date = NO_DATE if day == -1 << 62 else str(np.datetime64(day, "D"))
-            self._part(date).write(Rows(rows.table[days == day]))
+        missing = times == np.iinfo(np.int64).min  # csum.capture.arrow's null time
+        if missing.any():
+            self._part(NO_DATE).write(Rows(rows.table[missing]))
+        days = times // _DAY_NS
+        for day in np.unique(days[~missing]).tolist():
+            self._part(str(np.datetime64(day, "D"))).write(Rows(rows.table[~missing & (days == day)]))
 
     def commit(self) -> list[Path]:
         """Finish and name every part of the capture begun (one with no rows, without ``by_date``: a part with the

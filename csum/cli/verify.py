@@ -144,7 +144,7 @@ def _dataset(args: argparse.Namespace, bar: progress.Bar) -> list[Scan | Failed]
         raise UsageError("--explain: not with a directory's dataset; give --format jsonl or csv, or one file")
     found = trees[0]
     dataset = Dataset(args.out, by_date=args.partition == "date", follow_symlinks=args.follow_symlinks,
-                      force=args.force)
+                      force=args.force, writer=lambda out, path: Sink(out, str(path)))
     outputs(found.root, [], args.out, force=args.force, follow_symlinks=args.follow_symlinks)  # OUTDIR itself
     taken = dataset.taken(found.files)
     if taken and not args.force:

@@ -284,6 +284,25 @@ def test_the_dataset_directory_gets_new_files_only(archive, tmp_path):
     assert lone.returncode == 2 and "--partition: only with a directory's dataset" in lone.stderr
 
 
+def test_a_part_that_cannot_be_written_is_a_write_error(archive, tmp_path):
+    """The parts' writes fail (RLIMIT_FSIZE of 1000 bytes: EFBIG): one line saying the part cannot be written (not
+    that the capture cannot be read), exit 2, and no part file, named or temporary, left."""
+    import resource
+
+    pytest.importorskip("pyarrow")
+    out = tmp_path / "rows"
+
+    def small_files() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1000, 1000))
+
+    proc = subprocess.run([sys.executable, "-m", "csum", "verify", str(archive), "--format", "parquet", "--out",
+                           str(out)], capture_output=True, text=True, timeout=300, preexec_fn=small_files)
+    part = out / "file=a%2Fb%2Fday2" / "part-0.parquet"
+    assert proc.returncode == 2
+    assert proc.stderr == f"csum: verify failed for {archive / 'a/b/day2'}: cannot write {part}: File too large\n"
+    assert [p for p in out.rglob("*") if p.is_file()] == []
+
+
 # --- fix and rewrite --------------------------------------------------------------------------------------
 
 @needs_tshark
