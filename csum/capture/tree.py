@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..errors import Code, CsumValueError
 from .pcap import is_capture
 from .source import open_source
 
-__all__ = ["Tree", "captures", "looks_like_capture"]
+__all__ = ["Tree", "captures"]
 
 
 @dataclass(frozen=True)
@@ -38,21 +38,26 @@ class Tree:
     files: list[str]
     skipped: int = 0
     links: int = 0
+    #: Each capture's compression (a csum.capture.source.COMPRESSIONS name, or None), by its relative path: fix and
+    #: rewrite write each copy in its input's.
+    compression: dict[str, str | None] = field(default_factory=dict)
 
     def paths(self) -> list[str]:
         """The captures' paths as ``root`` joined to each relative path."""
         return [os.path.join(self.root, rel) for rel in self.files]
 
 
-def looks_like_capture(path: str) -> bool:
-    """Whether the regular file ``path`` starts, once decompressed, with a capture's magic; True too when it cannot
-    be opened or decompressed far enough to tell (checking it says why)."""
+def _probe(path: str) -> tuple[bool, str | None]:
+    """Whether the regular file ``path`` starts, once decompressed, with a capture's magic (True too when it cannot
+    be opened or decompressed far enough to tell: checking it says why), and its compression (None when it cannot be
+    opened)."""
     try:
         with open_source(path) as source:
+            compression = source.compression
             head = source.stream.read(4)
     except (OSError, CsumValueError):
-        return True
-    return is_capture(head)
+        return True, None
+    return is_capture(head), compression
 
 
 def _bad(what: str) -> CsumValueError:
@@ -63,6 +68,7 @@ def captures(root: str | os.PathLike[str], *, follow_symlinks: bool = False) -> 
     """The captures under the directory ``root`` (see the module docstring)."""
     top = os.fspath(root)
     files: list[str] = []
+    compression: dict[str, str | None] = {}
     counts = [0, 0]  # skipped, links not followed
 
     def walk(directory: str, rel: str, ancestors: tuple[tuple[int, int], ...]) -> None:
@@ -90,8 +96,9 @@ def captures(root: str | os.PathLike[str], *, follow_symlinks: bool = False) -> 
                     raise _bad(f"{entry.path} is a loop of symbolic links: it leads back to a directory that "
                                "contains it")
                 walk(entry.path, f"{name}/", (*ancestors, key))
-            elif stat.S_ISREG(info.st_mode) and looks_like_capture(entry.path):
+            elif stat.S_ISREG(info.st_mode) and (probed := _probe(entry.path))[0]:
                 files.append(name)
+                compression[name] = probed[1]
             else:
                 counts[0] += 1
 
@@ -100,4 +107,4 @@ def captures(root: str | os.PathLike[str], *, follow_symlinks: bool = False) -> 
     except OSError as exc:
         raise _bad(f"cannot read the directory {top}: {exc.strerror or exc}") from None
     walk(top, "", ((info.st_dev, info.st_ino),))
-    return Tree(top, files, counts[0], counts[1])
+    return Tree(top, files, counts[0], counts[1], compression)

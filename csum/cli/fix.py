@@ -98,13 +98,15 @@ def run(args: argparse.Namespace) -> int:
     return code
 
 
-def _fix(args: argparse.Namespace, name: str, out_name: str, path: Path, bar: progress.Bar) -> tuple[Scan, int, bool]:
-    """Check ``name`` and write its corrected copy to ``path`` (``out_name`` in messages) atomically: the scan, the
-    exit code (1 when a field changed) and whether the copy was written."""
+def _fix(args: argparse.Namespace, name: str, out_name: str, path: Path, bar: progress.Bar,
+         **compression: str | None) -> tuple[Scan, int, bool]:
+    """Check ``name`` and write its corrected copy to ``path`` (``out_name`` in messages) atomically (``compression=``:
+    as csum.capture.output.AtomicFile takes it; by default the one OUT's name says): the scan, the exit code (1 when a
+    field changed) and whether the copy was written."""
     from ..capture.output import AtomicFile
 
     try:
-        with AtomicFile(path) as out:
+        with AtomicFile(path, **compression) as out:
             scan = scan_one(args, name, bar, sink=Sink(out, out_name))
             code = exit_code([scan], args)
             written = code != 2 or (args.keep_going and unread(scan))
@@ -132,11 +134,12 @@ def _run_tree(args: argparse.Namespace) -> int:
     bar = progress.Bar(sys.stderr, "fix", quiet=args.quiet)
     done: list[tuple[str, str, Scan | None, int, bool, str]] = []  # name, out, scan, code, written, error
     try:
-        for name, path in zip(found.paths(), paths):
+        for rel, name, path in zip(found.files, found.paths(), paths):
             out_name = str(path)
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
-                done.append((name, out_name, *_fix(args, name, out_name, path, bar), ""))
+                done.append((name, out_name, *_fix(args, name, out_name, path, bar,
+                                                      compression=found.compression[rel]), ""))
             except CsumWriteFailed:
                 raise
             except (CsumError, OSError) as exc:

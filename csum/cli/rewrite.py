@@ -143,13 +143,14 @@ def _run_tree(args: argparse.Namespace, rules: object) -> int:
     docs: list[dict[str, object]] = []
     failed = 0
     try:
-        for name, path in zip(found.paths(), paths):
+        for rel, name, path in zip(found.files, found.paths(), paths):
             bar.phase(f"rewriting {name} into {path}")
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 result = rewrite_capture(name, path, rules, fix=args.fix, jobs=args.jobs,  # type: ignore[arg-type]
                                          chunk_bytes=args.chunk_bytes or pcap.CHUNK_BYTES,
-                                         follow_symlinks=args.follow_symlinks, progress=bar.update)
+                                         follow_symlinks=args.follow_symlinks, progress=bar.update,
+                                         compression=found.compression[rel])
             except (CsumError, OSError) as exc:
                 reason = str(exc) if isinstance(exc, CsumError) else f"cannot read {name} or write {path}: " \
                     f"{exc.strerror or exc}"

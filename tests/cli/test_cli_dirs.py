@@ -307,8 +307,8 @@ def test_a_part_that_cannot_be_written_is_a_write_error(archive, tmp_path):
 
 @needs_tshark
 def test_fix_dir_mirrors_the_tree_with_every_checksum_right(archive, tmp_path):
-    """fix DIR OUTDIR: each capture's copy at the same relative path, tshark finds no bad checksum in any and the
-    same packet count; the inputs are unchanged; exit 1 (fields changed); a second run is refused (exit 2, nothing
+    """fix DIR OUTDIR: each capture's copy at the same relative path, compressed as its input (the gzip one named
+    without a suffix too), tshark finds no bad checksum in any and the same packet count; the inputs are unchanged; exit 1 (fields changed); a second run is refused (exit 2, nothing
     rewritten), --force replaces."""
     inputs = _digest(archive)
     out = tmp_path / "fixed"
@@ -318,6 +318,8 @@ def test_fix_dir_mirrors_the_tree_with_every_checksum_right(archive, tmp_path):
     for rel in CAPTURES:
         assert tshark_counts(out / rel) == (tshark_counts(archive / rel)[0], 0), rel
     assert _digest(archive) == inputs
+    assert gzip.decompress((out / "a/b/day2").read_bytes())[:4] == b"\xd4\xc3\xb2\xa1"  # gzip as its input
+    assert (out / "a/day1.pcap").read_bytes()[:4] == b"\xd4\xc3\xb2\xa1"
     assert proc.stdout.splitlines()[-1] == (f"total: 3 captures, 3 written into {out}, 2 with checksums changed, "
                                             "0 not written; 2 files skipped (not captures)")
     written = _digest(out)
@@ -353,7 +355,8 @@ def test_outdir_inside_dir_is_refused(archive):
 
 @needs_tshark
 def test_rewrite_dir_maps_every_capture(archive, tmp_path):
-    """rewrite DIR OUTDIR --map-ip: every copy at its relative path, every source address mapped (tshark's ip.src),
+    """rewrite DIR OUTDIR --map-ip: every copy at its relative path (compressed as its input), every source address
+    mapped (tshark's ip.src),
     the packet counts kept; exit 0."""
     out = tmp_path / "moved"
     proc = run("rewrite", archive, out, "--map-ip", "192.0.2.0/24=203.0.113.0/24")
@@ -361,6 +364,7 @@ def test_rewrite_dir_maps_every_capture(archive, tmp_path):
     for rel, host in zip(CAPTURES, (2, 1, 3)):
         sources = [r[0] for r in tshark(out / rel, "ip.src")]
         assert sources == [f"203.0.113.{host}"] * tshark_counts(archive / rel)[0], rel
+    assert gzip.decompress((out / "a/b/day2").read_bytes())[:4] == b"\xd4\xc3\xb2\xa1"  # gzip as its input
     assert run("rewrite", archive, out, "--map-ip", "192.0.2.0/24=203.0.113.0/24").returncode == 2
 
 
