@@ -83,8 +83,8 @@ def scan_one(args: argparse.Namespace, name: str, bar: progress.Bar, sink: Sink 
             from ..explain.capture import LIMIT
 
             show = max(show, LIMIT)
-        return scan(name, jobs=args.jobs if jobs is None else jobs, chunk_bytes=args.chunk_bytes or pcap.CHUNK_BYTES, sink=sink,
-                    progress=bar.update, each=each, keep=show,
+        return scan(name, jobs=args.jobs if jobs is None else jobs, chunk_bytes=args.chunk_bytes or pcap.CHUNK_BYTES,
+                    sink=sink, progress=bar.update, each=each, keep=show,
                     fix_embedded=getattr(args, "fix_embedded", False), hosts=wants_hosts(args), table=table)
     except BrokenPipeError:  # our output's reader left (`| head`): not a read error; main() stops quietly
         raise

@@ -12,8 +12,8 @@ from ..errors import CsumError
 from . import progress
 from .args import UsageError, add_read_write, check_show, write_text
 from .exits import SIGNAL_CODES
-from .trees import expand, is_dir
 from .scans import ROW_FORMATS, Failed, Sink, add_common, exit_code, print_scans, report_problems, scan_each, scan_one
+from .trees import expand, is_dir
 
 if TYPE_CHECKING:
     from ..capture.arrow import ParquetSink

@@ -308,8 +308,8 @@ def test_a_part_that_cannot_be_written_is_a_write_error(archive, tmp_path):
 @needs_tshark
 def test_fix_dir_mirrors_the_tree_with_every_checksum_right(archive, tmp_path):
     """fix DIR OUTDIR: each capture's copy at the same relative path, compressed as its input (the gzip one named
-    without a suffix too), tshark finds no bad checksum in any and the same packet count; the inputs are unchanged; exit 1 (fields changed); a second run is refused (exit 2, nothing
-    rewritten), --force replaces."""
+    without a suffix too), tshark finds no bad checksum in any and the same packet count; the inputs are unchanged;
+    exit 1 (fields changed); a second run is refused (exit 2, nothing rewritten), --force replaces."""
     inputs = _digest(archive)
     out = tmp_path / "fixed"
     proc = run("fix", archive, out)
