@@ -425,3 +425,13 @@ def test_jobs_across_files_gives_the_serial_report(archive, capsys, monkeypatch)
     assert json.loads(capsys.readouterr().out) == serial
     assert calls == [([str(archive / rel) for rel in CAPTURES], 2)]
     assert serial["files"][-1]["error"] == f"cannot read {missing}: No such file or directory"
+
+
+def test_verify_dask_local_dir_equals_verify_dir(archive, capsys):
+    """`csum verify DIR --dask local --json` (the directory listed here, the files checked on a LocalCluster): the
+    document verify DIR --json prints, the directories' counts included; both exit 1."""
+    pytest.importorskip("dask.distributed")
+    assert main(["verify", str(archive), "--json"]) == 1
+    plain = json.loads(capsys.readouterr().out)
+    assert main(["verify", str(archive), "--json", "--dask", "local", "--jobs", "2"]) == 1
+    assert json.loads(capsys.readouterr().out) == plain
