@@ -9,6 +9,7 @@ changed (wrong ones corrected, transmit-offload fields filled in: the summary co
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 from pathlib import Path
@@ -19,7 +20,8 @@ from . import progress
 from .args import UsageError, add_read_write, check_show
 from .exits import SIGNAL_CODES
 from .trees import is_dir, outputs, skipped_text, tree
-from .scans import Sink, add_common, count, exit_code, report_problems, scan_json, scan_one, scan_text, unread
+from .scans import Sink, add_common, count, exit_code, report_problems, scan_json, scan_one, scan_text, small_files
+from .scans import unread
 
 if TYPE_CHECKING:
     from ..capture.scan import Scan
@@ -98,16 +100,16 @@ def run(args: argparse.Namespace) -> int:
     return code
 
 
-def _fix(args: argparse.Namespace, name: str, out_name: str, path: Path, bar: progress.Bar,
+def _fix(args: argparse.Namespace, name: str, out_name: str, path: Path, bar: progress.Bar, jobs: int | None = None,
          **compression: str | None) -> tuple[Scan, int, bool]:
     """Check ``name`` and write its corrected copy to ``path`` (``out_name`` in messages) atomically (``compression=``:
     as csum.capture.output.AtomicFile takes it; by default the one OUT's name says): the scan, the exit code (1 when a
-    field changed) and whether the copy was written."""
+    field changed) and whether the copy was written; ``jobs``: its processes when not ``args.jobs``."""
     from ..capture.output import AtomicFile
 
     try:
         with AtomicFile(path, **compression) as out:
-            scan = scan_one(args, name, bar, sink=Sink(out, out_name))
+            scan = scan_one(args, name, bar, sink=Sink(out, out_name), jobs=jobs)
             code = exit_code([scan], args)
             written = code != 2 or (args.keep_going and unread(scan))
             if written:
@@ -123,28 +125,48 @@ def _fix(args: argparse.Namespace, name: str, out_name: str, path: Path, bar: pr
     return scan, code, written
 
 
+#: What :func:`_fix_entry` gives for one capture: its name, its output's, the scan (None when it could not be
+#: checked), the exit code, whether the output was written, and why not (when the scan is None).
+Done = tuple[str, str, "Scan | None", int, bool, str]
+
+
+def _fix_entry(args: argparse.Namespace, bar: progress.Bar | None, jobs: int | None,
+               entry: tuple[str, Path, str | None]) -> Done:
+    """One capture of ``fix DIR OUTDIR`` (``entry``: its name, its output's path and compression), its failure
+    caught; ``bar`` None in a worker process (no progress line)."""
+    from ..errors import CsumError, CsumWriteFailed
+
+    name, path, compression = entry
+    out_name = str(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return (name, out_name, *_fix(args, name, out_name, path, bar or progress.Bar(sys.stderr, "fix", quiet=True),
+                                      jobs, compression=compression), "")
+    except CsumWriteFailed:
+        raise
+    except (CsumError, OSError) as exc:
+        reason = str(exc) if isinstance(exc, CsumError) else f"cannot write {out_name}: {exc.strerror or exc}"
+        return name, out_name, None, 2, False, reason
+
+
 def _run_tree(args: argparse.Namespace) -> int:
     """``csum fix DIR OUTDIR``: every capture under DIR (csum.capture.tree) fixed into the same relative path under
     OUTDIR, which gets new files only (csum.cli.trees.outputs); a capture that cannot be read is named on stderr and
     the others are still fixed. The exit code: 2 if any output was not written, else 1 if any changed, else 0."""
-    from ..errors import CsumError, CsumWriteFailed
+    from ..capture.parallel import each_item
 
     found = tree(args.file, args.follow_symlinks)
     paths = outputs(args.file, found.files, args.out, force=args.force, follow_symlinks=args.follow_symlinks)
+    entries = [(name, path, found.compression[rel]) for rel, name, path in zip(found.files, found.paths(), paths)]
+    small = set(small_files([name for name, _, _ in entries], args))
     bar = progress.Bar(sys.stderr, "fix", quiet=args.quiet)
-    done: list[tuple[str, str, Scan | None, int, bool, str]] = []  # name, out, scan, code, written, error
     try:
-        for rel, name, path in zip(found.files, found.paths(), paths):
-            out_name = str(path)
-            try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                done.append((name, out_name, *_fix(args, name, out_name, path, bar,
-                                                      compression=found.compression[rel]), ""))
-            except CsumWriteFailed:
-                raise
-            except (CsumError, OSError) as exc:
-                reason = str(exc) if isinstance(exc, CsumError) else f"cannot write {out_name}: {exc.strerror or exc}"
-                done.append((name, out_name, None, 2, False, reason))
+        if small:  # several files of a chunk or less: one per process at a time
+            bar.phase(f"fixing {count(len(small), 'file')} in {min(args.jobs, len(small))} processes")
+        quick = each_item([e for e in entries if e[0] in small], functools.partial(_fix_entry, args, None, 1),
+                          args.jobs)
+        by_name = {e[0]: result for e, result in zip((e for e in entries if e[0] in small), quick)}
+        done = [by_name[e[0]] if e[0] in small else _fix_entry(args, bar, None, e) for e in entries]
     finally:
         bar.close()
     docs: list[dict[str, object]] = []

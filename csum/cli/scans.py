@@ -107,7 +107,7 @@ def scan_each(args: argparse.Namespace, bar: progress.Bar, each: ResultSink | No
     """Every input of ``args.files`` through :func:`scan_one`; with several, one that cannot be checked is a
     :class:`Failed` in its place (alone, its error is raised: the one line, and nothing else to report)."""
     done: dict[str, Scan | Failed] = {}
-    small = _small(args) if each is None and table is None else []
+    small = small_files(args.files, args) if each is None and table is None else []
     if small:  # several files of a chunk or less: one per process at a time (csum.capture.parallel.each_item)
         from ..capture.parallel import each_item
 
@@ -129,16 +129,17 @@ def scan_each(args: argparse.Namespace, bar: progress.Bar, each: ResultSink | No
     return out
 
 
-def _small(args: argparse.Namespace) -> list[str]:
-    """With several inputs and ``--jobs`` > 1, the regular files of at most one chunk: checked one per process at a
-    time, where a larger file is checked by all the processes in turn (csum.capture.parallel.check_spans)."""
+def small_files(names: list[str], args: argparse.Namespace) -> list[str]:
+    """With several inputs and ``--jobs`` > 1, those of ``names`` that are files of at most one chunk: checked one per
+    process at a time (csum.capture.parallel.each_item), where a larger file is checked by all the processes in turn
+    (csum.capture.parallel.check_spans, checked). Two at least, else none."""
     from ..capture.pcap import CHUNK_BYTES
 
-    if args.jobs <= 1 or len(args.files) < 2:
+    if args.jobs <= 1 or len(names) < 2:
         return []
     limit = args.chunk_bytes or CHUNK_BYTES
     small = []
-    for name in args.files:
+    for name in names:
         try:
             if name != "-" and "://" not in name and os.stat(name).st_size <= limit:
                 small.append(name)

@@ -435,3 +435,22 @@ def test_verify_dask_local_dir_equals_verify_dir(archive, capsys):
     plain = json.loads(capsys.readouterr().out)
     assert main(["verify", str(archive), "--json", "--dask", "local", "--jobs", "2"]) == 1
     assert json.loads(capsys.readouterr().out) == plain
+
+
+def test_fix_dir_jobs_across_files_writes_what_jobs_1_writes(archive, tmp_path, capsys, monkeypatch):
+    """fix DIR OUTDIR --jobs 2: the three small captures are fixed one per process (each_item seen called with all
+    three), and the outputs are byte for byte those of --jobs 1, the --json report too but for OUTDIR's name."""
+    from csum.capture import parallel
+
+    calls = []
+    real = parallel.each_item
+    monkeypatch.setattr(parallel, "each_item", lambda items, fn, jobs: calls.append(([i[0] for i in items], jobs))
+                        or real(items, fn, jobs))
+    one, two = tmp_path / "one", tmp_path / "two"
+    assert main(["fix", str(archive), str(one), "--jobs", "1", "--json"]) == 1
+    serial = capsys.readouterr().out
+    assert calls == [([], 1)]
+    assert main(["fix", str(archive), str(two), "--jobs", "2", "--json"]) == 1
+    assert capsys.readouterr().out.replace(str(two), str(one)) == serial
+    assert calls[1] == ([str(archive / rel) for rel in CAPTURES], 2)
+    assert _digest(one) == _digest(two) and len(_digest(one)) == 3
