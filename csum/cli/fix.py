@@ -19,7 +19,7 @@ from ..errors import CsumStdoutFailed
 from . import progress
 from .args import UsageError, add_read_write, check_show
 from .exits import SIGNAL_CODES
-from .trees import is_dir, outputs, skipped_text, tree
+from .trees import Listing, is_dir, outputs, skipped_text, tree
 from .scans import Sink, add_common, count, exit_code, report_problems, scan_json, scan_one, scan_text, small_files
 from .scans import unread
 
@@ -195,8 +195,8 @@ def _run_tree(args: argparse.Namespace) -> int:
         return code
     written_n = sum(w for *_, w, _r in done)
     if args.json:
-        print(json.dumps({"files": docs, "out": args.out, "written": written_n, "directories": {
-            "directories": 1, "skipped_files": found.skipped, "symlinks_not_followed": found.links}}, indent=2))
+        print(json.dumps({"files": docs, "out": args.out, "written": written_n,
+                          "directories": Listing([found]).as_json()}, indent=2))
     else:
         print(f"total: {count(len(done), 'capture')}, {written_n} written into {args.out}, "
               f"{sum(c == 1 for c in codes)} with checksums changed, {sum(not w for *_, w, _r in done)} not written; "

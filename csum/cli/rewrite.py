@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from . import progress
 from .args import UsageError, add_quiet, add_read_write, chunk_bytes, jobs
-from .trees import is_dir, outputs, skipped_text, tree
+from .trees import Listing, is_dir, outputs, skipped_text, tree
 
 if TYPE_CHECKING:
     from ..rewrite.capture import RewriteResult
@@ -165,8 +165,8 @@ def _run_tree(args: argparse.Namespace, rules: object) -> int:
         bar.close()
     if not args.quiet:
         if args.json:
-            print(json.dumps({"files": docs, "out": args.out, "written": len(paths) - failed, "directories": {
-                "directories": 1, "skipped_files": found.skipped, "symlinks_not_followed": found.links}}, indent=2))
+            print(json.dumps({"files": docs, "out": args.out, "written": len(paths) - failed,
+                              "directories": Listing([found]).as_json()}, indent=2))
         else:
             print(f"total: {len(paths)} capture{'' if len(paths) == 1 else 's'}, {len(paths) - failed} written into "
                   f"{args.out}, {failed} not written; {skipped_text(found.skipped, found.links)}")

@@ -24,17 +24,23 @@ __all__ = ["Listing", "expand", "is_dir", "outputs", "skipped_text", "tree"]
 
 
 class Listing:
-    """What the directories among the inputs held besides captures: files skipped, symbolic links not followed."""
+    """The directories among the inputs, listed (``trees``, in the order given), and what they held besides captures:
+    files skipped, symbolic links not followed."""
 
-    def __init__(self) -> None:
-        self.directories = 0
-        self.skipped = 0
-        self.links = 0
-        #: Each directory's listing, in the order given.
-        self.trees: list[Tree] = []
+    def __init__(self, trees: list[Tree] | None = None) -> None:
+        self.trees: list[Tree] = trees or []
+
+    @property
+    def skipped(self) -> int:
+        return sum(t.skipped for t in self.trees)
+
+    @property
+    def links(self) -> int:
+        return sum(t.links for t in self.trees)
 
     def as_json(self) -> dict[str, int]:
-        return {"directories": self.directories, "skipped_files": self.skipped, "symlinks_not_followed": self.links}
+        """The ``directories`` object of the --json reports."""
+        return {"directories": len(self.trees), "skipped_files": self.skipped, "symlinks_not_followed": self.links}
 
 
 def is_dir(name: str) -> bool:
@@ -67,9 +73,6 @@ def expand(args: argparse.Namespace) -> Listing:
             continue
         args.current = name  # what a one-line error names
         found = tree(name, args.follow_symlinks)
-        listing.directories += 1
-        listing.skipped += found.skipped
-        listing.links += found.links
         listing.trees.append(found)
         files.extend(found.paths())
     args.files = files
