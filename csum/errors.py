@@ -94,6 +94,8 @@ class Code(StrEnum):
     MISSING_ARROW = ("missing-arrow", "CsumValueError",
                      "--format parquet, to_arrow, to_pandas or to_dataframe without pyarrow and pandas (the [arrow] extra)")
     UNREADABLE = "unreadable", "CsumValueError", "a Dask worker cannot read an input file"
+    BAD_TREE = ("bad-tree", "CsumValueError",
+                "a directory of captures that cannot be listed (not readable, a loop of symbolic links)")
     UNSAFE_OUTPUT = ("unsafe-output", "CsumValueError",
                      "OUT is a symbolic link, not a regular file, an input, read-only, or a name too long")
     WORKER_LOST = "worker-lost", "CsumValueError", "a --jobs worker process ended before sending its part (killed)"

@@ -31,6 +31,7 @@ import csum.batch
 import csum.cli.args
 import csum.bpf.skb
 import csum.capture.dask
+import csum.capture.tree
 import csum.capture.output
 import csum.capture.pcap
 import csum.capture.source
@@ -338,6 +339,7 @@ TRIGGERS = {
     Code.MISSING_ARROW: [_rows_without_pyarrow],
     Code.UNREADABLE: [lambda m, tmp: csum.capture.dask._verify_one(str(tmp / "no-such.pcap"), csum.pcap.CHUNK_BYTES)],
     Code.WORKER_LOST: [_worker_lost],
+    Code.BAD_TREE: [lambda m, tmp: csum.capture.tree.captures(tmp / "no-such-directory")],
     Code.UNSAFE_OUTPUT: [lambda m, tmp: csum.capture.output.target(tmp),
                          lambda m, tmp: csum.capture.output.target(_bad_gzip(tmp), [_bad_gzip(tmp)])],
     Code.NOT_MODELLED: [lambda: csum.skb.Skb(bytes(64), ip_summed=bpf.CHECKSUM_PARTIAL)

@@ -17,7 +17,8 @@ client merges them::
     archive.files[0].name  # per file: csum.scan.Scan (report, format, where reading stopped)
 
 From the shell: ``csum verify --dask tcp://scheduler:8786 FILES...`` (``--dask
-local`` starts a LocalCluster on this machine).
+local`` starts a LocalCluster on this machine). A local directory among the files stands for the captures under it,
+found by their magic bytes in sorted order (:mod:`csum.capture.tree`), as ``csum verify DIR`` reads them.
 
 :func:`to_dataframe` gives every checksum field of an archive as a Dask DataFrame, one partition per file (the rows
 of :func:`csum.scan.to_pandas` with a ``file`` column in front; the ``[dask]`` and ``[arrow]`` extras)::
@@ -28,6 +29,7 @@ of :func:`csum.scan.to_pandas` with a ``file`` column in front; the ``[dask]`` a
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -71,8 +73,16 @@ def verify_files(files: Sequence[str], client: object, *, chunk_bytes: int = CHU
 
 
 def _files(files: Sequence[str]) -> list[str]:
-    """``files`` (argument ``files``): an iterable of file names (str or os.PathLike), as a list of str."""
-    return [check_path(f, f"files[{i}]") for i, f in enumerate(check_list(files, "files"))]
+    """``files`` (argument ``files``): an iterable of file names (str or os.PathLike), as a list of str; a local
+    directory stands for the captures under it (:func:`csum.capture.tree.captures`, listed here: the workers must
+    see the same paths)."""
+    from .tree import captures
+
+    out: list[str] = []
+    for i, f in enumerate(check_list(files, "files")):
+        name = check_path(f, f"files[{i}]")
+        out.extend(captures(name).paths() if "://" not in name and os.path.isdir(name) else [name])
+    return out
 
 
 def verify_cli(scheduler: str, files: Sequence[str], jobs: int, chunk_bytes: int | None = None) -> list[Scan]:

@@ -34,7 +34,7 @@ from typing import BinaryIO
 from ..errors import Code, CsumValueError
 from .source import zstandard
 
-__all__ = ["AtomicFile", "target"]
+__all__ = ["BY_NAME", "AtomicFile", "compression_of_name", "target"]
 
 _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
           (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"))
@@ -100,20 +100,36 @@ def _check_name(path: Path, out: str | os.PathLike[str], what: str) -> None:
         raise _refuse(f"{what} {out}: its name is {size} bytes, more than the {limit} the file system holds")
 
 
-def _compressor(name: str) -> Callable[[BinaryIO], BinaryIO] | None:
-    """How to compress into a file named ``name`` (by its suffix, any case), or None to write it as it is."""
+#: File-name suffixes (any case) -> the compression a target so named is written in.
+SUFFIXES = {".gz": "gzip", ".bz2": "bzip2", ".xz": "xz", ".zst": "zstd"}
+
+
+def compression_of_name(name: str) -> str | None:
+    """The compression a target named ``name`` is written in by default (by its suffix, any case), or None."""
     lower = name.lower()
-    if lower.endswith(".gz"):
-        return lambda raw: gzip.GzipFile(filename=name[:-3], mode="wb", fileobj=raw,  # type: ignore[return-value]
+    return next((kind for suffix, kind in SUFFIXES.items() if lower.endswith(suffix)), None)
+
+
+def _compressor(name: str, kind: str | None) -> Callable[[BinaryIO], BinaryIO] | None:
+    """How to compress into the file ``name`` in ``kind`` (a csum.capture.source.COMPRESSIONS name), or None to
+    write it as it is."""
+    if kind == "gzip":
+        inner = name[:-3] if name.lower().endswith(".gz") else name
+        return lambda raw: gzip.GzipFile(filename=inner, mode="wb", fileobj=raw,  # type: ignore[return-value]
                                          mtime=0)
-    if lower.endswith(".bz2"):
+    if kind == "bzip2":
         return lambda raw: bz2.BZ2File(raw, "wb")  # type: ignore[return-value]
-    if lower.endswith(".xz"):
+    if kind == "xz":
         return lambda raw: lzma.LZMAFile(raw, "wb", format=lzma.FORMAT_XZ)  # type: ignore[return-value]
-    if lower.endswith(".zst"):
-        module = zstandard(f"OUT {name} ends in .zst")
+    if kind == "zstd":
+        module = zstandard(f"OUT {name} ends in .zst" if name.lower().endswith(".zst") else
+                           f"OUT {name} is to be zstd, as its input")
         return lambda raw: module.ZstdCompressor(write_checksum=True).stream_writer(raw, closefd=False)
     return None
+
+
+#: :class:`AtomicFile`'s default ``compression``: the one the target's name says (:func:`compression_of_name`).
+BY_NAME = "by-name"
 
 
 #: Unnamed temporary files: O_TMPFILE (Linux), named at commit through /proc/self/fd.
@@ -122,17 +138,19 @@ _UNNAMED = hasattr(os, "O_TMPFILE") and os.path.isdir("/proc/self/fd")
 
 class AtomicFile:
     """A new file for ``path`` (see the module docstring): ``write``, then ``commit``; leaving the ``with``
-    block without committing discards it."""
+    block without committing discards it. ``compression``: gzip, bzip2, xz, zstd or None (as it is), instead of the
+    one the name says (``fix DIR OUTDIR``: each copy compressed as its input is)."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], compression: str | None = BY_NAME) -> None:
         self.path = Path(path)
+        self.compression = compression_of_name(self.path.name) if compression == BY_NAME else compression
         self._fd: int | None = None
         self._tmp: str | None = None  # the temporary file's name, once it has one
         self._raw: io.BufferedWriter | None = None
         self._out: BinaryIO | None = None
 
     def __enter__(self) -> AtomicFile:
-        compress = _compressor(self.path.name)
+        compress = _compressor(self.path.name, self.compression)
         directory = str(self.path.parent)
         if _UNNAMED:
             try:

@@ -47,10 +47,11 @@ from .stitch import Stitcher
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
 
-__all__ = ["become_worker", "check_spans", "checked", "default_jobs", "mapped"]
+__all__ = ["become_worker", "check_spans", "checked", "default_jobs", "each_item", "mapped"]
 
 _COLUMNS = ("offsets", "caplens", "origlens", "linktypes", "times")
 T = TypeVar("T")
+R = TypeVar("R")
 #: ``read(file offset, size)``: a capture's bytes there.
 Read = Callable[[int, int], bytes]
 #: Chunks queued per worker; the reading process checks a chunk itself when every worker has this many.
@@ -340,3 +341,63 @@ def check_spans(spans: Iterable[Span], read: Read, jobs: int = 1, *, keep_patche
             pipe.close()
         queue.close()
     return report
+
+
+
+def _serve_items(conn: Connection, items: list[Any], fn: Callable[[Any], object], parent: int) -> None:
+    """A worker of :func:`each_item`: item numbers in, ("ok", ``fn(item)``) or ("error", exception) out, until None."""
+    become_worker(parent)
+    while (k := conn.recv()) is not None:
+        try:
+            conn.send(("ok", fn(items[k])))
+        except Exception as exc:  # noqa: BLE001 - handed to the parent, which raises it
+            conn.send(("error", exc))
+
+
+def each_item(items: list[T], fn: Callable[[T], R], jobs: int = 1) -> list[R]:
+    """``[fn(item) for item in items]`` in up to ``jobs`` forked processes (csum verify's small files, one per process
+    at a time), in the items' order. Each worker holds one item at a time and gets the next as it sends a result
+    (pickled back through its pipe, read here as soon as it is ready: no pipe ever waits on a full one); workers end
+    as :func:`checked`'s do (killed on any exception here, with their parent whatever kills it); an exception ``fn``
+    raises in a worker is raised here."""
+    import multiprocessing  # as in _Pool
+    from multiprocessing.connection import wait
+
+    n = min(jobs, len(items))
+    if n < 2:
+        return [fn(item) for item in items]
+    ctx = multiprocessing.get_context("fork")
+    results: dict[int, R] = {}
+    procs, conns = [], []
+    doing: dict[Connection, int] = {}
+    try:
+        for _ in range(n):
+            parent, child = ctx.Pipe()
+            proc = ctx.Process(target=_serve_items, args=(child, items, fn, os.getpid()), daemon=True)
+            proc.start()
+            child.close()
+            conns.append(parent)
+            procs.append(proc)
+        queued = iter(range(len(items)))
+        for conn, k in zip(conns, queued):
+            conn.send(k)
+            doing[conn] = k
+        while doing:
+            for ready in wait(list(doing)):
+                conn = ready  # type: ignore[assignment]
+                results[doing.pop(conn)] = _receive(conn)
+                following = next(queued, None)
+                if following is not None:
+                    conn.send(following)
+                    doing[conn] = following
+        for conn in conns:
+            conn.send(None)
+    except BaseException:
+        for proc in procs:
+            proc.kill()
+        raise
+    finally:
+        for proc, conn in zip(procs, conns):
+            proc.join()
+            conn.close()
+    return [results[k] for k in range(len(items))]

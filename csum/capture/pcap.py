@@ -51,8 +51,8 @@ if TYPE_CHECKING:  # numpy only where a column is read as an array: a small capt
     Column = Union[array, memoryview, np.ndarray, Sequence[int]]
 
 __all__ = ["CHUNK_BYTES", "LINKTYPE_ETHERNET", "LINKTYPE_IPV4", "LINKTYPE_IPV6", "LINKTYPE_LINUX_SLL",
-           "LINKTYPE_LINUX_SLL2", "LINKTYPE_RAW", "MAX_RECORD", "NO_TIME", "Capture", "Reader", "Span", "Stop", "parse",
-           "patched", "read", "resized", "to_bytes"]
+           "LINKTYPE_LINUX_SLL2", "LINKTYPE_RAW", "MAX_RECORD", "NO_TIME", "Capture", "Reader", "Span", "Stop",
+           "is_capture", "parse", "patched", "read", "resized", "to_bytes"]
 
 #: Link types (tcpdump.org/linktypes.html) whose packets csum can find IP in.
 LINKTYPE_ETHERNET = 1
@@ -480,6 +480,15 @@ def _readinto(stream: BinaryIO) -> Callable[[memoryview], int]:
         return len(block)
 
     return read
+
+
+def is_capture(head: bytes) -> bool:
+    """Whether ``head``, a file's first 4 (decompressed) bytes, is a magic number a capture starts with: a pcapng
+    section header, or one of libpcap's pcap magics in either byte order (:data:`_PCAP_MAGICS`)."""
+    if len(head) < 4:
+        return False
+    return int.from_bytes(head[:4], "little") == _SHB or any(
+        int.from_bytes(head[:4], order) in _PCAP_MAGICS for order in ("little", "big"))
 
 
 def _walker(head: bytes, more: Callable[[int], bytes]) -> tuple[_PcapWalker | _PcapngWalker, bytes, int]:

@@ -7,10 +7,15 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .. import schemas
 from . import progress
 from .args import UsageError, add_quiet, add_read_write, chunk_bytes, jobs
+from .trees import Listing, is_dir, outputs, skipped_text, tree
+
+if TYPE_CHECKING:
+    from ..rewrite.capture import RewriteResult
 
 
 #: --explain: the groups of a flow and a cause the report lists.
@@ -26,8 +31,9 @@ def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """The ``rewrite`` subcommand's arguments."""
     cmd = sub.add_parser(NAME, help="rewrite a capture's addresses, ports, TTL ... with incremental checksums")
     cmd.add_argument("file", nargs="?", metavar="IN", help="the capture (pcap or pcapng, compressed or not; - for "
-                     "standard input)")
-    cmd.add_argument("out", nargs="?", metavar="OUT", help="a regular file to write (- for standard output)")
+                     "standard input), or a directory: every capture under it, found by its magic bytes")
+    cmd.add_argument("out", nargs="?", metavar="OUT", help="a regular file to write (- for standard output); for a "
+                     "directory IN, OUTDIR: each copy at its relative path under it, new files only")
     add_read_write(cmd, write=True)
     add_quiet(cmd)
     cmd.add_argument("--rules", metavar="FILE", help="a TOML file of rules (the options below, as keys)")
@@ -57,7 +63,9 @@ def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                      "per cause and flow in the report")
     cmd.add_argument("--jobs", type=jobs, default=1, metavar="N", help="rewrite in N processes (default 1)")
     cmd.add_argument("--chunk-bytes", type=chunk_bytes, default=None, metavar="B", help="bytes of records per chunk")
-    cmd.add_argument("--follow-symlinks", action="store_true", help="OUT may be a symbolic link: replace its target")
+    cmd.add_argument("--follow-symlinks", action="store_true", help="OUT may be a symbolic link: replace its target; "
+                     "with a directory IN, symbolic links in it are followed (not by default)")
+    cmd.add_argument("--force", action="store_true", help="with a directory IN: replace files that exist under OUTDIR")
     cmd.set_defaults(func=run)
     return cmd
 
@@ -97,13 +105,15 @@ def rules_of(args: argparse.Namespace) -> object:
 
 
 def run(args: argparse.Namespace) -> int:
-    """``csum rewrite IN OUT``."""
+    """``csum rewrite IN OUT``; ``csum rewrite DIR OUTDIR`` (:func:`_run_tree`)."""
     from ..capture import pcap
     from ..rewrite import rewrite_capture
 
     rules = rules_of(args)  # every rule checked before anything is opened
     if args.explain and not args.fix:
         raise UsageError("--explain: give --fix too (the checksums explained are those --fix corrects)")
+    if is_dir(args.file):
+        return _run_tree(args, rules)
     if args.out == "-" and sys.stdout.isatty():
         raise UsageError("OUT is - but standard output is a terminal: redirect it to a file or a pipe")
     bar = progress.Bar(sys.stderr, "rewrite", quiet=args.quiet)
@@ -124,16 +134,67 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(schemas.document(NAME, result.as_json(SHOW)), indent=2), file=report)
     else:
-        o = result.outcome
-        alone = ", ".join(f"{n} {why}" for why, n in sorted(o.left_alone.items())) or "none"
-        cut = f", {o.truncated} truncated" if rules.truncate is not None else ""  # type: ignore[attr-defined]
-        print(f"{result.name}: {result.format}, {o.packets} packets, {o.changed} changed{cut} ({result.fast} on the fast "
-              f"path); checksums updated incrementally: {o.kept}, corrected (--fix): {o.fixed}; left alone: {alone}",
-              file=report)
-        if result.explained is not None:
-            print("\n".join(result.explained.as_text(SHOW)[1:]), file=report)
-        if result.stop is not None:
-            print(f"{result.stop}: copied unchanged from there", file=report)
-        if args.out != "-":
-            print(f"wrote {args.out}", file=report)
+        print(_text(result, rules), file=report)
     return 0
+
+
+def _text(result: RewriteResult, rules: object) -> str:
+    """What rewrite prints about one capture (its --json is ``result.as_json()``)."""
+    o = result.outcome
+    alone = ", ".join(f"{n} {why}" for why, n in sorted(o.left_alone.items())) or "none"
+    cut = f", {o.truncated} truncated" if rules.truncate is not None else ""  # type: ignore[attr-defined]
+    lines = [f"{result.name}: {result.format}, {o.packets} packets, {o.changed} changed{cut} ({result.fast} on the fast "
+             f"path); checksums updated incrementally: {o.kept}, corrected (--fix): {o.fixed}; left alone: {alone}"]
+    if result.explained is not None:
+        lines += result.explained.as_text(SHOW)[1:]
+    if result.stop is not None:
+        lines.append(f"{result.stop}: copied unchanged from there")
+    if result.out != "-":
+        lines.append(f"wrote {result.out}")
+    return "\n".join(lines)
+
+
+def _run_tree(args: argparse.Namespace, rules: object) -> int:
+    """``csum rewrite DIR OUTDIR``: every capture under DIR (csum.capture.tree) rewritten into the same relative path
+    under OUTDIR, which gets new files only (csum.cli.trees.outputs). A capture that cannot be read is named on
+    stderr (exit 2) and the others are still rewritten."""
+    from ..capture import pcap
+    from ..errors import CsumError
+    from ..rewrite import rewrite_capture
+
+    if args.out == "-":
+        raise UsageError("OUTDIR must be a directory name: IN is a directory")
+    found = tree(args.file, args.follow_symlinks)
+    paths = outputs(args.file, found.files, args.out, force=args.force, follow_symlinks=args.follow_symlinks)
+    bar = progress.Bar(sys.stderr, "rewrite", quiet=args.quiet)
+    docs: list[dict[str, object]] = []
+    failed = 0
+    try:
+        for rel, name, path in zip(found.files, found.paths(), paths):
+            bar.phase(f"rewriting {name} into {path}")
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                result = rewrite_capture(name, path, rules, fix=args.fix, jobs=args.jobs,  # type: ignore[arg-type]
+                                         chunk_bytes=args.chunk_bytes or pcap.CHUNK_BYTES,
+                                         follow_symlinks=args.follow_symlinks, progress=bar.update,
+                                         compression=found.compression[rel], explain=args.explain)
+            except (CsumError, OSError) as exc:
+                reason = str(exc) if isinstance(exc, CsumError) else f"cannot read {name} or write {path}: " \
+                    f"{exc.strerror or exc}"
+                print(f"csum: rewrite failed for {name}: {reason}; {path} not written", file=sys.stderr)
+                failed += 1
+                docs.append({"file": name, "error": reason, "out": None})
+                continue
+            docs.append(result.as_json(SHOW))
+            if not args.quiet and not args.json:
+                print(_text(result, rules))
+    finally:
+        bar.close()
+    if not args.quiet:
+        if args.json:
+            print(json.dumps(schemas.document(NAME, {"files": docs, "out": args.out, "written": len(paths) - failed,
+                                                     "directories": Listing([found]).as_json()}), indent=2))
+        else:
+            print(f"total: {len(paths)} capture{'' if len(paths) == 1 else 's'}, {len(paths) - failed} written into "
+                  f"{args.out}, {failed} not written; {skipped_text(found.skipped, found.links)}")
+    return 2 if failed else 0

@@ -10,7 +10,9 @@ its place, an unreadable one as one line, and the others still checked.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
+import os
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
@@ -70,9 +72,10 @@ class Failed(NamedTuple):
 
 
 def scan_one(args: argparse.Namespace, name: str, bar: progress.Bar, sink: Sink | None = None,
-             each: ResultSink | None = None, table: TableSink | None = None, collect: Collect | None = None) -> Scan:
-    """One input through csum.scan, with OSError turned into a one-line usage error (``collect``: csum.scan's, for
-    ``verify --explain``)."""
+             each: ResultSink | None = None, table: TableSink | None = None, jobs: int | None = None,
+             collect: Collect | None = None) -> Scan:
+    """One input through csum.scan, with OSError turned into a one-line usage error; ``jobs``: its processes when
+    not ``args.jobs``; ``collect``: csum.scan's, for ``--explain``."""
     from ..capture import pcap
     from ..capture.scan import scan
 
@@ -84,8 +87,8 @@ def scan_one(args: argparse.Namespace, name: str, bar: progress.Bar, sink: Sink 
             from ..explain.capture import LIMIT
 
             show = max(show, LIMIT)
-        return scan(name, jobs=args.jobs, chunk_bytes=args.chunk_bytes or pcap.CHUNK_BYTES, sink=sink,
-                    progress=bar.update, each=each, keep=show,
+        return scan(name, jobs=args.jobs if jobs is None else jobs, chunk_bytes=args.chunk_bytes or pcap.CHUNK_BYTES,
+                    sink=sink, progress=bar.update, each=each, keep=show,
                     fix_embedded=getattr(args, "fix_embedded", False), hosts=wants_hosts(args), table=table,
                     collect=collect)
     except BrokenPipeError:  # our output's reader left (`| head`): not a read error; main() stops quietly
@@ -108,19 +111,56 @@ def scan_each(args: argparse.Namespace, bar: progress.Bar, each: ResultSink | No
               table: TableSink | None = None, collect: Sequence[Collect] | None = None) -> list[Scan | Failed]:
     """Every input of ``args.files`` through :func:`scan_one`; with several, one that cannot be checked is a
     :class:`Failed` in its place (alone, its error is raised: the one line, and nothing else to report).
-    ``collect``: one csum.scan ``collect`` per input, in order."""
+    ``collect``: one csum.scan ``collect`` per input, in order (the inputs then each scanned here, not in workers)."""
+    done: dict[str, Scan | Failed] = {}
+    small = small_files(args.files, args) if each is None and table is None and collect is None else []
+    if small:  # several files of a chunk or less: one per process at a time (csum.capture.parallel.each_item)
+        from ..capture.parallel import each_item
+
+        bar.phase(f"checking {count(len(small), 'file')} in {min(args.jobs, len(small))} processes")
+        done = dict(zip(small, each_item(small, functools.partial(_one_quietly, args), args.jobs)))
     out: list[Scan | Failed] = []
     for k, name in enumerate(args.files):
+        if name in done:
+            out.append(done[name])
+            continue
         try:
             out.append(scan_one(args, name, bar, each=each, table=table,
                                 collect=None if collect is None else collect[k]))
         except CsumWriteFailed:
             raise
         except CsumError as exc:
-            if len(args.files) == 1:
+            if len(args.files) == 1 and getattr(args, "listing", None) is None:
                 raise
             out.append(Failed(name, str(exc), exc.code))
     return out
+
+
+def small_files(names: list[str], args: argparse.Namespace) -> list[str]:
+    """With several inputs and ``--jobs`` > 1, those of ``names`` that are files of at most one chunk: checked one per
+    process at a time (csum.capture.parallel.each_item), where a larger file is checked by all the processes in turn
+    (csum.capture.parallel.check_spans, checked). Two at least, else none."""
+    from ..capture.pcap import CHUNK_BYTES
+
+    if args.jobs <= 1 or len(names) < 2:
+        return []
+    limit = args.chunk_bytes or CHUNK_BYTES
+    small = []
+    for name in names:
+        try:
+            if name != "-" and "://" not in name and os.stat(name).st_size <= limit:
+                small.append(name)
+        except OSError:  # scan_one says why, in its place
+            continue
+    return small if len(small) > 1 else []
+
+
+def _one_quietly(args: argparse.Namespace, name: str) -> Scan | Failed:
+    """One small input in a worker process (no progress bar: the parent shows one line for all)."""
+    try:
+        return scan_one(args, name, progress.Bar(sys.stderr, args.command, quiet=True), jobs=1)
+    except CsumError as exc:
+        return Failed(name, str(exc), exc.code)
 
 
 def unread(scan: Scan) -> bool:
@@ -208,21 +248,27 @@ def print_scans(items: Sequence[Scan | Failed], args: argparse.Namespace) -> Non
     from .. import schemas
 
     hosts = by_host(args)
-    if args.json and len(items) == 1:
+    listing = getattr(args, "listing", None)  # csum.cli.trees.Listing when a directory was given
+    if args.json and len(items) == 1 and listing is None:
         print(json.dumps(schemas.document(args.command, _item_json(items[0], args.show, hosts)), indent=2))
     elif args.json:
-        print(json.dumps(schemas.document(args.command, {
-            "files": [_item_json(s, args.show, hosts) for s in items],
-            "total": scan_json(_total(items), args.show, hosts)}), indent=2))
+        doc = {"files": [_item_json(s, args.show, hosts) for s in items],
+               "total": scan_json(_total(items), args.show, hosts)}
+        if listing is not None:
+            doc["directories"] = listing.as_json()
+        print(json.dumps(schemas.document(args.command, doc), indent=2))
     else:
         print("\n\n".join(f"{s.name}: not checked: {s.reason}" if isinstance(s, Failed)
                           else scan_text(s, args.show, hosts, args.only) for s in items))
-        if len(items) > 1:
+        if len(items) > 1 or listing is not None:
+            from .trees import skipped_text
+
             t = _total(items).report
             missed = len(items) - len(_scans(items))
-            print(f"\ntotal: {len(items)} files, {t.packets} packets, {t.total('bad')} bad checksums, "
+            print(f"\ntotal: {count(len(items), 'file')}, {t.packets} packets, {t.total('bad')} bad checksums, "
                   f"{t.total('malformed')} malformed, {t.total('cut')} cut" + (f"; {count(missed, 'file')} not read"
-                                                                                if missed else ""))
+                                                                                if missed else "")
+                  + ("" if listing is None else f"; {skipped_text(listing.skipped, listing.links)}"))
             if hosts and t.hosts is not None:
                 print("\n".join(t.hosts.as_text(args.show, "total by source host")))
 

@@ -12,7 +12,8 @@ from ..errors import CsumError
 from . import progress
 from .args import UsageError, add_read_write, check_show, write_text
 from .exits import SIGNAL_CODES
-from .scans import ROW_FORMATS, Failed, Sink, add_common, exit_code, print_scans, report_problems, scan_each
+from .scans import ROW_FORMATS, Failed, Sink, add_common, exit_code, print_scans, report_problems, scan_each, scan_one
+from .trees import expand, is_dir
 
 if TYPE_CHECKING:
     from ..capture.arrow import ParquetSink
@@ -38,7 +39,8 @@ def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     ver = sub.add_parser(NAME, help="check every Internet checksum (IPv4, TCP, UDP, ICMP, tunnels ...) in pcap "
                          "or pcapng files", epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     ver.add_argument("files", nargs="*", metavar="FILE", help="a capture (pcap or pcapng, maybe gzip/bzip2/xz/zstd "
-                     "compressed), - for standard input, or with --dask any fsspec URL")
+                     "compressed), - for standard input, a directory (every capture under it, found by its magic "
+                     "bytes, in sorted order), or with --dask any fsspec URL")
     ver.add_argument("--dask", metavar="SCHEDULER", help="check the files on a dask.distributed cluster (its "
                      "scheduler's address, or 'local' for a LocalCluster on this machine)")
     ver.add_argument("--format", choices=("text", "json", *ROW_FORMATS), default="text",
@@ -48,7 +50,13 @@ def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                      "comma-separated, in that order (as tshark -T fields -e): file, frame, time, src, dst, protocol, "
                      "path, depth, offset, stored, computed, status, reason (file: with several FILEs, or parquet)")
     ver.add_argument("--out", metavar="OUT", help="with --format jsonl, csv or parquet: write the rows to OUT (a "
-                     "regular file, replaced atomically) instead of standard output")
+                     "regular file, replaced atomically) instead of standard output; with --format parquet and a "
+                     "directory FILE, OUT is a directory: a Hive-partitioned dataset, one partition per capture "
+                     "(file=PATH/part-0.parquet)")
+    ver.add_argument("--partition", choices=("file", "date"), default=None,
+                     help="the dataset's partitions: file (default), or date then file (date=YYYY-MM-DD/file=PATH/, "
+                     "by each packet's UTC date)")
+    ver.add_argument("--force", action="store_true", help="replace part files that exist in the dataset's directory")
     ver.add_argument("--strict", action="store_true",
                      help="count transmit-offload checksums (the pseudo-header sum the NIC completes) as bad, and "
                      "packets on link types csum cannot look into as an input error (exit 2)")
@@ -65,7 +73,8 @@ def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     ver.add_argument("--html", metavar="REPORT.html", help="also write the report as one self-contained HTML page "
                      "(totals, hosts, flows, a timeline of bad checksums, the verdict)")
     ver.add_argument("--follow-symlinks", action="store_true",
-                     help="REPORT.html may be a symbolic link: replace its target")
+                     help="REPORT.html may be a symbolic link: replace its target; in a directory FILE, symbolic links "
+                     "to files and directories are followed (not by default)")
     add_common(ver)
     add_read_write(ver, write=False)
     ver.set_defaults(func=run)
@@ -93,6 +102,8 @@ def _rows_scan(args: argparse.Namespace, bar: progress.Bar) -> list[Scan | Faile
     def current() -> Explained | None:
         return why.get(args.current)  # the file scan_one reads now
 
+    if args.listing is not None and args.format == "parquet" and args.out is not None:
+        return _dataset(args, bar)
     if args.out is None:
         if args.format == "parquet":
             raise UsageError("--format parquet writes a file: give --out FILE")
@@ -125,6 +136,49 @@ def _rows_scan(args: argparse.Namespace, bar: progress.Bar) -> list[Scan | Faile
             out.commit()
     except OSError as exc:
         raise UsageError(f"--out: cannot write {args.out}: {exc.strerror or exc}") from None
+    return items
+
+
+def _dataset(args: argparse.Namespace, bar: progress.Bar) -> list[Scan | Failed]:
+    """``verify DIR --format parquet --out OUTDIR``: each capture's rows as one partition of a Hive-partitioned
+    dataset (csum.capture.dataset), written as each capture is read; OUTDIR gets new files only unless --force."""
+    from ..capture.dataset import Dataset
+    from ..errors import CsumWriteFailed
+    from .trees import outputs
+
+    trees = args.listing.trees
+    if len(trees) != 1 or len(args.files) != len(trees[0].files):
+        raise UsageError("--format parquet --out OUTDIR: give one directory and nothing else (its captures' paths "
+                         "under it name the partitions)")
+    if args.explain:
+        raise UsageError("--explain: not with a directory's dataset; give --format jsonl or csv, or one file")
+    found = trees[0]
+    dataset = Dataset(args.out, by_date=args.partition == "date", follow_symlinks=args.follow_symlinks,
+                      force=args.force, writer=lambda out, path: Sink(out, str(path)))
+    outputs(found.root, [], args.out, force=args.force, follow_symlinks=args.follow_symlinks)  # OUTDIR itself
+    taken = dataset.taken(found.files)
+    if taken and not args.force:
+        raise UsageError(f"--out: {taken[0]} exists; csum writes only new files into an output directory (--force "
+                         "replaces them)")
+    items: list[Scan | Failed] = []
+    for name, rel in zip(args.files, found.files):
+        dataset.begin(rel)
+        try:
+            items.append(scan_one(args, name, bar, table=dataset))
+        except CsumWriteFailed:
+            dataset.discard()
+            raise
+        except CsumError as exc:
+            dataset.discard()
+            items.append(Failed(name, str(exc), exc.code))
+            continue
+        except BaseException:
+            dataset.discard()
+            raise
+        try:
+            dataset.commit()
+        except OSError as exc:
+            raise UsageError(f"--out: cannot write {args.out}: {exc.strerror or exc}") from None
     return items
 
 
@@ -248,6 +302,12 @@ def run(args: argparse.Namespace) -> int:
     """``csum verify FILE...``."""
     check_show(args)
     args.json = args.json or args.format == "json"
+    args.listing = expand(args) if any(is_dir(name) for name in args.files) else None
+    dataset = args.listing is not None and args.format == "parquet" and args.out is not None
+    for given, option in ((args.partition, "--partition"), (args.force, "--force")):
+        if given and not dataset:
+            raise UsageError(f"{option}: only with a directory's dataset (a directory FILE, --format parquet --out "
+                             "OUTDIR)")
     notes = _check_explain(args)
     page = _html_target(args)
     bar = progress.Bar(sys.stderr, "verify", quiet=args.quiet)

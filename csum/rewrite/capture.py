@@ -22,8 +22,9 @@ from typing import Any, BinaryIO
 
 from ..capture import pcap
 from ..errors import CsumValueError
-from ..core.inputs import check_bool, check_callable, check_instance, check_int, check_jobs, check_path
-from ..capture.output import AtomicFile, target
+from ..core.inputs import check_bool, check_callable, check_choice, check_instance, check_int, check_jobs, check_path
+from ..capture.output import BY_NAME, AtomicFile, target
+from ..capture.source import COMPRESSIONS
 from ..capture.parallel import mapped
 from ..capture.scan import Scan, scan
 from ..capture.source import open_source
@@ -109,7 +110,8 @@ class _Stdout:
 
 def rewrite_capture(src: str | os.PathLike[str], dst: str | os.PathLike[str], rules: Rules, *, fix: bool = False,
                     jobs: int = 1, chunk_bytes: int = pcap.CHUNK_BYTES, follow_symlinks: bool = False,
-                    progress: Progress | None = None, explain: bool = False) -> RewriteResult:
+                    progress: Progress | None = None, explain: bool = False,
+                    compression: str | None = BY_NAME) -> RewriteResult:
     """Rewrite the capture ``src`` into ``dst`` (paths, or ``-``) by ``rules``; see the module docstring.
 
     ``dst`` is checked before anything is read (:func:`csum.capture.output.target`: CsumValueError ``unsafe-output``
@@ -117,6 +119,8 @@ def rewrite_capture(src: str | os.PathLike[str], dst: str | os.PathLike[str], ru
     whole capture has been written. ``explain`` (with ``fix``): say why each field ``fix`` corrected was wrong, in
     the packet as read (:mod:`csum.explain.capture`; ``RewriteResult.explained``). Raises OSError (unreadable input, unwritable output) and CsumValueError (not a
     capture, corrupt compression); for an argument of the wrong kind, CsumTypeError or CsumValueError naming it.
+    ``compression``: gzip, bzip2, xz, zstd or None for ``dst`` instead of the one its name says
+    (:class:`csum.capture.output.AtomicFile`; ``csum rewrite DIR OUTDIR`` writes each copy in its input's).
     """
     name, out_name = check_path(src, "src"), check_path(dst, "dst")
     check_instance(rules, Rules, "rules")
@@ -126,6 +130,8 @@ def rewrite_capture(src: str | os.PathLike[str], dst: str | os.PathLike[str], ru
     jobs, chunk_bytes = check_jobs(jobs), check_int(chunk_bytes, 1, pcap.MAX_CHUNK_BYTES, "chunk_bytes")
     if progress is not None:
         check_callable(progress, "progress")
+    if compression is not None:
+        check_choice(compression, (BY_NAME, *sorted(set(COMPRESSIONS.values()))), "compression")
     to_stdout = out_name == "-"
     path = None if to_stdout else target(out_name, [] if name == "-" else [name], follow_symlinks=follow_symlinks)
     outcome, counts = Outcome(), [0]
@@ -145,7 +151,7 @@ def rewrite_capture(src: str | os.PathLike[str], dst: str | os.PathLike[str], ru
                 read[chunk.first_index] = original
             yield chunk
 
-    sink = _Stdout(sys.stdout.buffer) if to_stdout else AtomicFile(path)  # type: ignore[arg-type]
+    sink = _Stdout(sys.stdout.buffer) if to_stdout else AtomicFile(path, compression)  # type: ignore[arg-type]
     with sink as writer:
         if fix:
             checked = scan(name, chunk_bytes=chunk_bytes, sink=writer, progress=progress,

@@ -170,3 +170,31 @@ def test_jobs_on_a_capture_without_packets(tmp_path):
         one, two = scan(str(path), jobs=1), scan(str(path), jobs=2)
         assert dataclasses.asdict(one.report) == dataclasses.asdict(two.report)
         assert one.report.packets == two.report.packets == len(pcap.parse(data))
+
+
+def _pid_and_square(k: int) -> tuple[int, int]:
+    import os
+
+    return os.getpid(), k * k
+
+
+def _fails_on_three(k: int) -> int:
+    if k == 3:
+        raise ValueError("three")
+    return k
+
+
+def test_each_item_spreads_items_over_processes_in_order():
+    """parallel.each_item (csum verify's small files across processes): the results are [fn(x) for x in items] in
+    order (squares computed by Python here), from 3 worker processes (each takes an item at the start, so 3
+    distinct pids, none the caller's); jobs 1 or one item runs here; a worker's exception is raised here."""
+    import os
+
+    got = parallel.each_item(list(range(20)), _pid_and_square, 3)
+    assert [sq for _, sq in got] == [k * k for k in range(20)]
+    pids = {pid for pid, _ in got}
+    assert len(pids) == 3 and os.getpid() not in pids
+    assert {pid for pid, _ in parallel.each_item([1, 2], _pid_and_square, 1)} == {os.getpid()}
+    assert {pid for pid, _ in parallel.each_item([1], _pid_and_square, 4)} == {os.getpid()}
+    with pytest.raises(ValueError, match="three"):
+        parallel.each_item(list(range(6)), _fails_on_three, 2)

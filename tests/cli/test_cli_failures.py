@@ -404,14 +404,25 @@ def test_a_write_error_leaves_no_temporary_and_no_worker(frames, tmp_path):
 
 @pytest.mark.parametrize("fmt", ["parquet", "jsonl", "csv"])
 def test_an_unreadable_only_input_of_rows_to_out_is_one_line(fmt, tmp_path):
-    """verify DIR --format parquet --out F: one line, exit 2, no F; pyarrow's writer used to finish the file at
-    garbage collection, into the output already discarded, and print an "Exception ignored" traceback."""
+    """verify JUNK --format parquet --out F, the one input not a capture: one line, exit 2, no F; pyarrow's writer
+    used to finish the file at garbage collection, into the output already discarded, and print an "Exception
+    ignored" traceback. (A directory was the input here until verify DIR read the captures in it; a directory of
+    none is one line too, before any output is opened.)"""
     pytest.importorskip("pyarrow")
     out = tmp_path / "rows.out"
-    proc = run("verify", tmp_path, "--format", fmt, "--out", out)
+    junk = tmp_path / "junk"
+    junk.write_bytes(b"GET / HTTP/1.1\r\n\r\n")
+    proc = run("verify", junk, "--format", fmt, "--out", out)
     assert proc.returncode == 2 and _lines(proc.stderr) == [
-        f"csum: verify failed for {tmp_path}: {tmp_path} is a directory, not a capture file"]
-    assert os.listdir(tmp_path) == []
+        f"csum: verify failed for {junk}: not a pcap or pcapng capture (starts with 47455420)"]
+    assert os.listdir(tmp_path) == ["junk"]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    proc = run("verify", empty, "--format", fmt, "--out", out)
+    assert proc.returncode == 2 and _lines(proc.stderr) == [
+        f"csum: verify failed for {empty}: {empty}: no capture found (no pcap or pcapng magic, compressed or not; "
+        "0 files skipped (not captures))"]
+    assert sorted(os.listdir(tmp_path)) == ["empty", "junk"]
 
 
 def _rewrite_from_stdin(tmp_path: Path, group: bool) -> subprocess.Popen:
