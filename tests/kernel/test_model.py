@@ -58,10 +58,16 @@ def _model_words(log: qprog.GuestLog, arch: str) -> str:
 @pytest.mark.parametrize("path,source,seeds", CASES, ids=[f"{p.parent.name}/{p.stem}" for p, _, _ in CASES])
 def test_the_model_gives_every_recorded_kernels_answers(objects, path, source, seeds):
     """Every return value and output byte a real kernel gave (RES lines), and for a tc program its CHECKSUM_COMPLETE
-    verdict (CPL: -EBADMSG = stale), on every recorded architecture and release."""
+    verdict (CPL: -EBADMSG = stale), on every recorded architecture and release, the model taking the CPU variant
+    the guest's /proc/cpuinfo names (riscv64 with Zbb). The s390x guest ran a big-endian build of the program, which
+    this host's libbpf cannot open: the model says it cannot model the little-endian object there, never passes."""
     log = qprog.parse_log(path.read_text())
-    kernel = model.model_kernel(_model_words(log, path.stem.split("-")[0]), objects[source],
-                                sorted(log.inputs.items()), **seeds)
+    arch = path.stem.split("-")[0]
+    kernel = model.model_kernel(_model_words(log, arch), objects[source], sorted(log.inputs.items()),
+                                profile_name=log.profile_name("big" if arch == "s390x" else "little"), **seeds)
+    if arch == "s390x":  # the guest ran a bpfeb build (--object-be): the model refuses a little-endian object there
+        assert kernel.error is not None and kernel.error.startswith("cannot model") and "big-endian" in kernel.error
+        return
     assert kernel.error is None and len(kernel.runs) == len(log.results) == 200
     assert {i: (r.retval, r.packet) for i, r in kernel.runs.items()} == log.results
     if log.complete:

@@ -189,11 +189,15 @@ class Model:
         return judge_run(self.kind, frame, retval, out, stale, self.evidence)
 
 
-def model_kernel(text: str, path: str, frames: list[tuple[int, bytes]], **options: Any) -> KernelResult:
+def model_kernel(text: str, path: str, frames: list[tuple[int, bytes]], *, profile_name: str | None = None,
+                 **options: Any) -> KernelResult:
     """The :class:`csum.kernel.differ.KernelResult` of ``--model ARCH:RELEASE`` (``text``) on ``frames``; options as
-    :class:`Model` takes them. A packet the model cannot run makes the result's error, as an object that does not
-    load on a kernel does."""
+    :class:`Model` takes them; ``profile_name``: a CPU variant's csum profile instead of the architecture's own (as a
+    booted guest's /proc/cpuinfo chooses it: riscv64 with Zbb). A packet the model cannot run makes the result's
+    error, as an object that does not load on a kernel does."""
     arch, word, release, prof = parse(text)
+    if profile_name is not None:
+        prof = profile(profile_name, kernel=release)
     machine = ARCHES[arch][0]
     kind = "legacy" if tuple(int(p) for p in release.split(".")) < (6, 13) else "homogenized"
     name = f"model {arch}:{word}"
