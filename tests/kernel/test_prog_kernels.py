@@ -57,12 +57,13 @@ def _scapy_wrong(frame: bytes) -> bool:
 
 
 def test_the_recorded_boots():
-    """Thirteen boots of nine architectures and three releases, each with all 200 packets (the same frames)
+    """Fourteen boots of ten architectures and three releases, each with all 200 packets (the same frames)
     answered."""
     logs = {p.stem: _log(p) for p in FILES}
     assert sorted((lg.machine, lg.release) for lg in logs.values()) == [
         ("aarch64", "6.1.0-50-arm64"), ("aarch64", "6.12.117+deb13-arm64"), ("aarch64", "7.2.13+deb14-arm64"),
-        ("armv7l", "6.1.0-50-armmp"), ("i686", "6.1.0-50-686-pae"), ("mips", "6.1.0-50-4kc-malta"),
+        ("armv7l", "6.1.0-50-armmp"), ("i686", "6.1.0-50-686-pae"), ("loongarch64", "7.2.13+deb14-loong64"),
+        ("mips", "6.1.0-50-4kc-malta"),
         ("mips64", "6.1.0-50-5kc-malta"), ("ppc64le", "6.1.0-50-powerpc64le"),
         ("riscv64", "6.12.117+deb13-riscv64"), ("s390x", "6.1.0-50-s390x"), ("x86_64", "6.1.0-50-amd64"),
         ("x86_64", "6.12.117+deb13-amd64"), ("x86_64", "7.2.13+deb14-amd64")]
@@ -86,7 +87,7 @@ def test_which_kernels_break_the_single_fold():
     """From the kernels' outputs (scapy's verdict): 17 of 88 rewritten packets break on every little-endian legacy
     kernel but arm64's and riscv64's (x86_64 6.1 and Debian's 6.12, i386, armhf, mips64el, mipsel and ppc64el 6.1),
     41 on riscv64 6.12 (Zbb: its csum_partial returns 0xffffXXXX for sums >= 0x8000), 19 on big-endian s390x 6.1,
-    none on 7.2 nor on arm64; the bpf_csum_diff probes say legacy on 6.1 and 6.12, homogenized on 7.2."""
+    none on 7.2 (loong64's too) nor on arm64; the bpf_csum_diff probes say legacy on 6.1 and 6.12, homogenized on 7.2."""
     found = {}
     for path in FILES:
         log = _log(path)
@@ -99,7 +100,7 @@ def test_which_kernels_break_the_single_fold():
                      ("armv7l", "6.1.0"): (88, 17, "legacy"), ("i686", "6.1.0"): (88, 17, "legacy"),
                      ("ppc64le", "6.1.0"): (88, 17, "legacy"), ("mips64", "6.1.0"): (88, 17, "legacy"),
                      ("mips", "6.1.0"): (88, 17, "legacy"), ("riscv64", "6.12.117"): (88, 41, "legacy"),
-                     ("s390x", "6.1.0"): (88, 19, "legacy")}
+                     ("s390x", "6.1.0"): (88, 19, "legacy"), ("loongarch64", "7.2.13"): (88, 0, "homogenized")}
 
 
 @pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
@@ -126,7 +127,7 @@ def test_each_kernels_helper_model_gives_its_outputs(path):
 def test_differences_are_the_lost_carries():
     """The packets whose output differs between the eleven kernels are those whose stored bytes differ, and each
     cause is reproduced by the replay, naming the kernels whose bpf_csum_diff is unfolded."""
-    eleven = [p for p in FILES if not p.stem.startswith(("riscv64", "s390x"))]
+    eleven = [p for p in FILES if not p.stem.startswith(("riscv64", "s390x", "loong64"))]
     kernels = [_kernel(p) for p in eleven]
     logs = [_log(p) for p in eleven]
     differing = {i for i in logs[0].inputs if len({lg.results[i][1] for lg in logs}) > 1}
@@ -142,14 +143,14 @@ def test_differences_are_the_lost_carries():
 
 
 def test_riscv64_and_s390x_differences_are_reproduced_too():
-    """With riscv64 6.12 (Zbb) and big-endian s390x 6.1 beside the eleven, 58 packets differ (the stored bytes say
+    """With riscv64 6.12 (Zbb), big-endian s390x 6.1 and loong64 7.2 beside the eleven, 58 packets differ (the stored bytes say
     so) and every cause is reproduced by the replay, each naming riscv64 or s390x where their sums lose the carry."""
     kernels = [_kernel(p) for p in FILES]
     logs = [_log(p) for p in FILES]
     differing = {i for i in logs[0].inputs if len({lg.results[i][1] for lg in logs}) > 1}
     found = differ.differences(kernels, PREP.evidence)
     assert {d.index for d in found} == differing and len(differing) == 58
-    assert all(d.cause.startswith("reproduced") and len(d.values) == 13 for d in found)
+    assert all(d.cause.startswith("reproduced") and len(d.values) == 14 for d in found)
     assert sum("riscv64 6.12.117+deb13-riscv64 (legacy) it returns 0xffff" in d.cause for d in found) == 41
 
 
