@@ -257,6 +257,33 @@ def test_a_missing_cross_compiler_names_its_package(monkeypatch):
     assert "\n" not in str(err.value)
 
 
+@pytest.mark.parametrize("first,boots", [("QEMU emulator version 7.2.22 (Debian 1:7.2+dfsg-7+deb12u18)", False),
+                                         ("QEMU emulator version 10.0.2 (Debian 1:10.0.2+ds-2+deb13u1~bpo12+1)", True)])
+def test_loong64_boots_only_on_qemu_10(monkeypatch, tmp_path, first, boots):
+    """Debian's loong64 kernel is an EFI zboot image that QEMU 7.2 (Debian 12's) cannot load on the loongarch virt
+    machine and QEMU 10.0.2 (bookworm-backports', which booted tests/vectors/qemu-prog/loong64-*.txt) boots: with the
+    first line of ``qemu-system-loongarch64 --version`` as Debian's packages print it, 7.2 is refused in one line
+    naming the version needed and where it comes from, before any loader is built; 10.0 goes on to build it."""
+    import subprocess
+
+    monkeypatch.setattr(guest.shutil, "which", lambda name: "/usr/bin/" + name)
+    monkeypatch.setattr(guest.subprocess, "run",
+                        lambda *a, **k: subprocess.CompletedProcess(a[0], 0, first + "\nCopyright", ""))
+
+    def built(a):
+        raise CsumValueError("loader reached", code=Code.NO_COMPILER)
+
+    monkeypatch.setattr(qprog, "build_loader", built)
+    prep = qprog.Prepared("x.o", b"", "p", "xdp", "xdp", 0, (), (), None, None)
+    with pytest.raises(CsumValueError) as err:
+        qprog.boot("loong64", tmp_path / "vmlinuz", prep, [])
+    if boots:
+        assert str(err.value) == "loader reached"
+    else:
+        assert err.value.code == Code.NO_QEMU and "\n" not in str(err.value)
+        assert "7.2.22" in str(err.value) and "QEMU >= 10.0" in str(err.value)
+        assert "bookworm-backports qemu-system-misc" in str(err.value)
+
 def _cli_with_recorded_boots(monkeypatch, tmp_path):
     """``csum prog --debian`` with each boot served from the recorded logs (the running kernel runs for real)."""
     from bpf_build import EXAMPLES, compile_bpf, why_not
