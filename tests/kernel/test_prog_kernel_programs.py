@@ -3,7 +3,7 @@ on every run.
 
 tests/vectors/qemu-prog/xdp_icmp_nat_diff_carry/ and tc_nat_no_mangled0/ hold the console logs of ``csum prog OBJ.o
 --pcap ... --debian bookworm amd64 --debian bookworm arm64 --debian unstable amd64 --save-vectors DIR`` (x86_64 6.1,
-arm64 6.1, x86_64 7.2) and of ``--debian trixie riscv64 --debian bookworm s390x --object-be BE.o`` (riscv64 6.12
+arm64 6.1, x86_64 7.2), of ``--debian unstable loong64`` (loong64 7.2, QEMU 10.0.2) and of ``--debian trixie riscv64 --debian bookworm s390x --object-be BE.o`` (riscv64 6.12
 with Zbb, big-endian s390x 6.1, the object built with clang -target bpfeb):
 
 * examples/bpf/xdp_icmp_nat_diff_carry.c ("a fold pushed across a carry"): an ICMP full NAT adding two
@@ -40,7 +40,7 @@ ZERO = sorted((VECTORS / "tc_nat_no_mangled0").glob("*.txt"))
 CARRY_FRAMES = pf.frames([pf.icmp4_echo, pf.icmp4_error, pf.icmp4_echo, pf.udp4], 80, 35)
 ZERO_FRAMES = pf.frames([pf.udp4_to_zero, pf.udp4, pf.tcp4], 60, 35)
 #: The machine and release of each recorded kernel, as its uname said.
-KERNELS = [("aarch64", "6.1.0-50-arm64"), ("riscv64", "6.12.117+deb13-riscv64"), ("s390x", "6.1.0-50-s390x"),
+KERNELS = [("aarch64", "6.1.0-50-arm64"), ("loongarch64", "7.2.13+deb14-loong64"), ("riscv64", "6.12.117+deb13-riscv64"), ("s390x", "6.1.0-50-s390x"),
            ("x86_64", "6.1.0-50-amd64"), ("x86_64", "7.2.13+deb14-amd64")]
 
 
@@ -55,7 +55,7 @@ def _short(path: Path) -> str:
 
 @pytest.mark.parametrize("paths,frames", [(CARRY, CARRY_FRAMES), (ZERO, ZERO_FRAMES)], ids=["carry", "zero"])
 def test_the_recorded_boots_ran_the_drawn_frames(paths, frames):
-    """Five kernels each, every frame answered; the IN lines are tests/prog_frames.py's draw, as the headers say."""
+    """Six kernels each, every frame answered; the IN lines are tests/prog_frames.py's draw, as the headers say."""
     logs = [_log(p) for p in paths]
     assert sorted((lg.machine, lg.release) for lg in logs) == KERNELS
     for lg in logs:
@@ -74,7 +74,7 @@ def test_the_carry_breaks_only_where_bpf_csum_diff_is_unfolded():
     """scapy's verdict on the kernels' outputs: the ICMP full NAT rewrites the 60 IPv4 ICMP packets (40 echo, 20
     errors); x86_64 6.1 (legacy, unfolded) stores a wrong IPv4 header checksum in 34 of them, riscv64 6.12 (Zbb:
     0xffffXXXX for sums >= 0x8000) in 27, s390x 6.1 (big-endian, unfolded) in 33, arm64 6.1 (legacy, folded) and
-    x86_64 7.2 (homogenized) in none."""
+    x86_64 7.2 and loong64 7.2 (homogenized) in none."""
     found = {}
     for path in CARRY:
         log = _log(path)
@@ -84,7 +84,7 @@ def test_the_carry_breaks_only_where_bpf_csum_diff_is_unfolded():
         found[_short(path)] = (changed, len(bad), log.csum_diff_kind)
     assert found == {"x86_64 6.1.0": (60, 34, "legacy"), "aarch64 6.1.0": (60, 0, "legacy"),
                      "x86_64 7.2.13": (60, 0, "homogenized"), "riscv64 6.12.117": (60, 27, "legacy"),
-                     "s390x 6.1.0": (60, 33, "legacy")}
+                     "s390x 6.1.0": (60, 33, "legacy"), "loongarch64 7.2.13": (60, 0, "homogenized")}
 
 
 @pytest.mark.parametrize("path", CARRY + ZERO, ids=[f"{p.parent.name}-{p.stem}" for p in CARRY + ZERO])
@@ -123,7 +123,7 @@ def test_each_kernels_helper_model_gives_its_outputs(path):
 
 
 def test_the_differ_names_the_lost_carry():
-    """The packets whose stored bytes differ between the five kernels are those x86_64 6.1, riscv64 or s390x broke
+    """The packets whose stored bytes differ between the six kernels are those x86_64 6.1, riscv64 or s390x broke
     (56), and each cause is reproduced by replaying the two calls with each kernel's model, naming the carry out of
     bit 31; where folding the whole header's sum once gives the same bytes on every kernel too (a different program
     shape), the cause names both, never one alone."""
@@ -135,7 +135,7 @@ def test_the_differ_names_the_lost_carry():
     carry = "the program calls bpf_csum_diff once per rewritten 32-bit word of the ipv4 header (2 calls), adds the " \
         "results in 32-bit arithmetic"
     for d in found:
-        assert d.field == "ipv4 checksum at 24" and len(d.values) == 5
+        assert d.field == "ipv4 checksum at 24" and len(d.values) == 6
         assert d.cause.startswith(f"reproduced: {carry}") or d.cause.startswith(
             "reproduced by either of two program shapes, which these outputs do not tell apart: (1) the program sums "
             f"the ipv4 header with bpf_csum_diff and folds the result once") and f"; or (2) {carry}" in d.cause
@@ -149,7 +149,7 @@ def test_the_differ_names_the_lost_carry():
 
 
 def test_a_udp_checksum_that_becomes_zero_is_broken_on_every_kernel():
-    """tc_nat_no_mangled0 on the five kernels: the 20 UDP datagrams whose checksum, once SNATed, computes to 0 come
+    """tc_nat_no_mangled0 on the six kernels: the 20 UDP datagrams whose checksum, once SNATed, computes to 0 come
     out with 0x0000 ("no checksum", RFC 768; scapy computes 0xffff), the same bytes on every kernel; csum calls
     exactly those broken, with the missing BPF_F_MARK_MANGLED_0 reproduced on each, and no packet differs."""
     kernels = [qprog.replay(p) for p in ZERO]

@@ -58,12 +58,13 @@ def _scapy_wrong(frame: bytes) -> bool:
 
 
 def test_the_recorded_boots():
-    """Thirteen boots of nine architectures and three releases, each with all 200 packets (the same frames)
+    """Fourteen boots of ten architectures and three releases, each with all 200 packets (the same frames)
     answered."""
     logs = {p.stem: _log(p) for p in FILES}
     assert sorted((lg.machine, lg.release) for lg in logs.values()) == [
         ("aarch64", "6.1.0-50-arm64"), ("aarch64", "6.12.117+deb13-arm64"), ("aarch64", "7.2.13+deb14-arm64"),
-        ("armv7l", "6.1.0-50-armmp"), ("i686", "6.1.0-50-686-pae"), ("mips", "6.1.0-50-4kc-malta"),
+        ("armv7l", "6.1.0-50-armmp"), ("i686", "6.1.0-50-686-pae"), ("loongarch64", "7.2.13+deb14-loong64"),
+        ("mips", "6.1.0-50-4kc-malta"),
         ("mips64", "6.1.0-50-5kc-malta"), ("ppc64le", "6.1.0-50-powerpc64le"),
         ("riscv64", "6.12.117+deb13-riscv64"), ("s390x", "6.1.0-50-s390x"), ("x86_64", "6.1.0-50-amd64"),
         ("x86_64", "6.12.117+deb13-amd64"), ("x86_64", "7.2.13+deb14-amd64")]
@@ -87,7 +88,7 @@ def test_which_kernels_break_the_single_fold():
     """From the kernels' outputs (scapy's verdict): 17 of 88 rewritten packets break on every little-endian legacy
     kernel but arm64's and riscv64's (x86_64 6.1 and Debian's 6.12, i386, armhf, mips64el, mipsel and ppc64el 6.1),
     41 on riscv64 6.12 (Zbb: its csum_partial returns 0xffffXXXX for sums >= 0x8000), 19 on big-endian s390x 6.1,
-    none on 7.2 nor on arm64; the bpf_csum_diff probes say legacy on 6.1 and 6.12, homogenized on 7.2."""
+    none on 7.2 (loong64's too) nor on arm64; the bpf_csum_diff probes say legacy on 6.1 and 6.12, homogenized on 7.2."""
     found = {}
     for path in FILES:
         log = _log(path)
@@ -100,7 +101,7 @@ def test_which_kernels_break_the_single_fold():
                      ("armv7l", "6.1.0"): (88, 17, "legacy"), ("i686", "6.1.0"): (88, 17, "legacy"),
                      ("ppc64le", "6.1.0"): (88, 17, "legacy"), ("mips64", "6.1.0"): (88, 17, "legacy"),
                      ("mips", "6.1.0"): (88, 17, "legacy"), ("riscv64", "6.12.117"): (88, 41, "legacy"),
-                     ("s390x", "6.1.0"): (88, 19, "legacy")}
+                     ("s390x", "6.1.0"): (88, 19, "legacy"), ("loongarch64", "7.2.13"): (88, 0, "homogenized")}
 
 
 @pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
@@ -127,7 +128,7 @@ def test_each_kernels_helper_model_gives_its_outputs(path):
 def test_differences_are_the_lost_carries():
     """The packets whose output differs between the eleven kernels are those whose stored bytes differ, and each
     cause is reproduced by the replay, naming the kernels whose bpf_csum_diff is unfolded."""
-    eleven = [p for p in FILES if not p.stem.startswith(("riscv64", "s390x"))]
+    eleven = [p for p in FILES if not p.stem.startswith(("riscv64", "s390x", "loong64"))]
     kernels = [_kernel(p) for p in eleven]
     logs = [_log(p) for p in eleven]
     differing = {i for i in logs[0].inputs if len({lg.results[i][1] for lg in logs}) > 1}
@@ -143,14 +144,14 @@ def test_differences_are_the_lost_carries():
 
 
 def test_riscv64_and_s390x_differences_are_reproduced_too():
-    """With riscv64 6.12 (Zbb) and big-endian s390x 6.1 beside the eleven, 58 packets differ (the stored bytes say
+    """With riscv64 6.12 (Zbb), big-endian s390x 6.1 and loong64 7.2 beside the eleven, 58 packets differ (the stored bytes say
     so) and every cause is reproduced by the replay, each naming riscv64 or s390x where their sums lose the carry."""
     kernels = [_kernel(p) for p in FILES]
     logs = [_log(p) for p in FILES]
     differing = {i for i in logs[0].inputs if len({lg.results[i][1] for lg in logs}) > 1}
     found = differ.differences(kernels, PREP.evidence)
     assert {d.index for d in found} == differing and len(differing) == 58
-    assert all(d.cause.startswith("reproduced") and len(d.values) == 13 for d in found)
+    assert all(d.cause.startswith("reproduced") and len(d.values) == 14 for d in found)
     assert sum("riscv64 6.12.117+deb13-riscv64 (legacy) it returns 0xffff" in d.cause for d in found) == 41
 
 
@@ -256,6 +257,33 @@ def test_a_missing_cross_compiler_names_its_package(monkeypatch):
     assert err.value.code == Code.NO_COMPILER and "gcc-aarch64-linux-gnu" in str(err.value)
     assert "\n" not in str(err.value)
 
+
+@pytest.mark.parametrize("first,boots", [("QEMU emulator version 7.2.22 (Debian 1:7.2+dfsg-7+deb12u18)", False),
+                                         ("QEMU emulator version 10.0.2 (Debian 1:10.0.2+ds-2+deb13u1~bpo12+1)", True)])
+def test_loong64_boots_only_on_qemu_10(monkeypatch, tmp_path, first, boots):
+    """Debian's loong64 kernel is an EFI zboot image that QEMU 7.2 (Debian 12's) cannot load on the loongarch virt
+    machine and QEMU 10.0.2 (bookworm-backports', which booted tests/vectors/qemu-prog/loong64-*.txt) boots: with the
+    first line of ``qemu-system-loongarch64 --version`` as Debian's packages print it, 7.2 is refused in one line
+    naming the version needed and where it comes from, before any loader is built; 10.0 goes on to build it."""
+    import subprocess
+
+    monkeypatch.setattr(guest.shutil, "which", lambda name: "/usr/bin/" + name)
+    monkeypatch.setattr(guest.subprocess, "run",
+                        lambda *a, **k: subprocess.CompletedProcess(a[0], 0, first + "\nCopyright", ""))
+
+    def built(a):
+        raise CsumValueError("loader reached", code=Code.NO_COMPILER)
+
+    monkeypatch.setattr(qprog, "build_loader", built)
+    prep = qprog.Prepared("x.o", b"", "p", "xdp", "xdp", 0, (), (), None, None)
+    with pytest.raises(CsumValueError) as err:
+        qprog.boot("loong64", tmp_path / "vmlinuz", prep, [])
+    if boots:
+        assert str(err.value) == "loader reached"
+    else:
+        assert err.value.code == Code.NO_QEMU and "\n" not in str(err.value)
+        assert "7.2.22" in str(err.value) and "QEMU >= 10.0" in str(err.value)
+        assert "bookworm-backports qemu-system-misc" in str(err.value)
 
 def _cli_with_recorded_boots(monkeypatch, tmp_path):
     """``csum prog --debian`` with each boot served from the recorded logs (the running kernel runs for real)."""
