@@ -18,7 +18,7 @@ from csum import engine
 FUZZ = Path(__file__).resolve().parents[2] / "fuzz"
 sys.path.append(str(FUZZ))  # fuzz_common and the targets (appended: the csum already imported stays the one used)
 
-TARGETS = ("walker", "chunks", "records", "fix", "sums", "rewrite", "rowtext")
+TARGETS = ("walker", "chunks", "records", "fix", "sums", "rewrite", "rowtext", "command")
 pytestmark = pytest.mark.skipif(engine.cwalk is None or "c" not in engine.ENGINES,
                                 reason="csum's C is not built or CSUM_ENGINE is not c: the targets test C")
 
@@ -77,7 +77,7 @@ class _Wrong:
 
 
 @pytest.mark.parametrize("target, what, seed", [("walker", "verify", "eth-ipv4-tcp"),
-                                                ("chunks", "fast_check", "all-stacks"),
+                                                ("chunks", "fast_check", "stacks-0"),
                                                 ("records", "records", "pcap-le-us"),
                                                 ("fix", "reported", "bad-ipv4-tcp")])
 def test_targets_catch_a_wrong_c_answer(monkeypatch, target, what, seed):
@@ -139,7 +139,7 @@ class _WrongRewriter:
 def test_rewrite_target_catches_a_wrong_c_answer(monkeypatch):
     """fuzz_rewrite fails when the C rewriter's bytes differ from the Python engine's in one bit."""
     module = importlib.import_module("fuzz_rewrite")
-    data = (FUZZ / "corpus" / "rewrite" / "all-stacks-nat4").read_bytes()
+    data = (FUZZ / "corpus" / "rewrite" / "stacks-0-nat4").read_bytes()
     module.one_input(data)
     monkeypatch.setattr(engine, "crewrite", _WrongRewriter(engine.crewrite))
     with pytest.raises(AssertionError, match="rewrite_chunk's bytes: C and the Python reference differ"):
@@ -164,4 +164,45 @@ def test_rowtext_target_catches_a_wrong_row(monkeypatch):
 
     monkeypatch.setattr(engine, "cwalk", Shifted())
     with pytest.raises(AssertionError, match="differ"):
+        module.one_input(data)
+
+
+def test_command_target_catches_a_wrong_rewriter(monkeypatch):
+    """fuzz_command fails when the C rewriter's bytes differ from the Python engine's in one bit (``csum rewrite``'s
+    written file)."""
+    module = importlib.import_module("fuzz_command")
+    data = (FUZZ / "corpus" / "command" / "command6-stacks-0").read_bytes()
+    module.one_input(data)
+    monkeypatch.setattr(engine, "crewrite", _WrongRewriter(engine.crewrite))
+    with pytest.raises(AssertionError, match="bytes written: C and the Python reference differ"):
+        module.one_input(data)
+
+
+def test_command_target_catches_a_wrong_row_and_a_traceback(monkeypatch):
+    """fuzz_command fails when the C side's rows differ (``csum verify --format jsonl``'s file: the C formatter's
+    first "1" written as "2"), and when a command ends in a traceback instead of one ``csum:`` line."""
+    module = importlib.import_module("fuzz_command")
+    data = (FUZZ / "corpus" / "command" / "command0-stacks-0").read_bytes()
+    module.one_input(data)
+    real = engine.cwalk
+
+    class Shifted:
+        def __getattr__(self, name):
+            return getattr(real, name)
+
+        @staticmethod
+        def format_rows(*args):
+            return real.format_rows(*args).replace(b"1", b"2", 1)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(engine, "cwalk", Shifted())
+        with pytest.raises(AssertionError, match="differ"):
+            module.one_input(data)
+    from csum.cli import verify
+
+    def broken(args):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(verify, "run", broken)
+    with pytest.raises(RuntimeError, match="a bug"):
         module.one_input(data)
