@@ -1,7 +1,9 @@
 """Write the committed seed corpus of the fuzz targets: ``python fuzz/seeds.py`` (scapy builds every frame).
 
-fuzz/corpus/<target>/<name>: one file per seed, named after what it holds. tests/fuzz/test_fuzz_inputs.py checks
-that this script still writes exactly the committed files, and replays each through its target.
+fuzz/corpus/<target>/<name>: one file per seed, named after what it holds; beside them, named after the SHA-1 of their
+bytes, the inputs ``python fuzz/run.py TARGET --merge`` kept from fuzz runs, which this script leaves alone.
+tests/fuzz/test_fuzz_inputs.py checks that this script still writes exactly the committed seeds, and replays every
+file through its target.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fuzz_command import COMMANDS  # noqa: E402
 from fuzz_command import encode as command_input  # noqa: E402
 from fuzz_common import MAX_FRAMES, capture_bytes, decode, encode  # noqa: E402
+from run import merged  # noqa: E402
 from fuzz_rewrite import encode as rewrite_input  # noqa: E402
 from fuzz_walker import encode as walker_input  # noqa: E402
 from scapy.all import GRE, ICMP, IP, TCP, UDP, Dot1Q, Ether, IPv6, fragment, raw  # noqa: E402
@@ -389,7 +392,8 @@ def main() -> None:
         where = CORPUS / target
         where.mkdir(parents=True, exist_ok=True)
         for old in where.iterdir():
-            old.unlink()
+            if not merged(old):  # the inputs fuzz/run.py --merge kept stay
+                old.unlink()
         for name, data in make().items():
             (where / name).write_bytes(data)
 

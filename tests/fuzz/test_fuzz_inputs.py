@@ -36,12 +36,46 @@ def test_committed_input_passes(target, path):
 
 
 def test_seeds_are_what_seeds_py_writes():
-    """fuzz/corpus/ is fuzz/seeds.py's output (scapy builds the frames): no seed edited by hand, none missing."""
+    """fuzz/corpus/ is fuzz/seeds.py's output (scapy builds the frames) and the inputs fuzz/run.py --merge kept (each
+    named after the SHA-1 of its bytes): no seed edited by hand, none missing, nothing else."""
     seeds = importlib.import_module("seeds")
+    run = importlib.import_module("run")
     for target, make in seeds.SEEDS.items():
         made = make()
-        on_disk = {p.name: p.read_bytes() for p in (FUZZ / "corpus" / target).iterdir()}
+        on_disk = {p.name: p.read_bytes() for p in (FUZZ / "corpus" / target).iterdir() if not run.merged(p)}
         assert on_disk == made, f"fuzz/corpus/{target} differs from fuzz/seeds.py's output: run python fuzz/seeds.py"
+
+
+def test_merged_inputs_stay_within_the_cap():
+    """The merged inputs of each target's corpus are at most run.MERGE_CAP bytes, each at most MERGE_MAX_INPUT."""
+    run = importlib.import_module("run")
+    for target in TARGETS:
+        sizes = [p.stat().st_size for p in (FUZZ / "corpus" / target).iterdir() if run.merged(p)]
+        assert sum(sizes) <= run.MERGE_CAP and all(s <= run.MERGE_MAX_INPUT for s in sizes), target
+
+
+def test_admit_keeps_the_smallest_new_inputs_under_the_cap(tmp_path, monkeypatch):
+    """run.admit: a merge's inputs go in smallest first under their SHA-1 names (hashlib's, computed here), an input
+    over MERGE_MAX_INPUT or past MERGE_CAP is left out, one already there is not added again, seeds do not count."""
+    import hashlib
+
+    run = importlib.import_module("run")
+    monkeypatch.setattr(run, "MERGE_CAP", 100)
+    monkeypatch.setattr(run, "MERGE_MAX_INPUT", 60)
+    corpus, found = tmp_path / "corpus", tmp_path / "found"
+    corpus.mkdir()
+    found.mkdir()
+    (corpus / "a-seed").write_bytes(bytes(500))  # a seed: not a merged input, not counted
+    old = b"o" * 30
+    (corpus / hashlib.sha1(old).hexdigest()).write_bytes(old)
+    inputs = {"big": b"b" * 61, "forty": b"f" * 40, "twenty": b"t" * 20, "again": old, "thirty-five": b"h" * 35}
+    for name, data in inputs.items():
+        (found / name).write_bytes(data)
+    added = run.admit(sorted(found.iterdir()), corpus)
+    # 30 there; +20 = 50, +35 = 85, 40 would make 125 > 100; 61 > 60 never
+    assert [p.name for p in added] == [hashlib.sha1(inputs[k]).hexdigest() for k in ("twenty", "thirty-five")]
+    assert all(run.merged(p) for p in added) and not run.merged(corpus / "a-seed")
+    assert sum(p.stat().st_size for p in corpus.iterdir() if run.merged(p)) == 85
 
 
 class _Wrong:
