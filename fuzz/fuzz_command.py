@@ -8,17 +8,20 @@ format (bit 3: pcap of the first frame's link type, every frame on it, or pcapng
 type), a rewrite's rules (bits 4-5, :data:`RULES`) and the chunk size (bits 6-7, :data:`CHUNKS`: small chunks carry
 pending fragments from one chunk into the next); the rest is fuzz_common's list of frames. Each command runs with
 ``--jobs 1``, its rows or its capture written with ``--out`` or as OUT (a file in a private directory). Both runs
-must give the same exit code, the same standard output and error (a summary's ``fast_path``, how many packets C
-judged, aside) and the same bytes written; neither may raise, and an exit code 2 must come with exactly one line,
+must give the same exit code, the same standard output and error (but for what says which engine ran: how many
+packets C judged, and the order of a text summary's counts table, whose lines are compared as a set) and the same
+bytes written; neither may raise, and an exit code 2 must come with exactly one line,
 ``csum: ...``, on standard error (the CLI's contract: no traceback).
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import io
 import json
 import re
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -51,6 +54,7 @@ CHUNKS = (None, 64, 300, 4096)
 FAST = re.compile(r"\d+ on the fast path(, \d+ walked)?")
 
 _DIR = Path(tempfile.mkdtemp(prefix="csum-fuzz-command-"))
+atexit.register(shutil.rmtree, _DIR, ignore_errors=True)
 
 
 def argv_of(first: int) -> tuple[list[str], bool]:
