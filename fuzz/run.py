@@ -2,14 +2,15 @@
 
     python fuzz/run.py TARGET [--time SECONDS] [--no-build] [--merge] [libFuzzer arguments or input files ...]
 
-TARGET is walker, chunks, records, fix, sums, rewrite, rowtext or command (fuzz/fuzz_TARGET.py). The C extensions are built into build/fuzz with
-clang (``CC=clang CSUM_SANITIZE=address,undefined,fuzzer-no-link``, tools/sanitized.py's build, in build/fuzz/ext;
-``--no-build`` reuses the last one), then the target runs in a Python with atheris' libFuzzer + ASan runtime preloaded, the C's
-branches its coverage (``--python``: csum's Python code's too, a branch of the Python reference counting as new). The corpus it grows is
-build/fuzz/corpus/TARGET, started from the committed seeds (fuzz/corpus/TARGET) and regressions
-(fuzz/regressions/TARGET); a crash or a divergence (an AssertionError: C and the Python reference disagree) is
-written to build/fuzz/artifacts/ and ends the run with a non-zero exit. Input files given instead of a time are
-run once each (a replay). The summary, executions included, goes to build/fuzz/TARGET.json.
+TARGET is walker, chunks, records, fix, sums, rewrite, rowtext or command (fuzz/fuzz_TARGET.py). The C extensions
+are built into build/fuzz with clang (``CC=clang CSUM_SANITIZE=address,undefined,fuzzer-no-link``, tools/sanitized.py's
+build, in build/fuzz/ext; ``--no-build`` reuses the last one), then the target runs in a Python with atheris'
+libFuzzer + ASan runtime preloaded, the C's branches its coverage (``--python``: csum's Python code's too, a branch
+of the Python reference counting as new). The corpus it grows is build/fuzz/corpus/TARGET, started from the committed
+corpus (fuzz/corpus/TARGET: the seeds and the inputs earlier merges kept) and regressions (fuzz/regressions/TARGET);
+a crash or a divergence (an AssertionError: C and the Python reference disagree) is written to build/fuzz/artifacts/
+and ends the run with a non-zero exit. Input files given instead of a time are run once each (a replay). The
+summary, executions included, goes to build/fuzz/TARGET.json.
 
 ``--merge`` then keeps what the run found: libFuzzer's ``-merge=1`` picks the inputs of build/fuzz/corpus/TARGET that
 add coverage to the committed ones (fuzz/corpus/TARGET and fuzz/regressions/TARGET), smallest first, and they are
@@ -99,7 +100,8 @@ def launcher(target: str, python: bool) -> Path:
     """An executable script that starts this child again (libFuzzer runs it through the shell, so a Python script
     cannot be its first argument; the environment, sanitizer runtime preloaded, is inherited)."""
     path = BUILD / f"{target}{'-python' if python else ''}.sh"
-    text = f"#!/bin/sh\nexec {sys.executable} {HERE / 'run.py'} {target} --child{' --python' if python else ''} \"$@\"\n"
+    flag = " --python" if python else ""
+    text = f"#!/bin/sh\nexec {sys.executable} {HERE / 'run.py'} {target} --child{flag} \"$@\"\n"
     if not path.exists() or path.read_text() != text:
         path.write_text(text)
         path.chmod(0o755)
@@ -180,8 +182,8 @@ def _merge(target: str, command: list[str], env: dict[str, str]) -> int:
     found = [p for p in base.iterdir() if p.name not in before]
     added = admit(found, committed)
     size = sum(p.stat().st_size for p in committed.iterdir() if merged(p))
-    print(f"fuzz {target}: merge: {len(found)} inputs add coverage, {len(added)} added to {committed.relative_to(ROOT)} "
-          f"({size:,} bytes of merged inputs there, at most {MERGE_CAP:,})")
+    print(f"fuzz {target}: merge: {len(found)} inputs add coverage, {len(added)} added to "
+          f"{committed.relative_to(ROOT)} ({size:,} bytes of merged inputs there, at most {MERGE_CAP:,})")
     return 0
 
 

@@ -130,8 +130,8 @@ def _more_stacks() -> dict[str, bytes]:
                                                                                  options=bytes(8)) / in6 / UDP()),
         "gtp-u-ipv4-udp": raw(ETH / V4 / UDP(sport=2152, dport=2152) / GTP_U_Header(teid=7) / IN4 / UDP() / b"g"),
         "gtp-u-extension-ipv6": raw(ETH / V6 / UDP(sport=2152, dport=2152) / gtp_ext / in6 / TCP() / b"e"),
-        "gtp-v0-ipv4": raw(ETH / V4 / UDP(sport=3386, dport=3386) / (b"\x1e\xff" + len(raw(IN4 / UDP())).to_bytes(2, "big")
-                                                                   + bytes(16)) / IN4 / UDP()),
+        "gtp-v0-ipv4": raw(ETH / V4 / UDP(sport=3386, dport=3386)
+                           / (b"\x1e\xff" + len(raw(IN4 / UDP())).to_bytes(2, "big") + bytes(16)) / IN4 / UDP()),
         "gre-in-udp-ipv4": raw(ETH / V4 / UDP(sport=50000, dport=4754) / GRE(proto=0x0800) / IN4 / TCP() / b"gu"),
         "ipv4-ah-tcp": raw(ETH / IP(src="10.0.0.1", dst="10.1.0.2", proto=51)
                            / AH(nh=6, payloadlen=4, spi=1, icv=bytes(12)) / TCP() / b"ah"),

@@ -138,7 +138,8 @@ def main(argv: list[str] | None = None) -> int:
         default += ["-p", "shard_plugin", f"--shard={args.shard}"]
     rc = subprocess.run([sys.executable, "-m", "pytest", "-q", *default, *pytest_args], cwd=ROOT, env=env).returncode
     if not rc and not chosen:  # the leak check, on the tests that call every C entry point
-        slow = {**env, "CSUM_FUZZ_REPLAY": "seeds", "ASAN_OPTIONS": env["ASAN_OPTIONS"].replace("fast_unwind_on_malloc=1", "fast_unwind_on_malloc=0")
+        slow = {**env, "CSUM_FUZZ_REPLAY": "seeds",
+                "ASAN_OPTIONS": env["ASAN_OPTIONS"].replace("fast_unwind_on_malloc=1", "fast_unwind_on_malloc=0")
                 .replace(f"malloc_context_size={ASAN['malloc_context_size']}", f"malloc_context_size={LEAK_CONTEXT}")}
         rc = subprocess.run([sys.executable, "-m", "pytest", "-p", "leakcheck_plugin", "-q", *LEAK_TESTS, *pytest_args],
                             cwd=ROOT, env=slow).returncode
