@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 import sanitized  # noqa: E402
 
 BUILD = ROOT / "build" / "coverage"
-TARGETS = ("walker", "chunks", "records", "fix", "sums", "rewrite", "rowtext")
+TARGETS = ("walker", "chunks", "records", "fix", "sums", "rewrite", "rowtext", "command")
 REPLAY = """
 import importlib, sys
 from pathlib import Path

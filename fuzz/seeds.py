@@ -1,30 +1,45 @@
 """Write the committed seed corpus of the fuzz targets: ``python fuzz/seeds.py`` (scapy builds every frame).
 
-fuzz/corpus/<target>/<name>: one file per seed, named after what it holds. tests/fuzz/test_fuzz_inputs.py checks
-that this script still writes exactly the committed files, and replays each through its target.
+fuzz/corpus/<target>/<name>: one file per seed, named after what it holds; beside them, named after the SHA-1 of their
+bytes, the inputs ``python fuzz/run.py TARGET --merge`` kept from fuzz runs, which this script leaves alone.
+tests/fuzz/test_fuzz_inputs.py checks that this script still writes exactly the committed seeds, and replays every
+file through its target.
 """
 
 from __future__ import annotations
 
 import struct
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fuzz_common import capture_bytes, decode, encode  # noqa: E402
+from fuzz_command import COMMANDS  # noqa: E402
+from fuzz_command import encode as command_input  # noqa: E402
+from fuzz_common import MAX_FRAMES, capture_bytes, decode, encode  # noqa: E402
+from run import merged  # noqa: E402
 from fuzz_rewrite import encode as rewrite_input  # noqa: E402
 from fuzz_walker import encode as walker_input  # noqa: E402
 from scapy.all import GRE, ICMP, IP, TCP, UDP, Dot1Q, Ether, IPv6, fragment, raw  # noqa: E402
 from scapy.contrib.erspan import ERSPAN_II, ERSPAN_III  # noqa: E402
+from scapy.contrib.geneve import GENEVE  # noqa: E402
+from scapy.contrib.gtp import GTP_U_Header, GTPPDUSessionContainer  # noqa: E402
+from scapy.contrib.mpls import MPLS  # noqa: E402
 from scapy.layers.inet6 import (  # noqa: E402
+    HAO,
+    ICMPv6DestUnreach,
     ICMPv6EchoRequest,
     IPv6ExtHdrDestOpt,
     IPv6ExtHdrFragment,
     IPv6ExtHdrHopByHop,
     IPv6ExtHdrRouting,
+    IPv6ExtHdrSegmentRouting,
+    Jumbo,
     fragment6,
 )
+from scapy.layers.ipsec import AH  # noqa: E402
+from scapy.layers.ppp import PPP, PPPoE  # noqa: E402
 from scapy.layers.vxlan import VXLAN  # noqa: E402
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
@@ -91,6 +106,67 @@ def _stacks() -> dict[str, bytes]:
                                 / IPv6(src="2001:db8::3", dst="2001:db8::4") / UDP() / b"3"),
         "icmp-error-quote": raw(ETH / V4 / ICMP(type=3, code=3) / IN4 / UDP(sport=53)),
         "udp-no-checksum": raw(ETH / V4 / UDP(chksum=0) / b"z"),
+        **_more_stacks(),
+    }
+
+
+def _more_stacks() -> dict[str, bytes]:
+    """Ethernet frames of the rest of what C walks, or hands to the Python walker after a look: MPLS, PPPoE, Geneve,
+    GTP, GRE in UDP, AH, IPv6 routing and destination options, tunnels' limits (checksums by scapy where it can)."""
+    in6 = IPv6(src="2001:db8::3", dst="2001:db8::4")
+    gtp_ext = GTP_U_Header(teid=9, E=1, next_ex=0x85) / GTPPDUSessionContainer(type=1, QFI=5)
+    return {
+        "mpls-two-labels-ipv4-udp": raw(ETH / MPLS(label=16, s=0) / MPLS(label=17, s=1) / V4 / UDP() / b"m"),
+        "mpls-ipv6-tcp": raw(ETH / MPLS(label=18, s=1) / V6 / TCP() / b"m6"),
+        "mpls-control-word-eth": raw(ETH / MPLS(label=19, s=1) / bytes(4) / ETH / IN4 / UDP() / b"pw"),
+        "mpls-cut-stack": raw(ETH)[:12] + b"\x88\x47" + MPLS(label=20, s=0).build(),
+        "pppoe-ipv4-tcp": raw(ETH / PPPoE(sessionid=1) / PPP(proto=0x21) / V4 / TCP() / b"p"),
+        "pppoe-ipv6-udp": raw(ETH / PPPoE(sessionid=1) / PPP(proto=0x57) / V6 / UDP() / b"p6"),
+        "pppoe-mpls-ipv4": raw(ETH / PPPoE(sessionid=2) / PPP(proto=0x281) / MPLS(s=1) / V4 / UDP() / b"pm"),
+        "pppoe-short-protocol": raw(ETH)[:12] + b"\x88\x64" + bytes.fromhex("110000010000")[:4]
+        + (1 + len(raw(V4 / UDP()))).to_bytes(2, "big") + b"\x21" + raw(V4 / UDP()),
+        "geneve-eth-icmp": raw(ETH / V4 / UDP(sport=50000, dport=6081) / GENEVE(proto=0x6558) / ETH / IN4 / ICMP()),
+        "geneve-options-ipv6": raw(ETH / V4 / UDP(sport=50000, dport=6081) / GENEVE(proto=0x86DD, optionlen=2,
+                                                                                 options=bytes(8)) / in6 / UDP()),
+        "gtp-u-ipv4-udp": raw(ETH / V4 / UDP(sport=2152, dport=2152) / GTP_U_Header(teid=7) / IN4 / UDP() / b"g"),
+        "gtp-u-extension-ipv6": raw(ETH / V6 / UDP(sport=2152, dport=2152) / gtp_ext / in6 / TCP() / b"e"),
+        "gtp-v0-ipv4": raw(ETH / V4 / UDP(sport=3386, dport=3386)
+                           / (b"\x1e\xff" + len(raw(IN4 / UDP())).to_bytes(2, "big") + bytes(16)) / IN4 / UDP()),
+        "gre-in-udp-ipv4": raw(ETH / V4 / UDP(sport=50000, dport=4754) / GRE(proto=0x0800) / IN4 / TCP() / b"gu"),
+        "ipv4-ah-tcp": raw(ETH / IP(src="10.0.0.1", dst="10.1.0.2", proto=51)
+                           / AH(nh=6, payloadlen=4, spi=1, icv=bytes(12)) / TCP() / b"ah"),
+        "ipv6-ah-udp": raw(ETH / IPv6(src="2001:db8::1", dst="2001:db8::2", nh=51)
+                           / AH(nh=17, payloadlen=4, spi=1, icv=bytes(12)) / UDP() / b"ah6"),
+        "ipv6-routing-type0-left-udp": raw(ETH / V6 / IPv6ExtHdrRouting(addresses=["2001:db8::9"], segleft=1)
+                                           / UDP() / b"r0"),
+        "ipv6-routing-type2-tcp": raw(ETH / V6 / IPv6ExtHdrRouting(type=2, addresses=["2001:db8::a"], segleft=1)
+                                      / TCP() / b"r2"),
+        "ipv6-srh-udp": raw(ETH / V6 / IPv6ExtHdrSegmentRouting(addresses=["2001:db8::b", "2001:db8::c"], segleft=1)
+                            / UDP() / b"srh"),
+        "ipv6-routing-type3": raw(ETH / V6 / IPv6ExtHdrRouting(type=3, addresses=["2001:db8::d"], segleft=1) / UDP()),
+        "ipv6-home-address-udp": raw(ETH / V6 / IPv6ExtHdrDestOpt(options=[HAO(hoa="2001:db8::99")]) / UDP() / b"h"),
+        "ipv6-jumbo-option": raw(ETH / V6 / IPv6ExtHdrHopByHop(options=[Jumbo(jumboplen=70000)]) / UDP()),
+        "ipv6-atomic-fragment-tcp": raw(ETH / V6 / IPv6ExtHdrFragment(id=3, m=0, offset=0) / TCP() / b"a"),
+        "ipv6-two-fragment-headers": raw(ETH / V6 / IPv6ExtHdrFragment(id=3) / IPv6ExtHdrFragment(id=4) / UDP()),
+        "ipv4-source-route": raw(ETH / IP(src="10.0.0.1", dst="10.1.0.2", options=b"\x83\x07\x04\x0a\x00\x00\x09\x00")
+                                 / UDP() / b"lsrr"),
+        "ipv4-udp-length-short": raw(ETH / V4 / UDP(len=9) / b"xyz"),
+        "ipv4-tcp-bad-offset": raw(ETH / V4 / TCP(dataofs=15) / b"o"),
+        "ipv4-openflow": raw(ETH / V4 / TCP(sport=40000, dport=6653) / b"\x04\x00\x00\x08\x00\x00\x00\x01"),
+        "ipv4-l2tp-port": raw(ETH / V4 / UDP(sport=1701, dport=1701) / bytes(12)),
+        "ipv6-udp-zero": raw(ETH / V6 / UDP(chksum=0) / b"z6"),
+        "ipv6-vxlan-zero": raw(ETH / V6 / UDP(sport=40000, dport=4789, chksum=0) / VXLAN(vni=3) / ETH / IN4 / UDP()),
+        "icmpv6-error-quote": raw(ETH / V6 / ICMPv6DestUnreach() / in6 / UDP() / b"q6"),
+        "ipv4-gre-routing": raw(ETH / V4 / GRE(routing_present=1) / IN4 / UDP()),
+        "ipv4-gre-ipv6-key-seq": raw(ETH / V4 / GRE(proto=0x86DD, key_present=1, seqnum_present=1) / in6 / UDP()),
+        "ipv4-gre-erspan1": raw(ETH / V4 / GRE(proto=0x88BE) / ETH / IN4 / TCP()),
+        "ipv4-gre-unknown": raw(ETH / V4 / GRE(proto=0x1234) / b"junk"),
+        "ipv4-total-long": raw(ETH / IP(src="10.0.0.1", dst="10.1.0.2", len=200) / UDP()),
+        "ipv4-ihl-short": raw(ETH)[:14] + b"\x44" + raw(V4 / UDP())[1:],
+        "ipv6-payload-zero": raw(ETH / IPv6(src="2001:db8::1", dst="2001:db8::2", plen=0) / UDP()),
+        "ipv4-fragment-gre": raw(ETH / IP(src="10.0.0.1", dst="10.1.0.2", flags=1, proto=47) / bytes(16)),
+        "ipv6-in-ipv6-fragment": raw(ETH / V6 / in6 / IPv6ExtHdrFragment(id=5, m=1) / UDP() / bytes(8)),
+        "deep-ipip": raw(ETH / V4 / IN4 / IN4 / IN4 / IN4 / IN4 / IN4 / IN4 / IN4 / UDP()),
     }
 
 
@@ -106,6 +182,32 @@ def _fragments() -> dict[str, list[bytes]]:
             "ipv4-fragments-one-lost": v4[:1] + v4[2:]}
 
 
+def _groups(frames: Iterable[bytes], size: int = MAX_FRAMES) -> list[list[bytes]]:
+    """The frames in inputs of at most ``size`` (fuzz_common decodes at most MAX_FRAMES frames an input)."""
+    frames = list(frames)
+    return [frames[k : k + size] for k in range(0, len(frames), size)]
+
+
+def _odd_fragments() -> dict[str, list[bytes]]:
+    """Fragments the C reassembly judges or hands to the Python walker: a first fragment too short to hold the TCP
+    checksum, overlaps and duplicates, a datagram past 65,535 bytes, ICMP and IPv6 TCP datagrams, and many datagrams
+    open at once (the C's table of datagrams grown, its probes colliding)."""
+    tiny = [raw(ETH / f) for f in fragment(V4 / TCP() / bytes(range(60)), fragsize=8)]
+    v4 = [raw(ETH / f) for f in fragment(IP(src="10.0.0.1", dst="10.1.0.2", id=11) / UDP() / bytes(range(96)),
+                                         fragsize=32)]
+    overlap = raw(ETH / IP(src="10.0.0.1", dst="10.1.0.2", id=11, proto=17, flags=1, frag=2) / bytes(40))
+    too_long = [raw(ETH / IP(src="10.0.0.1", dst="10.1.0.2", id=12, proto=17, flags=1) / UDP(len=8) / bytes(8)),
+                raw(ETH / IP(src="10.0.0.1", dst="10.1.0.2", id=12, proto=17, frag=8190) / bytes(120))]
+    icmp = [raw(ETH / f) for f in fragment(V4 / ICMP() / bytes(range(100)), fragsize=48)]
+    v6_tcp = [raw(ETH / f) for f in fragment6(V6 / IPv6ExtHdrFragment(id=21) / TCP() / bytes(range(150)), 104)]
+    many = [[raw(ETH / f) for f in fragment(IP(src="10.0.0.1", dst="10.1.0.2", id=100 + k) / UDP() / bytes(40),
+                                             fragsize=24)] for k in range(8)]
+    return {"ipv4-tcp-tiny-first-fragment": tiny, "ipv4-fragments-overlap": v4[:2] + [overlap] + v4[2:],
+            "ipv4-fragments-duplicate": v4[:2] + v4[1:], "ipv4-fragment-too-long": too_long,
+            "ipv4-icmp-fragments": icmp, "ipv6-tcp-fragments": v6_tcp,
+            "many-datagrams-interleaved": [p for k in range(2) for pieces in many for p in pieces[k :: 2]][:MAX_FRAMES]}
+
+
 def walker_seeds() -> dict[str, bytes]:
     stacks, frags = _stacks(), _fragments()
     seeds = {f"eth-{name}": walker_input(1, frame, auto=k % 3 == 0) for k, (name, frame) in enumerate(stacks.items())}
@@ -115,6 +217,12 @@ def walker_seeds() -> dict[str, bytes]:
         seeds[f"link{link}-ipv6-icmpv6"] = walker_input(link, _ipv6_header(link, header) + raw(V6 / ICMPv6EchoRequest()),
                                                         auto=True)
     seeds["link147-unwalked"] = walker_input(147, raw(V4 / TCP()))
+    # the family word in network byte order, the BSDs' other AF_INET6 values, a family that is not IP
+    seeds["link0-big-endian-ipv4-udp"] = walker_input(0, b"\0\0\0\x02" + raw(V4 / UDP() / b"be"))
+    seeds["link0-family28-ipv6-udp"] = walker_input(0, b"\x1c\0\0\0" + raw(V6 / UDP() / b"28"))
+    seeds["link108-family30-ipv6-tcp"] = walker_input(108, b"\0\0\0\x1e" + raw(V6 / TCP() / b"30"))
+    seeds["link0-family7"] = walker_input(0, b"\x07\0\0\0" + raw(V4 / UDP()))
+    seeds["link113-arp"] = walker_input(113, HEADERS[113][:14] + b"\x08\x06" + bytes(28))
     seeds["eth-offload-ipv4-tcp"] = walker_input(1, _offload(stacks["ipv4-tcp"]))
     seeds["eth-offload-length0-ipv4-tcp"] = walker_input(1, _offload(stacks["ipv4-tcp"], with_length=False))
     # an ICMP echo whose checksum computes to 0 and is stored as 0xffff (negative zero; RFC 1624)
@@ -130,7 +238,8 @@ def walker_seeds() -> dict[str, bytes]:
 def chunks_seeds() -> dict[str, bytes]:
     stacks, frags = _stacks(), _fragments()
     seeds = {name: encode([(1, p) for p in pieces]) for name, pieces in frags.items()}
-    seeds["all-stacks"] = encode([(1, f) for f in stacks.values()])
+    seeds.update({f"stacks-{k}": encode([(1, f) for f in group]) for k, group in enumerate(_groups(stacks.values()))})
+    seeds.update({name: encode([(1, p) for p in pieces]) for name, pieces in _odd_fragments().items()})
     seeds["every-link"] = encode([(link, header + raw(V4 / UDP() / b"l")) for link, header in HEADERS.items()])
     seeds["mixed-fragments-and-bad"] = encode([(1, p) for p in frags["ipv4-udp-fragments"][:2]]
                                               + [(1, _broken(stacks["ipv4-tcp"]))]
@@ -218,8 +327,9 @@ RULES = {"nat4": bytes([1, 0, 1, 1, 0, 0, 0, 0]), "nat6-outer": bytes([3, 0, 0, 
 
 def rewrite_seeds() -> dict[str, bytes]:
     stacks, frags = _stacks(), _fragments()
-    everything = encode([(1, f) for f in stacks.values()])
-    seeds = {f"all-stacks-{name}": rewrite_input(rules, everything) for name, rules in RULES.items()}
+    groups = [encode([(1, f) for f in group]) for group in _groups(stacks.values())]
+    seeds = {f"stacks-{k}-{name}": rewrite_input(rules, group) for name, rules in RULES.items()
+             for k, group in enumerate(groups)}
     seeds["every-link-nat4"] = rewrite_input(RULES["nat4"], encode([(link, header + raw(V4 / UDP() / b"l"))
                                                                     for link, header in HEADERS.items()]))
     seeds["fragments-everything"] = rewrite_input(RULES["everything"], encode(
@@ -254,8 +364,29 @@ def rowtext_seeds() -> dict[str, bytes]:
             "file-and-fields": laid_out(rows) + fields + 'dir/a "b",c\n.pcap'.encode()}
 
 
+def command_seeds() -> dict[str, bytes]:
+    """Capture files for whole commands (fuzz_command's first byte: command, pcap or pcapng, rules, chunk size): every
+    command on each group of stacks, on the same with wrong checksums, and on fragments in small chunks."""
+    stacks, frags = _stacks(), _fragments()
+    groups = _groups(stacks.values())
+    seeds = {}
+    for k in range(len(COMMANDS)):
+        for g, group in enumerate(groups):
+            first = k | ((k + g) & 1) << 3 | (g & 3) << 4 | ((k + g) & 3) << 6
+            seeds[f"command{k}-stacks-{g}"] = command_input(first, encode([(1, f) for f in group]))
+        bad = [_broken(f) for f in list(stacks.values())[k::len(COMMANDS)]]
+        seeds[f"command{k}-bad"] = command_input(k | (k & 1) << 3 | (k & 3) << 4, encode([(1, f) for f in bad]))
+        seeds[f"command{k}-fragments-chunk64"] = command_input(
+            k | 1 << 6, encode([(1, p) for pair in zip(frags["ipv6-udp-fragments"], frags["ipv4-udp-fragments"])
+                                for p in pair]))
+    seeds["every-link-verify-jsonl"] = command_input(0, encode([(link, header + raw(V4 / UDP() / b"l"))
+                                                                for link, header in HEADERS.items()]))
+    seeds["every-link-pcap-fix"] = command_input(4 | 8, encode([(113, HEADERS[113] + _broken(raw(V4 / UDP() / b"s")))]))
+    return seeds
+
+
 SEEDS = {"walker": walker_seeds, "chunks": chunks_seeds, "fix": fix_seeds, "records": records_seeds, "sums": sums_seeds,
-         "rewrite": rewrite_seeds, "rowtext": rowtext_seeds}
+         "rewrite": rewrite_seeds, "rowtext": rowtext_seeds, "command": command_seeds}
 
 
 def main() -> None:
@@ -263,7 +394,8 @@ def main() -> None:
         where = CORPUS / target
         where.mkdir(parents=True, exist_ok=True)
         for old in where.iterdir():
-            old.unlink()
+            if not merged(old):  # the inputs fuzz/run.py --merge kept stay
+                old.unlink()
         for name, data in make().items():
             (where / name).write_bytes(data)
 

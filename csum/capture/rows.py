@@ -213,11 +213,14 @@ class Builder:
     def take(self, settled: int | None) -> Rows:
         """The rows of the packets before ``settled`` (a packet index; None: every row), in packet order."""
         parts = [t for t in (self.held, *self.parts) if len(t)]
-        if self.python:
+        python = bool(self.python)
+        if python:
             parts.append(np.array(self.python, dtype=ROW))
         self.parts, self.python = [], []
         table = empty() if not parts else parts[0] if len(parts) == 1 else _join(parts)
-        if len(parts) > 1:  # each packet's rows come from one part, in order: a stable sort keeps them so
+        # each packet's rows come from one part, in order, and the Python walker's packets in the order their datagrams
+        # were settled (fragments interleaved: not packet order): a stable sort puts the packets in order, keeps rows
+        if len(parts) > 1 or python:
             table = table[np.argsort(table["frame"], kind="stable")]
         cut = len(table) if settled is None else int(np.searchsorted(table["frame"], settled + 1))
         self.held = table[cut:]

@@ -193,6 +193,9 @@ class Editor:
         return editor
 
     def _replace(self, helper: str, offset: int, frm: int, to: int, flags: int, carries: int | None = None) -> None:
+        if offset & 1:  # the kernel's helpers refuse it (-EFAULT, net/core/filter.c): a PPP protocol field of 1 byte
+            raise CsumValueError(f"the checksum field at offset {offset} is at an odd offset, which "
+                                 f"{helper} refuses", code=Code.BAD_OFFSET)
         old = bytes(self.buf[offset:offset + 2])
         # csum's own calls: no BpfMisuse checks (the l4 ones would walk the packet at every call)
         if helper == "bpf_l3_csum_replace":

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import os
 import sys
 from pathlib import Path
 
@@ -18,15 +19,22 @@ from csum import engine
 FUZZ = Path(__file__).resolve().parents[2] / "fuzz"
 sys.path.append(str(FUZZ))  # fuzz_common and the targets (appended: the csum already imported stays the one used)
 
-TARGETS = ("walker", "chunks", "records", "fix", "sums", "rewrite", "rowtext")
+TARGETS = ("walker", "chunks", "records", "fix", "sums", "rewrite", "rowtext", "command")
 pytestmark = pytest.mark.skipif(engine.cwalk is None or "c" not in engine.ENGINES,
                                 reason="csum's C is not built or CSUM_ENGINE is not c: the targets test C")
 
 
+#: ``CSUM_FUZZ_REPLAY=seeds``: the seeds and regressions only, not the inputs fuzz/run.py --merge kept (the leak check
+#: of tools/sanitized.py, whose slow unwinder could not afford them all).
+SEEDS_ONLY = os.environ.get("CSUM_FUZZ_REPLAY") == "seeds"
+
+
 def _inputs() -> list:
+    merged = importlib.import_module("run").merged
     return [pytest.param(target, path, id=f"{path.parent.parent.name}/{target}/{path.name}")
             for target in TARGETS for kind in ("corpus", "regressions")
-            for path in sorted((FUZZ / kind / target).glob("*")) if path.is_file() and not path.name.startswith(".")]
+            for path in sorted((FUZZ / kind / target).glob("*")) if path.is_file() and not path.name.startswith(".")
+            and not (SEEDS_ONLY and merged(path))]
 
 
 @pytest.mark.parametrize("target, path", _inputs())
@@ -36,12 +44,46 @@ def test_committed_input_passes(target, path):
 
 
 def test_seeds_are_what_seeds_py_writes():
-    """fuzz/corpus/ is fuzz/seeds.py's output (scapy builds the frames): no seed edited by hand, none missing."""
+    """fuzz/corpus/ is fuzz/seeds.py's output (scapy builds the frames) and the inputs fuzz/run.py --merge kept (each
+    named after the SHA-1 of its bytes): no seed edited by hand, none missing, nothing else."""
     seeds = importlib.import_module("seeds")
+    run = importlib.import_module("run")
     for target, make in seeds.SEEDS.items():
         made = make()
-        on_disk = {p.name: p.read_bytes() for p in (FUZZ / "corpus" / target).iterdir()}
+        on_disk = {p.name: p.read_bytes() for p in (FUZZ / "corpus" / target).iterdir() if not run.merged(p)}
         assert on_disk == made, f"fuzz/corpus/{target} differs from fuzz/seeds.py's output: run python fuzz/seeds.py"
+
+
+def test_merged_inputs_stay_within_the_cap():
+    """The merged inputs of each target's corpus are at most run.MERGE_CAP bytes, each at most MERGE_MAX_INPUT."""
+    run = importlib.import_module("run")
+    for target in TARGETS:
+        sizes = [p.stat().st_size for p in (FUZZ / "corpus" / target).iterdir() if run.merged(p)]
+        assert sum(sizes) <= run.MERGE_CAP and all(s <= run.MERGE_MAX_INPUT for s in sizes), target
+
+
+def test_admit_keeps_the_smallest_new_inputs_under_the_cap(tmp_path, monkeypatch):
+    """run.admit: a merge's inputs go in smallest first under their SHA-1 names (hashlib's, computed here), an input
+    over MERGE_MAX_INPUT or past MERGE_CAP is left out, one already there is not added again, seeds do not count."""
+    import hashlib
+
+    run = importlib.import_module("run")
+    monkeypatch.setattr(run, "MERGE_CAP", 100)
+    monkeypatch.setattr(run, "MERGE_MAX_INPUT", 60)
+    corpus, found = tmp_path / "corpus", tmp_path / "found"
+    corpus.mkdir()
+    found.mkdir()
+    (corpus / "a-seed").write_bytes(bytes(500))  # a seed: not a merged input, not counted
+    old = b"o" * 30
+    (corpus / hashlib.sha1(old).hexdigest()).write_bytes(old)
+    inputs = {"big": b"b" * 61, "forty": b"f" * 40, "twenty": b"t" * 20, "again": old, "thirty-five": b"h" * 35}
+    for name, data in inputs.items():
+        (found / name).write_bytes(data)
+    added = run.admit(sorted(found.iterdir()), corpus)
+    # 30 there; +20 = 50, +35 = 85, 40 would make 125 > 100; 61 > 60 never
+    assert [p.name for p in added] == [hashlib.sha1(inputs[k]).hexdigest() for k in ("twenty", "thirty-five")]
+    assert all(run.merged(p) for p in added) and not run.merged(corpus / "a-seed")
+    assert sum(p.stat().st_size for p in corpus.iterdir() if run.merged(p)) == 85
 
 
 class _Wrong:
@@ -77,7 +119,7 @@ class _Wrong:
 
 
 @pytest.mark.parametrize("target, what, seed", [("walker", "verify", "eth-ipv4-tcp"),
-                                                ("chunks", "fast_check", "all-stacks"),
+                                                ("chunks", "fast_check", "stacks-0"),
                                                 ("records", "records", "pcap-le-us"),
                                                 ("fix", "reported", "bad-ipv4-tcp")])
 def test_targets_catch_a_wrong_c_answer(monkeypatch, target, what, seed):
@@ -139,7 +181,7 @@ class _WrongRewriter:
 def test_rewrite_target_catches_a_wrong_c_answer(monkeypatch):
     """fuzz_rewrite fails when the C rewriter's bytes differ from the Python engine's in one bit."""
     module = importlib.import_module("fuzz_rewrite")
-    data = (FUZZ / "corpus" / "rewrite" / "all-stacks-nat4").read_bytes()
+    data = (FUZZ / "corpus" / "rewrite" / "stacks-0-nat4").read_bytes()
     module.one_input(data)
     monkeypatch.setattr(engine, "crewrite", _WrongRewriter(engine.crewrite))
     with pytest.raises(AssertionError, match="rewrite_chunk's bytes: C and the Python reference differ"):
@@ -164,4 +206,45 @@ def test_rowtext_target_catches_a_wrong_row(monkeypatch):
 
     monkeypatch.setattr(engine, "cwalk", Shifted())
     with pytest.raises(AssertionError, match="differ"):
+        module.one_input(data)
+
+
+def test_command_target_catches_a_wrong_rewriter(monkeypatch):
+    """fuzz_command fails when the C rewriter's bytes differ from the Python engine's in one bit (``csum rewrite``'s
+    written file)."""
+    module = importlib.import_module("fuzz_command")
+    data = (FUZZ / "corpus" / "command" / "command6-stacks-0").read_bytes()
+    module.one_input(data)
+    monkeypatch.setattr(engine, "crewrite", _WrongRewriter(engine.crewrite))
+    with pytest.raises(AssertionError, match="bytes written: C and the Python reference differ"):
+        module.one_input(data)
+
+
+def test_command_target_catches_a_wrong_row_and_a_traceback(monkeypatch):
+    """fuzz_command fails when the C side's rows differ (``csum verify --format jsonl``'s file: the C formatter's
+    first "1" written as "2"), and when a command ends in a traceback instead of one ``csum:`` line."""
+    module = importlib.import_module("fuzz_command")
+    data = (FUZZ / "corpus" / "command" / "command0-stacks-0").read_bytes()
+    module.one_input(data)
+    real = engine.cwalk
+
+    class Shifted:
+        def __getattr__(self, name):
+            return getattr(real, name)
+
+        @staticmethod
+        def format_rows(*args):
+            return real.format_rows(*args).replace(b"1", b"2", 1)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(engine, "cwalk", Shifted())
+        with pytest.raises(AssertionError, match="differ"):
+            module.one_input(data)
+    from csum.cli import verify
+
+    def broken(args):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(verify, "run", broken)
+    with pytest.raises(RuntimeError, match="a bug"):
         module.one_input(data)

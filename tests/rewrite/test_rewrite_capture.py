@@ -291,6 +291,25 @@ def test_left_alone_cut_packets_are_counted(tmp_path):
     assert result.outcome.left_alone == {"not-captured": 1} and result.outcome.kept == 1
 
 
+@pytest.mark.parametrize("engine", ["c", "python"])
+def test_an_odd_checksum_offset_leaves_the_packet_alone(tmp_path, capsys, monkeypatch, engine):
+    """A PPPoE session whose PPP protocol field is one byte (RFC 1661 6.5, protocol-field compression) puts the IPv4
+    header and every checksum after it at odd offsets, which the kernel's bpf_l3/l4_csum_replace refuse (-EFAULT,
+    net/core/filter.c): the packet is left alone and counted (``bad-offset``), the output is the input byte for byte
+    (the file scapy's rdpcap reads back the same), and there is no traceback. It was an AssertionError from
+    csum/rewrite/packet.py until the fuzz target ``command`` ran its seeds."""
+    inner = raw(IP(src="10.0.0.1", dst="10.1.0.2") / UDP(sport=7, dport=9) / b"ppp")
+    frame = raw(Ether(dst="02:00:00:00:00:01", src="02:00:00:00:00:02", type=0x8864)) + b"\x11\x00\x00\x01" + \
+        (1 + len(inner)).to_bytes(2, "big") + b"\x21" + inner
+    src, out = tmp_path / "ppp.pcap", tmp_path / "out.pcap"
+    src.write_bytes(pcap.to_bytes([frame]))
+    if engine == "python":
+        monkeypatch.setattr(csum.engine, "crewrite", None)
+    assert main(["rewrite", str(src), str(out), "--map-ip", "10.0.0.0/8=11.0.0.0/8", "--jobs", "1"]) == 0
+    assert "left alone: 1 bad-offset" in capsys.readouterr().out
+    assert out.read_bytes() == src.read_bytes() and raw(rdpcap(str(out))[0]) == frame
+
+
 def _rebuilt_at(p, rules_fn, level: str):
     """scapy's rebuild of ``p`` with ``rules_fn(ip, depth)`` applied to the IP headers ``level`` selects (depth 0: the
     outermost; ``inner``: every deeper one, tunnelled or quoted; ``all``), every checksum recomputed (an IPv4 UDP
