@@ -52,7 +52,7 @@ if TYPE_CHECKING:  # numpy only where a column is read as an array: a small capt
 
 __all__ = ["CHUNK_BYTES", "LINKTYPE_ETHERNET", "LINKTYPE_IPV4", "LINKTYPE_IPV6", "LINKTYPE_LINUX_SLL",
            "LINKTYPE_LINUX_SLL2", "LINKTYPE_RAW", "MAX_RECORD", "NO_TIME", "Capture", "Reader", "Span", "Stop",
-           "is_capture", "parse", "patched", "read", "resized", "to_bytes"]
+           "parse", "patched", "read", "to_bytes"]
 
 #: Link types (tcpdump.org/linktypes.html) whose packets csum can find IP in.
 LINKTYPE_ETHERNET = 1

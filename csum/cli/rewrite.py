@@ -7,7 +7,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .. import schemas
 from . import progress
@@ -121,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         result = rewrite_capture(args.file, args.out, rules, fix=args.fix, jobs=args.jobs,  # type: ignore[arg-type]
                                  chunk_bytes=args.chunk_bytes or pcap.CHUNK_BYTES,
-                                 follow_symlinks=args.follow_symlinks, progress=bar.update, explain=args.explain)
+                                 follow_symlinks=args.follow_symlinks, progress=bar.update, explain=_explainer(args))
     except BrokenPipeError:
         raise
     except OSError as exc:
@@ -136,6 +136,15 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(_text(result, rules), file=report)
     return 0
+
+
+def _explainer(args: argparse.Namespace) -> Any:
+    """--explain: csum.explain.capture's collector for rewrite_capture, else None."""
+    if not args.explain:
+        return None
+    from ..explain.capture import Collector
+
+    return Collector.rewriting
 
 
 def _text(result: RewriteResult, rules: object) -> str:
@@ -177,7 +186,7 @@ def _run_tree(args: argparse.Namespace, rules: object) -> int:
                 result = rewrite_capture(name, path, rules, fix=args.fix, jobs=args.jobs,  # type: ignore[arg-type]
                                          chunk_bytes=args.chunk_bytes or pcap.CHUNK_BYTES,
                                          follow_symlinks=args.follow_symlinks, progress=bar.update,
-                                         compression=found.compression[rel], explain=args.explain)
+                                         compression=found.compression[rel], explain=_explainer(args))
             except (CsumError, OSError) as exc:
                 reason = str(exc) if isinstance(exc, CsumError) else f"cannot read {name} or write {path}: " \
                     f"{exc.strerror or exc}"

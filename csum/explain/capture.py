@@ -118,6 +118,15 @@ class Collector:
         self.seen: list[_Chunk] = []  # the chunks the last call had, the one before them kept: a window's start
         self.later: list[tuple[int, int]] = []  # (index, captured length) whose window runs past the chunks seen
 
+    @classmethod
+    def rewriting(cls, source: Callable[[pcap.Capture], pcap.Capture]) -> Collector:
+        """``csum.rewrite.rewrite_capture(explain=Collector.rewriting)``: a collector of the chunks as read."""
+        return cls(source=source)
+
+    def finish(self, report: Report) -> Explained:
+        """The explanation of what was collected, once the capture has been checked (``report``)."""
+        return explain_capture(self, report, limit=self.limit)
+
     def __call__(self, chunks: Sequence[pcap.Capture], part: Report) -> None:
         known = {c.first: c for c in self.seen}
         for chunk in chunks:

@@ -53,7 +53,7 @@ class RewriteResult:
     stop: pcap.Stop | None
     fast: int = 0
     check: Scan | None = None
-    #: ``explain=True``: why each field ``fix`` corrected was wrong (csum.explain.capture.Explained), else None.
+    #: With ``explain``: why each field ``fix`` corrected was wrong (csum.explain.capture.Explained), else None.
     explained: Any = None
 
     def as_json(self, show: int = 10) -> dict[str, object]:
@@ -108,16 +108,23 @@ class _Stdout:
         self._stream.flush()
 
 
+#: ``rewrite_capture(explain=...)``: given how to find the chunk as read for each chunk rewritten, a csum.scan
+#: ``collect`` with a ``limit`` (the wrong fields it keeps) and ``finish(report)`` (the explanation, once checked):
+#: csum.explain.capture.Collector, which this wing cannot import.
+Explainer = Callable[[Callable[[pcap.Capture], pcap.Capture]], Any]
+
+
 def rewrite_capture(src: str | os.PathLike[str], dst: str | os.PathLike[str], rules: Rules, *, fix: bool = False,
                     jobs: int = 1, chunk_bytes: int = pcap.CHUNK_BYTES, follow_symlinks: bool = False,
-                    progress: Progress | None = None, explain: bool = False,
+                    progress: Progress | None = None, explain: Explainer | None = None,
                     compression: str | None = BY_NAME) -> RewriteResult:
     """Rewrite the capture ``src`` into ``dst`` (paths, or ``-``) by ``rules``; see the module docstring.
 
     ``dst`` is checked before anything is read (:func:`csum.capture.output.target`: CsumValueError ``unsafe-output``
     for a symbolic link unless ``follow_symlinks``, a device, a directory or an input) and replaced only when the
-    whole capture has been written. ``explain`` (with ``fix``): say why each field ``fix`` corrected was wrong, in
-    the packet as read (:mod:`csum.explain.capture`; ``RewriteResult.explained``). Raises OSError (unreadable input, unwritable output) and CsumValueError (not a
+    whole capture has been written. ``explain`` (with ``fix``): an :data:`Explainer` (csum.explain.capture.Collector,
+    from the wing above this one), to say why each field ``fix`` corrected was wrong, in the packet as read
+    (``RewriteResult.explained``). Raises OSError (unreadable input, unwritable output) and CsumValueError (not a
     capture, corrupt compression); for an argument of the wrong kind, CsumTypeError or CsumValueError naming it.
     ``compression``: gzip, bzip2, xz, zstd or None for ``dst`` instead of the one its name says
     (:class:`csum.capture.output.AtomicFile`; ``csum rewrite DIR OUTDIR`` writes each copy in its input's).
@@ -125,8 +132,10 @@ def rewrite_capture(src: str | os.PathLike[str], dst: str | os.PathLike[str], ru
     name, out_name = check_path(src, "src"), check_path(dst, "dst")
     check_instance(rules, Rules, "rules")
     fix, follow_symlinks = check_bool(fix, "fix"), check_bool(follow_symlinks, "follow_symlinks")
-    if check_bool(explain, "explain") and not fix:
-        raise CsumValueError("explain: give fix=True too (the fields explained are those fix corrects)")
+    if explain is not None:
+        check_callable(explain, "explain")
+        if not fix:
+            raise CsumValueError("explain: give fix=True too (the fields explained are those fix corrects)")
     jobs, chunk_bytes = check_jobs(jobs), check_int(chunk_bytes, 1, pcap.MAX_CHUNK_BYTES, "chunk_bytes")
     if progress is not None:
         check_callable(progress, "progress")
@@ -137,11 +146,7 @@ def rewrite_capture(src: str | os.PathLike[str], dst: str | os.PathLike[str], ru
     outcome, counts = Outcome(), [0]
 
     read: dict[int, pcap.Capture] = {}  # explain: each rewritten chunk's chunk as read, until the Collector takes it
-    collected = None
-    if explain:
-        from ..explain.capture import Collector
-
-        collected = Collector(source=lambda chunk: read.pop(chunk.first_index, chunk))
+    collected = None if explain is None else explain(lambda chunk: read.pop(chunk.first_index, chunk))
 
     def transform(chunks: Iterator[pcap.Capture]) -> Iterator[pcap.Capture]:
         for original, (chunk, part, fast) in _rewritten(chunks, rules, jobs):
@@ -160,9 +165,7 @@ def rewrite_capture(src: str | os.PathLike[str], dst: str | os.PathLike[str], ru
             result = RewriteResult(checked.name, out_name, checked.format, checked.compression, outcome, checked.stop,
                                    counts[0], checked)
             if collected is not None:
-                from ..explain.capture import explain_capture
-
-                result.explained = explain_capture(collected, checked.report, limit=collected.limit)
+                result.explained = collected.finish(checked.report)
         else:
             with open_source(name) as source:
                 reader = pcap.Reader(source.stream, chunk_bytes)
