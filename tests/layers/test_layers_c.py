@@ -9,6 +9,8 @@ left out of ``Result.__eq__``, so the tests compare tuples).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import struct
 
 import pytest
@@ -454,15 +456,14 @@ def _issue21_stacks(draw) -> tuple[int, bytes]:
 _MAC1, _MAC2 = "02:00:00:00:00:01", "02:00:00:00:00:02"
 
 
-def test_c_walks_the_issue_21_stacks():
-    """Differential, all nine fields, on the stacks of _issue21_stacks (checksums by scapy) and on copies with up to
-    three bytes flipped: wherever C answers, its Results are the Python walker's; and the floor: C answers every
-    unflipped stack made only of what it walks (by the Python walker's answer: its layers, path parts, reasons)."""
+def _differential(cases: st.SearchStrategy[tuple[int, bytes]], walkable: Callable[[list[tuple] | str, bytes, int], bool],
+                  examples: int) -> dict[str, int]:
+    """Each frame of ``cases`` and a copy with up to three bytes flipped: wherever C answers, its Results are the
+    Python walker's in all nine fields; C answers every unflipped frame ``walkable`` says it walks. The counts."""
     seen = {"walkable": 0, "answered": 0}
 
-    @settings(max_examples=400)  # scapy builds each stack: about 2 ms an example
-    @given(case=_issue21_stacks(), flips=st.lists(st.tuples(st.integers(0, 200), st.sampled_from((1, 0x40, 0xFF))),
-                                                  max_size=3))
+    @settings(max_examples=examples)  # scapy builds each frame: about 2 ms an example
+    @given(case=cases, flips=st.lists(st.tuples(st.integers(0, 240), st.sampled_from((1, 0x40, 0xFF))), max_size=3))
     def check(case, flips):
         link, frame = case
         flipped = bytearray(frame)
@@ -474,12 +475,20 @@ def test_c_walks_the_issue_21_stacks():
             ref = _python(data, link)
             if got is not None:
                 assert [_row(r) for r in got] == ref
-            if data is frame and _c_walks(ref, data, link):
+            if data is frame and walkable(ref, data, link):
                 seen["walkable"] += 1
                 seen["answered"] += got is not None
                 assert got is not None, f"the C walker declined a stack it walks: {ref}"
 
     check()
+    return seen
+
+
+def test_c_walks_the_issue_21_stacks():
+    """Differential, all nine fields, on the stacks of _issue21_stacks (checksums by scapy) and on copies with up to
+    three bytes flipped: wherever C answers, its Results are the Python walker's; and the floor: C answers every
+    unflipped stack made only of what it walks (by the Python walker's answer: its layers, path parts, reasons)."""
+    seen = _differential(_issue21_stacks(), _c_walks, 400)
     assert seen["walkable"] >= 300, seen
 
 
@@ -533,33 +542,13 @@ def test_c_walks_icmp_errors():
     Python walker's (the quoted IPv4 header judged, the quoted transport layer judged when whole, partial-quote when
     not); and C answers every unflipped error made only of what it walks but the start of a UDP datagram sent
     without a checksum (ok with nothing computed: the Python walker's)."""
-    seen = {"walkable": 0, "answered": 0}
     index = {name: k for k, name in enumerate(_FIELDS)}
 
     def walkable(ref: list[tuple] | str, data: bytes, link: int) -> bool:
         return _c_walks(ref, data, link) and not any(
             row[index["ok"]] and row[index["computed"]] is None for row in ref)
 
-    @settings(max_examples=600)  # scapy builds each frame: about 2 ms an example
-    @given(case=_icmp_errors(), flips=st.lists(st.tuples(st.integers(0, 240), st.sampled_from((1, 0x40, 0xFF))),
-                                               max_size=3))
-    def check(case, flips):
-        link, frame = case
-        flipped = bytearray(frame)
-        for at, bit in flips:
-            if at < len(flipped):
-                flipped[at] ^= bit
-        for data in (frame, bytes(flipped)):
-            got = engine.cwalk.verify(data, link)
-            ref = _python(data, link)
-            if got is not None:
-                assert [_row(r) for r in got] == ref
-            if data is frame and walkable(ref, data, link):
-                seen["walkable"] += 1
-                seen["answered"] += got is not None
-                assert got is not None, f"the C walker declined a stack it walks: {ref}"
-
-    check()
+    seen = _differential(_icmp_errors(), walkable, 600)
     assert seen["walkable"] >= 300, seen
 
 
