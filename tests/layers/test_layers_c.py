@@ -9,9 +9,8 @@ left out of ``Result.__eq__``, so the tests compare tuples).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import struct
+from collections.abc import Callable
 
 import pytest
 from captures import epb, idb, python_report, shb
