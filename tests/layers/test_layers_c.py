@@ -307,12 +307,9 @@ def _capture(items: list[tuple[int, bytes]]) -> pcap.Capture:
     return pcap.parse(blocks + b"".join(epb(f, links.index(link)) for link, f in items))
 
 
-@settings(max_examples=150)
-@given(cases=st.lists(_mutated().map(lambda case: case[:2]), min_size=1, max_size=8))
-def test_capture_results_from_c_equal_the_walker(cases):
-    """Differential, all nine fields: the failing and offload Results the capture checker takes from C (csum
-    verify's bad/offload lists, patches), and every Result of the jsonl path (where C judges the packets it walks),
-    equal the Python walker's."""
+def _capture_equals_the_walker(cases: list[tuple[int, bytes]]) -> None:
+    """The capture checker on ``cases`` (C's fast path and its jsonl path) against the Python walker's report: the
+    jsonl Results, the bad and offload lists, the counts and the patches."""
     cap = _capture(cases)
     rows: list = []
     walked = python_report(cap, sink=lambda i, results: rows.append((i, [_row(r) for r in results])))
@@ -323,6 +320,15 @@ def test_capture_results_from_c_equal_the_walker(cases):
     for attr in ("bad", "offload"):
         assert [(i, _row(r)) for i, r in getattr(report, attr)] == [(i, _row(r)) for i, r in getattr(walked, attr)]
     assert report.counts == walked.counts and report.patches == walked.patches
+
+
+@settings(max_examples=150)
+@given(cases=st.lists(_mutated().map(lambda case: case[:2]), min_size=1, max_size=8))
+def test_capture_results_from_c_equal_the_walker(cases):
+    """Differential, all nine fields: the failing and offload Results the capture checker takes from C (csum
+    verify's bad/offload lists, patches), and every Result of the jsonl path (where C judges the packets it walks),
+    equal the Python walker's."""
+    _capture_equals_the_walker(cases)
 
 
 def _scapy_fixed(frame: bytes) -> bytes:
@@ -556,13 +562,4 @@ def test_c_walks_icmp_errors():
 def test_capture_icmp_errors_from_c_equal_the_walker(cases):
     """The capture checker on ICMP errors (C's fast path: counts, n/a partial quotes, bad and offload lists,
     patches, the jsonl path's Results) equals the Python walker's report."""
-    cap = _capture(cases)
-    rows: list = []
-    walked = python_report(cap, sink=lambda i, results: rows.append((i, [_row(r) for r in results])))
-    report = check(cap)
-    jsonl: list = []
-    check(cap, sink=lambda i, results: jsonl.append((i, [_row(r) for r in results])))
-    assert jsonl == rows
-    for attr in ("bad", "offload"):
-        assert [(i, _row(r)) for i, r in getattr(report, attr)] == [(i, _row(r)) for i, r in getattr(walked, attr)]
-    assert report.counts == walked.counts and report.patches == walked.patches
+    _capture_equals_the_walker(cases)
