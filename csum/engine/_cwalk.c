@@ -53,6 +53,7 @@
 
 #include "_arith.h"
 #include "_cwalk_table.h"
+#include "_encap.h"
 #include "_ipheaders.h"
 #include "_rows.h"
 
@@ -65,7 +66,7 @@
 #define FRAGMENT 2
 #define SLOTS 6
 /* ip_layer's `ethertype` for a bare IP layer: the version nibble says which. */
-#define ANY_IP 0x10000
+#define ANY_IP ENCAP_ANY_IP
 
 /* The outer IP header of a packet, as far as fragment reassembly needs it (filled by ip_layer at depth 0). */
 #define KEY CT_REASSEMBLY_KEY_BYTES
@@ -264,45 +265,27 @@ static int eth_layer(walk_t *w, Py_ssize_t at, Py_ssize_t stop, int depth, uint6
  * control word and an Ethernet frame (RFC 4448). */
 static int mpls_layer(walk_t *w, Py_ssize_t at, Py_ssize_t stop, int depth, uint64_t path)
 {
-    const uint8_t *b = w->b;
+    encap_t e;
     PUSH(path, T_MPLS);
-    for (int bottom = 0; !bottom; at += CT_MPLS_LABEL) {
-        if (at + CT_MPLS_LABEL > stop)
-            return 0;
-        bottom = b[at + CT_MPLS_BOTTOM_AT] & 1;
-    }
-    if (at >= stop)
+    if (!encap_mpls(w->b, at, stop, &e))
         return 0;
-    unsigned nibble = b[at] >> 4;
-    if (nibble == 4 || nibble == 6)
-        return ip_layer(w, at, stop, depth, nibble == 4 ? CT_ETH_IPV4 : CT_ETH_IPV6, path);
-    return nibble == 0 ? eth_layer(w, at + CT_MPLS_CONTROL_WORD, stop, depth, path, T_ETH) : 0;
+    if (e.next != CT_ETH_TEB)
+        return ip_layer(w, e.inner, stop, depth, e.next, path);
+    return eth_layer(w, e.inner, stop, depth, path, T_ETH);
 }
 
 /* A PPPoE session (RFC 2516; csum/layers/walk.py h_pppoe): its Length bounds the PPP frame (one that runs past the
  * frame is the Python walker's: malformed); a 1- or 2-byte PPP protocol (RFC 1661 6.5), then IPv4, IPv6 or MPLS. */
 static int pppoe_layer(walk_t *w, Py_ssize_t at, Py_ssize_t stop, int depth, uint64_t path)
 {
-    const uint8_t *b = w->b;
-    if (at + CT_PPPOE_HDR_SIZE > stop)
-        return 0;
-    Py_ssize_t end = at + CT_PPPOE_HDR_SIZE + be16(b + at + CT_PPPOE_HDR_LENGTH), pos = at + CT_PPPOE_HDR_SIZE;
-    if (end > stop || pos >= end)
+    encap_t e;
+    if (!encap_pppoe(w->b, at, stop, &e))
         return 0;
     PUSH(path, T_PPPOE);
     PUSH(path, T_PPP);
-    unsigned proto = b[pos];
-    if (proto & 1) {
-        pos += 1;
-    } else {
-        if (pos + 2 > end)
-            return 0;
-        proto = be16(b + pos);
-        pos += 2;
-    }
-    if (proto == CT_PPP_IPV4 || proto == CT_PPP_IPV6)
-        return ip_layer(w, pos, end, depth, proto == CT_PPP_IPV4 ? CT_ETH_IPV4 : CT_ETH_IPV6, path);
-    return CT_IS_PPP_MPLS(proto) ? mpls_layer(w, pos, end, depth, path) : 0;
+    if (e.next != CT_ETH_MPLS)
+        return ip_layer(w, e.inner, e.end, depth, e.next, path);
+    return mpls_layer(w, e.inner, e.end, depth, path);
 }
 
 /* GRE (csum/layers/walk.py gre: RFC 2784, RFC 2890 key and sequence number): its optional checksum over the
@@ -310,87 +293,41 @@ static int pppoe_layer(walk_t *w, Py_ssize_t at, Py_ssize_t stop, int depth, uin
  * types I, II and III) inside. Routing present, version 1 (PPTP) and other payloads: the Python walker. */
 static int gre(walk_t *w, Py_ssize_t at, Py_ssize_t stop, int depth, uint64_t path)
 {
-    const uint8_t *b = w->b;
-    if (at + CT_GRE_HLEN > stop || depth + 1 > MAX_DEPTH)
-        return 0;
-    unsigned flags = b[at], proto = be16(b + at + 2);
-    if ((flags & CT_GRE_ROUTING) || (b[at + 1] & CT_GRE_VERSION))
-        return 0;
-    Py_ssize_t size = CT_GRE_HLEN + CT_GRE_WORD * (!!(flags & CT_GRE_CSUM) + !!(flags & CT_GRE_KEY) +
-                                                   !!(flags & CT_GRE_SEQ));
-    if (at + size > stop)
+    encap_t e;
+    if (depth + 1 > MAX_DEPTH || !encap_gre(w->b, at, stop, &e))
         return 0;
     PUSH(path, T_GRE);
-    if ((flags & CT_GRE_CSUM) && !judge(w, C_GRE, depth, at, at + CT_GRE_FIELD, stop, 0, 0, 0, NOT_UDP, path))
+    if (e.csum && !judge(w, C_GRE, depth, at, at + CT_GRE_FIELD, stop, 0, 0, 0, NOT_UDP, path))
         return 0;
-    Py_ssize_t inner = at + size;
-    if (proto == CT_ETH_IPV4 || proto == CT_ETH_IPV6)
-        return ip_layer(w, inner, stop, depth + 1, proto, path);
-    if (proto == CT_ETH_TEB || (proto == CT_ETH_ERSPAN2 && !(flags & CT_GRE_SEQ)))  /* bridged; ERSPAN type I */
-        return eth_layer(w, inner, stop, depth + 1, path, T_ETH);
-    if (proto == CT_ETH_ERSPAN2) {  /* ERSPAN type II */
+    if (e.next != CT_ETH_TEB)
+        return ip_layer(w, e.inner, stop, depth + 1, e.next, path);
+    if (e.erspan)
         PUSH(path, T_ERSPAN);
-        return eth_layer(w, inner + CT_ERSPAN2_HLEN, stop, depth + 1, path, T_ETH);
-    }
-    if (proto == CT_ETH_ERSPAN3 && inner + CT_ERSPAN3_HLEN <= stop) {  /* type III, maybe a platform sub-header */
-        PUSH(path, T_ERSPAN);
-        return eth_layer(w, inner + CT_ERSPAN3_HLEN + ((b[inner + CT_ERSPAN3_O_AT] & 1) ? CT_ERSPAN3_PLATFORM : 0),
-                         stop, depth + 1, path, T_ETH);
-    }
-    return 0;
+    return eth_layer(w, e.inner, stop, depth + 1, path, T_ETH);
 }
 
 /* Geneve (RFC 8926; csum/layers/walk.py h_geneve): 8 bytes and the options, then Ethernet, IPv4 or IPv6 by its
  * protocol type. */
 static int geneve(walk_t *w, Py_ssize_t at, Py_ssize_t stop, int depth, uint64_t path)
 {
-    const uint8_t *b = w->b;
-    if (at + CT_GENEVE_HLEN > stop)
-        return 0;
-    Py_ssize_t size = CT_GENEVE_HLEN + (b[at] & CT_GENEVE_OPT_LEN) * CT_GENEVE_UNIT;
-    unsigned proto = be16(b + at + CT_GENEVE_PROTOCOL);
-    if (at + size > stop)
+    encap_t e;
+    if (!encap_geneve(w->b, at, stop, &e))
         return 0;
     PUSH(path, T_GENEVE);
-    if (proto == CT_ETH_TEB)
-        return eth_layer(w, at + size, stop, depth, path, T_ETH);
-    return ip_layer(w, at + size, stop, depth, proto, path);
+    if (e.next == CT_ETH_TEB)
+        return eth_layer(w, e.inner, stop, depth, path, T_ETH);
+    return ip_layer(w, e.inner, stop, depth, e.next, path);
 }
 
 /* A GTP T-PDU (csum/layers/tunnels.py gtp): GTPv1-U (3GPP TS 29.281 5; `v1`: the GTP-U port) or GTPv0 (GSM 09.60 6),
  * its Length bounding the IPv4 or IPv6 packet inside. Other messages and versions: the Python walker. */
 static int gtp(walk_t *w, Py_ssize_t at, Py_ssize_t stop, int depth, uint64_t path, int v1)
 {
-    const uint8_t *b = w->b;
-    if (at + 1 > stop)
+    encap_t e;
+    if (!encap_gtp(w->b, at, stop, v1, &e))
         return 0;
-    unsigned flags = b[at], version = flags >> CT_GTP_VERSION_SHIFT;
-    Py_ssize_t size;
-    if (version == 0)
-        size = CT_GTP_HDR_V0_SIZE;
-    else if (version == 1 && v1 && (flags & CT_GTP_PT))
-        size = CT_GTP_HDR_SIZE;
-    else
-        return 0;
-    if (at + size > stop || b[at + CT_GTP_HDR_TYPE] != CT_GTP_TPDU)
-        return 0;
-    Py_ssize_t end = at + size + be16(b + at + CT_GTP_HDR_LENGTH), pos = at + size;
-    if (end > stop)
-        return 0;
-    if (version == 1 && (flags & CT_GTP_OPTIONAL_FLAGS)) {
-        pos += CT_GTP_HDR_OPTIONAL;
-        if (pos > end)
-            return 0;
-        for (unsigned next = (flags & CT_GTP_E) ? b[pos - 1] : 0; next;) {  /* extension headers */
-            Py_ssize_t units = pos + 1 <= end ? b[pos] * CT_GTP_HDR_EXT_UNIT : 0;
-            if (!units || pos + units > end)
-                return 0;
-            next = b[pos + units - 1];
-            pos += units;
-        }
-    }
     PUSH(path, T_GTP);
-    return ip_layer(w, pos, end, depth, ANY_IP, path);
+    return ip_layer(w, e.inner, e.end, depth, ANY_IP, path);
 }
 
 /* What a UDP datagram at `at` to `stop` carries, by its destination port (csum/layers/walk.py udp_payload):
