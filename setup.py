@@ -39,9 +39,10 @@ setup(ext_modules=[Extension("csum.engine._speedups", sources=["csum/engine/_spe
                              extra_compile_args=_CFLAGS, extra_link_args=_LDFLAGS),
                    Extension("csum.engine._cwalk", sources=["csum/engine/_cwalk.c", "csum/engine/_rowtext.c", *_ARITH],
                              depends=["csum/engine/_arith.h", "csum/engine/_cwalk_table.h", "csum/engine/_ipheaders.h",
-                                      "csum/engine/_rows.h"],
+                                      "csum/engine/_encap.h", "csum/engine/_rows.h"],
                              optional=True, extra_compile_args=_CFLAGS, extra_link_args=_LDFLAGS),
                    Extension("csum.engine._rewrite", sources=["csum/engine/_rewrite.c", *_ARITH],
-                             depends=["csum/engine/_arith.h", "csum/engine/_cwalk_table.h", "csum/engine/_ipheaders.h"],
+                             depends=["csum/engine/_arith.h", "csum/engine/_cwalk_table.h", "csum/engine/_ipheaders.h",
+                                      "csum/engine/_encap.h"],
                              optional=True,
                              extra_compile_args=_CFLAGS, extra_link_args=_LDFLAGS)])

@@ -814,8 +814,9 @@ static int walk_ip(Ctx *c, Walk *w, int at, int end, int depth, unsigned etherty
     if (w->n >= MAX_LAYERS || at >= end)
         return -1;
     unsigned version = c->b[at] >> 4;
-    if ((ethertype == CT_ETH_IPV4 && version != 4) || (ethertype == CT_ETH_IPV6 && version != 6))
-        return -1;
+    if ((ethertype == CT_ETH_IPV4 && version != 4) || (ethertype == CT_ETH_IPV6 && version != 6) ||
+        (ethertype != CT_ETH_IPV4 && ethertype != CT_ETH_IPV6 && ethertype != ENCAP_ANY_IP))
+        return -1; /* (Geneve's protocol type may name anything) */
     Layer *L = &w->layers[w->n++];
     L->nencl = 0;
     if (from != NULL) {

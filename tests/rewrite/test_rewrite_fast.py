@@ -162,6 +162,9 @@ def tunnels(k: int, pay: bytes, inner_eth) -> list[tuple[str, object]]:
          IPv6(src=b6, dst=a6) / udp),
         ("geneve-opt", _eth() / IP(src=a, dst=b) / UDP(sport=49152, dport=6081, chksum=0) /
          GENEVE(proto=0x0800, optionlen=2) / bytes(8) / IP(src=b, dst=a) / error),
+        # a protocol type naming no IP (found by fuzz/fuzz_rewrite.py: regressions/rewrite/geneve-protocol-not-ip)
+        ("geneve-0804", _eth() / IPv6(src=a6, dst=b6) / UDP(sport=49152, dport=6081) / GENEVE(proto=0x0804) /
+         IP(src=b, dst=a) / error),
         ("gtp", _eth() / IP(src=a, dst=b) / UDP(sport=2152, dport=2152) / GTP_U_Header(teid=5) / IP(src=b, dst=a)
          / tcp),
         ("gtp-ext", _eth() / IPv6(src=a6, dst=b6) / UDP(sport=2152, dport=2152) / gtp_ext / IP(src=b, dst=a) / udp),
