@@ -1,9 +1,10 @@
 /*
  * csum.engine._rewrite: a capture's packets rewritten by a set of rules, every checksum updated incrementally.
  *
- * The reference is csum/rewrite/apply.py (the Python editor over the Python walker); this file takes the common
- * stacks only (csum/rewrite/fast.py says which) and hands every other packet, untouched, to that reference (the
- * caller's fallback). For the packets it takes it makes the same helper arithmetic in the same order, so the bytes
+ * The reference is csum/rewrite/apply.py (the Python editor over the Python walker); this file takes the stacks the
+ * C walker walks (csum/rewrite/fast.py says which), their encapsulation headers read by _encap.h as _cwalk.c reads
+ * them, each IP layer edited under the list of enclosing checksums that cover it (a tunnel's UDP and GRE ones, an
+ * ICMP error's), and hands every other packet, untouched, to that reference (the caller's fallback). For the packets it takes it makes the same helper arithmetic in the same order, so the bytes
  * are the same: bpf_csum_diff (Linux >= 6.13, generic csum_partial), bpf_l3_csum_replace and bpf_l4_csum_replace of
  * net/core/filter.c on a CHECKSUM_NONE skb (net/core/utils.c inet_proto_csum_replace*, include/net/checksum.h
  * csum_replace2/4, csum_replace_by_diff, csum_fold), each change of a tunnelled packet carried into the tunnel's

@@ -95,7 +95,7 @@ def templates() -> tuple[tuple[str, bytes], ...]:
              UDPerror(sport=80, dport=53) / pay[:8]),
             ("icmp6-error", _eth() / IPv6(src=a6, dst=b6) / ICMPv6DestUnreach() / IPv6(src=b6, dst=a6) / UDP() / pay),
             # ICMP errors: whole quotes, quotes of a datagram's start only (RFC 792's 8 bytes: TCP's checksum is
-            # not there, UDP's is), a quoted echo; an RFC 4884 extension and a quote in a tunnel go to Python
+            # not there, UDP's is), a quoted echo, an error in a tunnel; an RFC 4884 extension goes to Python
             ("icmp-error-tcp", _eth() / IP(src=b, dst=a) / ICMP(type=11) / IP(src=a, dst=b, ttl=1) /
              TCP(sport=80, dport=1234) / pay),
             ("icmp-error-short", _eth() / IP(src=b, dst=a) / ICMP(type=3, code=4) /
