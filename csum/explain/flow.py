@@ -105,6 +105,7 @@ class Context:
                                 layer.frag_id)] = layer.frag_offset + layer.end - layer.frag_data
         view = memoryview(buf)
         judged = _judged(buf, link, stack)
+        right = None if judged is None else {r.field for r in judged if r.status is Status.OK}
         for k, f in enumerate(stack.fields):
             if f.na is not None or f.at is None:
                 continue
@@ -115,7 +116,8 @@ class Context:
             if r.status is Status.BAD and r.stored is not None and r.computed is not None:
                 key = flow_key(buf, ip, f)
                 self.residuals.setdefault(key, Counter())[residual(r.stored, r.computed)] += 1
-                hits = fitting(buf, stack, f, r, ip)
+                hits = fitting(buf, stack, f, r, ip, None if right is None or f.pseudo is None
+                               else ip.ip_csum is None or ip.ip_csum in right)
                 self.walked.setdefault(buf, (stack, {}))[1][f.at] = hits
                 causes = {g.cause for g in hits}
                 if causes:
