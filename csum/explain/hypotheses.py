@@ -71,7 +71,7 @@ def header_ok(buf: bytes, stack: Stack, ip: IPLayer) -> bool:
 
 def _paired(buf: bytes, f: Field, context: Context | None) -> bool:
     """Whether the context holds a right packet with this field's segment (a candidate packet before a NAT)."""
-    key = None if context is None else segment_key(buf, f)
+    key = None if context is None or not context.segments else segment_key(buf, f)
     return context is not None and key is not None and key in context.segments
 
 
