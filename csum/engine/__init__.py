@@ -35,7 +35,9 @@ rest; under another engine they all take the Python function.
 
 The same switch decides the C walker ``csum.engine._cwalk`` (csum/engine/_cwalk.c): :data:`cwalk` is the
 extension when it is built and :data:`ENGINE` is ``c``, else None, and every user of the C walker reads
-``csum.engine.cwalk`` when it runs (so a test that sets it to None checks the Python walker alone).
+``csum.engine.cwalk`` when it runs (so a test that sets it to None checks the Python walker alone); so do the
+rewriter ``csum.engine._rewrite`` (:data:`crewrite`) and the explainer's hypotheses ``csum.engine._explain``
+(:data:`cexplain`, csum/explain/quick.py).
 """
 
 from __future__ import annotations
@@ -52,8 +54,8 @@ from ..errors import Code, CsumEngineError, CsumValueError
 from . import native
 from .native import NUMPY_MIN_BYTES, WIDTHS
 
-__all__ = ["CEXPLAIN", "CREWRITE", "CWALK", "ENGINE", "ENGINES", "Engine", "NUMPY_MIN_BYTES", "SHAPES", "ByteOrder", "cexplain", "crewrite",
-           "cwalk", "fast_path", "ones_sum", "ones_sum_many", "use"]
+__all__ = ["CEXPLAIN", "CREWRITE", "CWALK", "ENGINE", "ENGINES", "Engine", "NUMPY_MIN_BYTES", "SHAPES", "ByteOrder",
+           "cexplain", "crewrite", "cwalk", "fast_path", "ones_sum", "ones_sum_many", "use"]
 
 ByteOrder = Literal["little", "big"]
 

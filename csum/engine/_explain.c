@@ -69,7 +69,8 @@ static inline unsigned place(uint64_t i, unsigned bytes)
 static int arithmetic(hits_t *h, int udp, uint64_t total, uint64_t plain32)
 {
     uint64_t right = stored_as(udp, complement(total)), folded = csum_reduce(total, 16);
-    if (hit(h, H_NOT_COMPLEMENTED, folded, folded, right, 0) < 0 || hit(h, H_BYTE_ORDER, swap_bytes(right), right, 0, 0) < 0)
+    if (hit(h, H_NOT_COMPLEMENTED, folded, folded, right, 0) < 0
+        || hit(h, H_BYTE_ORDER, swap_bytes(right), right, 0, 0) < 0)
         return -1;
     uint64_t once = csum_fold_once(total, 16);
     if (once > M16 && hit(h, H_SINGLE_FOLD16, stored_as(udp, ~once & M16), total, once, 0) < 0)
@@ -80,7 +81,8 @@ static int arithmetic(hits_t *h, int udp, uint64_t total, uint64_t plain32)
     if (total > M16 && hit(h, H_CARRY_LOST16, stored_as(udp, ~total & M16), total >> 16, 0, 0) < 0)
         return -1;
     uint64_t lost = plain32 >> 32;
-    if (lost && hit(h, H_CARRY_LOST32, stored_as(udp, complement(csum_fold_once(plain32 & M32, 16))), lost, 0, 0) < 0)
+    if (lost
+        && hit(h, H_CARRY_LOST32, stored_as(udp, complement(csum_fold_once(plain32 & M32, 16))), lost, 0, 0) < 0)
         return -1;
     return 0;
 }
@@ -130,6 +132,23 @@ static int header(hits_t *h, const uint8_t *b, Py_ssize_t l3, Py_ssize_t l3_end,
                 return -1;
         }
     }
+    return 0;
+}
+
+/* sums.py padding: the frame's npad bytes after the datagram (pad) summed with the segment (odd: its length is odd),
+ * counted in the pseudo-header's length or not (the second only where a padding byte is not zero). */
+static int padding(hits_t *h, int udp, const uint8_t *pad, uint64_t npad, uint64_t odd, uint64_t pseudo16,
+                   uint64_t data16, uint64_t length)
+{
+    uint64_t padded = data16 + csum_plain_words(pad, npad, 2, (unsigned)odd);
+    uint64_t counted = pseudo16 - csum_pseudo_length(length) + csum_pseudo_length(length + npad);
+    if (hit(h, H_PADDING_COUNTED, stored_as(udp, complement(counted + padded)), npad, length, length + npad) < 0)
+        return -1;
+    int any = 0;
+    for (uint64_t i = 0; i < npad && !any; i++)
+        any = pad[i] != 0;
+    if (any && hit(h, H_PADDING, stored_as(udp, complement(pseudo16 + padded)), npad, length, length + npad) < 0)
+        return -1;
     return 0;
 }
 
@@ -190,7 +209,8 @@ static PyObject *alone(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     int pseudo = (flags & F_PSEUDO) != 0, udp = (flags & F_UDP) != 0;
     PyObject *result = Py_None;
     /* what the Python covers and what is in the buffer, else None */
-    int ok = 0 <= start && start <= end && end <= len && start <= at && at + 2 <= end && end - start < ((int64_t)1 << 32)
+    int ok = 0 <= start && start <= end && end <= len && start <= at && at + 2 <= end
+             && end - start < ((int64_t)1 << 32)
              && (!pseudo || ((size == 4 || size == 16) && 0 <= v[A_SRC] && v[A_SRC] + size <= len && 0 <= v[A_DST]
                              && v[A_DST] + size <= len && 0 <= length && length <= (int64_t)M32))
              && (pad < 0 || pad <= len)
@@ -209,28 +229,19 @@ static PyObject *alone(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         uint8_t head[40];
         Py_ssize_t hn = pseudo ? pseudo_bytes(head, b + v[A_SRC], b + v[A_DST], (Py_ssize_t)size, length,
                                               (unsigned)v[A_PROTO]) : 0;
-        uint64_t pseudo16 = csum_plain_words(head, (uint64_t)hn, 2, 0), pseudo32 = csum_plain_words(head, (uint64_t)hn, 4, 0);
+        uint64_t pseudo16 = csum_plain_words(head, (uint64_t)hn, 2, 0);
+        uint64_t pseudo32 = csum_plain_words(head, (uint64_t)hn, 4, 0);
         uint64_t total = pseudo16 + data16;
-        int64_t m_length = pseudo ? length : 0;
         if (arithmetic(&h, udp, total, pseudo32 + data32) < 0)
             goto fail_list;
         uint8_t last = (n - 1 == rel || n - 1 == rel + 1) ? 0 : d[n - 1];
-        if ((n & 1) && last && hit(&h, H_ODD_BYTE, stored_as(udp, complement(pseudo16 + data16 - ((uint64_t)last << 8))),
-                                   last, n, 0) < 0)
+        if ((n & 1) && last
+            && hit(&h, H_ODD_BYTE, stored_as(udp, complement(total - ((uint64_t)last << 8))), last, n, 0) < 0)
             goto fail_list;
         if (flags & F_MORE) {
-            if (pad >= 0 && pseudo && pad < len) {
-                uint64_t npad = (uint64_t)(len - pad), padded = data16 + csum_plain_words(b + pad, npad, 2, (unsigned)(n & 1));
-                uint64_t head_len = pseudo16 - csum_pseudo_length((uint64_t)length);
-                if (hit(&h, H_PADDING_COUNTED, stored_as(udp, complement(head_len + csum_pseudo_length((uint64_t)length + npad)
-                                                                       + padded)), npad, (uint64_t)length, (uint64_t)length + npad) < 0)
-                    goto fail_list;
-                int any = 0;
-                for (uint64_t i = 0; i < npad && !any; i++)
-                    any = b[pad + (int64_t)i] != 0;
-                if (any && hit(&h, H_PADDING, stored_as(udp, complement(pseudo16 + padded)), npad, (uint64_t)length, (uint64_t)length + npad) < 0)
-                    goto fail_list;
-            }
+            if (pad >= 0 && pseudo && pad < len
+                && padding(&h, udp, b + pad, (uint64_t)(len - pad), n & 1, pseudo16, data16, (uint64_t)length) < 0)
+                goto fail_list;
             if (pseudo) {
                 int64_t named[7];
                 int k = 0;
@@ -247,8 +258,9 @@ static PyObject *alone(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
                 if ((flags & F_TCP) && n >= 13)
                     hdr = (int64_t)((rel <= 12 && 12 <= rel + 1) ? 0 : d[12] >> 4) * 4;
                 named[k++] = hdr;
-                named[k++] = m_length - hdr;
-                if (lengths(&h, udp, pseudo16 - csum_pseudo_length((uint64_t)length), data16, length, named, k, hdr) < 0)
+                named[k++] = length - hdr;
+                if (lengths(&h, udp, pseudo16 - csum_pseudo_length((uint64_t)length), data16, length, named, k,
+                            hdr) < 0)
                     goto fail_list;
             }
             if ((flags & F_IPV4) && header(&h, b, (Py_ssize_t)l3, (Py_ssize_t)l3_end, (Py_ssize_t)at) < 0)
