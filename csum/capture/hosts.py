@@ -105,8 +105,12 @@ def interesting(results: Sequence[Result]) -> bool:
 def flow_of(r: Result, rows: Sequence[Sender]) -> Flow | None:
     """The :class:`Flow` of field ``r`` of a packet whose IP headers are ``rows`` (None: in no IP header)."""
     sender = _sender_of(r, rows)
-    if sender is None:
-        return None
+    return None if sender is None else _flow(sender)
+
+
+@functools.lru_cache(maxsize=4096)
+def _flow(sender: Sender) -> Flow:
+    """The :class:`Flow` of an IP header (made once per header: every wrong field of a flow has one)."""
     return Flow(address(sender.src), address(sender.dst), protocol_name(sender.proto), sender.sport, sender.dport)
 
 
