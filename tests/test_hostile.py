@@ -550,6 +550,7 @@ def _verify_frame(frame: Any) -> Any:
 
 
 _SCAN = csum.scan.scan(_CAPTURE)
+_SCAN_OPTIONS = csum.scan.ScanOptions()
 _JOBS = Int(1, 4 * len(os.sched_getaffinity(0)))
 _CHUNK = (4096, Int(1, 1 << 30))
 _OPTIONAL_CALLABLE = (None, Optional_(Callable_))
@@ -565,7 +566,15 @@ SPECS.update({
                             chunk_bytes=_CHUNK, sink=(None, Optional_(Exact())), keep_patches=(False, Bool),
                             progress=_OPTIONAL_CALLABLE, each=_OPTIONAL_CALLABLE, keep=(None, Optional_(Int(0, 2**63 - 1))),
                             transform=_OPTIONAL_CALLABLE, fix_embedded=(False, Bool), hosts=(False, Bool),
-                            table=_OPTIONAL_CALLABLE),
+                            table=_OPTIONAL_CALLABLE, collect=_OPTIONAL_CALLABLE,
+                            options=(None, Optional_(Exact(_SCAN_OPTIONS)))),
+    # the options object checks each field as scan's keyword of the same name is checked
+    "csum.scan.ScanOptions": _spec(csum.scan.ScanOptions, "", jobs=(1, _JOBS), chunk_bytes=_CHUNK,
+                                   sink=(None, Optional_(Exact())), keep_patches=(False, Bool),
+                                   progress=_OPTIONAL_CALLABLE, each=_OPTIONAL_CALLABLE,
+                                   keep=(None, Optional_(Int(0, 2**63 - 1))), transform=_OPTIONAL_CALLABLE,
+                                   fix_embedded=(False, Bool), hosts=(False, Bool), table=_OPTIONAL_CALLABLE,
+                                   collect=_OPTIONAL_CALLABLE),
     "csum.scan.merged": _spec(csum.scan.merged, "scans", scans=([_SCAN], Seq(Exact(_SCAN))), name=("total", Str)),
     "csum.scan.to_arrow": _spec(_in_dir(csum.scan.to_arrow), "name", name=(_CAPTURE, PathName),
                                 chunk_bytes=(None, Optional_(Int(1, 1 << 30)))),
