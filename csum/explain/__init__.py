@@ -113,7 +113,21 @@ def _explain(buf: bytes, stack: Stack, f: Field, r: Result, link: Link, before: 
     pinned = _pinned(buf, f, ip, context)
     weak = hypotheses.one_bit(res)
     strong = [g for g in hits if g.sure or not weak or g.cause in pinned]
-    causes = list(dict.fromkeys(g.cause for g in strong))
+    causes = _narrowed(buf, stack, f, r, ip, [g.cause for g in strong], pinned, weak, context)
+    if len(causes) == 1:
+        g = next(g for g in strong if g.cause == causes[0])
+        n = pinned.get(g.cause, 0)
+        return Explanation(g.cause, g.detail + (f" (it fits {n} wrong fields of this flow)" if weak and n else ""))
+    if len(causes) > 1:
+        return Explanation(UNEXPLAINED, "several simulated mistakes give these bytes: " + ", ".join(causes))
+    return _unnamed(buf, stack, f, r, ip, link, before, context, [g.cause for g in hits])
+
+
+def _narrowed(buf: bytes, stack: Stack, f: Field, r: Result, ip: IPLayer | None, strong: list[str],
+              pinned: dict[str, int], weak: bool, context: Context | None) -> list[str]:
+    """The causes that fit, told apart by the flow where it can (the one that fits the most wrong fields of it), and a
+    header change by a small amount that fits as well as a few carries lost added."""
+    causes = list(dict.fromkeys(strong))
     if len(causes) > 1:  # the flow may tell them apart: the one that fits the most wrong fields of it
         flow = sorted((pinned[c] for c in causes if c in pinned), reverse=True)
         if flow and (len(flow) == 1 or flow[0] > flow[1]):
@@ -124,12 +138,12 @@ def _explain(buf: bytes, stack: Stack, f: Field, r: Result, link: Link, before: 
         other = _by_flow(buf, stack, f, r, ip, context)
         if other is not None and other.named and other.cause != causes[0]:
             causes.append(other.cause)
-    if len(causes) == 1:
-        g = next(g for g in strong if g.cause == causes[0])
-        n = pinned.get(g.cause, 0)
-        return Explanation(g.cause, g.detail + (f" (it fits {n} wrong fields of this flow)" if weak and n else ""))
-    if len(causes) > 1:
-        return Explanation(UNEXPLAINED, "several simulated mistakes give these bytes: " + ", ".join(causes))
+    return causes
+
+
+def _unnamed(buf: bytes, stack: Stack, f: Field, r: Result, ip: IPLayer | None, link: Link, before: object,
+             context: Context | None, hits: list[str]) -> Explanation:
+    """No cause fits this packet alone: the program's change (given the packet before), the flow's, or why not."""
     if before is not None and link == "ethernet":
         found = _program(before, buf, f)
         if found is not None:
@@ -138,8 +152,9 @@ def _explain(buf: bytes, stack: Stack, f: Field, r: Result, link: Link, before: 
         found = _by_flow(buf, stack, f, r, ip, context)
         if found is not None:
             return found
+    stored, computed = r.stored, r.computed
     if hits:
-        names = ", ".join(dict.fromkeys(g.cause for g in hits))
+        names = ", ".join(dict.fromkeys(hits))
         return Explanation(UNEXPLAINED, f"{names} would store {stored:#06x}, but so does one bit flipped (the checksum "
                            f"is {computed:#06x}): not named from one packet, nor fitting another of its flow")
     return Explanation(UNEXPLAINED, f"no simulated mistake gives {stored:#06x} (the checksum is {computed:#06x})")
