@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 
 from ..errors import BpfMisuse, Code, CsumError
 from .flags import BPF_F_HDR_FIELD_MASK, BPF_F_IPV6, BPF_F_MARK_MANGLED_0, BPF_F_PSEUDO_HDR
-from ..layers.table import ADDR_SIZES
 
 if TYPE_CHECKING:  # the protocol model is imported on the first check that parses a packet (import csum stays light)
     from ..layers import Layout
@@ -64,6 +63,8 @@ def _words(view: memoryview, lay: Layout) -> dict[str, set[int]]:
 
 def _pseudo_words(view: memoryview, lay: Layout) -> set[int]:
     """The 16-bit words of the pseudo-header's addresses and length, as a little-endian CPU loads them."""
+    from ..layers.table import ADDR_SIZES  # here: csum --version imports this module, and no layer
+
     size = ADDR_SIZES[lay.version]
     words = {(lay.l4_len or 0) & 0xFFFF, (lay.l4_len or 0) >> 16}
     words = {int.from_bytes(w.to_bytes(2, "big"), "little") for w in words}
