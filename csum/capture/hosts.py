@@ -33,6 +33,7 @@ from typing import NamedTuple
 
 from ..layers import Result, Stack, Status, protocol_name, table, walk
 from .pcap import NO_TIME
+from ..layers.table import ADDR_SIZES
 
 __all__ = ["BUCKETS", "FIRST_SHIFT", "MAX_FLOWS", "MAX_HOSTS", "Flow", "Hosts", "Sender", "senders", "senders_of"]
 
@@ -81,7 +82,7 @@ def senders(stack: Stack, buf: memoryview | bytes) -> list[Sender]:
            for f in stack.fields if f.entry is table.IPV4_HEADER and f.header + h.size <= len(buf)
            and not any(ip.l3 == f.header for ip in stack.ips)]
     for ip in stack.ips:
-        size = 4 if ip.version == 4 else 16
+        size = ADDR_SIZES[ip.version]
         at = ip.l4_start
         ported = ip.proto in table.PORTED and ip.fragment != "later" and at + 4 <= len(buf)
         out.append(Sender(ip.depth, ip.l3, ip.version, bytes(buf[ip.saddr : ip.saddr + size]),

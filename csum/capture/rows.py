@@ -25,6 +25,7 @@ from ..layers.table import IPHDR
 from ..layers.walk import IPLayer
 from .fastpath import FIX, Batch
 from .report import Report, depth_key, zero_counts
+from ..layers.table import ADDR_SIZES
 
 __all__ = ["NAMES", "REASONS", "ROW", "STATUSES", "Builder", "Rows", "c_rows"]
 
@@ -148,7 +149,7 @@ def c_rows(batch: Batch, times: np.ndarray, todo: np.ndarray) -> tuple[np.ndarra
 def _address(data: memoryview, ip: IPLayer | None) -> tuple[int, bytes, bytes]:
     if ip is None:
         return 0, b"", b""
-    size = 4 if ip.version == 4 else 16
+    size = ADDR_SIZES[ip.version]
     return ip.version, bytes(data[ip.saddr : ip.saddr + size]), bytes(data[ip.daddr : ip.daddr + size])
 
 

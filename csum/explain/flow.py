@@ -22,6 +22,7 @@ from ..layers.check import judge
 from ..layers.walk import Field, IPLayer, Link, Stack
 from .hypotheses import fitting, segment_key
 from .sums import Guess
+from ..layers.table import ADDR_SIZES
 
 __all__ = ["Context", "FlowKey", "Segment", "carrier", "flow_key", "residual"]
 
@@ -59,7 +60,7 @@ def carrier(stack: Stack, f: Field) -> IPLayer | None:
 
 def flow_key(buf: bytes, ip: IPLayer, f: Field) -> FlowKey:
     """The flow of field ``f`` carried by ``ip``."""
-    size = 4 if ip.version == 4 else 16
+    size = ADDR_SIZES[ip.version]
     ported = ip.proto in T.PORTED and ip.fragment in ("none", "first", "atomic") and ip.l4_start + 4 <= len(buf)
     at = ip.l4_start
     return (ip.version, bytes(buf[ip.saddr:ip.saddr + size]), bytes(buf[ip.daddr:ip.daddr + size]), ip.proto,
@@ -102,7 +103,7 @@ class Context:
             return
         for layer in stack.ips:
             if layer.fragment == "later" and not layer.frag_more:
-                size = 4 if layer.version == 4 else 16
+                size = ADDR_SIZES[layer.version]
                 self.datagrams[(layer.version, buf[layer.saddr:layer.saddr + size], buf[layer.daddr:layer.daddr + size],
                                 layer.frag_id)] = layer.frag_offset + layer.end - layer.frag_data
         view = memoryview(buf)

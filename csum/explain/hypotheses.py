@@ -18,6 +18,7 @@ from ..layers.check import judge
 from ..layers.walk import Field, IPLayer
 from . import header, quick, sums
 from .sums import Guess
+from ..layers.table import ADDR_SIZES
 
 if TYPE_CHECKING:
     from .flow import Context
@@ -114,7 +115,7 @@ def _fragment(buf: bytes, f: Field, ip: IPLayer, context: Context | None) -> Ite
     if not 0 <= at <= len(data) - 2:
         return
     data[at:at + 2] = b"\0\0"
-    size = 4 if ip.version == 4 else 16
+    size = ADDR_SIZES[ip.version]
     src = buf[ip.pseudo_saddr:ip.pseudo_saddr + size]
     dst = buf[ip.pseudo_daddr:ip.pseudo_daddr + size] if ip.pseudo_daddr is not None else buf[ip.daddr:ip.daddr + size]
     m = sums.Message.of(src, dst, ip.proto, len(data), bytes(data))

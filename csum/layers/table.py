@@ -484,3 +484,11 @@ NDP_OPT_REDIRECTED, NDP_OPT_REDIRECTED_DATA = 4, 8
 NDP_OPT_UNIT = 8
 #: RFC 4861 4.4: a Neighbor Advertisement's Target Address is the sender's own (the others name a destination).
 NDP_NEIGHBOR_ADVERT = 136
+
+# --- names the other wings read (issue 31: no protocol fact outside this file) ----------------------------------
+
+#: An IP address's bytes by IP version (RFC 791, RFC 8200).
+ADDR_SIZES = {4: IPHDR.addr_size, 6: IPV6HDR.addr_size}
+#: tcpdump.org link type numbers csum reads and writes by name (pcap-linktype(7)).
+LINKTYPE_ETHERNET, LINKTYPE_RAW, LINKTYPE_LINUX_SLL = 1, 101, 113
+LINKTYPE_IPV4, LINKTYPE_IPV6, LINKTYPE_LINUX_SLL2 = 228, 229, 276
