@@ -1,8 +1,8 @@
 """The protocol facts: one table entry per link type, EtherType and IP protocol csum walks, and the header layouts
 the two walkers share.
 
-The Python walker (:mod:`csum.layers.walk`) reads these entries and follows the layer graph (:data:`DISSECTORS`), the checker (:mod:`csum.layers.check`) applies
-the zero rules, and the C walker (csum/engine/_cwalk.c) gets every fact it uses from here:
+The Python walker (:mod:`csum.layers.walk`) reads these entries and follows the layer graph (:data:`DISSECTORS`),
+the checker (:mod:`csum.layers.check`) applies the zero rules, and the C walker (csum/engine/_cwalk.c) gets every fact it uses from here:
 tools/gen_cwalk_table.py writes them into csum/engine/_cwalk_table.h, and tests/layers/test_cwalk_table.py
 fails on any difference. A layer only the Python walker reads (PPPoE, MPLS, radiotap ...) keeps its small header
 layout in its handler.
