@@ -7,11 +7,11 @@ Each handler registers under its table.DISSECTORS layer name (csum/layers/dissec
 
 from __future__ import annotations
 
+from ..errors import Code
 from . import table as T
 from .dissect import LINK_KINDS, Walker, _Bad, handles, link_kind
 from .reasons import R
 from .stack import Field
-from ..errors import Code
 
 
 def link(w: Walker, linktype: int, at: int, depth: int = 0, path: str = "") -> None:

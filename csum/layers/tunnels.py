@@ -8,12 +8,12 @@ field that bounds a payload bounds the walk below it (GTP's, L2TP's); a payload 
 
 from __future__ import annotations
 
+from ..errors import Code
 from . import table as T
 from .dissect import Walker, _Bad, carries, handles
 from .link import ethertype, h_eth, h_ppp, is_wlan_data, wlan
 from .reasons import R
 from .stack import Field, IPLayer
-from ..errors import Code
 
 
 def _u32(w: Walker, at: int) -> int:
