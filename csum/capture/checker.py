@@ -154,17 +154,14 @@ class Checker:
         report = self.report
         report.cut = (np.flatnonzero(cap.caplens < cap.origlens) + cap.first_index).tolist()
         batch = Batch.of(cap, carried)
-        walk_all = np.ones(len(batch), dtype=bool)
         c_tried = self.sink is None and engine.cwalk is not None  # the chunk goes to C at once, then the rest to Python
-        if self.table is not None:
-            if c_tried:
-                walk_all[self._c_rows(batch, batch.times)] = False
-        elif c_tried:
-            done, judged, closed, peak = fastpath.c_fast(batch, batch.caplens == batch.origlens, report)
-            self.c_closed, self.c_peak = closed, peak
-            report.fast = int(np.count_nonzero(done))
-            walk_all[done | judged] = False
-        self._walk([batch.packet(i) for i in np.flatnonzero(walk_all).tolist()], c_tried, progress)
+        if not c_tried:
+            walk: np.ndarray = np.arange(len(batch))
+        elif self.table is not None:
+            walk = np.flatnonzero(~self._c_rows(batch, batch.times))
+        else:
+            walk, self.c_closed, self.c_peak = fastpath.c_fast(batch, batch.caplens == batch.origlens, report)
+        self._walk([batch.packet(i) for i in walk.tolist()], c_tried, progress)
 
     def _walk(self, packets: list[Packet], c_tried: bool, progress: Callable[[int, int], None] | None) -> None:
         """Each of ``packets`` through :meth:`packet`."""

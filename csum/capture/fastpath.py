@@ -86,27 +86,26 @@ class Batch:
                       memoryview(self.data)[start : start + int(self.caplens[i])], int(self.times[i]))
 
 
-def c_fast(cap: Batch, todo: np.ndarray, report: Report) -> tuple[np.ndarray, np.ndarray, bytes, int]:
-    """(packets among ``todo`` whose every checksum the C walker found passing, the other packets it judged, the keys
-    of the datagrams it reassembled, their peak: see csum/engine/_cwalk.c datagrams()), all counted in ``report``: the
-    second are packets (not fragments) with a failing field, every field's :class:`Result` from C."""
+def c_fast(cap: Batch, todo: np.ndarray, report: Report) -> tuple[np.ndarray, bytes, int]:
+    """(the packets the C walker left to the Python walker: not among ``todo`` or not walked here, the keys of the
+    datagrams it reassembled, their peak: see csum/engine/_cwalk.c datagrams()), the rest counted in ``report``:
+    ``report.fast`` the packets whose every checksum passes, the fields of those with a failing one (not fragments)
+    tallied from their :class:`Result` from C."""
     import numpy as np
 
     cwalk = engine.cwalk
     if cwalk is None:
         raise RuntimeError("c_fast: csum.engine._cwalk is not built")
     out = np.zeros((len(cap), cwalk.SLOTS), dtype=np.int16)
-    reported, closed, peak = cwalk.fast_check(cap.data, cap.offsets, cap.caplens, cap.linktypes, out,
-                                              todo.astype(np.int8), cap.indices, reassembly.MAX_DATAGRAMS,
-                                              reassembly.WINDOW)
-    done = todo & (out[:, 0] > 0)
-    codes = out[done].ravel()
-    for code, n in enumerate(np.bincount(codes[codes > 0]).tolist()):
-        if n:  # code: layer code + DEPTH * depth, NA or NONE set for an n/a or none field
-            name, depth = cwalk.LAYERS[code % cwalk.DEPTH], (code % cwalk.NA) // cwalk.DEPTH
-            key = name if not depth else f"{name}@{depth}"
-            status = "n/a" if code & cwalk.NA else "none" if code & cwalk.NONE else "ok"
-            report.counts.setdefault(key, zero_counts())[status] += n
+    todo8 = todo.view(np.int8) if todo.dtype == np.bool_ else todo.astype(np.int8)
+    reported, closed, peak = cwalk.fast_check(cap.data, cap.offsets, cap.caplens, cap.linktypes, out, todo8,
+                                              cap.indices, reassembly.MAX_DATAGRAMS, reassembly.WINDOW)
+    counts, report.fast, walk = cwalk.tally(out, todo8)
+    for code, n in counts:  # code: layer code + DEPTH * depth, NA or NONE set for an n/a or none field
+        name, depth = cwalk.LAYERS[code % cwalk.DEPTH], (code % cwalk.NA) // cwalk.DEPTH
+        key = name if not depth else f"{name}@{depth}"
+        status = "n/a" if code & cwalk.NA else "none" if code & cwalk.NONE else "ok"
+        report.counts.setdefault(key, zero_counts())[status] += n
     for i, results in reported:
         if report.hosts is not None and interesting(results):
             p = cap.packet(i)
@@ -114,7 +113,7 @@ def c_fast(cap: Batch, todo: np.ndarray, report: Report) -> tuple[np.ndarray, np
         else:
             report.tally(int(cap.indices[i]), results)
         report.patches += patches(results, int(cap.bases[i]), functools.partial(cap.packet, i))
-    return done, todo & (out[:, 0] == -2), closed, peak
+    return np.frombuffer(walk, dtype=np.int64), closed, peak
 
 
 #: The statuses a fix corrects.

@@ -705,7 +705,8 @@ def parse(data: bytes, progress: Progress | None = None) -> Capture:
     ``bad-block``) naming the offset of the first problem. ``progress`` is
     called once, at the end.
     """
-    data = as_view(data, "data").tobytes()
+    if type(data) is not bytes:  # bytes are immutable: indexed as they are (a whole capture is not copied)
+        data = as_view(data, "data").tobytes()
     if progress is not None:
         check_callable(progress, "progress")
     walker, _head, start = _walker(data[:4], lambda n: data[4 : 4 + n])

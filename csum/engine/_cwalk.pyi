@@ -30,6 +30,10 @@ def fast_check(data: Buffer, offsets: Buffer, caplens: Buffer, linktypes: Buffer
     """A chunk of a capture judged at once (csum/capture/fastpath.py c_fast); with rows and count, every field of
     every packet judged as a row (csum/capture/rows.py c_rows)."""
 
+def tally(out: Buffer, todo: Buffer, /) -> tuple[list[tuple[int, int]], int, bytes]:
+    """fast_check's verdicts: (code, packets) of the passing packets' codes, how many passed, the int64 numbers (as
+    bytes) of the packets left to the Python walker."""
+
 def finish_rows(slots: Buffer, count: Buffer, indices: Buffer, times: Buffer, layers: Buffer, reasons: Buffer,
                 statuses: Buffer, /) -> int:
     """fast_check's rows moved to the front, frame, time, layer, reason and status set; how many."""
