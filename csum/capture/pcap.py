@@ -265,6 +265,11 @@ class _PcapWalker:
     def _times(self, data: bytes | bytearray | memoryview, offs: Column) -> Column:
         """Each record's timestamp in nanoseconds: seconds and the microsecond (or nanosecond) fraction of its
         header, which starts ``header`` bytes before ``offs``."""
+        cwalk = engine.cwalk
+        if cwalk is not None and isinstance(offs, array):  # the same in C (csum/engine/_cwalk.c pcap_times)
+            stamps = array("q")
+            stamps.frombytes(cwalk.pcap_times(data, offs, self._header, self._endian == ">", self._nanos))
+            return stamps
         import numpy as np
 
         offs = np.asarray(offs, dtype=np.int64)

@@ -38,7 +38,7 @@
  * the datagrams it reassembles included, and finish_rows() compacts them and sets their frame, time and names;
  * format_rows() (_rowtext.c) writes rows as JSON Lines or CSV.
  *
- * pcap_records() is csum/capture/pcap.py's pcap record walk (record headers only, no protocol facts).
+ * pcap_records() and pcap_times() are csum/capture/pcap.py's pcap record walk (record headers only, no protocol facts).
  *
  * Every sum and fold (a field's covered bytes, the pseudo-header, a reassembled header's checksum) is _arith.h's
  * (csum/engine/_arith.c/.h, linked into this extension): this file folds and sums nothing itself
@@ -1596,6 +1596,38 @@ done:
     return result;
 }
 
+/* pcap_times(data, offsets, header, big_endian, nanos) -> times: each record's timestamp in nanoseconds since the
+ * epoch (int64 as bytes), read from its header, which starts `header` bytes before its offset (int64 column, from
+ * pcap_records): seconds, then the microsecond fraction (`nanos`: nanosecond). */
+static PyObject *pcap_times(PyObject *self, PyObject *args)
+{
+    Py_buffer v, o;
+    Py_ssize_t header;
+    int big, nanos;
+    if (!PyArg_ParseTuple(args, "y*y*npp", &v, &o, &header, &big, &nanos))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t n = o.len / 8;
+    const int64_t *offs = o.buf;
+    const uint8_t *b = v.buf;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (o.len % 8 || offs[i] < header || offs[i] > v.len) {
+            PyErr_SetString(PyExc_ValueError, "pcap_times: an offset without a record header in front of it");
+            goto done;
+        }
+    if ((result = PyBytes_FromStringAndSize(NULL, n * 8)) == NULL)
+        goto done;
+    int64_t *times = (int64_t *)PyBytes_AS_STRING(result), unit = nanos ? 1 : 1000;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const uint8_t *h = b + offs[i] - header;
+        times[i] = (int64_t)u32(h, big) * 1000000000 + (int64_t)u32(h + 4, big) * unit;
+    }
+done:
+    PyBuffer_Release(&v);
+    PyBuffer_Release(&o);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"fast_check", (PyCFunction)(void (*)(void))fast_check, METH_FASTCALL,
      "fast_check(data, offsets, caplens, linktypes, out, todo, indices, budget, window) -> (reported, closed, peak) "
@@ -1614,6 +1646,8 @@ static PyMethodDef methods[] = {
     {"pcap_records", pcap_records, METH_VARARGS,
      "pcap_records(data, pos, big_endian, most, header=16, swap=0, cut_lo=0, cut_hi=0, fcs=0) -> (offsets, caplens, "
      "origlens, end) (see csum/engine/_cwalk.c)."},
+    {"pcap_times", pcap_times, METH_VARARGS,
+     "pcap_times(data, offsets, header, big_endian, nanos) -> times (see csum/engine/_cwalk.c)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -48,3 +48,6 @@ def format_rows(rows: Buffer, csv: bool, names: list[bytes], reasons: list[bytes
 def pcap_records(data: Buffer, pos: int, big_endian: bool, most: int, header: int = 16, swap: int = 0,
                  cut_lo: int = 0, cut_hi: int = 0, fcs: int = 0, /) -> tuple[bytes, bytes, bytes, int]:
     """The pcap record walk of csum/capture/pcap.py: record offsets, captured and original lengths, end."""
+
+def pcap_times(data: Buffer, offsets: Buffer, header: int, big_endian: bool, nanos: bool, /) -> bytes:
+    """Each pcap record's timestamp in nanoseconds (int64 as bytes), from the record headers in front of ``offsets``."""
