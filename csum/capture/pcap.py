@@ -174,6 +174,14 @@ class Capture:
     def __len__(self) -> int:
         return len(self._given[0])
 
+    def buffers(self) -> tuple[Column, Column, Column, Column, Column]:
+        """The columns (offsets, captured and original lengths, link types, timestamps: NO_TIME where not read) as
+        int64 buffers, without numpy: as given where they are such a buffer (the readers' ``array("q")``), else an
+        ``array("q")`` made of them."""
+        n = len(self)
+        return tuple(self._arrays.get(k, _int64(c, n, NO_TIME)) for k, c in enumerate(self._given))  # type: ignore
+
+
     def packet(self, index: int) -> memoryview:
         """The captured bytes of packet ``index`` (counted in this chunk)."""
         start = int(self._given[0][index])
@@ -195,6 +203,22 @@ class Capture:
         offs, caps, origs, links, times = (repeat(NO_TIME, n) if c is None else repeat(c, n) if isinstance(c, int)
                                            else _ints(c) for c in self._given)
         return zip(offs, caps, origs, links, times)
+
+
+def _int64(column: Column | int | None, n: int, missing: int) -> Column:
+    """A column as an int64 buffer of ``n`` items (an int: every item; None: ``missing``), without a copy where it is
+    one already."""
+    if column is None or isinstance(column, int):
+        return array("q", [missing if column is None else column]) * n
+    if isinstance(column, array) and column.typecode == "q":
+        return column
+    if isinstance(column, memoryview) and column.format == "q" and column.c_contiguous:
+        return column
+    if getattr(column, "dtype", None) is not None:  # a numpy array: numpy is imported
+        import numpy as np
+
+        return np.ascontiguousarray(column, dtype=np.int64)
+    return array("q", column)
 
 
 def _ints(column: Column) -> list[int]:

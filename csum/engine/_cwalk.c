@@ -1406,6 +1406,47 @@ static PyObject *fast_check(PyObject *self, PyObject *const *args, Py_ssize_t na
     return result;
 }
 
+/* chunk_columns(offsets, caplens, origlens, first, base) -> (indices, bases, todo, cut): what csum/capture/fastpath.py's
+ * Batch adds to a chunk's int64 columns, without numpy: each packet's number in the capture (first + i) and file
+ * offset (base + offsets[i]), whether it was captured whole (todo, int8: caplens[i] == origlens[i]), and the numbers
+ * of the packets the snap length cut (caplens[i] < origlens[i]); the int64 columns as bytes. */
+static PyObject *chunk_columns(PyObject *self, PyObject *args)
+{
+    Py_buffer v[3];
+    long long first, base;
+    if (!PyArg_ParseTuple(args, "y*y*y*LL", &v[0], &v[1], &v[2], &first, &base))
+        return NULL;
+    PyObject *cols[4] = {NULL, NULL, NULL, NULL}, *result = NULL;
+    Py_ssize_t n = v[0].len / 8, cut = 0;
+    const int64_t *off = v[0].buf, *caps = v[1].buf, *origs = v[2].buf;
+    if (v[0].len % 8 || v[1].len != n * 8 || v[2].len != n * 8) {
+        PyErr_SetString(PyExc_ValueError, "chunk_columns: inconsistent array sizes");
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        cut += caps[i] < origs[i];
+    if (!(cols[0] = PyBytes_FromStringAndSize(NULL, n * 8)) || !(cols[1] = PyBytes_FromStringAndSize(NULL, n * 8)) ||
+        !(cols[2] = PyBytes_FromStringAndSize(NULL, n)) || !(cols[3] = PyBytes_FromStringAndSize(NULL, cut * 8)))
+        goto done;
+    int64_t *index = (int64_t *)PyBytes_AS_STRING(cols[0]), *bases = (int64_t *)PyBytes_AS_STRING(cols[1]);
+    int64_t *cuts = (int64_t *)PyBytes_AS_STRING(cols[3]);
+    int8_t *todo = (int8_t *)PyBytes_AS_STRING(cols[2]);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        index[i] = first + i;
+        bases[i] = base + off[i];
+        todo[i] = caps[i] == origs[i];
+        if (caps[i] < origs[i])
+            *cuts++ = first + i;
+    }
+    result = Py_BuildValue("OOOO", cols[0], cols[1], cols[2], cols[3]);
+done:
+    for (int k = 0; k < 4; k++)
+        Py_XDECREF(cols[k]);
+    for (int k = 0; k < 3; k++)
+        PyBuffer_Release(&v[k]);
+    return result;
+}
+
 /* tally(out, todo) -> (counts, fast, walk) after fast_check: counts, [(code, packets), ...] of the codes of the
  * packets among todo (int8) whose every checksum passes (out[i][0] > 0), in code order; fast, how many such packets;
  * walk, the int64 numbers in the chunk (as bytes) of the packets left to the Python walker (not in todo, or
@@ -1649,6 +1690,8 @@ static PyMethodDef methods[] = {
     {"fast_check", (PyCFunction)(void (*)(void))fast_check, METH_FASTCALL,
      "fast_check(data, offsets, caplens, linktypes, out, todo, indices, budget, window) -> (reported, closed, peak) "
      "(see csum/engine/_cwalk.c)."},
+    {"chunk_columns", chunk_columns, METH_VARARGS,
+     "chunk_columns(offsets, caplens, origlens, first, base) -> (indices, bases, todo, cut) (see csum/engine/_cwalk.c)."},
     {"tally", (PyCFunction)(void (*)(void))tally, METH_FASTCALL,
      "tally(out, todo) -> (counts, fast, walk): fast_check's verdicts counted (see csum/engine/_cwalk.c)."},
     {"verify", (PyCFunction)(void (*)(void))verify, METH_FASTCALL,

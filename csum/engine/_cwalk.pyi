@@ -30,6 +30,10 @@ def fast_check(data: Buffer, offsets: Buffer, caplens: Buffer, linktypes: Buffer
     """A chunk of a capture judged at once (csum/capture/fastpath.py c_fast); with rows and count, every field of
     every packet judged as a row (csum/capture/rows.py c_rows)."""
 
+def chunk_columns(offsets: Buffer, caplens: Buffer, origlens: Buffer, first: int, base: int,
+                  /) -> tuple[bytes, bytes, bytes, bytes]:
+    """A chunk's packet numbers, file offsets, whole-packet flags (int8) and cut packets' numbers (int64 as bytes)."""
+
 def tally(out: Buffer, todo: Buffer, /) -> tuple[list[tuple[int, int]], int, bytes]:
     """fast_check's verdicts: (code, packets) of the passing packets' codes, how many passed, the int64 numbers (as
     bytes) of the packets left to the Python walker."""
