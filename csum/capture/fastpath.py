@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 from array import array
+from itertools import accumulate
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
@@ -68,9 +69,9 @@ class Batch:
             indices, bases = memoryview(made[0]).cast("q"), memoryview(made[1]).cast("q")
             todo, cut = made[2], memoryview(made[3]).cast("q").tolist()
         else:
-            caps, origs = memoryview(caplens).cast("B").cast("q").tolist(), memoryview(origlens).cast("B").cast("q").tolist()
+            caps, origs, offs = (memoryview(c).cast("B").cast("q").tolist() for c in (caplens, origlens, offsets))
             indices = array("q", range(first, first + n))
-            bases = array("q", [cap.base + o for o in memoryview(offsets).cast("B").cast("q").tolist()])
+            bases = array("q", [cap.base + o for o in offs])
             todo = bytes(c == o for c, o in zip(caps, origs))
             cut = [first + i for i, (c, o) in enumerate(zip(caps, origs)) if c < o]
         if not carried:
@@ -81,11 +82,9 @@ class Batch:
             joined.frombytes(memoryview(column).cast("B"))
             return joined
 
-        lens = [len(p.data) for p in carried]
-        starts = [sum(lens[:k]) for k in range(len(lens))]
-        shift = sum(lens)
-        return cls(b"".join([*(p.data for p in carried), cap.data]),
-                   front(starts, array("q", [o + shift for o in offsets]) if shift else offsets),
+        lens = [len(p.data) for p in carried]  # their bytes go after the chunk's: its offsets stay as they are
+        starts = list(accumulate(lens[:-1], initial=len(cap.data)))
+        return cls(b"".join([cap.data, *(p.data for p in carried)]), front(starts, offsets),
                    front(lens, caplens), front((p.wire for p in carried), origlens),
                    front((p.linktype for p in carried), linktypes), front((p.number for p in carried), indices),
                    front((p.base for p in carried), bases), front((p.time for p in carried), times),
