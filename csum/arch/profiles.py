@@ -258,8 +258,12 @@ def _profile_files() -> Iterator[tuple[str, str]]:
     try:
         root = resources.files("csum.arch_profiles")
         entries = [(e.name, e) for e in root.iterdir()]
-    except ModuleNotFoundError:
-        source = Path(__file__).resolve().parent.parent / "arch_profiles"
+    except (ModuleNotFoundError, FileNotFoundError):
+        entries = []
+    if not any(name.endswith(".toml") for name, _ in entries):
+        # a source checkout, or an editable install whose mapping points at a tree that is gone (a moved clone):
+        # the profiles beside the package, where pyproject.toml's package-dir takes them from
+        source = Path(__file__).resolve().parent.parent.parent / "arch_profiles"
         entries = [(p.name, p) for p in source.iterdir()] if source.is_dir() else []
     for name, entry in sorted(entries):
         if name.endswith(".toml"):
