@@ -27,7 +27,7 @@ from .pcap import NO_TIME, Capture
 from .report import Report, zero_counts
 
 if TYPE_CHECKING:
-    from .pcap import Column
+    from .pcap import Int64s
 
 class Packet(NamedTuple):
     """One packet as the checker needs it: its number in the capture, file offset, link type, length on the wire,
@@ -50,13 +50,13 @@ class Batch:
     the snap length cut (``cut``)."""
 
     data: bytes
-    offsets: Column
-    caplens: Column
-    origlens: Column
-    linktypes: Column
-    indices: Column
-    bases: Column
-    times: Column
+    offsets: Int64s
+    caplens: Int64s
+    origlens: Int64s
+    linktypes: Int64s
+    indices: Int64s
+    bases: Int64s
+    times: Int64s
     todo: bytes
     cut: list[int]
 
@@ -66,10 +66,11 @@ class Batch:
         n, first = len(cap), cap.first_index
         if engine.cwalk is not None:  # csum/engine/_cwalk.c chunk_columns: the columns numpy would make
             made = engine.cwalk.chunk_columns(offsets, caplens, origlens, first, cap.base)
-            indices, bases = memoryview(made[0]).cast("q"), memoryview(made[1]).cast("q")
+            indices: Int64s = memoryview(made[0]).cast("q")
+            bases: Int64s = memoryview(made[1]).cast("q")
             todo, cut = made[2], memoryview(made[3]).cast("q").tolist()
         else:
-            caps, origs, offs = (memoryview(c).cast("B").cast("q").tolist() for c in (caplens, origlens, offsets))
+            caps, origs, offs = caplens.tolist(), origlens.tolist(), offsets.tolist()
             indices = array("q", range(first, first + n))
             bases = array("q", [cap.base + o for o in offs])
             todo = bytes(c == o for c, o in zip(caps, origs))
@@ -77,9 +78,9 @@ class Batch:
         if not carried:
             return cls(cap.data, offsets, caplens, origlens, linktypes, indices, bases, times, todo, cut)
 
-        def front(values: Iterable[int], column: Column) -> array:
+        def front(values: Iterable[int], column: Int64s) -> array:
             joined = array("q", values)
-            joined.frombytes(memoryview(column).cast("B"))
+            joined.frombytes(memoryview(column).cast("B"))  # type: ignore[arg-type]  # an ndarray is a buffer too
             return joined
 
         lens = [len(p.data) for p in carried]  # their bytes go after the chunk's: its offsets stay as they are

@@ -49,6 +49,8 @@ if TYPE_CHECKING:  # numpy only where a column is read as an array: a small capt
     #: A column of record values as read, int64 in any form numpy views without a copy: an ``array("q")`` (the
     #: readers'), a memoryview of format ``q``, an int64 ndarray (a list of ints is copied once).
     Column = Union[array, memoryview, np.ndarray, Sequence[int]]
+    #: A column as an int64 buffer (:meth:`Capture.buffers`).
+    Int64s = Union[array, memoryview, np.ndarray]
 
 __all__ = ["CHUNK_BYTES", "LINKTYPE_ETHERNET", "LINKTYPE_IPV4", "LINKTYPE_IPV6", "LINKTYPE_LINUX_SLL",
            "LINKTYPE_LINUX_SLL2", "LINKTYPE_RAW", "MAX_RECORD", "NO_TIME", "Capture", "Reader", "Span", "Stop",
@@ -174,7 +176,7 @@ class Capture:
     def __len__(self) -> int:
         return len(self._given[0])
 
-    def buffers(self) -> tuple[Column, Column, Column, Column, Column]:
+    def buffers(self) -> tuple[Int64s, Int64s, Int64s, Int64s, Int64s]:
         """The columns (offsets, captured and original lengths, link types, timestamps: NO_TIME where not read) as
         int64 buffers, without numpy: as given where they are such a buffer (the readers' ``array("q")``), else an
         ``array("q")`` made of them."""
@@ -205,7 +207,7 @@ class Capture:
         return zip(offs, caps, origs, links, times)
 
 
-def _int64(column: Column | int | None, n: int, missing: int) -> Column:
+def _int64(column: Column | int | None, n: int, missing: int) -> Int64s:
     """A column as an int64 buffer of ``n`` items (an int: every item; None: ``missing``), without a copy where it is
     one already."""
     if column is None or isinstance(column, int):
