@@ -145,26 +145,20 @@ class Checker:
         return report
 
     def _at_once(self, cap: Capture, carried: list[Packet], progress: Callable[[int, int], None] | None) -> None:
-        """The chunk to the C walker at once (:func:`csum.capture.fastpath.c_fast`, or its rows), the packets it
-        leaves to the Python walker."""
-        import numpy as np
-
+        """The chunk to the C walker at once (:func:`csum.capture.fastpath.c_fast`, without numpy, or its rows), the
+        packets it leaves to the Python walker."""
         from .fastpath import Batch
 
-        report = self.report
-        report.cut = (np.flatnonzero(cap.caplens < cap.origlens) + cap.first_index).tolist()
         batch = Batch.of(cap, carried)
-        walk_all = np.ones(len(batch), dtype=bool)
+        self.report.cut = batch.cut
         c_tried = self.sink is None and engine.cwalk is not None  # the chunk goes to C at once, then the rest to Python
-        if self.table is not None:
-            if c_tried:
-                walk_all[self._c_rows(batch, batch.times)] = False
-        elif c_tried:
-            done, judged, closed, peak = fastpath.c_fast(batch, batch.caplens == batch.origlens, report)
-            self.c_closed, self.c_peak = closed, peak
-            report.fast = int(np.count_nonzero(done))
-            walk_all[done | judged] = False
-        self._walk([batch.packet(i) for i in np.flatnonzero(walk_all).tolist()], c_tried, progress)
+        if not c_tried:
+            walk: list[int] = list(range(len(batch)))
+        elif self.table is not None:
+            walk = self._c_rows(batch)
+        else:
+            walk, self.c_closed, self.c_peak = fastpath.c_fast(batch, self.report)
+        self._walk([batch.packet(i) for i in walk], c_tried, progress)
 
     def _walk(self, packets: list[Packet], c_tried: bool, progress: Callable[[int, int], None] | None) -> None:
         """Each of ``packets`` through :meth:`packet`."""
@@ -173,13 +167,14 @@ class Checker:
             if progress is not None and not n & 0xFFF:
                 progress(n, len(packets))
 
-    def _c_rows(self, batch: Batch, times: np.ndarray) -> np.ndarray:
-        """The C walker's rows of the chunk, counted and kept for the table; which packets it judged."""
+    def _c_rows(self, batch: Batch) -> list[int]:
+        """The C walker's rows of the chunk, counted and kept for the table; the packets it left to the Python walker."""
         import numpy as np
 
         from . import rows
 
-        table, taken, self.c_closed, self.c_peak = rows.c_rows(batch, times, batch.caplens == batch.origlens)
+        todo = np.frombuffer(batch.todo, dtype=np.int8).astype(bool)
+        table, taken, self.c_closed, self.c_peak = rows.c_rows(batch, batch.times, todo)
         report = self.report
         report.fast = int(np.count_nonzero(taken))
         rows.tally(report, table)
@@ -189,7 +184,7 @@ class Checker:
             found = [r for _, r in rows.Rows(table[lo:hi]).results()]
             report.patches += fastpath.patches(found, int(batch.bases[i]), functools.partial(batch.packet, i))
         self.built.add(table)
-        return taken
+        return np.flatnonzero(~taken).tolist()
 
     def _reopen(self) -> list[Packet]:
         """The packets of the pending datagrams, taken back (their rows dropped, the datagrams forgotten) to be

@@ -14,7 +14,9 @@ Results from csum/engine/_cwalk.c too, unless it is a fragment.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from array import array
+from itertools import accumulate
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -24,8 +26,8 @@ from .hosts import interesting, senders_of
 from .pcap import NO_TIME, Capture
 from .report import Report, zero_counts
 
-if TYPE_CHECKING:  # a chunk's columns (Batch); the per-packet path needs no numpy (csum.capture.checker.ONE_BY_ONE)
-    import numpy as np
+if TYPE_CHECKING:
+    from .pcap import Int64s
 
 class Packet(NamedTuple):
     """One packet as the checker needs it: its number in the capture, file offset, link type, length on the wire,
@@ -42,40 +44,52 @@ class Packet(NamedTuple):
 @dataclass(frozen=True, eq=False)
 class Batch:
     """Packets checked at once: a chunk of a capture, after the fragments still pending from before it (their
-    datagrams are rebuilt from them, so the C walker can complete them). The columns of :class:`Capture` (int64,
-    contiguous), plus each packet's global number, file offset and timestamp (NO_TIME where unknown)."""
+    datagrams are rebuilt from them, so the C walker can complete them). The columns of :class:`Capture` as int64
+    buffers (``array("q")`` or views: no numpy), plus each packet's global number, file offset and timestamp
+    (NO_TIME where unknown), whether it was captured whole (``todo``, int8) and the numbers of the packets of the chunk
+    the snap length cut (``cut``)."""
 
     data: bytes
-    offsets: np.ndarray
-    caplens: np.ndarray
-    origlens: np.ndarray
-    linktypes: np.ndarray
-    indices: np.ndarray
-    bases: np.ndarray
-    times: np.ndarray
+    offsets: Int64s
+    caplens: Int64s
+    origlens: Int64s
+    linktypes: Int64s
+    indices: Int64s
+    bases: Int64s
+    times: Int64s
+    todo: bytes
+    cut: list[int]
 
     @classmethod
     def of(cls, cap: Capture, carried: list[Packet]) -> Batch:
-        import numpy as np
-
-        def col(a: object) -> np.ndarray:
-            return np.ascontiguousarray(a, dtype=np.int64)
-
-        index = np.arange(cap.first_index, cap.first_index + len(cap), dtype=np.int64)
-        times = np.full(len(cap), NO_TIME, dtype=np.int64) if cap.times is None else col(cap.times)
+        offsets, caplens, origlens, linktypes, times = cap.buffers()
+        n, first = len(cap), cap.first_index
+        if engine.cwalk is not None:  # csum/engine/_cwalk.c chunk_columns: the columns numpy would make
+            made = engine.cwalk.chunk_columns(offsets, caplens, origlens, first, cap.base)
+            indices: Int64s = memoryview(made[0]).cast("q")
+            bases: Int64s = memoryview(made[1]).cast("q")
+            todo, cut = made[2], memoryview(made[3]).cast("q").tolist()
+        else:
+            caps, origs, offs = caplens.tolist(), origlens.tolist(), offsets.tolist()
+            indices = array("q", range(first, first + n))
+            bases = array("q", [cap.base + o for o in offs])
+            todo = bytes(c == o for c, o in zip(caps, origs))
+            cut = [first + i for i, (c, o) in enumerate(zip(caps, origs)) if c < o]
         if not carried:
-            return cls(cap.data, col(cap.offsets), col(cap.caplens), col(cap.origlens), col(cap.linktypes), index,
-                       cap.base + col(cap.offsets), times)
-        lens = [len(p.data) for p in carried]
-        front = sum(lens)
-        starts = np.cumsum([0] + lens[:-1])
-        return cls(b"".join([*(p.data for p in carried), cap.data]),
-                   col(np.concatenate([starts, cap.offsets + front])), col(np.concatenate([lens, cap.caplens])),
-                   col(np.concatenate([[p.wire for p in carried], cap.origlens])),
-                   col(np.concatenate([[p.linktype for p in carried], cap.linktypes])),
-                   col(np.concatenate([[p.number for p in carried], index])),
-                   col(np.concatenate([[p.base for p in carried], cap.base + cap.offsets])),
-                   col(np.concatenate([[p.time for p in carried], times])))
+            return cls(cap.data, offsets, caplens, origlens, linktypes, indices, bases, times, todo, cut)
+
+        def front(values: Iterable[int], column: Int64s) -> array:
+            joined = array("q", values)
+            joined.frombytes(memoryview(column).cast("B"))  # type: ignore[arg-type]  # an ndarray is a buffer too
+            return joined
+
+        lens = [len(p.data) for p in carried]  # their bytes go after the chunk's: its offsets stay as they are
+        starts = list(accumulate(lens[:-1], initial=len(cap.data)))
+        return cls(b"".join([cap.data, *(p.data for p in carried)]), front(starts, offsets),
+                   front(lens, caplens), front((p.wire for p in carried), origlens),
+                   front((p.linktype for p in carried), linktypes), front((p.number for p in carried), indices),
+                   front((p.base for p in carried), bases), front((p.time for p in carried), times),
+                   bytes(len(p.data) == p.wire for p in carried) + todo, cut)
 
     def __len__(self) -> int:
         return len(self.offsets)
@@ -86,35 +100,32 @@ class Batch:
                       memoryview(self.data)[start : start + int(self.caplens[i])], int(self.times[i]))
 
 
-def c_fast(cap: Batch, todo: np.ndarray, report: Report) -> tuple[np.ndarray, np.ndarray, bytes, int]:
-    """(packets among ``todo`` whose every checksum the C walker found passing, the other packets it judged, the keys
-    of the datagrams it reassembled, their peak: see csum/engine/_cwalk.c datagrams()), all counted in ``report``: the
-    second are packets (not fragments) with a failing field, every field's :class:`Result` from C."""
-    import numpy as np
-
+def c_fast(cap: Batch, report: Report) -> tuple[list[int], bytes, int]:
+    """(the packets the C walker left to the Python walker: not whole (``cap.todo``) or not walked here, the keys of
+    the datagrams it reassembled, their peak: see csum/engine/_cwalk.c datagrams()), the rest counted in ``report``:
+    ``report.fast`` the packets whose every checksum passes, the fields of those with a failing one (not fragments)
+    tallied from their :class:`Result` from C. No numpy."""
     cwalk = engine.cwalk
     if cwalk is None:
         raise RuntimeError("c_fast: csum.engine._cwalk is not built")
-    out = np.zeros((len(cap), cwalk.SLOTS), dtype=np.int16)
-    reported, closed, peak = cwalk.fast_check(cap.data, cap.offsets, cap.caplens, cap.linktypes, out,
-                                              todo.astype(np.int8), cap.indices, reassembly.MAX_DATAGRAMS,
-                                              reassembly.WINDOW)
-    done = todo & (out[:, 0] > 0)
-    codes = out[done].ravel()
-    for code, n in enumerate(np.bincount(codes[codes > 0]).tolist()):
-        if n:  # code: layer code + DEPTH * depth, NA or NONE set for an n/a or none field
-            name, depth = cwalk.LAYERS[code % cwalk.DEPTH], (code % cwalk.NA) // cwalk.DEPTH
-            key = name if not depth else f"{name}@{depth}"
-            status = "n/a" if code & cwalk.NA else "none" if code & cwalk.NONE else "ok"
-            report.counts.setdefault(key, zero_counts())[status] += n
+    n = len(cap)
+    out = memoryview(bytearray(2 * n * cwalk.SLOTS)).cast("h", (n, cwalk.SLOTS))  # int16 (n, SLOTS)
+    reported, closed, peak = cwalk.fast_check(cap.data, cap.offsets, cap.caplens, cap.linktypes, out, cap.todo,
+                                              cap.indices, reassembly.MAX_DATAGRAMS, reassembly.WINDOW)
+    counts, report.fast, walk = cwalk.tally(out, cap.todo)
+    for code, k in counts:  # code: layer code + DEPTH * depth, NA or NONE set for an n/a or none field
+        name, depth = cwalk.LAYERS[code % cwalk.DEPTH], (code % cwalk.NA) // cwalk.DEPTH
+        key = name if not depth else f"{name}@{depth}"
+        status = "n/a" if code & cwalk.NA else "none" if code & cwalk.NONE else "ok"
+        report.counts.setdefault(key, zero_counts())[status] += k
     for i, results in reported:
         if report.hosts is not None and interesting(results):
             p = cap.packet(i)
             report.tally(p.number, results, p.time, senders_of(p.data, p.linktype, p.wire))
         else:
-            report.tally(int(cap.indices[i]), results)
-        report.patches += patches(results, int(cap.bases[i]), functools.partial(cap.packet, i))
-    return done, todo & (out[:, 0] == -2), closed, peak
+            report.tally(cap.indices[i], results)
+        report.patches += patches(results, cap.bases[i], functools.partial(cap.packet, i))
+    return memoryview(walk).cast("q").tolist(), closed, peak
 
 
 #: The statuses a fix corrects.
@@ -126,9 +137,9 @@ def patches(results: list[Result], base: int, packet: Callable[[], Packet]) -> l
     its computed value, inner levels first, the outer ones judged again after (a tunnel's UDP covers the inner
     packet; ``packet()`` gives the packet then). Fields of one level C walks are independent (no checksum covers
     another one of its level)."""
-    wrong = [(r.field, r.computed) for r in results
-             if r.status in FIX and r.field is not None and r.computed is not None]
-    if not any(r.depth and r.status in FIX for r in results):
+    fixing = [r for r in results if r.status in FIX]
+    wrong = [(r.field, r.computed) for r in fixing if r.field is not None and r.computed is not None]
+    if not any(r.depth for r in fixing):
         return [(base + at, value.to_bytes(2, "big")) for at, value in wrong]
     p = packet()
     work = bytearray(p.data)

@@ -49,6 +49,8 @@ if TYPE_CHECKING:  # numpy only where a column is read as an array: a small capt
     #: A column of record values as read, int64 in any form numpy views without a copy: an ``array("q")`` (the
     #: readers'), a memoryview of format ``q``, an int64 ndarray (a list of ints is copied once).
     Column = Union[array, memoryview, np.ndarray, Sequence[int]]
+    #: A column as an int64 buffer (:meth:`Capture.buffers`).
+    Int64s = Union[array, memoryview, np.ndarray]
 
 __all__ = ["CHUNK_BYTES", "LINKTYPE_ETHERNET", "LINKTYPE_IPV4", "LINKTYPE_IPV6", "LINKTYPE_LINUX_SLL",
            "LINKTYPE_LINUX_SLL2", "LINKTYPE_RAW", "MAX_RECORD", "NO_TIME", "Capture", "Reader", "Span", "Stop",
@@ -170,6 +172,14 @@ class Capture:
     def __len__(self) -> int:
         return len(self._given[0])
 
+    def buffers(self) -> tuple[Int64s, Int64s, Int64s, Int64s, Int64s]:
+        """The columns (offsets, captured and original lengths, link types, timestamps: NO_TIME where not read) as
+        int64 buffers, without numpy: as given where they are such a buffer (the readers' ``array("q")``), else an
+        ``array("q")`` made of them."""
+        n = len(self)
+        return tuple(self._arrays.get(k, _int64(c, n, NO_TIME)) for k, c in enumerate(self._given))  # type: ignore
+
+
     def packet(self, index: int) -> memoryview:
         """The captured bytes of packet ``index`` (counted in this chunk)."""
         start = int(self._given[0][index])
@@ -191,6 +201,22 @@ class Capture:
         offs, caps, origs, links, times = (repeat(NO_TIME, n) if c is None else repeat(c, n) if isinstance(c, int)
                                            else _ints(c) for c in self._given)
         return zip(offs, caps, origs, links, times)
+
+
+def _int64(column: Column | int | None, n: int, missing: int) -> Int64s:
+    """A column as an int64 buffer of ``n`` items (an int: every item; None: ``missing``), without a copy where it is
+    one already."""
+    if column is None or isinstance(column, int):
+        return array("q", [missing if column is None else column]) * n
+    if isinstance(column, array) and column.typecode == "q":
+        return column
+    if isinstance(column, memoryview) and column.format == "q" and column.c_contiguous:
+        return column
+    if getattr(column, "dtype", None) is not None:  # a numpy array: numpy is imported
+        import numpy as np
+
+        return np.ascontiguousarray(column, dtype=np.int64)
+    return array("q", column)
 
 
 def _ints(column: Column) -> list[int]:
@@ -261,6 +287,11 @@ class _PcapWalker:
     def _times(self, data: bytes | bytearray | memoryview, offs: Column) -> Column:
         """Each record's timestamp in nanoseconds: seconds and the microsecond (or nanosecond) fraction of its
         header, which starts ``header`` bytes before ``offs``."""
+        cwalk = engine.cwalk
+        if cwalk is not None and isinstance(offs, array):  # the same in C (csum/engine/_cwalk.c pcap_times)
+            stamps = array("q")
+            stamps.frombytes(cwalk.pcap_times(data, offs, self._header, self._endian == ">", self._nanos))
+            return stamps
         import numpy as np
 
         offs = np.asarray(offs, dtype=np.int64)
@@ -701,7 +732,8 @@ def parse(data: bytes, progress: Progress | None = None) -> Capture:
     ``bad-block``) naming the offset of the first problem. ``progress`` is
     called once, at the end.
     """
-    data = as_view(data, "data").tobytes()
+    if type(data) is not bytes:  # bytes are immutable: indexed as they are (a whole capture is not copied)
+        data = as_view(data, "data").tobytes()
     if progress is not None:
         check_callable(progress, "progress")
     walker, _head, start = _walker(data[:4], lambda n: data[4 : 4 + n])

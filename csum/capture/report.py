@@ -27,6 +27,12 @@ from .pcap import NO_TIME, Capture
 STATUSES = tuple(s.value for s in Status)
 #: Protocols always present in ``Report.counts`` (others appear once seen).
 LAYERS = ("ipv4", "tcp", "udp", "icmp", "icmpv6")
+#: Each status's counter name (an Enum's ``value`` costs a descriptor call per lookup on CPython 3.11), and the two
+#: statuses a report lists, bound once.
+_VALUE = {s: s.value for s in Status}
+_BAD, _OFFLOAD = Status.BAD, Status.OFFLOAD
+
+
 def zero_counts() -> dict[str, int]:
     return dict.fromkeys(STATUSES, 0)
 
@@ -144,15 +150,17 @@ class Report:
         ones: its IP headers ``senders``, at ``time``)."""
         if self.hosts is not None and senders is not None:
             self.hosts.add(time, results, senders)
+        counts = self.counts
         for r in results:
-            row = self.counts.get(count_key(r))
+            key = count_key(r)
+            row = counts.get(key)
             if row is None:
-                row = self.counts[count_key(r)] = zero_counts()
+                row = counts[key] = zero_counts()
             s = r.status
-            row[s.value] += 1
-            if s is Status.BAD:
+            row[_VALUE[s]] += 1
+            if s is _BAD:
                 self.bad.append((index, r))
-            elif s is Status.OFFLOAD:
+            elif s is _OFFLOAD:
                 self.offload.append((index, r))
 
 

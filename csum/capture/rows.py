@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -26,6 +27,9 @@ from ..layers.walk import IPLayer
 from .fastpath import FIX, Batch
 from .report import Report, depth_key, zero_counts
 from ..layers.table import ADDR_SIZES
+
+if TYPE_CHECKING:
+    from .pcap import Int64s
 
 __all__ = ["NAMES", "REASONS", "ROW", "STATUSES", "Builder", "Rows", "c_rows"]
 
@@ -116,7 +120,7 @@ class _CNames:
 _c_names: dict[int, _CNames] = {}
 
 
-def c_rows(batch: Batch, times: np.ndarray, todo: np.ndarray) -> tuple[np.ndarray, np.ndarray, bytes, int]:
+def c_rows(batch: Batch, times: Int64s, todo: np.ndarray) -> tuple[np.ndarray, np.ndarray, bytes, int]:
     """The C walker's rows for the packets of ``batch`` it judges (among ``todo``), in packet order with frame and time
     set; and which packets those are (bool), the keys of the datagrams it reassembled and their peak (as
     :func:`csum.capture.fastpath.c_fast`)."""

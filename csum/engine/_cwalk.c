@@ -38,7 +38,7 @@
  * the datagrams it reassembles included, and finish_rows() compacts them and sets their frame, time and names;
  * format_rows() (_rowtext.c) writes rows as JSON Lines or CSV.
  *
- * pcap_records() is csum/capture/pcap.py's pcap record walk (record headers only, no protocol facts).
+ * pcap_records() and pcap_times() are csum/capture/pcap.py's pcap record walk (record headers only, no protocol facts).
  *
  * Every sum and fold (a field's covered bytes, the pseudo-header, a reassembled header's checksum) is _arith.h's
  * (csum/engine/_arith.c/.h, linked into this extension): this file folds and sums nothing itself
@@ -718,19 +718,64 @@ typedef struct {
     Py_ssize_t total;        /* end of the last fragment once seen, else -1 */
 } dgram_t;
 
+/* A packet of the chunk whose outer IP header is a fragment: its number in the chunk, that header, and whether its
+ * datagram decides it (state 1) or the Python walker does (0). fast_check keeps only these, in packet order. */
+typedef struct {
+    Py_ssize_t i;
+    outer_t o;
+    int8_t state;
+} frag_t;
+
+/* A chunk being judged by fast_check: its columns (see fast_check), what the walk of its packets found, and the
+ * fragments kept for datagrams(). */
+typedef struct {
+    const uint8_t *data;
+    Py_ssize_t len, n;
+    const int64_t *off, *cap, *link, *index;
+    const int8_t *todo;
+    int16_t *out;
+    row_t *rows;            /* rows mode: SLOTS per packet, count[i] of them used; else NULL */
+    int8_t *count;
+    PyObject *reported;     /* (i, [Result, ...]) of each packet with a failing field (not in rows mode) */
+    int64_t last_link;      /* the link type of the packet before, and its row of CT_LINKS */
+    Py_ssize_t last_row;
+    int unknown, unknown6;  /* a packet the walk stopped in front of its outer IP header, of an IPv6 one */
+    Py_ssize_t v6;          /* packets to the Python walker whose outer header is IPv6 */
+    frag_t *frags;
+    Py_ssize_t nfrags, room;
+} chunk_t;
+
+/* The reassembly of a chunk's fragments (datagrams()): a table row per key, each fragment's row and the next
+ * fragment of its open datagram (by number in chunk_t.frags), the keys of the datagrams judged. */
+typedef struct {
+    chunk_t *c;
+    dgram_t *table;
+    Py_ssize_t mask, *slot, *next;
+    uint8_t *scratch, *keys;
+    Py_ssize_t open, declined, judged;
+} reasm_t;
+
+/* A hash of a datagram key, eight bytes at a time (a multiply and a shift mixing each word in). */
 static uint64_t key_hash(const uint8_t *k)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (int i = 0; i < KEY; i++)
-        h = (h ^ k[i]) * 1099511628211ull;
-    return h;
+    uint64_t h = 0, word;
+    int i = 0;
+    for (; i + 8 <= KEY; i += 8) {
+        memcpy(&word, k + i, 8);
+        h = (h ^ word) * 0x9e3779b97f4a7c15ull;
+        h ^= h >> 29;
+    }
+    for (; i < KEY; i++)
+        h = (h ^ k[i]) * 0x100000001b3ull;
+    return h ^ (h >> 32);
 }
 
-static void hand_over(Py_ssize_t i, const Py_ssize_t *next, int8_t *state, int16_t *out)
+/* The fragments from `f` on, through `next`, to the Python walker. */
+static void hand_over(chunk_t *c, Py_ssize_t f, const Py_ssize_t *next)
 {
-    for (; i >= 0; i = next[i]) {
-        state[i] = 0;
-        out[i * SLOTS] = -1;
+    for (; f >= 0; f = next[f]) {
+        c->frags[f].state = 0;
+        c->out[c->frags[f].i * SLOTS] = -1;
     }
 }
 
@@ -768,34 +813,35 @@ static int path_tokens(uint64_t path)
     return n;
 }
 
-/* The open datagram of `k` when it is whole: 1 (judged, counted), 0 (not whole yet), -1 (to Python). */
-static int whole(dgram_t *k, const uint8_t *data, const int64_t *off, outer_t *outer, const Py_ssize_t *next,
-                 int16_t *out, uint8_t *scratch, row_t *rows)
+/* Whether the pieces of the open datagram of `k` tile [0, total) in offset order, each used once: 1 (yes, `*head`
+ * the first piece's fragment), 0 (a hole: not whole yet), -1 (an overlap, a piece past the end, too long: Python). */
+static int tiled(const reasm_t *r, const dgram_t *k, Py_ssize_t *head)
 {
-    Py_ssize_t head = -1, count = 0;
-    for (Py_ssize_t i = k->first; i >= 0; i = next[i], count++) {
-        if (outer[i].offset == 0)
-            head = i;
-        if (outer[i].offset + outer[i].dlen > 65535)
+    const frag_t *fr = r->c->frags;
+    const Py_ssize_t *next = r->next;
+    Py_ssize_t count = 0;
+    *head = -1;
+    for (Py_ssize_t f = k->first; f >= 0; f = next[f], count++) {
+        if (fr[f].o.offset == 0)
+            *head = f;
+        if (fr[f].o.offset + fr[f].o.dlen > 65535)
             return -1;  /* the Reassembler's "too long" */
     }
-    if (head < 0 || k->total < 0)
+    if (*head < 0 || k->total < 0)
         return 0;
-    /* the pieces in offset order must tile [0, total), each used once (any overlap, any piece past the end:
-     * Python) */
     Py_ssize_t reach = 0, done = 0;
     for (; done < count; done++) {
         Py_ssize_t at = -1;
-        for (Py_ssize_t i = k->first; i >= 0; i = next[i])
-            if ((Py_ssize_t)outer[i].offset == reach && (at < 0 || outer[i].dlen > outer[at].dlen))
-                at = i;
+        for (Py_ssize_t f = k->first; f >= 0; f = next[f])
+            if ((Py_ssize_t)fr[f].o.offset == reach && (at < 0 || fr[f].o.dlen > fr[at].o.dlen))
+                at = f;
         if (at < 0)
             return 0;  /* a hole: wait for the piece */
-        for (Py_ssize_t i = k->first; i >= 0; i = next[i])
-            if (i != at && (Py_ssize_t)outer[i].offset < reach + outer[at].dlen &&
-                (Py_ssize_t)outer[i].offset + outer[i].dlen > reach)
+        for (Py_ssize_t f = k->first; f >= 0; f = next[f])
+            if (f != at && (Py_ssize_t)fr[f].o.offset < reach + fr[at].o.dlen &&
+                (Py_ssize_t)fr[f].o.offset + fr[f].o.dlen > reach)
                 return -1;
-        reach += outer[at].dlen;
+        reach += fr[at].o.dlen;
         if (reach >= k->total) {
             done++;
             break;
@@ -803,13 +849,23 @@ static int whole(dgram_t *k, const uint8_t *data, const int64_t *off, outer_t *o
     }
     if (reach < k->total)
         return 0;
-    if (reach > k->total || done != count)
-        return -1;
-    const outer_t *h = outer + head;
-    Py_ssize_t size = h->ihl + k->total;
+    return reach > k->total || done != count ? -1 : 1;
+}
+
+/* The open datagram of `k` when it is whole: 1 (judged, counted), 0 (not whole yet), -1 (to Python). */
+static int whole(reasm_t *r, dgram_t *k)
+{
+    chunk_t *c = r->c;
+    Py_ssize_t hf;
+    int t = tiled(r, k, &hf);
+    if (t <= 0)
+        return t;
+    const outer_t *h = &c->frags[hf].o;
+    Py_ssize_t head = c->frags[hf].i, size = h->ihl + k->total;
     if (size > 65535)
         return -1;
-    const uint8_t *ip = data + off[head] + h->l3;
+    uint8_t *scratch = r->scratch;
+    const uint8_t *ip = c->data + c->off[head] + h->l3;
     int v4 = h->key[0] == 4;
     memcpy(scratch, ip, h->ihl);
     if (v4) {  /* total length; not a fragment (DF kept); a valid header checksum, so the walk below goes on */
@@ -818,17 +874,19 @@ static int whole(dgram_t *k, const uint8_t *data, const int64_t *off, outer_t *o
         scratch[CT_IPHDR_FRAG_OFF] &= CT_IP_DF >> 8;
         scratch[CT_IPHDR_FRAG_OFF + 1] = 0;
         scratch[CT_IPHDR_CHECK] = scratch[CT_IPHDR_CHECK + 1] = 0;
-        unsigned c = (unsigned)csum_ones(scratch, (uint64_t)h->ihl, 16, 1) ^ M16;
-        scratch[CT_IPHDR_CHECK] = (uint8_t)(c >> 8);
-        scratch[CT_IPHDR_CHECK + 1] = (uint8_t)c;
+        unsigned s = (unsigned)csum_ones(scratch, (uint64_t)h->ihl, 16, 1) ^ M16;
+        scratch[CT_IPHDR_CHECK] = (uint8_t)(s >> 8);
+        scratch[CT_IPHDR_CHECK + 1] = (uint8_t)s;
     } else {  /* payload length; the Fragment header (the head's last bytes) made atomic: offset 0, M 0 */
         uint8_t *fh = scratch + h->ihl - CT_FRAG_HDR_SIZE;
         scratch[CT_IPV6HDR_PAYLOAD_LEN] = (uint8_t)((size - CT_IPV6HDR_SIZE) >> 8);
         scratch[CT_IPV6HDR_PAYLOAD_LEN + 1] = (uint8_t)(size - CT_IPV6HDR_SIZE);
         fh[CT_FRAG_HDR_FRAG_OFF] = fh[CT_FRAG_HDR_FRAG_OFF + 1] = 0;
     }
-    for (Py_ssize_t i = k->first; i >= 0; i = next[i])
-        memcpy(scratch + h->ihl + outer[i].offset, data + off[i] + outer[i].l3 + outer[i].ihl, outer[i].dlen);
+    for (Py_ssize_t f = k->first; f >= 0; f = r->next[f]) {
+        const outer_t *o = &c->frags[f].o;
+        memcpy(scratch + h->ihl + o->offset, c->data + c->off[c->frags[f].i] + o->l3 + o->ihl, o->dlen);
+    }
     int16_t codes[SLOTS] = {0};
     rec_t recs[SLOTS];
     walk_t w = {scratch, codes, 0, NULL, 0, 0, recs, 1, 0, 0, size};
@@ -836,132 +894,134 @@ static int whole(dgram_t *k, const uint8_t *data, const int64_t *off, outer_t *o
         return -1;  /* a tunnel, an ICMP error, a failing or absent checksum: the Python walker */
     if (recs[w.n - 1].field + 2 > h->ihl + h->dlen)
         return -1;  /* the field sits in another fragment: reported there, by the Python walker */
-    int16_t *mine = out + head * SLOTS;
+    int16_t *mine = c->out + head * SLOTS;
     int used = 0;
     while (used < SLOTS && mine[used])
         used++;
     if (used == SLOTS)
         return -1;
     mine[used] = codes[w.n - 1];
-    if (rows != NULL) {  /* the head's needs-reassembly row becomes the datagram's field, placed in the head */
-        rec_t r = recs[w.n - 1];
-        r.header += h->l3;
-        r.field += h->l3;
-        r.path = (h->link << (5 * path_tokens(r.path))) | r.path;
-        r.ip = h->l3;
-        r.ipv = v4 ? 4 : 6;
+    if (c->rows != NULL) {  /* the head's needs-reassembly row becomes the datagram's field, placed in the head */
+        rec_t d = recs[w.n - 1];
+        d.header += h->l3;
+        d.field += h->l3;
+        d.path = (h->link << (5 * path_tokens(d.path))) | d.path;
+        d.ip = h->l3;
+        d.ipv = v4 ? 4 : 6;
         for (int j = 0; j < SLOTS; j++)
-            if (rows[head * SLOTS + j].rs == RS_NEEDS_REASSEMBLY) {
-                put_row(rows + head * SLOTS + j, &r, data + off[head], head);
+            if (c->rows[head * SLOTS + j].rs == RS_NEEDS_REASSEMBLY) {
+                put_row(c->rows + head * SLOTS + j, &d, c->data + c->off[head], head);
                 break;
             }
     }
     return 1;
 }
 
-/* A key whose fragments go to Python from now on: its open datagram's pieces and `i` handed over. */
-static void decline(dgram_t *k, Py_ssize_t i, const Py_ssize_t *next, int8_t *state, int16_t *out,
-                    Py_ssize_t *open, Py_ssize_t *declined)
+/* A key whose fragments go to Python from now on: its open datagram's pieces and fragment `f` handed over. */
+static void decline(reasm_t *r, dgram_t *k, Py_ssize_t f)
 {
     if (!k->declined) {
         if (k->first >= 0)
-            (*open)--;
+            r->open--;
         k->declined = 1;
-        (*declined)++;
-        hand_over(k->first, next, state, out);
+        r->declined++;
+        hand_over(r->c, k->first, r->next);
     }
-    hand_over(i, next, state, out);
+    hand_over(r->c, f, r->next);
 }
 
-static int datagrams(const uint8_t *data, const int64_t *off, const int64_t *index, outer_t *outer, int8_t *state,
-                     int16_t *out, Py_ssize_t n, int unknown, int unknown6, Py_ssize_t budget,
-                     Py_ssize_t window, PyObject **closed, Py_ssize_t *peak_out, row_t *rows)
+/* One table row per key (open addressing): slot[f] for each fragment f, every row's datagram empty. */
+static void key_rows(reasm_t *r)
 {
-    Py_ssize_t frags = 0, v6 = 0;
-    *peak_out = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        frags += outer[i].frag;
-        v6 += outer[i].reached == 6 && out[i * SLOTS] < 0;
+    const chunk_t *c = r->c;
+    for (Py_ssize_t f = 0; f < c->nfrags; f++) {
+        const uint8_t *key = c->frags[f].o.key;
+        Py_ssize_t h = key_hash(key) & r->mask;
+        while (r->table[h].used && memcmp(c->frags[r->table[h].first].o.key, key, KEY))
+            h = (h + 1) & r->mask;
+        if (!r->table[h].used) {
+            r->table[h].used = 1;
+            r->table[h].first = f;  /* for the comparison only; reset below */
+        }
+        r->slot[f] = h;
+        r->next[f] = -1;
     }
-    if (!frags)
+    for (Py_ssize_t h = 0; h <= r->mask; h++)
+        r->table[h].first = r->table[h].last = r->table[h].total = -1;
+}
+
+/* Fragment `f` into its datagram (`window`: the Reassembler's expiry, in packets), which it may complete. */
+static void place(reasm_t *r, Py_ssize_t f, Py_ssize_t window)
+{
+    chunk_t *c = r->c;
+    const frag_t *fr = c->frags + f;
+    dgram_t *k = r->table + r->slot[f];
+    if (c->unknown || (c->unknown6 && fr->o.key[0] == 6) || k->declined || !fr->state ||
+        (k->first >= 0 && c->index[fr->i] - c->index[c->frags[k->first].i] >= window)) {
+        decline(r, k, f);
+        return;
+    }
+    if (k->first < 0) {
+        k->first = f;
+        r->open++;
+    } else {
+        r->next[k->last] = f;
+    }
+    k->last = f;
+    if (!fr->o.more)
+        k->total = fr->o.offset + fr->o.dlen;
+    int got = whole(r, k);
+    if (got < 0) {
+        decline(r, k, f);
+    } else if (got > 0) {
+        for (Py_ssize_t j = k->first; j >= 0; j = r->next[j])
+            c->frags[j].state = 0;
+        memcpy(r->keys + r->judged++ * KEY, fr->o.key, KEY);
+        k->first = k->last = k->total = -1;
+        r->open--;
+    }
+}
+
+static int datagrams(chunk_t *c, Py_ssize_t budget, Py_ssize_t window, PyObject **closed, Py_ssize_t *peak_out)
+{
+    Py_ssize_t m = c->nfrags;
+    *peak_out = 0;
+    if (!m)
         return (*closed = PyBytes_FromStringAndSize(NULL, 0)) == NULL ? -1 : 0;
-    Py_ssize_t cap = 16;
-    while (cap < 2 * frags)
-        cap <<= 1;
-    dgram_t *table = PyMem_Calloc(cap, sizeof(dgram_t));
-    Py_ssize_t *slot = PyMem_Malloc(n * sizeof(Py_ssize_t)), *next = PyMem_Malloc(n * sizeof(Py_ssize_t));
-    uint8_t *scratch = PyMem_Malloc(65536 + 64), *keys = PyMem_Malloc(frags * KEY);
+    Py_ssize_t size = 16;
+    while (size < 2 * m)
+        size <<= 1;
+    reasm_t r = {c, PyMem_Calloc(size, sizeof(dgram_t)), size - 1, PyMem_Malloc(m * sizeof(Py_ssize_t)),
+                 PyMem_Malloc(m * sizeof(Py_ssize_t)), PyMem_Malloc(65536 + 64), PyMem_Malloc(m * KEY), 0, 0, 0};
     int rc = 0;
-    if (table == NULL || slot == NULL || next == NULL || scratch == NULL || keys == NULL) {
+    if (r.table == NULL || r.slot == NULL || r.next == NULL || r.scratch == NULL || r.keys == NULL) {
         rc = -1;
         goto done;
     }
-    for (Py_ssize_t i = 0; i < n; i++) {  /* one table row per key */
-        slot[i] = -1;
-        next[i] = -1;
-        if (!outer[i].frag)
-            continue;
-        Py_ssize_t h = key_hash(outer[i].key) & (cap - 1);
-        while (table[h].used && memcmp(outer[table[h].first].key, outer[i].key, KEY))
-            h = (h + 1) & (cap - 1);
-        if (!table[h].used) {
-            table[h].used = 1;
-            table[h].first = i;  /* for the comparison only; reset below */
-        }
-        slot[i] = h;
+    key_rows(&r);
+    Py_ssize_t peak = 0;
+    for (Py_ssize_t f = 0; f < m; f++) {
+        place(&r, f, window);
+        if (r.open + r.declined + c->v6 > peak)
+            peak = r.open + r.declined + c->v6;
     }
-    for (Py_ssize_t h = 0; h < cap; h++)
-        table[h].first = table[h].last = table[h].total = -1;
-    Py_ssize_t open = 0, declined = 0, peak = 0, judged = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if (slot[i] < 0)
-            continue;
-        dgram_t *k = table + slot[i];
-        if (unknown || (unknown6 && outer[i].key[0] == 6) || k->declined || !state[i] ||
-            (k->first >= 0 && index[i] - index[k->first] >= window)) {
-            decline(k, i, next, state, out, &open, &declined);
-        } else {
-            if (k->first < 0) {
-                k->first = i;
-                open++;
-            } else {
-                next[k->last] = i;
-            }
-            k->last = i;
-            if (!outer[i].more)
-                k->total = outer[i].offset + outer[i].dlen;
-            int r = whole(k, data, off, outer, next, out, scratch, rows);
-            if (r < 0) {
-                decline(k, i, next, state, out, &open, &declined);
-            } else if (r > 0) {
-                for (Py_ssize_t j = k->first; j >= 0; j = next[j])
-                    state[j] = 0;
-                memcpy(keys + judged++ * KEY, outer[i].key, KEY);
-                k->first = k->last = k->total = -1;
-                open--;
-            }
-        }
-        if (open + declined + v6 > peak)
-            peak = open + declined + v6;
-    }
-    for (Py_ssize_t h = 0; h < cap; h++)  /* datagrams the chunk ends inside */
-        if (table[h].used && !table[h].declined && table[h].first >= 0)
-            hand_over(table[h].first, next, state, out);
+    for (Py_ssize_t h = 0; h < size; h++)  /* datagrams the chunk ends inside */
+        if (r.table[h].used && !r.table[h].declined && r.table[h].first >= 0)
+            hand_over(c, r.table[h].first, r.next);
     if (peak > budget) {  /* the Reassembler could evict: every fragment to Python */
-        for (Py_ssize_t i = 0; i < n; i++)
-            if (slot[i] >= 0)
-                out[i * SLOTS] = -1;
-        judged = 0;
+        for (Py_ssize_t f = 0; f < m; f++)
+            c->out[c->frags[f].i * SLOTS] = -1;
+        r.judged = 0;
     }
-    *peak_out = judged ? peak : 0;
-    if ((*closed = PyBytes_FromStringAndSize((const char *)keys, judged * KEY)) == NULL)
+    *peak_out = r.judged ? peak : 0;
+    if ((*closed = PyBytes_FromStringAndSize((const char *)r.keys, r.judged * KEY)) == NULL)
         rc = -1;
 done:
-    PyMem_Free(table);
-    PyMem_Free(slot);
-    PyMem_Free(next);
-    PyMem_Free(scratch);
-    PyMem_Free(keys);
+    PyMem_Free(r.table);
+    PyMem_Free(r.slot);
+    PyMem_Free(r.next);
+    PyMem_Free(r.scratch);
+    PyMem_Free(r.keys);
     return rc;
 }
 
@@ -1205,6 +1265,97 @@ static int fill_rows(row_t *rows, const walk_t *w, Py_ssize_t packet)
     return w->n;
 }
 
+/* Fragment `o` of packet i kept for datagrams() (`state`: its datagram decides it); -1 out of memory. */
+static int keep_fragment(chunk_t *c, Py_ssize_t i, const outer_t *o, int state)
+{
+    if (c->nfrags == c->room) {
+        Py_ssize_t room = c->room ? 2 * c->room : 64;
+        frag_t *more = PyMem_Realloc(c->frags, room * sizeof(frag_t));
+        if (more == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        c->frags = more;
+        c->room = room;
+    }
+    frag_t *f = c->frags + c->nfrags++;
+    f->i = i;
+    f->o = *o;
+    f->state = (int8_t)state;
+    return 0;
+}
+
+/* The walk of packet i (fast_check): r (1: every field found, FRAGMENT, 0: to Python) with w's records; its rows. */
+static int walk_packet(chunk_t *c, Py_ssize_t i, walk_t *w)
+{
+    if (c->link[i] != c->last_link) {
+        c->last_link = c->link[i];
+        c->last_row = link_row(c->link[i]);
+    }
+    int r = 0;
+    if (c->off[i] >= 0 && c->cap[i] >= 0 && c->off[i] + c->cap[i] <= c->len && c->last_row >= 0)
+        r = link_layer(w, c->cap[i], c->last_row);
+    if (r == FRAGMENT && w->bad)
+        r = 0;
+    if (c->rows != NULL) {
+        c->count[i] = 0;
+        if (r == FRAGMENT && c->todo[i] && !fragment_rows(w, w->outer))
+            r = 0;  /* no room for its rows: the Python walker's, and its datagram's with it */
+        if (c->todo[i] && (r == 1 || r == FRAGMENT))
+            c->count[i] = (int8_t)fill_rows(c->rows + i * SLOTS, w, i);
+    }
+    return r;
+}
+
+/* Packet i of fast_check: its codes in out[i] (or -1, -2 and its Results), a fragment kept; -1 on a Python error. */
+static int check_packet(chunk_t *c, Py_ssize_t i)
+{
+    int16_t *codes = c->out + i * SLOTS;
+    memset(codes, 0, SLOTS * sizeof *codes);
+    outer_t o;
+    memset(&o, 0, offsetof(outer_t, key) + KEY);  /* what is read of a packet that is no fragment; a key's zeros */
+    rec_t recs[SLOTS];
+    walk_t w = {c->data + c->off[i], codes, 0, &o, 1, 0, recs, 0, 0, 0, c->cap[i]};
+    int r = walk_packet(c, i, &w), todo = c->todo[i];
+    if (r == 1 && w.bad && todo) {
+        codes[0] = -2;
+        if (c->rows == NULL) {
+            PyObject *results = make_results(&w), *item = NULL;
+            if (results == NULL || (item = Py_BuildValue("nN", i, results)) == NULL ||
+                PyList_Append(c->reported, item) < 0) {
+                Py_XDECREF(item);
+                return -1;
+            }
+            Py_DECREF(item);
+        }
+    } else if (!(r == FRAGMENT && todo) && (r != 1 || !todo)) {
+        codes[0] = -1;
+        c->unknown |= !o.reached;
+        c->unknown6 |= o.reached == 6 && !o.frag;  /* maybe a fragment of any IPv6 datagram */
+    }
+    c->v6 += o.reached == 6 && codes[0] < 0;
+    return o.frag ? keep_fragment(c, i, &o, r == FRAGMENT && todo) : 0;
+}
+
+/* The buffers of fast_check's arguments (see there) into v (`*held` of them got) and c; -1 with an exception set. */
+static int chunk_args(PyObject *const *args, Py_ssize_t nargs, Py_buffer *v, int *held, chunk_t *c)
+{
+    const Py_ssize_t sizes[9] = {1, 8, 8, 8, 2, 1, 8, (Py_ssize_t)sizeof(row_t), 1};
+    int want = nargs == 11 ? 9 : 7;
+    for (*held = 0; *held < want; ++*held)
+        if (get(args[*held < 7 ? *held : *held + 2], &v[*held], *held == 4 || *held >= 7, sizes[*held]) < 0)
+            return -1;
+    Py_ssize_t n = v[1].len / 8;
+    *c = (chunk_t){v[0].buf, v[0].len, n, v[1].buf, v[2].buf, v[3].buf, v[6].buf, v[5].buf, v[4].buf,
+                   want == 9 ? v[7].buf : NULL, want == 9 ? v[8].buf : NULL, NULL, -1, -1, 0, 0, 0, NULL, 0, 0};
+    if (v[2].len / 8 != n || v[3].len / 8 != n || v[4].len != n * SLOTS * 2 || v[5].len != n || v[6].len / 8 != n ||
+        (c->rows != NULL && (v[7].len != n * SLOTS * (Py_ssize_t)sizeof(row_t) || v[8].len != n))) {
+        PyErr_SetString(PyExc_ValueError, "fast_check: inconsistent array sizes");
+        return -1;
+    }
+    return 0;
+}
+
 /* fast_check(data, offsets, caplens, linktypes, out, todo, indices, budget, window[, rows, count])
  *     -> ([(i, [Result, ...]), ...], closed, peak):
  * out is int16 (n, SLOTS); todo is int8 (n): packets to judge (the others, cut by the snap length, still key their
@@ -1229,93 +1380,125 @@ static PyObject *fast_check(PyObject *self, PyObject *const *args, Py_ssize_t na
     if ((budget == -1 || window == -1) && PyErr_Occurred())
         return NULL;
     Py_buffer v[9];
-    const Py_ssize_t sizes[9] = {1, 8, 8, 8, 2, 1, 8, (Py_ssize_t)sizeof(row_t), 1};
-    int got = 0, want = nargs == 11 ? 9 : 7;
-    for (; got < want; got++)
-        if (get(args[got < 7 ? got : got + 2], &v[got], got == 4 || got >= 7, sizes[got]) < 0)
-            break;
-    PyObject *result = NULL;
-    if (got == want) {
-        const uint8_t *data = v[0].buf;
-        const int64_t *off = v[1].buf, *cap = v[2].buf, *link = v[3].buf;
-        Py_ssize_t n = v[1].len / 8;
-        int16_t *out = v[4].buf;
-        const int8_t *todo = v[5].buf;
-        row_t *rows = want == 9 ? v[7].buf : NULL;
-        int8_t *count = want == 9 ? v[8].buf : NULL;
-        if (v[2].len / 8 != n || v[3].len / 8 != n || v[4].len != n * SLOTS * 2 || v[5].len != n || v[6].len / 8 != n ||
-            (rows != NULL && (v[7].len != n * SLOTS * (Py_ssize_t)sizeof(row_t) || v[8].len != n))) {
-            PyErr_SetString(PyExc_ValueError, "fast_check: inconsistent array sizes");
-        } else {
-            outer_t *outer = PyMem_Calloc(n ? n : 1, sizeof(outer_t));
-            int8_t *state = PyMem_Calloc(n ? n : 1, 1);  /* 0: done, 1: a fragment its datagram decides */
-            int unknown = 0, unknown6 = 0;
-            PyObject *reported = PyList_New(0);
-            if (outer == NULL || state == NULL || reported == NULL) {
-                PyErr_NoMemory();
-                goto out;
-            }
-            rec_t recs[SLOTS];
-            for (Py_ssize_t i = 0; i < n; i++) {
-                int16_t *codes = out + i * SLOTS;
-                memset(codes, 0, SLOTS * sizeof *codes);
-                Py_ssize_t index = link_row(link[i]);
-                walk_t w = {data + off[i], codes, 0, outer + i, 1, 0, recs, 0, 0, 0, cap[i]};
-                int r = 0;
-                if (off[i] >= 0 && cap[i] >= 0 && off[i] + cap[i] <= v[0].len && index >= 0)
-                    r = link_layer(&w, cap[i], index);
-                if (r == FRAGMENT && w.bad)
-                    r = 0;
-                if (rows != NULL) {
-                    count[i] = 0;
-                    if (r == FRAGMENT && todo[i] && !fragment_rows(&w, outer + i))
-                        r = 0;  /* no room for its rows: the Python walker's, and its datagram's with it */
-                    if (todo[i] && (r == 1 || r == FRAGMENT))
-                        count[i] = (int8_t)fill_rows(rows + i * SLOTS, &w, i);
-                    if (r == 1 && w.bad && todo[i]) {
-                        codes[0] = -2;
-                        continue;
-                    }
-                }
-                if (r == 1 && w.bad && todo[i]) {
-                    PyObject *results = make_results(&w), *item = NULL;
-                    if (results == NULL || (item = Py_BuildValue("nN", i, results)) == NULL ||
-                        PyList_Append(reported, item) < 0) {
-                        Py_XDECREF(item);
-                        goto out;
-                    }
-                    Py_DECREF(item);
-                    codes[0] = -2;
-                    continue;
-                }
-                if (r == FRAGMENT && todo[i])
-                    state[i] = 1;
-                else if (r != 1 || !todo[i]) {
-                    codes[0] = -1;
-                    unknown |= !outer[i].reached;
-                    unknown6 |= outer[i].reached == 6 && !outer[i].frag;  /* maybe a fragment of any IPv6 datagram */
-                }
-            }
-            PyObject *closed = NULL;
-            Py_ssize_t peak = 0;
-            if (datagrams(data, off, v[6].buf, outer, state, out, n, unknown, unknown6, budget, window,
-                          &closed, &peak, rows) < 0) {
-                if (!PyErr_Occurred())
-                    PyErr_NoMemory();
-            } else {
-                for (Py_ssize_t i = 0; rows != NULL && i < n; i++)
-                    if (out[i * SLOTS] == -1)
-                        count[i] = 0;  /* to the Python walker after all: its rows are Python's */
-                result = Py_BuildValue("ONn", reported, closed, peak);
-            }
-        out:
-            Py_XDECREF(reported);
-            PyMem_Free(outer);
-            PyMem_Free(state);
+    chunk_t c;
+    int got = 0;
+    PyObject *result = NULL, *closed = NULL;
+    if (chunk_args(args, nargs, v, &got, &c) == 0 && (c.reported = PyList_New(0)) != NULL) {
+        Py_ssize_t i = 0, peak = 0;
+        while (i < c.n && check_packet(&c, i) == 0)
+            i++;
+        if (i == c.n && datagrams(&c, budget, window, &closed, &peak) < 0 && !PyErr_Occurred())
+            PyErr_NoMemory();
+        if (closed != NULL) {
+            for (i = 0; c.rows != NULL && i < c.n; i++)
+                if (c.out[i * SLOTS] == -1)
+                    c.count[i] = 0;  /* to the Python walker after all: its rows are Python's */
+            result = Py_BuildValue("ONn", c.reported, closed, peak);
         }
+        Py_DECREF(c.reported);
+        PyMem_Free(c.frags);
     }
     for (int k = 0; k < got; k++)
         PyBuffer_Release(&v[k]);
+    return result;
+}
+
+/* chunk_columns(offsets, caplens, origlens, first, base) -> (indices, bases, todo, cut): what csum/capture/fastpath.py's
+ * Batch adds to a chunk's int64 columns, without numpy: each packet's number in the capture (first + i) and file
+ * offset (base + offsets[i]), whether it was captured whole (todo, int8: caplens[i] == origlens[i]), and the numbers
+ * of the packets the snap length cut (caplens[i] < origlens[i]); the int64 columns as bytes. */
+static PyObject *chunk_columns(PyObject *self, PyObject *args)
+{
+    Py_buffer v[3];
+    long long first, base;
+    if (!PyArg_ParseTuple(args, "y*y*y*LL", &v[0], &v[1], &v[2], &first, &base))
+        return NULL;
+    PyObject *cols[4] = {NULL, NULL, NULL, NULL}, *result = NULL;
+    Py_ssize_t n = v[0].len / 8, cut = 0;
+    const int64_t *off = v[0].buf, *caps = v[1].buf, *origs = v[2].buf;
+    if (v[0].len % 8 || v[1].len != n * 8 || v[2].len != n * 8) {
+        PyErr_SetString(PyExc_ValueError, "chunk_columns: inconsistent array sizes");
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        cut += caps[i] < origs[i];
+    if (!(cols[0] = PyBytes_FromStringAndSize(NULL, n * 8)) || !(cols[1] = PyBytes_FromStringAndSize(NULL, n * 8)) ||
+        !(cols[2] = PyBytes_FromStringAndSize(NULL, n)) || !(cols[3] = PyBytes_FromStringAndSize(NULL, cut * 8)))
+        goto done;
+    int64_t *index = (int64_t *)PyBytes_AS_STRING(cols[0]), *bases = (int64_t *)PyBytes_AS_STRING(cols[1]);
+    int64_t *cuts = (int64_t *)PyBytes_AS_STRING(cols[3]);
+    int8_t *todo = (int8_t *)PyBytes_AS_STRING(cols[2]);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        index[i] = first + i;
+        bases[i] = base + off[i];
+        todo[i] = caps[i] == origs[i];
+        if (caps[i] < origs[i])
+            *cuts++ = first + i;
+    }
+    result = Py_BuildValue("OOOO", cols[0], cols[1], cols[2], cols[3]);
+done:
+    for (int k = 0; k < 4; k++)
+        Py_XDECREF(cols[k]);
+    for (int k = 0; k < 3; k++)
+        PyBuffer_Release(&v[k]);
+    return result;
+}
+
+/* tally(out, todo) -> (counts, fast, walk) after fast_check: counts, [(code, packets), ...] of the codes of the
+ * packets among todo (int8) whose every checksum passes (out[i][0] > 0), in code order; fast, how many such packets;
+ * walk, the int64 numbers in the chunk (as bytes) of the packets left to the Python walker (not in todo, or
+ * out[i][0] neither above 0 nor -2). */
+static PyObject *tally(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "tally takes 2 arguments");
+        return NULL;
+    }
+    Py_buffer v[2];
+    if (get(args[0], &v[0], 0, 2) < 0)
+        return NULL;
+    if (get(args[1], &v[1], 0, 1) < 0) {
+        PyBuffer_Release(&v[0]);
+        return NULL;
+    }
+    PyObject *result = NULL, *walk = NULL, *counts = NULL;
+    Py_ssize_t n = v[1].len, fast = 0, left = 0;
+    const int16_t *out = v[0].buf;
+    const int8_t *todo = v[1].buf;
+    int64_t seen[2 * NONE] = {0};
+    if (v[0].len != n * SLOTS * 2) {
+        PyErr_SetString(PyExc_ValueError, "tally: inconsistent array sizes");
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        left += !todo[i] || (out[i * SLOTS] <= 0 && out[i * SLOTS] != -2);
+    if ((walk = PyBytes_FromStringAndSize(NULL, left * 8)) == NULL || (counts = PyList_New(0)) == NULL)
+        goto done;
+    int64_t *to = (int64_t *)PyBytes_AS_STRING(walk);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const int16_t *codes = out + i * SLOTS;
+        if (!todo[i] || (codes[0] <= 0 && codes[0] != -2)) {
+            *to++ = i;
+        } else if (codes[0] > 0) {
+            fast++;
+            for (int k = 0; k < SLOTS; k++)
+                seen[codes[k] > 0 ? codes[k] & (2 * NONE - 1) : 0]++;
+        }
+    }
+    for (int code = 1; code < 2 * NONE; code++) {
+        PyObject *item = seen[code] ? Py_BuildValue("iL", code, (long long)seen[code]) : NULL;
+        if (seen[code] && (item == NULL || PyList_Append(counts, item) < 0)) {
+            Py_XDECREF(item);
+            goto done;
+        }
+        Py_XDECREF(item);
+    }
+    result = Py_BuildValue("OnO", counts, fast, walk);
+done:
+    Py_XDECREF(walk);
+    Py_XDECREF(counts);
+    PyBuffer_Release(&v[0]);
+    PyBuffer_Release(&v[1]);
     return result;
 }
 
@@ -1406,6 +1589,16 @@ static inline void pcap_lengths(const uint8_t *h, int big, int swap, uint32_t *i
     }
 }
 
+/* The three int64 columns of pcap_records resized to `n` items; -1 (and NULLs) when out of memory. */
+static int grow(PyObject **cols, Py_ssize_t n)
+{
+    int rc = 0;
+    for (int k = 0; k < 3; k++)
+        if (cols[k] != NULL && _PyBytes_Resize(&cols[k], n * 8) < 0)
+            rc = -1;
+    return rc;
+}
+
 static PyObject *pcap_records(PyObject *self, PyObject *args)
 {
     Py_buffer v;
@@ -1423,20 +1616,18 @@ static PyObject *pcap_records(PyObject *self, PyObject *args)
     uint32_t incl, orig;
     if (p < 0)
         p = size;
-    for (Py_ssize_t q = p; q + header <= size; n++) {  /* count first: the columns are allocated once */
-        pcap_lengths(b + q, big, swap, &incl, &orig);
-        if (incl > (uint64_t)most || q + header + (Py_ssize_t)incl > size)
-            break;
-        q += header + incl;
-    }
+    /* one pass: the columns sized for records of 64 bytes, doubled when more come, cut to size at the end */
+    Py_ssize_t room = (p < size ? (size - p) / (header + 64) : 0) + 16;
     PyObject *cols[3] = {NULL, NULL, NULL}, *result = NULL;
     for (int k = 0; k < 3; k++)
-        if (!(cols[k] = PyBytes_FromStringAndSize(NULL, n * 8)))
+        if (!(cols[k] = PyBytes_FromStringAndSize(NULL, room * 8)))
             goto done;
-    int64_t *offs = (int64_t *)PyBytes_AS_STRING(cols[0]), *caps = (int64_t *)PyBytes_AS_STRING(cols[1]),
-            *origs = (int64_t *)PyBytes_AS_STRING(cols[2]);
-    for (Py_ssize_t i = 0; i < n; i++) {
+    for (; p + header <= size; n++) {
         pcap_lengths(b + p, big, swap, &incl, &orig);
+        if (incl > (uint64_t)most || p + header + (Py_ssize_t)incl > size)
+            break;
+        if (n == room && grow(cols, room *= 2) < 0)
+            goto done;
         int64_t cap = incl, wire = orig;
         if (cap > cut_lo && cap <= cut_hi)
             cap = cut_lo;
@@ -1445,11 +1636,13 @@ static PyObject *pcap_records(PyObject *self, PyObject *args)
             if (cap > wire)
                 cap = wire;
         }
-        offs[i] = p + header;
-        caps[i] = cap;
-        origs[i] = wire;
+        ((int64_t *)PyBytes_AS_STRING(cols[0]))[n] = p + header;
+        ((int64_t *)PyBytes_AS_STRING(cols[1]))[n] = cap;
+        ((int64_t *)PyBytes_AS_STRING(cols[2]))[n] = wire;
         p += header + incl;
     }
+    if (grow(cols, n) < 0)
+        goto done;
     result = Py_BuildValue("OOOn", cols[0], cols[1], cols[2], p);
 done:
     for (int k = 0; k < 3; k++)
@@ -1458,10 +1651,46 @@ done:
     return result;
 }
 
+/* pcap_times(data, offsets, header, big_endian, nanos) -> times: each record's timestamp in nanoseconds since the
+ * epoch (int64 as bytes), read from its header, which starts `header` bytes before its offset (int64 column, from
+ * pcap_records): seconds, then the microsecond fraction (`nanos`: nanosecond). */
+static PyObject *pcap_times(PyObject *self, PyObject *args)
+{
+    Py_buffer v, o;
+    Py_ssize_t header;
+    int big, nanos;
+    if (!PyArg_ParseTuple(args, "y*y*npp", &v, &o, &header, &big, &nanos))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t n = o.len / 8;
+    const int64_t *offs = o.buf;
+    const uint8_t *b = v.buf;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (o.len % 8 || offs[i] < header || offs[i] > v.len) {
+            PyErr_SetString(PyExc_ValueError, "pcap_times: an offset without a record header in front of it");
+            goto done;
+        }
+    if ((result = PyBytes_FromStringAndSize(NULL, n * 8)) == NULL)
+        goto done;
+    int64_t *times = (int64_t *)PyBytes_AS_STRING(result), unit = nanos ? 1 : 1000;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const uint8_t *h = b + offs[i] - header;
+        times[i] = (int64_t)u32(h, big) * 1000000000 + (int64_t)u32(h + 4, big) * unit;
+    }
+done:
+    PyBuffer_Release(&v);
+    PyBuffer_Release(&o);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"fast_check", (PyCFunction)(void (*)(void))fast_check, METH_FASTCALL,
      "fast_check(data, offsets, caplens, linktypes, out, todo, indices, budget, window) -> (reported, closed, peak) "
      "(see csum/engine/_cwalk.c)."},
+    {"chunk_columns", chunk_columns, METH_VARARGS,
+     "chunk_columns(offsets, caplens, origlens, first, base) -> (indices, bases, todo, cut) (see csum/engine/_cwalk.c)."},
+    {"tally", (PyCFunction)(void (*)(void))tally, METH_FASTCALL,
+     "tally(out, todo) -> (counts, fast, walk): fast_check's verdicts counted (see csum/engine/_cwalk.c)."},
     {"verify", (PyCFunction)(void (*)(void))verify, METH_FASTCALL,
      "verify(packet, linktype) -> [Result, ...] or None (see csum/engine/_cwalk.c)."},
     {"bind", bind, METH_VARARGS,
@@ -1474,6 +1703,8 @@ static PyMethodDef methods[] = {
     {"pcap_records", pcap_records, METH_VARARGS,
      "pcap_records(data, pos, big_endian, most, header=16, swap=0, cut_lo=0, cut_hi=0, fcs=0) -> (offsets, caplens, "
      "origlens, end) (see csum/engine/_cwalk.c)."},
+    {"pcap_times", pcap_times, METH_VARARGS,
+     "pcap_times(data, offsets, header, big_endian, nanos) -> times (see csum/engine/_cwalk.c)."},
     {NULL, NULL, 0, NULL},
 };
 

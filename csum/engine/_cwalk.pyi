@@ -30,6 +30,14 @@ def fast_check(data: Buffer, offsets: Buffer, caplens: Buffer, linktypes: Buffer
     """A chunk of a capture judged at once (csum/capture/fastpath.py c_fast); with rows and count, every field of
     every packet judged as a row (csum/capture/rows.py c_rows)."""
 
+def chunk_columns(offsets: Buffer, caplens: Buffer, origlens: Buffer, first: int, base: int,
+                  /) -> tuple[bytes, bytes, bytes, bytes]:
+    """A chunk's packet numbers, file offsets, whole-packet flags (int8) and cut packets' numbers (int64 as bytes)."""
+
+def tally(out: Buffer, todo: Buffer, /) -> tuple[list[tuple[int, int]], int, bytes]:
+    """fast_check's verdicts: (code, packets) of the passing packets' codes, how many passed, the int64 numbers (as
+    bytes) of the packets left to the Python walker."""
+
 def finish_rows(slots: Buffer, count: Buffer, indices: Buffer, times: Buffer, layers: Buffer, reasons: Buffer,
                 statuses: Buffer, /) -> int:
     """fast_check's rows moved to the front, frame, time, layer, reason and status set; how many."""
@@ -44,3 +52,6 @@ def format_rows(rows: Buffer, csv: bool, names: list[bytes], reasons: list[bytes
 def pcap_records(data: Buffer, pos: int, big_endian: bool, most: int, header: int = 16, swap: int = 0,
                  cut_lo: int = 0, cut_hi: int = 0, fcs: int = 0, /) -> tuple[bytes, bytes, bytes, int]:
     """The pcap record walk of csum/capture/pcap.py: record offsets, captured and original lengths, end."""
+
+def pcap_times(data: Buffer, offsets: Buffer, header: int, big_endian: bool, nanos: bool, /) -> bytes:
+    """Each pcap record's timestamp in nanoseconds (int64 as bytes), from the record headers in front of ``offsets``."""
