@@ -41,17 +41,17 @@ def h_ipv4(w: Walker, at: int, end: int, depth: int, path: str, quote: bool = Fa
         w.need(at + h.size, "IPv4 header")
     if b[at] >> 4 != 4:
         w.not_ip(f"IP version {b[at] >> 4} at offset {at} is not 4")
-    ihl = (b[at] & 0x0F) * 4
+    ihl = (b[at] & 0x0F) * T.IHL_UNIT
     if ihl < h.size:
-        raise _Bad(Code.BAD_IHL, f"packet: IPv4 IHL is {ihl // 4}, below the minimum of 5")
+        raise _Bad(Code.BAD_IHL, f"packet: IPv4 IHL is {ihl // T.IHL_UNIT}, below the minimum of 5")
     if not quote:
-        w.inside(at + ihl, end, f"IPv4 header with IHL {ihl // 4}")
+        w.inside(at + ihl, end, f"IPv4 header with IHL {ihl // T.IHL_UNIT}")
     if at + ihl > w.n:
         if quote:
             return
         if at + ihl <= w.wire:
             w.emit(Field(T.IPV4_HEADER, path, depth, at, at + h.check, na=R.NOT_CAPTURED))
-        w.need(at + ihl, f"IPv4 header with IHL {ihl // 4}")
+        w.need(at + ihl, f"IPv4 header with IHL {ihl // T.IHL_UNIT}")
     # the header is whole: its checksum is judged even if the lengths that follow are not
     w.emit(Field(T.IPV4_HEADER, path, depth, at, at + h.check, ((at, at + ihl),)))
     total, big = w.u16(at + h.tot_len), False

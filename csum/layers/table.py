@@ -489,6 +489,8 @@ NDP_NEIGHBOR_ADVERT = 136
 
 #: An IP address's bytes by IP version (RFC 791, RFC 8200).
 ADDR_SIZES = {4: IPHDR.addr_size, 6: IPV6HDR.addr_size}
+#: RFC 791 3.1: the IPv4 IHL counts 32-bit words.
+IHL_UNIT = 4
 #: tcpdump.org link type numbers csum reads and writes by name (pcap-linktype(7)).
 LINKTYPE_ETHERNET, LINKTYPE_RAW, LINKTYPE_LINUX_SLL = 1, 101, 113
 LINKTYPE_IPV4, LINKTYPE_IPV6, LINKTYPE_LINUX_SLL2 = 228, 229, 276

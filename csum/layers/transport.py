@@ -110,7 +110,7 @@ def checksummed(w: Walker, ip: IPLayer, proto: int, at: int, stop: int, depth: i
         if ip.pseudo_daddr is None:
             na = na or R.UNKNOWN_DESTINATION
         else:
-            pseudo = (ip.pseudo_saddr, ip.pseudo_daddr, 4 if ip.version == 4 else 16, length, proto)
+            pseudo = (ip.pseudo_saddr, ip.pseudo_daddr, T.ADDR_SIZES[ip.version], length, proto)
     skip = entry.skip
     covers: tuple[tuple[int, int], ...]
     if skip is not None and na is None and entry is T.OSPF2_ENTRY:
