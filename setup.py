@@ -1,6 +1,6 @@
 """Build the optional C extensions of csum.engine: _speedups (summing), _cwalk (the capture checker's fast
 walker, with the protocol table generated from csum/layers/table.py: csum/engine/_cwalk_table.h) and _rewrite
-(csum rewrite's fast path, with the same generated table), each linked with the arithmetic csum/engine/_arith.c;
+(csum rewrite's fast path, with the same generated table) and _explain (csum/explain's hypotheses), each linked with the arithmetic csum/engine/_arith.c;
 all metadata lives in pyproject.toml.
 
 ``optional=True``: without a C compiler the extensions are skipped and csum runs on its numpy / pure-Python
@@ -39,9 +39,13 @@ setup(ext_modules=[Extension("csum.engine._speedups", sources=["csum/engine/_spe
                              extra_compile_args=_CFLAGS, extra_link_args=_LDFLAGS),
                    Extension("csum.engine._cwalk", sources=["csum/engine/_cwalk.c", "csum/engine/_rowtext.c", *_ARITH],
                              depends=["csum/engine/_arith.h", "csum/engine/_cwalk_table.h", "csum/engine/_ipheaders.h",
-                                      "csum/engine/_rows.h"],
+                                      "csum/engine/_encap.h", "csum/engine/_rows.h"],
                              optional=True, extra_compile_args=_CFLAGS, extra_link_args=_LDFLAGS),
+                   Extension("csum.engine._explain", sources=["csum/engine/_explain.c", *_ARITH],
+                             depends=["csum/engine/_arith.h", "csum/engine/_cwalk_table.h"], optional=True,
+                             extra_compile_args=_CFLAGS, extra_link_args=_LDFLAGS),
                    Extension("csum.engine._rewrite", sources=["csum/engine/_rewrite.c", *_ARITH],
-                             depends=["csum/engine/_arith.h", "csum/engine/_cwalk_table.h", "csum/engine/_ipheaders.h"],
+                             depends=["csum/engine/_arith.h", "csum/engine/_cwalk_table.h", "csum/engine/_ipheaders.h",
+                                      "csum/engine/_encap.h"],
                              optional=True,
                              extra_compile_args=_CFLAGS, extra_link_args=_LDFLAGS)])

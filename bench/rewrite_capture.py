@@ -11,6 +11,8 @@ workloads, ``--mix``:
 * ``ipv6ext``: IPv6 behind every extension header the walkers walk (hop-by-hop, destination options with a Home
   Address, routing types 0 and 2, segment routing, AH, fragment), an eighth plain IPv4/TCP;
 * ``vxlan``: half VXLAN-encapsulated IPv4/IPv6 TCP/UDP, half plain;
+* ``tunnels``: GTP-U (with and without a PDU session container), VXLAN and Geneve (their UDP checksum 0), GRE with a
+  key, GRE-in-UDP, IP-in-IP, 6in4, MPLS and PPPoE, each around an IPv4 or IPv6 TCP/UDP packet, an eighth plain;
 
 with 1 % of the plain IPv4/TCP packets given a wrong checksum. The same rules for all: the prefix maps 10.0.0.0/8 -> 192.168.0.0/16 and 2001:db8::/32 ->
 2001:db9::/48 on sources and destinations, port 80 -> 8080, TTL / hop limit - 1. Each is a new process, as a user
@@ -112,7 +114,7 @@ def _same_from_ethertype(a: Path, b: Path) -> tuple[int, int]:
     return same, len(x)
 
 
-MIXES = ("mixed", "icmp-errors", "ipv6ext", "vxlan")
+MIXES = ("mixed", "icmp-errors", "ipv6ext", "vxlan", "tunnels")
 
 
 def run(n: int, scapy_n: int, repeats: int, mix: str = "mixed") -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""``csum.prog``: the public path of :mod:`csum.kernel.prog` (its ``__all__``)."""
+"""``csum.prog``: the public path of :mod:`csum.kernel.programs` (its ``__all__``: csum.kernel.prog's, and what
+``csum prog`` runs: sample_frames, judge_program, across_kernels)."""
 
-from .kernel.prog import *  # noqa: F403
-from .kernel.prog import __all__  # noqa: F401
+from .kernel.programs import *  # noqa: F403
+from .kernel.programs import __all__  # noqa: F401

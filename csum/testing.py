@@ -15,6 +15,7 @@ import functools
 
 from .core.inputs import check_instance, check_int, check_list
 from .errors import Code, CsumValueError
+from .layers.table import ADDR_SIZES, IPIP, IPV6_IN
 
 try:
     from hypothesis import HealthCheck
@@ -166,7 +167,7 @@ def packets(versions: tuple[int, ...] = (4, 6), max_payload: int = 1500) -> st.S
     versions = _versions(versions)
     max_payload = check_int(max_payload, 0, MAX_PAYLOAD, "max_payload")
     def one(version: int) -> st.SearchStrategy[bytes]:
-        size = 4 if version == 4 else 16
+        size = ADDR_SIZES[version]
         layers = ("tcp", "udp", "icmp") if version == 4 else ("tcp", "udp", "icmpv6")
         return st.builds(_build_packet, st.just(version), st.sampled_from(layers), _addr(size), _addr(size),
                          st.binary(min_size=20, max_size=20), buffers(max_size=max_payload), st.integers(1, 255))
@@ -259,7 +260,7 @@ def frames(max_payload: int = 200) -> st.SearchStrategy[tuple[int, bytes]]:
 def _frames(draw: st.DrawFn, max_payload: int) -> tuple[int, bytes]:
     """:func:`frames`, its argument checked."""
     def ip_packet(version: int, proto: int, payload: bytes) -> bytes:
-        size = 4 if version == 4 else 16
+        size = ADDR_SIZES[version]
         options = draw(st.sampled_from((b"", b"\x01\x01\x01\x00", b"\x94\x04\x00\x00")))  # NOP, Router Alert
         ext = draw(st.sampled_from((b"", bytes([0, 0, 1, 4, 0, 0, 0, 0]))))
         return _ip(version, proto, payload, draw(_addr(size)), draw(_addr(size)), draw(st.integers(1, 255)),
@@ -273,7 +274,7 @@ def _frames(draw: st.DrawFn, max_payload: int) -> tuple[int, bytes]:
     if tunnel != "none":
         version = draw(st.sampled_from((4, 6)))
         if tunnel == "ip":
-            packet = ip_packet(version, 4 if inner_v == 4 else 41, packet)
+            packet = ip_packet(version, IPIP if inner_v == 4 else IPV6_IN, packet)
         elif tunnel == "gre":
             packet = ip_packet(version, 47, b"\x80\x00" + _ETHERTYPE[inner_v] + b"\0\0\0\0" + packet)
         else:

@@ -336,7 +336,23 @@ def rewrite_seeds() -> dict[str, bytes]:
         [(1, p) for pieces in frags.values() for p in pieces]))
     seeds["bad-and-cut-nat6"] = rewrite_input(RULES["nat6-outer"], encode(
         [(1, _broken(stacks["ipv6-udp"]))]) + bytes([0x40]) + (30).to_bytes(2, "big") + stacks["vxlan-tcp"][:30])
+    for name, rules in (("all", RULES["everything"]), ("inner", RULES["src-dst-ports-inner"])):
+        seeds[f"tunnel-errors-{name}"] = rewrite_input(rules, encode([(1, f) for f in _tunnel_errors()]))
     return seeds
+
+
+def _tunnel_errors() -> list[bytes]:
+    """Frames whose every checksum a change reaches is nested: ICMP errors inside tunnels (GRE with its checksum,
+    Geneve, GTP-U, VXLAN in VXLAN), GRE with its checksum inside UDP (the UDP checksum covering GRE's)."""
+    error = ICMP(type=3, code=3) / V4 / UDP(sport=53, dport=80) / b"quoted"
+    return [
+        raw(ETH / V4 / GRE(chksum_present=1) / IN4 / error),
+        raw(ETH / V6 / UDP(sport=50000, dport=6081) / GENEVE(proto=0x0800) / IN4 / error),
+        raw(ETH / V4 / UDP(sport=2152, dport=2152) / GTP_U_Header(teid=7) / IN4 / error),
+        raw(ETH / V4 / UDP(sport=50000, dport=4754) / GRE(chksum_present=1) / IN4 / TCP(sport=80) / b"gu"),
+        raw(ETH / V4 / UDP(sport=40000, dport=4789) / VXLAN(vni=3) / ETH / IN4 / UDP(sport=40001, dport=4789)
+            / VXLAN(vni=4) / ETH / V6 / ICMPv6DestUnreach() / V6 / UDP(sport=53) / b"q6"),
+    ]
 
 
 def rowtext_seeds() -> dict[str, bytes]:

@@ -550,13 +550,14 @@ def _verify_frame(frame: Any) -> Any:
 
 
 _SCAN = csum.scan.scan(_CAPTURE)
+_SCAN_OPTIONS = csum.scan.ScanOptions()
 _JOBS = Int(1, 4 * len(os.sched_getaffinity(0)))
 _CHUNK = (4096, Int(1, 1 << 30))
 _OPTIONAL_CALLABLE = (None, Optional_(Callable_))
 _PAYLOAD = (100, Int(0, csum.testing.MAX_PAYLOAD))
 #: Specs run with the fixed pool only: hypothesis's text could name "-" (standard input or output), and the
 #: strategies of csum.testing cannot be drawn from inside a test that hypothesis runs.
-POOL_ONLY = {"csum.scan.scan", "csum.scan.to_arrow", "csum.scan.to_pandas", "csum.pcap.read",
+POOL_ONLY = {"csum.prog.sample_frames", "csum.scan.scan", "csum.scan.to_arrow", "csum.scan.to_pandas", "csum.pcap.read",
              "csum.rewrite.rewrite_capture", "csum.dask.verify_files", "csum.dask.to_dataframe"} | {
     f"csum.testing.{n}" for n in ("seeds", "u16s", "u32s", "aligns", "buffers", "field_changes", "chunked", "packets",
                                   "frames", "sample_packets")}
@@ -565,7 +566,15 @@ SPECS.update({
                             chunk_bytes=_CHUNK, sink=(None, Optional_(Exact())), keep_patches=(False, Bool),
                             progress=_OPTIONAL_CALLABLE, each=_OPTIONAL_CALLABLE, keep=(None, Optional_(Int(0, 2**63 - 1))),
                             transform=_OPTIONAL_CALLABLE, fix_embedded=(False, Bool), hosts=(False, Bool),
-                            table=_OPTIONAL_CALLABLE),
+                            table=_OPTIONAL_CALLABLE, collect=_OPTIONAL_CALLABLE,
+                            options=(None, Optional_(Exact(_SCAN_OPTIONS)))),
+    # the options object checks each field as scan's keyword of the same name is checked
+    "csum.scan.ScanOptions": _spec(csum.scan.ScanOptions, "", jobs=(1, _JOBS), chunk_bytes=_CHUNK,
+                                   sink=(None, Optional_(Exact())), keep_patches=(False, Bool),
+                                   progress=_OPTIONAL_CALLABLE, each=_OPTIONAL_CALLABLE,
+                                   keep=(None, Optional_(Int(0, 2**63 - 1))), transform=_OPTIONAL_CALLABLE,
+                                   fix_embedded=(False, Bool), hosts=(False, Bool), table=_OPTIONAL_CALLABLE,
+                                   collect=_OPTIONAL_CALLABLE),
     "csum.scan.merged": _spec(csum.scan.merged, "scans", scans=([_SCAN], Seq(Exact(_SCAN))), name=("total", Str)),
     "csum.scan.to_arrow": _spec(_in_dir(csum.scan.to_arrow), "name", name=(_CAPTURE, PathName),
                                 chunk_bytes=(None, Optional_(Int(1, 1 << 30)))),
@@ -586,6 +595,8 @@ SPECS.update({
     "csum.prog.ethernet": _spec(csum.prog.ethernet, "packet", packet=(UDP4, Buf())),
     "csum.prog.verify_frame": _spec(_verify_frame, "frame", frame=(FRAME, Buf())),
     "csum.prog.summarize": _spec(csum.prog.summarize, "runs", runs=([], Seq(Exact()))),
+    "csum.prog.sample_frames": _spec(csum.prog.sample_frames, "", count=(5, Int(1, 1_000_000)),
+                                     seed=(0, Int(0, (1 << 64) - 1))),
     "csum.testing.seeds": _spec(_drawn(csum.testing.seeds), ""),
     "csum.testing.u16s": _spec(_drawn(csum.testing.u16s), ""),
     "csum.testing.u32s": _spec(_drawn(csum.testing.u32s), ""),
@@ -609,6 +620,10 @@ EXCLUDED = {
     "csum.kernel": "the running kernel through bpf(2) (side effects, privileges): tests/kernel",
     "csum.prog.load": "loads a user's BPF object into the running kernel: tests/kernel (its argument checks: "
                       "test_prog_load_checks_its_arguments)",
+    "csum.prog.judge_program": "loads a user's BPF object into the running kernel (csum prog): tests/kernel",
+    "csum.prog.across_kernels": "boots kernels under QEMU and loads a user's BPF object (csum prog --debian/--qemu/"
+                                "--model): tests/kernel",
+    "csum.prog.targets": "downloads Debian kernel packages (csum prog --debian): tests/kernel",
     "csum.profiles.reload_profiles": "global state (no arguments)",
     "csum.profile_names": "no arguments",
     "csum.profiles.profile_names": "no arguments",

@@ -132,7 +132,7 @@ def test_a_face_is_its_wing_module():
     the names are the same objects."""
     faces = {"inet": "csum.layers.inet", "pcap": "csum.capture.pcap", "scan": "csum.capture.scan",
              "dask": "csum.capture.dask", "profiles": "csum.arch.profiles", "crossarch": "csum.arch.crossarch",
-             "skb": "csum.bpf.skb", "prog": "csum.kernel.prog"}
+             "skb": "csum.bpf.skb", "prog": "csum.kernel.programs"}
     for face, home in faces.items():
         public, real = importlib.import_module(f"csum.{face}"), importlib.import_module(home)
         assert public.__all__ == real.__all__ and all(getattr(public, n) is getattr(real, n) for n in real.__all__)

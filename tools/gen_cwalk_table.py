@@ -15,12 +15,13 @@ import importlib.util
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Facts written in hex: flags, masks, option kinds (numbers above 255 always are).
 _HEX = {"VLAN_VID_MASK", "IP_DF", "IP_MF", "IP_OFFSET", "IP6_MF", "IP6_OFFSET", "GRE_CSUM", "GRE_ROUTING", "GRE_KEY", "GRE_SEQ", "GRE_VERSION",
         "JUMBO_OPTION", "HOME_ADDRESS_OPTION", "GTP_PT", "GTP_OPTIONAL_FLAGS", "GTP_E", "GTP_TPDU", "GENEVE_OPT_LEN"}
-#: The UDP tunnels the C walker walks (the others, and the embedded packets, it leaves to the Python walker).
+#: The UDP tunnels' port names (their numbers the C walker needs for the rewriter and its checks).
 _C_TUNNELS = ("VXLAN_PORT", "GENEVE_PORT", "GTP_U_PORT", "GTP_V0_PORT", "GRE_UDP_PORT")
 HEADER = ROOT / "csum" / "engine" / "_cwalk_table.h"
 
@@ -38,6 +39,31 @@ def _any(var: str, values: object, hex_: bool = True) -> str:
     """A C expression: ``var`` is one of ``values``."""
     return "(" + " || ".join(f"({var}) == {v:#x}" if hex_ else f"({var}) == {v}"
                              for v in sorted(values)) + ")"  # type: ignore[attr-defined]
+
+
+def layer_id(name: str) -> str:
+    """The C name of a child layer of table.DISSECTORS ("gtp-prime" -> L_GTP_PRIME)."""
+    return "L_" + name.upper().replace("-", "_")
+
+
+def next_function(table: str) -> str:
+    """The C function that follows ``table``'s edges ("ip.proto" -> ct_next_ip_proto)."""
+    return "ct_next_" + table.replace(".", "_")
+
+
+def _graph(T: ModuleType, lines: list[str], section: Callable[[str], None]) -> None:
+    """The layer graph's edges the C walker takes (table.C_EDGES of table.DISSECTORS): an id per child layer and a
+    ct_next_<table>(key) per table, L_NONE for every key the C walker leaves to the Python walker."""
+    section("the layer graph (table.DISSECTORS): the child layers the C walker walks, and per dissector table the "
+            "edges it takes (L_NONE: the Python walker's)")
+    children = sorted({T.DISSECTORS[table][key] for table, keys in T.C_EDGES.items() for key in keys})
+    lines.append("enum { L_NONE, " + ", ".join(layer_id(name) for name in children) + ", L_COUNT };")
+    for table, keys in T.C_EDGES.items():
+        lines.append(f"/* table \"{table}\" */")
+        lines.append(f"static inline int {next_function(table)}(unsigned key)\n{{\n    switch (key) {{")
+        for key in sorted(keys):
+            lines.append(f"    case {key:#06x}: return {layer_id(T.DISSECTORS[table][key])};")
+        lines.append("    default: return L_NONE;\n    }\n}")
 
 
 def render() -> str:
@@ -115,8 +141,9 @@ def render() -> str:
     define("ICMP_EXT_MIN_QUOTE", T.ICMP_EXT_MIN_QUOTE, "RFC 4884: the quote an extension follows is this long at least")
     define("ICMP_EXT_HLEN", T.ICMP_EXT_HLEN, "RFC 4884 7: the extension header's size")
     define("ICMP_EXT_VERSION", T.ICMP_EXT_VERSION, "RFC 4884 7: the extension header's version")
-    walked = {getattr(T, name) for name in _C_TUNNELS}
-    tunnels = (set(T.UDP_TUNNELS) | set(T.UDP_EMBEDDED)) - walked
+    walked = set(T.C_EDGES["udp.port"])
+    assert walked == {getattr(T, name) for name in _C_TUNNELS}
+    tunnels = set(T.DISSECTORS["udp.port"]) - walked
     lines.append(f"/* UDP ports of the tunnels and embedded packets the C walker leaves to the Python walker (all of "
                  f"table.UDP_TUNNELS and UDP_EMBEDDED but {', '.join(T.UDP_TUNNELS[p] for p in sorted(walked))}) */"
                  f"\n#define CT_UDP_TUNNEL_ELSEWHERE(p) {_any('p', tunnels, False)}")
@@ -134,6 +161,7 @@ def render() -> str:
     lines.append(f"/* BSD address families (DLT_NULL, DLT_LOOP) */\n#define CT_FAMILY_IPV4(f) {_any('f', v4, False)}\n"
                  f"#define CT_FAMILY_IPV6(f) {_any('f', v6, False)}")
 
+    _graph(T, lines, section)
     section("link types: the kinds the C walker walks, and each row's header length, protocol word offset and name "
             "(an index of CT_LINK_NAMES)")
     kinds = {"ethernet": "K_ETHERNET", "ethertype": "K_ETHERTYPE", "ip": "K_IP", "family-host": "K_FAMILY",

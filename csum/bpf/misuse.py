@@ -63,7 +63,9 @@ def _words(view: memoryview, lay: Layout) -> dict[str, set[int]]:
 
 def _pseudo_words(view: memoryview, lay: Layout) -> set[int]:
     """The 16-bit words of the pseudo-header's addresses and length, as a little-endian CPU loads them."""
-    size = 4 if lay.version == 4 else 16
+    from ..layers.table import ADDR_SIZES  # here: csum --version imports this module, and no layer
+
+    size = ADDR_SIZES[lay.version]
     words = {(lay.l4_len or 0) & 0xFFFF, (lay.l4_len or 0) >> 16}
     words = {int.from_bytes(w.to_bytes(2, "big"), "little") for w in words}
     for start in (lay.pseudo_saddr, lay.pseudo_daddr):

@@ -44,6 +44,7 @@ from .flags import (
     CHECKSUM_PARTIAL,
     CHECKSUM_UNNECESSARY,
 )
+from ..layers.table import ADDR_SIZES
 
 __all__ = [
     "BPF_CSUM_LEVEL_DEC", "BPF_CSUM_LEVEL_INC", "BPF_CSUM_LEVEL_QUERY", "BPF_CSUM_LEVEL_RESET",
@@ -125,7 +126,7 @@ class Skb:
         if lay.l4 is None or lay.l4_csum is None or not lay.pseudo or lay.pseudo_daddr is None or lay.l4_len is None:
             raise CsumValueError("data: CHECKSUM_PARTIAL needs a TCP/UDP packet whose checksum and pseudo-header "
                                  "csum can read", code=Code.NO_LAYER)
-        size = 4 if lay.version == 4 else 16
+        size = ADDR_SIZES[lay.version]
         saddr = bytes(skb.data[lay.pseudo_saddr:lay.pseudo_saddr + size])
         daddr = bytes(skb.data[lay.pseudo_daddr:lay.pseudo_daddr + size])
         magic = csum_tcpudp_magic if lay.version == 4 else csum_ipv6_magic

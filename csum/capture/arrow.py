@@ -25,6 +25,7 @@ from ..errors import Code, CsumValueError
 from .rows import NAMES, REASONS, STATUSES, Rows
 from .. import schemas
 from .rowtext import ALL_COLUMNS, COLUMNS, FILE, only
+from ..layers.table import ADDR_SIZES
 
 __all__ = ["ParquetSink", "frame", "pyarrow", "record_batch", "schema"]
 
@@ -70,7 +71,7 @@ def _addresses(pa: ModuleType, version: np.ndarray, raw: np.ndarray) -> Any:
         code = seen.get((v, a))
         if code is None:
             code = seen[(v, a)] = len(texts)
-            texts.append(str(ipaddress.ip_address(a[: 4 if v == 4 else 16])) if v in (4, 6) else "")
+            texts.append(str(ipaddress.ip_address(a[:ADDR_SIZES[v]])) if v in ADDR_SIZES else "")
         codes[k] = code
     indices = pa.array(codes[np.cumsum(start) - 1], type=pa.int32(), mask=version == 0)
     return pa.DictionaryArray.from_arrays(indices, pa.array(texts, type=pa.string()))

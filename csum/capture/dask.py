@@ -38,7 +38,7 @@ from ..core.inputs import check_callable, check_int, check_list, check_path
 from ..errors import Code, CsumValueError
 from .pcap import CHUNK_BYTES, MAX_CHUNK_BYTES
 from .report import Report
-from .scan import Scan, merged, scan
+from .scan import Scan, ScanOptions, merged, scan
 
 __all__ = ["Archive", "to_dataframe", "verify_files"]
 
@@ -53,7 +53,7 @@ class Archive:
 
 def _verify_one(name: str, chunk_bytes: int) -> Scan:
     try:
-        return scan(name, jobs=1, chunk_bytes=chunk_bytes)
+        return scan(name, ScanOptions(chunk_bytes=chunk_bytes))
     except OSError as exc:
         raise CsumValueError(f"cannot read {name}: {exc.strerror or exc}", code=Code.UNREADABLE) from None
 

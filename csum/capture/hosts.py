@@ -33,6 +33,7 @@ from typing import NamedTuple
 
 from ..layers import Result, Stack, Status, protocol_name, table, walk
 from .pcap import NO_TIME
+from ..layers.table import ADDR_SIZES
 
 __all__ = ["BUCKETS", "FIRST_SHIFT", "MAX_FLOWS", "MAX_HOSTS", "Flow", "Hosts", "Sender", "senders", "senders_of"]
 
@@ -81,7 +82,7 @@ def senders(stack: Stack, buf: memoryview | bytes) -> list[Sender]:
            for f in stack.fields if f.entry is table.IPV4_HEADER and f.header + h.size <= len(buf)
            and not any(ip.l3 == f.header for ip in stack.ips)]
     for ip in stack.ips:
-        size = 4 if ip.version == 4 else 16
+        size = ADDR_SIZES[ip.version]
         at = ip.l4_start
         ported = ip.proto in table.PORTED and ip.fragment != "later" and at + 4 <= len(buf)
         out.append(Sender(ip.depth, ip.l3, ip.version, bytes(buf[ip.saddr : ip.saddr + size]),
@@ -105,8 +106,12 @@ def interesting(results: Sequence[Result]) -> bool:
 def flow_of(r: Result, rows: Sequence[Sender]) -> Flow | None:
     """The :class:`Flow` of field ``r`` of a packet whose IP headers are ``rows`` (None: in no IP header)."""
     sender = _sender_of(r, rows)
-    if sender is None:
-        return None
+    return None if sender is None else _flow(sender)
+
+
+@functools.lru_cache(maxsize=4096)
+def _flow(sender: Sender) -> Flow:
+    """The :class:`Flow` of an IP header (made once per header: every wrong field of a flow has one)."""
     return Flow(address(sender.src), address(sender.dst), protocol_name(sender.proto), sender.sport, sender.dport)
 
 

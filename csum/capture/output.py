@@ -34,7 +34,7 @@ from typing import BinaryIO
 from ..errors import Code, CsumValueError
 from .source import zstandard
 
-__all__ = ["BY_NAME", "AtomicFile", "compression_of_name", "target"]
+__all__ = ["BY_NAME", "AtomicFile", "compression_of_name", "target", "write_text"]
 
 _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
           (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"))
@@ -236,3 +236,16 @@ class AtomicFile:
                 except FileNotFoundError:
                     pass
                 self._tmp = None
+
+
+def write_text(path: str | os.PathLike[str], text: str, what: str) -> None:
+    """Write ``text`` to ``path`` as csum fix writes OUT (:func:`target`, :class:`AtomicFile`: a regular file,
+    replaced atomically); ``what`` names the option or argument in the error (CsumValueError)."""
+    try:
+        with AtomicFile(target(path)) as out:
+            out.write(text.encode())
+            out.commit()
+    except OSError as exc:
+        raise CsumValueError(f"{what}: cannot write {path}: {exc.strerror or exc}") from None
+    except ValueError as exc:  # target's refusal (a CsumValueError) among them
+        raise CsumValueError(f"{what}: {exc}", code=getattr(exc, "code", Code.BAD_VALUE)) from None

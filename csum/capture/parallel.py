@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ..core.inputs import usable_cores
 from ..errors import Code, CsumValueError
 from .checker import Part, check_part
+from .options import ScanOptions
 from .pcap import NO_TIME, Capture, Span
 from .report import Report
 from .stitch import Stitcher
@@ -159,11 +160,13 @@ def _receive(conn: Connection) -> Any:
     return value
 
 
-def checked(chunks: Iterable[Capture], jobs: int = 1, slot_bytes: int | None = None, *, fix_embedded: bool = False,
-            hosts: bool = False) -> Iterator[tuple[Capture, Part]]:
-    """(chunk, part) for each chunk, in order, using ``jobs`` processes when there are two chunks or more
-    (``fix_embedded``, ``hosts``: as :func:`csum.capture.checker.check_part` takes them); see :func:`mapped`."""
-    return mapped(chunks, functools.partial(check_part, fix_embedded=fix_embedded, hosts=hosts), jobs, slot_bytes)
+def checked(chunks: Iterable[Capture], options: ScanOptions, slot_bytes: int | None = None
+            ) -> Iterator[tuple[Capture, Part]]:
+    """(chunk, part) for each chunk, in order, using ``options.jobs`` processes when there are two chunks or more
+    (``options.fix_embedded``, ``hosts``: as :func:`csum.capture.checker.check_part` takes them); see
+    :func:`mapped`."""
+    part_of = functools.partial(check_part, fix_embedded=options.fix_embedded, hosts=options.hosts)
+    return mapped(chunks, part_of, options.jobs, slot_bytes)
 
 
 def mapped(chunks: Iterable[Capture], part_of: Callable[[Capture], T], jobs: int = 1,
@@ -247,8 +250,7 @@ def _check_span(item: tuple[int, Span], read: Read, keep_patches: bool, hosts: b
     return k, part
 
 
-def check_spans(spans: Iterable[Span], read: Read, jobs: int = 1, *, keep_patches: bool = False,
-                progress: Callable[[int], None] | None = None, keep: int | None = None, hosts: bool = False) -> Report:
+def check_spans(spans: Iterable[Span], read: Read, options: ScanOptions, size: int | None = None) -> Report:
     """The parts of the chunks at ``spans`` (:meth:`csum.pcap.Reader.spans`) stitched in order: the serial report.
 
     ``read(file offset, size)`` gives the file's bytes there (``os.pread``; every process calls it).
@@ -260,15 +262,18 @@ def check_spans(spans: Iterable[Span], read: Read, jobs: int = 1, *, keep_patche
     Workers send each chunk's part when done with it; the calling process takes them in between
     its own chunks and stitches them in chunk order as they come (a chunk that must be checked again,
     see csum/capture/stitch.py, is read again), so memory holds a bounded window.
-    ``keep_patches``: keep each chunk's ``patches`` (else dropped, as :func:`csum.scan.scan` does);
-    ``progress(file offset)`` is called after each chunk the calling process checks; ``hosts``: the report collects
-    who sent the bad and offload checksums (csum.capture.hosts).
+    Of ``options`` (:class:`csum.capture.options.ScanOptions`), ``jobs``, ``keep``, ``keep_patches`` (keep each
+    chunk's ``patches``, else dropped, as :func:`csum.scan.scan` does), ``progress(file offset, size)`` (called
+    after each chunk the calling process checks) and ``hosts`` (the report collects who sent the bad and offload
+    checksums, csum.capture.hosts) count here.
     """
     import multiprocessing  # as in _Pool
 
+    jobs, keep_patches, hosts, progress = options.jobs, options.keep_patches, options.hosts, options.progress
+
     ctx = multiprocessing.get_context("fork")
     queue, taken = ctx.SimpleQueue(), ctx.Value("q", 0)
-    report = Report(0, keep=keep)
+    report = Report(0, keep=options.keep)
     stitcher = Stitcher(hosts=hosts)
     waiting: dict[int, Part] = {}
     where: dict[int, Span] = {}  # the spans not yet stitched
@@ -301,7 +306,7 @@ def check_spans(spans: Iterable[Span], read: Read, jobs: int = 1, *, keep_patche
         take(_check_span(span_item, read, keep_patches, hosts))
         drain()
         if progress is not None:
-            progress(span_item[1].hi)
+            progress(span_item[1].hi, size)
 
     try:
         queued = 0

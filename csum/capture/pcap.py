@@ -57,12 +57,8 @@ __all__ = ["CHUNK_BYTES", "LINKTYPE_ETHERNET", "LINKTYPE_IPV4", "LINKTYPE_IPV6",
            "parse", "patched", "read", "to_bytes"]
 
 #: Link types (tcpdump.org/linktypes.html) whose packets csum can find IP in.
-LINKTYPE_ETHERNET = 1
-LINKTYPE_RAW = 101
-LINKTYPE_LINUX_SLL = 113
-LINKTYPE_IPV4 = 228
-LINKTYPE_IPV6 = 229
-LINKTYPE_LINUX_SLL2 = 276
+from ..layers.table import (LINKTYPE_ETHERNET, LINKTYPE_IPV4, LINKTYPE_IPV6, LINKTYPE_LINUX_SLL,  # noqa: E402
+                            LINKTYPE_LINUX_SLL2, LINKTYPE_RAW)
 
 #: Bytes of records a :class:`Reader` chunk holds (one record larger than this gets a chunk of its own).
 CHUNK_BYTES = 2 << 20

@@ -26,6 +26,7 @@ from ..layers.table import IPHDR
 from ..layers.walk import IPLayer
 from .fastpath import FIX, Batch
 from .report import Report, depth_key, zero_counts
+from ..layers.table import ADDR_SIZES
 
 if TYPE_CHECKING:
     from .pcap import Int64s
@@ -152,7 +153,7 @@ def c_rows(batch: Batch, times: Int64s, todo: np.ndarray) -> tuple[np.ndarray, n
 def _address(data: memoryview, ip: IPLayer | None) -> tuple[int, bytes, bytes]:
     if ip is None:
         return 0, b"", b""
-    size = 4 if ip.version == 4 else 16
+    size = ADDR_SIZES[ip.version]
     return ip.version, bytes(data[ip.saddr : ip.saddr + size]), bytes(data[ip.daddr : ip.daddr + size])
 
 

@@ -30,6 +30,7 @@ from ..errors import CsumUsageError
 from ..layers import Status
 from .pcap import NO_TIME
 from .rows import NAMES, REASONS, STATUSES, Rows
+from ..layers.table import ADDR_SIZES
 
 __all__ = ["ALL_COLUMNS", "COLUMNS", "FILE", "ONLY", "TextSink", "csv_header", "fields", "only", "python_text",
            "text"]
@@ -138,7 +139,7 @@ def _time(t: int) -> str | None:
 def _address(version: int, raw: bytes) -> str | None:
     if version not in (4, 6):
         return None
-    return str(ipaddress.ip_address(raw[: 4 if version == 4 else 16]))
+    return str(ipaddress.ip_address(raw[:ADDR_SIZES[version]]))
 
 
 def _hex16(value: int) -> str | None:

@@ -1,7 +1,8 @@
 """One capture file through the checker: open, read in chunks, check (in parallel), merge, and copy patched.
 
 :func:`scan` is what ``csum verify`` and ``csum fix`` run for each input and
-what :mod:`csum.dask` runs on each worker. It opens the capture
+what :mod:`csum.dask` runs on each worker; how, one :class:`ScanOptions` says (its fields are also taken as keyword
+arguments: ``scan(name, jobs=4)``). It opens the capture
 (:func:`csum.capture.source.open_source`: a path, ``-``, compressed or not), reads it
 with :class:`csum.pcap.Reader`, checks the chunks (:func:`csum.capture.parallel.checked`; for ``verify``
 of an uncompressed regular file with ``jobs`` > 1, :func:`csum.capture.parallel.check_spans`, where every
@@ -18,30 +19,19 @@ from __future__ import annotations
 
 import os
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
-from ..core.inputs import check_bool, check_callable, check_instance, check_int, check_jobs, check_list, check_path
-from ..core.inputs import check_str
+from ..core.inputs import check_instance, check_list, check_path, check_str
 from . import pcap
 from .checker import Checker
-from .checker import Sink as ResultSink
-from .checker import TableSink
+from .options import ScanOptions, scan_options
 from .report import Report
-from .source import open_source
+from .source import Source, open_source
 from .stitch import Stitcher
 
-__all__ = ["Scan", "merged", "scan", "to_arrow", "to_pandas"]
-
-
-class Sink(Protocol):
-    def write(self, data: bytes) -> None: ...
-
-
-#: ``scan(collect=...)``: (the chunks a part's findings may be about, the part's findings).
-Collect = Callable[[Sequence[pcap.Capture], Report], None]
-
+__all__ = ["Scan", "ScanOptions", "merged", "scan", "to_arrow", "to_pandas"]
 
 @dataclass
 class Scan:
@@ -66,116 +56,91 @@ class Scan:
     explained: Any = None
 
 
-def scan(name: str | os.PathLike[str], *, jobs: int = 1, chunk_bytes: int = pcap.CHUNK_BYTES,
-         sink: Sink | None = None, keep_patches: bool = False, progress: Callable[[int, int | None], None] | None = None,
-         each: ResultSink | None = None, keep: int | None = None,
-         transform: Callable[[Iterator[pcap.Capture]], Iterator[pcap.Capture]] | None = None,
-         fix_embedded: bool = False, hosts: bool = False, table: TableSink | None = None,
-         collect: Collect | None = None) -> Scan:
-    """Check the capture ``name`` (a path or ``-``); see the module docstring.
+def scan(name: str | os.PathLike[str], options: ScanOptions | None = None, **changes: Any) -> Scan:
+    """Check the capture ``name`` (a path or ``-``) as ``options`` say (a :class:`ScanOptions`; None: the
+    defaults), with ``changes`` (its fields as keyword arguments: ``scan(name, jobs=4, hosts=True)``) applied;
+    see the module docstring and :class:`ScanOptions`.
 
-    ``keep_patches`` keeps ``report.patches`` (file offset, new bytes) in the
-    result; otherwise they are dropped chunk by chunk, keeping memory bounded.
-    ``progress(bytes read, file size or None)`` is called after each chunk.
-    ``each(packet index, results)``, when given, receives every packet's results in order
-    (``verify --format jsonl``); chunks are then checked in this process, one after another.
-    ``keep`` bounds the items the report keeps per list (:class:`~csum.capture.report.Report`; counts stay whole).
-    ``transform`` turns the chunks as read into the chunks checked and written (``csum rewrite --fix``: rewritten).
-    ``fix_embedded``: the patches correct embedded packets' checksums too (sFlow samples, OpenFlow packet-ins).
-    ``hosts``: ``report.hosts`` says who sent the bad and offload checksums, and when (:mod:`csum.capture.hosts`).
-    ``table(rows)``, when given, receives every checksum field as a row (:class:`csum.capture.rows.Rows`, a table
-    per chunk, in packet order; ``verify --format jsonl|csv|parquet``, :func:`to_arrow`); chunks are then checked in
-    this process, one after another.
-    ``collect(chunks, part)``, when given, receives each chunk's findings (a :class:`Report`) with the chunks they may
-    be about (the last chunk and those a pending datagram still held; their packets valid during the call), before
-    the findings are merged: ``csum verify --explain`` copies its wrong packets from there, in the one reading.
-    Raises OSError (unreadable), CsumValueError (not a capture, a directory, corrupt compression) and, for an argument
+    Raises OSError (unreadable), CsumValueError (not a capture, a directory, corrupt compression) and, for an option
     of the wrong kind, CsumTypeError or CsumValueError naming it (``jobs``: 1 to :func:`csum.core.inputs.max_jobs`).
     """
     name = check_path(name, "name")
-    jobs = check_jobs(jobs)
-    chunk_bytes = check_int(chunk_bytes, 1, pcap.MAX_CHUNK_BYTES, "chunk_bytes")
-    keep_patches, fix_embedded = check_bool(keep_patches, "keep_patches"), check_bool(fix_embedded, "fix_embedded")
-    hosts = check_bool(hosts, "hosts")
-    keep = None if keep is None else check_int(keep, 0, (1 << 63) - 1, "keep")
-    for arg, value in (("progress", progress), ("each", each), ("transform", transform), ("table", table),
-                       ("collect", collect),
-                       ("sink.write", getattr(sink, "write", None) if sink is not None else None)):
-        if value is not None or (arg == "sink.write" and sink is not None):
-            check_callable(value, arg)
+    o = scan_options(options, changes)
     with open_source(name) as source:
         # the timestamps only for the summary and the rows
-        reader = pcap.Reader(source.stream, chunk_bytes, times=hosts or table is not None)
+        reader = pcap.Reader(source.stream, o.chunk_bytes, times=o.hosts or o.table is not None)
         # a file of one chunk or less is checked here: no worker would get a span of it
-        fd = source.fileno() if jobs > 1 and (source.size or 0) > chunk_bytes and sink is None and each is None \
-            and table is None and transform is None and collect is None and not fix_embedded else None
+        fd = source.fileno() if o.jobs > 1 and (source.size or 0) > o.chunk_bytes and not o.copies else None
         if fd is not None:  # nothing to copy out: each process reads its own chunks from the file
             from .parallel import check_spans
 
-            tick = None if progress is None else (lambda at: progress(at, source.size))
-            report = check_spans(reader.spans(), lambda at, n: os.pread(fd, n, at), jobs,
-                                 keep_patches=keep_patches, progress=tick, keep=keep, hosts=hosts)
+            report = check_spans(reader.spans(), lambda at, n: os.pread(fd, n, at), o, source.size)
             return Scan(source.name, reader.format, source.compression, report, reader.stop)
-        report = Report(0, keep=keep)
-        counted = [0, 0, 0]  # checksums patched, packets they are in, offload fields among them
-        held: deque[pcap.Capture] = deque()  # chunks not yet written: a pending datagram may still patch them
-        fixes: list[tuple[int, bytes]] = []
+        return _scan_chunks(source, reader, o)
 
-        def take(part: Report) -> None:
-            if sink is not None:
-                fixes.extend(part.patches)
-                counted[0] += len(part.patches)
-                counted[1] += len({i for i, r in part.bad + part.offload if r.computed is not None})
-                counted[2] += sum(r.computed is not None and r.field is not None for _, r in part.offload)
-            if not keep_patches:
-                part.patches = []
-            report.update(part)
 
-        def write(settled: int | None) -> None:
-            if sink is None:
-                return
-            while held and (settled is None or held[0].first_index + len(held[0]) <= settled):
-                chunk = held.popleft()
-                end = chunk.base + len(chunk.data)
-                mine = sorted(p for p in fixes if p[0] < end)
-                fixes[:] = [p for p in fixes if p[0] >= end]
-                sink.write(pcap.patched(chunk, mine) if mine else chunk.data)
+def _scan_chunks(source: Source, reader: pcap.Reader, o: ScanOptions) -> Scan:
+    """:func:`scan` with the chunks read here, checked here or in workers, stitched, and copied to ``o.sink``."""
+    report = Report(0, keep=o.keep)
+    counted = [0, 0, 0]  # checksums patched, packets they are in, offload fields among them
+    held: deque[pcap.Capture] = deque()  # chunks not yet written: a pending datagram may still patch them
+    fixes: list[tuple[int, bytes]] = []
+    sink = o.sink
 
-        chunks = reader if transform is None else transform(iter(reader))
-        checker: Checker | Stitcher
-        if each is not None or table is not None or jobs <= 1:  # one Checker carries the pending datagrams along
-            checker = Checker(each, fix_embedded=fix_embedded, hosts=hosts, table=table)
-            parts = ((c, checker.check(c)) for c in chunks)
-        else:
-            from .parallel import checked
-
-            checker = stitcher = Stitcher(fix_embedded, hosts)
-            parts = ((c, stitcher.add(part, again(c)))
-                     for c, part in checked(chunks, jobs, fix_embedded=fix_embedded, hosts=hosts))
-        kept: deque[pcap.Capture] = deque()  # chunks a pending datagram's findings may still be about: collect's
-        for chunk, part in parts:
-            if collect is not None:
-                kept.append(chunk)
-                collect(kept, part)
-                settled = checker.unsettled()
-                while kept and (settled is None or kept[0].first_index + len(kept[0]) <= settled):
-                    kept.popleft()
-            take(part)
-            if sink is not None:
-                held.append(chunk)
-            write(checker.unsettled())
-            if progress is not None:
-                progress(source.consumed(), source.size)
-        last = checker.close()
-        if collect is not None:
-            collect(kept, last)
-        take(last)
-        write(None)
+    def take(part: Report) -> None:
         if sink is not None:
-            for block in reader.rest():
-                sink.write(block)
-        return Scan(source.name, reader.format, source.compression, report, reader.stop, counted[0], counted[1],
-                    counted[2])
+            fixes.extend(part.patches)
+            counted[0] += len(part.patches)
+            counted[1] += len({i for i, r in part.bad + part.offload if r.computed is not None})
+            counted[2] += sum(r.computed is not None and r.field is not None for _, r in part.offload)
+        if not o.keep_patches:
+            part.patches = []
+        report.update(part)
+
+    def write(settled: int | None) -> None:
+        if sink is None:
+            return
+        while held and (settled is None or held[0].first_index + len(held[0]) <= settled):
+            chunk = held.popleft()
+            end = chunk.base + len(chunk.data)
+            mine = sorted(p for p in fixes if p[0] < end)
+            fixes[:] = [p for p in fixes if p[0] >= end]
+            sink.write(pcap.patched(chunk, mine) if mine else chunk.data)
+
+    chunks = reader if o.transform is None else o.transform(iter(reader))
+    checker: Checker | Stitcher
+    if o.serial:  # one Checker carries the pending datagrams along
+        checker = Checker(o.each, fix_embedded=o.fix_embedded, hosts=o.hosts, table=o.table)
+        parts = ((c, checker.check(c)) for c in chunks)
+    else:
+        from .parallel import checked
+
+        checker = stitcher = Stitcher(o.fix_embedded, o.hosts)
+        parts = ((c, stitcher.add(part, again(c))) for c, part in checked(chunks, o))
+    kept: deque[pcap.Capture] = deque()  # chunks a pending datagram's findings may still be about: collect's
+    for chunk, part in parts:
+        if o.collect is not None:
+            kept.append(chunk)
+            o.collect(kept, part)
+            settled = checker.unsettled()
+            while kept and (settled is None or kept[0].first_index + len(kept[0]) <= settled):
+                kept.popleft()
+        take(part)
+        if sink is not None:
+            held.append(chunk)
+        write(checker.unsettled())
+        if o.progress is not None:
+            o.progress(source.consumed(), source.size)
+    last = checker.close()
+    if o.collect is not None:
+        o.collect(kept, last)
+    take(last)
+    write(None)
+    if sink is not None:
+        for block in reader.rest():
+            sink.write(block)
+    return Scan(source.name, reader.format, source.compression, report, reader.stop, counted[0], counted[1],
+                counted[2])
 
 
 def to_arrow(name: str | os.PathLike[str], *, chunk_bytes: int | None = None) -> Any:
@@ -187,8 +152,8 @@ def to_arrow(name: str | os.PathLike[str], *, chunk_bytes: int | None = None) ->
 
     pa = pyarrow("to_arrow")
     batches: list[Any] = []
-    scan(name, chunk_bytes=pcap.CHUNK_BYTES if chunk_bytes is None else chunk_bytes,
-         table=lambda rows: batches.append(record_batch(rows, pa)))
+    scan(name, ScanOptions(chunk_bytes=pcap.CHUNK_BYTES if chunk_bytes is None else chunk_bytes,
+                           table=lambda rows: batches.append(record_batch(rows, pa))))
     return pa.Table.from_batches(batches, schema=schema(pa))
 
 

@@ -92,15 +92,12 @@ def check_show(args: argparse.Namespace) -> None:
 
 
 def write_text(path: Path, text: str, what: str) -> None:
-    """Write ``text`` to ``path`` as csum fix writes OUT (csum.capture.output: a regular file, replaced atomically);
-    ``what`` names the option in the error."""
-    from ..capture.output import AtomicFile, target
+    """Write ``text`` to ``path`` as csum fix writes OUT (csum.capture.output.write_text); ``what`` names the option in
+    the error."""
+    from ..capture.output import write_text as write
+    from ..errors import CsumValueError
 
     try:
-        with AtomicFile(target(path)) as out:
-            out.write(text.encode())
-            out.commit()
-    except OSError as exc:
-        raise UsageError(f"{what}: cannot write {path}: {exc.strerror or exc}") from None
-    except ValueError as exc:
-        raise UsageError(f"{what}: {exc}") from None
+        write(path, text, what)
+    except CsumValueError as exc:
+        raise UsageError(str(exc)) from None

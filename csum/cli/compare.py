@@ -83,7 +83,9 @@ def _function(args: argparse.Namespace, data: bytes, label: str, names: list[str
     if fn == "ip_fast_csum" and (len(data) < 20 or len(data) % 4 or len(data) > 60):
         raise UsageError(f"--function ip_fast_csum needs an IPv4 header of 20..60 bytes (a multiple of 4), "
                           f"got {len(data)}")
-    size, v6 = (16, True) if fn == "csum_ipv6_magic" else (4, False)
+    from ..layers.table import ADDR_SIZES
+
+    size, v6 = (ADDR_SIZES[6], True) if fn == "csum_ipv6_magic" else (ADDR_SIZES[4], False)
     saddr = hex_bytes(args.saddr) if args.saddr else bytes.fromhex("20010db8" + "00" * 11 + "01") if v6 else SAMPLE_PACKET[12:16]
     daddr = hex_bytes(args.daddr) if args.daddr else bytes.fromhex("20010db8" + "00" * 11 + "02") if v6 else SAMPLE_PACKET[16:20]
     for name, addr in (("--saddr", saddr), ("--daddr", daddr)):

@@ -11,7 +11,7 @@ from typing import Any
 
 from .. import schemas
 from .args import UsageError, check_show, integer
-from .prog_states import state_doc, state_lines, states_fail, states_of
+from .prog_states import state_lines
 
 _MAP_ENTRY = re.compile(r"^([A-Za-z_][\w.]*):(.+)$")
 _NAMED = re.compile(r"^([A-Za-z_][\w.]*)=(.*)$")
@@ -92,29 +92,14 @@ def _seeds(args: argparse.Namespace) -> tuple[dict[str, list[Any]], dict[str, An
     return maps, found[0], found[1]
 
 
-def _packets(args: argparse.Namespace) -> tuple[list[tuple[int, bytes]], str]:
-    """(index, frame) pairs from --pcap (Ethernet, or raw IP given a header) or from csum.testing.packets()."""
-    from ..capture import pcap
-    from ..kernel.prog import ethernet
+def _packets(args: argparse.Namespace) -> Any:
+    """--pcap's frames (Ethernet, or raw IP given a header) or csum.testing.packets()'s (csum.prog.sample_frames)."""
+    from ..kernel.prog_run import sample_frames
 
-    if args.pcap is None:
-        try:
-            from ..testing import sample_packets
-        except ImportError:
-            raise UsageError("without --pcap the packets come from csum.testing.packets(), which needs "
-                              "hypothesis (pip install hypothesis)") from None
-        drawn = sample_packets(args.count, seed=args.seed)
-        return [(i, ethernet(p)) for i, p in enumerate(drawn)], \
-            f"csum.testing.packets(), {len(drawn)} drawn with seed {args.seed}"
     try:
-        cap = pcap.read(args.pcap)
+        return sample_frames(args.pcap, count=args.count, seed=args.seed)
     except OSError as exc:
         raise UsageError(f"cannot read {args.pcap}: {exc.strerror}") from None
-    raw_ip = (pcap.LINKTYPE_RAW, pcap.LINKTYPE_IPV4, pcap.LINKTYPE_IPV6)
-    frames = [(i, bytes(cap.packet(i)) if cap.linktypes[i] == pcap.LINKTYPE_ETHERNET else ethernet(bytes(cap.packet(i))))
-              for i in range(len(cap)) if not cap.is_cut(i) and (cap.linktypes[i] == pcap.LINKTYPE_ETHERNET
-                                                                 or cap.linktypes[i] in raw_ip)]
-    return frames, f"{args.pcap}, {len(frames)} of {len(cap)} packets (Ethernet or raw IP, not cut)"
 
 
 def _value(v: int | None) -> str:
@@ -140,113 +125,84 @@ def _check_lines(c: Any) -> list[str]:
     return lines
 
 
-def _entry(i: int, frame: bytes, run: Any) -> dict[str, Any]:
-    return {"index": i, "retval": run.retval, "action": run.action, "dropped": run.dropped, "changed": run.changed,
-            "input": frame.hex(), "output": run.packet.hex(), "error": run.error, "stale": run.stale,
-            "removed": list(run.removed), "broken": bool(run.broken),
-            "mistakes": [] if run.finding is None else list(run.finding.causes),
-            "note": None if run.finding is None else run.finding.note or None,
-            "checks": [{"layer": c.layer, "offset": c.offset, "field": c.field, "stored": c.stored,
-                        "expected": c.expected, "ok": c.ok, "reason": c.reason, "status": c.status,
-                        "added": c.was is None and c.layer not in ("skb->csum", "packet"), "cause": c.cause,
-                        "mistakes": list(c.mistakes)} for c in run.results]}
-
-
 def run(args: argparse.Namespace) -> int:
-    """``csum prog OBJ.o``."""
-    from ..kernel import prog
+    """``csum prog OBJ.o``: on the running kernel (csum.prog.judge_program), or across kernels (prog_kernels)."""
+    from ..capture import pcap
+    from ..capture.output import AtomicFile, target
+    from ..kernel.prog_run import judge_program
 
     check_show(args)
     if args.count < 1:
         raise UsageError(f"--count must be at least 1, got {args.count}")
-    from ..capture import pcap
-    from ..capture.output import AtomicFile, target
-
     if (args.qemu is None) != (args.kernel is None):
         raise UsageError("--qemu ARCH and --kernel IMAGE go together")
     if args.debian or args.qemu is not None or args.model:
-        from ..errors import CsumValueError
-        from ..kernel import model
-        from ..kernel.qemu import guest
         from .prog_kernels import run_kernels
 
-        for text in args.model:
-            try:
-                model.parse(text)
-            except CsumValueError as exc:
-                raise UsageError(str(exc)) from None
-        for option, arch_name in [(f"--debian {suite}", a) for suite, a in args.debian] + \
-                ([("--qemu", args.qemu)] if args.qemu is not None else []):
-            try:
-                guest.arch(arch_name)
-            except CsumValueError:
-                raise UsageError(f"{option} {arch_name}: unknown architecture; known: "
-                                 f"{', '.join(sorted(guest.ARCHES))}") from None
-        if args.kernel is not None and not Path(args.kernel).is_file():
-            raise UsageError(f"--kernel: {args.kernel} is not a file")
-        if args.save_vectors is not None and not (args.debian or args.qemu):
-            raise UsageError("--save-vectors applies to --debian and --qemu runs (a model's answers are not a kernel's)")
-        if args.save_vectors is not None and not Path(args.save_vectors).is_dir():
-            raise UsageError(f"--save-vectors: {args.save_vectors} is not a directory")
-        return run_kernels(args, *_seeds(args), *_packets(args))
+        _check_kernel_options(args)
+        return run_kernels(args, *_seeds(args), _packets(args))
     if args.save_vectors is not None:
         raise UsageError("--save-vectors applies to --debian and --qemu runs")
     if args.object_be is not None:
         raise UsageError("--object-be applies to --debian and --qemu runs")
     out = None if args.out is None else target(args.out, [] if args.pcap is None else [args.pcap])
     maps, globals_, ctx = _seeds(args)
-    frames, source = _packets(args)
-    with prog.load(args.file, section=args.section, prog=args.prog, type=args.type, maps=maps, globals=globals_,
-                   ctx=ctx) as program:
-        if args.csum_state and program.kind != "tc":
-            raise UsageError(f"--csum-state: {args.file}'s program {program.info.name} is {program.kind}; checksum "
-                             "states are those of a tc program's skb")
-        runs = [(i, frame, program.run(frame)) for i, frame in frames]
-        info, kind, unpinned, evidence = program.info, program.kind, program.unpinned, program.evidence
-    found_states = states_of(args.csum_state, runs, evidence)
-    summary = prog.summarize(run for _, _, run in runs)
+    judged = judge_program(args.file, _packets(args), section=args.section, prog=args.prog, type=args.type,
+                           maps=maps, globals=globals_, ctx=ctx, csum_states=args.csum_state,
+                           states_name="--csum-state")
     if out is not None:
         try:
             with AtomicFile(out) as new:
-                new.write(pcap.to_bytes([run.packet for _, _, run in runs]))
+                new.write(pcap.to_bytes([run.packet for _, _, run in judged.runs]))
                 new.commit()
         except OSError as exc:
             raise UsageError(f"cannot write {args.out}: {exc.strerror}") from None
-    broken = [(i, frame, run) for i, frame, run in runs if run.broken]
-    notes = []
-    if unpinned:
-        notes.append("maps the object asks to pin (LIBBPF_PIN_BY_NAME), loaded fresh here, not pinned and not reused: "
-                     + ", ".join(m.name for m in unpinned))
-    if not summary.changed and not summary.dropped:
-        notes.append("the program changed no packet and dropped none, so nothing it does was tested (a program that "
-                     "needs its maps or globals seeded does nothing without them: --map, --global)")
-    if kind == "tc" and not any(s.state == "partial" for s in found_states):
-        notes.append(prog.PARTIAL_NOTE + "; --csum-state partial judges them")
     if args.json:
-        doc = schemas.document("prog", {"object": args.file, "program": info.name, "section": info.section, "type": kind, "source": source,
-               "packets": summary.packets, "changed": summary.changed, "dropped": summary.dropped,
-               "broken_packets": summary.broken, "kept_bad_packets": summary.kept_bad, "unjudged": summary.unjudged,
-               "causes": dict(summary.causes), "named": list(summary.named), "unexplained": summary.unexplained,
-               "summary": summary.line(),
-               "notes": notes, "runs": [_entry(i, frame, run) for i, frame, run in runs]})
-        if found_states:
-            doc["csum_states"] = [state_doc(st) for st in found_states]
+        doc = schemas.document("prog", judged.as_json())
         if args.out is not None:
             doc["out"] = args.out
         print(json.dumps(doc, indent=2))
-        return 1 if broken or states_fail(found_states) else 0
-    runs_note = "each on a CHECKSUM_NONE and a CHECKSUM_COMPLETE skb" if kind == "tc" else "one run each"
-    lines = [f"{args.file}: program {info.name} (section {info.section}, {kind}); packets: {source}; {runs_note}"]
-    lines += [f"note: {n}" for n in notes]
+    else:
+        print("\n".join(_lines(args, judged)))
+    return 1 if judged.failed else 0
+
+
+def _check_kernel_options(args: argparse.Namespace) -> None:
+    """--model, --debian, --qemu, --kernel and --save-vectors name what exists."""
+    from ..errors import CsumValueError
+    from ..kernel import model
+    from ..kernel.qemu import guest
+
+    for text in args.model:
+        try:
+            model.parse(text)
+        except CsumValueError as exc:
+            raise UsageError(str(exc)) from None
+    for option, arch_name in [(f"--debian {suite}", a) for suite, a in args.debian] + \
+            ([("--qemu", args.qemu)] if args.qemu is not None else []):
+        try:
+            guest.arch(arch_name)
+        except CsumValueError:
+            raise UsageError(f"{option} {arch_name}: unknown architecture; known: "
+                             f"{', '.join(sorted(guest.ARCHES))}") from None
+    if args.kernel is not None and not Path(args.kernel).is_file():
+        raise UsageError(f"--kernel: {args.kernel} is not a file")
+    if args.save_vectors is not None and not (args.debian or args.qemu):
+        raise UsageError("--save-vectors applies to --debian and --qemu runs (a model's answers are not a kernel's)")
+    if args.save_vectors is not None and not Path(args.save_vectors).is_dir():
+        raise UsageError(f"--save-vectors: {args.save_vectors} is not a directory")
+
+
+def _lines(args: argparse.Namespace, judged: Any) -> list[str]:
+    """The text report of ``csum prog`` on the running kernel."""
+    summary, found = judged.summary, judged.states
+    runs_note = "each on a CHECKSUM_NONE and a CHECKSUM_COMPLETE skb" if judged.kind == "tc" else "one run each"
+    lines = [f"{args.file}: program {judged.info.name} (section {judged.info.section}, {judged.kind}); packets: "
+             f"{judged.source}; {runs_note}"]
+    lines += [f"note: {n}" for n in judged.notes]
+    broken = judged.broken
     for i, frame, run in broken[:args.show]:
-        size = f", {len(frame)} -> {len(run.packet)} bytes" if len(frame) != len(run.packet) else ""
-        lines.append(f"\npacket #{i}: {run.action}, {'changed' if run.changed else 'unchanged'}{size}")
-        for c in run.results:
-            if c.status != "ok":
-                lines += _check_lines(c)
-        if run.removed:
-            lines.append(f"  layers the output no longer has: {', '.join(run.removed)}")
-        lines += [f"  in:  {frame.hex()}", f"  out: {run.packet.hex()}"]
+        lines += _broken_lines(i, frame, run)
     if len(broken) > args.show:
         lines.append(f"\n... {len(broken) - args.show} more (--show)")
     lines.append(f"\n{summary.line()}" + (f", {summary.kept_bad} kept bad" if summary.kept_bad else "")
@@ -257,10 +213,21 @@ def run(args: argparse.Namespace) -> int:
         lines.append(f"named: {', '.join(summary.named)} (reproduced on every broken packet)")
     if summary.unexplained:
         lines.append(f"{summary.unexplained} broken packets not reproduced by any simulated mistake")
-    if found_states:
+    if found:
         lines.append("")
-        lines += state_lines(found_states, "")
+        lines += state_lines(found, "")
     if args.out is not None:
-        lines.append(f"wrote {args.out}: {len(runs)} output packets")
-    print("\n".join(lines))
-    return 1 if broken or states_fail(found_states) else 0
+        lines.append(f"wrote {args.out}: {len(judged.runs)} output packets")
+    return lines
+
+
+def _broken_lines(i: int, frame: bytes, run: Any) -> list[str]:
+    """One broken packet: its action, the checksums not ok, the layers it lost, its bytes in and out."""
+    size = f", {len(frame)} -> {len(run.packet)} bytes" if len(frame) != len(run.packet) else ""
+    lines = [f"\npacket #{i}: {run.action}, {'changed' if run.changed else 'unchanged'}{size}"]
+    for c in run.results:
+        if c.status != "ok":
+            lines += _check_lines(c)
+    if run.removed:
+        lines.append(f"  layers the output no longer has: {', '.join(run.removed)}")
+    return lines + [f"  in:  {frame.hex()}", f"  out: {run.packet.hex()}"]

@@ -26,7 +26,8 @@ if TYPE_CHECKING:  # numpy-backed modules are imported when verify/fix run, keep
     from ..capture.checker import TableSink
     from ..capture.output import AtomicFile
     from ..capture.pcap import Stop
-    from ..capture.scan import Collect, Scan
+    from ..capture.options import Collect
+    from ..capture.scan import Scan
 
 
 #: ``verify --format`` values that write one row per checksum field (csum/capture/rows.py) instead of a report.
@@ -77,7 +78,7 @@ def scan_one(args: argparse.Namespace, name: str, bar: progress.Bar, sink: Sink 
     """One input through csum.scan, with OSError turned into a one-line usage error; ``jobs``: its processes when
     not ``args.jobs``; ``collect``: csum.scan's, for ``--explain``."""
     from ..capture import pcap
-    from ..capture.scan import scan
+    from ..capture.scan import ScanOptions, scan
 
     args.current = name
     bar.phase(f"checking {name}" if sink is None else f"checking {name} and writing {args.out}")
@@ -87,10 +88,11 @@ def scan_one(args: argparse.Namespace, name: str, bar: progress.Bar, sink: Sink 
             from ..explain.capture import LIMIT
 
             show = max(show, LIMIT)
-        return scan(name, jobs=args.jobs if jobs is None else jobs, chunk_bytes=args.chunk_bytes or pcap.CHUNK_BYTES,
-                    sink=sink, progress=bar.update, each=each, keep=show,
-                    fix_embedded=getattr(args, "fix_embedded", False), hosts=wants_hosts(args), table=table,
-                    collect=collect)
+        return scan(name, ScanOptions(jobs=args.jobs if jobs is None else jobs,
+                                      chunk_bytes=args.chunk_bytes or pcap.CHUNK_BYTES, sink=sink,
+                                      progress=bar.update, each=each, keep=show,
+                                      fix_embedded=getattr(args, "fix_embedded", False), hosts=wants_hosts(args),
+                                      table=table, collect=collect))
     except BrokenPipeError:  # our output's reader left (`| head`): not a read error; main() stops quietly
         raise
     except OSError as exc:

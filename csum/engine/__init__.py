@@ -35,7 +35,9 @@ rest; under another engine they all take the Python function.
 
 The same switch decides the C walker ``csum.engine._cwalk`` (csum/engine/_cwalk.c): :data:`cwalk` is the
 extension when it is built and :data:`ENGINE` is ``c``, else None, and every user of the C walker reads
-``csum.engine.cwalk`` when it runs (so a test that sets it to None checks the Python walker alone).
+``csum.engine.cwalk`` when it runs (so a test that sets it to None checks the Python walker alone); so do the
+rewriter ``csum.engine._rewrite`` (:data:`crewrite`) and the explainer's hypotheses ``csum.engine._explain``
+(:data:`cexplain`, csum/explain/quick.py).
 """
 
 from __future__ import annotations
@@ -52,8 +54,8 @@ from ..errors import Code, CsumEngineError, CsumValueError
 from . import native
 from .native import NUMPY_MIN_BYTES, WIDTHS
 
-__all__ = ["CREWRITE", "CWALK", "ENGINE", "ENGINES", "Engine", "NUMPY_MIN_BYTES", "SHAPES", "ByteOrder", "crewrite",
-           "cwalk", "fast_path", "ones_sum", "ones_sum_many", "use"]
+__all__ = ["CEXPLAIN", "CREWRITE", "CWALK", "ENGINE", "ENGINES", "Engine", "NUMPY_MIN_BYTES", "SHAPES", "ByteOrder",
+           "cexplain", "crewrite", "cwalk", "fast_path", "ones_sum", "ones_sum_many", "use"]
 
 ByteOrder = Literal["little", "big"]
 
@@ -82,6 +84,10 @@ try:
     from . import _rewrite
 except ImportError:  # built without a compiler: csum.rewrite.apply rewrites every packet of a capture
     _rewrite = None  # type: ignore[assignment]
+try:
+    from . import _explain
+except ImportError:  # built without a compiler: csum.explain tries every hypothesis in Python
+    _explain = None  # type: ignore[assignment]
 
 
 def _engines() -> dict[str, Engine]:
@@ -116,6 +122,8 @@ CWALK: ModuleType | None = _cwalk
 CREWRITE: ModuleType | None = _rewrite
 #: The ``csum_partial`` shapes C computes (csum/engine/_arith.c), by the name of the algorithm csum/arch
 #: registers for each (empty where the extension is not built): the small integer a shaped fast path passes.
+#: The explainer's hypotheses csum/engine/_explain.c where it is built, whatever the engine. Read :data:`cexplain`.
+CEXPLAIN: ModuleType | None = _explain
 SHAPES: dict[str, int] = {} if _speedups is None else {name: i for i, name in enumerate(_speedups.SHAPES)}
 
 # The engine-dependent bindings, all made by _bind (at import, and by use()):
@@ -128,15 +136,18 @@ cwalk: ModuleType | None
 #: The capture rewriter csum/engine/_rewrite.c (None where it is not built or ENGINE is not ``c``):
 #: csum/rewrite/fast.py drives it; read it when it is needed, never copy it.
 crewrite: ModuleType | None
+#: The explainer's hypotheses csum/engine/_explain.c (None where it is not built or ENGINE is not ``c``):
+#: csum/explain/quick.py drives it.
+cexplain: ModuleType | None
 #: The bound engine's row sums (csum/batch.py): arguments checked by the caller.
 ones_sum_many: Callable[[Any, Any, Any, Any, Any, Any], None]
 
 
 def _bind(name: str) -> None:
     """Bind engine ``name``: every engine-dependent binding of csum at once."""
-    global ENGINE, _sum, cwalk, crewrite, ones_sum_many
+    global ENGINE, _sum, cwalk, crewrite, cexplain, ones_sum_many
     ENGINE, _sum, ones_sum_many = name, ENGINES[name].ones_sum, ENGINES[name].ones_sum_many
-    cwalk, crewrite = (CWALK, CREWRITE) if name == "c" else (None, None)
+    cwalk, crewrite, cexplain = (CWALK, CREWRITE, CEXPLAIN) if name == "c" else (None, None, None)
     if _speedups is not None:
         _speedups.set_fast_paths(name == "c")
 

@@ -198,6 +198,27 @@ static inline uint64_t csum_pseudo(const unsigned char *saddr, const unsigned ch
     return csum_reduce(both, 16) + csum_pseudo_length(length) + proto;
 }
 
+/* --- plain sums (carries kept), for csum/engine/_explain.c's simulated mistakes --------------------------- */
+
+/* csum/explain/sums.py sum16 / sum32: the plain (not end-around) sum of p[0:n] as big-endian words of `bytes` (2 or
+ * 4) bytes, the last one zero-padded, the first byte taken at offset `phase` (0..bytes-1) of its word (a span
+ * summed as part of a longer one): each byte weighed by its place in its word. Exact below 2**64: n < 2**32. */
+static inline uint64_t csum_plain_words(const unsigned char *p, uint64_t n, unsigned bytes, unsigned phase)
+{
+    uint64_t lanes[4] = {0, 0, 0, 0}, s = 0;
+    for (uint64_t i = 0; i < n; i++)
+        lanes[(i + phase) & (bytes - 1)] += p[i];
+    for (unsigned k = 0; k < bytes; k++)
+        s += lanes[k] << (8 * (bytes - 1 - k));
+    return s;
+}
+
+/* One end-around fold of x at `w` bits, not repeated (what a sender that folds once keeps: may exceed 2**w - 1). */
+static inline uint64_t csum_fold_once(uint64_t x, int w)
+{
+    return (x & (((uint64_t)1 << w) - 1)) + (x >> w);
+}
+
 /* --- include/net/checksum.h on u32/u16 values, as csum/core/arith.py writes them ------------------------ */
 
 /* csum_add (csum/core/arith.py add32): the 32-bit end-around-carry add. */

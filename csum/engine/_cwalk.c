@@ -53,6 +53,7 @@
 
 #include "_arith.h"
 #include "_cwalk_table.h"
+#include "_encap.h"
 #include "_ipheaders.h"
 #include "_rows.h"
 
@@ -65,7 +66,7 @@
 #define FRAGMENT 2
 #define SLOTS 6
 /* ip_layer's `ethertype` for a bare IP layer: the version nibble says which. */
-#define ANY_IP 0x10000
+#define ANY_IP ENCAP_ANY_IP
 
 /* The outer IP header of a packet, as far as fragment reassembly needs it (filled by ip_layer at depth 0). */
 #define KEY CT_REASSEMBLY_KEY_BYTES
@@ -232,23 +233,30 @@ static int partial(walk_t *w, unsigned proto, int v4, Py_ssize_t at, Py_ssize_t 
 static int mpls_layer(walk_t *w, Py_ssize_t at, Py_ssize_t stop, int depth, uint64_t path);
 static int pppoe_layer(walk_t *w, Py_ssize_t at, Py_ssize_t stop, int depth, uint64_t path);
 
-/* What an EtherType `value` names (csum/layers/walk.py ethertype), its payload from `at` to `stop`: VLAN tags walked
- * past, then IPv4, IPv6, an MPLS label stack or a PPPoE session. */
+/* What an EtherType `value` names (table "ethertype", csum/layers/link.py ethertype), its payload from `at` to
+ * `stop`: VLAN tags walked past, then IPv4, IPv6, an MPLS label stack or a PPPoE session; L_NONE: the Python walker. */
 static int ethertype_layer(walk_t *w, unsigned value, Py_ssize_t at, Py_ssize_t stop, int depth, uint64_t path)
 {
     const uint8_t *b = w->b;
-    while (CT_IS_VLAN(value)) {
+    int layer;
+    while ((layer = ct_next_ethertype(value)) == L_VLAN) {
         if (at + CT_ETHHDR_VLAN_SIZE > stop)
             return 0;
         PUSH(path, T_VLAN);
         value = be16(b + at + CT_ETHHDR_VLAN_SIZE - 2);
         at += CT_ETHHDR_VLAN_SIZE;
     }
-    if (value == CT_ETH_MPLS || value == CT_ETH_MPLS_MC)
+    switch (layer) {
+    case L_MPLS:
         return mpls_layer(w, at, stop, depth, path);
-    if (value == CT_ETH_PPPOE_SESSION)
+    case L_PPPOE:
         return pppoe_layer(w, at, stop, depth, path);
-    return ip_layer(w, at, stop, depth, value, path);
+    case L_IPV4:
+    case L_IPV6:
+        return ip_layer(w, at, stop, depth, value, path);
+    default:
+        return 0;
+    }
 }
 
 /* An Ethernet frame (csum/layers/walk.py h_ethernet), the link layer's or inside a tunnel, its path part `token`. */
@@ -264,45 +272,27 @@ static int eth_layer(walk_t *w, Py_ssize_t at, Py_ssize_t stop, int depth, uint6
  * control word and an Ethernet frame (RFC 4448). */
 static int mpls_layer(walk_t *w, Py_ssize_t at, Py_ssize_t stop, int depth, uint64_t path)
 {
-    const uint8_t *b = w->b;
+    encap_t e;
     PUSH(path, T_MPLS);
-    for (int bottom = 0; !bottom; at += CT_MPLS_LABEL) {
-        if (at + CT_MPLS_LABEL > stop)
-            return 0;
-        bottom = b[at + CT_MPLS_BOTTOM_AT] & 1;
-    }
-    if (at >= stop)
+    if (!encap_mpls(w->b, at, stop, &e))
         return 0;
-    unsigned nibble = b[at] >> 4;
-    if (nibble == 4 || nibble == 6)
-        return ip_layer(w, at, stop, depth, nibble == 4 ? CT_ETH_IPV4 : CT_ETH_IPV6, path);
-    return nibble == 0 ? eth_layer(w, at + CT_MPLS_CONTROL_WORD, stop, depth, path, T_ETH) : 0;
+    if (e.next != CT_ETH_TEB)
+        return ip_layer(w, e.inner, stop, depth, e.next, path);
+    return eth_layer(w, e.inner, stop, depth, path, T_ETH);
 }
 
 /* A PPPoE session (RFC 2516; csum/layers/walk.py h_pppoe): its Length bounds the PPP frame (one that runs past the
  * frame is the Python walker's: malformed); a 1- or 2-byte PPP protocol (RFC 1661 6.5), then IPv4, IPv6 or MPLS. */
 static int pppoe_layer(walk_t *w, Py_ssize_t at, Py_ssize_t stop, int depth, uint64_t path)
 {
-    const uint8_t *b = w->b;
-    if (at + CT_PPPOE_HDR_SIZE > stop)
-        return 0;
-    Py_ssize_t end = at + CT_PPPOE_HDR_SIZE + be16(b + at + CT_PPPOE_HDR_LENGTH), pos = at + CT_PPPOE_HDR_SIZE;
-    if (end > stop || pos >= end)
+    encap_t e;
+    if (!encap_pppoe(w->b, at, stop, &e))
         return 0;
     PUSH(path, T_PPPOE);
     PUSH(path, T_PPP);
-    unsigned proto = b[pos];
-    if (proto & 1) {
-        pos += 1;
-    } else {
-        if (pos + 2 > end)
-            return 0;
-        proto = be16(b + pos);
-        pos += 2;
-    }
-    if (proto == CT_PPP_IPV4 || proto == CT_PPP_IPV6)
-        return ip_layer(w, pos, end, depth, proto == CT_PPP_IPV4 ? CT_ETH_IPV4 : CT_ETH_IPV6, path);
-    return CT_IS_PPP_MPLS(proto) ? mpls_layer(w, pos, end, depth, path) : 0;
+    if (e.next != CT_ETH_MPLS)
+        return ip_layer(w, e.inner, e.end, depth, e.next, path);
+    return mpls_layer(w, e.inner, e.end, depth, path);
 }
 
 /* GRE (csum/layers/walk.py gre: RFC 2784, RFC 2890 key and sequence number): its optional checksum over the
@@ -310,107 +300,67 @@ static int pppoe_layer(walk_t *w, Py_ssize_t at, Py_ssize_t stop, int depth, uin
  * types I, II and III) inside. Routing present, version 1 (PPTP) and other payloads: the Python walker. */
 static int gre(walk_t *w, Py_ssize_t at, Py_ssize_t stop, int depth, uint64_t path)
 {
-    const uint8_t *b = w->b;
-    if (at + CT_GRE_HLEN > stop || depth + 1 > MAX_DEPTH)
-        return 0;
-    unsigned flags = b[at], proto = be16(b + at + 2);
-    if ((flags & CT_GRE_ROUTING) || (b[at + 1] & CT_GRE_VERSION))
-        return 0;
-    Py_ssize_t size = CT_GRE_HLEN + CT_GRE_WORD * (!!(flags & CT_GRE_CSUM) + !!(flags & CT_GRE_KEY) +
-                                                   !!(flags & CT_GRE_SEQ));
-    if (at + size > stop)
+    encap_t e;
+    if (depth + 1 > MAX_DEPTH || !encap_gre(w->b, at, stop, &e))
         return 0;
     PUSH(path, T_GRE);
-    if ((flags & CT_GRE_CSUM) && !judge(w, C_GRE, depth, at, at + CT_GRE_FIELD, stop, 0, 0, 0, NOT_UDP, path))
+    if (e.csum && !judge(w, C_GRE, depth, at, at + CT_GRE_FIELD, stop, 0, 0, 0, NOT_UDP, path))
         return 0;
-    Py_ssize_t inner = at + size;
-    if (proto == CT_ETH_IPV4 || proto == CT_ETH_IPV6)
-        return ip_layer(w, inner, stop, depth + 1, proto, path);
-    if (proto == CT_ETH_TEB || (proto == CT_ETH_ERSPAN2 && !(flags & CT_GRE_SEQ)))  /* bridged; ERSPAN type I */
-        return eth_layer(w, inner, stop, depth + 1, path, T_ETH);
-    if (proto == CT_ETH_ERSPAN2) {  /* ERSPAN type II */
+    if (e.next != CT_ETH_TEB)
+        return ip_layer(w, e.inner, stop, depth + 1, e.next, path);
+    if (e.erspan)
         PUSH(path, T_ERSPAN);
-        return eth_layer(w, inner + CT_ERSPAN2_HLEN, stop, depth + 1, path, T_ETH);
-    }
-    if (proto == CT_ETH_ERSPAN3 && inner + CT_ERSPAN3_HLEN <= stop) {  /* type III, maybe a platform sub-header */
-        PUSH(path, T_ERSPAN);
-        return eth_layer(w, inner + CT_ERSPAN3_HLEN + ((b[inner + CT_ERSPAN3_O_AT] & 1) ? CT_ERSPAN3_PLATFORM : 0),
-                         stop, depth + 1, path, T_ETH);
-    }
-    return 0;
+    return eth_layer(w, e.inner, stop, depth + 1, path, T_ETH);
 }
 
 /* Geneve (RFC 8926; csum/layers/walk.py h_geneve): 8 bytes and the options, then Ethernet, IPv4 or IPv6 by its
  * protocol type. */
 static int geneve(walk_t *w, Py_ssize_t at, Py_ssize_t stop, int depth, uint64_t path)
 {
-    const uint8_t *b = w->b;
-    if (at + CT_GENEVE_HLEN > stop)
-        return 0;
-    Py_ssize_t size = CT_GENEVE_HLEN + (b[at] & CT_GENEVE_OPT_LEN) * CT_GENEVE_UNIT;
-    unsigned proto = be16(b + at + CT_GENEVE_PROTOCOL);
-    if (at + size > stop)
+    encap_t e;
+    if (!encap_geneve(w->b, at, stop, &e))
         return 0;
     PUSH(path, T_GENEVE);
-    if (proto == CT_ETH_TEB)
-        return eth_layer(w, at + size, stop, depth, path, T_ETH);
-    return ip_layer(w, at + size, stop, depth, proto, path);
+    if (e.next == CT_ETH_TEB)
+        return eth_layer(w, e.inner, stop, depth, path, T_ETH);
+    return ip_layer(w, e.inner, stop, depth, e.next, path);
 }
 
 /* A GTP T-PDU (csum/layers/tunnels.py gtp): GTPv1-U (3GPP TS 29.281 5; `v1`: the GTP-U port) or GTPv0 (GSM 09.60 6),
  * its Length bounding the IPv4 or IPv6 packet inside. Other messages and versions: the Python walker. */
 static int gtp(walk_t *w, Py_ssize_t at, Py_ssize_t stop, int depth, uint64_t path, int v1)
 {
-    const uint8_t *b = w->b;
-    if (at + 1 > stop)
+    encap_t e;
+    if (!encap_gtp(w->b, at, stop, v1, &e))
         return 0;
-    unsigned flags = b[at], version = flags >> CT_GTP_VERSION_SHIFT;
-    Py_ssize_t size;
-    if (version == 0)
-        size = CT_GTP_HDR_V0_SIZE;
-    else if (version == 1 && v1 && (flags & CT_GTP_PT))
-        size = CT_GTP_HDR_SIZE;
-    else
-        return 0;
-    if (at + size > stop || b[at + CT_GTP_HDR_TYPE] != CT_GTP_TPDU)
-        return 0;
-    Py_ssize_t end = at + size + be16(b + at + CT_GTP_HDR_LENGTH), pos = at + size;
-    if (end > stop)
-        return 0;
-    if (version == 1 && (flags & CT_GTP_OPTIONAL_FLAGS)) {
-        pos += CT_GTP_HDR_OPTIONAL;
-        if (pos > end)
-            return 0;
-        for (unsigned next = (flags & CT_GTP_E) ? b[pos - 1] : 0; next;) {  /* extension headers */
-            Py_ssize_t units = pos + 1 <= end ? b[pos] * CT_GTP_HDR_EXT_UNIT : 0;
-            if (!units || pos + units > end)
-                return 0;
-            next = b[pos + units - 1];
-            pos += units;
-        }
-    }
     PUSH(path, T_GTP);
-    return ip_layer(w, pos, end, depth, ANY_IP, path);
+    return ip_layer(w, e.inner, e.end, depth, ANY_IP, path);
 }
 
-/* What a UDP datagram at `at` to `stop` carries, by its destination port (csum/layers/walk.py udp_payload):
- * VXLAN, Geneve, GTP or GRE-in-UDP one level deeper; else nothing (1). */
+/* What a UDP datagram at `at` to `stop` carries, by its destination port (table "udp.port", csum/layers/transport.py
+ * _udp): VXLAN, Geneve, GTP or GRE-in-UDP one level deeper; else nothing (1). */
 static int udp_payload(walk_t *w, unsigned port, Py_ssize_t at, Py_ssize_t stop, int depth, uint64_t path)
 {
     Py_ssize_t inner = at + CT_UDP_MIN;
-    if (port == CT_GRE_UDP_PORT)  /* GRE stands at UDP's depth (RFC 8086) */
+    int layer = ct_next_udp_port(port);
+    if (layer == L_GRE_UDP)  /* GRE stands at UDP's depth (RFC 8086) */
         return gre(w, inner, stop, depth, path);
     if (depth + 1 > MAX_DEPTH)
         return 0;
-    if (port == CT_VXLAN_PORT) {  /* VXLAN, then Ethernet */
+    if (layer == L_NONE)
+        return 1;
+    switch (layer) {
+    case L_VXLAN:  /* VXLAN, then Ethernet */
         PUSH(path, T_VXLAN);
         return eth_layer(w, inner + CT_VXLAN_HLEN, stop, depth + 1, path, T_ETH);
-    }
-    if (port == CT_GENEVE_PORT)
+    case L_GENEVE:
         return geneve(w, inner, stop, depth + 1, path);
-    if (port == CT_GTP_U_PORT || port == CT_GTP_V0_PORT)
-        return gtp(w, inner, stop, depth + 1, path, port == CT_GTP_U_PORT);
-    return 1;
+    case L_GTP:
+    case L_GTP_PRIME:
+        return gtp(w, inner, stop, depth + 1, path, layer == L_GTP);
+    default:
+        return 0;
+    }
 }
 
 /* Whether the ICMP error at `at` (its message ending at `stop`) holds its quote alone, no RFC 4884 extension after
@@ -429,67 +379,114 @@ static int quote_alone(const uint8_t *b, Py_ssize_t at, Py_ssize_t stop, int v4)
              b[ext] >> 4 == CT_ICMP_EXT_VERSION);
 }
 
+/* A protocol with the Internet checksum the C walker judges (its csum/layers/table.py entry): its layer code, field
+ * offset, path token, pseudo-header, offload, UDP zero rule (table.UDP_ENTRY's Zero.UDP), whether it is an ICMP error
+ * quoting a datagram, and a UDP datagram's destination port. */
+typedef struct {
+    int code, token, pseudo, offload, udp, quote;
+    Py_ssize_t field;
+    unsigned port;
+} l4_t;
+
+/* A TCP header of `len` bytes at `at`: 0 for a malformed one or OpenFlow's ports (the Python walker's). */
+static int tcp_l4(const uint8_t *b, Py_ssize_t at, Py_ssize_t len, l4_t *l)
+{
+    if (len < CT_TCP_MIN || len <= CT_TCP_DOFF_AT || (b[at + CT_TCP_DOFF_AT] >> 4) * 4 < CT_TCP_MIN ||
+        (b[at + CT_TCP_DOFF_AT] >> 4) * 4 > len || CT_TCP_EMBEDDED(be16(b + at)) || CT_TCP_EMBEDDED(be16(b + at + 2)))
+        return 0;
+    *l = (l4_t){C_TCP, T_TCP, CT_TCP_PSEUDO, CT_TCP_OFFLOAD, NOT_UDP, 0, CT_TCP_FIELD, 0};
+    return 1;
+}
+
+/* A UDP datagram of `len` bytes at `at`: 0 for a length that is not the IP payload's, or a tunnel or embedded packet
+ * the C walker leaves to the Python walker (table.C_EDGES "udp.port"). */
+static int udp_l4(const uint8_t *b, Py_ssize_t at, Py_ssize_t len, int v4, l4_t *l)
+{
+    if (len < CT_UDP_MIN || be16(b + at + CT_UDP_LEN) != len)
+        return 0;
+    unsigned port = be16(b + at + 2), source = be16(b + at);
+    if (CT_UDP_TUNNEL_ELSEWHERE(port) || (source < port && CT_UDP_TUNNEL_BY_SOURCE(source)))
+        return 0;
+    int udp = v4 ? UDP4 : ct_next_udp_port(port) != L_NONE ? UDP6_TUNNEL : UDP6;
+    *l = (l4_t){C_UDP, T_UDP, CT_UDP_PSEUDO, CT_UDP_OFFLOAD, udp, 0, CT_UDP_FIELD, port};
+    return 1;
+}
+
+/* An ICMP (`v4`) or ICMPv6 message at `at` to `stop`: 0 when short, or when an RFC 4884 extension (or an old
+ * sender's) may follow an error's quote (the Python walker's). */
+static int icmp_l4(const uint8_t *b, Py_ssize_t at, Py_ssize_t stop, int v4, l4_t *l)
+{
+    uint64_t errors = v4 ? CT_ICMP_ERRORS : CT_ICMPV6_ERRORS;
+    if (stop - at < (v4 ? CT_ICMP_MIN : CT_ICMPV6_MIN))
+        return 0;
+    int quote = b[at] < 64 && (errors >> b[at]) & 1;  /* an error that quotes a datagram (RFC 792, RFC 4443) */
+    if (quote && !quote_alone(b, at, stop, v4))
+        return 0;
+    if (v4)
+        *l = (l4_t){C_ICMP, T_ICMP, CT_ICMP_PSEUDO, CT_ICMP_OFFLOAD, NOT_UDP, quote, CT_ICMP_FIELD, 0};
+    else
+        *l = (l4_t){C_ICMPV6, T_ICMPV6, CT_ICMPV6_PSEUDO, CT_ICMPV6_OFFLOAD, NOT_UDP, quote, CT_ICMPV6_FIELD, 0};
+    return 1;
+}
+
+/* The checksum of `l` at `at` over the datagram to `stop` (csum/layers/transport.py checksummed), then what the
+ * message carries: an ICMP error's quote, a UDP tunnel. */
+static int checksummed(walk_t *w, const l4_t *l, unsigned proto, Py_ssize_t at, Py_ssize_t stop, int v4,
+                       Py_ssize_t src, Py_ssize_t dst, int depth, uint64_t path)
+{
+    const uint8_t *b = w->b;
+    Py_ssize_t len = stop - at;
+    uint64_t ps = 0, ps0 = 0;
+    if (l->pseudo) {
+        Py_ssize_t size = v4 ? CT_IPHDR_ADDR_SIZE : CT_IPV6HDR_ADDR_SIZE;
+        ps0 = csum_pseudo(b + src, b + dst, (uint64_t)size, 0, proto);
+        ps = ps0 + csum_pseudo_length((uint64_t)len);
+    }
+    PUSH(path, l->token);
+    if (!judge(w, l->code, depth, at, at + l->field, stop, ps, ps0, l->offload, l->udp, path))
+        return 0;
+    if (l->quote)
+        return quoted(w, at + CT_ICMP_QUOTE, stop, depth, path);
+    return l->code == C_UDP ? udp_payload(w, l->port, at, stop, depth, path) : 1;
+}
+
+/* What an IP header carries (table "ip.proto", csum/layers/transport.py upper): IP in IP and 6in4 one level deeper,
+ * GRE, IPv4's AH walked past (RFC 4302), or a checksummed protocol; L_NONE: the Python walker (0). */
 static int transport(walk_t *w, unsigned proto, Py_ssize_t at, Py_ssize_t stop, int v4, Py_ssize_t src,
                      Py_ssize_t dst, int depth, uint64_t path)
 {
     const uint8_t *b = w->b;
-    Py_ssize_t len = stop - at, covered = len, field;
-    int code, pseudo, offload, udp = NOT_UDP, token, quote = 0;
-    unsigned port = 0;
-    if (proto == CT_IPIP || proto == CT_IPV6_IN) {  /* IP-in-IP, 6in4 */
+    int layer = ct_next_ip_proto(proto), ok;
+    l4_t l;
+    switch (layer) {
+    case L_IPV4:
+    case L_IPV6:
         if (depth + 1 > MAX_DEPTH)
             return 0;
-        return ip_layer(w, at, stop, depth + 1, proto == CT_IPIP ? CT_ETH_IPV4 : CT_ETH_IPV6, path);
-    }
-    if (proto == CT_GRE)
+        return ip_layer(w, at, stop, depth + 1, layer == L_IPV4 ? CT_ETH_IPV4 : CT_ETH_IPV6, path);
+    case L_GRE:
         return gre(w, at, stop, depth, path);
-    if (proto == CT_AH && v4) {  /* walked past (RFC 4302) */
-        Py_ssize_t size = len >= 2 ? ((Py_ssize_t)b[at + 1] + CT_AH_BIAS) * CT_AH_UNIT : 0;
+    case L_AH: {
+        Py_ssize_t size = v4 && stop - at >= 2 ? ((Py_ssize_t)b[at + 1] + CT_AH_BIAS) * CT_AH_UNIT : 0;
         if (!size || at + size > stop)
             return 0;
         PUSH(path, T_AH);
         return transport(w, b[at], at + size, stop, v4, src, dst, depth, path);
     }
-    if (proto == CT_TCP) {
-        if (len < CT_TCP_MIN || len <= CT_TCP_DOFF_AT || (b[at + CT_TCP_DOFF_AT] >> 4) * 4 < CT_TCP_MIN ||
-            (b[at + CT_TCP_DOFF_AT] >> 4) * 4 > len || CT_TCP_EMBEDDED(be16(b + at)) || CT_TCP_EMBEDDED(be16(b + at + 2)))
-            return 0;  /* a malformed header, OpenFlow: the Python walker */
-        code = C_TCP, field = CT_TCP_FIELD, token = T_TCP, pseudo = CT_TCP_PSEUDO, offload = CT_TCP_OFFLOAD;
-    } else if (proto == CT_UDP) {
-        if (len < CT_UDP_MIN || be16(b + at + CT_UDP_LEN) != len)
-            return 0;  /* a UDP length that is not the IP payload's: the Python walker */
-        port = be16(b + at + 2);
-        unsigned source = be16(b + at);
-        if (CT_UDP_TUNNEL_ELSEWHERE(port) || (source < port && CT_UDP_TUNNEL_BY_SOURCE(source)))
-            return 0;
-        int tunnel = port == CT_VXLAN_PORT || port == CT_GENEVE_PORT || port == CT_GTP_U_PORT ||
-                     port == CT_GTP_V0_PORT || port == CT_GRE_UDP_PORT;
-        code = C_UDP, field = CT_UDP_FIELD, token = T_UDP, pseudo = CT_UDP_PSEUDO, offload = CT_UDP_OFFLOAD;
-        udp = v4 ? UDP4 : tunnel ? UDP6_TUNNEL : UDP6;  /* table.UDP_ENTRY's Zero.UDP */
-    } else if ((proto == CT_ICMP && v4) || (proto == CT_ICMPV6 && !v4)) {
-        uint64_t errors = v4 ? CT_ICMP_ERRORS : CT_ICMPV6_ERRORS;
-        if (len < (v4 ? CT_ICMP_MIN : CT_ICMPV6_MIN))
-            return 0;
-        quote = b[at] < 64 && (errors >> b[at]) & 1;  /* an error that quotes a datagram (RFC 792, RFC 4443) */
-        if (quote && !quote_alone(b, at, stop, v4))
-            return 0;  /* an RFC 4884 extension (or an old sender's) may follow the quote: the Python walker */
-        code = v4 ? C_ICMP : C_ICMPV6, field = v4 ? CT_ICMP_FIELD : CT_ICMPV6_FIELD, token = v4 ? T_ICMP : T_ICMPV6;
-        pseudo = v4 ? CT_ICMP_PSEUDO : CT_ICMPV6_PSEUDO, offload = v4 ? CT_ICMP_OFFLOAD : CT_ICMPV6_OFFLOAD;
-    } else {
+    case L_TCP:
+        ok = tcp_l4(b, at, stop - at, &l);
+        break;
+    case L_UDP:
+        ok = udp_l4(b, at, stop - at, v4, &l);
+        break;
+    case L_ICMP:
+    case L_ICMPV6:
+        ok = (layer == L_ICMP) == v4 && icmp_l4(b, at, stop, v4, &l);
+        break;
+    default:
         return 0;
     }
-    uint64_t ps = 0, ps0 = 0;
-    if (pseudo) {
-        Py_ssize_t size = v4 ? CT_IPHDR_ADDR_SIZE : CT_IPV6HDR_ADDR_SIZE;
-        ps0 = csum_pseudo(b + src, b + dst, (uint64_t)size, 0, proto);
-        ps = ps0 + csum_pseudo_length((uint64_t)len);
-    }
-    PUSH(path, token);
-    if (!judge(w, code, depth, at, at + field, at + covered, ps, ps0, offload, udp, path))
-        return 0;
-    if (quote)
-        return quoted(w, at + CT_ICMP_QUOTE, stop, depth, path);
-    return proto == CT_UDP ? udp_payload(w, port, at, stop, depth, path) : 1;
+    return ok ? checksummed(w, &l, proto, at, stop, v4, src, dst, depth, path) : 0;
 }
 
 /* An IPv4 header at `at` (its datagram within `end`; `o`: the packet's outer header, at depth 0): its checksum, then

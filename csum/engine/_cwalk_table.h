@@ -174,6 +174,51 @@
 #define CT_FAMILY_IPV4(f) ((f) == 2)
 #define CT_FAMILY_IPV6(f) ((f) == 24 || (f) == 28 || (f) == 30)
 
+/* the layer graph (table.DISSECTORS): the child layers the C walker walks, and per dissector table the edges it takes (L_NONE: the Python walker's) */
+enum { L_NONE, L_AH, L_GENEVE, L_GRE, L_GRE_UDP, L_GTP, L_GTP_PRIME, L_ICMP, L_ICMPV6, L_IPV4, L_IPV6, L_MPLS, L_PPPOE, L_TCP, L_UDP, L_VLAN, L_VXLAN, L_COUNT };
+/* table "ethertype" */
+static inline int ct_next_ethertype(unsigned key)
+{
+    switch (key) {
+    case 0x0800: return L_IPV4;
+    case 0x8100: return L_VLAN;
+    case 0x86dd: return L_IPV6;
+    case 0x8847: return L_MPLS;
+    case 0x8848: return L_MPLS;
+    case 0x8864: return L_PPPOE;
+    case 0x88a8: return L_VLAN;
+    case 0x9100: return L_VLAN;
+    default: return L_NONE;
+    }
+}
+/* table "ip.proto" */
+static inline int ct_next_ip_proto(unsigned key)
+{
+    switch (key) {
+    case 0x0001: return L_ICMP;
+    case 0x0004: return L_IPV4;
+    case 0x0006: return L_TCP;
+    case 0x0011: return L_UDP;
+    case 0x0029: return L_IPV6;
+    case 0x002f: return L_GRE;
+    case 0x0033: return L_AH;
+    case 0x003a: return L_ICMPV6;
+    default: return L_NONE;
+    }
+}
+/* table "udp.port" */
+static inline int ct_next_udp_port(unsigned key)
+{
+    switch (key) {
+    case 0x0868: return L_GTP;
+    case 0x0d3a: return L_GTP_PRIME;
+    case 0x1292: return L_GRE_UDP;
+    case 0x12b5: return L_VXLAN;
+    case 0x17c1: return L_GENEVE;
+    default: return L_NONE;
+    }
+}
+
 /* link types: the kinds the C walker walks, and each row's header length, protocol word offset and name (an index of CT_LINK_NAMES) */
 enum { K_ETHERNET = 1, K_ETHERTYPE, K_IP, K_FAMILY };
 typedef struct {

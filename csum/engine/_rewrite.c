@@ -1,9 +1,10 @@
 /*
  * csum.engine._rewrite: a capture's packets rewritten by a set of rules, every checksum updated incrementally.
  *
- * The reference is csum/rewrite/apply.py (the Python editor over the Python walker); this file takes the common
- * stacks only (csum/rewrite/fast.py says which) and hands every other packet, untouched, to that reference (the
- * caller's fallback). For the packets it takes it makes the same helper arithmetic in the same order, so the bytes
+ * The reference is csum/rewrite/apply.py (the Python editor over the Python walker); this file takes the stacks the
+ * C walker walks (csum/rewrite/fast.py says which), their encapsulation headers read by _encap.h as _cwalk.c reads
+ * them, each IP layer edited under the list of enclosing checksums that cover it (a tunnel's UDP and GRE ones, an
+ * ICMP error's), and hands every other packet, untouched, to that reference (the caller's fallback). For the packets it takes it makes the same helper arithmetic in the same order, so the bytes
  * are the same: bpf_csum_diff (Linux >= 6.13, generic csum_partial), bpf_l3_csum_replace and bpf_l4_csum_replace of
  * net/core/filter.c on a CHECKSUM_NONE skb (net/core/utils.c inet_proto_csum_replace*, include/net/checksum.h
  * csum_replace2/4, csum_replace_by_diff, csum_fold), each change of a tunnelled packet carried into the tunnel's
@@ -20,10 +21,12 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "_arith.h"
 #include "_cwalk_table.h"
+#include "_encap.h"
 #include "_ipheaders.h"
 
 /* An address map: the address matches when (addr & omask) == old; it becomes (new & nmask) | (addr & ~nmask). */
@@ -218,13 +221,29 @@ static inline uint32_t le32(const uint8_t *p) { return le16(p) | (le16(p + 2) <<
 
 /* --- one packet --------------------------------------------------------------------------------------------- */
 
-/* One IP layer: offsets into the packet (-1: absent). encl_*: the checksum covering this layer (a tunnel's UDP one,
- * encl_m0 set: BPF_F_MARK_MANGLED_0; an ICMP error's); quote: the datagram an ICMP error quotes (sent the other way),
- * partial: only its start is here; quote_at: this layer is an ICMP error, its quote there. */
+/* A checksum of an enclosing layer covering an inner layer's bytes (csum/rewrite/packet.py Editor.enclosing): its
+ * field, the bytes it covers [start, end), m0: BPF_F_MARK_MANGLED_0 (a tunnel's UDP checksum; 0 for GRE's, an ICMP
+ * error's). */
+typedef struct {
+    int at, start, end, m0;
+} Encl;
+
+/* The enclosing checksums of one layer: as many as the encapsulations an IP layer may sit in (a tunnel's UDP, its
+ * GRE, an ICMP error's) within CT_MAX_DEPTH. */
+#define MAX_ENCL (2 * CT_MAX_DEPTH)
+/* The IP layers of one packet C takes. */
+#define MAX_LAYERS (CT_MAX_DEPTH + 1)
+
+/* One IP layer: offsets into the packet (-1: absent). encl: the checksums covering this layer, outer first (the
+ * order of csum/layers/walk.py's fields); quote: the datagram an ICMP error quotes (sent the other way), partial:
+ * only its start is here; quote_at: this layer is an ICMP error, its quote there; carries: the protocol of a tunnel
+ * the layer's payload is (CT_IPIP, CT_IPV6_IN, CT_GRE, CT_UDP: the UDP port says which), 0 for none. */
 typedef struct {
     int version, size, l3, hdr_end, l4start, end, ip_csum, saddr, daddr, ttl, proto, l4, l4_csum, pseudo, later;
     int psaddr, pdaddr; /* the pseudo-header's addresses: a Home Address option's, a routing header's last */
-    int depth, encl_at, encl_start, encl_end, encl_m0, quote, partial, quote_at, newsrc, newdst;
+    int depth, quote, partial, quote_at, carries, newsrc, newdst;
+    Encl encl[MAX_ENCL]; /* (from here on: not cleared by ip_layer) */
+    int nencl;
     uint8_t news[2][CT_IPV6HDR_ADDR_SIZE];
 } Layer;
 
@@ -319,13 +338,15 @@ static void l3_replace(Ctx *c, Layer *L, int at, uint32_t f, uint32_t t, int siz
  * BPF_F_MARK_MANGLED_0). */
 static void cover(Ctx *c, Layer *L, int offset, const uint8_t *old, const uint8_t *new_, int n, int isdiff)
 {
-    if (L->encl_at < 0 || L->encl_at == offset || offset < L->encl_start || offset >= L->encl_end)
-        return;
-    if (isdiff)
-        l4_replace(c, L, L->encl_at, 0, c->diff, 0, L->encl_m0, 0);
-    else
-        l4_replace(c, L, L->encl_at, n == 2 ? le16(old) : le32(old), n == 2 ? le16(new_) : le32(new_), n,
-                   L->encl_m0, 0);
+    for (int i = 0; i < L->nencl; i++) {
+        const Encl *e = &L->encl[i];
+        if (e->at == offset || offset < e->start || offset >= e->end)
+            continue;
+        if (isdiff)
+            l4_replace(c, L, e->at, 0, c->diff, 0, e->m0, 0);
+        else
+            l4_replace(c, L, e->at, n == 2 ? le16(old) : le32(old), n == 2 ? le16(new_) : le32(new_), n, e->m0, 0);
+    }
 }
 
 /* Editor.store: the enclosing checksum first, then the bytes. */
@@ -439,7 +460,7 @@ static inline int icmp_error(int version, unsigned type)
 
 /* An ICMP/ICMPv6 error at ``at`` whose quote starts at ``at + CT_ICMP_QUOTE``: 0 when the Python walker would read
  * the rest of the message as the quote alone (no RFC 4884 length, so no extension: csum/layers/walk.py quote);
- * -1: decline. A quote followed by other bytes (an old sender's extension after a 128-byte quote) is declined where
+ * -1: decline (a quote's own error, one too deep for the walker to read its quote). A quote followed by other bytes (an old sender's extension after a 128-byte quote) is declined where
  * the quoted datagram is read (it must end where the message does). */
 static int icmp_quote(Ctx *c, Layer *L, int at)
 {
@@ -447,14 +468,40 @@ static int icmp_quote(Ctx *c, Layer *L, int at)
     int v4 = L->version == 4;
     uint64_t lengthed = v4 ? CT_ICMP_ERRORS_LENGTHED : CT_ICMPV6_ERRORS_LENGTHED;
     int length_at = v4 ? CT_ICMP_ERRORS_LENGTH_AT : CT_ICMPV6_ERRORS_LENGTH_AT;
-    if (L->depth > 0 || at + CT_ICMP_QUOTE >= L->end || (((lengthed >> type) & 1) && c->b[at + length_at]))
+    if (L->quote || L->depth >= CT_MAX_DEPTH || at + CT_ICMP_QUOTE >= L->end ||
+        (((lengthed >> type) & 1) && c->b[at + length_at]))
         return -1;
     L->quote_at = at + CT_ICMP_QUOTE;
     return 0;
 }
 
-/* The transport header of a layer whose datagram is whole here; -1: decline. *inner: a VXLAN packet follows. */
-static int transport(Ctx *c, Layer *L, int *inner)
+/* UDP: its checksum, and the tunnel it carries by its destination port (VXLAN, Geneve, GTP-U, GTPv0, GRE-in-UDP: the
+ * C walker's); -1: decline. */
+static int udp(Ctx *c, Layer *L, int at, int avail)
+{
+    const uint8_t *b = c->b;
+    if (avail < CT_UDP_MIN)
+        return -1;
+    int len = (int)be16(b + at + CT_UDP_LEN);
+    if (len < CT_UDP_MIN || len > avail)
+        return -1;
+    L->l4_csum = at + CT_UDP_FIELD;
+    L->pseudo = CT_UDP_PSEUDO;
+    unsigned port = be16(b + at + 2), source = be16(b + at);
+    /* a tunnel or an embedded packet the Python walker follows (by either port): the Python engine */
+    if (CT_UDP_TUNNEL_ELSEWHERE(port) || (source < port && CT_UDP_TUNNEL_BY_SOURCE(source)))
+        return -1;
+    if (port == CT_VXLAN_PORT || port == CT_GENEVE_PORT || port == CT_GTP_U_PORT || port == CT_GTP_V0_PORT ||
+        port == CT_GRE_UDP_PORT) {
+        if (L->quote || len != avail)
+            return -1; /* a tunnel in a quote; a UDP length the walker does not follow in (_cwalk.c transport) */
+        L->carries = CT_UDP;
+    }
+    return 0;
+}
+
+/* The transport header of a layer whose datagram is whole here, or the tunnel it carries (L->carries); -1: decline. */
+static int transport(Ctx *c, Layer *L)
 {
     const uint8_t *b = c->b;
     int at = L->l4start, avail = L->end - at;
@@ -466,20 +513,7 @@ static int transport(Ctx *c, Layer *L, int *inner)
         L->l4_csum = at + CT_TCP_FIELD;
         L->pseudo = CT_TCP_PSEUDO;
     } else if (L->proto == CT_UDP) {
-        if (avail < CT_UDP_MIN)
-            return -1;
-        int len = (int)be16(b + at + CT_UDP_LEN);
-        if (len < CT_UDP_MIN || len > avail)
-            return -1;
-        L->l4_csum = at + CT_UDP_FIELD;
-        L->pseudo = CT_UDP_PSEUDO;
-        unsigned port = be16(b + at + 2), source = be16(b + at);
-        /* a tunnel or an embedded packet the Python walker follows (by either port), VXLAN in VXLAN: the Python
-         * engine */
-        if (CT_UDP_TUNNEL_NOT_VXLAN(port) || (source < port && CT_UDP_TUNNEL_BY_SOURCE(source)) ||
-            (port == CT_VXLAN_PORT && L->depth > 0))
-            return -1;
-        *inner = port == CT_VXLAN_PORT;
+        return udp(c, L, at, avail);
     } else if (L->proto == CT_ICMP && L->version == 4) {
         if (avail < CT_ICMP_MIN || (icmp_error(4, b[at]) && icmp_quote(c, L, at) < 0))
             return -1;
@@ -490,6 +524,10 @@ static int transport(Ctx *c, Layer *L, int *inner)
             return -1;
         L->l4_csum = at + CT_ICMPV6_FIELD;
         L->pseudo = CT_ICMPV6_PSEUDO;
+    } else if ((L->proto == CT_IPIP || L->proto == CT_IPV6_IN || L->proto == CT_GRE) && !L->quote) {
+        L->l4 = -1; /* IP-in-IP, 6in4, GRE: no transport checksum of this layer a change reaches (GRE's has no
+                     * pseudo-header; it covers the inner layers) */
+        L->carries = (int)L->proto;
     } else {
         return -1;
     }
@@ -558,80 +596,94 @@ static int datagram_end(int at, int size, int end, int quote)
     return quote && at + size < end ? -1 : 0;
 }
 
-/* An IPv4 or IPv6 header at ``at`` (its datagram within ``end``), as csum/layers/walk.py reads it; -1: decline.
- * ``quote``: the datagram an ICMP error quotes, all of it or its start (then not a fragment). */
-static int ip_layer(Ctx *c, int at, int end, int depth, int quote, Layer *L, int *inner)
+/* What follows a layer's network headers once read: a later fragment (nothing, outer only), a first fragment's
+ * transport checksum, a quote's start, or the whole transport header. */
+static int upper(Ctx *c, Layer *L, int fragment)
+{
+    if (fragment == 2) {
+        L->later = 1;
+        return L->depth == 0 ? 0 : -1;
+    }
+    if (fragment == 1)
+        return first_fragment(c, L);
+    return L->partial ? partial_transport(L) : transport(c, L);
+}
+
+/* An IPv4 header at ``at`` whose headers lie within ``limit`` (walk.py h_ipv4); -1: decline. */
+static int ipv4_header(Ctx *c, Layer *L, int at, int end, int limit)
 {
     const uint8_t *b = c->b;
-    int limit = quote ? end : c->n; /* a quote's headers lie within the message quoting them */
-    memset(L, 0, sizeof *L);
-    L->depth = depth;
-    L->quote = quote;
-    L->ip_csum = L->l4 = L->l4_csum = L->encl_at = L->quote_at = -1;
-    if (at + 1 > limit)
+    int ihl = (b[at] & 15) * 4, total;
+    if (at + CT_IPHDR_SIZE > limit || ihl < CT_IPHDR_SIZE || at + ihl > limit)
         return -1;
-    if (b[at] >> 4 == 4) {
-        int ihl = (b[at] & 15) * 4, total;
-        if (at + CT_IPHDR_SIZE > limit || ihl < CT_IPHDR_SIZE || at + ihl > limit)
+    total = (int)be16(b + at + CT_IPHDR_TOT_LEN);
+    if (total < ihl || (L->partial = datagram_end(at, total, end, L->quote)) < 0 ||
+        !options_ok(b, at + CT_IPHDR_SIZE, at + ihl, 0, NULL)) /* (a source route moves the pseudo daddr) */
+        return -1;
+    unsigned frag = be16(b + at + CT_IPHDR_FRAG_OFF);
+    int later = (frag & CT_IP_OFFSET) != 0, first = !later && (frag & CT_IP_MF);
+    if (L->quote && (later || first))
+        return -1;
+    L->version = 4;
+    L->size = CT_IPHDR_ADDR_SIZE;
+    L->l3 = at;
+    L->hdr_end = L->l4start = at + ihl;
+    L->end = L->partial ? end : at + total;
+    L->ip_csum = at + CT_IPHDR_CHECK;
+    L->saddr = L->psaddr = at + CT_IPHDR_SADDR;
+    L->daddr = L->pdaddr = at + CT_IPHDR_DADDR;
+    L->ttl = at + CT_IPHDR_TTL;
+    L->proto = b[at + CT_IPHDR_PROTOCOL];
+    return upper(c, L, later ? 2 : first);
+}
+
+/* The extension headers of an IPv6 header (walk.py h_ipv6, RFC 8200 4) from ``*q`` to ``stop``: *nh, *q past them,
+ * *psrc / *pdst the pseudo-header's addresses; 0, 1 a first fragment, 2 a later one (RFC 8200 4.5; 0 also for an
+ * atomic one); -1: decline. */
+static int ipv6_extensions(const uint8_t *b, int *q, int stop, int *nh, int quote, Py_ssize_t *psrc, Py_ssize_t *pdst)
+{
+    int fragment = 0, seen = 0;
+    while (CT_IS_IPV6_EXT(*nh)) {
+        if (*q + CT_IPV6_EXT_UNIT > stop)
             return -1;
-        total = (int)be16(b + at + CT_IPHDR_TOT_LEN);
-        if (total < ihl || (L->partial = datagram_end(at, total, end, quote)) < 0 ||
-            !options_ok(b, at + CT_IPHDR_SIZE, at + ihl, 0, NULL)) /* (a source route moves the pseudo daddr) */
+        int at = *q, len = (int)ipv6_ext_size(b, at, (unsigned)*nh);
+        if (at + len > stop)
             return -1;
-        unsigned frag = be16(b + at + CT_IPHDR_FRAG_OFF);
-        int later = (frag & CT_IP_OFFSET) != 0, first = !later && (frag & CT_IP_MF);
-        if (quote && (later || first))
+        if (*nh == CT_FRAGMENT) {
+            unsigned word = be16(b + at + CT_FRAG_HDR_FRAG_OFF);
+            if (seen++ || quote)
+                return -1; /* a second fragment header; a quoted fragment: the Python engine */
+            fragment = word & CT_IP6_OFFSET ? 2 : (int)(word & CT_IP6_MF);
+        } else if (*nh == CT_ROUTING) {
+            if (b[at + CT_IPV6_RT_SEGMENTS_LEFT] && (*pdst = routing_destination(b, at, len)) < 0)
+                return -1; /* a final destination csum does not read */
+        } else if ((*nh == CT_HOP_BY_HOP || *nh == CT_DEST_OPTS) &&
+                   !options_ok(b, at + 2, at + len, 1, *nh == CT_DEST_OPTS ? psrc : NULL)) {
             return -1;
-        L->version = 4;
-        L->size = CT_IPHDR_ADDR_SIZE;
-        L->l3 = at;
-        L->hdr_end = L->l4start = at + ihl;
-        L->end = L->partial ? end : at + total;
-        L->ip_csum = at + CT_IPHDR_CHECK;
-        L->saddr = L->psaddr = at + CT_IPHDR_SADDR;
-        L->daddr = L->pdaddr = at + CT_IPHDR_DADDR;
-        L->ttl = at + CT_IPHDR_TTL;
-        L->proto = b[at + CT_IPHDR_PROTOCOL];
-        if (later) {
-            L->later = 1;
-            return depth == 0 ? 0 : -1;
         }
-        if (first)
-            return first_fragment(c, L);
-        return L->partial ? partial_transport(L) : transport(c, L, inner);
+        *nh = b[at];
+        *q = at + len;
+        if (fragment == 2)
+            break; /* fragment data follows, not headers */
     }
+    return fragment;
+}
+
+/* An IPv6 header at ``at`` whose headers lie within ``limit`` (walk.py h_ipv6); -1: decline. */
+static int ipv6_header(Ctx *c, Layer *L, int at, int end, int limit)
+{
+    const uint8_t *b = c->b;
     if (b[at] >> 4 != 6 || at + CT_IPV6HDR_SIZE > limit)
         return -1;
     int plen = (int)be16(b + at + CT_IPV6HDR_PAYLOAD_LEN), nh = b[at + CT_IPV6HDR_NEXTHDR];
     int q = at + CT_IPV6HDR_SIZE, stop;
-    if (plen == 0 || (L->partial = datagram_end(q, plen, end, quote)) < 0)
+    if (plen == 0 || (L->partial = datagram_end(q, plen, end, L->quote)) < 0)
         return -1;
     stop = L->partial ? end : q + plen;
     Py_ssize_t psrc = at + CT_IPV6HDR_SADDR, pdst = at + CT_IPV6HDR_DADDR;
-    int fragment = 0, seen = 0; /* 1: a first fragment, 2: a later one (RFC 8200 4.5; 0 with seen: atomic) */
-    while (CT_IS_IPV6_EXT(nh)) { /* walk.py h_ipv6 (RFC 8200 4) */
-        if (q + CT_IPV6_EXT_UNIT > stop)
-            return -1;
-        int len = (int)ipv6_ext_size(b, q, (unsigned)nh);
-        if (q + len > stop)
-            return -1;
-        if (nh == CT_FRAGMENT) {
-            unsigned word = be16(b + q + CT_FRAG_HDR_FRAG_OFF);
-            if (seen++ || quote)
-                return -1; /* a second fragment header; a quoted fragment: the Python engine */
-            fragment = word & CT_IP6_OFFSET ? 2 : (int)(word & CT_IP6_MF);
-        } else if (nh == CT_ROUTING) {
-            if (b[q + CT_IPV6_RT_SEGMENTS_LEFT] && (pdst = routing_destination(b, q, len)) < 0)
-                return -1; /* a final destination csum does not read */
-        } else if ((nh == CT_HOP_BY_HOP || nh == CT_DEST_OPTS) &&
-                   !options_ok(b, q + 2, q + len, 1, nh == CT_DEST_OPTS ? &psrc : NULL)) {
-            return -1;
-        }
-        nh = b[q];
-        q += len;
-        if (fragment == 2)
-            break; /* fragment data follows, not headers */
-    }
+    int fragment = ipv6_extensions(b, &q, stop, &nh, L->quote, &psrc, &pdst);
+    if (fragment < 0)
+        return -1;
     L->version = 6;
     L->size = CT_IPV6HDR_ADDR_SIZE;
     L->l3 = at;
@@ -644,37 +696,171 @@ static int ip_layer(Ctx *c, int at, int end, int depth, int quote, Layer *L, int
     L->pdaddr = (int)pdst;
     L->ttl = at + CT_IPV6HDR_HOP_LIMIT;
     L->proto = nh;
-    if (fragment == 2) {
-        L->later = 1;
-        return depth == 0 ? 0 : -1;
-    }
-    if (fragment == 1)
-        return first_fragment(c, L);
-    return L->partial ? partial_transport(L) : transport(c, L, inner);
+    return upper(c, L, fragment);
 }
 
-/* An Ethernet header at ``at``: the offset of its IP header (up to two VLAN tags), or -1. */
-static int ethernet(Ctx *c, int at)
+/* An IPv4 or IPv6 header at ``at`` (its datagram within ``end``), as csum/layers/walk.py reads it; -1: decline.
+ * ``quote``: the datagram an ICMP error quotes, all of it or its start (then not a fragment). */
+static int ip_layer(Ctx *c, int at, int end, int depth, int quote, Layer *L)
 {
-    int n = c->n, tags = 0, version;
-    if (at + CT_ETHHDR_SIZE > n)
-        return -1;
-    at += CT_ETHHDR_PROTO;
-    while (CT_IS_VLAN(be16(c->b + at))) {
-        if (++tags > 2 || at + CT_ETHHDR_VLAN_SIZE + 2 > n)
-            return -1;
-        at += CT_ETHHDR_VLAN_SIZE;
-    }
-    unsigned type = be16(c->b + at);
-    version = type == CT_ETH_IPV4 ? 4 : type == CT_ETH_IPV6 ? 6 : 0;
-    if (!version || at + 3 > n || c->b[at + 2] >> 4 != version)
-        return -1;
-    return at + 2;
+    int limit = quote ? end : c->n; /* a quote's headers lie within the message quoting them */
+    memset(L, 0, offsetof(Layer, encl));
+    L->depth = depth;
+    L->quote = quote;
+    L->ip_csum = L->l4 = L->l4_csum = L->quote_at = -1;
+    if (at + 1 > limit || (at & 1))
+        return -1; /* (a header at an odd offset: its checksum fields are, which the helpers refuse, -EFAULT) */
+    if (c->b[at] >> 4 == 4)
+        return ipv4_header(c, L, at, end, limit);
+    return ipv6_header(c, L, at, end, limit);
 }
 
-/* The IP header of a frame of link type ``linktype`` (its CT_LINKS row: _cwalk.c's kinds), or -1; *eth: an Ethernet
- * frame (whose header the MAC and VLAN rules change). */
-static int link_ip(Ctx *c, int64_t linktype, int *eth)
+/* The walk of one packet: its IP layers, outer first, as csum/layers/walk.py lists them (Stack.ips); hops: the
+ * encapsulation headers walked past (bounded as _cwalk.c's path is). */
+typedef struct {
+    Layer layers[MAX_LAYERS];
+    int n, hops;
+} Walk;
+
+#define MAX_HOPS 10
+
+static int walk_ip(Ctx *c, Walk *w, int at, int end, int depth, unsigned ethertype, const Layer *from, const Encl *add);
+
+/* What an EtherType ``type`` names, its payload from ``at`` to ``end`` (csum/layers/walk.py ethertype, _cwalk.c
+ * ethertype_layer): VLAN tags walked past, an MPLS label stack, a PPPoE session, then an IPv4 or IPv6 layer at
+ * ``depth`` (its enclosing checksums ``from``'s and ``add``); -1: decline. */
+static int ethertype_ip(Ctx *c, Walk *w, unsigned type, int at, int end, int depth, const Layer *from, const Encl *add)
+{
+    encap_t e;
+    for (;;) {
+        while (CT_IS_VLAN(type)) {
+            if (at + CT_ETHHDR_VLAN_SIZE > end || ++w->hops > MAX_HOPS)
+                return -1;
+            type = be16(c->b + at + CT_ETHHDR_VLAN_SIZE - 2);
+            at += CT_ETHHDR_VLAN_SIZE;
+        }
+        if (type == CT_ETH_IPV4 || type == CT_ETH_IPV6)
+            return walk_ip(c, w, at, end, depth, type, from, add);
+        if (++w->hops > MAX_HOPS)
+            return -1;
+        if (type == CT_ETH_MPLS || type == CT_ETH_MPLS_MC) {
+            if (!encap_mpls(c->b, at, end, &e))
+                return -1;
+        } else if (type != CT_ETH_PPPOE_SESSION || !encap_pppoe(c->b, at, end, &e)) {
+            return -1;
+        }
+        at = (int)e.inner;
+        end = (int)e.end;
+        type = e.next;
+        if (type == CT_ETH_TEB) { /* an MPLS pseudowire's Ethernet frame */
+            if (at + CT_ETHHDR_SIZE > end)
+                return -1;
+            type = be16(c->b + at + CT_ETHHDR_PROTO);
+            at += CT_ETHHDR_SIZE;
+        }
+    }
+}
+
+/* The payload of an encapsulation (what ``e`` says) at ``depth``; -1: decline. */
+static int payload(Ctx *c, Walk *w, const encap_t *e, int depth, const Layer *from, const Encl *add)
+{
+    int at = (int)e->inner, end = (int)e->end;
+    if (e->next != CT_ETH_TEB)
+        return walk_ip(c, w, at, end, depth, e->next, from, add);
+    if (at + CT_ETHHDR_SIZE > end)
+        return -1;
+    return ethertype_ip(c, w, be16(c->b + at + CT_ETHHDR_PROTO), at + CT_ETHHDR_SIZE, end, depth, from, add);
+}
+
+/* GRE at ``at`` in the datagram of ``L`` ending at ``end`` (at L's depth, its packet one deeper); ``add``: a
+ * checksum covering it (GRE-in-UDP's); -1: decline. */
+static int gre(Ctx *c, Walk *w, Layer *L, int at, int end, const Encl *add)
+{
+    encap_t e;
+    Layer with = *L; /* L's enclosing checksums, then add's and GRE's */
+    if (L->depth + 1 > CT_MAX_DEPTH || !encap_gre(c->b, at, end, &e) || ++w->hops > MAX_HOPS)
+        return -1;
+    if (add != NULL)
+        with.encl[with.nencl++] = *add;
+    Encl g = {at + CT_GRE_FIELD, at, end, 0};
+    return payload(c, w, &e, L->depth + 1, &with, e.csum ? &g : NULL);
+}
+
+/* The tunnel a UDP datagram of ``L`` carries by its destination port (_cwalk.c udp_payload): its packet one level
+ * deeper, the UDP checksum covering it (BPF_F_MARK_MANGLED_0); -1: decline. */
+static int udp_tunnel_payload(Ctx *c, Walk *w, Layer *L)
+{
+    encap_t e;
+    unsigned port = be16(c->b + L->l4 + 2);
+    int at = L->l4 + CT_UDP_MIN, end = L->end;
+    Encl u = {L->l4_csum, L->l4, end, 1};
+    if (port == CT_GRE_UDP_PORT) /* GRE stands at UDP's depth (RFC 8086) */
+        return gre(c, w, L, at, end, &u);
+    if (L->depth + 1 > CT_MAX_DEPTH || ++w->hops > MAX_HOPS)
+        return -1;
+    if (port == CT_VXLAN_PORT) { /* VXLAN (RFC 7348): its header, then an Ethernet frame */
+        e.inner = at + CT_VXLAN_HLEN, e.end = end, e.next = CT_ETH_TEB;
+    } else if (port == CT_GENEVE_PORT ? !encap_geneve(c->b, at, end, &e)
+                                      : !encap_gtp(c->b, at, end, port == CT_GTP_U_PORT, &e)) {
+        return -1;
+    }
+    return payload(c, w, &e, L->depth + 1, L, &u);
+}
+
+/* The IP layer at ``at`` (of the kind ``ethertype`` names: ENCAP_ANY_IP, the version nibble decides) appended to
+ * the walk, under ``from``'s enclosing checksums and ``add``, then what it carries: an ICMP error's quote, a
+ * tunnel's packet (csum/layers/walk.py, tunnels.py); -1: decline. */
+static int walk_ip(Ctx *c, Walk *w, int at, int end, int depth, unsigned ethertype, const Layer *from, const Encl *add)
+{
+    if (w->n >= MAX_LAYERS || at >= end)
+        return -1;
+    unsigned version = c->b[at] >> 4;
+    if ((ethertype == CT_ETH_IPV4 && version != 4) || (ethertype == CT_ETH_IPV6 && version != 6) ||
+        (ethertype != CT_ETH_IPV4 && ethertype != CT_ETH_IPV6 && ethertype != ENCAP_ANY_IP))
+        return -1; /* (Geneve's protocol type may name anything) */
+    Layer *L = &w->layers[w->n++];
+    L->nencl = 0;
+    if (from != NULL) {
+        memcpy(L->encl, from->encl, sizeof(Encl) * (size_t)from->nencl);
+        L->nencl = from->nencl;
+    }
+    if (add != NULL)
+        L->encl[L->nencl++] = *add;
+    for (int i = 0; i < L->nencl; i++)
+        if ((at - L->encl[i].start) & 1)
+            return -1; /* at an odd distance from a header whose checksum covers it: apply.py refuses (bad-offset) */
+    if (ip_layer(c, at, end, depth, 0, L) < 0)
+        return -1;
+    if (L->quote_at >= 0) { /* an ICMP/ICMPv6 error: the datagram it quotes (RFC 792, RFC 4443), one deeper */
+        Encl q = {L->l4_csum, L->l4, L->end, 0};
+        Layer *Q = &w->layers[w->n];
+        if (w->n >= MAX_LAYERS)
+            return -1;
+        w->n++;
+        memcpy(Q->encl, L->encl, sizeof(Encl) * (size_t)L->nencl);
+        Q->nencl = L->nencl;
+        Q->encl[Q->nencl++] = q;
+        for (int i = 0; i < Q->nencl; i++)
+            if ((L->quote_at - Q->encl[i].start) & 1)
+                return -1;
+        return ip_layer(c, L->quote_at, L->end, depth + 1, 1, Q);
+    }
+    if (L->carries == CT_UDP)
+        return udp_tunnel_payload(c, w, L);
+    if (L->carries == CT_GRE)
+        return gre(c, w, L, L->l4start, L->end, NULL);
+    if (L->carries) { /* IP-in-IP, 6in4 */
+        if (depth + 1 > CT_MAX_DEPTH)
+            return -1;
+        return walk_ip(c, w, L->l4start, L->end, depth + 1, L->carries == CT_IPIP ? CT_ETH_IPV4 : CT_ETH_IPV6, L,
+                       NULL);
+    }
+    return 0;
+}
+
+/* The outer IP layer of a frame of link type ``linktype`` (its CT_LINKS row: _cwalk.c's kinds) and the rest of the
+ * walk; -1: decline. *eth: an Ethernet frame (whose header the MAC and VLAN rules change). */
+static int link_walk(Ctx *c, Walk *w, int64_t linktype, int *eth)
 {
     const ct_link_t *row = NULL;
     for (int i = 0; i < CT_NLINKS && row == NULL; i++)
@@ -683,25 +869,26 @@ static int link_ip(Ctx *c, int64_t linktype, int *eth)
     if (row == NULL)
         return -1;
     *eth = row->kind == K_ETHERNET;
-    if (*eth)
-        return ethernet(c, 0);
+    if (*eth) {
+        if (CT_ETHHDR_SIZE > c->n)
+            return -1;
+        return ethertype_ip(c, w, be16(c->b + CT_ETHHDR_PROTO), CT_ETHHDR_SIZE, c->n, 0, NULL, NULL);
+    }
     if (row->kind == K_IP)
-        return 0;
-    if (c->n < row->header + 1)
+        return walk_ip(c, w, 0, c->n, 0, ENCAP_ANY_IP, NULL, NULL);
+    if (c->n < row->header)
         return -1;
     const uint8_t *b = c->b;
-    unsigned version = b[row->header] >> 4, type;
     if (row->kind == K_FAMILY) { /* the family word in the capturing host's byte order or the network's */
         uint32_t le = b[0] | (b[1] << 8) | (b[2] << 16) | ((uint32_t)b[3] << 24);
         uint32_t be = ((uint32_t)b[0] << 24) | (b[1] << 16) | (b[2] << 8) | b[3];
         uint32_t fam = (CT_FAMILY_IPV4(le) || CT_FAMILY_IPV6(le)) ? le : be;
-        type = CT_FAMILY_IPV4(fam) ? CT_ETH_IPV4 : CT_FAMILY_IPV6(fam) ? CT_ETH_IPV6 : 0;
-    } else {
-        type = be16(b + row->at);
+        unsigned type = CT_FAMILY_IPV4(fam) ? CT_ETH_IPV4 : CT_FAMILY_IPV6(fam) ? CT_ETH_IPV6 : 0;
+        return type ? walk_ip(c, w, row->header, c->n, 0, type, NULL, NULL) : -1;
     }
-    if ((type == CT_ETH_IPV4 && version == 4) || (type == CT_ETH_IPV6 && version == 6))
-        return row->header;
-    return -1;
+    if (row->kind != K_ETHERTYPE)
+        return -1;
+    return ethertype_ip(c, w, be16(b + row->at), row->header, c->n, 0, NULL, NULL);
 }
 
 static int selected(Plan *p, int depth) { return p->level == 2 || (p->level == 0) == (depth == 0); }
@@ -818,64 +1005,47 @@ static void link_layer(Ctx *c)
     }
 }
 
+/* Whether one layer can be rewritten as apply.py would, its new addresses in L->news; 0 decline, -1 Python error. */
+static int prepare(Ctx *c, Layer *L)
+{
+    Plan *p = c->p;
+    if (offload(c, L))
+        return 0;
+    if (!selected(p, L->depth))
+        return 1;
+    if (p->ttl < 0 && p->ttl != NO_TTL && c->b[L->ttl] + p->ttl < 0)
+        return 0; /* left alone (ttl-expired): apply.py counts it */
+    if (p->nmaps[0] || p->nmaps[1] || p->anon) {
+        if (L->proto == CT_ICMPV6 && !L->later && L->l4 >= 0 && L->l4 < c->n && CT_NDP_ADDRESSED(c->b[L->l4]))
+            return 0; /* Neighbor Discovery's target (and Redirect's destination): apply.py maps them */
+        /* a quote went the other way: its source is mapped as a destination (apply.py _travelled_back) */
+        if (map_address(p, c->b + L->saddr, L->size, L->quote, L->news[0]) < 0 ||
+            map_address(p, c->b + L->daddr, L->size, !L->quote, L->news[1]) < 0)
+            return -1;
+        L->newsrc = differ(L->news[0], c->b + L->saddr, L->size);
+        L->newdst = differ(L->news[1], c->b + L->daddr, L->size);
+    }
+    return 1;
+}
+
 /* One packet: 1 rewritten, 0 declined (untouched), -1 Python error. */
 static int one(Ctx *c, int64_t linktype)
 {
-    Plan *p = c->p;
-    Layer layers[2];
-    int nl, inner = 0, eth = 0, at = link_ip(c, linktype, &eth);
-    if (at < 0 || ip_layer(c, at, c->n, 0, 0, &layers[0], &inner) < 0)
+    Walk w;
+    int eth = 0;
+    w.n = w.hops = 0;
+    if (link_walk(c, &w, linktype, &eth) < 0)
         return 0;
-    nl = 1;
-    if (layers[0].quote_at >= 0) { /* an ICMP/ICMPv6 error: the datagram it quotes (RFC 792, RFC 4443) */
-        Layer *o = &layers[0], *q = &layers[1];
-        int nested = 0;
-        if (ip_layer(c, o->quote_at, o->end, 1, 1, q, &nested) < 0 || nested)
-            return 0;
-        q->encl_at = o->l4_csum;
-        q->encl_start = o->l4;
-        q->encl_end = o->end;
-        nl = 2;
-    }
-    if (inner) { /* VXLAN (RFC 7348): its header, then an Ethernet frame */
-        Layer *o = &layers[0];
-        int udp_end = o->l4 + (int)be16(c->b + o->l4 + CT_UDP_LEN), vx = o->l4 + CT_UDP_MIN, in_at, nested = 0;
-        if (vx + CT_VXLAN_HLEN > udp_end)
-            return 0;
-        in_at = ethernet(c, vx + CT_VXLAN_HLEN);
-        if (in_at < 0 || ((in_at - o->l4) & 1) || ip_layer(c, in_at, udp_end, 1, 0, &layers[1], &nested) < 0 ||
-            nested || layers[1].later || layers[1].quote_at >= 0)
-            return 0;
-        layers[1].encl_at = o->l4_csum;
-        layers[1].encl_start = o->l4;
-        layers[1].encl_end = udp_end;
-        layers[1].encl_m0 = 1;
-        nl = 2;
-    }
-    for (int i = 0; i < nl; i++) {
-        Layer *L = &layers[i];
-        if (offload(c, L))
-            return 0;
-        if (!selected(p, L->depth))
-            continue;
-        if (p->ttl < 0 && p->ttl != NO_TTL && c->b[L->ttl] + p->ttl < 0)
-            return 0; /* left alone (ttl-expired): apply.py counts it */
-        if (p->nmaps[0] || p->nmaps[1] || p->anon) {
-            if (L->proto == CT_ICMPV6 && !L->later && L->l4 >= 0 && L->l4 < c->n && CT_NDP_ADDRESSED(c->b[L->l4]))
-                return 0; /* Neighbor Discovery's target (and Redirect's destination): apply.py maps them */
-            /* a quote went the other way: its source is mapped as a destination (apply.py _travelled_back) */
-            if (map_address(p, c->b + L->saddr, L->size, L->quote, L->news[0]) < 0 ||
-                map_address(p, c->b + L->daddr, L->size, !L->quote, L->news[1]) < 0)
-                return -1;
-            L->newsrc = differ(L->news[0], c->b + L->saddr, L->size);
-            L->newdst = differ(L->news[1], c->b + L->daddr, L->size);
-        }
+    for (int i = 0; i < w.n; i++) {
+        int r = prepare(c, &w.layers[i]);
+        if (r <= 0)
+            return r;
     }
     if (eth)
         link_layer(c);
-    for (int i = 0; i < nl; i++)
-        if (selected(p, layers[i].depth))
-            edit_layer(c, &layers[i]);
+    for (int i = 0; i < w.n; i++)
+        if (selected(c->p, w.layers[i].depth))
+            edit_layer(c, &w.layers[i]);
     return 1;
 }
 

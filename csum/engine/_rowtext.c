@@ -148,20 +148,177 @@ static Py_ssize_t longest(PyObject *list)
     return most;
 }
 
-#define NAME(list, k)                            \
-    do {                                         \
-        const char *s_;                          \
-        Py_ssize_t n_;                           \
-        if (text(list, k, &s_, &n_) < 0)         \
-            goto fail;                           \
-        p = put(p, s_, n_);                      \
-    } while (0)
-
 /* The columns a line may hold, in the order of csum.capture.rowtext.ALL_COLUMNS; the first five are the packet's
  * (the same for each of its fields). */
 enum { COL_FILE, COL_FRAME, COL_TIME, COL_SRC, COL_DST, COL_PROTOCOL, COL_PATH, COL_DEPTH, COL_OFFSET, COL_STORED,
        COL_COMPUTED, COL_STATUS, COL_REASON, COL_COUNT };
 #define PACKET_COLUMN(c) ((c) <= COL_DST)
+
+/* What every line is written with: the format, the file column's text and the lists of names. */
+typedef struct {
+    int csv;
+    const char *file;
+    Py_ssize_t file_len;
+    PyObject *names, *reasons, *statuses;
+} fmt_t;
+
+/* Item k of the list of bytes ``list`` at p; NULL with an exception when k or the item is wrong. */
+static char *put_name(char *p, PyObject *list, Py_ssize_t k)
+{
+    const char *s;
+    Py_ssize_t n;
+    if (text(list, k, &s, &n) < 0)
+        return NULL;
+    return put(p, s, n);
+}
+
+static char *put_null(char *p, const fmt_t *f)
+{
+    return f->csv ? p : PUT(p, "null");
+}
+
+/* An address column: quoted in JSON, null when the row has no IP layer. */
+static char *put_address_value(char *p, const fmt_t *f, const row_t *r, const unsigned char *addr)
+{
+    if (r->ipver != 4 && r->ipver != 6)
+        return put_null(p, f);
+    if (!f->csv)
+        *p++ = '"';
+    p = put_address(p, r->ipver, addr);
+    if (!f->csv)
+        *p++ = '"';
+    return p;
+}
+
+/* A checksum value column: "0x1234" quoted in JSON, null when missing (negative). */
+static char *put_checksum_value(char *p, const fmt_t *f, int32_t value)
+{
+    if (value < 0)
+        return put_null(p, f);
+    if (!f->csv)
+        *p++ = '"';
+    p = put_hex16(p, (unsigned)value);
+    if (!f->csv)
+        *p++ = '"';
+    return p;
+}
+
+/* Column c of row r at p, after its key in JSON; NULL with an exception for a name index out of range. */
+static char *put_column(char *p, const fmt_t *f, int c, const row_t *r)
+{
+#define KEY(name)                               \
+    if (!f->csv)                                \
+        p = PUT(p, "\"" name "\": ")  /* a constant length: inlined */
+    switch (c) {
+    case COL_FILE:
+        KEY("file");
+        return put(p, f->file, f->file_len);
+    case COL_FRAME:
+        KEY("frame");
+        return put_i64(p, r->frame);
+    case COL_TIME:
+        KEY("time");
+        return r->time == INT64_MIN ? put_null(p, f) : put_time(p, r->time);
+    case COL_SRC:
+        KEY("src");
+        return put_address_value(p, f, r, r->src);
+    case COL_DST:
+        KEY("dst");
+        return put_address_value(p, f, r, r->dst);
+    case COL_PROTOCOL:
+        KEY("protocol");
+        return put_name(p, f->names, r->layer);
+    case COL_PATH:
+        KEY("path");
+        return put_name(p, f->names, r->path);
+    case COL_DEPTH:
+        KEY("depth");
+        return put_u64(p, r->depth);
+    case COL_OFFSET:
+        KEY("offset");
+        return r->field < 0 ? put_null(p, f) : put_i64(p, r->field);
+    case COL_STORED:
+        KEY("stored");
+        return put_checksum_value(p, f, r->stored);
+    case COL_COMPUTED:
+        KEY("computed");
+        return put_checksum_value(p, f, r->computed);
+    case COL_STATUS:
+        KEY("status");
+        return put_name(p, f->statuses, r->status);
+    default:
+        KEY("reason");
+        return put_name(p, f->reasons, r->reason);
+    }
+#undef KEY
+}
+
+/* The bytes ``given`` as column ids into columns (each at most once; file only with a file): their count, or -1 with
+ * an exception. */
+static Py_ssize_t parse_columns(PyObject *given_bytes, int has_file, unsigned char columns[COL_COUNT])
+{
+    const unsigned char *given = (const unsigned char *)PyBytes_AS_STRING(given_bytes);
+    Py_ssize_t ncolumns = PyBytes_GET_SIZE(given_bytes);
+    int seen[COL_COUNT] = {0};
+    for (Py_ssize_t j = 0; j < ncolumns; j++) {
+        if (j >= COL_COUNT || given[j] >= COL_COUNT || seen[given[j]]++ || (given[j] == COL_FILE && !has_file)) {
+            PyErr_SetString(PyExc_ValueError, "format_rows: columns must be distinct column ids (file needs a file)");
+            return -1;
+        }
+        columns[j] = given[j];
+    }
+    return ncolumns;
+}
+
+static int same_packet(const row_t *r, const row_t *q)
+{
+    return r->frame == q->frame && r->time == q->time && r->ipver == q->ipver &&
+           !memcmp(r->src, q->src, sizeof r->src) && !memcmp(r->dst, q->dst, sizeof r->dst);
+}
+
+/* The n rows' lines from start (room enough: see format_rows); the end, or NULL with an exception. */
+static char *put_lines(char *p, const fmt_t *f, const row_t *rows, Py_ssize_t n, const unsigned char *columns,
+                       Py_ssize_t ncolumns)
+{
+    Py_ssize_t lead = 0;
+    while (lead < ncolumns && PACKET_COLUMN(columns[lead]))
+        lead++;
+    const char *last = NULL;  /* the line before, and how long its packet's columns (and the separator after) are */
+    Py_ssize_t shared = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const row_t *r = rows + i;
+        Py_ssize_t j = 0;
+        if (last != NULL && lead && same_packet(r, r - 1)) {
+            memmove(p, last, (size_t)shared);  /* the same packet's next field: the same start */
+            last = p;
+            p += shared;
+            j = lead;
+        } else {
+            last = p;
+            if (!f->csv)
+                *p++ = '{';
+        }
+        for (; j < ncolumns; j++) {
+            if (j == lead)
+                shared = p - last;  /* the packet's columns and the separator after them */
+            if ((p = put_column(p, f, columns[j], r)) == NULL)
+                return NULL;
+            if (j + 1 < ncolumns) {
+                *p++ = ',';
+                if (!f->csv)
+                    *p++ = ' ';
+            }
+        }
+        if (lead == ncolumns)
+            shared = p - last;
+        if (f->csv && p == last)
+            p = PUT(p, "\"\"");  /* one empty value: "" (as Python's csv module writes it), not an empty line */
+        if (!f->csv)
+            *p++ = '}';
+        *p++ = '\n';
+    }
+    return p;
+}
 
 /* format_rows(rows, csv, names, reasons, statuses, file, columns) -> bytes: one line per row (row_t, _rows.h), JSON
  * objects of the columns named by the bytes ``columns`` (ids of the enum above, each at most once, in the order
@@ -176,170 +333,43 @@ PyObject *format_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
                         "lists, file bytes or None, columns bytes");
         return NULL;
     }
-    int csv = PyObject_IsTrue(args[1]);
-    if (csv < 0)
+    fmt_t f = {PyObject_IsTrue(args[1]), args[5] == Py_None ? "" : PyBytes_AS_STRING(args[5]),
+               args[5] == Py_None ? 0 : PyBytes_GET_SIZE(args[5]), args[2], args[3], args[4]};
+    if (f.csv < 0)
         return NULL;
-    PyObject *names = args[2], *reasons = args[3], *statuses = args[4];
-    const unsigned char *given = (const unsigned char *)PyBytes_AS_STRING(args[6]);
-    Py_ssize_t ncolumns = PyBytes_GET_SIZE(args[6]), lead = 0;
     unsigned char columns[COL_COUNT];  /* a copy the text written cannot alias: kept in registers */
-    int seen[COL_COUNT] = {0};
-    for (Py_ssize_t j = 0; j < ncolumns; j++) {
-        if (j >= COL_COUNT || given[j] >= COL_COUNT || seen[given[j]]++ ||
-            (given[j] == COL_FILE && args[5] == Py_None)) {
-            PyErr_SetString(PyExc_ValueError, "format_rows: columns must be distinct column ids (file needs a file)");
-            return NULL;
-        }
-        columns[j] = given[j];
-    }
-    while (lead < ncolumns && PACKET_COLUMN(columns[lead]))
-        lead++;
-    const char *file = args[5] == Py_None ? "" : PyBytes_AS_STRING(args[5]);
-    Py_ssize_t file_len = args[5] == Py_None ? 0 : PyBytes_GET_SIZE(args[5]);
+    Py_ssize_t ncolumns = parse_columns(args[6], args[5] != Py_None, columns);
+    if (ncolumns < 0)
+        return NULL;
     Py_buffer v;
     if (PyObject_GetBuffer(args[0], &v, PyBUF_C_CONTIGUOUS) < 0)
         return NULL;
-    PyObject *out = NULL;
     if (v.itemsize != (Py_ssize_t)sizeof(row_t) || v.len % (Py_ssize_t)sizeof(row_t)) {
         PyErr_SetString(PyExc_ValueError, "format_rows: rows must be row_t records");
         PyBuffer_Release(&v);
         return NULL;
     }
     Py_ssize_t n = v.len / (Py_ssize_t)sizeof(row_t);
-    Py_ssize_t line = 330 + 2 * longest(names) + longest(reasons) + longest(statuses);
-    if (file_len > PY_SSIZE_T_MAX - line || (n && n > PY_SSIZE_T_MAX / (line + file_len))) {
+    Py_ssize_t line = 330 + 2 * longest(f.names) + longest(f.reasons) + longest(f.statuses);
+    if (f.file_len > PY_SSIZE_T_MAX - line || (n && n > PY_SSIZE_T_MAX / (line + f.file_len))) {
         PyErr_NoMemory();
         PyBuffer_Release(&v);
         return NULL;
     }
-    line += file_len;
-    out = PyBytes_FromStringAndSize(NULL, n * line);
+    line += f.file_len;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, n * line);
     if (out == NULL) {
         PyBuffer_Release(&v);
         return NULL;
     }
-    char *start = PyBytes_AS_STRING(out), *p = start;
-    const row_t *rows = v.buf;
-#define NULL_VALUE() (csv ? p : PUT(p, "null"))
-    const char *last = NULL;  /* the line before, and how long its packet's columns (and the separator after) are */
-    Py_ssize_t shared = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        const row_t *r = rows + i, *q = r - 1;
-        Py_ssize_t j = 0;
-        if (last != NULL && lead && r->frame == q->frame && r->time == q->time && r->ipver == q->ipver &&
-            !memcmp(r->src, q->src, sizeof r->src) && !memcmp(r->dst, q->dst, sizeof r->dst)) {
-            memmove(p, last, (size_t)shared);  /* the same packet's next field: the same start */
-            last = p;
-            p += shared;
-            j = lead;
-        } else {
-            last = p;
-            if (!csv)
-                *p++ = '{';
-        }
-        for (; j < ncolumns; j++) {
-            if (j == lead)
-                shared = p - last;  /* the packet's columns and the separator after them */
-            int c = columns[j];
-#define KEY(name)                               \
-    if (!csv)                                   \
-        p = PUT(p, "\"" name "\": ")  /* a constant length: inlined */
-            switch (c) {
-            case COL_FILE:
-                KEY("file");
-                p = put(p, file, file_len);
-                break;
-            case COL_FRAME:
-                KEY("frame");
-                p = put_i64(p, r->frame);
-                break;
-            case COL_TIME:
-                KEY("time");
-                p = r->time == INT64_MIN ? NULL_VALUE() : put_time(p, r->time);
-                break;
-            case COL_SRC:
-            case COL_DST:
-                if (c == COL_SRC) {
-                    KEY("src");
-                } else {
-                    KEY("dst");
-                }
-                if (r->ipver != 4 && r->ipver != 6) {
-                    p = NULL_VALUE();
-                    break;
-                }
-                if (!csv)
-                    *p++ = '"';
-                p = put_address(p, r->ipver, c == COL_DST ? r->dst : r->src);
-                if (!csv)
-                    *p++ = '"';
-                break;
-            case COL_PROTOCOL:
-                KEY("protocol");
-                NAME(names, r->layer);
-                break;
-            case COL_PATH:
-                KEY("path");
-                NAME(names, r->path);
-                break;
-            case COL_DEPTH:
-                KEY("depth");
-                p = put_u64(p, r->depth);
-                break;
-            case COL_OFFSET:
-                KEY("offset");
-                p = r->field < 0 ? NULL_VALUE() : put_i64(p, r->field);
-                break;
-            case COL_STORED:
-            case COL_COMPUTED: {
-                if (c == COL_STORED) {
-                    KEY("stored");
-                } else {
-                    KEY("computed");
-                }
-                int32_t value = c == COL_STORED ? r->stored : r->computed;
-                if (value < 0) {
-                    p = NULL_VALUE();
-                    break;
-                }
-                if (!csv)
-                    *p++ = '"';
-                p = put_hex16(p, (unsigned)value);
-                if (!csv)
-                    *p++ = '"';
-                break;
-            }
-            case COL_STATUS:
-                KEY("status");
-                NAME(statuses, r->status);
-                break;
-            default:
-                KEY("reason");
-                NAME(reasons, r->reason);
-                break;
-            }
-#undef KEY
-            if (j + 1 < ncolumns) {
-                *p++ = ',';
-                if (!csv)
-                    *p++ = ' ';
-            }
-        }
-        if (lead == ncolumns)
-            shared = p - last;
-        if (csv && p == last)
-            p = PUT(p, "\"\"");  /* one empty value: "" (as Python's csv module writes it), not an empty line */
-        if (!csv)
-            *p++ = '}';
-        *p++ = '\n';
-    }
-#undef NULL_VALUE
+    char *start = PyBytes_AS_STRING(out);
+    char *end = put_lines(start, &f, v.buf, n, columns, ncolumns);
     PyBuffer_Release(&v);
-    if (_PyBytes_Resize(&out, p - start) < 0)
+    if (end == NULL) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    if (_PyBytes_Resize(&out, end - start) < 0)
         return NULL;
     return out;
-fail:
-    PyBuffer_Release(&v);
-    Py_DECREF(out);
-    return NULL;
 }

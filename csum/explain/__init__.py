@@ -25,7 +25,7 @@ from ..layers.check import judge
 from ..layers.walk import Field, IPLayer, Link
 from . import header, hypotheses, sums
 from .causes import CANNOT_JUDGE, CAUSES, CORRUPTION, NOT_CAUSES, UNEXPLAINED, Cause, what
-from .flow import Context, carrier, flow_key, residual
+from .flow import Context, carrier, residual
 
 __all__ = ["CANNOT_JUDGE", "CAUSES", "CORRUPTION", "NOT_CAUSES", "UNEXPLAINED", "Cause", "Context", "Explanation",
            "explain", "explain_result", "what"]
@@ -100,19 +100,38 @@ def _explain(buf: bytes, stack: Stack, f: Field, r: Result, link: Link, before: 
     if stored is None or computed is None:
         return Explanation(CANNOT_JUDGE, f"the {r.layer} checksum is not verifiable here ({r.reason})")
     ip = carrier(stack, f)
-    m = sums.message(buf, f, ip) if f.na is None and r.status is Status.OFFLOAD else None
-    if m is not None:
-        detail = sums.offload(f, m, stored)
-        if detail is not None:
-            return Explanation("offload", detail)
-    old = _before(before, link)
+    found = _offload(buf, f, r, ip)
+    if found is not None:
+        return found
     cached = None if context is None or f.at is None else context.walked.get(buf, (None, {}))[1].get(f.at)
     hits = (hypotheses.fitting(buf, stack, f, r, ip) if cached is None else cached) \
-        + hypotheses.fitting_extra(buf, stack, f, r, ip, old, context)
-    res = residual(stored, computed)
+        + hypotheses.fitting_extra(buf, stack, f, r, ip, _before(before, link), context)
     pinned = _pinned(buf, f, ip, context)
-    weak = hypotheses.one_bit(res)
+    weak = hypotheses.one_bit(residual(stored, computed))
     strong = [g for g in hits if g.sure or not weak or g.cause in pinned]
+    causes = _causes(buf, stack, f, r, ip, context, strong, pinned, weak)
+    if len(causes) == 1:
+        g = next(g for g in strong if g.cause == causes[0])
+        n = pinned.get(g.cause, 0)
+        return Explanation(g.cause, g.detail + (f" (it fits {n} wrong fields of this flow)" if weak and n else ""))
+    if len(causes) > 1:
+        return Explanation(UNEXPLAINED, "several simulated mistakes give these bytes: " + ", ".join(causes))
+    return _unnamed(buf, stack, f, r, ip, link, before, context, hits)
+
+
+def _offload(buf: bytes, f: Field, r: Result, ip: IPLayer | None) -> Explanation | None:
+    """``offload``, where a transmit-offload field holds the pseudo-header sum alone."""
+    if f.na is not None or r.status is not Status.OFFLOAD or r.stored is None:
+        return None
+    m = sums.message(buf, f, ip)
+    detail = None if m is None else sums.offload(f, m, r.stored)
+    return None if detail is None else Explanation("offload", detail)
+
+
+def _causes(buf: bytes, stack: Stack, f: Field, r: Result, ip: IPLayer | None, context: Context | None,
+            strong: list[sums.Guess], pinned: dict[str, int], weak: bool) -> list[str]:
+    """The cause ids of the ``strong`` hypotheses, told apart by the flow where it can (``pinned``: per cause, the
+    wrong fields of the flow it fits; ``weak``: the residual is one bit's)."""
     causes = list(dict.fromkeys(g.cause for g in strong))
     if len(causes) > 1:  # the flow may tell them apart: the one that fits the most wrong fields of it
         flow = sorted((pinned[c] for c in causes if c in pinned), reverse=True)
@@ -124,12 +143,13 @@ def _explain(buf: bytes, stack: Stack, f: Field, r: Result, link: Link, before: 
         other = _by_flow(buf, stack, f, r, ip, context)
         if other is not None and other.named and other.cause != causes[0]:
             causes.append(other.cause)
-    if len(causes) == 1:
-        g = next(g for g in strong if g.cause == causes[0])
-        n = pinned.get(g.cause, 0)
-        return Explanation(g.cause, g.detail + (f" (it fits {n} wrong fields of this flow)" if weak and n else ""))
-    if len(causes) > 1:
-        return Explanation(UNEXPLAINED, "several simulated mistakes give these bytes: " + ", ".join(causes))
+    return causes
+
+
+def _unnamed(buf: bytes, stack: Stack, f: Field, r: Result, ip: IPLayer | None, link: Link, before: object,
+             context: Context | None, hits: list[sums.Guess]) -> Explanation:
+    """No hypothesis from the packet named alone: the program mistakes (``before``), the flow, else unexplained."""
+    assert r.stored is not None and r.computed is not None
     if before is not None and link == "ethernet":
         found = _program(before, buf, f)
         if found is not None:
@@ -138,6 +158,7 @@ def _explain(buf: bytes, stack: Stack, f: Field, r: Result, link: Link, before: 
         found = _by_flow(buf, stack, f, r, ip, context)
         if found is not None:
             return found
+    stored, computed = r.stored, r.computed
     if hits:
         names = ", ".join(dict.fromkeys(g.cause for g in hits))
         return Explanation(UNEXPLAINED, f"{names} would store {stored:#06x}, but so does one bit flipped (the checksum "
@@ -159,7 +180,7 @@ def _pinned(buf: bytes, f: Field, ip: IPLayer | None, context: Context | None) -
     mistake fits every packet it made wrong; one bit flipped fits a weak cause now and then), how many."""
     if context is None or ip is None:
         return {}
-    key = flow_key(buf, ip, f)
+    key = context.flow(buf, ip, f)
     wrong = sum(context.residuals.get(key, {}).values())
     return {cause: n for cause, n in context.fits.get(key, {}).items() if n >= PIN and 2 * n >= wrong}
 
@@ -190,7 +211,7 @@ def _signed(n: int) -> int:
 def _by_flow(buf: bytes, stack: Stack, f: Field, r: Result, ip: IPLayer, context: Context) -> Explanation | None:
     """A residual the flow's other wrong fields share (a rewrite), or that none does (corruption)."""
     assert r.stored is not None and r.computed is not None
-    key = flow_key(buf, ip, f)
+    key = context.flow(buf, ip, f)
     counts = context.residuals.get(key)
     if not counts:
         return None

@@ -22,6 +22,7 @@ from ..layers.check import judge
 from ..layers.walk import Field, IPLayer, Link, Stack
 from .hypotheses import fitting, segment_key
 from .sums import Guess
+from ..layers.table import ADDR_SIZES
 
 __all__ = ["Context", "FlowKey", "Segment", "carrier", "flow_key", "residual"]
 
@@ -59,7 +60,7 @@ def carrier(stack: Stack, f: Field) -> IPLayer | None:
 
 def flow_key(buf: bytes, ip: IPLayer, f: Field) -> FlowKey:
     """The flow of field ``f`` carried by ``ip``."""
-    size = 4 if ip.version == 4 else 16
+    size = ADDR_SIZES[ip.version]
     ported = ip.proto in T.PORTED and ip.fragment in ("none", "first", "atomic") and ip.l4_start + 4 <= len(buf)
     at = ip.l4_start
     return (ip.version, bytes(buf[ip.saddr:ip.saddr + size]), bytes(buf[ip.daddr:ip.daddr + size]), ip.proto,
@@ -90,6 +91,8 @@ class Context:
     #: The packets added with a wrong field: their stack, and per field offset the hypotheses that fit it alone
     #: (computed once, for the flow's counts and the packet's own explanation).
     walked: dict[bytes, tuple[Stack, dict[int, list[Guess]]]] = field(default_factory=dict)
+    #: The flow of each wrong field added, by (packet, field offset): found once.
+    keys: dict[tuple[bytes, int], FlowKey] = field(default_factory=dict)
 
     def add(self, packet: bytes | bytearray | memoryview, link: Link = "ethernet", frame: int = -1) -> None:
         """Record one packet (``frame``: its number in the capture, for the details)."""
@@ -100,11 +103,12 @@ class Context:
             return
         for layer in stack.ips:
             if layer.fragment == "later" and not layer.frag_more:
-                size = 4 if layer.version == 4 else 16
+                size = ADDR_SIZES[layer.version]
                 self.datagrams[(layer.version, buf[layer.saddr:layer.saddr + size], buf[layer.daddr:layer.daddr + size],
                                 layer.frag_id)] = layer.frag_offset + layer.end - layer.frag_data
         view = memoryview(buf)
         judged = _judged(buf, link, stack)
+        right = None if judged is None else {r.field for r in judged if r.status is Status.OK}
         for k, f in enumerate(stack.fields):
             if f.na is not None or f.at is None:
                 continue
@@ -113,19 +117,30 @@ class Context:
             if ip is None:
                 continue
             if r.status is Status.BAD and r.stored is not None and r.computed is not None:
-                key = flow_key(buf, ip, f)
-                self.residuals.setdefault(key, Counter())[residual(r.stored, r.computed)] += 1
-                hits = fitting(buf, stack, f, r, ip)
+                key = self.keys[(buf, f.at)] = flow_key(buf, ip, f)
+                counts = self.residuals.get(key)
+                if counts is None:
+                    counts = self.residuals[key] = Counter()
+                counts[residual(r.stored, r.computed)] += 1
+                hits = fitting(buf, stack, f, r, ip, None if right is None or f.pseudo is None
+                               else ip.ip_csum is None or ip.ip_csum in right)
                 self.walked.setdefault(buf, (stack, {}))[1][f.at] = hits
-                causes = {g.cause for g in hits}
-                if causes:
-                    self.fits.setdefault(key, Counter()).update(causes)
+                if hits:
+                    fits = self.fits.get(key)
+                    if fits is None:
+                        fits = self.fits[key] = Counter()
+                    fits.update({g.cause for g in hits})
             elif r.status is Status.OK and f.pseudo is not None:
                 seg = segment_key(buf, f)
                 if seg is not None:
                     src, dst, size = f.pseudo[0], f.pseudo[1], f.pseudo[2]
                     self.segments.setdefault(seg, []).append(Segment(frame, buf[src:src + size],
                                                                      buf[dst:dst + size]))
+
+    def flow(self, buf: bytes, ip: IPLayer, f: Field) -> FlowKey:
+        """:func:`flow_key` of field ``f`` of packet ``buf``, found once for the wrong fields added."""
+        key = self.keys.get((buf, -1 if f.at is None else f.at))
+        return flow_key(buf, ip, f) if key is None else key
 
     def datagram_length(self, version: int, src: bytes, dst: bytes, ident: int) -> int | None:
         """The fragmentable length of a datagram whose last fragment was added, else None."""

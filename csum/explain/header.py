@@ -57,6 +57,19 @@ def _with(header: bytes, at: int, value: bytes) -> bytes:
     return bytes(h)
 
 
+def ttl_guess(value: int, ttl: int) -> Guess:
+    """ttl-not-updated: ``value``, the header checksum of TTL ``ttl`` + 1 (the packet has ``ttl``)."""
+    return Guess("ttl-not-updated", value, partial("the header checksum of TTL {}; the packet has {} (decremented by 1 "
+                                                   "without an update)".format, ttl + 1, ttl))
+
+
+def tos_guess(value: int, old: int, tos: int) -> Guess:
+    """tos-not-updated: ``value``, the header checksum of TOS ``old`` (the packet has ``tos``, ECN marked CE)."""
+    return Guess("tos-not-updated", value, partial("the header checksum of TOS {}; the packet has {} (ECN marked CE "
+                                                   "without an update)".format, show("tos", bytes([old])),
+                                                   show("tos", bytes([tos]))))
+
+
 def guesses(buf: bytes, ip: IPLayer) -> Iterator[Guess]:
     """The header checksums of the header at ``ip`` with the TTL one higher, or the ECN before a CE mark."""
     assert ip.ip_csum is not None
@@ -64,16 +77,12 @@ def guesses(buf: bytes, ip: IPLayer) -> Iterator[Guess]:
     at = ip.ip_csum - ip.l3
     ttl = header[T.IPV4_TTL]
     if ttl < 0xFF:
-        yield Guess("ttl-not-updated", header_checksum(_with(header, T.IPV4_TTL, bytes([ttl + 1])), at),
-                    lambda: f"the header checksum of TTL {ttl + 1}; the packet has {ttl} (decremented by 1 without an "
-                    "update)")
+        yield ttl_guess(header_checksum(_with(header, T.IPV4_TTL, bytes([ttl + 1])), at), ttl)
     tos = header[T.IPV4_TOS]
     if tos & 3 == _ECN_CE:
         for ecn in (1, 2):
             old = (tos & ~3) | ecn
-            yield Guess("tos-not-updated", header_checksum(_with(header, T.IPV4_TOS, bytes([old])), at),
-                        partial("the header checksum of TOS {}; the packet has {} (ECN marked CE without an "
-                                "update)".format, show("tos", bytes([old])), show("tos", bytes([tos]))))
+            yield tos_guess(header_checksum(_with(header, T.IPV4_TOS, bytes([old])), at), old, tos)
 
 
 def before_guesses(buf: bytes, ip: IPLayer, before: IPLayer, before_buf: bytes) -> Iterator[Guess]:

@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING
 from ..layers import Reason, Result, Stack, Status
 from ..layers.check import judge
 from ..layers.walk import Field, IPLayer
-from . import header, sums
+from . import header, quick, sums
 from .sums import Guess
+from ..layers.table import ADDR_SIZES
 
 if TYPE_CHECKING:
     from .flow import Context
@@ -71,7 +72,7 @@ def header_ok(buf: bytes, stack: Stack, ip: IPLayer) -> bool:
 
 def _paired(buf: bytes, f: Field, context: Context | None) -> bool:
     """Whether the context holds a right packet with this field's segment (a candidate packet before a NAT)."""
-    key = None if context is None else segment_key(buf, f)
+    key = None if context is None or not context.segments else segment_key(buf, f)
     return context is not None and key is not None and key in context.segments
 
 
@@ -114,7 +115,7 @@ def _fragment(buf: bytes, f: Field, ip: IPLayer, context: Context | None) -> Ite
     if not 0 <= at <= len(data) - 2:
         return
     data[at:at + 2] = b"\0\0"
-    size = 4 if ip.version == 4 else 16
+    size = ADDR_SIZES[ip.version]
     src = buf[ip.pseudo_saddr:ip.pseudo_saddr + size]
     dst = buf[ip.pseudo_daddr:ip.pseudo_daddr + size] if ip.pseudo_daddr is not None else buf[ip.daddr:ip.daddr + size]
     m = sums.Message.of(src, dst, ip.proto, len(data), bytes(data))
@@ -139,8 +140,15 @@ def one_bit(res: int) -> bool:
     return (res & (res - 1)) == 0 or (neg > 0 and neg & (neg - 1) == 0)
 
 
-def fitting(buf: bytes, stack: Stack, f: Field, r: Result, ip: IPLayer | None) -> list[Guess]:
-    """The hypotheses from the packet alone whose value is exactly the stored one (and not the right one)."""
+def fitting(buf: bytes, stack: Stack, f: Field, r: Result, ip: IPLayer | None,
+            ok: bool | None = None) -> list[Guess]:
+    """The hypotheses from the packet alone whose value is exactly the stored one (and not the right one); from C
+    where csum/explain/quick.py covers the field (``ok``: whether ``ip``'s header checksum is right, when known)."""
+    if ok is None:
+        ok = f.pseudo is None or ip is None or header_ok(buf, stack, ip)
+    fast = quick.fitting(buf, f, r, ip, ok)
+    if fast is not None:
+        return fast
     return [g for g in alone(buf, stack, f, r, ip) if g.value == r.stored and g.value != r.computed]
 
 

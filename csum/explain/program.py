@@ -38,6 +38,7 @@ from ..layers.walk import Field, IPLayer
 from . import header, hypotheses, sums
 from .flow import carrier
 from .sums import Guess, Message
+from ..layers.table import ADDR_SIZES
 
 __all__ = ["Alignment", "align", "explain_program", "resized_header", "scratch", "translated"]
 
@@ -207,7 +208,7 @@ def translated(before: bytes, old: IPLayer, f: Field, m: Message) -> Iterator[Gu
     left with the old pseudo-header's addresses (not updated for the change), or updated with a ``bpf_csum_diff``
     of the old and new addresses given the wrong size (each address's 4 bytes, the IPv4 pair's 8, one IPv6
     address's 16: the rest of the addresses left out of the update)."""
-    size = 4 if old.version == 4 else 16
+    size = ADDR_SIZES[old.version]
     src = before[old.pseudo_saddr:old.pseudo_saddr + size]
     dst = before[old.pseudo_daddr:old.pseudo_daddr + size] if old.pseudo_daddr is not None else \
         before[old.daddr:old.daddr + size]

@@ -130,6 +130,32 @@ class Guess(NamedTuple):
         return self.text()
 
 
+#: Each hypothesis on the message, in the order csum/engine/_explain.c numbers them (csum/explain/quick.py): its
+#: cause id and its text, with the numbers it names as positional fields (one place for both paths' texts).
+TEXTS: tuple[tuple[str, str], ...] = (
+    ("not-complemented", "the folded sum {0:#06x} stored; the checksum is its complement {1:#06x}"),
+    ("byte-order", "the checksum {0:#06x} stored with its bytes swapped"),
+    ("single-fold", "the 16-bit words' sum {0:#x} folded once (to {1:#x}) and cut to 16 bits"),
+    ("single-fold", "the 32-bit words' sum {0:#x} folded once (to {1:#x}) and cut to 16 bits"),
+    ("carry-lost", "the 16-bit words added without the end-around carry: {0} carries lost"),
+    ("carry-lost", "the 32-bit words summed in a 32-bit accumulator: {0} carries out of bit 31 lost"),
+    ("odd-byte-dropped", "the checksum without the last byte ({0:#04x}) of the {1} covered"),
+    ("padding-summed", "the checksum over the segment and the frame's {0} bytes of padding, length {2} (the "
+     "datagram's is {1})"),
+    ("padding-summed", "the checksum over the segment and the frame's {0} bytes of padding (length {1})"),
+    ("length-wrong", "pseudo-header length {0} ({1}) instead of {2}"),
+    ("length-wrong", "transmit offload's pseudo-header sum with length {0} ({1}) instead of {2}"),
+)
+(NOT_COMPLEMENTED, BYTE_ORDER, SINGLE_FOLD16, SINGLE_FOLD32, CARRY_LOST16, CARRY_LOST32, ODD_BYTE, PADDING_COUNTED,
+ PADDING, LENGTH_FULL, LENGTH_PARTIAL) = range(len(TEXTS))
+
+
+def guess(variant: int, value: int, *args: object) -> Guess:
+    """Hypothesis ``variant`` (an index of :data:`TEXTS`) storing ``value``, its text naming ``args``."""
+    cause, text = TEXTS[variant]
+    return Guess(cause, value, partial(text.format, *args))
+
+
 def arithmetic(f: Field, m: Message, want: int | None = None) -> Iterator[Guess]:
     """The arithmetic slips on the whole message: not complemented, bytes swapped, one fold, carries lost (``want``:
     only the guesses that store this value)."""
@@ -137,38 +163,32 @@ def arithmetic(f: Field, m: Message, want: int | None = None) -> Iterator[Guess]
     right = stored_as(f, checksum(total))
     folded = canonical(total, 16)
     if want is None or folded == want:
-        yield Guess("not-complemented", folded,
-                    lambda: f"the folded sum {folded:#06x} stored; the checksum is its complement {right:#06x}")
+        yield guess(NOT_COMPLEMENTED, folded, folded, right)
     if want is None or swab16(right) == want:
-        yield Guess("byte-order", swab16(right), lambda: f"the checksum {right:#06x} stored with its bytes swapped")
+        yield guess(BYTE_ORDER, swab16(right), right)
     once = (total & M16) + (total >> 16)
     if once > M16 and (want is None or stored_as(f, ~once & M16) == want):
-        yield Guess("single-fold", stored_as(f, ~once & M16),
-                    lambda: f"the 16-bit words' sum {total:#x} folded once (to {once:#x}) and cut to 16 bits")
+        yield guess(SINGLE_FOLD16, stored_as(f, ~once & M16), total, once)
     plain32 = m.total32()
     wide = canonical(plain32, 32)
     once32 = (wide & M16) + (wide >> 16)
     if once32 > M16 and (want is None or stored_as(f, ~once32 & M16) == want):
-        yield Guess("single-fold", stored_as(f, ~once32 & M16),
-                    lambda: f"the 32-bit words' sum {wide:#x} folded once (to {once32:#x}) and cut to 16 bits")
+        yield guess(SINGLE_FOLD32, stored_as(f, ~once32 & M16), wide, once32)
     if total > M16 and (want is None or stored_as(f, ~total & M16) == want):
-        yield Guess("carry-lost", stored_as(f, ~total & M16),
-                    lambda: f"the 16-bit words added without the end-around carry: {total >> 16} carries lost")
+        yield guess(CARRY_LOST16, stored_as(f, ~total & M16), total >> 16)
     lost = plain32 >> 32
     if lost:
         kept = plain32 & M32
         value = stored_as(f, checksum((kept >> 16) + (kept & M16)))
         if want is None or value == want:
-            yield Guess("carry-lost", value,
-                        lambda: f"the 32-bit words summed in a 32-bit accumulator: {lost} carries out of bit 31 lost")
+            yield guess(CARRY_LOST32, value, lost)
 
 
 def odd_byte(f: Field, m: Message) -> Iterator[Guess]:
     """The last byte of an odd-length coverage left out."""
     if len(m.data) & 1 and m.data[-1]:
         value = stored_as(f, checksum(m.total(data16=m.data16 - (m.data[-1] << 8))))
-        yield Guess("odd-byte-dropped", value, lambda: f"the checksum without the last byte ({m.data[-1]:#04x}) of the "
-                    f"{len(m.data)} covered")
+        yield guess(ODD_BYTE, value, m.data[-1], len(m.data))
 
 
 def padding(f: Field, m: Message, pad: bytes) -> Iterator[Guess]:
@@ -176,13 +196,10 @@ def padding(f: Field, m: Message, pad: bytes) -> Iterator[Guess]:
     if not pad or not m.pseudo:
         return
     padded = sum16(m.data + pad)
-    yield Guess("padding-summed", stored_as(f, checksum(m.total(m.length + len(pad), padded))),
-                lambda: f"the checksum over the segment and the frame's {len(pad)} bytes of padding, length "
-                f"{m.length + len(pad)} (the datagram's is {m.length})")
+    yield guess(PADDING_COUNTED, stored_as(f, checksum(m.total(m.length + len(pad), padded))), len(pad), m.length,
+                m.length + len(pad))
     if any(pad):
-        yield Guess("padding-summed", stored_as(f, checksum(m.total(data16=padded))),
-                    lambda: f"the checksum over the segment and the frame's {len(pad)} bytes of padding (length "
-                    f"{m.length})")
+        yield guess(PADDING, stored_as(f, checksum(m.total(data16=padded))), len(pad), m.length)
 
 
 def lengths(f: Field, m: Message, named: list[tuple[int, str]], want: int | None = None) -> Iterator[Guess]:
@@ -206,13 +223,10 @@ def lengths(f: Field, m: Message, named: list[tuple[int, str]], want: int | None
         if udp and full == 0:
             full = M16
         if want is None or full == want:
-            yield Guess("length-wrong", full,
-                        partial("pseudo-header length {} ({}) instead of {}".format, length, name, m.length))
+            yield guess(LENGTH_FULL, full, length, name, m.length)
         part = (part - 1) % M16 + 1 if part else 0
         if want is None or part == want:
-            yield Guess("length-wrong", part,
-                        partial("transmit offload's pseudo-header sum with length {} ({}) instead of {}".format,
-                                length, name, m.length))
+            yield guess(LENGTH_PARTIAL, part, length, name, m.length)
 
 
 def offload(f: Field, m: Message, stored: int) -> str | None:
@@ -228,7 +242,15 @@ def offload(f: Field, m: Message, stored: int) -> str | None:
 def named_lengths(f: Field, ip: IPLayer | None, m: Message) -> list[tuple[int, str]]:
     """The wrong pseudo-header lengths a sender might take from this packet: the IP datagram's, the header's alone,
     the payload's alone, zero, the length byte-swapped (the frame's, padding included, is :func:`padding`'s)."""
-    out: list[tuple[int, str]] = [(swab16(m.length) if m.length <= M16 else m.length, "the length byte-swapped"),
+    header = f.entry.minimum
+    if f.entry.name == "tcp" and len(m.data) >= 13:
+        header = (m.data[12] >> 4) * 4
+    return lengths_named(f, ip, m.length, header)
+
+
+def lengths_named(f: Field, ip: IPLayer | None, length: int, header: int) -> list[tuple[int, str]]:
+    """:func:`named_lengths` for a pseudo-header ``length`` and a transport header of ``header`` bytes."""
+    out: list[tuple[int, str]] = [(swab16(length) if length <= M16 else length, "the length byte-swapped"),
                                   (0, "zero")]
     if ip is not None:
         out.append((ip.end - ip.l3, "the IPv4 total length" if ip.version == 4 else "the IPv6 datagram's whole length"))
@@ -236,9 +258,6 @@ def named_lengths(f: Field, ip: IPLayer | None, m: Message) -> list[tuple[int, s
             out.append((ip.end - ip.l3 - 40, "the IPv6 payload length"))
         if ip.l4 is not None:
             out.append((ip.end - ip.l4, "the IP datagram's bytes after its header"))
-    header = f.entry.minimum
-    if f.entry.name == "tcp" and len(m.data) >= 13:
-        header = (m.data[12] >> 4) * 4
     out.append((header, f"the {f.entry.name.upper()} header alone"))
-    out.append((m.length - header, "the payload alone"))
+    out.append((length - header, "the payload alone"))
     return out

@@ -4,9 +4,10 @@ csum.inet and the capture checker behind ``csum verify``/``csum fix`` consume it
 which the C walker (:mod:`.accel`, csum/engine/_cwalk.c) gives for the stacks it knows and the Python
 walker, the reference, for everything.
 
-Adding a protocol is one entry in :mod:`.table` (plus, where its layout varies with a type or
-version field, a line in ``_Walker.entry_for``, or a handler ``h_<name>`` for a new encapsulation)
-and its tests; the C walker leaves what it does not know to the Python walker.
+Adding a protocol is one entry in :mod:`.table` and its edge in ``table.DISSECTORS`` (plus, where its layout
+varies with a type or version field, a line in ``transport.entry_for``, or a handler registered under its layer
+name for a new encapsulation) and its tests; the C walker leaves what it does not know to the Python walker
+(docs/design.md, "The layer graph").
 """
 
 from __future__ import annotations

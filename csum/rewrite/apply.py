@@ -29,6 +29,7 @@ from ..layers import IPLayer, Stack, evaluate, table, walk
 from ..layers.reasons import Reason
 from .packet import Editor, FieldChange, edited
 from .rules import Rules
+from ..layers.table import ADDR_SIZES, LINKTYPE_ETHERNET
 
 __all__ = ["Outcome", "apply", "link_ethertype"]
 
@@ -95,7 +96,7 @@ def link_ethertype(data: bytes | bytearray, linktype: int) -> tuple[int, int] | 
     """Where the innermost EtherType of a frame's link header is and where its payload starts: on Ethernet (past its
     VLAN tags) and the link types whose header ends with an EtherType (Linux cooked ...); None on the others."""
     link = table.LINKTYPES.get(linktype)
-    if linktype == 1:
+    if linktype == LINKTYPE_ETHERNET:
         at, payload = table.ETH_TYPE, table.ETHHDR.size
     elif link is not None and link.kind == "ethertype":
         at, payload = link.at, link.header
@@ -217,7 +218,7 @@ def _layer(root: _Counting, data: bytearray, stack: Stack, ip: IPLayer, rules: R
     if rules.changes_addresses:
         for which, source in (("saddr", True), ("daddr", False)):
             at = layer.saddr if source else layer.daddr
-            old = bytes(data[at:at + (4 if layer.version == 4 else 16)])
+            old = bytes(data[at:at + ADDR_SIZES[layer.version]])
             new = rules.address(old, source != back)
             if new != old:
                 in_pseudo = layer.saddr_in_pseudo if source else layer.daddr_in_pseudo
@@ -251,7 +252,7 @@ def apply(packet: bytes | bytearray | memoryview, linktype: int, rules: Rules, w
     out = out if out is not None else Outcome()
     out.packets += 1
     data = bytearray(packet)
-    if linktype == 1:
+    if linktype == LINKTYPE_ETHERNET:
         _link_layer(data, rules)
     if rules.changes_addresses and rules.levels(0):
         _arp(data, linktype, rules)

@@ -26,7 +26,7 @@ from ..core.inputs import check_bool, check_callable, check_choice, check_instan
 from ..capture.output import BY_NAME, AtomicFile, target
 from ..capture.source import COMPRESSIONS
 from ..capture.parallel import mapped
-from ..capture.scan import Scan, scan
+from ..capture.scan import Scan, ScanOptions, scan
 from ..capture.source import open_source
 from .apply import Outcome
 from .fast import rewrite_chunk
@@ -159,8 +159,9 @@ def rewrite_capture(src: str | os.PathLike[str], dst: str | os.PathLike[str], ru
     sink = _Stdout(sys.stdout.buffer) if to_stdout else AtomicFile(path, compression)  # type: ignore[arg-type]
     with sink as writer:
         if fix:
-            checked = scan(name, chunk_bytes=chunk_bytes, sink=writer, progress=progress,
-                           keep=0 if collected is None else collected.limit, transform=transform, collect=collected)
+            checked = scan(name, ScanOptions(chunk_bytes=chunk_bytes, sink=writer, progress=progress,
+                                             keep=0 if collected is None else collected.limit, transform=transform,
+                                             collect=collected))
             outcome.fixed = checked.patched
             result = RewriteResult(checked.name, out_name, checked.format, checked.compression, outcome, checked.stop,
                                    counts[0], checked)

@@ -56,6 +56,7 @@ from ..layers import UDP, UDPLITE, Field, IPLayer, Layout, Link, Stack, outer_la
 from ..layers import layout as parse
 from ..types import Wsum
 from .calls import Call, CsumDiffCall, CsumReplaceCall, StoreBytesCall
+from ..layers.table import ADDR_SIZES
 
 __all__ = ["Address", "Call", "CsumDiffCall", "CsumReplaceCall", "FieldChange", "Rewrite", "StoreBytesCall",
            "rewrite", "set_field"]
@@ -321,7 +322,7 @@ class Editor:
 
 def _address(value: Address, version: int, name: str) -> bytes:
     """A new address for this IPv``version`` packet (:func:`csum.core.inputs.check_address`)."""
-    return check_address(value, 4 if version == 4 else 16, name)
+    return check_address(value, ADDR_SIZES[version], name)
 
 
 def _check_field(change: object, lay: Layout) -> FieldChange:

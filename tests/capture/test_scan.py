@@ -198,3 +198,29 @@ def test_each_item_spreads_items_over_processes_in_order():
     assert {pid for pid, _ in parallel.each_item([1], _pid_and_square, 4)} == {os.getpid()}
     with pytest.raises(ValueError, match="three"):
         parallel.each_item(list(range(6)), _fails_on_three, 2)
+
+
+@pytest.mark.parametrize("jobs,chunk_bytes", [(1, 300), (2, 5000)])
+def test_options_object_is_the_keywords(jobs, chunk_bytes, tmp_path):
+    """``scan(name, ScanOptions(...))``, ``scan(name, **keywords)`` and the object with keywords on top give the same
+    report (reference: the whole-file check, as above); an unknown keyword or a field of the wrong kind is one
+    CsumError naming it."""
+    from csum.errors import CsumError
+    from csum.scan import ScanOptions
+
+    path = tmp_path / "c.pcap"
+    path.write_bytes(_capture())
+    whole = _findings(check(pcap.read(path)))
+    options = ScanOptions(jobs=jobs, chunk_bytes=chunk_bytes, keep_patches=True)
+    assert _findings(scan(str(path), options).report) == whole
+    assert _findings(scan(str(path), jobs=jobs, chunk_bytes=chunk_bytes, keep_patches=True).report) == whole
+    assert _findings(scan(str(path), ScanOptions(jobs=jobs), chunk_bytes=chunk_bytes,
+                          keep_patches=True).report) == whole
+    assert options.but(jobs=1) == ScanOptions(chunk_bytes=chunk_bytes, keep_patches=True)
+    for bad, name in ((dict(chunk_size=4), "chunk_size"), (dict(hosts=1), "hosts"), (dict(keep=-1), "keep")):
+        with pytest.raises(CsumError, match=name):
+            scan(str(path), **bad)
+        with pytest.raises(CsumError, match=name):
+            scan(str(path), options, **bad)
+    with pytest.raises(CsumError, match="options"):
+        scan(str(path), {"jobs": 2})

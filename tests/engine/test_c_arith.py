@@ -118,7 +118,8 @@ def test_every_extension_links_the_arithmetic():
         warnings.simplefilter("ignore")
         dist = run_setup(str(ROOT / "setup.py"), stop_after="init")
     extensions = dist.ext_modules
-    assert {e.name for e in extensions} == {"csum.engine._speedups", "csum.engine._cwalk", "csum.engine._rewrite"}
+    assert {e.name for e in extensions} == {"csum.engine._speedups", "csum.engine._cwalk", "csum.engine._rewrite",
+                                          "csum.engine._explain"}
     for e in extensions:
         assert "csum/engine/_arith.c" in e.sources, e.name
         assert "csum/engine/_arith.h" in e.depends, e.name

@@ -310,3 +310,32 @@ def test_the_walkthrough_prints_what_the_page_says(tmp_path):
         got = run.stdout + run.stderr
         assert checker.check_output(expected, got, doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE), \
             f"$ {command}\nexpected:\n{expected}\ngot:\n{got}"
+
+
+def test_csum_prog_calls_what_the_cli_runs(objects, tmp_path, capsys):
+    """csum.prog.sample_frames + judge_program (and across_kernels with a model) give the document ``csum prog --json``
+    prints, field for field (the CLI only formats them); the broken packets are the single-fold ones, as scapy's
+    checksum of the output says (independent of csum's verdict)."""
+    import csum.prog as public
+    from scapy.all import Ether as Eth
+
+    packets = public.sample_frames(count=30, seed=4)
+    judged = public.judge_program(objects["xdp_nat_single_fold"], packets)
+    assert cli.main(["prog", objects["xdp_nat_single_fold"], "--count", "30", "--seed", "4", "--json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert {k: v for k, v in doc.items() if k not in ("schema", "$schema")} == judged.as_json()
+    assert judged.failed
+    for i, _frame, run in judged.runs:  # scapy recomputes every checksum of the output: broken iff one differs
+        out = Eth(run.packet)
+        again = Eth(run.packet)
+        for layer in again.layers():
+            if hasattr(again[layer], "chksum"):
+                again[layer].chksum = None
+        assert bool(run.broken) == (bytes(Eth(bytes(again))) != bytes(out)), i
+    across = public.across_kernels(objects["tc_nat"], packets, models=["arm64:6.1"])
+    assert cli.main(["prog", objects["tc_nat"], "--count", "30", "--seed", "4", "--model", "arm64:6.1", "--json"]) \
+        == (1 if across.failed else 0)
+    doc = json.loads(capsys.readouterr().out)
+    assert {k: v for k, v in doc.items() if k not in ("schema", "$schema")} == across.as_json()
+    with pytest.raises(CsumValueError, match="csum_states"):
+        public.judge_program(objects["xdp_nat"], packets, csum_states=["all"])

@@ -44,12 +44,13 @@ def test_a_changed_fact_changes_the_header(monkeypatch, tmp_path):
 @pytest.mark.parametrize("name, more", [
     ("_cwalk.c", ()),
     ("_ipheaders.h", ()),  # the IP header primitives both share
+    ("_encap.h", ()),  # the encapsulation headers both read
     # the rewriter's own: IPv4/IPv6 address and protocol offsets, VLAN ID, fragment bits, other TPIDs, units
     ("_rewrite.c", ("+ 12", "+ 16", "+ 24", "+ 9", "+ 10", "0x0fff", "0x1fff", "0x2000", "0x9100", "0x88a8", "* 8")),
 ])
 def test_the_c_uses_no_number_the_table_does_not_give(name, more):
-    """csum/engine/_cwalk.c (the walker), _rewrite.c (the capture rewriter) and _ipheaders.h (what both read of IP
-    headers) name their protocol facts (CT_* from the header): no EtherType, IP protocol number or header offset is written there as a literal."""
+    """csum/engine/_cwalk.c (the walker), _rewrite.c (the capture rewriter), _ipheaders.h and _encap.h (what both read
+    of IP and encapsulation headers) name their protocol facts (CT_* from the header): no EtherType, IP protocol number or header offset is written there as a literal."""
     src = (ROOT / "csum" / "engine" / name).read_text()
     assert '#include "_cwalk_table.h"' in src
     body = re.sub(r"/\*.*?\*/", "", src, flags=re.S)

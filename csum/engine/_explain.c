@@ -1,0 +1,295 @@
+/*
+ * csum/engine/_explain.c: the single-mistake hypotheses of one wrong checksum field, computed at once: the C twin of
+ * csum/explain/hypotheses.py ``alone`` (csum/explain/sums.py arithmetic, odd_byte, padding, lengths and
+ * named_lengths; csum/explain/header.py guesses), the reference. csum/explain/quick.py drives it and names each hit
+ * through the reference's own texts; tests/explain/test_quick.py compares the two on every hypothesis, hit or not.
+ *
+ * Every value is the Python's: the covered bytes' plain sums as 16- and 32-bit words are taken once (the checksum
+ * field's two bytes taken out of them), and each hypothesis is that sum adjusted (another pseudo-header length,
+ * the padding's words added, the odd byte's taken out), then reduced the way the mistake reduces it. Sums and
+ * folds are _arith.h's. Nothing is read outside the buffer: every offset the caller gives is checked against it,
+ * and an argument out of range gives None (the caller then runs the Python).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "_arith.h"
+#include "_cwalk_table.h"
+
+/* The hypotheses, in the order csum/explain/hypotheses.py alone yields them (csum/explain/quick.py VARIANTS). */
+enum { H_NOT_COMPLEMENTED, H_BYTE_ORDER, H_SINGLE_FOLD16, H_SINGLE_FOLD32, H_CARRY_LOST16, H_CARRY_LOST32, H_ODD_BYTE,
+       H_PADDING_COUNTED, H_PADDING, H_LENGTH_FULL, H_LENGTH_PARTIAL, H_TTL, H_TOS };
+
+/* The flags argument's bits (csum/explain/quick.py). */
+enum { F_UDP = 1, F_MORE = 2, F_TCP = 4, F_IPV4 = 8, F_IP = 16, F_V6 = 32, F_L4 = 64, F_PSEUDO = 128 };
+
+typedef struct {
+    PyObject *out;
+    int64_t want, right;  /* want < 0: every hypothesis; else only those storing want and not right */
+} hits_t;
+
+/* One hypothesis storing `value`, with the numbers its text names: appended when it is wanted; -1 on error. */
+static int hit(hits_t *h, int variant, uint64_t value, uint64_t a, uint64_t b, uint64_t c)
+{
+    if (h->want >= 0 && ((int64_t)value != h->want || (int64_t)value == h->right))
+        return 0;
+    PyObject *t = Py_BuildValue("(iKKKK)", variant, (unsigned long long)value, (unsigned long long)a,
+                                (unsigned long long)b, (unsigned long long)c);
+    if (t == NULL)
+        return -1;
+    int r = PyList_Append(h->out, t);
+    Py_DECREF(t);
+    return r;
+}
+
+/* csum/explain/sums.py checksum: the complement of the canonical 16-bit sum. */
+static inline uint64_t complement(uint64_t total)
+{
+    return csum_reduce(total, 16) ^ M16;
+}
+
+/* csum/explain/sums.py stored_as: a computed 0 sent as all ones where the field's zero rule says so (UDP). */
+static inline uint64_t stored_as(int udp, uint64_t value)
+{
+    return value == 0 && udp ? M16 : value;
+}
+
+static inline uint64_t swap_bytes(uint64_t x)
+{
+    return ((x & 0xff) << 8) | (x >> 8);
+}
+
+/* A byte's weight in a plain sum of `bytes`-byte big-endian words, at offset i of the message. */
+static inline unsigned place(uint64_t i, unsigned bytes)
+{
+    return 8 * (bytes - 1 - (unsigned)(i & (bytes - 1)));
+}
+
+/* sums.py arithmetic: not complemented, bytes swapped, one fold (16- and 32-bit words), carries lost. */
+static int arithmetic(hits_t *h, int udp, uint64_t total, uint64_t plain32)
+{
+    uint64_t right = stored_as(udp, complement(total)), folded = csum_reduce(total, 16);
+    if (hit(h, H_NOT_COMPLEMENTED, folded, folded, right, 0) < 0
+        || hit(h, H_BYTE_ORDER, swap_bytes(right), right, 0, 0) < 0)
+        return -1;
+    uint64_t once = csum_fold_once(total, 16);
+    if (once > M16 && hit(h, H_SINGLE_FOLD16, stored_as(udp, ~once & M16), total, once, 0) < 0)
+        return -1;
+    uint64_t wide = csum_reduce(plain32, 32), once32 = csum_fold_once(wide, 16);
+    if (once32 > M16 && hit(h, H_SINGLE_FOLD32, stored_as(udp, ~once32 & M16), wide, once32, 0) < 0)
+        return -1;
+    if (total > M16 && hit(h, H_CARRY_LOST16, stored_as(udp, ~total & M16), total >> 16, 0, 0) < 0)
+        return -1;
+    uint64_t lost = plain32 >> 32;
+    if (lost
+        && hit(h, H_CARRY_LOST32, stored_as(udp, complement(csum_fold_once(plain32 & M32, 16))), lost, 0, 0) < 0)
+        return -1;
+    return 0;
+}
+
+/* sums.py lengths over named_lengths' list: each length the packet names, in the full checksum and in transmit
+ * offload's pseudo-header sum (head: the pseudo-header's sum without its length). */
+static int lengths(hits_t *h, int udp, uint64_t head, uint64_t data16, int64_t length, const int64_t *named, int n,
+                   int64_t hdr)
+{
+    int64_t seen[8];
+    int k_seen = 0;
+    seen[k_seen++] = length;
+    for (int k = 0; k < n; k++) {
+        int64_t l = named[k], dup = 0;
+        for (int j = 0; j < k_seen; j++)
+            dup |= seen[j] == l;
+        if (dup || l < 0 || l > (int64_t)M32)
+            continue;
+        seen[k_seen++] = l;
+        uint64_t part = head + csum_pseudo_length((uint64_t)l);
+        if (hit(h, H_LENGTH_FULL, stored_as(udp, complement(part + data16)), (uint64_t)l, (uint64_t)k,
+                (uint64_t)hdr) < 0
+            || hit(h, H_LENGTH_PARTIAL, csum_reduce(part, 16), (uint64_t)l, (uint64_t)k, (uint64_t)hdr) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* header.py guesses: the IPv4 header's checksum with the H_TTL one higher, or the ECN before a CE mark. */
+static int header(hits_t *h, const uint8_t *b, Py_ssize_t l3, Py_ssize_t l3_end, Py_ssize_t at)
+{
+    uint8_t copy[60];
+    Py_ssize_t n = l3_end - l3;
+    memcpy(copy, b + l3, (size_t)n);
+    copy[at - l3] = copy[at - l3 + 1] = 0;
+    uint8_t ttl = copy[CT_IPHDR_TTL], tos = copy[CT_IPV4_TOS];
+    if (ttl < 0xff) {
+        copy[CT_IPHDR_TTL] = (uint8_t)(ttl + 1);
+        if (hit(h, H_TTL, complement(csum_plain_words(copy, (uint64_t)n, 2, 0)), ttl + 1u, ttl, 0) < 0)
+            return -1;
+        copy[CT_IPHDR_TTL] = ttl;
+    }
+    if ((tos & 3) == 3) {
+        for (uint8_t ecn = 1; ecn <= 2; ecn++) {
+            copy[CT_IPV4_TOS] = (uint8_t)((tos & ~3) | ecn);
+            if (hit(h, H_TOS, complement(csum_plain_words(copy, (uint64_t)n, 2, 0)), copy[CT_IPV4_TOS], tos, 0) < 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/* sums.py padding: the frame's npad bytes after the datagram (pad) summed with the segment (odd: its length is odd),
+ * counted in the pseudo-header's length or not (the second only where a padding byte is not zero). */
+static int padding(hits_t *h, int udp, const uint8_t *pad, uint64_t npad, uint64_t odd, uint64_t pseudo16,
+                   uint64_t data16, uint64_t length)
+{
+    uint64_t padded = data16 + csum_plain_words(pad, npad, 2, (unsigned)odd);
+    uint64_t counted = pseudo16 - csum_pseudo_length(length) + csum_pseudo_length(length + npad);
+    if (hit(h, H_PADDING_COUNTED, stored_as(udp, complement(counted + padded)), npad, length, length + npad) < 0)
+        return -1;
+    int any = 0;
+    for (uint64_t i = 0; i < npad && !any; i++)
+        any = pad[i] != 0;
+    if (any && hit(h, H_PADDING, stored_as(udp, complement(pseudo16 + padded)), npad, length, length + npad) < 0)
+        return -1;
+    return 0;
+}
+
+/* The pseudo-header's bytes (sums.py _pseudo) into p; its size. */
+static Py_ssize_t pseudo_bytes(uint8_t *p, const uint8_t *src, const uint8_t *dst, Py_ssize_t size, int64_t length,
+                               unsigned proto)
+{
+    memcpy(p, src, (size_t)size);
+    memcpy(p + size, dst, (size_t)size);
+    uint8_t *q = p + 2 * size;
+    if (size == 4) {
+        q[0] = 0;
+        q[1] = (uint8_t)proto;
+        if (length <= (int64_t)M16) {
+            q[2] = (uint8_t)(length >> 8);
+            q[3] = (uint8_t)length;
+            return 12;
+        }
+        q[2] = (uint8_t)(length >> 24);
+        q[3] = (uint8_t)(length >> 16);
+        q[4] = (uint8_t)(length >> 8);
+        q[5] = (uint8_t)length;
+        return 14;
+    }
+    q[0] = (uint8_t)(length >> 24);
+    q[1] = (uint8_t)(length >> 16);
+    q[2] = (uint8_t)(length >> 8);
+    q[3] = (uint8_t)length;
+    q[4] = q[5] = q[6] = 0;
+    q[7] = (uint8_t)proto;
+    return 40;
+}
+
+enum { A_BUF, A_START, A_END, A_AT, A_SRC, A_DST, A_SIZE, A_LENGTH, A_PROTO, A_STORED, A_COMPUTED, A_FLAGS,
+       A_PAD, A_IP_TOTAL, A_AFTER, A_MINIMUM, A_L3, A_L3_END, A_COUNT };
+
+/* alone(buf, start, end, at, src, dst, size, length, proto, stored, computed, flags, pad, ip_total, after, minimum,
+ * l3, l3_end) -> [(variant, value, a, b, c)] or None: see csum/explain/quick.py. */
+static PyObject *alone(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != A_COUNT) {
+        PyErr_SetString(PyExc_TypeError, "alone takes 18 arguments");
+        return NULL;
+    }
+    int64_t v[A_COUNT];
+    for (int k = A_START; k < A_COUNT; k++) {
+        v[k] = PyLong_AsLongLong(args[k]);
+        if (v[k] == -1 && PyErr_Occurred())
+            return NULL;
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[A_BUF], &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    const uint8_t *b = view.buf;
+    int64_t len = view.len, start = v[A_START], end = v[A_END], at = v[A_AT], flags = v[A_FLAGS];
+    int64_t size = v[A_SIZE], length = v[A_LENGTH], pad = v[A_PAD], l3 = v[A_L3], l3_end = v[A_L3_END];
+    int pseudo = (flags & F_PSEUDO) != 0, udp = (flags & F_UDP) != 0;
+    PyObject *result = Py_None;
+    /* what the Python covers and what is in the buffer, else None */
+    int ok = 0 <= start && start <= end && end <= len && start <= at && at + 2 <= end
+             && end - start < ((int64_t)1 << 32)
+             && (!pseudo || ((size == 4 || size == 16) && 0 <= v[A_SRC] && v[A_SRC] + size <= len && 0 <= v[A_DST]
+                             && v[A_DST] + size <= len && 0 <= length && length <= (int64_t)M32))
+             && (pad < 0 || pad <= len)
+             && (!(flags & F_IPV4) || (0 <= l3 && l3 + 20 <= l3_end && l3_end - l3 <= 60 && l3_end <= len
+                                       && l3 <= at && at + 2 <= l3_end));
+    if (ok) {
+        hits_t h = {PyList_New(0), v[A_STORED], v[A_COMPUTED]};
+        if (h.out == NULL)
+            goto fail;
+        uint64_t n = (uint64_t)(end - start), rel = (uint64_t)(at - start);
+        const uint8_t *d = b + start;
+        uint64_t data16 = csum_plain_words(d, n, 2, 0) - ((uint64_t)d[rel] << place(rel, 2))
+                          - ((uint64_t)d[rel + 1] << place(rel + 1, 2));
+        uint64_t data32 = csum_plain_words(d, n, 4, 0) - ((uint64_t)d[rel] << place(rel, 4))
+                          - ((uint64_t)d[rel + 1] << place(rel + 1, 4));
+        uint8_t head[40];
+        Py_ssize_t hn = pseudo ? pseudo_bytes(head, b + v[A_SRC], b + v[A_DST], (Py_ssize_t)size, length,
+                                              (unsigned)v[A_PROTO]) : 0;
+        uint64_t pseudo16 = csum_plain_words(head, (uint64_t)hn, 2, 0);
+        uint64_t pseudo32 = csum_plain_words(head, (uint64_t)hn, 4, 0);
+        uint64_t total = pseudo16 + data16;
+        if (arithmetic(&h, udp, total, pseudo32 + data32) < 0)
+            goto fail_list;
+        uint8_t last = (n - 1 == rel || n - 1 == rel + 1) ? 0 : d[n - 1];
+        if ((n & 1) && last
+            && hit(&h, H_ODD_BYTE, stored_as(udp, complement(total - ((uint64_t)last << 8))), last, n, 0) < 0)
+            goto fail_list;
+        if (flags & F_MORE) {
+            if (pad >= 0 && pseudo && pad < len
+                && padding(&h, udp, b + pad, (uint64_t)(len - pad), n & 1, pseudo16, data16, (uint64_t)length) < 0)
+                goto fail_list;
+            if (pseudo) {
+                int64_t named[7];
+                int k = 0;
+                named[k++] = length <= (int64_t)M16 ? (int64_t)swap_bytes((uint64_t)length) : length;
+                named[k++] = 0;
+                if (flags & F_IP) {
+                    named[k++] = v[A_IP_TOTAL];
+                    if (flags & F_V6)
+                        named[k++] = v[A_IP_TOTAL] - 40;
+                    if (flags & F_L4)
+                        named[k++] = v[A_AFTER];
+                }
+                int64_t hdr = v[A_MINIMUM];
+                if ((flags & F_TCP) && n >= 13)
+                    hdr = (int64_t)((rel <= 12 && 12 <= rel + 1) ? 0 : d[12] >> 4) * 4;
+                named[k++] = hdr;
+                named[k++] = length - hdr;
+                if (lengths(&h, udp, pseudo16 - csum_pseudo_length((uint64_t)length), data16, length, named, k,
+                            hdr) < 0)
+                    goto fail_list;
+            }
+            if ((flags & F_IPV4) && header(&h, b, (Py_ssize_t)l3, (Py_ssize_t)l3_end, (Py_ssize_t)at) < 0)
+                goto fail_list;
+        }
+        result = h.out;
+        goto done;
+    fail_list:
+        Py_DECREF(h.out);
+    fail:
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+done:
+    PyBuffer_Release(&view);
+    if (result == Py_None)
+        Py_INCREF(result);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"alone", (PyCFunction)(void (*)(void))alone, METH_FASTCALL,
+     "The single-mistake hypotheses of one field from the packet alone (csum/explain/quick.py), or None."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "csum.engine._explain", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit__explain(void)
+{
+    return PyModule_Create(&module);
+}

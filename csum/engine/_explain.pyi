@@ -1,0 +1,9 @@
+"""Signatures of csum/engine/_explain.c (its reference: csum/explain/hypotheses.py alone; driven by
+csum/explain/quick.py)."""
+
+from typing_extensions import Buffer
+
+def alone(buf: Buffer, start: int, end: int, at: int, src: int, dst: int, size: int, length: int, proto: int,
+          stored: int, computed: int, flags: int, pad: int, ip_total: int, after: int, minimum: int, l3: int,
+          l3_end: int, /) -> list[tuple[int, int, int, int, int]] | None:
+    """The hypotheses of the field at ``at`` covering buf[start:end] (csum/explain/quick.py), or None."""
