@@ -19,8 +19,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from .. import engine
 from ..capture import pcap
 from ..layers.reasons import Reason
@@ -52,9 +50,11 @@ def rewrite_chunk(chunk: pcap.Capture, rules: Rules) -> tuple[bytes, Outcome, in
     """The bytes of ``chunk`` (a :class:`csum.pcap.Capture`) with every packet rewritten by ``rules``, what happened,
     and how many packets the C engine answered (the rest: :func:`csum.rewrite.apply.apply`)."""
     out = Outcome()
+    columns = chunk.buffers()[:4]  # offsets, captured and original lengths, link types: int64 buffers, no numpy
+    offsets, origlens, linktypes = columns[0], columns[2], columns[3]
 
     def fallback(i: int) -> bytes | None:
-        return apply(chunk.packet(i), int(chunk.linktypes[i]), rules, int(chunk.origlens[i]), out)
+        return apply(chunk.packet(i), int(linktypes[i]), rules, int(origlens[i]), out)
 
     c = engine.crewrite
     if c is None:
@@ -62,11 +62,9 @@ def rewrite_chunk(chunk: pcap.Capture, rules: Rules) -> tuple[bytes, Outcome, in
         for i in range(len(chunk)):
             new = fallback(i)
             if new is not None:
-                start = int(chunk.offsets[i])
+                start = int(offsets[i])
                 data[start:start + len(new)] = new
         return bytes(data), out, 0
-    columns = [np.ascontiguousarray(a, dtype=np.int64) for a in (chunk.offsets, chunk.caplens, chunk.origlens,
-                                                                  chunk.linktypes)]
     new_data, kept, changed, taken, partial_quote = c.rewrite(_plan(rules), chunk.data, *columns, fallback)
     out.packets += taken
     out.kept += kept
