@@ -9,7 +9,8 @@
  * needs-reassembly and non-first-fragment for an outer IPv4 fragment or an IPv6 one; partial-quote for the transport
  * field of a datagram an ICMP error quotes the start of), field offset, path and depth; and, where asked, describing
  * every IP layer (ip_t) for the rewriter. Anything it does not walk (an unusual layer, an option that moves the
- * pseudo-header but a Home Address or a routing header of type 0, 2 or 4, an ICMP error with an RFC 4884 extension)
+ * pseudo-header but a Home Address or a routing header of type 0, 2 or 4; for the checker, an ICMP error with an RFC
+ * 4884 extension, whose own checksum it does not judge: the rewriter walks its quote, bounded by the extension)
  * makes it answer 0: the Python walker's.
  *
  * Every protocol fact (numbers, header layouts, link types, the fields judged, the names of layers, path parts and

@@ -5,9 +5,9 @@ headers csum/engine/_cwalk.c walks; MPLS label stacks and PPPoE sessions; IPv4 w
 first and later fragments; IPv6 with its extension headers (hop-by-hop and destination options, a Home Address,
 routing headers whose final destination csum reads, AH, one fragment header) but no Jumbo Payload; TCP, UDP, ICMP and
 ICMPv6 other than, when addresses are mapped, the Neighbor Discovery messages holding addresses; an ICMP/ICMPv6 error
-without an RFC 4884 extension, with the datagram it quotes, whole or its start only; IP-in-IP, 6in4, GRE with its
+with the datagram it quotes, whole or its start only, and its RFC 4884 extension; IP-in-IP, 6in4, GRE with its
 checksum or not (IPv4, IPv6, bridged Ethernet, ERSPAN), VXLAN, Geneve, GTP-U and GTPv0, GRE-in-UDP, with such packets
-and errors inside, their headers read by csum/engine/_encap.h as the walker reads them)
+and errors inside: the stacks the checker's C walker, csum/engine/_walk.c, walks and describes to _rewrite.c)
 exactly as :func:`csum.rewrite.apply.apply` does, the same helper arithmetic in the same order
 (tests/rewrite/test_rewrite_fast.py compares the two on random and mutated frames); every other packet, and every packet
 where something would be left alone, it hands untouched to the Python engine (the fallback). Its protocol facts come
