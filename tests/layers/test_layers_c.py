@@ -497,6 +497,26 @@ def test_c_walks_the_issue_21_stacks():
     assert seen["walkable"] >= 300, seen
 
 
+def test_c_finds_an_old_sender_s_extension_as_the_walker_does():
+    """Without an RFC 4884 length, the Python walker takes the bytes after a 128-byte quote for an old sender's
+    extension only when the quoted datagram ends inside those 128 bytes with zeros after it (RFC 4884 5.5); the C
+    walker decides the same way (csum/engine/_walk.c icmp_extension): it walks the error whose quote is longer than 128
+    bytes and merely has a version-2 nibble at byte 128, and leaves the padded one (its extension's checksum) to the
+    Python walker. Expected Results: the Python walker's; which packet has an extension: RFC 4884's rule, by hand."""
+    eth = Ether(src=_MAC1, dst=_MAC2)
+    ext = bytes.fromhex("20000000")
+    long_quote = raw(IP(src="10.0.0.2", dst="10.0.0.1") / UDP(sport=53, dport=80) / (bytes(100) + b"\x20" + bytes(40)))
+    padded = raw(IP(src="10.0.0.2", dst="10.0.0.1") / UDP(sport=53, dport=80) / bytes(20)).ljust(128, b"\0")
+    walked = raw(eth / IP(src="10.0.0.9", dst="10.0.0.2") / ICMP(type=11) / Raw(long_quote + ext))
+    assert long_quote[128] >> 4 == 2
+    results = engine.cwalk.verify(walked, -1)
+    assert results is not None and [_row(r) for r in results] == _python(walked, "auto")
+    assert "icmp-ext" not in {r.layer for r in results}
+    extended = raw(eth / IP(src="10.0.0.9", dst="10.0.0.2") / ICMP(type=11) / Raw(padded + ext))
+    assert engine.cwalk.verify(extended, -1) is None
+    assert "icmp-ext" in {row[0] for row in _python(extended, "auto")}
+
+
 @st.composite
 def _icmp_errors(draw) -> tuple[int, bytes]:
     """(link type, frame) of an ICMP or ICMPv6 error (the types that quote a datagram) quoting an IPv4 or IPv6
