@@ -136,6 +136,9 @@ IPV6_ONLY = frozenset({ICMPV6})
 #: ones, the byte holding the quote's length and its unit: type -> (length offset, unit) or None.
 ICMP_ERRORS: dict[int, tuple[int, int] | None] = {3: (5, 4), 4: None, 5: None, 11: (5, 4), 12: (5, 4)}
 ICMPV6_ERRORS: dict[int, tuple[int, int] | None] = {1: (4, 8), 2: None, 3: (4, 8), 4: None}
+#: The ICMP quote choice, by IP protocol: the error types above (the layer graph's tables "icmp.type" and
+#: "icmpv6.type", which both walkers follow; csum/rewrite reads it here).
+ICMP_QUOTES = {ICMP: ICMP_ERRORS, ICMPV6: ICMPV6_ERRORS}
 #: Where an ICMP/ICMPv6 error's quote starts: after type, code, checksum and 4 more bytes (RFC 792, RFC 4443 3).
 ICMP_QUOTE = 8
 #: ICMP/ICMPv6 queries whose identifier (bytes 4..5) Linux NAT rewrites like a port (the types of invmap[] in
@@ -534,11 +537,21 @@ DISSECTORS: dict[str, dict[int, str]] = {
     "fr.nlpid": NLPIDS,
     "arcnet.protocol": {proto: name for proto, (name, _) in ARCNET_PROTOCOLS.items()},
     "sflow.header": SFLOW_HEADER_PROTOCOLS,
+    "icmp.type": {kind: "icmp-quote" for kind in ICMP_ERRORS},
+    "icmpv6.type": {kind: "icmpv6-quote" for kind in ICMPV6_ERRORS},
 }
+#: The link kinds the C walker reads (an Ethernet frame, a header then an EtherType, bare IP, a BSD family word).
+C_LINK_KINDS = frozenset({"ethernet", "ethertype", "ip", "family-host", "family-net"})
 #: The edges the C walker takes through a generated ct_next_<table>() (csum/engine/_cwalk_table.h): table -> keys.
 #: Every other edge of those tables sends the packet to the Python walker.
 C_EDGES: dict[str, frozenset[int]] = {
+    "link.type": frozenset(number for number, entry in LINKTYPES.items() if entry.kind in C_LINK_KINDS),
     "ethertype": frozenset({ETH_IPV4, ETH_IPV6, ETH_MPLS, ETH_MPLS_MC, ETH_PPPOE_SESSION, *VLAN_TPIDS}),
+    "ppp.protocol": frozenset(PPP_PROTOCOLS),
+    "mpls.nibble": frozenset(MPLS_NIBBLES),
+    "gre.proto": frozenset({ETH_IPV4, ETH_IPV6, ETH_TEB, ETH_ERSPAN2, ETH_ERSPAN3}),
     "ip.proto": frozenset({IPIP, IPV6_IN, GRE, AH, TCP, UDP, ICMP, ICMPV6}),
     "udp.port": frozenset({VXLAN_PORT, GENEVE_PORT, GTP_U_PORT, GTP_V0_PORT, GRE_UDP_PORT}),
+    "icmp.type": frozenset(ICMP_ERRORS),
+    "icmpv6.type": frozenset(ICMPV6_ERRORS),
 }

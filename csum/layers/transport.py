@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..errors import Code
 from . import table as T
-from .dissect import LAYERS, Walker, _Bad, _Cut, carries
+from .dissect import LAYERS, Walker, _Bad, _Cut, carries, handles
 from .reasons import R, Reason
 from .stack import Field, IPLayer
 
@@ -207,11 +207,26 @@ def _pim(w: Walker, entry: T.Protocol, at: int, end: int, stop: int, depth: int,
         w.inner("ip", at + 8, stop, depth + 1, path)
 
 
+_ICMP_TYPES, _ICMPV6_TYPES = T.DISSECTORS["icmp.type"], T.DISSECTORS["icmpv6.type"]
+
+
 def _icmp(w: Walker, entry: T.Protocol, at: int, end: int, stop: int, depth: int, path: str) -> None:
-    """An ICMP or ICMPv6 error's quote (table.ICMP_ERRORS, ICMPV6_ERRORS)."""
-    errors = T.ICMP_ERRORS if entry is T.ICMP_ENTRY else T.ICMPV6_ERRORS
-    if w.b[at] in errors:
-        quote(w, errors[w.b[at]], at, stop, depth, path)
+    """Tables "icmp.type" and "icmpv6.type": an ICMP or ICMPv6 error's quote (table.ICMP_QUOTES)."""
+    layer = (_ICMP_TYPES if entry is T.ICMP_ENTRY else _ICMPV6_TYPES).get(w.b[at])
+    if layer is not None:
+        w.dispatch(layer, at, stop, depth, path)
+
+
+@handles("icmp-quote")
+def h_icmp_quote(w: Walker, at: int, end: int, depth: int, path: str) -> None:
+    """The datagram an ICMP error at ``at`` quotes, its message ending at ``end`` (table.ICMP_ERRORS)."""
+    quote(w, T.ICMP_ERRORS[w.b[at]], at, end, depth, path)
+
+
+@handles("icmpv6-quote")
+def h_icmpv6_quote(w: Walker, at: int, end: int, depth: int, path: str) -> None:
+    """The datagram an ICMPv6 error at ``at`` quotes, its message ending at ``end`` (table.ICMPV6_ERRORS)."""
+    quote(w, T.ICMPV6_ERRORS[w.b[at]], at, end, depth, path)
 
 
 #: IP protocol -> what reads what its message carries.
