@@ -107,7 +107,7 @@ def render() -> str:
             define(f"{prefix}_{field.upper()}", value)
     for name in ("IP_DF", "IP_MF", "IP_OFFSET", "FRAG_UNIT", "IP6_MF", "IP6_OFFSET", "IPOPT_END", "IPOPT_NOOP",
                  "IPV6_TLV_PAD1", "IPV6_EXT_UNIT", "IPV6_RT_SEGMENTS_LEFT", "IPV6_RT_TYPE", "ROUTING_SRH",
-                 "SRH_SEGMENT0_AT", "ROUTING_ADDRESSED", "AH_UNIT", "AH_BIAS", "TCP_DOFF_AT", "GRE_CSUM",
+                 "SRH_SEGMENT0_AT", "ROUTING_ADDRESSED", "AH_UNIT", "AH_BIAS", "IHL_UNIT", "TCP_DOFF_AT", "TCP_DOFF_UNIT", "GRE_CSUM",
                  "GRE_ROUTING", "GRE_KEY", "GRE_SEQ", "GRE_VERSION", "GRE_HLEN", "GRE_WORD", "TUNNEL_DEMUX_AT", "ERSPAN2_HLEN",
                  "ERSPAN3_HLEN", "ERSPAN3_PLATFORM", "ERSPAN3_O_AT", "VXLAN_HLEN", "GENEVE_HLEN", "GENEVE_OPT_LEN",
                  "GENEVE_UNIT", "GENEVE_PROTOCOL", "MPLS_LABEL", "MPLS_BOTTOM_AT", "MPLS_CONTROL_WORD",
@@ -157,6 +157,8 @@ def render() -> str:
                  f"engine's when addresses are mapped */\n#define CT_NDP_ADDRESSED(t) {_any('t', T.NDP_ADDRESSES, False)}")
     lines.append(f"/* TCP ports of table.TCP_EMBEDDED (either port): the Python walker's */\n"
                  f"#define CT_TCP_EMBEDDED(p) {_any('p', T.TCP_EMBEDDED, False)}")
+    for name in ("LINKTYPE_ETHERNET", "LINKTYPE_RAW"):
+        define(name, getattr(T, name), "what link=\"auto\" resolves to (csum/layers/walk.py _auto)")
     v4 = {f for f, name in T.BSD_FAMILIES.items() if name == "ipv4"}
     v6 = {f for f, name in T.BSD_FAMILIES.items() if name == "ipv6"}
     lines.append(f"/* BSD address families (DLT_NULL, DLT_LOOP) */\n#define CT_FAMILY_IPV4(f) {_any('f', v4, False)}\n"

@@ -391,8 +391,9 @@ typedef struct {
 /* A TCP header of `len` bytes at `at`: 0 for a malformed one or OpenFlow's ports (the Python walker's). */
 static int tcp_l4(const uint8_t *b, Py_ssize_t at, Py_ssize_t len, l4_t *l)
 {
-    if (len < CT_TCP_MIN || len <= CT_TCP_DOFF_AT || (b[at + CT_TCP_DOFF_AT] >> 4) * 4 < CT_TCP_MIN ||
-        (b[at + CT_TCP_DOFF_AT] >> 4) * 4 > len || CT_TCP_EMBEDDED(be16(b + at)) || CT_TCP_EMBEDDED(be16(b + at + 2)))
+    if (len < CT_TCP_MIN || len <= CT_TCP_DOFF_AT || (b[at + CT_TCP_DOFF_AT] >> 4) * CT_TCP_DOFF_UNIT < CT_TCP_MIN ||
+        (b[at + CT_TCP_DOFF_AT] >> 4) * CT_TCP_DOFF_UNIT > len || CT_TCP_EMBEDDED(be16(b + at)) ||
+        CT_TCP_EMBEDDED(be16(b + at + 2)))
         return 0;
     *l = (l4_t){C_TCP, T_TCP, CT_TCP_PSEUDO, CT_TCP_OFFLOAD, NOT_UDP, 0, CT_TCP_FIELD, 0};
     return 1;
@@ -497,7 +498,7 @@ static int ipv4_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, outer
     const uint8_t *b = w->b;
     if (end - at < CT_IPHDR_SIZE)
         return 0;
-    Py_ssize_t ihl = (b[at] & 15) * 4, total = be16(b + at + CT_IPHDR_TOT_LEN);
+    Py_ssize_t ihl = (b[at] & 15) * CT_IHL_UNIT, total = be16(b + at + CT_IPHDR_TOT_LEN);
     unsigned frag = be16(b + at + CT_IPHDR_FRAG_OFF) & (CT_IP_MF | CT_IP_OFFSET), proto = b[at + CT_IPHDR_PROTOCOL];
     if (o != NULL && frag) {  /* known even when the packet fails below: its key stays with Python */
         o->frag = 1;
@@ -643,7 +644,8 @@ static int quoted(walk_t *w, Py_ssize_t at, Py_ssize_t stop, int depth, uint64_t
         return 1;
     /* a header the capture cut (not one the message ends inside of: the Python walker's) is no layer */
     Py_ssize_t head = version == 4 ? CT_IPHDR_SIZE : CT_IPV6HDR_SIZE;
-    if (at + head > w->len || (version == 4 && (b[at] & 15) * 4 >= CT_IPHDR_SIZE && at + (b[at] & 15) * 4 > w->len))
+    Py_ssize_t ihl = (b[at] & 15) * CT_IHL_UNIT;
+    if (at + head > w->len || (version == 4 && ihl >= CT_IPHDR_SIZE && at + ihl > w->len))
         return 1;
     w->ip = at;
     w->ipv = (int)version;
@@ -1168,7 +1170,7 @@ static int fits(const uint8_t *b, Py_ssize_t len, Py_ssize_t at)
     if (len <= at)
         return 0;
     unsigned version = b[at] >> 4;
-    Py_ssize_t ihl = (b[at] & 15) * 4;
+    Py_ssize_t ihl = (b[at] & 15) * CT_IHL_UNIT;
     if (version == 4) {
         if (len < at + CT_IPHDR_SIZE)
             return 0;
@@ -1179,8 +1181,8 @@ static int fits(const uint8_t *b, Py_ssize_t len, Py_ssize_t at)
            at + CT_IPV6HDR_SIZE + (Py_ssize_t)be16(b + at + CT_IPV6HDR_PAYLOAD_LEN) <= len;
 }
 
-/* link="auto" as csum/layers/walk.py _auto decides it: 1 (Ethernet carrying IP), 101 (bare IP), or -1 where the
- * answer needs a layer this file does not walk (MPLS, PPPoE: the Python walker decides). */
+/* link="auto" as csum/layers/walk.py _auto decides it: Ethernet (carrying IP), bare IP, or -1 where the answer needs a
+ * layer this file does not walk (MPLS, PPPoE: the Python walker decides). */
 static int64_t auto_link(const uint8_t *b, Py_ssize_t len)
 {
     Py_ssize_t at = CT_ETHHDR_PROTO;
@@ -1190,12 +1192,12 @@ static int64_t auto_link(const uint8_t *b, Py_ssize_t len)
         unsigned ethertype = be16(b + at), version = b[at + 2] >> 4;
         if (((ethertype == CT_ETH_IPV4 && version == 4) || (ethertype == CT_ETH_IPV6 && version == 6)) &&
             (fits(b, len, at + 2) || !fits(b, len, 0)))
-            return 1;
-        if ((ethertype == CT_ETH_MPLS || ethertype == CT_ETH_MPLS_MC || ethertype == CT_ETH_PPPOE_SESSION) &&
-            !fits(b, len, 0))
-            return 1;
+            return CT_LINKTYPE_ETHERNET;
+        int layer = ct_next_ethertype(ethertype);
+        if ((layer == L_MPLS || layer == L_PPPOE) && !fits(b, len, 0))
+            return CT_LINKTYPE_ETHERNET;
     }
-    return fits(b, len, 0) ? 101 : -1;
+    return fits(b, len, 0) ? CT_LINKTYPE_RAW : -1;
 }
 
 /* The row of CT_LINKS for capture link type `linktype`, or -1 for a link type this file does not walk. */

@@ -82,7 +82,9 @@
 #define CT_ROUTING_ADDRESSED 24
 #define CT_AH_UNIT 4
 #define CT_AH_BIAS 2
+#define CT_IHL_UNIT 4
 #define CT_TCP_DOFF_AT 12
+#define CT_TCP_DOFF_UNIT 4
 #define CT_GRE_CSUM 0x80
 #define CT_GRE_ROUTING 0x40
 #define CT_GRE_KEY 0x20
@@ -166,6 +168,8 @@
 #define CT_NDP_ADDRESSED(t) ((t) == 134 || (t) == 135 || (t) == 136 || (t) == 137)
 /* TCP ports of table.TCP_EMBEDDED (either port): the Python walker's */
 #define CT_TCP_EMBEDDED(p) ((p) == 6633 || (p) == 6653)
+#define CT_LINKTYPE_ETHERNET 1  /* what link="auto" resolves to (csum/layers/walk.py _auto) */
+#define CT_LINKTYPE_RAW 101  /* what link="auto" resolves to (csum/layers/walk.py _auto) */
 /* BSD address families (DLT_NULL, DLT_LOOP) */
 #define CT_FAMILY_IPV4(f) ((f) == 2)
 #define CT_FAMILY_IPV6(f) ((f) == 24 || (f) == 28 || (f) == 30)

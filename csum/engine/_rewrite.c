@@ -363,7 +363,7 @@ static int udp_tunnel(Ctx *c, Layer *L)
 {
     if (L->l4 < 0)
         return 0;
-    unsigned port = be16(c->b + L->l4 + 2);
+    unsigned port = be16(c->b + L->l4 + CT_TUNNEL_DEMUX_AT);
     return CT_UDP_TUNNEL_OR_EMBEDDED(port);
 }
 
@@ -506,7 +506,7 @@ static int transport(Ctx *c, Layer *L)
     int at = L->l4start, avail = L->end - at;
     L->l4 = at;
     if (L->proto == CT_TCP) {
-        if (avail < CT_TCP_MIN || (b[at + CT_TCP_DOFF_AT] >> 4) * 4 > avail ||
+        if (avail < CT_TCP_MIN || (b[at + CT_TCP_DOFF_AT] >> 4) * CT_TCP_DOFF_UNIT > avail ||
             CT_TCP_EMBEDDED(be16(b + at)) || CT_TCP_EMBEDDED(be16(b + at + 2)))
             return -1;  /* OpenFlow's packet-ins hold embedded packets the Python walker walks */
         L->l4_csum = at + CT_TCP_FIELD;
@@ -612,7 +612,7 @@ static int upper(Ctx *c, Layer *L, int fragment)
 static int ipv4_header(Ctx *c, Layer *L, int at, int end, int limit)
 {
     const uint8_t *b = c->b;
-    int ihl = (b[at] & 15) * 4, total;
+    int ihl = (b[at] & 15) * CT_IHL_UNIT, total;
     if (at + CT_IPHDR_SIZE > limit || ihl < CT_IPHDR_SIZE || at + ihl > limit)
         return -1;
     total = (int)be16(b + at + CT_IPHDR_TOT_LEN);
@@ -790,7 +790,7 @@ static int gre(Ctx *c, Walk *w, Layer *L, int at, int end, const Encl *add)
 static int udp_tunnel_payload(Ctx *c, Walk *w, Layer *L)
 {
     encap_t e;
-    unsigned port = be16(c->b + L->l4 + 2);
+    unsigned port = be16(c->b + L->l4 + CT_TUNNEL_DEMUX_AT);
     int at = L->l4 + CT_UDP_MIN, end = L->end;
     Encl u = {L->l4_csum, L->l4, end, 1};
     if (port == CT_GRE_UDP_PORT) /* GRE stands at UDP's depth (RFC 8086) */

@@ -221,7 +221,7 @@ ROUTING_LAST_ADDRESS, ROUTING_SRH, SRH_SEGMENT0_AT, ROUTING_ADDRESSED = frozense
 #: RFC 4302 2.2: AH's Payload Len (at 1) is its length in 4-byte words, minus 2; its path part.
 AH_UNIT, AH_BIAS, AH_NAME = 4, 2, "ah"
 #: ``struct tcphdr``: data offset in the high nibble of byte 12, in 32-bit words (RFC 9293 3.1).
-TCP_DOFF_AT = 12
+TCP_DOFF_AT, TCP_DOFF_UNIT = 12, 4
 #: ``struct gre_base_hdr`` (RFC 2784, RFC 2890): flags in byte 0, version in the low bits of byte 1, protocol at 2;
 #: each of checksum (+reserved), key and sequence number adds a 4-byte word after the base 4 bytes.
 GRE_CSUM, GRE_ROUTING, GRE_KEY, GRE_SEQ, GRE_VERSION = 0x80, 0x40, 0x20, 0x10, 0x07
@@ -296,7 +296,7 @@ CAPWAP_T, CAPWAP_F, CAPWAP_WBID_80211, CAPWAP_UNIT, CAPWAP_MIN_HLEN = 0x100, 0x8
 TEREDO_AUTH, TEREDO_ORIGIN, TEREDO_AUTH_FIXED, TEREDO_ORIGIN_SIZE = 0x0001, 0x0000, 13, 8
 #: draft-massar-v6ops-ayiya 5: identity length 2**IDLen, signature length SigLen * 4, the opcode (1: forward) and
 #: the payload's IP protocol at 3 of its 8 fixed bytes.
-AYIYA_HLEN, AYIYA_FORWARD, AYIYA_NEXT_HEADER = 8, 1, 3
+AYIYA_HLEN, AYIYA_FORWARD, AYIYA_NEXT_HEADER, AYIYA_SIG_UNIT = 8, 1, 3, 4
 #: RFC 9300 5.3: the LISP data header is 8 bytes, then the inner IPv4 or IPv6 packet.
 LISP_HLEN = 8
 #: RFC 2661 3.1 L2TPv2: T (control), L (Length present), S (Ns, Nr present), O (Offset Size present) and the version
@@ -333,7 +333,8 @@ FABRICPATH_TAG = 2
 #: packet-gre.h GRE_ARUBA_8200 ... 8370).
 GRE_WLAN = frozenset(range(0x8200, 0x8380, 0x10))
 #: 802.1Q C-tag, 802.1ad S-tag, and 0x9100 (pre-802.1ad QinQ, Linux ETH_P_QINQ1).
-VLAN_TPIDS = frozenset({0x8100, 0x88A8, 0x9100})
+ETH_8021Q, ETH_8021AD, ETH_QINQ1 = 0x8100, 0x88A8, 0x9100
+VLAN_TPIDS = frozenset({ETH_8021Q, ETH_8021AD, ETH_QINQ1})
 #: EtherType -> next layer name (the walker's dispatch keys).
 ETHERTYPES = {ETH_IPV4: "ipv4", ETH_IPV6: "ipv6", ETH_TEB: "eth", ETH_MPLS: "mpls", ETH_MPLS_MC: "mpls",
               ETH_PPPOE_SESSION: "pppoe", ETH_ERSPAN2: "erspan", ETH_ERSPAN3: "erspan3", ETH_PPP: "ppp",
