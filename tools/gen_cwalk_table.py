@@ -21,8 +21,6 @@ ROOT = Path(__file__).resolve().parent.parent
 #: Facts written in hex: flags, masks, option kinds (numbers above 255 always are).
 _HEX = {"VLAN_VID_MASK", "IP_DF", "IP_MF", "IP_OFFSET", "IP6_MF", "IP6_OFFSET", "GRE_CSUM", "GRE_ROUTING", "GRE_KEY", "GRE_SEQ", "GRE_VERSION",
         "JUMBO_OPTION", "HOME_ADDRESS_OPTION", "GTP_PT", "GTP_OPTIONAL_FLAGS", "GTP_E", "GTP_TPDU", "GENEVE_OPT_LEN"}
-#: The UDP tunnels' port names (their numbers the C walker needs for the rewriter and its checks).
-_C_TUNNELS = ("VXLAN_PORT", "GENEVE_PORT", "GTP_U_PORT", "GTP_V0_PORT", "GRE_UDP_PORT")
 HEADER = ROOT / "csum" / "engine" / "_cwalk_table.h"
 
 
@@ -82,7 +80,7 @@ def render() -> str:
              "#ifndef CSUM_CWALK_TABLE_H", "#define CSUM_CWALK_TABLE_H", "", "#include <stdint.h>"]
 
     def define(name: str, value: object, comment: str = "") -> None:
-        hex_ = isinstance(value, int) and ((value > 255 and "PORT" not in name) or name in _HEX)
+        hex_ = isinstance(value, int) and (value > 255 or name in _HEX)
         text = f"{value:#06x}" if hex_ and value > 255 else f"{value:#04x}" if hex_ else str(value)
         lines.append(f"#define CT_{name} {text}" + (f"  /* {comment} */" if comment else ""))
 
@@ -111,7 +109,7 @@ def render() -> str:
                  "GRE_ROUTING", "GRE_KEY", "GRE_SEQ", "GRE_VERSION", "GRE_HLEN", "GRE_WORD", "TUNNEL_DEMUX_AT", "ERSPAN2_HLEN",
                  "ERSPAN3_HLEN", "ERSPAN3_PLATFORM", "ERSPAN3_O_AT", "VXLAN_HLEN", "GENEVE_HLEN", "GENEVE_OPT_LEN",
                  "GENEVE_UNIT", "GENEVE_PROTOCOL", "MPLS_LABEL", "MPLS_BOTTOM_AT", "MPLS_CONTROL_WORD",
-                 "GTP_VERSION_SHIFT", "GTP_PT", "GTP_OPTIONAL_FLAGS", "GTP_E", "GTP_TPDU", *_C_TUNNELS,
+                 "GTP_VERSION_SHIFT", "GTP_PT", "GTP_OPTIONAL_FLAGS", "GTP_E", "GTP_TPDU",
                  "JUMBO_OPTION", "HOME_ADDRESS_OPTION", "MAX_DEPTH", "REASSEMBLY_KEY_BYTES"):
         define(name, getattr(T, name))
     lines.append(f"#define CT_IS_SOURCE_ROUTE(k) {_any('k', T.IPV4_SOURCE_ROUTES)}")
@@ -144,7 +142,6 @@ def render() -> str:
     define("ICMP_EXT_HLEN", T.ICMP_EXT_HLEN, "RFC 4884 7: the extension header's size")
     define("ICMP_EXT_VERSION", T.ICMP_EXT_VERSION, "RFC 4884 7: the extension header's version")
     walked = set(T.C_EDGES["udp.port"])
-    assert walked == {getattr(T, name) for name in _C_TUNNELS}
     tunnels = set(T.DISSECTORS["udp.port"]) - walked
     lines.append(f"/* UDP ports of the tunnels and embedded packets the C walker leaves to the Python walker (all of "
                  f"table.UDP_TUNNELS and UDP_EMBEDDED but {', '.join(T.UDP_TUNNELS[p] for p in sorted(walked))}) */"

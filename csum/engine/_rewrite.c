@@ -793,14 +793,25 @@ static int udp_tunnel_payload(Ctx *c, Walk *w, Layer *L)
     unsigned port = be16(c->b + L->l4 + CT_TUNNEL_DEMUX_AT);
     int at = L->l4 + CT_UDP_MIN, end = L->end;
     Encl u = {L->l4_csum, L->l4, end, 1};
-    if (port == CT_GRE_UDP_PORT) /* GRE stands at UDP's depth (RFC 8086) */
+    int layer = ct_next_udp_port(port);  /* table "udp.port" */
+    if (layer == L_GRE_UDP) /* GRE stands at UDP's depth (RFC 8086) */
         return gre(c, w, L, at, end, &u);
     if (L->depth + 1 > CT_MAX_DEPTH || ++w->hops > MAX_HOPS)
         return -1;
-    if (port == CT_VXLAN_PORT) { /* VXLAN (RFC 7348): its header, then an Ethernet frame */
+    switch (layer) {
+    case L_VXLAN: /* VXLAN (RFC 7348): its header, then an Ethernet frame */
         e.inner = at + CT_VXLAN_HLEN, e.end = end, e.next = CT_ETH_TEB;
-    } else if (port == CT_GENEVE_PORT ? !encap_geneve(c->b, at, end, &e)
-                                      : !encap_gtp(c->b, at, end, port == CT_GTP_U_PORT, &e)) {
+        break;
+    case L_GENEVE:
+        if (!encap_geneve(c->b, at, end, &e))
+            return -1;
+        break;
+    case L_GTP:
+    case L_GTP_PRIME:
+        if (!encap_gtp(c->b, at, end, layer == L_GTP, &e))
+            return -1;
+        break;
+    default:
         return -1;
     }
     return payload(c, w, &e, L->depth + 1, L, &u);
