@@ -51,10 +51,10 @@ def test_every_handler_is_some_edge_s_child():
 
 
 def test_c_edges_are_edges_and_have_a_c_case():
-    """Each C edge is an edge of the graph; _cwalk.c (with _encap.h, the encapsulations it shares with _rewrite.c)
-    follows each table through its generated ct_next_<table>() and has a case (or a test) for each child layer it
-    takes; the committed header is the generated one."""
-    src = "".join((ROOT / "csum" / "engine" / name).read_text() for name in ("_cwalk.c", "_encap.h"))
+    """Each C edge is an edge of the graph; the C walker (_walk.c, with _encap.h, the encapsulations it shares with
+    _rewrite.c) follows each table through its generated ct_next_<table>() and has a case (or a test) for each child
+    layer it takes; the committed header is the generated one."""
+    src = "".join((ROOT / "csum" / "engine" / name).read_text() for name in ("_walk.c", "_encap.h"))
     header = (ROOT / "csum" / "engine" / "_cwalk_table.h").read_text()
     assert header == gen_cwalk_table.render()
     for table, keys in T.C_EDGES.items():
