@@ -83,9 +83,14 @@ class Batch:
             joined.frombytes(memoryview(column).cast("B"))  # type: ignore[arg-type]  # an ndarray is a buffer too
             return joined
 
-        lens = [len(p.data) for p in carried]  # their bytes go after the chunk's: its offsets stay as they are
-        starts = list(accumulate(lens[:-1], initial=len(cap.data)))
-        return cls(b"".join([cap.data, *(p.data for p in carried)]), front(starts, offsets),
+        lens = [len(p.data) for p in carried]
+        data = cap.data
+        if all(_holds(data, p.base - cap.base, p.data) for p in carried):  # a mapped file's chunk holds them already
+            starts = [p.base - cap.base for p in carried]
+        else:  # their bytes go after the chunk's: its offsets stay as they are
+            starts = list(accumulate(lens[:-1], initial=len(cap.data)))
+            data = b"".join([cap.data, *(p.data for p in carried)])
+        return cls(data, front(starts, offsets),
                    front(lens, caplens), front((p.wire for p in carried), origlens),
                    front((p.linktype for p in carried), linktypes), front((p.number for p in carried), indices),
                    front((p.base for p in carried), bases), front((p.time for p in carried), times),
@@ -98,6 +103,12 @@ class Batch:
         start = int(self.offsets[i])
         return Packet(int(self.indices[i]), int(self.bases[i]), int(self.linktypes[i]), int(self.origlens[i]),
                       memoryview(self.data)[start : start + int(self.caplens[i])], int(self.times[i]))
+
+
+def _holds(data: bytes, at: int, packet: memoryview | bytes) -> bool:
+    """Whether ``data`` holds ``packet``'s bytes at ``at``: a chunk of a mapped file (csum.capture.pcap
+    Reader.mapped) is the file from its start, so the fragments carried from earlier chunks are still in it."""
+    return 0 <= at and at + len(packet) <= len(data) and memoryview(data)[at : at + len(packet)] == packet
 
 
 def c_fast(cap: Batch, report: Report) -> tuple[list[int], bytes, int]:

@@ -627,6 +627,36 @@ class Reader:
                 break
         self._buf = bytes(buf)
 
+    def mapped(self, view: memoryview) -> Iterator[Capture]:
+        """Iterate as iterating does, over ``view``, the whole stored file mapped in memory (``mmap``: an
+        uncompressed regular file), instead of reading the stream: nothing is copied.
+
+        Call instead of iterating, right after construction (the header was read from the stream; the same bytes
+        start ``view``). The chunks are the ones iterating makes (the same records, split at the same places), but
+        each one's ``data`` is ``view`` up to the chunk's end, its ``base`` 0 and its offsets the file's: the records
+        of earlier chunks stay where they are, so the fragments a chunk carries over are not copied either
+        (csum/capture/fastpath.py Batch.of). :attr:`stop` and :attr:`packets` are set as iterating sets them;
+        :meth:`rest` is not available afterwards. :meth:`consumed` says how far the chunks have got.
+        """
+        size, pos = len(view), self._pos
+        hi = len(self._buf)  # iterating holds the header read so far, then reads chunk_bytes more at a time
+        self._buf = b""
+        while True:
+            hi = min(size, hi + self.chunk_bytes)
+            eof = hi == size
+            walked = self._walker.walk(view[:hi], pos, self.times)
+            if walked.end > self._base:  # iterating's test: the chunk's bytes (maybe no record: headers, blocks)
+                chunk = _capture(view[: walked.end], self.format, walked, self.packets, 0)  # type: ignore[arg-type]
+                self.packets += len(chunk)
+                self._base = pos = walked.end
+                yield chunk
+            if self._stopped(walked, eof, hi - self._base):
+                return
+
+    def consumed(self) -> int:
+        """The bytes of the capture walked as records so far (every chunk yielded ends there)."""
+        return self._base
+
     def spans(self) -> Iterator[Span]:
         """Walk the rest of the stream as iterating would, yielding where each chunk is instead of its bytes.
 
