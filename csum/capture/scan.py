@@ -128,7 +128,8 @@ def _scan_chunks(source: Source, reader: pcap.Reader, o: ScanOptions, read: Iter
     consumed = source.consumed if consumed is None else consumed
     checker: Checker | Stitcher
     if o.serial:  # one Checker carries the pending datagrams along
-        checker = Checker(o.each, fix_embedded=o.fix_embedded, hosts=o.hosts, table=o.table)
+        checker = Checker(o.each, fix_embedded=o.fix_embedded, hosts=o.hosts, table=o.table,
+                          fixes=sink is not None or o.keep_patches)
         parts = ((c, checker.check(c)) for c in chunks)
     else:
         from .parallel import checked
