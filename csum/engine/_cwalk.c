@@ -155,8 +155,7 @@ static int judge(walk_t *w, int code, int depth, Py_ssize_t header, Py_ssize_t f
     if (w->n >= SLOTS)
         return 0;
     const uint8_t *b = w->b;
-    uint64_t rest = csum_ones(b + header, (uint64_t)(field - header), 16, 1) +
-                    csum_ones(b + field + 2, (uint64_t)(end - field - 2), 16, 1);
+    uint64_t rest = csum_ones16_without(b + header, (uint64_t)(end - header), (uint64_t)(field - header));
     unsigned stored = be16(b + field), r = (unsigned)csum_reduce(rest + ps, 16), computed = r ^ M16;
     if (udp && computed == 0)
         computed = CSUM_MANGLED_0;
