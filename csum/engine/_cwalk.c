@@ -1488,13 +1488,13 @@ static PyObject *tally(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         const int16_t *codes = out + i * SLOTS;
         if (!todo[i] || (codes[0] <= 0 && codes[0] > REPORTED)) {
             *to++ = i;
-        } else if (codes[0] > 0) {
+        } else if (codes[0] > 0) {  /* the codes are packed from the first slot on (emit, whole) */
             fast++;
-            for (int k = 0; k < SLOTS; k++)
-                seen[codes[k] > 0 ? codes[k] & (2 * NONE - 1) : 0]++;
+            for (int k = 0; k < SLOTS && codes[k] > 0; k++)
+                seen[codes[k] & (2 * NONE - 1)]++;
         } else {  /* a packet with a failing field: every field counted, its Results listed by fast_check */
-            for (int k = 0; k < SLOTS; k++)
-                seen[codes[k] <= REPORTED ? (REPORTED - codes[k]) & (2 * OFFLOAD - 1) : 0]++;
+            for (int k = 0; k < SLOTS && codes[k] <= REPORTED; k++)
+                seen[(REPORTED - codes[k]) & (2 * OFFLOAD - 1)]++;
         }
     }
     for (int code = 1; code < 2 * OFFLOAD; code++) {
