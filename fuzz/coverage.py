@@ -69,9 +69,10 @@ def main(argv: list[str] | None = None) -> int:
     numbers = {}
     engine = lib / "csum" / "engine"
     objects = {name: next(engine.glob(f"{name}*.so")) for name in ("_cwalk", "_speedups", "_rewrite")}
-    # each C file and the extensions it is compiled into: the arithmetic into all three (their union is its coverage)
+    # each C file and the extensions it is compiled into: the arithmetic into all three, the walker into the checker
+    # and the rewriter (their union is its coverage)
     for source_name, names in (("_cwalk.c", ["_cwalk"]), ("_rowtext.c", ["_cwalk"]), ("_speedups.c", ["_speedups"]),
-                               ("_arith.c", list(objects)),
+                               ("_walk.c", ["_cwalk", "_rewrite"]), ("_arith.c", list(objects)),
                                ("_arith.h", list(objects)), ("_rewrite.c", ["_rewrite"])):
         binaries = [str(objects[names[0]]), *(f"-object={objects[n]}" for n in names[1:])]
         source = ROOT / "csum" / "engine" / source_name
