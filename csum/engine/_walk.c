@@ -140,7 +140,7 @@ static int judge(walk_t *w, int code, int depth, Py_ssize_t header, Py_ssize_t f
     unsigned stored = be16(b + field), r = (unsigned)csum_reduce(rest + ps, 16), computed = r ^ M16;
     if (udp && computed == 0)
         computed = CSUM_MANGLED_0;
-    int pass = csum_reduce((uint64_t)r + stored, 16) == M16, reason, absent = 0;
+    int pass = csum_fold_to((uint64_t)r + stored, 16) == M16, reason, absent = 0;  /* two 16-bit values: two folds */
     if (udp && stored == 0) {
         reason = udp == UDP4 ? RS_UDP_NO_CHECKSUM : udp == UDP6_TUNNEL ? RS_UDP6_ZERO_TUNNEL : RS_UDP6_ZERO;
         pass = absent = reason != RS_UDP6_ZERO;
