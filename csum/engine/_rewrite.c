@@ -362,8 +362,8 @@ static int udp_tunnel(Ctx *c, Layer *L)
 {
     if (L->l4 < 0)
         return 0;
-    unsigned port = be16(c->b + L->l4 + 2);
-    return port == CT_VXLAN_PORT || CT_UDP_TUNNEL_NOT_VXLAN(port);
+    unsigned port = be16(c->b + L->l4 + CT_TUNNEL_DEMUX_AT);
+    return CT_UDP_TUNNEL_OR_EMBEDDED(port);
 }
 
 /* Editor.l4_flags: BPF_F_MARK_MANGLED_0 for UDP, BPF_F_MARK_ENFORCE for UDP over IPv6 but a tunnel's. */
@@ -454,7 +454,7 @@ static int map_address(Plan *p, const uint8_t *addr, int n, int side, uint8_t *o
 
 static inline int icmp_error(int version, unsigned type)
 {
-    return type < 64 && (((version == 4 ? CT_ICMP_ERRORS : CT_ICMPV6_ERRORS) >> type) & 1);
+    return (version == 4 ? ct_next_icmp_type(type) : ct_next_icmpv6_type(type)) != L_NONE;
 }
 
 /* Whether the layer's TCP/UDP field holds transmit offload's pseudo-header sum (csum/layers/check.py: with its
@@ -587,7 +587,7 @@ static int walked(Ctx *c, int64_t linktype, Walk *out, int *eth)
     int r = walk_link(&w, c->n, row);
     if (r != 1 && r != FRAGMENT)
         return -1;
-    *eth = CT_LINKS[row].kind == K_ETHERNET;
+    *eth = ct_next_link_type(linktype) == L_ETHERNET;  /* table "link.type" */
     out->n = w.nips;
     for (int i = 0; i < w.nips; i++)
         if (layer(c, &w, i, &out->layers[i]) < 0)
