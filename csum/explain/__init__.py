@@ -15,7 +15,7 @@ explanation never changes a verdict: it is computed from the verdict, for wrong 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
 
 from ..core.inputs import as_view
 from ..errors import CsumValueError
@@ -37,18 +37,42 @@ PIN = 3
 WRONG = (Status.BAD, Status.OFFLOAD)
 
 
-@dataclass(frozen=True)
 class Explanation:
     """Why one field is wrong: ``cause`` (a cause id of :data:`CAUSES`, or unexplained / corruption /
-    cannot-judge) and ``detail``, one line naming the values (the field, the old address, the length ...)."""
+    cannot-judge) and ``detail``, one line naming the values (the field, the old address, the length ...).
 
-    cause: str
-    detail: str
+    ``detail`` may be given as a callable that makes the text: it is made when first read (a capture's wrong fields
+    are explained in bulk and few of their texts printed), then kept."""
+
+    __slots__ = ("cause", "_detail")
+
+    def __init__(self, cause: str, detail: str | Callable[[], str]) -> None:
+        self.cause = cause
+        self._detail = detail
+
+    @property
+    def detail(self) -> str:
+        """The one-line text naming the values."""
+        d = self._detail
+        if not isinstance(d, str):
+            d = self._detail = d()
+        return d
 
     @property
     def named(self) -> bool:
         """Whether a cause was found (not unexplained, corruption or cannot-judge)."""
         return self.cause not in (UNEXPLAINED, CORRUPTION, CANNOT_JUDGE)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Explanation):
+            return NotImplemented
+        return self.cause == other.cause and self.detail == other.detail
+
+    def __hash__(self) -> int:
+        return hash((self.cause, self.detail))
+
+    def __repr__(self) -> str:
+        return f"Explanation(cause={self.cause!r}, detail={self.detail!r})"
 
 
 def _walk(packet: object, link: Link, context: Context | None = None) -> tuple[bytes, Stack]:
@@ -113,7 +137,9 @@ def _explain(buf: bytes, stack: Stack, f: Field, r: Result, link: Link, before: 
     if len(causes) == 1:
         g = next(g for g in strong if g.cause == causes[0])
         n = pinned.get(g.cause, 0)
-        return Explanation(g.cause, g.detail + (f" (it fits {n} wrong fields of this flow)" if weak and n else ""))
+        if weak and n:
+            return Explanation(g.cause, lambda: f"{g.detail} (it fits {n} wrong fields of this flow)")
+        return Explanation(g.cause, g.text)
     if len(causes) > 1:
         return Explanation(UNEXPLAINED, "several simulated mistakes give these bytes: " + ", ".join(causes))
     return _unnamed(buf, stack, f, r, ip, link, before, context, hits)

@@ -137,6 +137,15 @@ class Context:
                     self.segments.setdefault(seg, []).append(Segment(frame, buf[src:src + size],
                                                                      buf[dst:dst + size]))
 
+    def refused(self, buf: bytes) -> bool:
+        """Whether packet ``buf`` (added) has an IPv4 header checksum whose header the walker refused (not one of
+        its IP layers: a length that does not fit)."""
+        walked = self.walked.get(buf)
+        if walked is None:
+            return True
+        stack = walked[0]
+        return any(f.entry is T.IPV4_HEADER and not any(ip.l3 == f.header for ip in stack.ips) for f in stack.fields)
+
     def flow(self, buf: bytes, ip: IPLayer, f: Field) -> FlowKey:
         """:func:`flow_key` of field ``f`` of packet ``buf``, found once for the wrong fields added."""
         key = self.keys.get((buf, -1 if f.at is None else f.at))
