@@ -185,6 +185,133 @@ static Py_ssize_t pseudo_bytes(uint8_t *p, const uint8_t *src, const uint8_t *ds
 enum { A_BUF, A_START, A_END, A_AT, A_SRC, A_DST, A_SIZE, A_LENGTH, A_PROTO, A_STORED, A_COMPUTED, A_FLAGS,
        A_PAD, A_IP_TOTAL, A_AFTER, A_MINIMUM, A_L3, A_L3_END, A_COUNT };
 
+/* One call's arguments: the buffer and the integers (v[A_START] on). */
+typedef struct {
+    const uint8_t *b;
+    int64_t len;
+    int64_t v[A_COUNT];
+} args_t;
+
+/* The plain sums every hypothesis adjusts: the covered bytes' (the field's two bytes taken out) and the
+ * pseudo-header's, as 16- and 32-bit words. */
+typedef struct {
+    const uint8_t *d;  /* the covered bytes */
+    uint64_t n, rel;   /* their count, the field's offset among them */
+    uint64_t data16, data32, pseudo16, pseudo32;
+} sums_t;
+
+/* Whether the pseudo-header's addresses and length are what the Python takes and in the buffer. */
+static int pseudo_in_range(const args_t *a)
+{
+    const int64_t *v = a->v, size = v[A_SIZE];
+    return (size == 4 || size == 16) && 0 <= v[A_SRC] && v[A_SRC] + size <= a->len && 0 <= v[A_DST]
+           && v[A_DST] + size <= a->len && 0 <= v[A_LENGTH] && v[A_LENGTH] <= (int64_t)M32;
+}
+
+/* Whether the IPv4 header (l3 to l3_end) is a header's length, in the buffer, and holds the field. */
+static int header_in_range(const args_t *a)
+{
+    const int64_t *v = a->v, l3 = v[A_L3], l3_end = v[A_L3_END], at = v[A_AT];
+    return 0 <= l3 && l3 + 20 <= l3_end && l3_end - l3 <= 60 && l3_end <= a->len && l3 <= at && at + 2 <= l3_end;
+}
+
+/* Whether the call is one the Python covers, every offset in the buffer (else alone gives None). */
+static int in_range(const args_t *a)
+{
+    const int64_t *v = a->v, start = v[A_START], end = v[A_END], at = v[A_AT];
+    if (!(0 <= start && start <= end && end <= a->len && start <= at && at + 2 <= end
+          && end - start < ((int64_t)1 << 32)))
+        return 0;
+    if ((v[A_FLAGS] & F_PSEUDO) && !pseudo_in_range(a))
+        return 0;
+    if (v[A_PAD] >= 0 && v[A_PAD] > a->len)
+        return 0;
+    return !(v[A_FLAGS] & F_IPV4) || header_in_range(a);
+}
+
+/* The sums of the field's message (sums.py Message.of). */
+static void message_sums(const args_t *a, sums_t *m)
+{
+    const int64_t *v = a->v;
+    m->n = (uint64_t)(v[A_END] - v[A_START]);
+    m->rel = (uint64_t)(v[A_AT] - v[A_START]);
+    m->d = a->b + v[A_START];
+    const uint8_t *d = m->d;
+    uint64_t rel = m->rel;
+    m->data16 = csum_plain_words(d, m->n, 2, 0) - ((uint64_t)d[rel] << place(rel, 2))
+                - ((uint64_t)d[rel + 1] << place(rel + 1, 2));
+    m->data32 = csum_plain_words(d, m->n, 4, 0) - ((uint64_t)d[rel] << place(rel, 4))
+                - ((uint64_t)d[rel + 1] << place(rel + 1, 4));
+    uint8_t head[40];
+    Py_ssize_t hn = (v[A_FLAGS] & F_PSEUDO) ? pseudo_bytes(head, a->b + v[A_SRC], a->b + v[A_DST],
+                                                           (Py_ssize_t)v[A_SIZE], v[A_LENGTH], (unsigned)v[A_PROTO])
+                                            : 0;
+    m->pseudo16 = csum_plain_words(head, (uint64_t)hn, 2, 0);
+    m->pseudo32 = csum_plain_words(head, (uint64_t)hn, 4, 0);
+}
+
+/* sums.py named_lengths: the lengths a sender might take from the packet, into named (7 at most); their count.
+ * *hdr: the transport header's length (a TCP header's from its data offset, where that byte is covered). */
+static int named_lengths(const args_t *a, const sums_t *m, int64_t *named, int64_t *hdr)
+{
+    const int64_t *v = a->v, length = v[A_LENGTH], flags = v[A_FLAGS];
+    int k = 0;
+    named[k++] = length <= (int64_t)M16 ? (int64_t)swap_bytes((uint64_t)length) : length;
+    named[k++] = 0;
+    if (flags & F_IP) {
+        named[k++] = v[A_IP_TOTAL];
+        if (flags & F_V6)
+            named[k++] = v[A_IP_TOTAL] - 40;
+        if (flags & F_L4)
+            named[k++] = v[A_AFTER];
+    }
+    *hdr = v[A_MINIMUM];
+    if ((flags & F_TCP) && m->n >= 13)
+        *hdr = (int64_t)((m->rel <= 12 && 12 <= m->rel + 1) ? 0 : m->d[12] >> 4) * 4;
+    named[k++] = *hdr;
+    named[k++] = length - *hdr;
+    return k;
+}
+
+/* The hypotheses tried where the IP header is right (or there is no pseudo-header): the padding, the pseudo-header
+ * lengths, the IPv4 header's fields (hypotheses.py alone after odd_byte). */
+static int more(hits_t *h, const args_t *a, const sums_t *m)
+{
+    const int64_t *v = a->v, pad = v[A_PAD], length = v[A_LENGTH], flags = v[A_FLAGS];
+    int pseudo = (flags & F_PSEUDO) != 0, udp = (flags & F_UDP) != 0;
+    if (pad >= 0 && pseudo && pad < a->len
+        && padding(h, udp, a->b + pad, (uint64_t)(a->len - pad), m->n & 1, m->pseudo16, m->data16,
+                   (uint64_t)length) < 0)
+        return -1;
+    if (pseudo) {
+        int64_t named[7], hdr;
+        int k = named_lengths(a, m, named, &hdr);
+        if (lengths(h, udp, m->pseudo16 - csum_pseudo_length((uint64_t)length), m->data16, length, named, k, hdr)
+            < 0)
+            return -1;
+    }
+    if ((flags & F_IPV4)
+        && header(h, a->b, (Py_ssize_t)v[A_L3], (Py_ssize_t)v[A_L3_END], (Py_ssize_t)v[A_AT]) < 0)
+        return -1;
+    return 0;
+}
+
+/* Every hypothesis of the call, in hypotheses.py alone's order, into h; -1 on error. */
+static int hypotheses(hits_t *h, const args_t *a)
+{
+    sums_t m;
+    message_sums(a, &m);
+    int udp = (a->v[A_FLAGS] & F_UDP) != 0;
+    uint64_t total = m.pseudo16 + m.data16;
+    if (arithmetic(h, udp, total, m.pseudo32 + m.data32) < 0)
+        return -1;
+    uint8_t last = (m.n - 1 == m.rel || m.n - 1 == m.rel + 1) ? 0 : m.d[m.n - 1];
+    if ((m.n & 1) && last
+        && hit(h, H_ODD_BYTE, stored_as(udp, complement(total - ((uint64_t)last << 8))), last, m.n, 0) < 0)
+        return -1;
+    return (a->v[A_FLAGS] & F_MORE) ? more(h, a, &m) : 0;
+}
+
 /* alone(buf, start, end, at, src, dst, size, length, proto, stored, computed, flags, pad, ip_total, after, minimum,
  * l3, l3_end) -> [(variant, value, a, b, c)] or None: see csum/explain/quick.py. */
 static PyObject *alone(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
@@ -194,90 +321,27 @@ static PyObject *alone(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError, "alone takes 18 arguments");
         return NULL;
     }
-    int64_t v[A_COUNT];
+    args_t a;
     for (int k = A_START; k < A_COUNT; k++) {
-        v[k] = PyLong_AsLongLong(args[k]);
-        if (v[k] == -1 && PyErr_Occurred())
+        a.v[k] = PyLong_AsLongLong(args[k]);
+        if (a.v[k] == -1 && PyErr_Occurred())
             return NULL;
     }
     Py_buffer view;
     if (PyObject_GetBuffer(args[A_BUF], &view, PyBUF_SIMPLE) < 0)
         return NULL;
-    const uint8_t *b = view.buf;
-    int64_t len = view.len, start = v[A_START], end = v[A_END], at = v[A_AT], flags = v[A_FLAGS];
-    int64_t size = v[A_SIZE], length = v[A_LENGTH], pad = v[A_PAD], l3 = v[A_L3], l3_end = v[A_L3_END];
-    int pseudo = (flags & F_PSEUDO) != 0, udp = (flags & F_UDP) != 0;
-    PyObject *result = Py_None;
-    /* what the Python covers and what is in the buffer, else None */
-    int ok = 0 <= start && start <= end && end <= len && start <= at && at + 2 <= end
-             && end - start < ((int64_t)1 << 32)
-             && (!pseudo || ((size == 4 || size == 16) && 0 <= v[A_SRC] && v[A_SRC] + size <= len && 0 <= v[A_DST]
-                             && v[A_DST] + size <= len && 0 <= length && length <= (int64_t)M32))
-             && (pad < 0 || pad <= len)
-             && (!(flags & F_IPV4) || (0 <= l3 && l3 + 20 <= l3_end && l3_end - l3 <= 60 && l3_end <= len
-                                       && l3 <= at && at + 2 <= l3_end));
-    if (ok) {
-        hits_t h = {PyList_New(0), v[A_STORED], v[A_COMPUTED]};
-        if (h.out == NULL)
-            goto fail;
-        uint64_t n = (uint64_t)(end - start), rel = (uint64_t)(at - start);
-        const uint8_t *d = b + start;
-        uint64_t data16 = csum_plain_words(d, n, 2, 0) - ((uint64_t)d[rel] << place(rel, 2))
-                          - ((uint64_t)d[rel + 1] << place(rel + 1, 2));
-        uint64_t data32 = csum_plain_words(d, n, 4, 0) - ((uint64_t)d[rel] << place(rel, 4))
-                          - ((uint64_t)d[rel + 1] << place(rel + 1, 4));
-        uint8_t head[40];
-        Py_ssize_t hn = pseudo ? pseudo_bytes(head, b + v[A_SRC], b + v[A_DST], (Py_ssize_t)size, length,
-                                              (unsigned)v[A_PROTO]) : 0;
-        uint64_t pseudo16 = csum_plain_words(head, (uint64_t)hn, 2, 0);
-        uint64_t pseudo32 = csum_plain_words(head, (uint64_t)hn, 4, 0);
-        uint64_t total = pseudo16 + data16;
-        if (arithmetic(&h, udp, total, pseudo32 + data32) < 0)
-            goto fail_list;
-        uint8_t last = (n - 1 == rel || n - 1 == rel + 1) ? 0 : d[n - 1];
-        if ((n & 1) && last
-            && hit(&h, H_ODD_BYTE, stored_as(udp, complement(total - ((uint64_t)last << 8))), last, n, 0) < 0)
-            goto fail_list;
-        if (flags & F_MORE) {
-            if (pad >= 0 && pseudo && pad < len
-                && padding(&h, udp, b + pad, (uint64_t)(len - pad), n & 1, pseudo16, data16, (uint64_t)length) < 0)
-                goto fail_list;
-            if (pseudo) {
-                int64_t named[7];
-                int k = 0;
-                named[k++] = length <= (int64_t)M16 ? (int64_t)swap_bytes((uint64_t)length) : length;
-                named[k++] = 0;
-                if (flags & F_IP) {
-                    named[k++] = v[A_IP_TOTAL];
-                    if (flags & F_V6)
-                        named[k++] = v[A_IP_TOTAL] - 40;
-                    if (flags & F_L4)
-                        named[k++] = v[A_AFTER];
-                }
-                int64_t hdr = v[A_MINIMUM];
-                if ((flags & F_TCP) && n >= 13)
-                    hdr = (int64_t)((rel <= 12 && 12 <= rel + 1) ? 0 : d[12] >> 4) * 4;
-                named[k++] = hdr;
-                named[k++] = length - hdr;
-                if (lengths(&h, udp, pseudo16 - csum_pseudo_length((uint64_t)length), data16, length, named, k,
-                            hdr) < 0)
-                    goto fail_list;
-            }
-            if ((flags & F_IPV4) && header(&h, b, (Py_ssize_t)l3, (Py_ssize_t)l3_end, (Py_ssize_t)at) < 0)
-                goto fail_list;
-        }
+    a.b = view.buf;
+    a.len = view.len;
+    PyObject *result;
+    if (!in_range(&a)) {
+        result = Py_NewRef(Py_None);
+    } else {
+        hits_t h = {PyList_New(0), a.v[A_STORED], a.v[A_COMPUTED]};
         result = h.out;
-        goto done;
-    fail_list:
-        Py_DECREF(h.out);
-    fail:
-        PyBuffer_Release(&view);
-        return NULL;
+        if (h.out != NULL && hypotheses(&h, &a) < 0)
+            Py_CLEAR(result);
     }
-done:
     PyBuffer_Release(&view);
-    if (result == Py_None)
-        Py_INCREF(result);
     return result;
 }
 
