@@ -38,9 +38,12 @@ def _judged(buf: bytes, link: Link, stack: Stack) -> list[Result] | None:
     if cwalk is None or number is None:
         return None
     results = cwalk.verify(buf, number)
-    if results is None or len(results) != len(stack.fields) \
-            or any(r.field != f.at or r.layer != f.entry.name for r, f in zip(results, stack.fields)):
+    fields = stack.fields
+    if results is None or len(results) != len(fields):
         return None
+    for r, f in zip(results, fields):
+        if r.field != f.at or r.layer != f.entry.name:
+            return None
     return results
 
 
@@ -116,26 +119,38 @@ class Context:
             ip = carrier(stack, f)
             if ip is None:
                 continue
-            if r.status is Status.BAD and r.stored is not None and r.computed is not None:
-                key = self.keys[(buf, f.at)] = flow_key(buf, ip, f)
-                counts = self.residuals.get(key)
-                if counts is None:
-                    counts = self.residuals[key] = Counter()
-                counts[residual(r.stored, r.computed)] += 1
-                hits = fitting(buf, stack, f, r, ip, None if right is None or f.pseudo is None
-                               else ip.ip_csum is None or ip.ip_csum in right)
-                self.walked.setdefault(buf, (stack, {}))[1][f.at] = hits
-                if hits:
-                    fits = self.fits.get(key)
-                    if fits is None:
-                        fits = self.fits[key] = Counter()
-                    fits.update({g.cause for g in hits})
-            elif r.status is Status.OK and f.pseudo is not None:
+            status = r.status
+            if status is Status.BAD and r.stored is not None and r.computed is not None:
+                self._wrong(buf, stack, f, r, ip, None if right is None or f.pseudo is None
+                            else ip.ip_csum is None or ip.ip_csum in right)
+            elif status is Status.OK and f.pseudo is not None:
                 seg = segment_key(buf, f)
                 if seg is not None:
                     src, dst, size = f.pseudo[0], f.pseudo[1], f.pseudo[2]
                     self.segments.setdefault(seg, []).append(Segment(frame, buf[src:src + size],
                                                                      buf[dst:dst + size]))
+
+    def _wrong(self, buf: bytes, stack: Stack, f: Field, r: Result, ip: IPLayer, ok: bool | None) -> None:
+        """Record wrong field ``f`` (its Result ``r``, carried by ``ip``; ``ok``: whether the IP header checksum is
+        right, when known): its flow, its residual there, the hypotheses that fit it alone."""
+        assert r.stored is not None and r.computed is not None and f.at is not None
+        key = self.keys[(buf, f.at)] = flow_key(buf, ip, f)
+        counts = self.residuals.get(key)
+        if counts is None:
+            counts = self.residuals[key] = Counter()
+        res = residual(r.stored, r.computed)
+        counts[res] = counts.get(res, 0) + 1
+        hits = fitting(buf, stack, f, r, ip, ok)
+        walked = self.walked.get(buf)
+        if walked is None:
+            walked = self.walked[buf] = (stack, {})
+        walked[1][f.at] = hits
+        if hits:
+            fits = self.fits.get(key)
+            if fits is None:
+                fits = self.fits[key] = Counter()
+            for cause in {g.cause for g in hits}:
+                fits[cause] = fits.get(cause, 0) + 1
 
     def refused(self, buf: bytes) -> bool:
         """Whether packet ``buf`` (added) has an IPv4 header checksum whose header the walker refused (not one of
