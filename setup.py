@@ -1,6 +1,7 @@
 """Build the optional C extensions of csum.engine: _speedups (summing), _cwalk (the capture checker's fast
-walker, with the protocol table generated from csum/layers/table.py: csum/engine/_cwalk_table.h) and _rewrite
-(csum rewrite's fast path, with the same generated table) and _explain (csum/explain's hypotheses), each linked with the arithmetic csum/engine/_arith.c;
+checker, with the protocol table generated from csum/layers/table.py: csum/engine/_cwalk_table.h) and _rewrite
+(csum rewrite's fast path, with the same generated table), both linked with the one C walker csum/engine/_walk.c,
+and _explain (csum/explain's hypotheses), each linked with the arithmetic csum/engine/_arith.c;
 all metadata lives in pyproject.toml.
 
 ``optional=True``: without a C compiler the extensions are skipped and csum runs on its numpy / pure-Python
@@ -34,18 +35,21 @@ def _flags() -> tuple[list[str], list[str]]:
 _CFLAGS, _LDFLAGS = _flags()
 #: The arithmetic (csum/engine/_arith.c/.h): linked into every extension, the only C that folds or sums.
 _ARITH = ["csum/engine/_arith.c"]
+#: The walker (csum/engine/_walk.c/.h): linked into the checker and the rewriter, the only C that walks a packet.
+_WALK = ["csum/engine/_walk.c"]
+_WALK_DEPENDS = ["csum/engine/_walk.h", "csum/engine/_arith.h", "csum/engine/_cwalk_table.h", "csum/engine/_ipheaders.h",
+                 "csum/engine/_encap.h"]
 setup(ext_modules=[Extension("csum.engine._speedups", sources=["csum/engine/_speedups.c", *_ARITH],
                              depends=["csum/engine/_arith.h"], optional=True,
                              extra_compile_args=_CFLAGS, extra_link_args=_LDFLAGS),
-                   Extension("csum.engine._cwalk", sources=["csum/engine/_cwalk.c", "csum/engine/_rowtext.c", *_ARITH],
-                             depends=["csum/engine/_arith.h", "csum/engine/_cwalk_table.h", "csum/engine/_ipheaders.h",
-                                      "csum/engine/_encap.h", "csum/engine/_rows.h"],
+                   Extension("csum.engine._cwalk", sources=["csum/engine/_cwalk.c", "csum/engine/_rowtext.c", *_WALK,
+                                                          *_ARITH],
+                             depends=[*_WALK_DEPENDS, "csum/engine/_rows.h"],
                              optional=True, extra_compile_args=_CFLAGS, extra_link_args=_LDFLAGS),
                    Extension("csum.engine._explain", sources=["csum/engine/_explain.c", *_ARITH],
                              depends=["csum/engine/_arith.h", "csum/engine/_cwalk_table.h"], optional=True,
                              extra_compile_args=_CFLAGS, extra_link_args=_LDFLAGS),
-                   Extension("csum.engine._rewrite", sources=["csum/engine/_rewrite.c", *_ARITH],
-                             depends=["csum/engine/_arith.h", "csum/engine/_cwalk_table.h", "csum/engine/_ipheaders.h",
-                                      "csum/engine/_encap.h"],
+                   Extension("csum.engine._rewrite", sources=["csum/engine/_rewrite.c", *_WALK, *_ARITH],
+                             depends=_WALK_DEPENDS,
                              optional=True,
                              extra_compile_args=_CFLAGS, extra_link_args=_LDFLAGS)])

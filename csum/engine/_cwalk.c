@@ -1,5 +1,5 @@
 /*
- * csum.engine._cwalk: the C walker (optional; csum/layers/accel.py binds it, csum/layers/inet.py and csum/capture/report.py use it).
+ * csum.engine._cwalk: the C checker (optional; csum/layers/accel.py binds it, csum/layers/inet.py and csum/capture/report.py use it).
  *
  * It walks the common stacks (below) and, for a packet made only of what it walks, reports every
  * checksum field as csum/layers/check.py's evaluate() would: layer, header offset, stored,
@@ -16,22 +16,11 @@
  * checks that every Result from here equals the Python walker's in all nine fields, tests/capture/test_pcap.py that
  * the capture reports with and without this file are equal.
  *
- * Every protocol fact (numbers, header layouts, link types, the fields judged, the names of layers, path parts and
- * reasons) comes from csum/layers/table.py through _cwalk_table.h, which tools/gen_cwalk_table.py generates (CT_*
- * names; tests/layers/test_cwalk_table.py fails when the header and the table differ). Walked: link types of kind
- * ethernet, ethertype (fixed header, EtherType at an offset), ip and BSD family words; VLAN tags, MPLS label stacks
- * (IPv4, IPv6, or a pseudowire's Ethernet), PPPoE sessions (their Length bounding the PPP frame; the protocol field
- * compressed or not); IPv4 with options other than source routes, and AH; IPv6 with every extension header the
- * Python walker walks (hop-by-hop, destination options with a Home Address but no Jumbo Payload, routing headers of
- * types 0, 2 and 4 live or used up and of any type used up, AH, Mobility, HIP, Shim6); IP-in-IP and 6in4; GRE (its
- * checksum, then IPv4, IPv6, or Ethernet by transparent bridging or ERSPAN I/II/III); TCP, UDP (with its checksum or
- * without; VXLAN, Geneve, GTP-U and GTPv0 T-PDUs, GRE-in-UDP inside), ICMP and ICMPv6, an error with the datagram it
- * quotes (whole: every checksum judged; its start only: the IPv4 header's judged, the transport one partial-quote);
- * outer IPv4
- * fragments of TCP, UDP and ICMP datagrams and outer IPv6 fragments of TCP, UDP and ICMPv6 ones, reassembled within
- * the chunk (the fragments still pending from earlier chunks placed in front of it) as csum/layers/reassembly.py does.
- * A length field that bounds a payload (IP's, UDP's, PPPoE's, GTP's) bounds what is walked inside; a payload that
- * runs past it goes to the Python walker (which reports it malformed).
+ * The walk itself is csum/engine/_walk.c's (the one C walker, _walk.h; linked into csum.engine._rewrite too): it
+ * says which stacks are walked. This file judges as it walks (walk_t.judge), reassembles outer IPv4 and IPv6
+ * fragments of TCP, UDP and ICMP/ICMPv6 datagrams within the chunk (the fragments still pending from earlier chunks
+ * placed in front of it) as csum/layers/reassembly.py does, and makes the Results and rows. Its protocol facts come
+ * from csum/layers/table.py through _cwalk_table.h (tests/layers/test_cwalk_table.py).
  *
  * In rows mode (two more arguments), fast_check() writes every field of every packet it judges as a fixed-width row
  * (_rows.h: the Result's values, the addresses of the IP header above the field) for csum/capture/rows.py, fragments of
@@ -56,633 +45,7 @@
 #include "_encap.h"
 #include "_ipheaders.h"
 #include "_rows.h"
-
-/* The codes fast_check writes: layer code + DEPTH * depth, plus NA ("n/a": a later fragment's transport layer) or
- * NONE ("none": UDP sent without a checksum); else "ok". */
-#define DEPTH 16
-#define NA 256
-#define NONE 512
-/* ip_layer's answer for an outer IPv4 fragment (its own header judged): the datagram decides. */
-#define FRAGMENT 2
-#define SLOTS 6
-/* ip_layer's `ethertype` for a bare IP layer: the version nibble says which. */
-#define ANY_IP ENCAP_ANY_IP
-
-/* The outer IP header of a packet, as far as fragment reassembly needs it (filled by ip_layer at depth 0). */
-#define KEY CT_REASSEMBLY_KEY_BYTES
-typedef struct {
-    int reached;            /* the walk got to an outer IP header: 4 or 6 (0: it stopped in front of it) */
-    int frag;               /* the outer IPv4 header, or its IPv6 Fragment header, has M set or an offset */
-    /* how csum/layers/reassembly.py keys fragments: version, source, destination, identification and, for IPv4,
-     * the protocol (zeros after) */
-    uint8_t key[KEY];
-    unsigned proto;         /* the datagram's protocol (IPv6: the Fragment header's next header) */
-    Py_ssize_t l3, ihl, dlen;  /* ihl: the bytes in front of the fragment's data (IPv6: up to the Fragment header's end) */
-    unsigned offset, more;
-    uint64_t link, path;    /* the path in front of the IP header, and up to the fragment's data (rows) */
-} outer_t;
-
-/* Why a field got its verdict: RS_* (_cwalk_table.h), csum.layers.reasons.Reason members once bind() ran.
- * Path tokens T_* (5 bits each, outer first); a link layer's token is T_LINK + its name's index in CT_LINK_NAMES.
- * A path holds 12 tokens: PUSH adds one, or hands the packet to the Python walker when the path is full. */
-#define PATH(path, token) (((path) << 5) | (token))
-#define FULL(path) (((path) >> 55) != 0)
-#define PUSH(path, token)          \
-    do {                           \
-        if (FULL(path))            \
-            return 0;              \
-        path = PATH(path, token);  \
-    } while (0)
-/* Encapsulations walked into (csum/layers/table.py MAX_DEPTH; a code holds depths up to 15). */
-#define MAX_DEPTH CT_MAX_DEPTH
-
-/* One checksum field found: what csum.layers.check.evaluate reports for it (offsets from the packet start).
- * ok -1: not verifiable here (computed None; field -1: None, stored too). */
-typedef struct {
-    int code, depth, reason, ok;
-    Py_ssize_t header, field;
-    unsigned stored, computed;
-    uint64_t path;
-    Py_ssize_t ip;          /* the IP header the field is under (its version in ipv; 0: none), for rows() */
-    int ipv;
-} rec_t;
-
-typedef struct {
-    const uint8_t *b;
-    int16_t *codes;
-    int n;
-    outer_t *outer;
-    int report;             /* 0: give up on a failing checksum; 1: record it (see judge) */
-    int bad;                /* a recorded field fails */
-    rec_t *recs;            /* SLOTS records (not initialized: the first n are set) */
-    int frag6;              /* report an IPv6 fragment's transport field (verify(); the capture reassembles) */
-    Py_ssize_t ip;          /* the innermost IP header walked into so far, its version in ipv (0: none yet) */
-    int ipv;
-    Py_ssize_t len;         /* the bytes captured (an ICMP error's quote may reach past its message) */
-} walk_t;
-
-static inline unsigned be16(const uint8_t *p) { return ((unsigned)p[0] << 8) | p[1]; }
-
-static inline uint32_t be32(const uint8_t *p)
-{
-    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
-}
-
-static int emit(walk_t *w, int code, int depth)
-{
-    if (w->n >= SLOTS || depth >= DEPTH)
-        return 0;
-    w->codes[w->n++] = (int16_t)(code + DEPTH * depth);
-    return 1;
-}
-
-/* How judge treats a stored 0 (csum/layers/check.py evaluate, Zero.UDP): not UDP; UDP over IPv4 (none, RFC 768);
- * over IPv6 (bad, RFC 8200 8.1); over IPv6 on a tunnel port (none, RFC 6935). */
-enum { NOT_UDP, UDP4, UDP6, UDP6_TUNNEL };
-
-/* The verdict on the field at `field` of the header at `header` (csum/layers/check.py evaluate for the
- * protocols walked here): the checksum covers [header, end) (`field` even from `header`); `ps` is the
- * pseudo-header's sum (0: none), `ps0` the same with length 0 (transmit offload's other form); `udp`: how a stored
- * 0 is read, and a computed 0 is sent as 0xffff. A failing field ends the walk unless w->report. Returns 0 to hand
- * the packet to the Python walker. */
-static int judge(walk_t *w, int code, int depth, Py_ssize_t header, Py_ssize_t field, Py_ssize_t end, uint64_t ps,
-                 uint64_t ps0, int offload, int udp, uint64_t path)
-{
-    if (w->n >= SLOTS)
-        return 0;
-    const uint8_t *b = w->b;
-    uint64_t rest = csum_ones(b + header, (uint64_t)(field - header), 16, 1) +
-                    csum_ones(b + field + 2, (uint64_t)(end - field - 2), 16, 1);
-    unsigned stored = be16(b + field), r = (unsigned)csum_reduce(rest + ps, 16), computed = r ^ M16;
-    if (udp && computed == 0)
-        computed = CSUM_MANGLED_0;
-    int pass = csum_reduce((uint64_t)r + stored, 16) == M16, reason, absent = 0;
-    if (udp && stored == 0) {
-        reason = udp == UDP4 ? RS_UDP_NO_CHECKSUM : udp == UDP6_TUNNEL ? RS_UDP6_ZERO_TUNNEL : RS_UDP6_ZERO;
-        pass = absent = reason != RS_UDP6_ZERO;
-    } else if (pass) {
-        reason = stored == M16 && computed == 0 ? RS_NEGATIVE_ZERO : RS_OK;
-    } else if (offload && (stored == csum_reduce(ps, 16) || stored == csum_reduce(ps0, 16))) {
-        reason = RS_OFFLOAD;
-    } else {
-        reason = RS_MISMATCH;
-    }
-    if (!pass) {
-        if (!w->report)
-            return 0;
-        w->bad = 1;
-    }
-    rec_t *rec = w->recs + w->n;
-    rec->code = code;
-    rec->depth = depth;
-    rec->reason = reason;
-    rec->ok = pass;
-    rec->header = header;
-    rec->field = field;
-    rec->stored = stored;
-    rec->computed = computed;
-    rec->path = path;
-    rec->ip = w->ip;
-    rec->ipv = w->ipv;
-    return emit(w, code + (absent ? NONE : 0), depth);
-}
-
-static int ip_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, unsigned ethertype, uint64_t path);
-static int quoted(walk_t *w, Py_ssize_t at, Py_ssize_t stop, int depth, uint64_t path);
-
-/* The transport field of a datagram only partly here (csum/layers/walk.py partial), for `reason`: a later fragment
- * has none (RS_NON_FIRST_FRAGMENT), the first one's is not verifiable alone (RS_NEEDS_REASSEMBLY), nor is that of an
- * ICMP error's quote of the datagram's start (RS_PARTIAL_QUOTE, counted n/a), their stored value reported when the
- * field is here. The datagram's transport header starts at `at`, the bytes here end at `stop`. */
-static int partial(walk_t *w, unsigned proto, int v4, Py_ssize_t at, Py_ssize_t stop, int depth, int reason,
-                   uint64_t path)
-{
-    int code, token;
-    Py_ssize_t field;
-    if (proto == CT_TCP) {
-        code = C_TCP, token = T_TCP, field = CT_TCP_FIELD;
-    } else if (proto == CT_UDP) {
-        code = C_UDP, token = T_UDP, field = CT_UDP_FIELD;
-    } else if ((proto == CT_ICMP && v4) || (proto == CT_ICMPV6 && !v4)) {
-        code = v4 ? C_ICMP : C_ICMPV6, token = v4 ? T_ICMP : T_ICMPV6, field = v4 ? CT_ICMP_FIELD : CT_ICMPV6_FIELD;
-    } else {
-        return 0;
-    }
-    if (w->n >= SLOTS)
-        return 0;
-    PUSH(path, token);
-    rec_t *t = w->recs + w->n;
-    t->code = code;
-    t->depth = depth;
-    t->header = at;
-    t->path = path;
-    t->ok = -1;
-    t->field = -1;
-    t->reason = reason;
-    t->ip = w->ip;
-    t->ipv = w->ipv;
-    if (reason != RS_NON_FIRST_FRAGMENT && at + field + 2 <= stop) {
-        t->field = at + field;
-        t->stored = be16(w->b + at + field);
-        if (reason == RS_PARTIAL_QUOTE && proto == CT_UDP && t->stored == 0)
-            return 0;  /* the start of a datagram sent without a checksum (RFC 768): the Python walker's verdict */
-    }
-    return emit(w, code + (reason == RS_PARTIAL_QUOTE ? NA : 0), depth);
-}
-
-static int mpls_layer(walk_t *w, Py_ssize_t at, Py_ssize_t stop, int depth, uint64_t path);
-static int pppoe_layer(walk_t *w, Py_ssize_t at, Py_ssize_t stop, int depth, uint64_t path);
-
-/* What an EtherType `value` names (table "ethertype", csum/layers/link.py ethertype), its payload from `at` to
- * `stop`: VLAN tags walked past, then IPv4, IPv6, an MPLS label stack or a PPPoE session; L_NONE: the Python walker. */
-static int ethertype_layer(walk_t *w, unsigned value, Py_ssize_t at, Py_ssize_t stop, int depth, uint64_t path)
-{
-    const uint8_t *b = w->b;
-    int layer;
-    while ((layer = ct_next_ethertype(value)) == L_VLAN) {
-        if (at + CT_ETHHDR_VLAN_SIZE > stop)
-            return 0;
-        PUSH(path, T_VLAN);
-        value = be16(b + at + CT_ETHHDR_VLAN_SIZE - 2);
-        at += CT_ETHHDR_VLAN_SIZE;
-    }
-    switch (layer) {
-    case L_MPLS:
-        return mpls_layer(w, at, stop, depth, path);
-    case L_PPPOE:
-        return pppoe_layer(w, at, stop, depth, path);
-    case L_IPV4:
-    case L_IPV6:
-        return ip_layer(w, at, stop, depth, value, path);
-    default:
-        return 0;
-    }
-}
-
-/* An Ethernet frame (csum/layers/walk.py h_ethernet), the link layer's or inside a tunnel, its path part `token`. */
-static int eth_layer(walk_t *w, Py_ssize_t at, Py_ssize_t stop, int depth, uint64_t path, int token)
-{
-    if (at + CT_ETHHDR_SIZE > stop)
-        return 0;
-    PUSH(path, token);
-    return ethertype_layer(w, be16(w->b + at + CT_ETHHDR_PROTO), at + CT_ETHHDR_SIZE, stop, depth, path);
-}
-
-/* An MPLS label stack (RFC 3032; csum/layers/walk.py h_mpls), then IPv4 or IPv6 by the first nibble, or an RFC 4385
- * control word and an Ethernet frame (RFC 4448). */
-static int mpls_layer(walk_t *w, Py_ssize_t at, Py_ssize_t stop, int depth, uint64_t path)
-{
-    encap_t e;
-    PUSH(path, T_MPLS);
-    if (!encap_mpls(w->b, at, stop, &e))
-        return 0;
-    if (e.next != CT_ETH_TEB)
-        return ip_layer(w, e.inner, stop, depth, e.next, path);
-    return eth_layer(w, e.inner, stop, depth, path, T_ETH);
-}
-
-/* A PPPoE session (RFC 2516; csum/layers/walk.py h_pppoe): its Length bounds the PPP frame (one that runs past the
- * frame is the Python walker's: malformed); a 1- or 2-byte PPP protocol (RFC 1661 6.5), then IPv4, IPv6 or MPLS. */
-static int pppoe_layer(walk_t *w, Py_ssize_t at, Py_ssize_t stop, int depth, uint64_t path)
-{
-    encap_t e;
-    if (!encap_pppoe(w->b, at, stop, &e))
-        return 0;
-    PUSH(path, T_PPPOE);
-    PUSH(path, T_PPP);
-    if (e.next != CT_ETH_MPLS)
-        return ip_layer(w, e.inner, e.end, depth, e.next, path);
-    return mpls_layer(w, e.inner, e.end, depth, path);
-}
-
-/* GRE (csum/layers/walk.py gre: RFC 2784, RFC 2890 key and sequence number): its optional checksum over the
- * GRE header and payload (no pseudo-header), then IPv4, IPv6, Ethernet (transparent bridging 0x6558, ERSPAN
- * types I, II and III) inside. Routing present, version 1 (PPTP) and other payloads: the Python walker. */
-static int gre(walk_t *w, Py_ssize_t at, Py_ssize_t stop, int depth, uint64_t path)
-{
-    encap_t e;
-    if (depth + 1 > MAX_DEPTH || !encap_gre(w->b, at, stop, &e))
-        return 0;
-    PUSH(path, T_GRE);
-    if (e.csum && !judge(w, C_GRE, depth, at, at + CT_GRE_FIELD, stop, 0, 0, 0, NOT_UDP, path))
-        return 0;
-    if (e.next != CT_ETH_TEB)
-        return ip_layer(w, e.inner, stop, depth + 1, e.next, path);
-    if (e.erspan)
-        PUSH(path, T_ERSPAN);
-    return eth_layer(w, e.inner, stop, depth + 1, path, T_ETH);
-}
-
-/* Geneve (RFC 8926; csum/layers/walk.py h_geneve): 8 bytes and the options, then Ethernet, IPv4 or IPv6 by its
- * protocol type. */
-static int geneve(walk_t *w, Py_ssize_t at, Py_ssize_t stop, int depth, uint64_t path)
-{
-    encap_t e;
-    if (!encap_geneve(w->b, at, stop, &e))
-        return 0;
-    PUSH(path, T_GENEVE);
-    if (e.next == CT_ETH_TEB)
-        return eth_layer(w, e.inner, stop, depth, path, T_ETH);
-    return ip_layer(w, e.inner, stop, depth, e.next, path);
-}
-
-/* A GTP T-PDU (csum/layers/tunnels.py gtp): GTPv1-U (3GPP TS 29.281 5; `v1`: the GTP-U port) or GTPv0 (GSM 09.60 6),
- * its Length bounding the IPv4 or IPv6 packet inside. Other messages and versions: the Python walker. */
-static int gtp(walk_t *w, Py_ssize_t at, Py_ssize_t stop, int depth, uint64_t path, int v1)
-{
-    encap_t e;
-    if (!encap_gtp(w->b, at, stop, v1, &e))
-        return 0;
-    PUSH(path, T_GTP);
-    return ip_layer(w, e.inner, e.end, depth, ANY_IP, path);
-}
-
-/* What a UDP datagram at `at` to `stop` carries, by its destination port (table "udp.port", csum/layers/transport.py
- * _udp): VXLAN, Geneve, GTP or GRE-in-UDP one level deeper; else nothing (1). */
-static int udp_payload(walk_t *w, unsigned port, Py_ssize_t at, Py_ssize_t stop, int depth, uint64_t path)
-{
-    Py_ssize_t inner = at + CT_UDP_MIN;
-    int layer = ct_next_udp_port(port);
-    if (layer == L_GRE_UDP)  /* GRE stands at UDP's depth (RFC 8086) */
-        return gre(w, inner, stop, depth, path);
-    if (depth + 1 > MAX_DEPTH)
-        return 0;
-    if (layer == L_NONE)
-        return 1;
-    switch (layer) {
-    case L_VXLAN:  /* VXLAN, then Ethernet */
-        PUSH(path, T_VXLAN);
-        return eth_layer(w, inner + CT_VXLAN_HLEN, stop, depth + 1, path, T_ETH);
-    case L_GENEVE:
-        return geneve(w, inner, stop, depth + 1, path);
-    case L_GTP:
-    case L_GTP_PRIME:
-        return gtp(w, inner, stop, depth + 1, path, layer == L_GTP);
-    default:
-        return 0;
-    }
-}
-
-/* Whether the ICMP error at `at` (its message ending at `stop`) holds its quote alone, no RFC 4884 extension after
- * it, as csum/layers/walk.py quote decides: an extension follows the quote length the message gives (at least 128
- * bytes) when an extension header of version 2 fits there; without a length, the walker looks for an old sender's
- * extension after a 128-byte quote (left to it whenever such a header is there). */
-static int quote_alone(const uint8_t *b, Py_ssize_t at, Py_ssize_t stop, int v4)
-{
-    uint64_t lengthed = v4 ? CT_ICMP_ERRORS_LENGTHED : CT_ICMPV6_ERRORS_LENGTHED;
-    Py_ssize_t length_at = at + (v4 ? CT_ICMP_ERRORS_LENGTH_AT : CT_ICMPV6_ERRORS_LENGTH_AT);
-    if (!((lengthed >> b[at]) & 1) || length_at >= stop)
-        return 1;
-    Py_ssize_t length = b[length_at] * (v4 ? CT_ICMP_ERRORS_LENGTH_UNIT : CT_ICMPV6_ERRORS_LENGTH_UNIT);
-    Py_ssize_t ext = at + CT_ICMP_QUOTE + (length ? length : CT_ICMP_EXT_MIN_QUOTE);
-    return !((length == 0 || length >= CT_ICMP_EXT_MIN_QUOTE) && ext + CT_ICMP_EXT_HLEN <= stop &&
-             b[ext] >> 4 == CT_ICMP_EXT_VERSION);
-}
-
-/* A protocol with the Internet checksum the C walker judges (its csum/layers/table.py entry): its layer code, field
- * offset, path token, pseudo-header, offload, UDP zero rule (table.UDP_ENTRY's Zero.UDP), whether it is an ICMP error
- * quoting a datagram, and a UDP datagram's destination port. */
-typedef struct {
-    int code, token, pseudo, offload, udp, quote;
-    Py_ssize_t field;
-    unsigned port;
-} l4_t;
-
-/* A TCP header of `len` bytes at `at`: 0 for a malformed one or OpenFlow's ports (the Python walker's). */
-static int tcp_l4(const uint8_t *b, Py_ssize_t at, Py_ssize_t len, l4_t *l)
-{
-    if (len < CT_TCP_MIN || len <= CT_TCP_DOFF_AT || (b[at + CT_TCP_DOFF_AT] >> 4) * 4 < CT_TCP_MIN ||
-        (b[at + CT_TCP_DOFF_AT] >> 4) * 4 > len || CT_TCP_EMBEDDED(be16(b + at)) || CT_TCP_EMBEDDED(be16(b + at + 2)))
-        return 0;
-    *l = (l4_t){C_TCP, T_TCP, CT_TCP_PSEUDO, CT_TCP_OFFLOAD, NOT_UDP, 0, CT_TCP_FIELD, 0};
-    return 1;
-}
-
-/* A UDP datagram of `len` bytes at `at`: 0 for a length that is not the IP payload's, or a tunnel or embedded packet
- * the C walker leaves to the Python walker (table.C_EDGES "udp.port"). */
-static int udp_l4(const uint8_t *b, Py_ssize_t at, Py_ssize_t len, int v4, l4_t *l)
-{
-    if (len < CT_UDP_MIN || be16(b + at + CT_UDP_LEN) != len)
-        return 0;
-    unsigned port = be16(b + at + 2), source = be16(b + at);
-    if (CT_UDP_TUNNEL_ELSEWHERE(port) || (source < port && CT_UDP_TUNNEL_BY_SOURCE(source)))
-        return 0;
-    int udp = v4 ? UDP4 : ct_next_udp_port(port) != L_NONE ? UDP6_TUNNEL : UDP6;
-    *l = (l4_t){C_UDP, T_UDP, CT_UDP_PSEUDO, CT_UDP_OFFLOAD, udp, 0, CT_UDP_FIELD, port};
-    return 1;
-}
-
-/* An ICMP (`v4`) or ICMPv6 message at `at` to `stop`: 0 when short, or when an RFC 4884 extension (or an old
- * sender's) may follow an error's quote (the Python walker's). */
-static int icmp_l4(const uint8_t *b, Py_ssize_t at, Py_ssize_t stop, int v4, l4_t *l)
-{
-    uint64_t errors = v4 ? CT_ICMP_ERRORS : CT_ICMPV6_ERRORS;
-    if (stop - at < (v4 ? CT_ICMP_MIN : CT_ICMPV6_MIN))
-        return 0;
-    int quote = b[at] < 64 && (errors >> b[at]) & 1;  /* an error that quotes a datagram (RFC 792, RFC 4443) */
-    if (quote && !quote_alone(b, at, stop, v4))
-        return 0;
-    if (v4)
-        *l = (l4_t){C_ICMP, T_ICMP, CT_ICMP_PSEUDO, CT_ICMP_OFFLOAD, NOT_UDP, quote, CT_ICMP_FIELD, 0};
-    else
-        *l = (l4_t){C_ICMPV6, T_ICMPV6, CT_ICMPV6_PSEUDO, CT_ICMPV6_OFFLOAD, NOT_UDP, quote, CT_ICMPV6_FIELD, 0};
-    return 1;
-}
-
-/* The checksum of `l` at `at` over the datagram to `stop` (csum/layers/transport.py checksummed), then what the
- * message carries: an ICMP error's quote, a UDP tunnel. */
-static int checksummed(walk_t *w, const l4_t *l, unsigned proto, Py_ssize_t at, Py_ssize_t stop, int v4,
-                       Py_ssize_t src, Py_ssize_t dst, int depth, uint64_t path)
-{
-    const uint8_t *b = w->b;
-    Py_ssize_t len = stop - at;
-    uint64_t ps = 0, ps0 = 0;
-    if (l->pseudo) {
-        Py_ssize_t size = v4 ? CT_IPHDR_ADDR_SIZE : CT_IPV6HDR_ADDR_SIZE;
-        ps0 = csum_pseudo(b + src, b + dst, (uint64_t)size, 0, proto);
-        ps = ps0 + csum_pseudo_length((uint64_t)len);
-    }
-    PUSH(path, l->token);
-    if (!judge(w, l->code, depth, at, at + l->field, stop, ps, ps0, l->offload, l->udp, path))
-        return 0;
-    if (l->quote)
-        return quoted(w, at + CT_ICMP_QUOTE, stop, depth, path);
-    return l->code == C_UDP ? udp_payload(w, l->port, at, stop, depth, path) : 1;
-}
-
-/* What an IP header carries (table "ip.proto", csum/layers/transport.py upper): IP in IP and 6in4 one level deeper,
- * GRE, IPv4's AH walked past (RFC 4302), or a checksummed protocol; L_NONE: the Python walker (0). */
-static int transport(walk_t *w, unsigned proto, Py_ssize_t at, Py_ssize_t stop, int v4, Py_ssize_t src,
-                     Py_ssize_t dst, int depth, uint64_t path)
-{
-    const uint8_t *b = w->b;
-    int layer = ct_next_ip_proto(proto), ok;
-    l4_t l;
-    switch (layer) {
-    case L_IPV4:
-    case L_IPV6:
-        if (depth + 1 > MAX_DEPTH)
-            return 0;
-        return ip_layer(w, at, stop, depth + 1, layer == L_IPV4 ? CT_ETH_IPV4 : CT_ETH_IPV6, path);
-    case L_GRE:
-        return gre(w, at, stop, depth, path);
-    case L_AH: {
-        Py_ssize_t size = v4 && stop - at >= 2 ? ((Py_ssize_t)b[at + 1] + CT_AH_BIAS) * CT_AH_UNIT : 0;
-        if (!size || at + size > stop)
-            return 0;
-        PUSH(path, T_AH);
-        return transport(w, b[at], at + size, stop, v4, src, dst, depth, path);
-    }
-    case L_TCP:
-        ok = tcp_l4(b, at, stop - at, &l);
-        break;
-    case L_UDP:
-        ok = udp_l4(b, at, stop - at, v4, &l);
-        break;
-    case L_ICMP:
-    case L_ICMPV6:
-        ok = (layer == L_ICMP) == v4 && icmp_l4(b, at, stop, v4, &l);
-        break;
-    default:
-        return 0;
-    }
-    return ok ? checksummed(w, &l, proto, at, stop, v4, src, dst, depth, path) : 0;
-}
-
-/* An IPv4 header at `at` (its datagram within `end`; `o`: the packet's outer header, at depth 0): its checksum, then
- * the transport layer; an outer fragment's key and place in its datagram go to `o` (FRAGMENT). */
-static int ipv4_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, outer_t *o, int quote, uint64_t path)
-{
-    const uint8_t *b = w->b;
-    if (end - at < CT_IPHDR_SIZE)
-        return 0;
-    Py_ssize_t ihl = (b[at] & 15) * 4, total = be16(b + at + CT_IPHDR_TOT_LEN);
-    unsigned frag = be16(b + at + CT_IPHDR_FRAG_OFF) & (CT_IP_MF | CT_IP_OFFSET), proto = b[at + CT_IPHDR_PROTOCOL];
-    if (o != NULL && frag) {  /* known even when the packet fails below: its key stays with Python */
-        o->frag = 1;
-        o->key[0] = 4;
-        memcpy(o->key + 1, b + at + CT_IPHDR_SADDR, 2 * CT_IPHDR_ADDR_SIZE);
-        memcpy(o->key + 1 + 2 * CT_IPHDR_ADDR_SIZE, b + at + CT_IPHDR_ID, 2);
-        o->key[3 + 2 * CT_IPHDR_ADDR_SIZE] = o->proto = proto;
-    }
-    if (ihl < CT_IPHDR_SIZE || total < ihl || ihl > end - at || (total > end - at && !quote) ||
-        (frag && (o == NULL || quote)))
-        return 0;
-    PUSH(path, T_IPV4);
-    if (!options_ok(b, at + CT_IPHDR_SIZE, at + ihl, 0, NULL) ||
-        !judge(w, C_IPV4, depth, at, at + CT_IPV4_FIELD, at + ihl, 0, 0, 0, NOT_UDP, path))
-        return 0;
-    if (frag) {
-        if (proto != CT_TCP && proto != CT_UDP && proto != CT_ICMP)
-            return 0;
-        o->l3 = at;
-        o->ihl = ihl;
-        o->dlen = total - ihl;
-        o->offset = (frag & CT_IP_OFFSET) * CT_FRAG_UNIT;
-        o->more = (frag & CT_IP_MF) != 0;
-        if (o->offset && !emit(w, (proto == CT_TCP ? C_TCP : proto == CT_UDP ? C_UDP : C_ICMP) | NA, depth))
-            return 0;
-        o->path = path;
-        return FRAGMENT;
-    }
-    if (total > end - at)  /* a quote of the datagram's start */
-        return partial(w, proto, 1, at + ihl, end, depth, RS_PARTIAL_QUOTE, path);
-    return transport(w, proto, at + ihl, at + total, 1, at + CT_IPHDR_SADDR, at + CT_IPHDR_DADDR, depth, path);
-}
-
-/* The Fragment header at `pos` of an outer IPv6 fragment whose header is at `at` (its payload ending at `stop`;
- * `word`: the header's offset and M flag): the datagram's key and this fragment's place in it go to `o`; FRAGMENT,
- * or 0 for a datagram of a protocol csum does not reassemble in C. */
-static int ipv6_outer_fragment(walk_t *w, outer_t *o, Py_ssize_t at, Py_ssize_t pos, Py_ssize_t stop, unsigned word,
-                               int depth, uint64_t path)
-{
-    const uint8_t *b = w->b;
-    o->frag = 1;
-    o->key[0] = 6;
-    memcpy(o->key + 1, b + at + CT_IPV6HDR_SADDR, 2 * CT_IPV6HDR_ADDR_SIZE);
-    memcpy(o->key + 1 + 2 * CT_IPV6HDR_ADDR_SIZE, b + pos + CT_FRAG_HDR_IDENTIFICATION, 4);
-    o->proto = b[pos];
-    o->l3 = at;
-    o->ihl = pos + CT_FRAG_HDR_SIZE - at;
-    o->dlen = stop - pos - CT_FRAG_HDR_SIZE;
-    o->offset = word & CT_IP6_OFFSET;
-    o->more = word & CT_IP6_MF;
-    if (o->proto != CT_TCP && o->proto != CT_UDP && o->proto != CT_ICMPV6)
-        return 0;
-    if (o->offset && !emit(w, (o->proto == CT_TCP ? C_TCP : o->proto == CT_UDP ? C_UDP : C_ICMPV6) | NA, depth))
-        return 0;
-    o->path = path;
-    return FRAGMENT;
-}
-
-/* An IPv6 header at `at` (its datagram within `end`; `o`: the packet's outer header, at depth 0): its extension
- * headers (RFC 8200 4, RFC 7045), then the transport layer or a fragment's. */
-static int ipv6_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, outer_t *o, int quote, uint64_t path)
-{
-    const uint8_t *b = w->b;
-    if (end - at < CT_IPV6HDR_SIZE)
-        return 0;
-    Py_ssize_t plen = be16(b + at + CT_IPV6HDR_PAYLOAD_LEN), pos = at + CT_IPV6HDR_SIZE, stop = pos + plen;
-    Py_ssize_t src = at + CT_IPV6HDR_SADDR, dst = at + CT_IPV6HDR_DADDR;
-    unsigned nh = b[at + CT_IPV6HDR_NEXTHDR];
-    int cut = stop > end;  /* a quote of the datagram's start */
-    if (plen == 0 || (cut && !quote))
-        return 0;
-    if (cut)
-        stop = end;
-    PUSH(path, T_IPV6);
-    int fragment = 0, seen = 0;  /* fragment 1: first, 2: later (RFC 8200 4.5; 0 with seen: atomic, RFC 6946) */
-    while (CT_IS_IPV6_EXT(nh) && (nh != CT_FRAGMENT || w->frag6 || o != NULL)) {  /* RFC 8200 4, RFC 7045 */
-        if (pos + CT_IPV6_EXT_UNIT > stop)
-            return 0;
-        Py_ssize_t size = ipv6_ext_size(b, pos, nh);
-        if (pos + size > stop)
-            return 0;
-        if (nh == CT_FRAGMENT) {
-            unsigned word = be16(b + pos + CT_FRAG_HDR_FRAG_OFF);
-            if (seen++ || quote)
-                return 0;  /* a second fragment header, a quoted fragment: the Python walker */
-            fragment = word & CT_IP6_OFFSET ? 2 : word & CT_IP6_MF;
-            if (fragment && !w->frag6)  /* an outer fragment of a capture: the datagram decides */
-                return ipv6_outer_fragment(w, o, at, pos, stop, word, depth, path);
-        } else if (nh == CT_ROUTING) {
-            if (b[pos + CT_IPV6_RT_SEGMENTS_LEFT] && (dst = routing_destination(b, pos, size)) < 0)
-                return 0;  /* a routing type whose final destination csum does not read: the Python walker */
-        } else if (nh == CT_AH) {
-            PUSH(path, T_AH);
-        } else if ((nh == CT_HOP_BY_HOP || nh == CT_DEST_OPTS) &&
-                   !options_ok(b, pos + 2, pos + size, 1, nh == CT_DEST_OPTS ? &src : NULL)) {
-            return 0;
-        }
-        nh = b[pos];
-        pos += size;
-        if (fragment == 2)
-            break;  /* fragment data follows, not headers */
-    }
-    if (fragment)
-        return partial(w, nh, 0, pos, stop, depth, fragment == 2 ? RS_NON_FIRST_FRAGMENT : RS_NEEDS_REASSEMBLY, path);
-    if (cut)
-        return partial(w, nh, 0, pos, stop, depth, RS_PARTIAL_QUOTE, path);
-    return transport(w, nh, pos, stop, 0, src, dst, depth, path);
-}
-
-/* An IP header at `at` of the kind `ethertype` names (ANY_IP: the version nibble decides), its datagram within
- * `end`: ipv4_layer or ipv6_layer, the outer header's version and path noted at depth 0. */
-static int ip_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, unsigned ethertype, uint64_t path)
-{
-    const uint8_t *b = w->b;
-    if (at >= end)
-        return 0;
-    unsigned version = b[at] >> 4;
-    if ((ethertype == CT_ETH_IPV4 && version != 4) || (ethertype == CT_ETH_IPV6 && version != 6) ||
-        (ethertype != CT_ETH_IPV4 && ethertype != CT_ETH_IPV6 && ethertype != ANY_IP))
-        return 0;
-    outer_t *o = depth == 0 ? w->outer : NULL;
-    if (o != NULL) {
-        o->reached = version == 4 ? 4 : 6;
-        o->link = path;
-    }
-    w->ip = at;
-    w->ipv = version == 4 ? 4 : 6;
-    if (version == 4)
-        return ipv4_layer(w, at, end, depth, o, 0, path);
-    return version == 6 ? ipv6_layer(w, at, end, depth, o, 0, path) : 0;
-}
-
-/* The datagram an ICMP error at depth `depth` quotes, from `at` to its message's end `stop` (csum/layers/walk.py
- * quote, h_ipv4 / h_ipv6 with quote): one level deeper, its IPv4 header's checksum judged, its transport layer
- * judged when the quote holds the whole datagram, else reported partial-quote; nothing for a quote that is no IP. */
-static int quoted(walk_t *w, Py_ssize_t at, Py_ssize_t stop, int depth, uint64_t path)
-{
-    if (at >= stop || depth >= MAX_DEPTH)
-        return 1;
-    const uint8_t *b = w->b;
-    unsigned version = b[at] >> 4;
-    if (version != 4 && version != 6)
-        return 1;
-    /* a header the capture cut (not one the message ends inside of: the Python walker's) is no layer */
-    Py_ssize_t head = version == 4 ? CT_IPHDR_SIZE : CT_IPV6HDR_SIZE;
-    if (at + head > w->len || (version == 4 && (b[at] & 15) * 4 >= CT_IPHDR_SIZE && at + (b[at] & 15) * 4 > w->len))
-        return 1;
-    w->ip = at;
-    w->ipv = (int)version;
-    if (version == 4)
-        return ipv4_layer(w, at, stop, depth + 1, NULL, 1, path);
-    return ipv6_layer(w, at, stop, depth + 1, NULL, 1, path);
-}
-
-/* The link layer of CT_LINKS[index] (its path token: T_LINK + its name's index). */
-static int link_layer(walk_t *w, Py_ssize_t len, Py_ssize_t index)
-{
-    const uint8_t *b = w->b;
-    const ct_link_t *row = CT_LINKS + index;
-    Py_ssize_t header = row->header, at = row->at;
-    int kind = row->kind;
-    uint64_t path = T_LINK + row->name;
-    if (kind == K_IP)
-        return ip_layer(w, 0, len, 0, ANY_IP, 0);
-    if (path >= T_COUNT)
-        return 0;
-    if (kind == K_FAMILY) {  /* the family word in the capturing host's byte order or the network's */
-        if (len < header)
-            return 0;
-        uint32_t le = b[0] | (b[1] << 8) | (b[2] << 16) | ((uint32_t)b[3] << 24), be = be32(b);
-        uint32_t fam = (CT_FAMILY_IPV4(le) || CT_FAMILY_IPV6(le)) ? le : be;
-        if (CT_FAMILY_IPV4(fam))
-            return ip_layer(w, header, len, 0, CT_ETH_IPV4, path);
-        if (CT_FAMILY_IPV6(fam))
-            return ip_layer(w, header, len, 0, CT_ETH_IPV6, path);
-        return 0;
-    }
-    if (kind == K_ETHERTYPE) {
-        if (len < header)
-            return 0;
-        return ethertype_layer(w, be16(b + at), header, len, 0, path);
-    }
-    if (kind != K_ETHERNET)
-        return 0;
-    return eth_layer(w, 0, len, 0, 0, (int)path);
-}
+#include "_walk.h"
 
 static int get(PyObject *o, Py_buffer *v, int writable, Py_ssize_t itemsize)
 {
@@ -889,8 +252,8 @@ static int whole(reasm_t *r, dgram_t *k)
     }
     int16_t codes[SLOTS] = {0};
     rec_t recs[SLOTS];
-    walk_t w = {scratch, codes, 0, NULL, 0, 0, recs, 1, 0, 0, size};
-    if (ip_layer(&w, 0, size, 0, v4 ? CT_ETH_IPV4 : CT_ETH_IPV6, 0) != 1 || w.n != (v4 ? 2 : 1))
+    walk_t w = {.b = scratch, .codes = codes, .recs = recs, .frag6 = 1, .len = size, .slots = SLOTS, .judge = 1};
+    if (walk_ip(&w, 0, size, 0, v4 ? CT_ETH_IPV4 : CT_ETH_IPV6, 0) != 1 || w.n != (v4 ? 2 : 1))
         return -1;  /* a tunnel, an ICMP error, a failing or absent checksum: the Python walker */
     if (recs[w.n - 1].field + 2 > h->ihl + h->dlen)
         return -1;  /* the field sits in another fragment: reported there, by the Python walker */
@@ -1198,15 +561,6 @@ static int64_t auto_link(const uint8_t *b, Py_ssize_t len)
     return fits(b, len, 0) ? 101 : -1;
 }
 
-/* The row of CT_LINKS for capture link type `linktype`, or -1 for a link type this file does not walk. */
-static Py_ssize_t link_row(int64_t linktype)
-{
-    for (Py_ssize_t k = 0; k < CT_NLINKS; k++)
-        if (CT_LINKS[k].number == linktype)
-            return k;
-    return -1;
-}
-
 /* verify(packet, linktype) -> [Result, ...] for every checksum of one whole packet (linktype -1: "auto"), or
  * None when it holds anything this file does not walk (the Python walker answers: csum/layers/inet.py). */
 static PyObject *verify(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
@@ -1225,16 +579,17 @@ static PyObject *verify(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     PyObject *result = Py_None;
     if (linktype == -1)
         linktype = auto_link(b, v.len);
-    Py_ssize_t index = linktype < 0 ? -1 : link_row(linktype);
+    Py_ssize_t index = linktype < 0 ? -1 : walk_link_row(linktype);
     if (index >= 0) {
         int16_t codes[SLOTS];
         outer_t outer = {0};
         rec_t recs[SLOTS];
-        walk_t w = {b, codes, 0, &outer, 1, 0, recs, 1, 0, 0, v.len};
-        int r = link_layer(&w, v.len, index);
+        walk_t w = {.b = b, .codes = codes, .outer = &outer, .report = 1, .recs = recs, .frag6 = 1, .len = v.len,
+                    .slots = SLOTS, .judge = 1};
+        int r = walk_link(&w, v.len, index);
         if (r == FRAGMENT) {  /* an outer IPv4 fragment: recs[0] is its header (a later one's NA code undone) */
             w.n = 1;
-            r = partial(&w, outer.proto, 1, outer.l3 + outer.ihl, outer.l3 + outer.ihl + outer.dlen, 0,
+            r = walk_partial(&w, outer.proto, 1, outer.l3 + outer.ihl, outer.l3 + outer.ihl + outer.dlen, 0,
                         outer.offset ? RS_NON_FIRST_FRAGMENT : RS_NEEDS_REASSEMBLY, recs[0].path);
         }
         if (r == 1)
@@ -1252,7 +607,7 @@ static int fragment_rows(walk_t *w, const outer_t *o)
 {
     int v4 = o->reached == 4;
     w->n = v4 ? 1 : 0;
-    return partial(w, o->proto, v4, o->l3 + o->ihl, o->l3 + o->ihl + o->dlen, 0,
+    return walk_partial(w, o->proto, v4, o->l3 + o->ihl, o->l3 + o->ihl + o->dlen, 0,
                    o->offset ? RS_NON_FIRST_FRAGMENT : RS_NEEDS_REASSEMBLY, o->path);
 }
 
@@ -1290,11 +645,11 @@ static int walk_packet(chunk_t *c, Py_ssize_t i, walk_t *w)
 {
     if (c->link[i] != c->last_link) {
         c->last_link = c->link[i];
-        c->last_row = link_row(c->link[i]);
+        c->last_row = walk_link_row(c->link[i]);
     }
     int r = 0;
     if (c->off[i] >= 0 && c->cap[i] >= 0 && c->off[i] + c->cap[i] <= c->len && c->last_row >= 0)
-        r = link_layer(w, c->cap[i], c->last_row);
+        r = walk_link(w, c->cap[i], c->last_row);
     if (r == FRAGMENT && w->bad)
         r = 0;
     if (c->rows != NULL) {
@@ -1315,7 +670,8 @@ static int check_packet(chunk_t *c, Py_ssize_t i)
     outer_t o;
     memset(&o, 0, offsetof(outer_t, key) + KEY);  /* what is read of a packet that is no fragment; a key's zeros */
     rec_t recs[SLOTS];
-    walk_t w = {c->data + c->off[i], codes, 0, &o, 1, 0, recs, 0, 0, 0, c->cap[i]};
+    walk_t w = {.b = c->data + c->off[i], .codes = codes, .outer = &o, .report = 1, .recs = recs, .len = c->cap[i],
+                .slots = SLOTS, .judge = 1};
     int r = walk_packet(c, i, &w), todo = c->todo[i];
     if (r == 1 && w.bad && todo) {
         codes[0] = -2;

@@ -43,6 +43,8 @@ def test_a_changed_fact_changes_the_header(monkeypatch, tmp_path):
 
 @pytest.mark.parametrize("name, more", [
     ("_cwalk.c", ()),
+    ("_walk.c", ()),  # the one C walker both link
+    ("_walk.h", ()),
     ("_ipheaders.h", ()),  # the IP header primitives both share
     ("_encap.h", ()),  # the encapsulation headers both read
     # the rewriter's own: IPv4/IPv6 address and protocol offsets, VLAN ID, fragment bits, other TPIDs, units

@@ -51,9 +51,10 @@ def test_every_handler_is_some_edge_s_child():
 
 
 def test_c_edges_are_edges_and_have_a_c_case():
-    """Each C edge is an edge of the graph; _cwalk.c follows each table through its generated ct_next_<table>() and
-    has a case (or a test) for each child layer it takes; the committed header is the generated one."""
-    src = (ROOT / "csum" / "engine" / "_cwalk.c").read_text()
+    """Each C edge is an edge of the graph; the C walker (_walk.c) follows each table through its generated
+    ct_next_<table>() and has a case (or a test) for each child layer it takes; the committed header is the generated
+    one."""
+    src = (ROOT / "csum" / "engine" / "_walk.c").read_text()
     header = (ROOT / "csum" / "engine" / "_cwalk_table.h").read_text()
     assert header == gen_cwalk_table.render()
     for table, keys in T.C_EDGES.items():
