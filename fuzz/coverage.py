@@ -3,8 +3,8 @@
 Builds the C extensions with llvm's source-based coverage (``CC=clang CSUM_COVERAGE=1``, into build/coverage),
 replays every committed input (fuzz/corpus/, fuzz/regressions/; with ``--grown`` also the corpora the fuzz runs grew
 in build/fuzz/corpus/) through its target, and prints ``llvm-cov report``'s line coverage of _cwalk.c,
-_rowtext.c, _walk.c, _speedups.c, _rewrite.c, _explain.c and the arithmetic they all link, _arith.c and _arith.h (its coverage:
-the union over the four extensions; llvm-profdata and llvm-cov of clang's version).
+_rowtext.c, _walk.c, _speedups.c, _rewrite.c, _explain.c and the arithmetic they all link, _arith.c and _arith.h
+(its coverage: the union over the four extensions; llvm-profdata and llvm-cov of clang's version).
 """
 
 from __future__ import annotations
