@@ -15,6 +15,7 @@
 
 #include "_arith.h"
 #include "_cwalk_table.h"
+#include "_walk.h"
 
 /* The hypotheses, in the order csum/explain/hypotheses.py alone yields them (csum/explain/quick.py VARIANTS). */
 enum { H_NOT_COMPLEMENTED, H_BYTE_ORDER, H_SINGLE_FOLD16, H_SINGLE_FOLD32, H_CARRY_LOST16, H_CARRY_LOST32, H_ODD_BYTE,
@@ -345,9 +346,103 @@ static PyObject *alone(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     return result;
 }
 
+/* wrong()'s IP layers and records: as many as the checker's (SLOTS fields), the IP layers of a few tunnels. */
+enum { WRONG_IPS = 8 };
+
+/* The one failing field of a walked packet: its record's index, or -1 where there is not exactly one. */
+static int one_failing(const walk_t *w)
+{
+    int k = -1;
+    for (int i = 0; i < w->n; i++) {
+        if (w->recs[i].ok == 0) {
+            if (k >= 0)
+                return -1;
+            k = i;
+        }
+    }
+    return k;
+}
+
+/* Whether record k is a TCP/UDP checksum wrong by a plain mismatch, in the outer IP layer (ips[0], the only layer of
+ * its depth before it: csum/explain/flow.py carrier), its ports at its header: what wrong() explains. */
+static int plain_l4(const walk_t *w, int k)
+{
+    const rec_t *r = w->recs + k;
+    const ip_t *ip = w->ips;
+    if (r->reason != RS_MISMATCH || (r->code != C_TCP && r->code != C_UDP) || r->depth != 0 || r->end < 0
+        || w->nips < 1)
+        return 0;
+    if (ip->depth != 0 || ip->quote || ip->quoting || ip->cut || ip->fragment || ip->ah || !ip->pseudo || ip->l4 != k
+        || ip->l4start != r->header || ip->src < 0 || ip->dst < 0 || (ip->version != 4 && ip->version != 6))
+        return 0;
+    for (int i = 1; i < w->nips; i++)
+        if (w->ips[i].depth == 0 && w->ips[i].l3 <= r->header)
+            return 0;
+    return 1;
+}
+
+/* wrong(buf, linktype) -> None, or (field, header, end, l3, version, proto, hits) for a packet whose one wrong field
+ * is a TCP/UDP checksum of the outer IP layer (see plain_l4; the IPv4 header's checksum, if any, right): the C
+ * walker's stack (csum/engine/_walk.c) and that field's hypotheses from the packet alone that store its stored
+ * value (alone's, with the arguments csum/explain/quick.py would give). None: anything else (csum/explain/fast.py
+ * then takes the Python path). */
+static PyObject *wrong(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "wrong takes 2 arguments");
+        return NULL;
+    }
+    int64_t linktype = PyLong_AsLongLong(args[1]);
+    if (linktype == -1 && PyErr_Occurred())
+        return NULL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t index = linktype < 0 ? -1 : walk_link_row(linktype);
+    int16_t codes[SLOTS];
+    outer_t outer = {0};
+    rec_t recs[SLOTS];
+    ip_t ips[WRONG_IPS];
+    walk_t w = {.b = view.buf, .codes = codes, .outer = &outer, .report = 1, .recs = recs, .frag6 = 1,
+                .len = view.len, .slots = SLOTS, .judge = 1, .ips = ips, .maxips = WRONG_IPS};
+    int k = index >= 0 && walk_link(&w, view.len, index) == 1 ? one_failing(&w) : -1;
+    if (k < 0 || !plain_l4(&w, k)) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    const rec_t *r = recs + k;
+    const ip_t *ip = ips;
+    int tcp = r->code == C_TCP;
+    args_t a = {.b = view.buf, .len = view.len};
+    int64_t *v = a.v;
+    v[A_START] = r->header, v[A_END] = r->end, v[A_AT] = r->field, v[A_SRC] = ip->src, v[A_DST] = ip->dst;
+    v[A_SIZE] = ip->version == 4 ? CT_IPHDR_ADDR_SIZE : CT_IPV6HDR_ADDR_SIZE, v[A_LENGTH] = r->end - r->header;
+    v[A_PROTO] = tcp ? CT_TCP : CT_UDP, v[A_STORED] = r->stored, v[A_COMPUTED] = r->computed;
+    v[A_FLAGS] = F_PSEUDO | F_MORE | F_IP | F_L4 | (tcp ? F_TCP : F_UDP) | (ip->version == 6 ? F_V6 : 0);
+    v[A_PAD] = r->end == ip->end ? ip->end : -1, v[A_IP_TOTAL] = ip->end - ip->l3, v[A_AFTER] = ip->end - r->header;
+    v[A_MINIMUM] = tcp ? CT_TCP_MIN : CT_UDP_MIN, v[A_L3] = v[A_L3_END] = 0;
+    if (!in_range(&a)) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    hits_t h = {PyList_New(0), r->stored, r->computed};
+    if (h.out == NULL || hypotheses(&h, &a) < 0) {
+        Py_XDECREF(h.out);
+        goto done;
+    }
+    result = Py_BuildValue("(nnnniiN)", r->field, r->header, r->end, ip->l3, ip->version, ip->proto, h.out);
+done:
+    PyBuffer_Release(&view);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"alone", (PyCFunction)(void (*)(void))alone, METH_FASTCALL,
      "The single-mistake hypotheses of one field from the packet alone (csum/explain/quick.py), or None."},
+    {"wrong", (PyCFunction)(void (*)(void))wrong, METH_FASTCALL,
+     "The stack facts and hypotheses of a packet's one wrong TCP/UDP checksum (csum/explain/fast.py), or None."},
     {NULL, NULL, 0, NULL},
 };
 
