@@ -363,26 +363,23 @@ static int one_failing(const walk_t *w)
     return k;
 }
 
-/* Whether record k is a TCP/UDP checksum wrong by a plain mismatch, in the outer IP layer (ips[0], the only layer of
- * its depth before it: csum/explain/flow.py carrier), its ports at its header: what wrong() explains. */
+/* Whether record k is a TCP/UDP checksum wrong by a plain mismatch in the packet's one IP layer (not a fragment, a
+ * quote, nor behind AH), its ports at its header: what wrong() explains (no other field covers a pseudo-header). */
 static int plain_l4(const walk_t *w, int k)
 {
     const rec_t *r = w->recs + k;
     const ip_t *ip = w->ips;
     if (r->reason != RS_MISMATCH || (r->code != C_TCP && r->code != C_UDP) || r->depth != 0 || r->end < 0
-        || w->nips < 1)
+        || w->nips != 1)
         return 0;
     if (ip->depth != 0 || ip->quote || ip->quoting || ip->cut || ip->fragment || ip->ah || !ip->pseudo || ip->l4 != k
         || ip->l4start != r->header || ip->src < 0 || ip->dst < 0 || (ip->version != 4 && ip->version != 6))
         return 0;
-    for (int i = 1; i < w->nips; i++)
-        if (w->ips[i].depth == 0 && w->ips[i].l3 <= r->header)
-            return 0;
     return 1;
 }
 
-/* wrong(buf, linktype) -> None, or (field, header, end, l3, version, proto, hits) for a packet whose one wrong field
- * is a TCP/UDP checksum of the outer IP layer (see plain_l4; the IPv4 header's checksum, if any, right): the C
+/* wrong(buf, linktype) -> None, or (field, header, end, l3, ip_end, version, proto, hits) for a packet whose one
+ * wrong field is the TCP/UDP checksum of its one IP layer (see plain_l4; the IPv4 header's checksum right): the C
  * walker's stack (csum/engine/_walk.c) and that field's hypotheses from the packet alone that store its stored
  * value (alone's, with the arguments csum/explain/quick.py would give). None: anything else (csum/explain/fast.py
  * then takes the Python path). */
@@ -432,7 +429,7 @@ static PyObject *wrong(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         Py_XDECREF(h.out);
         goto done;
     }
-    result = Py_BuildValue("(nnnniiN)", r->field, r->header, r->end, ip->l3, ip->version, ip->proto, h.out);
+    result = Py_BuildValue("(nnnnniiN)", r->field, r->header, r->end, ip->l3, ip->end, ip->version, ip->proto, h.out);
 done:
     PyBuffer_Release(&view);
     return result;

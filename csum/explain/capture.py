@@ -27,7 +27,7 @@ from ..capture.arrow import ParquetSink
 from ..capture.rowtext import TextSink, _csv_field, only, text
 from ..capture.source import open_source
 from ..layers import Result, Status
-from . import Context, Explanation, explain, explain_result
+from . import Context, Explanation, explain, explain_result, fast
 
 __all__ = ["LIMIT", "WINDOW", "Collector", "Explained", "ExplainedParquet", "ExplainedText", "explain_capture"]
 
@@ -216,9 +216,17 @@ def explain_capture(collected: Collector, report: Report, *, limit: int = LIMIT,
     for index, (data, link) in near.items():
         if index not in wanted:
             context.add(data, link, frame(index))
+    by_c: dict[int, fast.Wrong] = {}  # the packets the C walker's stack explains (csum.explain.fast)
     for index, (data, link, _) in packets.items():
-        if index in wanted:
+        results = wanted.get(index)
+        if results is None:
+            continue
+        w = fast.wrong(data, link, results[0]) if len(results) == 1 and index not in collected.after else None
+        if w is None:
             context.add(data, link, frame(index))
+        else:
+            fast.record(w, results[0], context)
+            by_c[index] = w
     out = Explained(skipped=skipped)
     for index, results in sorted(wanted.items()):
         if index not in packets:
@@ -226,12 +234,17 @@ def explain_capture(collected: Collector, report: Report, *, limit: int = LIMIT,
         data, link, origlen = packets[index]
         rows: list[Sender] | None = None
         read = _as_read(data, link, context) if index in collected.after else None
+        w = by_c.get(index)
         for r in results:
-            e = explain_result(data, r, link=link, context=context) if read is None else \
-                _before_rewrite(read, r, collected.after[index], data, link, context)
+            if w is not None and not fast.paired(w, context):
+                e = fast.explain(w, r, context)
+            elif read is None:
+                e = explain_result(data, r, link=link, context=context)
+            else:
+                e = _before_rewrite(read, r, collected.after[index], data, link, context)
             out.fields[(index, -1 if r.field is None else r.field)] = e
             out.causes[e.cause] += 1
-            flow = _keyed_flow(context, data, r)
+            flow = _keyed_flow(context, data, r, w is not None)
             if flow is False:
                 if rows is None:
                     walked = context.walked.get(data)
@@ -245,12 +258,13 @@ def explain_capture(collected: Collector, report: Report, *, limit: int = LIMIT,
     return out
 
 
-def _keyed_flow(context: Context, data: bytes, r: Result) -> Flow | None | Literal[False]:
+def _keyed_flow(context: Context, data: bytes, r: Result, c_walked: bool) -> Flow | None | Literal[False]:
     """The flow of wrong field ``r`` from the flow key :class:`Context` found for it (the IP header carrying it, as
     :func:`csum.capture.hosts.flow_of` finds it among the packet's headers); False where there is none, or where the
-    packet has an IPv4 header the walker refused (flow_of's rows hold it: the caller asks flow_of)."""
+    packet has an IPv4 header the walker refused (flow_of's rows hold it: the caller asks flow_of; ``c_walked``: the
+    C walker walked the whole packet, one IP layer, none refused)."""
     key = context.keys.get((data, -1 if r.field is None else r.field))
-    if key is None or context.refused(data):
+    if key is None or (not c_walked and context.refused(data)):
         return False
     version, src, dst, proto, sport, dport, _layer, depth = key
     return flow_of(r, [Sender(depth, 0, version, src, dst, proto, sport, dport)])

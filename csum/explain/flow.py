@@ -134,17 +134,21 @@ class Context:
         """Record wrong field ``f`` (its Result ``r``, carried by ``ip``; ``ok``: whether the IP header checksum is
         right, when known): its flow, its residual there, the hypotheses that fit it alone."""
         assert r.stored is not None and r.computed is not None and f.at is not None
-        key = self.keys[(buf, f.at)] = flow_key(buf, ip, f)
-        counts = self.residuals.get(key)
-        if counts is None:
-            counts = self.residuals[key] = Counter()
-        res = residual(r.stored, r.computed)
-        counts[res] = counts.get(res, 0) + 1
         hits = fitting(buf, stack, f, r, ip, ok)
         walked = self.walked.get(buf)
         if walked is None:
             walked = self.walked[buf] = (stack, {})
         walked[1][f.at] = hits
+        self.record(buf, f.at, flow_key(buf, ip, f), residual(r.stored, r.computed), hits)
+
+    def record(self, buf: bytes, at: int, key: FlowKey, res: int, hits: list[Guess]) -> None:
+        """Record the wrong field at ``at`` of packet ``buf``: its flow ``key``, its residual ``res`` there, the
+        hypotheses ``hits`` that fit it alone (their causes counted once each)."""
+        self.keys[(buf, at)] = key
+        counts = self.residuals.get(key)
+        if counts is None:
+            counts = self.residuals[key] = Counter()
+        counts[res] = counts.get(res, 0) + 1
         if hits:
             fits = self.fits.get(key)
             if fits is None:

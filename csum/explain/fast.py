@@ -1,0 +1,86 @@
+"""The commonest wrong field of a capture explained without the Python walker: ``csum verify --explain``'s fast path.
+
+A packet whose one wrong field is the TCP or UDP checksum of its one IP layer (not a fragment, a tunnel, an ICMP
+error's quote, nor behind AH; the IPv4 header's checksum right) is walked by the C walker (csum/engine/_walk.c,
+through csum/engine/_explain.c ``wrong``), which gives where the field, its segment and its IP header are, and the
+hypotheses from the packet alone that store its value (csum/engine/_explain.c ``alone``, as csum/explain/quick.py
+asks for them). Here they become what the Python path makes of the same packet (:func:`csum.explain.flow.Context.add`
+and :func:`csum.explain.explain_result`): the field's flow key, its residual and fits recorded in the
+:class:`~csum.explain.flow.Context`, the hits named through the reference's texts, and the choice among them made by
+the same code (:func:`csum.explain.choose`, :func:`csum.explain.unnamed`). Every other packet, and a field whose
+segment a right packet of the capture also holds (the packet before a NAT: :mod:`.hypotheses` pairs them), takes the
+Python path. tests/explain/test_fast.py checks that both paths give the same facts and the same explanations.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from .. import engine
+from ..layers import Result
+from ..layers import table as T
+from . import Explanation, Subject, choose, quick, sums, unnamed
+from .flow import Context, FlowKey, residual
+from .sums import Guess
+
+__all__ = ["Wrong", "explain", "wrong"]
+
+#: Where an IPv4 / IPv6 header holds its source and destination addresses, and their size.
+_ADDRESSES = {4: (T.IPHDR.saddr, T.IPHDR.daddr, T.IPHDR.addr_size),
+              6: (T.IPV6HDR.saddr, T.IPV6HDR.daddr, T.IPV6HDR.addr_size)}
+
+
+class Wrong(NamedTuple):
+    """One wrong field from the C walker's stack: the packet, the field's offset, the segment it covers
+    (``start``, ``end``), its flow key and the hypotheses from the packet alone that store its value."""
+
+    data: bytes
+    at: int
+    start: int
+    end: int
+    key: FlowKey
+    hits: list[Guess]
+
+
+def wrong(data: bytes, link: int, r: Result) -> Wrong | None:
+    """Field ``r`` of packet ``data`` (link type ``link``) from the C walker, where it is the packet's one wrong field
+    and one this path covers (see the module docstring); None: the Python path's."""
+    c = engine.cexplain
+    if c is None or r.field is None or r.stored is None or r.computed is None:
+        return None
+    got = c.wrong(data, link)
+    if got is None or got[0] != r.field:
+        return None
+    at, start, end, l3, ip_end, version, proto, found = got
+    length = end - start
+    layer = r.layer
+
+    def lengths(header: int) -> list[tuple[int, str]]:
+        return sums.lengths_of(layer, version, ip_end - l3, ip_end - start, length, header)
+
+    saddr, daddr, size = _ADDRESSES[version]
+    key = (version, data[l3 + saddr:l3 + saddr + size], data[l3 + daddr:l3 + daddr + size], proto,
+           int.from_bytes(data[start:start + 2], "big"), int.from_bytes(data[start + 2:start + 4], "big"), layer, 0)
+    return Wrong(data, at, start, end, key, quick.named(found, lengths, length))
+
+
+def paired(w: Wrong, context: Context) -> bool:
+    """Whether a right packet of the context holds this field's segment (:func:`.hypotheses.segment_key`): the
+    packet before a NAT, which only the Python path pairs."""
+    if not context.segments:
+        return False
+    return w.data[w.start + 4:w.at] + w.data[w.at + 2:w.end] in context.segments
+
+
+def explain(w: Wrong, r: Result, context: Context) -> Explanation:
+    """Why field ``r`` (``w``, recorded in ``context``) is wrong, as :func:`csum.explain.explain_result` says."""
+    assert r.stored is not None and r.computed is not None
+    subject = Subject(r.layer, r.stored, r.computed, w.key, True, lambda: True, None)
+    found = choose(subject, w.hits, context)
+    return unnamed(subject, w.hits, context) if found is None else found
+
+
+def record(w: Wrong, r: Result, context: Context) -> None:
+    """Record field ``r`` in ``context`` as :meth:`~csum.explain.flow.Context.add` does for its packet."""
+    assert r.stored is not None and r.computed is not None
+    context.record(w.data, w.at, w.key, residual(r.stored, r.computed), w.hits)
