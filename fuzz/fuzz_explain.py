@@ -8,7 +8,9 @@ Python walker; for every checksum field the C covers, every hypothesis the C giv
 the frame (fuzz_common.exact: AddressSanitizer sees an overread of one byte). Then ``alone`` is called once more
 with every offset and length argument taken from the input's first bytes (anywhere from 4 before the frame to 4
 past it, a pseudo-header size of 4, 16 or another): it must answer None or hypotheses, never read outside the
-frame (ASan) nor fail.
+frame (ASan) nor fail. And ``wrong`` (csum/explain/fast.py's C walk of a packet with one wrong TCP/UDP checksum), where
+it answers: the same field, segment, flow key and hits as the Python walker gives (csum/explain/flow.py flow_key, the
+hypotheses above).
 """
 
 from __future__ import annotations
@@ -19,8 +21,8 @@ from fuzz_common import LINKS, assert_equal, exact
 
 from csum import engine
 from csum.errors import CsumValueError
-from csum.explain import hypotheses, quick
-from csum.explain.flow import carrier
+from csum.explain import fast, hypotheses, quick
+from csum.explain.flow import carrier, flow_key
 from csum.layers import walk
 from csum.layers.check import judge
 
@@ -58,6 +60,29 @@ def _compare(frame: bytes, link: int) -> None:
             assert_equal(_texts(fast), _texts(python), f"fitting({f.entry.name} at {f.at})")
 
 
+def _wrong(frame: bytes, link: int) -> None:
+    """``wrong`` on the frame (an exact-size copy: ASan sees an overread), and where it answers for the packet's one
+    failing field: the Python walker's field, segment, flow key and hits."""
+    c, cwalk = engine.cexplain, engine.cwalk
+    assert c is not None and cwalk is not None
+    got = c.wrong(exact(frame), link)
+    results = cwalk.verify(exact(frame), link)
+    failing = [] if results is None else [r for r in results if r.ok is False]
+    if got is None or len(failing) != 1:
+        assert got is None, f"wrong() answered {got!r} for a packet whose failing fields are {failing!r}"
+        return
+    r = failing[0]
+    w = fast.wrong(frame, link, r)
+    assert w is not None and w.at == got[0] == r.field, f"wrong() answered {got!r} for {r!r}"
+    stack = walk(memoryview(frame), link)
+    f = next(f for f in stack.fields if f.at == r.field)
+    ip = carrier(stack, f)
+    assert ip is not None, "wrong() answered for a field no IP header carries"
+    python = [g for g in hypotheses.alone(frame, stack, f, r, ip) if g.value == r.stored and g.value != r.computed]
+    assert_equal((w.start, w.end, w.key, _texts(w.hits)), (*f.covers[0], flow_key(frame, ip, f), _texts(python)),
+                 f"wrong({r.layer} at {r.field})")
+
+
 def _arbitrary(data: bytes, frame: bytes) -> None:
     """``alone`` with offsets the input picks: None or hypotheses, nothing read outside the frame."""
     c = engine.cexplain
@@ -79,4 +104,5 @@ def one_input(data: bytes) -> None:
         return
     link, frame = LINKS[(data[0] & 0x3F) % len(LINKS)], data[1:]
     _compare(frame, link)
+    _wrong(frame, link)
     _arbitrary(data, frame)
