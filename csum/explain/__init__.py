@@ -239,8 +239,12 @@ def _pinned(subject: Subject, context: Context | None) -> dict[str, int]:
     key = subject.key
     if context is None or key is None:
         return {}
-    wrong = sum(context.residuals.get(key, {}).values())
-    return {cause: n for cause, n in context.fits.get(key, {}).items() if n >= PIN and 2 * n >= wrong}
+    pins = context.pins.get(key)
+    if pins is None:
+        wrong = sum(context.residuals.get(key, {}).values())
+        pins = context.pins[key] = {cause: n for cause, n in context.fits.get(key, {}).items()
+                                    if n >= PIN and 2 * n >= wrong}
+    return pins
 
 
 def _program(before: object, buf: bytes, f: Field) -> Explanation | None:

@@ -28,6 +28,7 @@ from ..capture.rowtext import TextSink, _csv_field, only, text
 from ..capture.source import open_source
 from ..layers import Result, Status
 from . import Context, Explanation, explain, explain_result, fast
+from .flow import FlowKey
 
 __all__ = ["LIMIT", "WINDOW", "Collector", "Explained", "ExplainedParquet", "ExplainedText", "explain_capture"]
 
@@ -228,6 +229,7 @@ def explain_capture(collected: Collector, report: Report, *, limit: int = LIMIT,
             fast.record(w, results[0], context)
             by_c[index] = w
     out = Explained(skipped=skipped)
+    flows: dict[FlowKey, Flow | None | Literal[False]] = {}  # the flow of each flow key the fast path gave
     for index, results in sorted(wanted.items()):
         if index not in packets:
             continue
@@ -244,7 +246,11 @@ def explain_capture(collected: Collector, report: Report, *, limit: int = LIMIT,
                 e = _before_rewrite(read, r, collected.after[index], data, link, context)
             out.fields[(index, -1 if r.field is None else r.field)] = e
             out.causes[e.cause] += 1
-            flow = _keyed_flow(context, data, r, w is not None)
+            flow = flows.get(w.key, False) if w is not None else False
+            if flow is False:
+                flow = _keyed_flow(context, data, r, w is not None)
+                if w is not None:
+                    flows[w.key] = flow
             if flow is False:
                 if rows is None:
                     walked = context.walked.get(data)

@@ -18,17 +18,11 @@ from typing import NamedTuple
 
 from .. import engine
 from ..layers import Result
-from ..layers import table as T
 from . import Explanation, Subject, choose, quick, sums, unnamed
 from .flow import Context, FlowKey, residual
 from .sums import Guess
 
 __all__ = ["Wrong", "explain", "wrong"]
-
-#: Where an IPv4 / IPv6 header holds its source and destination addresses, and their size.
-_ADDRESSES = {4: (T.IPHDR.saddr, T.IPHDR.daddr, T.IPHDR.addr_size),
-              6: (T.IPV6HDR.saddr, T.IPV6HDR.daddr, T.IPV6HDR.addr_size)}
-
 
 class Wrong(NamedTuple):
     """One wrong field from the C walker's stack: the packet, the field's offset, the segment it covers
@@ -51,17 +45,15 @@ def wrong(data: bytes, link: int, r: Result) -> Wrong | None:
     got = c.wrong(data, link)
     if got is None or got[0] != r.field:
         return None
-    at, start, end, l3, ip_end, version, proto, found = got
+    at, start, end, l3, ip_end, version, proto, src, dst, sport, dport, found = got
     length = end - start
     layer = r.layer
 
     def lengths(header: int) -> list[tuple[int, str]]:
         return sums.lengths_of(layer, version, ip_end - l3, ip_end - start, length, header)
 
-    saddr, daddr, size = _ADDRESSES[version]
-    key = (version, data[l3 + saddr:l3 + saddr + size], data[l3 + daddr:l3 + daddr + size], proto,
-           int.from_bytes(data[start:start + 2], "big"), int.from_bytes(data[start + 2:start + 4], "big"), layer, 0)
-    return Wrong(data, at, start, end, key, quick.named(found, lengths, length))
+    return Wrong(data, at, start, end, (version, src, dst, proto, sport, dport, layer, 0),
+                 quick.named(found, lengths, length) if found else [])
 
 
 def paired(w: Wrong, context: Context) -> bool:

@@ -96,10 +96,13 @@ class Context:
     walked: dict[bytes, tuple[Stack, dict[int, list[Guess]]]] = field(default_factory=dict)
     #: The flow of each wrong field added, by (packet, field offset): found once.
     keys: dict[tuple[bytes, int], FlowKey] = field(default_factory=dict)
+    #: Per flow, the causes its wrong fields pin (csum.explain's _pinned), found once while nothing is added.
+    pins: dict[FlowKey, dict[str, int]] = field(default_factory=dict, compare=False, repr=False)
 
     def add(self, packet: bytes | bytearray | memoryview, link: Link = "ethernet", frame: int = -1) -> None:
         """Record one packet (``frame``: its number in the capture, for the details)."""
         buf = bytes(packet)
+        self.pins.clear()
         try:
             stack = walk(memoryview(buf), link)
         except CsumValueError:
@@ -144,6 +147,7 @@ class Context:
     def record(self, buf: bytes, at: int, key: FlowKey, res: int, hits: list[Guess]) -> None:
         """Record the wrong field at ``at`` of packet ``buf``: its flow ``key``, its residual ``res`` there, the
         hypotheses ``hits`` that fit it alone (their causes counted once each)."""
+        self.pins.clear()
         self.keys[(buf, at)] = key
         counts = self.residuals.get(key)
         if counts is None:
