@@ -21,6 +21,9 @@
 enum { H_NOT_COMPLEMENTED, H_BYTE_ORDER, H_SINGLE_FOLD16, H_SINGLE_FOLD32, H_CARRY_LOST16, H_CARRY_LOST32, H_ODD_BYTE,
        H_PADDING_COUNTED, H_PADDING, H_LENGTH_FULL, H_LENGTH_PARTIAL, H_TTL, H_TOS };
 
+/* The longest IPv4 header: its IHL field's largest value (4 bits) in its units. */
+#define IPV4_MAX_HEADER (15 * CT_IHL_UNIT)
+
 /* The flags argument's bits (csum/explain/quick.py). */
 enum { F_UDP = 1, F_MORE = 2, F_TCP = 4, F_IPV4 = 8, F_IP = 16, F_V6 = 32, F_L4 = 64, F_PSEUDO = 128 };
 
@@ -115,7 +118,7 @@ static int lengths(hits_t *h, int udp, uint64_t head, uint64_t data16, int64_t l
 /* header.py guesses: the IPv4 header's checksum with the H_TTL one higher, or the ECN before a CE mark. */
 static int header(hits_t *h, const uint8_t *b, Py_ssize_t l3, Py_ssize_t l3_end, Py_ssize_t at)
 {
-    uint8_t copy[60];
+    uint8_t copy[IPV4_MAX_HEADER];
     Py_ssize_t n = l3_end - l3;
     memcpy(copy, b + l3, (size_t)n);
     copy[at - l3] = copy[at - l3 + 1] = 0;
@@ -213,7 +216,8 @@ static int pseudo_in_range(const args_t *a)
 static int header_in_range(const args_t *a)
 {
     const int64_t *v = a->v, l3 = v[A_L3], l3_end = v[A_L3_END], at = v[A_AT];
-    return 0 <= l3 && l3 + 20 <= l3_end && l3_end - l3 <= 60 && l3_end <= a->len && l3 <= at && at + 2 <= l3_end;
+    return 0 <= l3 && l3 + CT_IPHDR_SIZE <= l3_end && l3_end - l3 <= IPV4_MAX_HEADER && l3_end <= a->len && l3 <= at
+           && at + 2 <= l3_end;
 }
 
 /* Whether the call is one the Python covers, every offset in the buffer (else alone gives None). */
@@ -262,13 +266,14 @@ static int named_lengths(const args_t *a, const sums_t *m, int64_t *named, int64
     if (flags & F_IP) {
         named[k++] = v[A_IP_TOTAL];
         if (flags & F_V6)
-            named[k++] = v[A_IP_TOTAL] - 40;
+            named[k++] = v[A_IP_TOTAL] - CT_IPV6HDR_SIZE;
         if (flags & F_L4)
             named[k++] = v[A_AFTER];
     }
     *hdr = v[A_MINIMUM];
-    if ((flags & F_TCP) && m->n >= 13)
-        *hdr = (int64_t)((m->rel <= 12 && 12 <= m->rel + 1) ? 0 : m->d[12] >> 4) * 4;
+    if ((flags & F_TCP) && m->n > CT_TCP_DOFF_AT)
+        *hdr = (int64_t)((m->rel <= CT_TCP_DOFF_AT && CT_TCP_DOFF_AT <= m->rel + 1) ? 0 : m->d[CT_TCP_DOFF_AT] >> 4)
+               * CT_TCP_DOFF_UNIT;
     named[k++] = *hdr;
     named[k++] = length - *hdr;
     return k;
