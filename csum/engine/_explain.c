@@ -384,7 +384,7 @@ static int plain_l4(const walk_t *w, int k)
 }
 
 /* wrong(buf, linktype) -> None, or (field, header, end, l3, ip_end, version, proto, source address, destination
- * address (the IP header's), source port, destination port, hits) for a packet whose one
+ * address (the IP header's), source port, destination port, residual, hits) for a packet whose one
  * wrong field is the TCP/UDP checksum of its one IP layer (see plain_l4; the IPv4 header's checksum right): the C
  * walker's stack (csum/engine/_walk.c) and that field's hypotheses from the packet alone that store its stored
  * value (alone's, with the arguments csum/explain/quick.py would give). None: anything else (csum/explain/fast.py
@@ -438,9 +438,10 @@ static PyObject *wrong(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     const uint8_t *b = view.buf;
     Py_ssize_t size = (Py_ssize_t)v[A_SIZE], saddr = ip->l3 + (ip->version == 4 ? CT_IPHDR_SADDR : CT_IPV6HDR_SADDR);
     Py_ssize_t daddr = ip->l3 + (ip->version == 4 ? CT_IPHDR_DADDR : CT_IPV6HDR_DADDR);
-    result = Py_BuildValue("(nnnnniiy#y#iiN)", r->field, r->header, r->end, ip->l3, ip->end, ip->version, ip->proto,
+    uint64_t residual = csum_reduce((uint64_t)(r->stored ^ M16) + r->computed, 16);  /* csum/explain/flow.py's */
+    result = Py_BuildValue("(nnnnniiy#y#iiKN)", r->field, r->header, r->end, ip->l3, ip->end, ip->version, ip->proto,
                            b + saddr, size, b + daddr, size, (int)be16(b + r->header), (int)be16(b + r->header + 2),
-                           h.out);
+                           (unsigned long long)residual, h.out);
 done:
     PyBuffer_Release(&view);
     return result;

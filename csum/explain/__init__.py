@@ -121,14 +121,15 @@ def explain_result(packet: object, result: Result, *, link: Link = "ethernet", b
 
 class Subject(NamedTuple):
     """What the choice among the fitting hypotheses needs of one wrong field, however its packet was walked (the
-    Python walker here, the C walker's stack in :mod:`.fast`): its layer name, stored and right values, its flow
-    (None: no context, or no IP header carries it), whether it covers a pseudo-header, and two questions asked only
-    when the flow's residuals come into it: whether its IP header checksum is right, and, for an IPv4 header's own
-    checksum, that header's (TTL, TOS) (None: not one)."""
+    Python walker here, the C walker's stack in :mod:`.fast`): its layer name, stored and right values and their
+    residual, its flow (None: no context, or no IP header carries it), whether it covers a pseudo-header, and two
+    questions asked only when the flow's residuals come into it: whether its IP header checksum is right, and, for an
+    IPv4 header's own checksum, that header's (TTL, TOS) (None: not one)."""
 
     layer: str
     stored: int
     computed: int
+    res: int
     key: FlowKey | None
     pseudo: bool
     header_ok: Callable[[], bool]
@@ -161,15 +162,17 @@ def _subject(buf: bytes, stack: Stack, f: Field, stored: int, computed: int, ip:
     if ip is not None and f.entry.name == "ipv4" and ip.ip_csum == f.at:
         def ipv4() -> tuple[int, int]:
             return buf[ip.l3 + T.IPV4_TTL], buf[ip.l3 + T.IPV4_TOS]
-    return Subject(f.entry.name, stored, computed, key, f.pseudo is not None,
+    return Subject(f.entry.name, stored, computed, residual(stored, computed), key, f.pseudo is not None,
                    lambda: ip is not None and hypotheses.header_ok(buf, stack, ip), ipv4)
 
 
 def choose(subject: Subject, hits: list[sums.Guess], context: Context | None) -> Explanation | None:
     """The explanation where the fitting hypotheses ``hits`` name one cause (weak ones only where the flow pins
     them), or several (unexplained); None where they name none."""
+    if not hits:
+        return None
     pinned = _pinned(subject, context)
-    weak = hypotheses.one_bit(residual(subject.stored, subject.computed))
+    weak = hypotheses.one_bit(subject.res)
     strong = [g for g in hits if g.sure or not weak or g.cause in pinned]
     causes = _causes(subject, context, strong, pinned, weak)
     if len(causes) == 1:
@@ -277,7 +280,7 @@ def _by_flow(subject: Subject, context: Context) -> Explanation | None:
     if not counts:
         return None
     total = sum(counts.values())
-    res = residual(subject.stored, subject.computed)
+    res = subject.res
     same = counts.get(res, 0)
     layer = subject.layer.upper() if subject.layer in ("tcp", "udp") else subject.layer
     if same >= (PIN if hypotheses.one_bit(res) else 2) and 2 * same >= total:

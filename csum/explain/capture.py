@@ -226,7 +226,7 @@ def explain_capture(collected: Collector, report: Report, *, limit: int = LIMIT,
         if w is None:
             context.add(data, link, frame(index))
         else:
-            fast.record(w, results[0], context)
+            fast.record(w, context)
             by_c[index] = w
     out = Explained(skipped=skipped)
     flows: dict[FlowKey, Flow | None | Literal[False]] = {}  # the flow of each flow key the fast path gave

@@ -19,20 +19,22 @@ from typing import NamedTuple
 from .. import engine
 from ..layers import Result
 from . import Explanation, Subject, choose, quick, sums, unnamed
-from .flow import Context, FlowKey, residual
+from .flow import Context, FlowKey
 from .sums import Guess
 
 __all__ = ["Wrong", "explain", "wrong"]
 
 class Wrong(NamedTuple):
     """One wrong field from the C walker's stack: the packet, the field's offset, the segment it covers
-    (``start``, ``end``), its flow key and the hypotheses from the packet alone that store its value."""
+    (``start``, ``end``), its flow key, its residual (:func:`.flow.residual`) and the hypotheses from the packet alone
+    that store its value."""
 
     data: bytes
     at: int
     start: int
     end: int
     key: FlowKey
+    res: int
     hits: list[Guess]
 
 
@@ -45,14 +47,14 @@ def wrong(data: bytes, link: int, r: Result) -> Wrong | None:
     got = c.wrong(data, link)
     if got is None or got[0] != r.field:
         return None
-    at, start, end, l3, ip_end, version, proto, src, dst, sport, dport, found = got
+    at, start, end, l3, ip_end, version, proto, src, dst, sport, dport, res, found = got
     length = end - start
     layer = r.layer
 
     def lengths(header: int) -> list[tuple[int, str]]:
         return sums.lengths_of(layer, version, ip_end - l3, ip_end - start, length, header)
 
-    return Wrong(data, at, start, end, (version, src, dst, proto, sport, dport, layer, 0),
+    return Wrong(data, at, start, end, (version, src, dst, proto, sport, dport, layer, 0), res,
                  quick.named(found, lengths, length) if found else [])
 
 
@@ -67,12 +69,17 @@ def paired(w: Wrong, context: Context) -> bool:
 def explain(w: Wrong, r: Result, context: Context) -> Explanation:
     """Why field ``r`` (``w``, recorded in ``context``) is wrong, as :func:`csum.explain.explain_result` says."""
     assert r.stored is not None and r.computed is not None
-    subject = Subject(r.layer, r.stored, r.computed, w.key, True, lambda: True, None)
+    subject = Subject(r.layer, r.stored, r.computed, w.res, w.key, True, _right, None)
     found = choose(subject, w.hits, context)
     return unnamed(subject, w.hits, context) if found is None else found
 
 
-def record(w: Wrong, r: Result, context: Context) -> None:
-    """Record field ``r`` in ``context`` as :meth:`~csum.explain.flow.Context.add` does for its packet."""
-    assert r.stored is not None and r.computed is not None
-    context.record(w.data, w.at, w.key, residual(r.stored, r.computed), w.hits)
+def _right() -> bool:
+    """The IP header checksum of a field this path explains: right (wrong() takes only packets with one wrong
+    field)."""
+    return True
+
+
+def record(w: Wrong, context: Context) -> None:
+    """Record field ``w`` in ``context`` as :meth:`~csum.explain.flow.Context.add` does for its packet."""
+    context.record(w.data, w.at, w.key, w.res, w.hits)

@@ -48,7 +48,7 @@ def _compare(frames: list[bytes]) -> int:
                 mixed.add(frame, 1, k + 1)
             else:
                 _same_facts(frame, wrong[0], w)
-                fast.record(w, wrong[0], mixed)
+                fast.record(w, mixed)
                 by_c[k] = w
         assert mixed.keys == python.keys
         assert mixed.residuals == python.residuals
