@@ -4,7 +4,9 @@ The check itself is untouched (same verdicts, same exit code, same speed without
 checked, a :class:`Collector` copies the packets holding a bad or transmit-offload field (at most :data:`LIMIT`
 fields) and the packets near them (within :data:`WINDOW` packets of one, of the same captured length: the packet
 before a NAT when the capture holds both sides): the capture is read once, standard input too. Once it is checked,
-:func:`explain_capture` builds a :class:`csum.explain.Context` of those packets and explains each field. :class:`Explained` holds the answers per field, the count per cause, and the
+:func:`explain_capture` builds a :class:`csum.explain.Context` of those packets and explains each field (a packet
+whose one wrong field is the TCP/UDP checksum of its one IP layer from the C walker's stack, :mod:`csum.explain.fast`;
+the others through the Python walker). :class:`Explained` holds the answers per field, the count per cause, and the
 groups per flow and cause the summary prints ("10.0.0.3:40001 -> 10.0.0.9:80 TCP: 12 tcp checksums,
 l4-not-patched: ...").
 """
@@ -178,9 +180,6 @@ class Collector:
         for row, j in zip(rows.tolist(), (window[rows, cols] + c.first).tolist()):
             out[row].append(j)  # type: ignore[union-attr]
         return out
-
-    def _chunk(self, index: int) -> _Chunk | None:
-        return next((c for c in self.seen if c.first <= index < c.end), None)
 
     def _near(self, index: int, caplen: int) -> None:
         """The packets within WINDOW of ``index`` of captured length ``caplen``; those not read yet, at the next
