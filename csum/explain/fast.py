@@ -20,9 +20,11 @@ from .. import engine
 from ..layers import Result
 from . import Explanation, Subject, choose, quick, sums, unnamed
 from .flow import Context, FlowKey
+from .hypotheses import segment_of
 from .sums import Guess
 
-__all__ = ["Wrong", "explain", "wrong"]
+__all__ = ["Wrong", "explain", "paired", "record", "wrong"]
+
 
 class Wrong(NamedTuple):
     """One wrong field from the C walker's stack: the packet, the field's offset, the segment it covers
@@ -61,9 +63,7 @@ def wrong(data: bytes, link: int, r: Result) -> Wrong | None:
 def paired(w: Wrong, context: Context) -> bool:
     """Whether a right packet of the context holds this field's segment (:func:`.hypotheses.segment_key`): the
     packet before a NAT, which only the Python path pairs."""
-    if not context.segments:
-        return False
-    return w.data[w.start + 4:w.at] + w.data[w.at + 2:w.end] in context.segments
+    return bool(context.segments) and segment_of(w.data, w.start, w.at, w.end) in context.segments
 
 
 def explain(w: Wrong, r: Result, context: Context) -> Explanation:
