@@ -38,6 +38,9 @@ PIN = 3
 WRONG = (Status.BAD, Status.OFFLOAD)
 
 
+_set = object.__setattr__
+
+
 class Explanation:
     """Why one field is wrong: ``cause`` (a cause id of :data:`CAUSES`, or unexplained / corruption /
     cannot-judge) and ``detail``, one line naming the values (the field, the old address, the length ...).
@@ -47,16 +50,23 @@ class Explanation:
 
     __slots__ = ("cause", "_detail")
 
+    cause: str
+    _detail: str | Callable[[], str]
+
     def __init__(self, cause: str, detail: str | Callable[[], str]) -> None:
-        self.cause = cause
-        self._detail = detail
+        _set(self, "cause", cause)
+        _set(self, "_detail", detail)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"an Explanation is immutable: cannot set {name}")
 
     @property
     def detail(self) -> str:
         """The one-line text naming the values."""
         d = self._detail
         if not isinstance(d, str):
-            d = self._detail = d()
+            d = d()
+            _set(self, "_detail", d)
         return d
 
     @property
