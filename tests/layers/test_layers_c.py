@@ -123,7 +123,7 @@ def test_c_results_equal_the_walker():
     And C must answer: for every stack the Python walker finds made only of what C walks, unless a byte flip
     moved it outside C's reach (a source route option, a UDP length ...), and for at least a third of all stacks
     (the floor: a C walker that declined everything would pass the differential alone)."""
-    seen = {"all": 0, "answered": 0, "walkable": 0, "walkable answered": 0}
+    seen = {"all": 0, "answered": 0, "flipped walkable": 0, "flipped walkable answered": 0}
 
     @given(case=_mutated(), auto=st.booleans())
     @example(case=(1, _NEG_ZERO, False), auto=True)
@@ -134,8 +134,8 @@ def test_c_results_equal_the_walker():
         walkable = _c_walks(ref, frame, "auto" if auto else link)
         seen["all"] += 1
         seen["answered"] += got is not None
-        seen["walkable"] += walkable
-        seen["walkable answered"] += walkable and got is not None
+        seen["flipped walkable"] += walkable and flipped
+        seen["flipped walkable answered"] += walkable and flipped and got is not None
         if got is not None:
             assert [_row(r) for r in got] == ref
         else:
@@ -143,9 +143,11 @@ def test_c_results_equal_the_walker():
 
     check()
     assert seen["answered"] >= seen["all"] // 3, seen
-    # declined walkable stacks are flipped ones only (asserted per example above); how many of them a byte flip moves
-    # out of C's reach varies with the sample: 6 % in a run of 200 examples (the sanitized run's profile)
-    assert seen["walkable answered"] >= 0.9 * seen["walkable"], seen
+    # declined walkable stacks are flipped ones only (asserted per example above); how many of those a byte flip moves
+    # out of C's reach varies with the sample, and in clusters (Hypothesis mutates around an example it found): of
+    # the flipped walkable stacks C answered 81-100 % in runs of 200 examples with seeds 0-19 (2026-12-05), so the
+    # floor is set where a C walker that declined most flipped stacks would fail, not a sample's spread
+    assert seen["flipped walkable answered"] >= 0.6 * seen["flipped walkable"], seen
 
 
 @pytest.mark.parametrize("message", [
