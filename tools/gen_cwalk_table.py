@@ -105,12 +105,12 @@ def render() -> str:
             define(f"{prefix}_{field.upper()}", value)
     for name in ("IP_DF", "IP_MF", "IP_OFFSET", "FRAG_UNIT", "IP6_MF", "IP6_OFFSET", "IPOPT_END", "IPOPT_NOOP",
                  "IPV6_TLV_PAD1", "IPV6_EXT_UNIT", "IPV6_RT_SEGMENTS_LEFT", "IPV6_RT_TYPE", "ROUTING_SRH",
-                 "SRH_SEGMENT0_AT", "ROUTING_ADDRESSED", "AH_UNIT", "AH_BIAS", "IHL_UNIT", "TCP_DOFF_AT", "TCP_DOFF_UNIT", "GRE_CSUM",
-                 "GRE_ROUTING", "GRE_KEY", "GRE_SEQ", "GRE_VERSION", "GRE_HLEN", "GRE_WORD", "TUNNEL_DEMUX_AT", "ERSPAN2_HLEN",
-                 "ERSPAN3_HLEN", "ERSPAN3_PLATFORM", "ERSPAN3_O_AT", "VXLAN_HLEN", "GENEVE_HLEN", "GENEVE_OPT_LEN",
-                 "GENEVE_UNIT", "GENEVE_PROTOCOL", "MPLS_LABEL", "MPLS_BOTTOM_AT", "MPLS_CONTROL_WORD",
-                 "GTP_VERSION_SHIFT", "GTP_PT", "GTP_OPTIONAL_FLAGS", "GTP_E", "GTP_TPDU",
-                 "JUMBO_OPTION", "HOME_ADDRESS_OPTION", "MAX_DEPTH", "REASSEMBLY_KEY_BYTES"):
+                 "SRH_SEGMENT0_AT", "ROUTING_ADDRESSED", "AH_UNIT", "AH_BIAS", "IHL_UNIT", "TCP_DOFF_AT",
+                 "TCP_DOFF_UNIT", "GRE_CSUM", "GRE_ROUTING", "GRE_KEY", "GRE_SEQ", "GRE_VERSION", "GRE_HLEN",
+                 "GRE_WORD", "TUNNEL_DEMUX_AT", "ERSPAN2_HLEN", "ERSPAN3_HLEN", "ERSPAN3_PLATFORM", "ERSPAN3_O_AT",
+                 "VXLAN_HLEN", "GENEVE_HLEN", "GENEVE_OPT_LEN", "GENEVE_UNIT", "GENEVE_PROTOCOL", "MPLS_LABEL",
+                 "MPLS_BOTTOM_AT", "MPLS_CONTROL_WORD", "GTP_VERSION_SHIFT", "GTP_PT", "GTP_OPTIONAL_FLAGS", "GTP_E",
+                 "GTP_TPDU", "JUMBO_OPTION", "HOME_ADDRESS_OPTION", "MAX_DEPTH", "REASSEMBLY_KEY_BYTES"):
         define(name, getattr(T, name))
     lines.append(f"#define CT_IS_SOURCE_ROUTE(k) {_any('k', T.IPV4_SOURCE_ROUTES)}")
     lines.append(f"#define CT_IS_ROUTING_LAST(k) {_any('k', T.ROUTING_LAST_ADDRESS, False)}")
@@ -146,8 +146,8 @@ def render() -> str:
     lines.append(f"/* UDP ports of the tunnels and embedded packets the C walker leaves to the Python walker (all of "
                  f"table.UDP_TUNNELS and UDP_EMBEDDED but {', '.join(T.UDP_TUNNELS[p] for p in sorted(walked))}) */"
                  f"\n#define CT_UDP_TUNNEL_ELSEWHERE(p) {_any('p', tunnels, False)}")
-    lines.append(f"/* UDP ports of every tunnel and embedded packet (the keys of table \"udp.port\": table.UDP_TUNNELS, "
-                 f"UDP_EMBEDDED) */\n#define CT_UDP_TUNNEL_OR_EMBEDDED(p) {_any('p', T.DISSECTORS['udp.port'], False)}")
+    lines.append(f"/* UDP ports of every tunnel and embedded packet (the keys of table \"udp.port\": "
+                 f"table.UDP_TUNNELS, UDP_EMBEDDED) */\n#define CT_UDP_TUNNEL_OR_EMBEDDED(p) {_any('p', T.DISSECTORS['udp.port'], False)}")
     lines.append(f"/* table.UDP_TUNNELS_BY_SOURCE: also a tunnel's source port (the lower one) */\n"
                  f"#define CT_UDP_TUNNEL_BY_SOURCE(p) {_any('p', T.UDP_TUNNELS_BY_SOURCE, False)}")
     lines.append(f"/* ICMPv6 types of table.NDP_ADDRESSES (Neighbor Discovery messages holding addresses): the Python "
