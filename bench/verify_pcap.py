@@ -16,8 +16,9 @@ Timed, each from the file on disk to the counts:
 
 * ``csum verify FILE`` from the shell (a new process: interpreter start-up, import, ``--jobs``
   default; wall time, and the children's CPU time);
-* ``csum verify`` in process: csum.pcap.read + the check behind the CLI (C walker + Python walker),
-  the median of ``--repeat`` runs;
+* ``csum verify`` in process: what ``csum verify FILE --jobs 1`` runs for the file, csum.scan.scan with the CLI's
+  options (a regular file is mapped, not read; C walker + Python walker), the median of ``--repeat`` runs, wall and
+  CPU time;
 * ``csum.inet.verify`` packet by packet, on a slice, with the C walker and with the pure-Python
   walker alone (the reference, ``CSUM_ENGINE=python``'s path), in the same run;
 * scapy: ``rdpcap`` + for each packet, delete the IP/TCP/UDP checksums of a copy and rebuild
@@ -26,7 +27,7 @@ Timed, each from the file on disk to the counts:
   packet's checksum statuses, on the slice (process start-up included);
 * the C floor (where a C compiler is): bench/verify_floor.c, a bare loop that mmaps the pcap and checks the outer
   IPv4, TCP and UDP checksums it finds behind Ethernet and VLAN tags, compiled as the extensions are, on the whole
-  capture (median of ``--repeat``); the table gives csum in process as a multiple of it.
+  capture (median of ``--repeat``); the table gives csum in process as a multiple of it, in CPU time.
 
 The slices' rates are per packet, so the ratios compare like with like. Besides the captures,
 ``csum.inet.verify`` one call at a time on one 154-byte Ether/IPv4/TCP packet (C walker vs the
@@ -52,7 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from csum import engine, inet, pcap
-from csum.capture.checker import check
+from csum.capture.scan import ScanOptions, scan
 
 from .diff_loop import compile_c
 from .run import compile_csum, machine, publish
@@ -274,14 +275,22 @@ def write_workload(path: Path, n: int, kind: str = "plain") -> None:
     path.write_bytes(b"".join(parts))
 
 
-def time_csum(path: Path, repeat: int = 1) -> tuple[float, int, int]:
-    """The median of ``repeat`` runs of pcap.read + check."""
-    runs = []
+#: ``csum verify``'s ``--show`` default: the bad fields its report keeps (csum/cli/scans.py).
+SHOW = 10
+
+
+def time_csum(path: Path, repeat: int = 1) -> tuple[float, int, int, float]:
+    """The median of ``repeat`` runs of what ``csum verify FILE --jobs 1`` runs for the file (csum.scan.scan with the
+    CLI's options: one process, keeping the first SHOW bad fields): (wall seconds, packets, bad fields (one per bad
+    packet in these captures: write_workload breaks one TCP checksum), CPU seconds)."""
+    runs, cpu = [], []
+    options = ScanOptions(jobs=1, keep=SHOW)
     for _ in range(repeat):
-        start = time.perf_counter()
-        report = check(pcap.read(path))
+        start, start_cpu = time.perf_counter(), time.process_time()
+        report = scan(str(path), options).report
+        cpu.append(time.process_time() - start_cpu)
         runs.append(time.perf_counter() - start)
-    return statistics.median(runs), report.packets, len({i for i, _ in report.bad})
+    return statistics.median(runs), report.packets, report.total("bad"), statistics.median(cpu)
 
 
 def time_shell(path: Path, repeat: int = 1) -> tuple[float, int, int, float]:
@@ -299,17 +308,18 @@ def time_shell(path: Path, repeat: int = 1) -> tuple[float, int, int, float]:
     return statistics.median(runs), summary["packets"], summary["bad_count"], statistics.median(cpu)
 
 
-def time_floor(exe: Path | None, path: Path, repeat: int = 1) -> tuple[float, int, int] | None:
-    """bench/verify_floor.c's loop on ``path`` (median of ``repeat`` runs of its own clock: no process start-up), the
-    packets and the bad ones it found; None without the compiled ``exe``."""
+def time_floor(exe: Path | None, path: Path, repeat: int = 1) -> tuple[float, int, int, float] | None:
+    """bench/verify_floor.c's loop on ``path`` (median of ``repeat`` runs of its own clocks, wall and CPU: no process
+    start-up), the packets and the bad ones it found; None without the compiled ``exe``."""
     if exe is None:
         return None
-    runs = []
+    runs, cpu = [], []
     for _ in range(repeat):
         out = subprocess.run([str(exe), str(path)], check=True, capture_output=True, text=True).stdout.split()
         got = dict(zip(out[::2], map(int, out[1::2])))
         runs.append(got["ns"] / 1e9)
-    return statistics.median(runs), got["packets"], got["bad"]
+        cpu.append(got["cpu_ns"] / 1e9)
+    return statistics.median(runs), got["packets"], got["bad"], statistics.median(cpu)
 
 
 def _inet_verify(c_walker: bool):
@@ -417,9 +427,11 @@ def run(n: int, slice_n: int, repeat: int = 3, calls: int = 200_000) -> dict[str
             for name, measured in timed:
                 if measured is None:
                     continue
-                seconds, packets, bad = measured
+                seconds, packets, bad = measured[:3]
                 rows.append({"impl": name, "workload": kind, "packets": packets, "seconds": float(f"{seconds:.4g}"),
                              "packets_per_s": round(packets / seconds), "bad_found": bad})
+                if len(measured) > 3:  # csum in process and the floor: CPU time too, what the ratio compares
+                    rows[-1]["cpu_seconds"] = float(f"{measured[3]:.4g}")
     for kind in WORKLOADS:
         found = {r["bad_found"] for r in rows if r["workload"] == kind and "slice" in r["impl"]}
         floor_found = {r["bad_found"] for r in rows if r["workload"] == kind and r["impl"].startswith("C floor")}
@@ -444,7 +456,7 @@ def _tshark_version() -> str | None:
 
 def table(results: dict[str, Any]) -> str:
     scapy = {r["workload"]: r["packets_per_s"] for r in results["rows"] if r["impl"].startswith("scapy")}
-    lines = ["| implementation | packets | seconds | packets/s | × scapy | bad found | CPU seconds (shell) |",
+    lines = ["| implementation | packets | seconds | packets/s | × scapy | bad found | CPU seconds |",
              "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for r in results["rows"]:
         lines.append(f"| {r['impl']} | {r['packets']:,} | {r['seconds']} | {r['packets_per_s']:,} | "
@@ -452,11 +464,12 @@ def table(results: dict[str, Any]) -> str:
     lines += ["", "| one packet | calls | CPU seconds | calls/s |", "| --- | ---: | ---: | ---: |"]
     lines += [f"| {r['impl']} | {r['calls']:,} | {r['cpu_seconds']} | {r['calls_per_s']:,} |"
               for r in results["one_packet"]]
-    floor = {r["workload"]: r["seconds"] for r in results["rows"] if r["impl"].startswith("C floor")}
-    inproc = {r["workload"]: r["seconds"] for r in results["rows"] if r["impl"].startswith("csum verify, ")
+    floor = {r["workload"]: r["cpu_seconds"] for r in results["rows"] if r["impl"].startswith("C floor")}
+    inproc = {r["workload"]: r["cpu_seconds"] for r in results["rows"] if r["impl"].startswith("csum verify, ")
               and "slice" not in r["impl"]}
     if floor:
-        lines += ["", "| workload | csum verify in process (s) | C floor (s) | × the floor |", "| --- | ---: | ---: | ---: |"]
+        lines += ["", "| workload | csum verify --jobs 1 in process (CPU s) | C floor (CPU s) | × the floor |",
+                  "| --- | ---: | ---: | ---: |"]
         lines += [f"| {kind} | {inproc[kind]} | {floor[kind]} | {inproc[kind] / floor[kind]:.1f} |" for kind in floor]
     lines.append(f"\nload average (1 min) before / after: {' / '.join(f'{x:.2f}' for x in results['load_average'])}")
     return "\n".join(lines)

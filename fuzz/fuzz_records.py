@@ -3,7 +3,9 @@ Python (csum/capture/pcap.py's own loop, ``csum.engine.cwalk`` set to None).
 
 ``csum.pcap.parse`` must give the same Capture (format, every column, the bytes) or raise the same error (class, code,
 message); a :class:`~csum.capture.pcap.Reader` in chunks of a size taken from the input's last byte, iterated and
-walked by :meth:`~csum.capture.pcap.Reader.spans`, the same chunks and the same :class:`~csum.capture.pcap.Stop`.
+walked by :meth:`~csum.capture.pcap.Reader.spans`, the same chunks and the same :class:`~csum.capture.pcap.Stop`;
+and on each side, :meth:`~csum.capture.pcap.Reader.mapped` over the bytes the chunks iterating gives (the same
+records at the same file offsets, each chunk the file from its start) and the same stop.
 The pcapng walk is Python on both sides (only its pcap records go through C), so its inputs test the shared parts.
 """
 
@@ -23,6 +25,12 @@ def _columns(cap: pcap.Capture) -> tuple:
             *(c.tolist() for c in (cap.offsets, cap.caplens, cap.origlens, cap.linktypes)))
 
 
+def _at_file(cap: pcap.Capture) -> tuple:
+    """A chunk's records where they are in the file (and the file up to its end: a mapped chunk holds it whole)."""
+    return (cap.format, cap.first_index, cap.base + len(cap.data), [cap.base + o for o in cap.offsets.tolist()],
+            *(c.tolist() for c in (cap.caplens, cap.origlens, cap.linktypes)))
+
+
 def _parsed(data: bytes) -> object:
     try:
         return _columns(pcap.parse(data))
@@ -36,6 +44,11 @@ def _read(data: bytes, chunk_bytes: int) -> object:
         chunks = [_columns(c) for c in reader]
         spans = pcap.Reader(io.BytesIO(data), chunk_bytes)
         where = list(spans.spans())
+        mapper = pcap.Reader(io.BytesIO(data), chunk_bytes)
+        mapped = [_at_file(c) for c in mapper.mapped(memoryview(data))]
+        assert_equal((mapped, mapper.stop, mapper.packets),
+                     ([_at_file(c) for c in pcap.Reader(io.BytesIO(data), chunk_bytes)], reader.stop, reader.packets),
+                     f"pcap.Reader.mapped(chunk_bytes={chunk_bytes})")
         return chunks, reader.stop, b"".join(reader.rest()), where, spans.stop, spans.packets
     except CsumValueError as exc:
         return type(exc).__name__, str(exc.code), str(exc)

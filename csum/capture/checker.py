@@ -100,10 +100,12 @@ class Checker:
     and ends with :meth:`detach` (it records what a :class:`Part` tells). ``fix_embedded``: the patches correct the
     checksums of embedded packets too (sFlow samples, OpenFlow packet-ins; ``csum fix --fix-embedded``).
     ``hosts``: the reports collect who sent the bad and offload checksums (:class:`csum.capture.hosts.Hosts`).
+    ``fixes``: False when no one reads the reports' ``patches``: the C walker's chunks then leave them out (the
+    packets the Python walker walks keep theirs).
     """
 
     def __init__(self, sink: Sink | None = None, *, part: bool = False, fix_embedded: bool = False,
-                 hosts: bool = False, table: TableSink | None = None) -> None:
+                 hosts: bool = False, table: TableSink | None = None, fixes: bool = True) -> None:
         self.sink = sink
         self.table = table
         if table is not None:
@@ -112,6 +114,7 @@ class Checker:
             self.built = rows.Builder()
         self.fix_embedded = fix_embedded
         self.hosts = hosts
+        self.fixes = fixes
         self.frags = Reassembler(record=part)
         self.rows: deque[_Row] = deque()
         self.by_index: dict[int, _Row] = {}
@@ -157,7 +160,7 @@ class Checker:
         elif self.table is not None:
             walk = self._c_rows(batch)
         else:
-            walk, self.c_closed, self.c_peak = fastpath.c_fast(batch, self.report)
+            walk, self.c_closed, self.c_peak = fastpath.c_fast(batch, self.report, self.fixes)
         self._walk([batch.packet(i) for i in walk], c_tried, progress)
 
     def _walk(self, packets: list[Packet], c_tried: bool, progress: Callable[[int, int], None] | None) -> None:

@@ -83,9 +83,14 @@ class Batch:
             joined.frombytes(memoryview(column).cast("B"))  # type: ignore[arg-type]  # an ndarray is a buffer too
             return joined
 
-        lens = [len(p.data) for p in carried]  # their bytes go after the chunk's: its offsets stay as they are
-        starts = list(accumulate(lens[:-1], initial=len(cap.data)))
-        return cls(b"".join([cap.data, *(p.data for p in carried)]), front(starts, offsets),
+        lens = [len(p.data) for p in carried]
+        data = cap.data
+        if all(_holds(data, p.base - cap.base, p.data) for p in carried):  # a mapped file's chunk holds them already
+            starts = [p.base - cap.base for p in carried]
+        else:  # their bytes go after the chunk's: its offsets stay as they are
+            starts = list(accumulate(lens[:-1], initial=len(cap.data)))
+            data = b"".join([cap.data, *(p.data for p in carried)])
+        return cls(data, front(starts, offsets),
                    front(lens, caplens), front((p.wire for p in carried), origlens),
                    front((p.linktype for p in carried), linktypes), front((p.number for p in carried), indices),
                    front((p.base for p in carried), bases), front((p.time for p in carried), times),
@@ -100,11 +105,18 @@ class Batch:
                       memoryview(self.data)[start : start + int(self.caplens[i])], int(self.times[i]))
 
 
-def c_fast(cap: Batch, report: Report) -> tuple[list[int], bytes, int]:
+def _holds(data: bytes, at: int, packet: memoryview | bytes) -> bool:
+    """Whether ``data`` holds ``packet``'s bytes at ``at``: a chunk of a mapped file (csum.capture.pcap
+    Reader.mapped) is the file from its start, so the fragments carried from earlier chunks are still in it."""
+    return 0 <= at and at + len(packet) <= len(data) and memoryview(data)[at : at + len(packet)] == packet
+
+
+def c_fast(cap: Batch, report: Report, fixes: bool = True) -> tuple[list[int], bytes, int]:
     """(the packets the C walker left to the Python walker: not whole (``cap.todo``) or not walked here, the keys of
     the datagrams it reassembled, their peak: see csum/engine/_cwalk.c datagrams()), the rest counted in ``report``:
-    ``report.fast`` the packets whose every checksum passes, the fields of those with a failing one (not fragments)
-    tallied from their :class:`Result` from C. No numpy."""
+    ``report.fast`` the packets whose every checksum passes, every field of the packets C judged counted (in C), and
+    the bad and offload ones of those with a failing field (not fragments) listed from their :class:`Result` from C,
+    with their patches where ``fixes``. No numpy."""
     cwalk = engine.cwalk
     if cwalk is None:
         raise RuntimeError("c_fast: csum.engine._cwalk is not built")
@@ -113,21 +125,27 @@ def c_fast(cap: Batch, report: Report) -> tuple[list[int], bytes, int]:
     reported, closed, peak = cwalk.fast_check(cap.data, cap.offsets, cap.caplens, cap.linktypes, out, cap.todo,
                                               cap.indices, reassembly.MAX_DATAGRAMS, reassembly.WINDOW)
     counts, report.fast, walk = cwalk.tally(out, cap.todo)
-    for code, k in counts:  # code: layer code + DEPTH * depth, NA or NONE set for an n/a or none field
+    for code, k in counts:  # code: layer code + DEPTH * depth, + a flag: NA, NONE, BAD, OFFLOAD (else ok)
         name, depth = cwalk.LAYERS[code % cwalk.DEPTH], (code % cwalk.NA) // cwalk.DEPTH
         key = name if not depth else f"{name}@{depth}"
-        status = "n/a" if code & cwalk.NA else "none" if code & cwalk.NONE else "ok"
+        status = "bad" if code & cwalk.BAD else "offload" if code & cwalk.OFFLOAD else "n/a" if code & cwalk.NA \
+            else "none" if code & cwalk.NONE else "ok"
         report.counts.setdefault(key, zero_counts())[status] += k
-    for i, results in reported:
-        if report.hosts is not None and interesting(results):
+    hosts, bad, offload = report.hosts, report.bad, report.offload
+    for i, results in reported:  # counted above: listed here
+        index = cap.indices[i]
+        for r in results:
+            if r.ok is False:
+                (offload if r.reason is _OFFLOAD else bad).append((index, r))
+        if hosts is not None and interesting(results):
             p = cap.packet(i)
-            report.tally(p.number, results, p.time, senders_of(p.data, p.linktype, p.wire))
-        else:
-            report.tally(cap.indices[i], results)
-        report.patches += patches(results, cap.bases[i], functools.partial(cap.packet, i))
+            hosts.add(p.time, results, senders_of(p.data, p.linktype, p.wire))
+        if fixes:
+            report.patches += patches(results, cap.bases[i], functools.partial(cap.packet, i))
     return memoryview(walk).cast("q").tolist(), closed, peak
 
 
+_OFFLOAD = Reason.OFFLOAD
 #: The statuses a fix corrects.
 FIX = (Status.BAD, Status.OFFLOAD)
 

@@ -128,7 +128,8 @@ class Capture:
         raise AttributeError(f"a Capture is read-only: cannot set {name}")
 
     def __reduce__(self) -> tuple[type[Capture], tuple]:  # pickled for worker processes: the columns as given
-        return Capture, (self.data, self.format, *self._given[:4], self.first_index, self.base, self._given[4])
+        given = [_picklable(c) for c in self._given]
+        return Capture, (self.data, self.format, *given[:4], self.first_index, self.base, given[4])
 
     def __repr__(self) -> str:
         return f"<Capture {self.format}: {len(self)} packets, first_index={self.first_index}, base={self.base}>"
@@ -203,11 +204,20 @@ class Capture:
         return zip(offs, caps, origs, links, times)
 
 
+def _picklable(column: Column | int | None) -> Column | int | None:
+    """A column as given, a memoryview (the C record walk's) as an ``array("q")``: a memoryview does not pickle."""
+    if not isinstance(column, memoryview):
+        return column
+    copy = array("q")
+    copy.frombytes(column.cast("B"))
+    return copy
+
+
 def _int64(column: Column | int | None, n: int, missing: int) -> Int64s:
     """A column as an int64 buffer of ``n`` items (an int: every item; None: ``missing``), without a copy where it is
     one already."""
     if column is None or isinstance(column, int):
-        return array("q", [missing if column is None else column]) * n
+        return _constant(missing if column is None else column, n)
     if isinstance(column, array) and column.typecode == "q":
         return column
     if isinstance(column, memoryview) and column.format == "q" and column.c_contiguous:
@@ -217,6 +227,22 @@ def _int64(column: Column | int | None, n: int, missing: int) -> Int64s:
 
         return np.ascontiguousarray(column, dtype=np.int64)
     return array("q", column)
+
+
+#: Columns of one value each (a chunk's link type, a missing timestamp), kept for the next chunk of at most
+#: _CONSTANT_MOST packets.
+_CONSTANTS: dict[int, array] = {}
+_CONSTANT_MOST = 1 << 20
+
+
+def _constant(value: int, n: int) -> memoryview:
+    """A read-only int64 column of ``n`` items, each ``value``."""
+    have = _CONSTANTS.get(value)
+    if have is None or len(have) < n:
+        have = array("q", [value]) * n
+        if n <= _CONSTANT_MOST:
+            _CONSTANTS[value] = have
+    return memoryview(have)[:n].toreadonly()
 
 
 def _ints(column: Column) -> list[int]:
@@ -288,7 +314,7 @@ class _PcapWalker:
         """Each record's timestamp in nanoseconds: seconds and the microsecond (or nanosecond) fraction of its
         header, which starts ``header`` bytes before ``offs``."""
         cwalk = engine.cwalk
-        if cwalk is not None and isinstance(offs, array):  # the same in C (csum/engine/_cwalk.c pcap_times)
+        if cwalk is not None and isinstance(offs, (array, memoryview)):  # the same in C (_cwalk.c pcap_times)
             stamps = array("q")
             stamps.frombytes(cwalk.pcap_times(data, offs, self._header, self._endian == ">", self._nanos))
             return stamps
@@ -311,14 +337,15 @@ class _PcapWalker:
         cwalk = engine.cwalk
         header = self._header
         cut = (self._snap, MAXIMUM_SNAPLEN) if self._snap else (0, 0)
+        offs: Column
+        caps: Column
+        origs: Column
         if cwalk is not None:  # the same loop in C (csum/engine/_cwalk.c pcap_records)
             offs_b, caps_b, origs_b, pos = cwalk.pcap_records(data, pos, self._endian == ">", MAX_RECORD, header,
                                                               self._swap, *cut, self._fcs)
-            offs, caps, origs = array("q"), array("q"), array("q")
-            for column, raw in ((offs, offs_b), (caps, caps_b), (origs, origs_b)):
-                column.frombytes(raw)
+            offs, caps, origs = (memoryview(raw).cast("q") for raw in (offs_b, caps_b, origs_b))  # read-only, no copy
         elif header == 16 and not self._swap and not self._snap and not self._fcs:
-            offs, caps, origs = array("q"), array("q"), array("q")
+            offs_a, caps_a, origs_a = array("q"), array("q"), array("q")
             lengths, size, most = self._lengths, len(data), MAX_RECORD
             limit = size - 16
             while pos <= limit:  # the hot loop: one unpack per record, the checks folded into one test
@@ -326,12 +353,13 @@ class _PcapWalker:
                 end = pos + 16 + incl
                 if end > size or incl > most:
                     break
-                offs.append(pos + 16)
-                caps.append(incl)
-                origs.append(orig)
+                offs_a.append(pos + 16)
+                caps_a.append(incl)
+                origs_a.append(orig)
                 pos = end
+            offs, caps, origs = offs_a, caps_a, origs_a
         else:
-            offs, caps, origs = array("q"), array("q"), array("q")
+            offs_a, caps_a, origs_a = array("q"), array("q"), array("q")
             size, fcs = len(data), self._fcs
             while pos + header <= size:
                 incl, orig = self._incl_orig(data, pos)
@@ -342,10 +370,11 @@ class _PcapWalker:
                 if fcs:
                     orig = max(orig - fcs, 0)
                     cap = min(cap, orig)
-                offs.append(pos + header)
-                caps.append(cap)
-                origs.append(orig)
+                offs_a.append(pos + header)
+                caps_a.append(cap)
+                origs_a.append(orig)
                 pos = end
+            offs, caps, origs = offs_a, caps_a, origs_a
         return _Walked(offs, caps, origs, self._linktype, pos, *self._why(data, pos),
                        self._times(data, offs) if times else None)
 
@@ -626,6 +655,36 @@ class Reader:
             if self._stopped(walked, eof, len(buf)):
                 break
         self._buf = bytes(buf)
+
+    def mapped(self, view: memoryview) -> Iterator[Capture]:
+        """Iterate as iterating does, over ``view``, the whole stored file mapped in memory (``mmap``: an
+        uncompressed regular file), instead of reading the stream: nothing is copied.
+
+        Call instead of iterating, right after construction (the header was read from the stream; the same bytes
+        start ``view``). The chunks are the ones iterating makes (the same records, split at the same places), but
+        each one's ``data`` is ``view`` up to the chunk's end, its ``base`` 0 and its offsets the file's: the records
+        of earlier chunks stay where they are, so the fragments a chunk carries over are not copied either
+        (csum/capture/fastpath.py Batch.of). :attr:`stop` and :attr:`packets` are set as iterating sets them;
+        :meth:`rest` is not available afterwards. :meth:`consumed` says how far the chunks have got.
+        """
+        size, pos = len(view), self._pos
+        hi = len(self._buf)  # iterating holds the header read so far, then reads chunk_bytes more at a time
+        self._buf = b""
+        while True:
+            hi = min(size, hi + self.chunk_bytes)
+            eof = hi == size
+            walked = self._walker.walk(view[:hi], pos, self.times)
+            if walked.end > self._base:  # iterating's test: the chunk's bytes (maybe no record: headers, blocks)
+                chunk = _capture(view[: walked.end], self.format, walked, self.packets, 0)  # type: ignore[arg-type]
+                self.packets += len(chunk)
+                self._base = pos = walked.end
+                yield chunk
+            if self._stopped(walked, eof, hi - self._base):
+                return
+
+    def consumed(self) -> int:
+        """The bytes of the capture walked as records so far (every chunk yielded ends there)."""
+        return self._base
 
     def spans(self) -> Iterator[Span]:
         """Walk the rest of the stream as iterating would, yielding where each chunk is instead of its bytes.

@@ -4,7 +4,8 @@
 what :mod:`csum.dask` runs on each worker; how, one :class:`ScanOptions` says (its fields are also taken as keyword
 arguments: ``scan(name, jobs=4)``). It opens the capture
 (:func:`csum.capture.source.open_source`: a path, ``-``, compressed or not), reads it
-with :class:`csum.pcap.Reader`, checks the chunks (:func:`csum.capture.parallel.checked`; for ``verify``
+with :class:`csum.pcap.Reader` (an uncompressed regular file checked in this process with nothing copied out is
+mapped instead of read, :meth:`csum.pcap.Reader.mapped`: no copy of its bytes), checks the chunks (:func:`csum.capture.parallel.checked`; for ``verify``
 of an uncompressed regular file with ``jobs`` > 1, :func:`csum.capture.parallel.check_spans`, where every
 process reads its own chunks) and stitches them in order (:class:`csum.capture.stitch.Stitcher`: IP
 fragments are reassembled across chunks). Given a ``sink`` (a writable such as
@@ -17,9 +18,10 @@ over every checksum field as a row (:mod:`csum.capture.rows`); :func:`to_arrow` 
 
 from __future__ import annotations
 
+import mmap
 import os
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,11 +78,24 @@ def scan(name: str | os.PathLike[str], options: ScanOptions | None = None, **cha
 
             report = check_spans(reader.spans(), lambda at, n: os.pread(fd, n, at), o, source.size)
             return Scan(source.name, reader.format, source.compression, report, reader.stop)
+        here = source.fileno() if o.serial and not o.copies else None
+        if here is not None:  # counted here, nothing copied out: the file mapped, not read (chunks are views of it)
+            mapped = mmap.mmap(here, 0, access=mmap.ACCESS_READ)  # read-only: the file is never written
+            try:
+                return _scan_chunks(source, reader, o, reader.mapped(memoryview(mapped)), reader.consumed)
+            finally:
+                try:
+                    mapped.close()
+                except BufferError:  # a view of it still held (by an exception's traceback): unmapped with the last
+                    pass
         return _scan_chunks(source, reader, o)
 
 
-def _scan_chunks(source: Source, reader: pcap.Reader, o: ScanOptions) -> Scan:
-    """:func:`scan` with the chunks read here, checked here or in workers, stitched, and copied to ``o.sink``."""
+def _scan_chunks(source: Source, reader: pcap.Reader, o: ScanOptions, read: Iterator[pcap.Capture] | None = None,
+                 consumed: Callable[[], int] | None = None) -> Scan:
+    """:func:`scan` with the chunks read here (``read``, else iterating ``reader``; ``consumed()``: the bytes of the
+    file they took so far, else ``source.consumed``), checked here or in workers, stitched, and copied to
+    ``o.sink``."""
     report = Report(0, keep=o.keep)
     counted = [0, 0, 0]  # checksums patched, packets they are in, offload fields among them
     held: deque[pcap.Capture] = deque()  # chunks not yet written: a pending datagram may still patch them
@@ -107,10 +122,14 @@ def _scan_chunks(source: Source, reader: pcap.Reader, o: ScanOptions) -> Scan:
             fixes[:] = [p for p in fixes if p[0] >= end]
             sink.write(pcap.patched(chunk, mine) if mine else chunk.data)
 
-    chunks = reader if o.transform is None else o.transform(iter(reader))
+    chunks = iter(reader) if read is None else read
+    if o.transform is not None:
+        chunks = o.transform(chunks)
+    consumed = source.consumed if consumed is None else consumed
     checker: Checker | Stitcher
     if o.serial:  # one Checker carries the pending datagrams along
-        checker = Checker(o.each, fix_embedded=o.fix_embedded, hosts=o.hosts, table=o.table)
+        checker = Checker(o.each, fix_embedded=o.fix_embedded, hosts=o.hosts, table=o.table,
+                          fixes=sink is not None or o.keep_patches)
         parts = ((c, checker.check(c)) for c in chunks)
     else:
         from .parallel import checked
@@ -130,7 +149,7 @@ def _scan_chunks(source: Source, reader: pcap.Reader, o: ScanOptions) -> Scan:
             held.append(chunk)
         write(checker.unsettled())
         if o.progress is not None:
-            o.progress(source.consumed(), source.size)
+            o.progress(consumed(), source.size)
     last = checker.close()
     if o.collect is not None:
         o.collect(kept, last)

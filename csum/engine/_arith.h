@@ -166,6 +166,22 @@ static inline uint64_t csum_ones(const unsigned char *p, uint64_t n, int width, 
     return csum_reduce(csum_sum64(p, n, big, CSUM_BLOCK_BYTES), width);
 }
 
+/* The canonical 16-bit sum of the big-endian words of p[0:n] but the one at `at` (even, at + 2 <= n): a checksum's
+ * covered bytes, the field left out (csum/layers/check.py _covered), in one pass. The whole span's canonical sum S
+ * holds the field's word x at its place in S's 64-bit big-endian word; where the rest is not all zero, S != x and
+ * the end-around add S + ~x (S less x) is the rest's canonical 64-bit sum, never 0 as an end-around add of two
+ * values not both 0 (~x is not 0: x < 2**64 - 1). S == x where the rest sums to 0 mod 2**64 - 1, all zero or not:
+ * then the two spans around the field are summed apart, as before this way (their 16-bit sums are those of their
+ * place in the span: they start at even offsets). */
+static inline uint64_t csum_ones16_without(const unsigned char *p, uint64_t n, uint64_t at)
+{
+    uint64_t s = csum_sum64(p, n, 1, CSUM_BLOCK_BYTES);
+    uint64_t x = ((uint64_t)p[at] << 8 | p[at + 1]) << (48 - 8 * (at & 7));
+    if (s != x)
+        return csum_reduce(csum_add_ea64(s, ~x), 16);
+    return csum_reduce(csum_ones(p, at, 16, 1) + csum_ones(p + at + 2, n - at - 2, 16, 1), 16);
+}
+
 /* csum_sum64 of an address (or any span): the sizes of an IPv4 and an IPv6 address get their own straight-line
  * code (a constant size, inlined), the walkers and the rewriter sum one or two per layer. */
 static inline uint64_t csum_addr_sum64(const unsigned char *p, uint64_t size, int big)

@@ -47,6 +47,13 @@
 #include "_rows.h"
 #include "_walk.h"
 
+/* fast_check's codes (_walk.h: layer code + DEPTH * depth, plus NA or NONE; else "ok"): a packet with a failing field
+ * has each field's code plus BAD or OFFLOAD for a failing one written as REPORTED - code (below -2), so tally()
+ * counts its fields too. */
+#define BAD 1024
+#define OFFLOAD 2048
+#define REPORTED (-2)
+
 static int get(PyObject *o, Py_buffer *v, int writable, Py_ssize_t itemsize)
 {
     if (PyObject_GetBuffer(o, v, PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0)) < 0)
@@ -662,7 +669,8 @@ static int walk_packet(chunk_t *c, Py_ssize_t i, walk_t *w)
     return r;
 }
 
-/* Packet i of fast_check: its codes in out[i] (or -1, -2 and its Results), a fragment kept; -1 on a Python error. */
+/* Packet i of fast_check: its codes in out[i] (or -1, or REPORTED - codes and its Results), a fragment kept; -1 on a
+ * Python error. */
 static int check_packet(chunk_t *c, Py_ssize_t i)
 {
     int16_t *codes = c->out + i * SLOTS;
@@ -674,7 +682,10 @@ static int check_packet(chunk_t *c, Py_ssize_t i)
                 .slots = SLOTS, .judge = 1};
     int r = walk_packet(c, i, &w), todo = c->todo[i];
     if (r == 1 && w.bad && todo) {
-        codes[0] = -2;
+        for (int k = 0; k < w.n; k++) {  /* codes[k] is recs[k]'s (emit), counted as its Result's status */
+            int code = recs[k].ok < 0 ? codes[k] | NA : codes[k];
+            codes[k] = (int16_t)(REPORTED - code - (recs[k].ok ? 0 : recs[k].reason == RS_OFFLOAD ? OFFLOAD : BAD));
+        }
         if (c->rows == NULL) {
             PyObject *results = make_results(&w), *item = NULL;
             if (results == NULL || (item = Py_BuildValue("nN", i, results)) == NULL ||
@@ -716,7 +727,8 @@ static int chunk_args(PyObject *const *args, Py_ssize_t nargs, Py_buffer *v, int
  *     -> ([(i, [Result, ...]), ...], closed, peak):
  * out is int16 (n, SLOTS); todo is int8 (n): packets to judge (the others, cut by the snap length, still key their
  * fragments). out[i] lists the codes of a packet whose every checksum passes; -1 in out[i][0]: to the Python walker;
- * -2: a packet with a failing checksum (not a fragment), all of its Results in the returned list. indices is int64
+ * below -2: a packet with a failing checksum (not a fragment), out[i] its codes written REPORTED - (code + BAD or
+ * OFFLOAD for a failing field, NA for one not verifiable), all of its Results in the returned list. indices is int64
  * (n): the packets' numbers in the capture (the pending fragments of earlier chunks may come first); budget and
  * window: the Reassembler's limits; closed and peak: what datagrams() says of the datagrams judged here.
  * With rows (row_t, _rows.h: SLOTS per packet) and count (int8, n), every packet judged here (passing or not, the
@@ -800,10 +812,11 @@ done:
     return result;
 }
 
-/* tally(out, todo) -> (counts, fast, walk) after fast_check: counts, [(code, packets), ...] of the codes of the
- * packets among todo (int8) whose every checksum passes (out[i][0] > 0), in code order; fast, how many such packets;
- * walk, the int64 numbers in the chunk (as bytes) of the packets left to the Python walker (not in todo, or
- * out[i][0] neither above 0 nor -2). */
+/* tally(out, todo) -> (counts, fast, walk) after fast_check: counts, [(code, fields), ...] of the codes of the
+ * packets among todo (int8) whose every checksum passes (out[i][0] > 0) and of those with a failing one (out[i][0]
+ * below -2: each field's code + BAD, OFFLOAD, NA or NONE), in code order; fast, how many passing packets; walk, the
+ * int64 numbers in the chunk (as bytes) of the packets left to the Python walker (not in todo, or out[i][0] 0 or
+ * -1). */
 static PyObject *tally(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     if (nargs != 2) {
@@ -821,27 +834,30 @@ static PyObject *tally(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     Py_ssize_t n = v[1].len, fast = 0, left = 0;
     const int16_t *out = v[0].buf;
     const int8_t *todo = v[1].buf;
-    int64_t seen[2 * NONE] = {0};
+    int64_t seen[2 * OFFLOAD] = {0};
     if (v[0].len != n * SLOTS * 2) {
         PyErr_SetString(PyExc_ValueError, "tally: inconsistent array sizes");
         goto done;
     }
     for (Py_ssize_t i = 0; i < n; i++)
-        left += !todo[i] || (out[i * SLOTS] <= 0 && out[i * SLOTS] != -2);
+        left += !todo[i] || (out[i * SLOTS] <= 0 && out[i * SLOTS] > REPORTED);
     if ((walk = PyBytes_FromStringAndSize(NULL, left * 8)) == NULL || (counts = PyList_New(0)) == NULL)
         goto done;
     int64_t *to = (int64_t *)PyBytes_AS_STRING(walk);
     for (Py_ssize_t i = 0; i < n; i++) {
         const int16_t *codes = out + i * SLOTS;
-        if (!todo[i] || (codes[0] <= 0 && codes[0] != -2)) {
+        if (!todo[i] || (codes[0] <= 0 && codes[0] > REPORTED)) {
             *to++ = i;
-        } else if (codes[0] > 0) {
+        } else if (codes[0] > 0) {  /* the codes are packed from the first slot on (emit, whole) */
             fast++;
-            for (int k = 0; k < SLOTS; k++)
-                seen[codes[k] > 0 ? codes[k] & (2 * NONE - 1) : 0]++;
+            for (int k = 0; k < SLOTS && codes[k] > 0; k++)
+                seen[codes[k] & (2 * NONE - 1)]++;
+        } else {  /* a packet with a failing field: every field counted, its Results listed by fast_check */
+            for (int k = 0; k < SLOTS && codes[k] <= REPORTED; k++)
+                seen[(REPORTED - codes[k]) & (2 * OFFLOAD - 1)]++;
         }
     }
-    for (int code = 1; code < 2 * NONE; code++) {
+    for (int code = 1; code < 2 * OFFLOAD; code++) {
         PyObject *item = seen[code] ? Py_BuildValue("iL", code, (long long)seen[code]) : NULL;
         if (seen[code] && (item == NULL || PyList_Append(counts, item) < 0)) {
             Py_XDECREF(item);
@@ -1123,6 +1139,7 @@ PyMODINIT_FUNC PyInit__cwalk(void)
         PyTuple_SET_ITEM(layers, k, Py_NewRef(k ? layer_names[k] : Py_None));
     if (PyModule_AddObjectRef(m, "LAYERS", layers) < 0 || PyModule_AddIntConstant(m, "SLOTS", SLOTS) < 0 ||
         PyModule_AddIntConstant(m, "NA", NA) < 0 || PyModule_AddIntConstant(m, "NONE", NONE) < 0 ||
+        PyModule_AddIntConstant(m, "BAD", BAD) < 0 || PyModule_AddIntConstant(m, "OFFLOAD", OFFLOAD) < 0 ||
         PyModule_AddIntConstant(m, "DEPTH", DEPTH) < 0 || PyModule_AddIntConstant(m, "KEY_BYTES", KEY) < 0 ||
         PyModule_AddIntConstant(m, "ROW_BYTES", sizeof(row_t)) < 0 || add_layout(m) < 0 ||
         add_reasons(m) < 0)

@@ -6,12 +6,14 @@ from typing_extensions import Buffer
 
 #: The layer name of each code fast_check writes (code % DEPTH; None for 0).
 LAYERS: tuple[str | None, ...]
-#: Codes fast_check writes per packet (int16); a code's depth unit; the flags of a code counted "n/a" and "none"; the
-#: bytes of a closed datagram's key.
+#: Codes fast_check writes per packet (int16); a code's depth unit; the flags of a code counted "n/a", "none", "bad"
+#: and "offload"; the bytes of a closed datagram's key.
 SLOTS: int
 DEPTH: int
 NA: int
 NONE: int
+BAD: int
+OFFLOAD: int
 KEY_BYTES: int
 #: Rows (csum/engine/_rows.h row_t): its size, (name, offset, size) of each field, the name of each reason code.
 ROW_BYTES: int
@@ -35,8 +37,8 @@ def chunk_columns(offsets: Buffer, caplens: Buffer, origlens: Buffer, first: int
     """A chunk's packet numbers, file offsets, whole-packet flags (int8) and cut packets' numbers (int64 as bytes)."""
 
 def tally(out: Buffer, todo: Buffer, /) -> tuple[list[tuple[int, int]], int, bytes]:
-    """fast_check's verdicts: (code, packets) of the passing packets' codes, how many passed, the int64 numbers (as
-    bytes) of the packets left to the Python walker."""
+    """fast_check's verdicts: (code, fields) of the codes of the packets it judged (passing or not), how many passed,
+    the int64 numbers (as bytes) of the packets left to the Python walker."""
 
 def finish_rows(slots: Buffer, count: Buffer, indices: Buffer, times: Buffer, layers: Buffer, reasons: Buffer,
                 statuses: Buffer, /) -> int:

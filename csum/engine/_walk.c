@@ -136,12 +136,11 @@ static int judge(walk_t *w, int code, int depth, Py_ssize_t header, Py_ssize_t f
     if (!w->judge)
         return found(w, code, depth, header, field, end, path);
     const uint8_t *b = w->b;
-    uint64_t rest = csum_ones(b + header, (uint64_t)(field - header), 16, 1) +
-                    csum_ones(b + field + 2, (uint64_t)(end - field - 2), 16, 1);
+    uint64_t rest = csum_ones16_without(b + header, (uint64_t)(end - header), (uint64_t)(field - header));
     unsigned stored = be16(b + field), r = (unsigned)csum_reduce(rest + ps, 16), computed = r ^ M16;
     if (udp && computed == 0)
         computed = CSUM_MANGLED_0;
-    int pass = csum_reduce((uint64_t)r + stored, 16) == M16, reason, absent = 0;
+    int pass = csum_fold_to((uint64_t)r + stored, 16) == M16, reason, absent = 0;  /* two 16-bit values: two folds */
     if (udp && stored == 0) {
         reason = udp == UDP4 ? RS_UDP_NO_CHECKSUM : udp == UDP6_TUNNEL ? RS_UDP6_ZERO_TUNNEL : RS_UDP6_ZERO;
         pass = absent = reason != RS_UDP6_ZERO;

@@ -134,6 +134,52 @@ def test_spans_give_the_chunks_iterating_gives(name):
         assert reader.stop is None or reader.stop.truncated == (name == "pcap-truncated")
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_mapped_gives_the_chunks_iterating_gives(name):
+    """Reader.mapped() over the file's bytes yields the chunks iterating a Reader over the same bytes yields (the
+    same records split at the same places: packets, file offsets, lengths, link types, numbers; empty chunks too),
+    each holding the file from its start; stop and packet count are the same, at several chunk sizes."""
+    data = _files()[name]
+    for chunk_bytes in (1, 300, 2000, 1 << 20):
+        reader = pcap.Reader(io.BytesIO(data), chunk_bytes)
+        chunks = list(reader)
+        mapper = pcap.Reader(io.BytesIO(data), chunk_bytes)
+        got = list(mapper.mapped(memoryview(data)))
+        assert len(got) == len(chunks)
+        for mine, theirs in zip(got, chunks):
+            assert mine.base == 0 and bytes(mine.data) == data[: len(mine.data)]
+            assert len(mine.data) == theirs.base + len(theirs.data)
+            assert mine.first_index == theirs.first_index and mine.format == theirs.format
+            assert [bytes(mine.packet(i)) for i in range(len(mine))] == \
+                [bytes(theirs.packet(i)) for i in range(len(theirs))]
+            assert mine.offsets.tolist() == (theirs.base + theirs.offsets).tolist()
+            for col in ("caplens", "origlens", "linktypes"):
+                assert getattr(mine, col).tolist() == getattr(theirs, col).tolist()
+        assert (mapper.stop, mapper.packets) == (reader.stop, reader.packets)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("chunk_bytes", [1, 300, 700, 5000])
+def test_a_mapped_file_checks_as_a_read_one(name, chunk_bytes, tmp_path, monkeypatch):
+    """scan(jobs=1) of a regular file maps it (the Reader is not iterated) and gives the Report and stop of the
+    same capture read from a stream (gzip-compressed: the reading path), fragments carried across chunks
+    included."""
+    data = _files()[name]
+    packed = tmp_path / "c.pcap.gz"
+    packed.write_bytes(gzip.compress(data))
+    read = scan(str(packed), jobs=1, chunk_bytes=chunk_bytes)
+    path = tmp_path / "c.pcap"
+    path.write_bytes(data)
+
+    def refuse(_self):
+        raise AssertionError("a regular file was read, not mapped")
+
+    monkeypatch.setattr(pcap.Reader, "__iter__", refuse)
+    mapped = scan(str(path), jobs=1, chunk_bytes=chunk_bytes)
+    assert mapped.report.bad and _findings(mapped.report) == _findings(read.report)
+    assert (mapped.stop, mapped.format, mapped.compression) == (read.stop, read.format, None)
+
+
 def test_a_file_changed_under_the_reader_is_an_error():
     """A span whose bytes no longer hold its records (the file was rewritten meanwhile) raises, never mis-checks."""
     data = _files()["pcap-le"]

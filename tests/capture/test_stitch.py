@@ -215,15 +215,17 @@ def test_scan_holds_a_bounded_number_of_chunks(fix, tmp_path, monkeypatch):
     path.write_bytes(data)
     alive: list[weakref.ref] = []
     most = [0]
-    real = pcap.Reader.__iter__
+    def counting(real):
+        def chunks(self, *args):
+            for chunk in real(self, *args):
+                alive.append(weakref.ref(chunk))
+                most[0] = max(most[0], sum(r() is not None for r in alive))
+                yield chunk
+        return chunks
 
-    def counting(self):
-        for chunk in real(self):
-            alive.append(weakref.ref(chunk))
-            most[0] = max(most[0], sum(r() is not None for r in alive))
-            yield chunk
-
-    monkeypatch.setattr(scan_module.pcap.Reader, "__iter__", counting)
+    # verify maps the file (Reader.mapped), fix reads it (iterating the Reader)
+    monkeypatch.setattr(scan_module.pcap.Reader, "__iter__", counting(pcap.Reader.__iter__))
+    monkeypatch.setattr(scan_module.pcap.Reader, "mapped", counting(pcap.Reader.mapped))
     written: list[bytes] = []
     sink = type("S", (), {"write": staticmethod(written.append)})() if fix else None
     got = scan(str(path), jobs=1, chunk_bytes=200, sink=sink, keep_patches=True)

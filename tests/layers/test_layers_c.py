@@ -148,6 +148,24 @@ def test_c_results_equal_the_walker():
     assert seen["walkable answered"] >= 0.9 * seen["walkable"], seen
 
 
+@pytest.mark.parametrize("message", [
+    bytes.fromhex("0000123400000000"),  # the rest all zero: Python's computed 0xffff (its sum 0, not 0xffff)
+    bytes.fromhex("00001234000000000000"),
+    bytes.fromhex("ffff1234ffffffff0000ffff00000000"),  # the rest sums to 2**64 - 1 as 64-bit words, not zero
+    bytes.fromhex("ffffcccc"),
+    bytes.fromhex("0000ffff0000"),
+], ids=["zero", "zero-10", "ones-64", "ones-16", "stored-ffff"])
+def test_c_judges_a_rest_that_sums_to_zero(message):
+    """An ICMP message (no pseudo-header) whose bytes other than its checksum sum to 0 modulo 2**64 - 1: all zero,
+    or not (the C walker sums the field's span once and takes the field out: csum/engine/_arith.h
+    csum_ones16_without, which sums the two sides apart there). The Results are the Python walker's (the reference),
+    all nine fields."""
+    frame = raw(Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02") / IP(src="10.0.0.1", dst="10.0.0.2", proto=1)
+                / Raw(message))
+    got = engine.cwalk.verify(frame, 1)
+    assert got is not None and [_row(r) for r in got] == _python(frame, 1)
+
+
 @settings(max_examples=500)
 @given(data=buffers(max_size=120), link=st.sampled_from((-1, 0, 1, 12, 101, 108, 113, 276, 9999)))
 def test_c_on_arbitrary_bytes(data, link):
