@@ -49,8 +49,9 @@ def next_function(table: str) -> str:
     return "ct_next_" + table.replace(".", "_")
 
 
-#: The C type of a dissector table's key where it is not ``unsigned`` (a capture's link type is any 32-bit number).
-_KEY_TYPES = {"link.type": "int64_t"}
+#: Tables whose C dispatch is a row per key rather than a ct_next_<table>() switch: a capture's link type, whose row
+#: (CT_LINKS: the layer, header length, protocol word offset, name) the walker looks up once per capture.
+_ROWS = {"link.type"}
 
 
 def _graph(T: ModuleType, lines: list[str], section: Callable[[str], None]) -> None:
@@ -61,13 +62,12 @@ def _graph(T: ModuleType, lines: list[str], section: Callable[[str], None]) -> N
     children = sorted({T.DISSECTORS[table][key] for table, keys in T.C_EDGES.items() for key in keys})
     lines.append("enum { L_NONE, " + ", ".join(layer_id(name) for name in children) + ", L_COUNT };")
     for table, keys in T.C_EDGES.items():
-        decimal = table in _KEY_TYPES
+        if table in _ROWS:
+            continue
         lines.append(f"/* table \"{table}\" */")
-        lines.append(f"static inline int {next_function(table)}({_KEY_TYPES.get(table, 'unsigned')} key)\n{{\n"
-                     "    switch (key) {")
+        lines.append(f"static inline int {next_function(table)}(unsigned key)\n{{\n    switch (key) {{")
         for key in sorted(keys):
-            lines.append(f"    case {key if decimal else format(key, '#06x')}: "
-                         f"return {layer_id(T.DISSECTORS[table][key])};")
+            lines.append(f"    case {key:#06x}: return {layer_id(T.DISSECTORS[table][key])};")
         lines.append("    default: return L_NONE;\n    }\n}")
 
 
@@ -162,14 +162,13 @@ def render() -> str:
                  f"#define CT_FAMILY_IPV6(f) {_any('f', v6, False)}")
 
     _graph(T, lines, section)
-    section("link types: the rows of the link types the C walker walks (table C_EDGES \"link.type\"; the link kind "
-            "is ct_next_link_type's): header length, protocol word offset, name (an index of "
-            "CT_LINK_NAMES)")
-    lines.append("typedef struct {\n    int64_t number;\n    int header, at, name;\n} ct_link_t;")
+    section("link types: table \"link.type\", a row per link type the C walker walks (table.C_EDGES): its layer (the "
+            "link kind), header length, protocol word offset, name (an index of CT_LINK_NAMES)")
+    lines.append("typedef struct {\n    int64_t number;\n    int kind, header, at, name;\n} ct_link_t;")
     rows = [(number, e) for number, e in T.LINKTYPES.items() if number in T.C_EDGES["link.type"]]
     names = sorted({e.name for _, e in rows})
     lines.append("static const ct_link_t CT_LINKS[] = {")
-    lines += [f"    {{{number}, {e.header}, {e.at}, {names.index(e.name)}}}," for number, e in rows]
+    lines += [f"    {{{number}, {layer_id(e.kind)}, {e.header}, {e.at}, {names.index(e.name)}}}," for number, e in rows]
     lines += ["};", f"#define CT_NLINKS {len(rows)}"]
     lines.append(f"static const char *const CT_LINK_NAMES[] = {{{', '.join(f'{chr(34)}{n}{chr(34)}' for n in names)}}};")
     lines.append(f"#define CT_NLINK_NAMES {len(names)}")

@@ -876,9 +876,9 @@ static int link_walk(Ctx *c, Walk *w, int64_t linktype, int *eth)
     for (int i = 0; i < CT_NLINKS && row == NULL; i++)
         if (CT_LINKS[i].number == linktype)
             row = &CT_LINKS[i];
-    int kind = ct_next_link_type(linktype);  /* table "link.type" */
     if (row == NULL)
         return -1;
+    int kind = row->kind; /* table "link.type" */
     *eth = kind == L_ETHERNET;
     if (*eth) {
         if (CT_ETHHDR_SIZE > c->n)
