@@ -234,6 +234,18 @@ def test_c_takes_exactly_its_edges(table, key):
 
 
 @pytest.mark.skipif(engine.cwalk is None, reason="csum.engine._cwalk is not built or CSUM_ENGINE is not c")
+def test_erspan_type_i_through_gre_proto():
+    """GRE's "erspan" edge without a sequence number is ERSPAN type I (the frame right after GRE), in C as in the
+    Python walker; scapy builds it and its checksums."""
+    from scapy.all import GRE, IP, Ether, raw
+    eth = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
+    frame = raw(eth / IP(src="10.0.0.1", dst="10.0.0.2") / GRE(proto=T.ETH_ERSPAN2) / eth / _inner())
+    got = engine.cwalk.verify(frame, T.LINKTYPE_ETHERNET)
+    assert got is not None and _rows(got) == _python(frame)
+    assert [r.depth for r in got] == [0, 1, 1] and all(r.ok for r in got)
+
+
+@pytest.mark.skipif(engine.cwalk is None, reason="csum.engine._cwalk is not built or CSUM_ENGINE is not c")
 @pytest.mark.parametrize("table, key", [("icmp.type", 0), ("icmp.type", 8), ("icmp.type", 13), ("icmpv6.type", 128),
                                         ("icmpv6.type", 129), ("icmpv6.type", 135)])
 def test_no_quote_off_the_icmp_tables(table, key):
