@@ -294,6 +294,23 @@ def records_seeds() -> dict[str, bytes]:
     }
 
 
+def explain_seeds() -> dict[str, bytes]:
+    """Every stack right, with a byte changed, with its last checksum field's bytes swapped, with a TTL of 1 and
+    with 6 bytes of padding (not zero) after it."""
+    seeds = {}
+    for name, frame in _stacks().items():
+        swapped = bytearray(frame)
+        swapped[-2:] = swapped[-1:-3:-1]
+        ttl = bytearray(frame)
+        if frame[12:14] == b"\x08\x00":
+            ttl[22] = 1
+        for kind, data in (("right", frame), ("bad", _broken(frame)), ("swapped-tail", bytes(swapped)),
+                           ("ttl1", bytes(ttl)), ("padded", frame + b"\x01\x02\0\0\xff\x07")):
+            seeds[f"eth-{kind}-{name}"] = walker_input(1, data)
+    seeds["link0-ipv4-udp-odd"] = walker_input(0, b"\x02\0\0\0" + _broken(raw(V4 / UDP() / b"odd")))
+    return seeds
+
+
 def sums_seeds() -> dict[str, bytes]:
     def head(offset: int, width: int, big: bool, align: int, rows: int, seed: int, block: int) -> bytes:
         first = offset | (width << 3) | (32 if big else 0)
@@ -402,7 +419,7 @@ def command_seeds() -> dict[str, bytes]:
 
 
 SEEDS = {"walker": walker_seeds, "chunks": chunks_seeds, "fix": fix_seeds, "records": records_seeds, "sums": sums_seeds,
-         "rewrite": rewrite_seeds, "rowtext": rowtext_seeds, "command": command_seeds}
+         "rewrite": rewrite_seeds, "rowtext": rowtext_seeds, "command": command_seeds, "explain": explain_seeds}
 
 
 def main() -> None:
