@@ -614,7 +614,7 @@ static int walked(Ctx *c, int64_t linktype, Walk *out, int *eth)
     int r = walk_link(&w, c->n, row);
     if (r != 1 && r != FRAGMENT)
         return D_NOT_WALKED;
-    *eth = ct_next_link_type(linktype) == L_ETHERNET;  /* table "link.type" */
+    *eth = CT_LINKS[row].kind == L_ETHERNET;  /* table "link.type" */
     out->n = w.nips;
     for (int i = 0; i < w.nips; i++) {
         int why = layer(c, &w, i, &out->layers[i]);
