@@ -50,8 +50,9 @@ RULES = (("--map-ip", "10.0.0.0/8=192.168.0.0/16", "--map-ip", "2001:db8::/32=20
 #: ``--chunk-bytes`` (the first byte's bits 6-7): csum's default, then small chunks.
 CHUNKS = (None, 64, 300, 4096)
 
-#: How many packets C answered and how many were walked, in a summary line (the Python run's: 0 and all).
-FAST = re.compile(r"\d+ on the fast path(, \d+ walked)?")
+#: How many packets C answered and how many were walked (verify) or why the Python engine took the others (rewrite),
+#: in a summary line (the Python run's: 0 and all).
+FAST = re.compile(r"\d+ on the fast path(, \d+ walked|; the Python engine took [^)]*)?")
 
 _DIR = Path(tempfile.mkdtemp(prefix="csum-fuzz-command-"))
 atexit.register(shutil.rmtree, _DIR, ignore_errors=True)

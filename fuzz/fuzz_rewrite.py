@@ -5,8 +5,8 @@ The input is ``[rules: 8 bytes][frames]``: each of the first eight bytes picks o
 (address maps of both families and directions, port maps, TTL, DSCP/ECN or traffic class, flow label, MACs, VLAN
 retag, Crypto-PAn and the level; zeros where the input is shorter), the rest is fuzz_common's list of frames, put in
 one pcapng chunk (its bytes in an exact-size buffer: a read past the last packet is an AddressSanitizer finding).
-Every byte of the rewritten chunk and every count of the Outcome must be the same with both engines; the Python
-engine's bytes are checked against scapy, tcprewrite and the kernel's NAT by tests/rewrite.
+Every byte of the rewritten chunk and every count of the Outcome must be the same with both engines, but the packets
+the Python engine took (every one C declined, counted once per reason; all of them without C); the Python engine's bytes are checked against scapy, tcprewrite and the kernel's NAT by tests/rewrite.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from fuzz_common import assert_equal, capture_bytes, decode, with_exact_data
 
 from csum import engine
 from csum.capture import pcap
-from csum.rewrite.fast import rewrite_chunk
+from csum.rewrite.fast import NO_C_ENGINE, rewrite_chunk
 from csum.rewrite.rules import Rules
 
 #: Each rule kind's choices (index 0: no such rule), picked by one input byte modulo the list's length.
@@ -72,11 +72,16 @@ def one_input(data: bytes) -> None:
     if not frames:
         return
     chunk = with_exact_data(pcap.parse(capture_bytes(frames)))
-    got_data, got_out, _ = rewrite_chunk(chunk, rules)
+    got_data, got_out, taken = rewrite_chunk(chunk, rules)
     saved, engine.crewrite = engine.crewrite, None
     try:
         want_data, want_out, _ = rewrite_chunk(chunk, rules)
     finally:
         engine.crewrite = saved
     assert_equal(bytes(got_data), bytes(want_data), "rewrite_chunk's bytes")
+    # the packets handed to the Python engine, per reason: every one C did not take, and all of them without C
+    assert_equal(sum(got_out.declined.values()), len(chunk) - taken, "packets declined")
+    assert_equal(dict(want_out.declined), {NO_C_ENGINE: len(chunk)}, "the Python engine's declined")
+    got_out.declined.clear()
+    want_out.declined.clear()
     assert_equal(got_out, want_out, "rewrite_chunk's Outcome")
