@@ -129,7 +129,8 @@ def _scan_chunks(source: Source, reader: pcap.Reader, o: ScanOptions, read: Iter
     checker: Checker | Stitcher
     if o.serial:  # one Checker carries the pending datagrams along
         checker = Checker(o.each, fix_embedded=o.fix_embedded, hosts=o.hosts, table=o.table,
-                          fixes=sink is not None or o.keep_patches)
+                          fixes=sink is not None or o.keep_patches,
+                          keep=o.keep if sink is None and o.collect is None else None)  # each part read whole
         parts = ((c, checker.check(c)) for c in chunks)
     else:
         from .parallel import checked

@@ -180,6 +180,25 @@ def test_a_mapped_file_checks_as_a_read_one(name, chunk_bytes, tmp_path, monkeyp
     assert (mapped.stop, mapped.format, mapped.compression) == (read.stop, read.format, None)
 
 
+@pytest.mark.parametrize("keep", [0, 1, 3, 7, 40])
+@pytest.mark.parametrize("chunk_bytes", [300, 5000, 1 << 20])
+def test_keep_makes_only_the_results_it_keeps(keep, chunk_bytes, tmp_path):
+    """scan(keep=k) (the CLI's --show) lists the first k bad and offload fields of the whole-file check and counts the
+    rest: the C walker's chunks make no Result past k (csum/capture/fastpath.py c_fast), the Python walker's packets
+    (malformed, cut, fragments across chunks) still come in packet order. Expected: the report with every item kept
+    (keep None), itself the whole-file check's (test_scan_equals_the_whole_file_check)."""
+    for data in (_capture(), pcap_bytes(_mixed()), _files()["pcapng"]):
+        path = tmp_path / "c.pcap"
+        path.write_bytes(data)
+        every = scan(str(path), jobs=1, chunk_bytes=chunk_bytes).report
+        assert every.total("bad") > 7
+        got = scan(str(path), jobs=1, chunk_bytes=chunk_bytes, keep=keep).report
+        for name in ("bad", "offload", "malformed", "cut"):
+            assert getattr(got, name) == getattr(every, name)[:keep], name
+            assert got.total(name) == every.total(name), name
+        assert got.counts == every.counts and got.fast == every.fast
+
+
 def test_a_file_changed_under_the_reader_is_an_error():
     """A span whose bytes no longer hold its records (the file was rewritten meanwhile) raises, never mis-checks."""
     data = _files()["pcap-le"]
