@@ -15,7 +15,7 @@ import functools
 
 from .core.inputs import check_instance, check_int, check_list
 from .errors import Code, CsumValueError
-from .layers.table import ADDR_SIZES, IPIP, IPV6_IN
+from .layers import table as T
 
 try:
     from hypothesis import HealthCheck
@@ -147,7 +147,7 @@ def _build_packet(version: int, layer: str, src: bytes, dst: bytes, head: bytes,
     if layer in ("tcp", "icmp", "icmpv6"):  # random ports / ids / sequence numbers, the checksum field left 0
         keep = {"tcp": (0, 12), "icmp": (4, 8), "icmpv6": (4, 8)}[layer]
         seg = seg[: keep[0]] + head[keep[0] : keep[1]] + seg[keep[1] :]
-    return _fill(_ip(version, proto, seg, src, dst, ttl), 101)
+    return _fill(_ip(version, proto, seg, src, dst, ttl), T.LINKTYPE_RAW)
 
 
 @functools.cache
@@ -167,7 +167,7 @@ def packets(versions: tuple[int, ...] = (4, 6), max_payload: int = 1500) -> st.S
     versions = _versions(versions)
     max_payload = check_int(max_payload, 0, MAX_PAYLOAD, "max_payload")
     def one(version: int) -> st.SearchStrategy[bytes]:
-        size = ADDR_SIZES[version]
+        size = T.ADDR_SIZES[version]
         layers = ("tcp", "udp", "icmp") if version == 4 else ("tcp", "udp", "icmpv6")
         return st.builds(_build_packet, st.just(version), st.sampled_from(layers), _addr(size), _addr(size),
                          st.binary(min_size=20, max_size=20), buffers(max_size=max_payload), st.integers(1, 255))
@@ -241,7 +241,10 @@ def _payloads(max_size: int) -> st.SearchStrategy[bytes]:
 
 
 _MAC = b"\x02\0\0\0\0\x01\x02\0\0\0\0\x02"
-_ETHERTYPE = {4: b"\x08\x00", 6: b"\x86\xdd"}
+_ETHERTYPE = {4: T.ETH_IPV4.to_bytes(2, "big"), 6: T.ETH_IPV6.to_bytes(2, "big")}
+#: The VLAN tags of :func:`frames`: an 802.1Q C-tag (VLAN 7), under an 802.1ad S-tag (VLAN 5) for QinQ.
+_C_TAG = T.ETH_8021Q.to_bytes(2, "big") + b"\x00\x07"
+_S_TAG = T.ETH_8021AD.to_bytes(2, "big") + b"\x00\x05"
 
 
 def frames(max_payload: int = 200) -> st.SearchStrategy[tuple[int, bytes]]:
@@ -260,7 +263,7 @@ def frames(max_payload: int = 200) -> st.SearchStrategy[tuple[int, bytes]]:
 def _frames(draw: st.DrawFn, max_payload: int) -> tuple[int, bytes]:
     """:func:`frames`, its argument checked."""
     def ip_packet(version: int, proto: int, payload: bytes) -> bytes:
-        size = ADDR_SIZES[version]
+        size = T.ADDR_SIZES[version]
         options = draw(st.sampled_from((b"", b"\x01\x01\x01\x00", b"\x94\x04\x00\x00")))  # NOP, Router Alert
         ext = draw(st.sampled_from((b"", bytes([0, 0, 1, 4, 0, 0, 0, 0]))))
         return _ip(version, proto, payload, draw(_addr(size)), draw(_addr(size)), draw(st.integers(1, 255)),
@@ -274,20 +277,22 @@ def _frames(draw: st.DrawFn, max_payload: int) -> tuple[int, bytes]:
     if tunnel != "none":
         version = draw(st.sampled_from((4, 6)))
         if tunnel == "ip":
-            packet = ip_packet(version, IPIP if inner_v == 4 else IPV6_IN, packet)
+            packet = ip_packet(version, T.IPIP if inner_v == 4 else T.IPV6_IN, packet)
         elif tunnel == "gre":
-            packet = ip_packet(version, 47, b"\x80\x00" + _ETHERTYPE[inner_v] + b"\0\0\0\0" + packet)
+            packet = ip_packet(version, T.GRE, b"\x80\x00" + _ETHERTYPE[inner_v] + b"\0\0\0\0" + packet)
         else:
             vxlan = b"\x08\0\0\0\0\0\x2a\0" + _MAC + _ETHERTYPE[inner_v] + packet
             packet = ip_packet(version, *_l4("udp", vxlan))
-            at = (40 if version == 6 else packet[0] % 16 * 4) + (8 if packet[6 if version == 6 else 9] == 60 else 0)
-            packet = packet[: at + 2] + (4789).to_bytes(2, "big") + packet[at + 4 :]
+            ext = packet[T.IPV6HDR.nexthdr if version == 6 else T.IPHDR.protocol] == T.DEST_OPTS
+            at = (T.IPV6HDR.size if version == 6 else packet[0] % 16 * T.IHL_UNIT) + (8 if ext else 0)
+            port = at + T.TUNNEL_DEMUX_AT
+            packet = packet[:port] + T.VXLAN_PORT.to_bytes(2, "big") + packet[port + 2 :]
     link = draw(st.sampled_from(("eth", "vlan", "qinq", "mpls", "raw")))
     if link == "raw":
-        return 101, _fill(packet, 101)
-    tags = {"eth": b"", "vlan": b"\x81\x00\x00\x07", "qinq": b"\x88\xa8\x00\x05\x81\x00\x00\x07"}.get(link)
+        return T.LINKTYPE_RAW, _fill(packet, T.LINKTYPE_RAW)
+    tags = {"eth": b"", "vlan": _C_TAG, "qinq": _S_TAG + _C_TAG}.get(link)
     if tags is None:
-        frame = _MAC + b"\x88\x47" + b"\x00\x01\x01\x40" + packet
+        frame = _MAC + T.ETH_MPLS.to_bytes(2, "big") + b"\x00\x01\x01\x40" + packet
     else:
         frame = _MAC + tags + _ETHERTYPE[version] + packet
-    return 1, _fill(frame, 1)
+    return T.LINKTYPE_ETHERNET, _fill(frame, T.LINKTYPE_ETHERNET)

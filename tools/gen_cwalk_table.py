@@ -21,8 +21,6 @@ ROOT = Path(__file__).resolve().parent.parent
 #: Facts written in hex: flags, masks, option kinds (numbers above 255 always are).
 _HEX = {"VLAN_VID_MASK", "IP_DF", "IP_MF", "IP_OFFSET", "IP6_MF", "IP6_OFFSET", "GRE_CSUM", "GRE_ROUTING", "GRE_KEY", "GRE_SEQ", "GRE_VERSION",
         "JUMBO_OPTION", "HOME_ADDRESS_OPTION", "GTP_PT", "GTP_OPTIONAL_FLAGS", "GTP_E", "GTP_TPDU", "GENEVE_OPT_LEN"}
-#: The UDP tunnels' port names (their numbers the C walker needs for the rewriter and its checks).
-_C_TUNNELS = ("VXLAN_PORT", "GENEVE_PORT", "GTP_U_PORT", "GTP_V0_PORT", "GRE_UDP_PORT")
 HEADER = ROOT / "csum" / "engine" / "_cwalk_table.h"
 
 
@@ -51,6 +49,10 @@ def next_function(table: str) -> str:
     return "ct_next_" + table.replace(".", "_")
 
 
+#: The C type of a dissector table's key where it is not ``unsigned`` (a capture's link type is any 32-bit number).
+_KEY_TYPES = {"link.type": "int64_t"}
+
+
 def _graph(T: ModuleType, lines: list[str], section: Callable[[str], None]) -> None:
     """The layer graph's edges the C walker takes (table.C_EDGES of table.DISSECTORS): an id per child layer and a
     ct_next_<table>(key) per table, L_NONE for every key the C walker leaves to the Python walker."""
@@ -59,10 +61,13 @@ def _graph(T: ModuleType, lines: list[str], section: Callable[[str], None]) -> N
     children = sorted({T.DISSECTORS[table][key] for table, keys in T.C_EDGES.items() for key in keys})
     lines.append("enum { L_NONE, " + ", ".join(layer_id(name) for name in children) + ", L_COUNT };")
     for table, keys in T.C_EDGES.items():
+        decimal = table in _KEY_TYPES
         lines.append(f"/* table \"{table}\" */")
-        lines.append(f"static inline int {next_function(table)}(unsigned key)\n{{\n    switch (key) {{")
+        lines.append(f"static inline int {next_function(table)}({_KEY_TYPES.get(table, 'unsigned')} key)\n{{\n"
+                     "    switch (key) {")
         for key in sorted(keys):
-            lines.append(f"    case {key:#06x}: return {layer_id(T.DISSECTORS[table][key])};")
+            lines.append(f"    case {key if decimal else format(key, '#06x')}: "
+                         f"return {layer_id(T.DISSECTORS[table][key])};")
         lines.append("    default: return L_NONE;\n    }\n}")
 
 
@@ -75,7 +80,7 @@ def render() -> str:
              "#ifndef CSUM_CWALK_TABLE_H", "#define CSUM_CWALK_TABLE_H", "", "#include <stdint.h>"]
 
     def define(name: str, value: object, comment: str = "") -> None:
-        hex_ = isinstance(value, int) and ((value > 255 and "PORT" not in name) or name in _HEX)
+        hex_ = isinstance(value, int) and (value > 255 or name in _HEX)
         text = f"{value:#06x}" if hex_ and value > 255 else f"{value:#04x}" if hex_ else str(value)
         lines.append(f"#define CT_{name} {text}" + (f"  /* {comment} */" if comment else ""))
 
@@ -88,15 +93,11 @@ def render() -> str:
         define(name, getattr(T, name))
     lines.append(f"/* the IPv6 extension headers walked to the upper layer (table.IPV6_EXT) */\n"
                  f"#define CT_IS_IPV6_EXT(n) {_any('n', T.IPV6_EXT, False)}")
-    section("EtherTypes (IANA) and PPP protocols (RFC 1661)")
+    section("EtherTypes (IANA)")
     for name in ("ETH_IPV4", "ETH_IPV6", "ETH_TEB", "ETH_ERSPAN2", "ETH_ERSPAN3", "ETH_MPLS", "ETH_MPLS_MC",
                  "ETH_PPPOE_SESSION"):
         define(name, getattr(T, name))
     lines.append(f"#define CT_IS_VLAN(t) {_any('t', T.VLAN_TPIDS)}")
-    for name in ("ipv4", "ipv6"):
-        (number,) = [p for p, layer in T.PPP_PROTOCOLS.items() if layer == name]
-        define(f"PPP_{name.upper()}", number)
-    lines.append(f"#define CT_IS_PPP_MPLS(p) {_any('p', [p for p, n in T.PPP_PROTOCOLS.items() if n == 'mpls'])}")
     section("header layouts: offsets from the header's start")
     for prefix, layout in (("ETHHDR", T.ETHHDR), ("IPHDR", T.IPHDR), ("IPV6HDR", T.IPV6HDR),
                            ("FRAG_HDR", T.FRAG_HDR), ("PPPOE_HDR", T.PPPOE_HDR), ("GTP_HDR", T.GTP_HDR)):
@@ -104,11 +105,11 @@ def render() -> str:
             define(f"{prefix}_{field.upper()}", value)
     for name in ("IP_DF", "IP_MF", "IP_OFFSET", "FRAG_UNIT", "IP6_MF", "IP6_OFFSET", "IPOPT_END", "IPOPT_NOOP",
                  "IPV6_TLV_PAD1", "IPV6_EXT_UNIT", "IPV6_RT_SEGMENTS_LEFT", "IPV6_RT_TYPE", "ROUTING_SRH",
-                 "SRH_SEGMENT0_AT", "ROUTING_ADDRESSED", "AH_UNIT", "AH_BIAS", "TCP_DOFF_AT", "GRE_CSUM",
-                 "GRE_ROUTING", "GRE_KEY", "GRE_SEQ", "GRE_VERSION", "GRE_HLEN", "GRE_WORD", "ERSPAN2_HLEN",
+                 "SRH_SEGMENT0_AT", "ROUTING_ADDRESSED", "AH_UNIT", "AH_BIAS", "IHL_UNIT", "TCP_DOFF_AT", "TCP_DOFF_UNIT", "GRE_CSUM",
+                 "GRE_ROUTING", "GRE_KEY", "GRE_SEQ", "GRE_VERSION", "GRE_HLEN", "GRE_WORD", "TUNNEL_DEMUX_AT", "ERSPAN2_HLEN",
                  "ERSPAN3_HLEN", "ERSPAN3_PLATFORM", "ERSPAN3_O_AT", "VXLAN_HLEN", "GENEVE_HLEN", "GENEVE_OPT_LEN",
                  "GENEVE_UNIT", "GENEVE_PROTOCOL", "MPLS_LABEL", "MPLS_BOTTOM_AT", "MPLS_CONTROL_WORD",
-                 "GTP_VERSION_SHIFT", "GTP_PT", "GTP_OPTIONAL_FLAGS", "GTP_E", "GTP_TPDU", *_C_TUNNELS,
+                 "GTP_VERSION_SHIFT", "GTP_PT", "GTP_OPTIONAL_FLAGS", "GTP_E", "GTP_TPDU",
                  "JUMBO_OPTION", "HOME_ADDRESS_OPTION", "MAX_DEPTH", "REASSEMBLY_KEY_BYTES"):
         define(name, getattr(T, name))
     lines.append(f"#define CT_IS_SOURCE_ROUTE(k) {_any('k', T.IPV4_SOURCE_ROUTES)}")
@@ -129,7 +130,6 @@ def render() -> str:
     assert T.UDP_ENTRY.zero is T.Zero.UDP
     for name, errors in (("ICMP_ERRORS", T.ICMP_ERRORS), ("ICMPV6_ERRORS", T.ICMPV6_ERRORS)):
         assert max(errors) < 64
-        define(name, f"{sum(1 << t for t in errors):#x}ULL", "bit t: type t quotes a datagram (the Python walker's)")
         lengths = {spec for spec in errors.values() if spec is not None}
         assert len(lengths) == 1  # one RFC 4884 length field per ICMP version
         ((at, unit),) = lengths
@@ -142,36 +142,34 @@ def render() -> str:
     define("ICMP_EXT_HLEN", T.ICMP_EXT_HLEN, "RFC 4884 7: the extension header's size")
     define("ICMP_EXT_VERSION", T.ICMP_EXT_VERSION, "RFC 4884 7: the extension header's version")
     walked = set(T.C_EDGES["udp.port"])
-    assert walked == {getattr(T, name) for name in _C_TUNNELS}
     tunnels = set(T.DISSECTORS["udp.port"]) - walked
     lines.append(f"/* UDP ports of the tunnels and embedded packets the C walker leaves to the Python walker (all of "
                  f"table.UDP_TUNNELS and UDP_EMBEDDED but {', '.join(T.UDP_TUNNELS[p] for p in sorted(walked))}) */"
                  f"\n#define CT_UDP_TUNNEL_ELSEWHERE(p) {_any('p', tunnels, False)}")
-    others = (set(T.UDP_TUNNELS) | set(T.UDP_EMBEDDED)) - {T.VXLAN_PORT}
-    lines.append(f"/* UDP ports of every tunnel and embedded packet but VXLAN (table.UDP_TUNNELS, UDP_EMBEDDED): the C "
-                 f"rewriter's, which goes into VXLAN only */\n#define CT_UDP_TUNNEL_NOT_VXLAN(p) {_any('p', others, False)}")
+    lines.append(f"/* UDP ports of every tunnel and embedded packet (the keys of table \"udp.port\": table.UDP_TUNNELS, "
+                 f"UDP_EMBEDDED) */\n#define CT_UDP_TUNNEL_OR_EMBEDDED(p) {_any('p', T.DISSECTORS['udp.port'], False)}")
     lines.append(f"/* table.UDP_TUNNELS_BY_SOURCE: also a tunnel's source port (the lower one) */\n"
                  f"#define CT_UDP_TUNNEL_BY_SOURCE(p) {_any('p', T.UDP_TUNNELS_BY_SOURCE, False)}")
     lines.append(f"/* ICMPv6 types of table.NDP_ADDRESSES (Neighbor Discovery messages holding addresses): the Python "
                  f"engine's when addresses are mapped */\n#define CT_NDP_ADDRESSED(t) {_any('t', T.NDP_ADDRESSES, False)}")
     lines.append(f"/* TCP ports of table.TCP_EMBEDDED (either port): the Python walker's */\n"
                  f"#define CT_TCP_EMBEDDED(p) {_any('p', T.TCP_EMBEDDED, False)}")
+    for name in ("LINKTYPE_ETHERNET", "LINKTYPE_RAW"):
+        define(name, getattr(T, name), "what link=\"auto\" resolves to (csum/layers/walk.py _auto)")
     v4 = {f for f, name in T.BSD_FAMILIES.items() if name == "ipv4"}
     v6 = {f for f, name in T.BSD_FAMILIES.items() if name == "ipv6"}
     lines.append(f"/* BSD address families (DLT_NULL, DLT_LOOP) */\n#define CT_FAMILY_IPV4(f) {_any('f', v4, False)}\n"
                  f"#define CT_FAMILY_IPV6(f) {_any('f', v6, False)}")
 
     _graph(T, lines, section)
-    section("link types: the kinds the C walker walks, and each row's header length, protocol word offset and name "
-            "(an index of CT_LINK_NAMES)")
-    kinds = {"ethernet": "K_ETHERNET", "ethertype": "K_ETHERTYPE", "ip": "K_IP", "family-host": "K_FAMILY",
-             "family-net": "K_FAMILY"}
-    lines.append("enum { K_ETHERNET = 1, K_ETHERTYPE, K_IP, K_FAMILY };")
-    lines.append("typedef struct {\n    int64_t number;\n    int kind, header, at, name;\n} ct_link_t;")
-    rows = [(number, e) for number, e in T.LINKTYPES.items() if e.kind in kinds]
+    section("link types: the rows of the link types the C walker walks (table C_EDGES \"link.type\"; the link kind "
+            "is ct_next_link_type's): header length, protocol word offset, name (an index of "
+            "CT_LINK_NAMES)")
+    lines.append("typedef struct {\n    int64_t number;\n    int header, at, name;\n} ct_link_t;")
+    rows = [(number, e) for number, e in T.LINKTYPES.items() if number in T.C_EDGES["link.type"]]
     names = sorted({e.name for _, e in rows})
     lines.append("static const ct_link_t CT_LINKS[] = {")
-    lines += [f"    {{{number}, {kinds[e.kind]}, {e.header}, {e.at}, {names.index(e.name)}}}," for number, e in rows]
+    lines += [f"    {{{number}, {e.header}, {e.at}, {names.index(e.name)}}}," for number, e in rows]
     lines += ["};", f"#define CT_NLINKS {len(rows)}"]
     lines.append(f"static const char *const CT_LINK_NAMES[] = {{{', '.join(f'{chr(34)}{n}{chr(34)}' for n in names)}}};")
     lines.append(f"#define CT_NLINK_NAMES {len(names)}")

@@ -582,7 +582,7 @@ static int fits(const uint8_t *b, Py_ssize_t len, Py_ssize_t at)
     if (len <= at)
         return 0;
     unsigned version = b[at] >> 4;
-    Py_ssize_t ihl = (b[at] & 15) * 4;
+    Py_ssize_t ihl = (b[at] & 15) * CT_IHL_UNIT;
     if (version == 4) {
         if (len < at + CT_IPHDR_SIZE)
             return 0;
@@ -593,8 +593,8 @@ static int fits(const uint8_t *b, Py_ssize_t len, Py_ssize_t at)
            at + CT_IPV6HDR_SIZE + (Py_ssize_t)be16(b + at + CT_IPV6HDR_PAYLOAD_LEN) <= len;
 }
 
-/* link="auto" as csum/layers/walk.py _auto decides it: 1 (Ethernet carrying IP), 101 (bare IP), or -1 where the
- * answer needs a layer this file does not walk (MPLS, PPPoE: the Python walker decides). */
+/* link="auto" as csum/layers/walk.py _auto decides it: Ethernet (carrying IP), bare IP, or -1 where the answer needs a
+ * layer this file does not walk (MPLS, PPPoE: the Python walker decides). */
 static int64_t auto_link(const uint8_t *b, Py_ssize_t len)
 {
     Py_ssize_t at = CT_ETHHDR_PROTO;
@@ -604,12 +604,12 @@ static int64_t auto_link(const uint8_t *b, Py_ssize_t len)
         unsigned ethertype = be16(b + at), version = b[at + 2] >> 4;
         if (((ethertype == CT_ETH_IPV4 && version == 4) || (ethertype == CT_ETH_IPV6 && version == 6)) &&
             (fits(b, len, at + 2) || !fits(b, len, 0)))
-            return 1;
-        if ((ethertype == CT_ETH_MPLS || ethertype == CT_ETH_MPLS_MC || ethertype == CT_ETH_PPPOE_SESSION) &&
-            !fits(b, len, 0))
-            return 1;
+            return CT_LINKTYPE_ETHERNET;
+        int layer = ct_next_ethertype(ethertype);
+        if ((layer == L_MPLS || layer == L_PPPOE) && !fits(b, len, 0))
+            return CT_LINKTYPE_ETHERNET;
     }
-    return fits(b, len, 0) ? 101 : -1;
+    return fits(b, len, 0) ? CT_LINKTYPE_RAW : -1;
 }
 
 /* verify(packet, linktype) -> [Result, ...] for every checksum of one whole packet (linktype -1: "auto"), or

@@ -22,7 +22,7 @@
 /* the IPv6 extension headers walked to the upper layer (table.IPV6_EXT) */
 #define CT_IS_IPV6_EXT(n) ((n) == 0 || (n) == 43 || (n) == 44 || (n) == 51 || (n) == 60 || (n) == 135 || (n) == 139 || (n) == 140)
 
-/* EtherTypes (IANA) and PPP protocols (RFC 1661) */
+/* EtherTypes (IANA) */
 #define CT_ETH_IPV4 0x0800
 #define CT_ETH_IPV6 0x86dd
 #define CT_ETH_TEB 0x6558
@@ -32,9 +32,6 @@
 #define CT_ETH_MPLS_MC 0x8848
 #define CT_ETH_PPPOE_SESSION 0x8864
 #define CT_IS_VLAN(t) ((t) == 0x8100 || (t) == 0x88a8 || (t) == 0x9100)
-#define CT_PPP_IPV4 33
-#define CT_PPP_IPV6 87
-#define CT_IS_PPP_MPLS(p) ((p) == 0x281 || (p) == 0x283)
 
 /* header layouts: offsets from the header's start */
 #define CT_ETHHDR_SIZE 14
@@ -85,7 +82,9 @@
 #define CT_ROUTING_ADDRESSED 24
 #define CT_AH_UNIT 4
 #define CT_AH_BIAS 2
+#define CT_IHL_UNIT 4
 #define CT_TCP_DOFF_AT 12
+#define CT_TCP_DOFF_UNIT 4
 #define CT_GRE_CSUM 0x80
 #define CT_GRE_ROUTING 0x40
 #define CT_GRE_KEY 0x20
@@ -93,6 +92,7 @@
 #define CT_GRE_VERSION 0x07
 #define CT_GRE_HLEN 4
 #define CT_GRE_WORD 4
+#define CT_TUNNEL_DEMUX_AT 2
 #define CT_ERSPAN2_HLEN 8
 #define CT_ERSPAN3_HLEN 12
 #define CT_ERSPAN3_PLATFORM 8
@@ -110,11 +110,6 @@
 #define CT_GTP_OPTIONAL_FLAGS 0x07
 #define CT_GTP_E 0x04
 #define CT_GTP_TPDU 0xff
-#define CT_VXLAN_PORT 4789
-#define CT_GENEVE_PORT 6081
-#define CT_GTP_U_PORT 2152
-#define CT_GTP_V0_PORT 3386
-#define CT_GRE_UDP_PORT 4754
 #define CT_JUMBO_OPTION 0xc2
 #define CT_HOME_ADDRESS_OPTION 0xc9
 #define CT_MAX_DEPTH 8
@@ -148,11 +143,9 @@
 #define CT_GRE_OFFLOAD 0
 #define CT_GRE_PSEUDO 0
 #define CT_UDP_LEN 4  /* UDP's length field */
-#define CT_ICMP_ERRORS 0x1838ULL  /* bit t: type t quotes a datagram (the Python walker's) */
 #define CT_ICMP_ERRORS_LENGTHED 0x1808ULL  /* bit t: type t has RFC 4884's length of the quote */
 #define CT_ICMP_ERRORS_LENGTH_AT 5  /* the quote length's byte */
 #define CT_ICMP_ERRORS_LENGTH_UNIT 4  /* the quote length's unit in bytes */
-#define CT_ICMPV6_ERRORS 0x1eULL  /* bit t: type t quotes a datagram (the Python walker's) */
 #define CT_ICMPV6_ERRORS_LENGTHED 0xaULL  /* bit t: type t has RFC 4884's length of the quote */
 #define CT_ICMPV6_ERRORS_LENGTH_AT 4  /* the quote length's byte */
 #define CT_ICMPV6_ERRORS_LENGTH_UNIT 8  /* the quote length's unit in bytes */
@@ -162,20 +155,41 @@
 #define CT_ICMP_EXT_VERSION 2  /* RFC 4884 7: the extension header's version */
 /* UDP ports of the tunnels and embedded packets the C walker leaves to the Python walker (all of table.UDP_TUNNELS and UDP_EMBEDDED but gtp, gtp-prime, gre-udp, vxlan, geneve) */
 #define CT_UDP_TUNNEL_ELSEWHERE(p) ((p) == 1701 || (p) == 3544 || (p) == 4341 || (p) == 4790 || (p) == 5072 || (p) == 5247 || (p) == 6343 || (p) == 6635)
-/* UDP ports of every tunnel and embedded packet but VXLAN (table.UDP_TUNNELS, UDP_EMBEDDED): the C rewriter's, which goes into VXLAN only */
-#define CT_UDP_TUNNEL_NOT_VXLAN(p) ((p) == 1701 || (p) == 2152 || (p) == 3386 || (p) == 3544 || (p) == 4341 || (p) == 4754 || (p) == 4790 || (p) == 5072 || (p) == 5247 || (p) == 6081 || (p) == 6343 || (p) == 6635)
+/* UDP ports of every tunnel and embedded packet (the keys of table "udp.port": table.UDP_TUNNELS, UDP_EMBEDDED) */
+#define CT_UDP_TUNNEL_OR_EMBEDDED(p) ((p) == 1701 || (p) == 2152 || (p) == 3386 || (p) == 3544 || (p) == 4341 || (p) == 4754 || (p) == 4789 || (p) == 4790 || (p) == 5072 || (p) == 5247 || (p) == 6081 || (p) == 6343 || (p) == 6635)
 /* table.UDP_TUNNELS_BY_SOURCE: also a tunnel's source port (the lower one) */
 #define CT_UDP_TUNNEL_BY_SOURCE(p) ((p) == 1701 || (p) == 2152 || (p) == 3386 || (p) == 3544 || (p) == 4341 || (p) == 5072 || (p) == 5247)
 /* ICMPv6 types of table.NDP_ADDRESSES (Neighbor Discovery messages holding addresses): the Python engine's when addresses are mapped */
 #define CT_NDP_ADDRESSED(t) ((t) == 134 || (t) == 135 || (t) == 136 || (t) == 137)
 /* TCP ports of table.TCP_EMBEDDED (either port): the Python walker's */
 #define CT_TCP_EMBEDDED(p) ((p) == 6633 || (p) == 6653)
+#define CT_LINKTYPE_ETHERNET 1  /* what link="auto" resolves to (csum/layers/walk.py _auto) */
+#define CT_LINKTYPE_RAW 101  /* what link="auto" resolves to (csum/layers/walk.py _auto) */
 /* BSD address families (DLT_NULL, DLT_LOOP) */
 #define CT_FAMILY_IPV4(f) ((f) == 2)
 #define CT_FAMILY_IPV6(f) ((f) == 24 || (f) == 28 || (f) == 30)
 
 /* the layer graph (table.DISSECTORS): the child layers the C walker walks, and per dissector table the edges it takes (L_NONE: the Python walker's) */
-enum { L_NONE, L_AH, L_GENEVE, L_GRE, L_GRE_UDP, L_GTP, L_GTP_PRIME, L_ICMP, L_ICMPV6, L_IPV4, L_IPV6, L_MPLS, L_PPPOE, L_TCP, L_UDP, L_VLAN, L_VXLAN, L_COUNT };
+enum { L_NONE, L_AH, L_ERSPAN, L_ERSPAN3, L_ETH, L_ETHERNET, L_ETHERTYPE, L_FAMILY_HOST, L_FAMILY_NET, L_GENEVE, L_GRE, L_GRE_UDP, L_GTP, L_GTP_PRIME, L_ICMP, L_ICMP_QUOTE, L_ICMPV6, L_ICMPV6_QUOTE, L_IP, L_IPV4, L_IPV6, L_MPLS, L_PPPOE, L_PW, L_TCP, L_UDP, L_VLAN, L_VXLAN, L_COUNT };
+/* table "link.type" */
+static inline int ct_next_link_type(int64_t key)
+{
+    switch (key) {
+    case 0: return L_FAMILY_HOST;
+    case 1: return L_ETHERNET;
+    case 12: return L_IP;
+    case 14: return L_IP;
+    case 101: return L_IP;
+    case 104: return L_ETHERTYPE;
+    case 108: return L_FAMILY_NET;
+    case 113: return L_ETHERTYPE;
+    case 228: return L_IP;
+    case 229: return L_IP;
+    case 242: return L_ETHERTYPE;
+    case 276: return L_ETHERTYPE;
+    default: return L_NONE;
+    }
+}
 /* table "ethertype" */
 static inline int ct_next_ethertype(unsigned key)
 {
@@ -188,6 +202,39 @@ static inline int ct_next_ethertype(unsigned key)
     case 0x8864: return L_PPPOE;
     case 0x88a8: return L_VLAN;
     case 0x9100: return L_VLAN;
+    default: return L_NONE;
+    }
+}
+/* table "ppp.protocol" */
+static inline int ct_next_ppp_protocol(unsigned key)
+{
+    switch (key) {
+    case 0x0021: return L_IPV4;
+    case 0x0057: return L_IPV6;
+    case 0x0281: return L_MPLS;
+    case 0x0283: return L_MPLS;
+    default: return L_NONE;
+    }
+}
+/* table "mpls.nibble" */
+static inline int ct_next_mpls_nibble(unsigned key)
+{
+    switch (key) {
+    case 0x0000: return L_PW;
+    case 0x0004: return L_IPV4;
+    case 0x0006: return L_IPV6;
+    default: return L_NONE;
+    }
+}
+/* table "gre.proto" */
+static inline int ct_next_gre_proto(unsigned key)
+{
+    switch (key) {
+    case 0x0800: return L_IPV4;
+    case 0x22eb: return L_ERSPAN3;
+    case 0x6558: return L_ETH;
+    case 0x86dd: return L_IPV6;
+    case 0x88be: return L_ERSPAN;
     default: return L_NONE;
     }
 }
@@ -218,26 +265,48 @@ static inline int ct_next_udp_port(unsigned key)
     default: return L_NONE;
     }
 }
+/* table "icmp.type" */
+static inline int ct_next_icmp_type(unsigned key)
+{
+    switch (key) {
+    case 0x0003: return L_ICMP_QUOTE;
+    case 0x0004: return L_ICMP_QUOTE;
+    case 0x0005: return L_ICMP_QUOTE;
+    case 0x000b: return L_ICMP_QUOTE;
+    case 0x000c: return L_ICMP_QUOTE;
+    default: return L_NONE;
+    }
+}
+/* table "icmpv6.type" */
+static inline int ct_next_icmpv6_type(unsigned key)
+{
+    switch (key) {
+    case 0x0001: return L_ICMPV6_QUOTE;
+    case 0x0002: return L_ICMPV6_QUOTE;
+    case 0x0003: return L_ICMPV6_QUOTE;
+    case 0x0004: return L_ICMPV6_QUOTE;
+    default: return L_NONE;
+    }
+}
 
-/* link types: the kinds the C walker walks, and each row's header length, protocol word offset and name (an index of CT_LINK_NAMES) */
-enum { K_ETHERNET = 1, K_ETHERTYPE, K_IP, K_FAMILY };
+/* link types: the rows of the link types the C walker walks (table C_EDGES "link.type"; the link kind is ct_next_link_type's): header length, protocol word offset, name (an index of CT_LINK_NAMES) */
 typedef struct {
     int64_t number;
-    int kind, header, at, name;
+    int header, at, name;
 } ct_link_t;
 static const ct_link_t CT_LINKS[] = {
-    {0, K_FAMILY, 4, 0, 4},
-    {1, K_ETHERNET, 0, 0, 1},
-    {12, K_IP, 0, 0, 5},
-    {14, K_IP, 0, 0, 5},
-    {101, K_IP, 0, 0, 5},
-    {104, K_ETHERTYPE, 4, 2, 0},
-    {108, K_FAMILY, 4, 0, 3},
-    {113, K_ETHERTYPE, 16, 14, 6},
-    {228, K_IP, 0, 0, 5},
-    {229, K_IP, 0, 0, 5},
-    {242, K_ETHERTYPE, 44, 40, 2},
-    {276, K_ETHERTYPE, 20, 0, 7},
+    {0, 4, 0, 4},
+    {1, 0, 0, 1},
+    {12, 0, 0, 5},
+    {14, 0, 0, 5},
+    {101, 0, 0, 5},
+    {104, 4, 2, 0},
+    {108, 4, 0, 3},
+    {113, 16, 14, 6},
+    {228, 0, 0, 5},
+    {229, 0, 0, 5},
+    {242, 44, 40, 2},
+    {276, 20, 0, 7},
 };
 #define CT_NLINKS 12
 static const char *const CT_LINK_NAMES[] = {"chdlc", "eth", "ipoib", "loop", "null", "raw", "sll", "sll2"};

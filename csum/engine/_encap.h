@@ -40,17 +40,23 @@ static inline int encap_mpls(const uint8_t *b, Py_ssize_t at, Py_ssize_t stop, e
     }
     if (at >= stop)
         return 0;
-    unsigned nibble = b[at] >> 4;
     e->end = stop;
     e->csum = e->erspan = 0;
-    if (nibble == 4 || nibble == 6) {
-        e->inner = at;
-        e->next = nibble == 4 ? CT_ETH_IPV4 : CT_ETH_IPV6;
+    e->inner = at;
+    switch (ct_next_mpls_nibble(b[at] >> 4)) {  /* table "mpls.nibble" */
+    case L_IPV4:
+        e->next = CT_ETH_IPV4;
         return 1;
+    case L_IPV6:
+        e->next = CT_ETH_IPV6;
+        return 1;
+    case L_PW:
+        e->inner = at + CT_MPLS_CONTROL_WORD;
+        e->next = CT_ETH_TEB;
+        return 1;
+    default:
+        return 0;
     }
-    e->inner = at + CT_MPLS_CONTROL_WORD;
-    e->next = CT_ETH_TEB;
-    return nibble == 0;
 }
 
 /* A PPPoE session (RFC 2516; csum/layers/walk.py h_pppoe): its Length bounds the PPP frame (one that runs past the
@@ -74,8 +80,19 @@ static inline int encap_pppoe(const uint8_t *b, Py_ssize_t at, Py_ssize_t stop, 
     e->inner = pos;
     e->end = end;
     e->csum = e->erspan = 0;
-    e->next = proto == CT_PPP_IPV4 ? CT_ETH_IPV4 : proto == CT_PPP_IPV6 ? CT_ETH_IPV6 : CT_ETH_MPLS;
-    return proto == CT_PPP_IPV4 || proto == CT_PPP_IPV6 || CT_IS_PPP_MPLS(proto);
+    switch (ct_next_ppp_protocol(proto)) {  /* table "ppp.protocol" */
+    case L_IPV4:
+        e->next = CT_ETH_IPV4;
+        return 1;
+    case L_IPV6:
+        e->next = CT_ETH_IPV6;
+        return 1;
+    case L_MPLS:
+        e->next = CT_ETH_MPLS;
+        return 1;
+    default:
+        return 0;
+    }
 }
 
 /* GRE (csum/layers/walk.py gre: RFC 2784, RFC 2890 key and sequence number): its optional checksum over the GRE
@@ -86,7 +103,7 @@ static inline int encap_gre(const uint8_t *b, Py_ssize_t at, Py_ssize_t stop, en
 {
     if (at + CT_GRE_HLEN > stop)
         return 0;
-    unsigned flags = b[at], proto = encap_be16(b + at + 2);
+    unsigned flags = b[at], proto = encap_be16(b + at + CT_TUNNEL_DEMUX_AT);
     if ((flags & CT_GRE_ROUTING) || (b[at + 1] & CT_GRE_VERSION))
         return 0;
     Py_ssize_t inner = at + CT_GRE_HLEN + CT_GRE_WORD * (!!(flags & CT_GRE_CSUM) + !!(flags & CT_GRE_KEY) +
@@ -96,23 +113,34 @@ static inline int encap_gre(const uint8_t *b, Py_ssize_t at, Py_ssize_t stop, en
     e->end = stop;
     e->csum = (flags & CT_GRE_CSUM) != 0;
     e->erspan = 0;
-    e->next = proto;
     e->inner = inner;
-    if (proto == CT_ETH_IPV4 || proto == CT_ETH_IPV6 || proto == CT_ETH_TEB)
+    switch (ct_next_gre_proto(proto)) {  /* table "gre.proto" */
+    case L_IPV4:
+        e->next = CT_ETH_IPV4;
         return 1;
-    e->next = CT_ETH_TEB;
-    if (proto == CT_ETH_ERSPAN2 && !(flags & CT_GRE_SEQ))  /* ERSPAN type I: the frame right after GRE */
+    case L_IPV6:
+        e->next = CT_ETH_IPV6;
         return 1;
-    e->erspan = 1;
-    if (proto == CT_ETH_ERSPAN2) {  /* type II */
+    case L_ETH:
+        e->next = CT_ETH_TEB;
+        return 1;
+    case L_ERSPAN:
+        e->next = CT_ETH_TEB;
+        if (!(flags & CT_GRE_SEQ))  /* ERSPAN type I: the frame right after GRE */
+            return 1;
+        e->erspan = 1;  /* type II */
         e->inner = inner + CT_ERSPAN2_HLEN;
         return 1;
-    }
-    if (proto == CT_ETH_ERSPAN3 && inner + CT_ERSPAN3_HLEN <= stop) {  /* type III, maybe a platform sub-header */
+    case L_ERSPAN3:  /* type III, maybe a platform sub-header */
+        if (inner + CT_ERSPAN3_HLEN > stop)
+            return 0;
+        e->next = CT_ETH_TEB;
+        e->erspan = 1;
         e->inner = inner + CT_ERSPAN3_HLEN + ((b[inner + CT_ERSPAN3_O_AT] & 1) ? CT_ERSPAN3_PLATFORM : 0);
         return 1;
+    default:
+        return 0;
     }
-    return 0;
 }
 
 /* Geneve (RFC 8926; csum/layers/walk.py h_geneve): 8 bytes and the options, then what its protocol type names. */

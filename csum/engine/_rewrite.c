@@ -363,8 +363,8 @@ static int udp_tunnel(Ctx *c, Layer *L)
 {
     if (L->l4 < 0)
         return 0;
-    unsigned port = be16(c->b + L->l4 + 2);
-    return port == CT_VXLAN_PORT || CT_UDP_TUNNEL_NOT_VXLAN(port);
+    unsigned port = be16(c->b + L->l4 + CT_TUNNEL_DEMUX_AT);
+    return CT_UDP_TUNNEL_OR_EMBEDDED(port);
 }
 
 /* Editor.l4_flags: BPF_F_MARK_MANGLED_0 for UDP, BPF_F_MARK_ENFORCE for UDP over IPv6 but a tunnel's. */
@@ -455,7 +455,7 @@ static int map_address(Plan *p, const uint8_t *addr, int n, int side, uint8_t *o
 
 static inline int icmp_error(int version, unsigned type)
 {
-    return type < 64 && (((version == 4 ? CT_ICMP_ERRORS : CT_ICMPV6_ERRORS) >> type) & 1);
+    return (version == 4 ? ct_next_icmp_type(type) : ct_next_icmpv6_type(type)) != L_NONE;
 }
 
 /* An ICMP/ICMPv6 error at ``at`` whose quote starts at ``at + CT_ICMP_QUOTE``: 0 when the Python walker would read
@@ -487,12 +487,11 @@ static int udp(Ctx *c, Layer *L, int at, int avail)
         return -1;
     L->l4_csum = at + CT_UDP_FIELD;
     L->pseudo = CT_UDP_PSEUDO;
-    unsigned port = be16(b + at + 2), source = be16(b + at);
+    unsigned port = be16(b + at + CT_TUNNEL_DEMUX_AT), source = be16(b + at);
     /* a tunnel or an embedded packet the Python walker follows (by either port): the Python engine */
     if (CT_UDP_TUNNEL_ELSEWHERE(port) || (source < port && CT_UDP_TUNNEL_BY_SOURCE(source)))
         return -1;
-    if (port == CT_VXLAN_PORT || port == CT_GENEVE_PORT || port == CT_GTP_U_PORT || port == CT_GTP_V0_PORT ||
-        port == CT_GRE_UDP_PORT) {
+    if (ct_next_udp_port(port) != L_NONE) {  /* table "udp.port": the C walker's tunnels */
         if (L->quote || len != avail)
             return -1; /* a tunnel in a quote; a UDP length the walker does not follow in (_cwalk.c transport) */
         L->carries = CT_UDP;
@@ -507,7 +506,7 @@ static int transport(Ctx *c, Layer *L)
     int at = L->l4start, avail = L->end - at;
     L->l4 = at;
     if (L->proto == CT_TCP) {
-        if (avail < CT_TCP_MIN || (b[at + CT_TCP_DOFF_AT] >> 4) * 4 > avail ||
+        if (avail < CT_TCP_MIN || (b[at + CT_TCP_DOFF_AT] >> 4) * CT_TCP_DOFF_UNIT > avail ||
             CT_TCP_EMBEDDED(be16(b + at)) || CT_TCP_EMBEDDED(be16(b + at + 2)))
             return -1;  /* OpenFlow's packet-ins hold embedded packets the Python walker walks */
         L->l4_csum = at + CT_TCP_FIELD;
@@ -613,7 +612,7 @@ static int upper(Ctx *c, Layer *L, int fragment)
 static int ipv4_header(Ctx *c, Layer *L, int at, int end, int limit)
 {
     const uint8_t *b = c->b;
-    int ihl = (b[at] & 15) * 4, total;
+    int ihl = (b[at] & 15) * CT_IHL_UNIT, total;
     if (at + CT_IPHDR_SIZE > limit || ihl < CT_IPHDR_SIZE || at + ihl > limit)
         return -1;
     total = (int)be16(b + at + CT_IPHDR_TOT_LEN);
@@ -791,17 +790,28 @@ static int gre(Ctx *c, Walk *w, Layer *L, int at, int end, const Encl *add)
 static int udp_tunnel_payload(Ctx *c, Walk *w, Layer *L)
 {
     encap_t e;
-    unsigned port = be16(c->b + L->l4 + 2);
+    unsigned port = be16(c->b + L->l4 + CT_TUNNEL_DEMUX_AT);
     int at = L->l4 + CT_UDP_MIN, end = L->end;
     Encl u = {L->l4_csum, L->l4, end, 1};
-    if (port == CT_GRE_UDP_PORT) /* GRE stands at UDP's depth (RFC 8086) */
+    int layer = ct_next_udp_port(port);  /* table "udp.port" */
+    if (layer == L_GRE_UDP) /* GRE stands at UDP's depth (RFC 8086) */
         return gre(c, w, L, at, end, &u);
     if (L->depth + 1 > CT_MAX_DEPTH || ++w->hops > MAX_HOPS)
         return -1;
-    if (port == CT_VXLAN_PORT) { /* VXLAN (RFC 7348): its header, then an Ethernet frame */
+    switch (layer) {
+    case L_VXLAN: /* VXLAN (RFC 7348): its header, then an Ethernet frame */
         e.inner = at + CT_VXLAN_HLEN, e.end = end, e.next = CT_ETH_TEB;
-    } else if (port == CT_GENEVE_PORT ? !encap_geneve(c->b, at, end, &e)
-                                      : !encap_gtp(c->b, at, end, port == CT_GTP_U_PORT, &e)) {
+        break;
+    case L_GENEVE:
+        if (!encap_geneve(c->b, at, end, &e))
+            return -1;
+        break;
+    case L_GTP:
+    case L_GTP_PRIME:
+        if (!encap_gtp(c->b, at, end, layer == L_GTP, &e))
+            return -1;
+        break;
+    default:
         return -1;
     }
     return payload(c, w, &e, L->depth + 1, L, &u);
@@ -866,27 +876,28 @@ static int link_walk(Ctx *c, Walk *w, int64_t linktype, int *eth)
     for (int i = 0; i < CT_NLINKS && row == NULL; i++)
         if (CT_LINKS[i].number == linktype)
             row = &CT_LINKS[i];
+    int kind = ct_next_link_type(linktype);  /* table "link.type" */
     if (row == NULL)
         return -1;
-    *eth = row->kind == K_ETHERNET;
+    *eth = kind == L_ETHERNET;
     if (*eth) {
         if (CT_ETHHDR_SIZE > c->n)
             return -1;
         return ethertype_ip(c, w, be16(c->b + CT_ETHHDR_PROTO), CT_ETHHDR_SIZE, c->n, 0, NULL, NULL);
     }
-    if (row->kind == K_IP)
+    if (kind == L_IP)
         return walk_ip(c, w, 0, c->n, 0, ENCAP_ANY_IP, NULL, NULL);
     if (c->n < row->header)
         return -1;
     const uint8_t *b = c->b;
-    if (row->kind == K_FAMILY) { /* the family word in the capturing host's byte order or the network's */
+    if (kind == L_FAMILY_HOST || kind == L_FAMILY_NET) { /* the family word in the capturing host's byte order or the network's */
         uint32_t le = b[0] | (b[1] << 8) | (b[2] << 16) | ((uint32_t)b[3] << 24);
         uint32_t be = ((uint32_t)b[0] << 24) | (b[1] << 16) | (b[2] << 8) | b[3];
         uint32_t fam = (CT_FAMILY_IPV4(le) || CT_FAMILY_IPV6(le)) ? le : be;
         unsigned type = CT_FAMILY_IPV4(fam) ? CT_ETH_IPV4 : CT_FAMILY_IPV6(fam) ? CT_ETH_IPV6 : 0;
         return type ? walk_ip(c, w, row->header, c->n, 0, type, NULL, NULL) : -1;
     }
-    if (row->kind != K_ETHERTYPE)
+    if (kind != L_ETHERTYPE)
         return -1;
     return ethertype_ip(c, w, be16(b + row->at), row->header, c->n, 0, NULL, NULL);
 }

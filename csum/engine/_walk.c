@@ -383,8 +383,9 @@ typedef struct {
 /* A TCP header of `len` bytes at `at`: 0 for a malformed one or OpenFlow's ports (the Python walker's). */
 static int tcp_l4(const uint8_t *b, Py_ssize_t at, Py_ssize_t len, l4_t *l)
 {
-    if (len < CT_TCP_MIN || len <= CT_TCP_DOFF_AT || (b[at + CT_TCP_DOFF_AT] >> 4) * 4 < CT_TCP_MIN ||
-        (b[at + CT_TCP_DOFF_AT] >> 4) * 4 > len || CT_TCP_EMBEDDED(be16(b + at)) || CT_TCP_EMBEDDED(be16(b + at + 2)))
+    if (len < CT_TCP_MIN || len <= CT_TCP_DOFF_AT || (b[at + CT_TCP_DOFF_AT] >> 4) * CT_TCP_DOFF_UNIT < CT_TCP_MIN ||
+        (b[at + CT_TCP_DOFF_AT] >> 4) * CT_TCP_DOFF_UNIT > len || CT_TCP_EMBEDDED(be16(b + at)) ||
+        CT_TCP_EMBEDDED(be16(b + at + 2)))
         return 0;
     *l = (l4_t){C_TCP, T_TCP, CT_TCP_PSEUDO, CT_TCP_OFFLOAD, NOT_UDP, 0, CT_TCP_FIELD, 0};
     return 1;
@@ -396,7 +397,7 @@ static int udp_l4(const uint8_t *b, Py_ssize_t at, Py_ssize_t len, int v4, l4_t 
 {
     if (len < CT_UDP_MIN || be16(b + at + CT_UDP_LEN) != len)
         return 0;
-    unsigned port = be16(b + at + 2), source = be16(b + at);
+    unsigned port = be16(b + at + CT_TUNNEL_DEMUX_AT), source = be16(b + at);
     if (CT_UDP_TUNNEL_ELSEWHERE(port) || (source < port && CT_UDP_TUNNEL_BY_SOURCE(source)))
         return 0;
     int udp = v4 ? UDP4 : ct_next_udp_port(port) != L_NONE ? UDP6_TUNNEL : UDP6;
@@ -408,10 +409,11 @@ static int udp_l4(const uint8_t *b, Py_ssize_t at, Py_ssize_t len, int v4, l4_t 
  * sender's) may follow an error's quote (the Python walker's). */
 static int icmp_l4(const uint8_t *b, Py_ssize_t at, Py_ssize_t stop, int v4, l4_t *l)
 {
-    uint64_t errors = v4 ? CT_ICMP_ERRORS : CT_ICMPV6_ERRORS;
     if (stop - at < (v4 ? CT_ICMP_MIN : CT_ICMPV6_MIN))
         return 0;
-    int quote = b[at] < 64 && (errors >> b[at]) & 1;  /* an error that quotes a datagram (RFC 792, RFC 4443) */
+    /* an error that quotes a datagram (RFC 792, RFC 4443): tables "icmp.type", "icmpv6.type" */
+    int layer = v4 ? ct_next_icmp_type(b[at]) : ct_next_icmpv6_type(b[at]);
+    int quote = layer == L_ICMP_QUOTE || layer == L_ICMPV6_QUOTE;
     if (quote && !quote_alone(b, at, stop, v4))
         return 0;
     if (v4)
@@ -496,7 +498,7 @@ static int ipv4_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, outer
     const uint8_t *b = w->b;
     if (end - at < CT_IPHDR_SIZE)
         return 0;
-    Py_ssize_t ihl = (b[at] & 15) * 4, total = be16(b + at + CT_IPHDR_TOT_LEN);
+    Py_ssize_t ihl = (b[at] & 15) * CT_IHL_UNIT, total = be16(b + at + CT_IPHDR_TOT_LEN);
     unsigned frag = be16(b + at + CT_IPHDR_FRAG_OFF) & (CT_IP_MF | CT_IP_OFFSET), proto = b[at + CT_IPHDR_PROTOCOL];
     if (o != NULL && frag) {  /* known even when the packet fails below: its key stays with Python */
         o->frag = 1;
@@ -657,7 +659,8 @@ static int quoted(walk_t *w, Py_ssize_t at, Py_ssize_t stop, int depth, uint64_t
         return 1;
     /* a header the capture cut (not one the message ends inside of: the Python walker's) is no layer */
     Py_ssize_t head = version == 4 ? CT_IPHDR_SIZE : CT_IPV6HDR_SIZE;
-    if (at + head > w->len || (version == 4 && (b[at] & 15) * 4 >= CT_IPHDR_SIZE && at + (b[at] & 15) * 4 > w->len))
+    Py_ssize_t ihl = (b[at] & 15) * CT_IHL_UNIT;
+    if (at + head > w->len || (version == 4 && ihl >= CT_IPHDR_SIZE && at + ihl > w->len))
         return 1;
     if (!new_ip(w, at, (int)version, depth + 1, 1))
         return 0;
@@ -674,15 +677,15 @@ int walk_link(walk_t *w, Py_ssize_t len, Py_ssize_t index)
     const uint8_t *b = w->b;
     const ct_link_t *row = CT_LINKS + index;
     Py_ssize_t header = row->header, at = row->at;
-    int kind = row->kind;
+    int kind = ct_next_link_type(row->number);  /* table "link.type" */
     uint64_t path = T_LINK + row->name;
-    if (kind == K_IP)
+    if (kind == L_IP)
         return walk_ip(w, 0, len, 0, ANY_IP, 0);
-    if (path >= T_COUNT)
+    if (path >= T_COUNT || len < header)
         return 0;
-    if (kind == K_FAMILY) {  /* the family word in the capturing host's byte order or the network's */
-        if (len < header)
-            return 0;
+    switch (kind) {
+    case L_FAMILY_HOST:
+    case L_FAMILY_NET: {  /* the family word in the capturing host's byte order or the network's */
         uint32_t le = b[0] | (b[1] << 8) | (b[2] << 16) | ((uint32_t)b[3] << 24), be = be32(b);
         uint32_t fam = (CT_FAMILY_IPV4(le) || CT_FAMILY_IPV6(le)) ? le : be;
         if (CT_FAMILY_IPV4(fam))
@@ -691,14 +694,13 @@ int walk_link(walk_t *w, Py_ssize_t len, Py_ssize_t index)
             return walk_ip(w, header, len, 0, CT_ETH_IPV6, path);
         return 0;
     }
-    if (kind == K_ETHERTYPE) {
-        if (len < header)
-            return 0;
+    case L_ETHERTYPE:
         return ethertype_layer(w, be16(b + at), header, len, 0, path);
-    }
-    if (kind != K_ETHERNET)
+    case L_ETHERNET:
+        return eth_layer(w, 0, len, 0, 0, (int)path);
+    default:
         return 0;
-    return eth_layer(w, 0, len, 0, 0, (int)path);
+    }
 }
 
 Py_ssize_t walk_link_row(int64_t linktype)

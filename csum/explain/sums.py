@@ -243,8 +243,8 @@ def named_lengths(f: Field, ip: IPLayer | None, m: Message) -> list[tuple[int, s
     """The wrong pseudo-header lengths a sender might take from this packet: the IP datagram's, the header's alone,
     the payload's alone, zero, the length byte-swapped (the frame's, padding included, is :func:`padding`'s)."""
     header = f.entry.minimum
-    if f.entry.name == "tcp" and len(m.data) >= 13:
-        header = (m.data[12] >> 4) * 4
+    if f.entry.name == "tcp" and len(m.data) > T.TCP_DOFF_AT:
+        header = (m.data[T.TCP_DOFF_AT] >> 4) * T.TCP_DOFF_UNIT
     return lengths_named(f, ip, m.length, header)
 
 

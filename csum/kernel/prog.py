@@ -34,6 +34,7 @@ from ..explain.causes import what
 from ..explain.header import NOT_UPDATED
 from ..explain.program import explain_program
 from ..layers import layout as parse
+from ..layers.table import ETH_IPV4, ETH_IPV6
 from ..rewrite.mistakes import SKB_CSUM as SKB_FIELD
 from ..rewrite.mistakes import Evidence, Finding, Mistake, added_header, reproduce
 from . import seed
@@ -64,7 +65,7 @@ PARTIAL_NOTE = ("test runs make CHECKSUM_NONE and CHECKSUM_COMPLETE skbs only, n
                 "checksum the program computes itself, or an address change without the flag, breaks such packets "
                 "unseen here (csum.skb.Skb.checksum_partial models them)")
 _ETHER = bytes.fromhex("020000000001020000000002")
-_ETH_P = {4: b"\x08\x00", 6: b"\x86\xdd"}
+_ETH_P = {4: ETH_IPV4.to_bytes(2, "big"), 6: ETH_IPV6.to_bytes(2, "big")}
 #: enum bpf_func_id (include/uapi/linux/bpf.h) of the helpers whose calls narrow a cause.
 _HELPERS = {9: "bpf_skb_store_bytes", 10: "bpf_l3_csum_replace", 11: "bpf_l4_csum_replace", 28: "bpf_csum_diff",
             40: "bpf_csum_update", 135: "bpf_csum_level"}

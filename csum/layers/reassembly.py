@@ -28,6 +28,7 @@ import dataclasses
 from collections import OrderedDict
 from typing import NamedTuple
 
+from . import table as T
 from .check import Result, judge
 from .reasons import Reason
 from .walk import IPLayer, walk
@@ -108,8 +109,8 @@ class Reassembler:
         """Add the fragment in packet ``index`` (its IP layer ``ip``, the outer one or one inside a tunnel;
         ``prefix``: the path of the layers in front of it, "eth/vlan/"; ``tunnel``: :func:`tunnel_of` for one inside
         a tunnel); return what completes or is given up (evicted, expired)."""
-        key = (ip.version, bytes(buf[ip.saddr : ip.saddr + (4 if ip.version == 4 else 16)]),
-               bytes(buf[ip.daddr : ip.daddr + (4 if ip.version == 4 else 16)]), ip.frag_id,
+        size = T.ADDR_SIZES[ip.version]
+        key = (ip.version, bytes(buf[ip.saddr : ip.saddr + size]), bytes(buf[ip.daddr : ip.daddr + size]), ip.frag_id,
                ip.proto if ip.version == 4 else 0, tunnel)
         out = self.expire(index)
         data = bytes(buf[ip.frag_data : ip.end])
@@ -206,17 +207,21 @@ class Reassembler:
     def _finish(dgram: _Datagram, whole: bytes | None) -> Done:
         pieces = tuple(p.index for p in dgram.pieces)
         head = bytearray(dgram.head or b"")
-        if whole is not None and len(head) - (0 if dgram.version == 4 else 40) + len(whole) > _MAX_DATAGRAM:
+        if whole is not None and len(head) - (0 if dgram.version == 4 else T.IPV6HDR.size) + len(whole) > _MAX_DATAGRAM:
             dgram.failed = "too long"  # Linux drops it too: "Oversized IP packet" (net/ipv4/ip_fragment.c)
         repeats = tuple(dgram.repeats)
         if whole is None or dgram.failed:
             return Done(dgram.head_index, {}, _FAILED.get(dgram.failed or ""), pieces, repeats=repeats)
         if dgram.version == 4:
-            head[2:4] = (len(head) + len(whole)).to_bytes(2, "big")
-            head[6:8] = bytes([head[6] & 0x40, 0])  # keep DF, clear MF and the offset
+            v4 = T.IPHDR
+            head[v4.tot_len : v4.tot_len + 2] = (len(head) + len(whole)).to_bytes(2, "big")
+            head[v4.frag_off : v4.frag_off + 2] = (int.from_bytes(head[v4.frag_off : v4.frag_off + 2], "big")
+                                                   & T.IP_DF).to_bytes(2, "big")  # keep DF, clear MF and the offset
         else:
-            head[4:6] = (len(head) - 40 + len(whole)).to_bytes(2, "big")
-            head[-6:-4] = b"\0\0"  # the Fragment header ends the head: offset 0, M = 0 (an atomic fragment)
+            v6, frag = T.IPV6HDR, T.FRAG_HDR
+            head[v6.payload_len : v6.payload_len + 2] = (len(head) - v6.size + len(whole)).to_bytes(2, "big")
+            at = len(head) - frag.size + frag.frag_off  # the Fragment header ends the head: offset 0, M = 0 (atomic)
+            head[at : at + 2] = b"\0\0"
         packet = memoryview(bytes(head) + whole)
         stack = walk(packet, "ip")
         results: dict[int, list[Result]] = {}
@@ -240,7 +245,7 @@ def tunnel_of(buf: memoryview, ip: IPLayer, around: list[IPLayer]) -> bytes:
     and destination of each IP header ``around`` it (the stack's IP layers in front of ``ip``)."""
     parts = [ip.path.encode()]
     for outer in around:
-        size = 4 if outer.version == 4 else 16
+        size = T.ADDR_SIZES[outer.version]
         parts += [bytes(buf[outer.saddr : outer.saddr + size]), bytes(buf[outer.daddr : outer.daddr + size])]
     return b"\0".join(parts)
 

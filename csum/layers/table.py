@@ -136,6 +136,9 @@ IPV6_ONLY = frozenset({ICMPV6})
 #: ones, the byte holding the quote's length and its unit: type -> (length offset, unit) or None.
 ICMP_ERRORS: dict[int, tuple[int, int] | None] = {3: (5, 4), 4: None, 5: None, 11: (5, 4), 12: (5, 4)}
 ICMPV6_ERRORS: dict[int, tuple[int, int] | None] = {1: (4, 8), 2: None, 3: (4, 8), 4: None}
+#: The ICMP quote choice, by IP protocol: the error types above (the layer graph's tables "icmp.type" and
+#: "icmpv6.type", which both walkers follow; csum/rewrite reads it here).
+ICMP_QUOTES = {ICMP: ICMP_ERRORS, ICMPV6: ICMPV6_ERRORS}
 #: Where an ICMP/ICMPv6 error's quote starts: after type, code, checksum and 4 more bytes (RFC 792, RFC 4443 3).
 ICMP_QUOTE = 8
 #: ICMP/ICMPv6 queries whose identifier (bytes 4..5) Linux NAT rewrites like a port (the types of invmap[] in
@@ -218,7 +221,7 @@ ROUTING_LAST_ADDRESS, ROUTING_SRH, SRH_SEGMENT0_AT, ROUTING_ADDRESSED = frozense
 #: RFC 4302 2.2: AH's Payload Len (at 1) is its length in 4-byte words, minus 2; its path part.
 AH_UNIT, AH_BIAS, AH_NAME = 4, 2, "ah"
 #: ``struct tcphdr``: data offset in the high nibble of byte 12, in 32-bit words (RFC 9293 3.1).
-TCP_DOFF_AT = 12
+TCP_DOFF_AT, TCP_DOFF_UNIT = 12, 4
 #: ``struct gre_base_hdr`` (RFC 2784, RFC 2890): flags in byte 0, version in the low bits of byte 1, protocol at 2;
 #: each of checksum (+reserved), key and sequence number adds a 4-byte word after the base 4 bytes.
 GRE_CSUM, GRE_ROUTING, GRE_KEY, GRE_SEQ, GRE_VERSION = 0x80, 0x40, 0x20, 0x10, 0x07
@@ -293,7 +296,7 @@ CAPWAP_T, CAPWAP_F, CAPWAP_WBID_80211, CAPWAP_UNIT, CAPWAP_MIN_HLEN = 0x100, 0x8
 TEREDO_AUTH, TEREDO_ORIGIN, TEREDO_AUTH_FIXED, TEREDO_ORIGIN_SIZE = 0x0001, 0x0000, 13, 8
 #: draft-massar-v6ops-ayiya 5: identity length 2**IDLen, signature length SigLen * 4, the opcode (1: forward) and
 #: the payload's IP protocol at 3 of its 8 fixed bytes.
-AYIYA_HLEN, AYIYA_FORWARD, AYIYA_NEXT_HEADER = 8, 1, 3
+AYIYA_HLEN, AYIYA_FORWARD, AYIYA_NEXT_HEADER, AYIYA_SIG_UNIT = 8, 1, 3, 4
 #: RFC 9300 5.3: the LISP data header is 8 bytes, then the inner IPv4 or IPv6 packet.
 LISP_HLEN = 8
 #: RFC 2661 3.1 L2TPv2: T (control), L (Length present), S (Ns, Nr present), O (Offset Size present) and the version
@@ -330,7 +333,8 @@ FABRICPATH_TAG = 2
 #: packet-gre.h GRE_ARUBA_8200 ... 8370).
 GRE_WLAN = frozenset(range(0x8200, 0x8380, 0x10))
 #: 802.1Q C-tag, 802.1ad S-tag, and 0x9100 (pre-802.1ad QinQ, Linux ETH_P_QINQ1).
-VLAN_TPIDS = frozenset({0x8100, 0x88A8, 0x9100})
+ETH_8021Q, ETH_8021AD, ETH_QINQ1 = 0x8100, 0x88A8, 0x9100
+VLAN_TPIDS = frozenset({ETH_8021Q, ETH_8021AD, ETH_QINQ1})
 #: EtherType -> next layer name (the walker's dispatch keys).
 ETHERTYPES = {ETH_IPV4: "ipv4", ETH_IPV6: "ipv6", ETH_TEB: "eth", ETH_MPLS: "mpls", ETH_MPLS_MC: "mpls",
               ETH_PPPOE_SESSION: "pppoe", ETH_ERSPAN2: "erspan", ETH_ERSPAN3: "erspan3", ETH_PPP: "ppp",
@@ -534,11 +538,21 @@ DISSECTORS: dict[str, dict[int, str]] = {
     "fr.nlpid": NLPIDS,
     "arcnet.protocol": {proto: name for proto, (name, _) in ARCNET_PROTOCOLS.items()},
     "sflow.header": SFLOW_HEADER_PROTOCOLS,
+    "icmp.type": {kind: "icmp-quote" for kind in ICMP_ERRORS},
+    "icmpv6.type": {kind: "icmpv6-quote" for kind in ICMPV6_ERRORS},
 }
+#: The link kinds the C walker reads (an Ethernet frame, a header then an EtherType, bare IP, a BSD family word).
+C_LINK_KINDS = frozenset({"ethernet", "ethertype", "ip", "family-host", "family-net"})
 #: The edges the C walker takes through a generated ct_next_<table>() (csum/engine/_cwalk_table.h): table -> keys.
 #: Every other edge of those tables sends the packet to the Python walker.
 C_EDGES: dict[str, frozenset[int]] = {
+    "link.type": frozenset(number for number, entry in LINKTYPES.items() if entry.kind in C_LINK_KINDS),
     "ethertype": frozenset({ETH_IPV4, ETH_IPV6, ETH_MPLS, ETH_MPLS_MC, ETH_PPPOE_SESSION, *VLAN_TPIDS}),
+    "ppp.protocol": frozenset(PPP_PROTOCOLS),
+    "mpls.nibble": frozenset(MPLS_NIBBLES),
+    "gre.proto": frozenset({ETH_IPV4, ETH_IPV6, ETH_TEB, ETH_ERSPAN2, ETH_ERSPAN3}),
     "ip.proto": frozenset({IPIP, IPV6_IN, GRE, AH, TCP, UDP, ICMP, ICMPV6}),
     "udp.port": frozenset({VXLAN_PORT, GENEVE_PORT, GTP_U_PORT, GTP_V0_PORT, GRE_UDP_PORT}),
+    "icmp.type": frozenset(ICMP_ERRORS),
+    "icmpv6.type": frozenset(ICMPV6_ERRORS),
 }

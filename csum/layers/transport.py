@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..errors import Code
 from . import table as T
-from .dissect import LAYERS, Walker, _Bad, _Cut, carries
+from .dissect import LAYERS, Walker, _Bad, _Cut, carries, handles
 from .reasons import R, Reason
 from .stack import Field, IPLayer
 
@@ -143,7 +143,7 @@ def _whole_header(w: Walker, entry: T.Protocol, proto: int, at: int, stop: int, 
         w.emit(Field(entry, path, depth, at, w.stored_or_none(at + entry.field), na=R.NOT_CAPTURED))
         raise _Cut
     if proto == T.TCP and available > T.TCP_DOFF_AT and at + T.TCP_DOFF_AT < w.n:
-        minimum = max(minimum, (w.b[at + T.TCP_DOFF_AT] >> 4) * 4)
+        minimum = max(minimum, (w.b[at + T.TCP_DOFF_AT] >> 4) * T.TCP_DOFF_UNIT)
     if available >= minimum:
         return True
     if proto in (T.TCP, T.UDP, T.ICMP, T.ICMPV6):
@@ -189,29 +189,44 @@ def _udp(w: Walker, entry: T.Protocol, at: int, end: int, stop: int, depth: int,
         tunnel = T.UDP_TUNNELS[source]
     if tunnel is not None:
         w.stack.fields[-1].tunnel = True
-        w.inner(tunnel, at + 8, end, depth + 1, path)
+        w.inner(tunnel, at + T.UDP_ENTRY.minimum, end, depth + 1, path)
     elif destination in T.UDP_EMBEDDED:
-        w.inner(T.UDP_EMBEDDED[destination], at + 8, end, depth, path)
+        w.inner(T.UDP_EMBEDDED[destination], at + T.UDP_ENTRY.minimum, end, depth, path)
 
 
 def _tcp(w: Walker, entry: T.Protocol, at: int, end: int, stop: int, depth: int, path: str) -> None:
     """Table "tcp.port": an embedded packet's protocol by either port."""
     name = T.TCP_EMBEDDED.get(w.u16(at + 2)) or T.TCP_EMBEDDED.get(w.u16(at))
     if name is not None:
-        w.inner(name, at + (w.b[at + T.TCP_DOFF_AT] >> 4) * 4, end, depth, path)
+        w.inner(name, at + (w.b[at + T.TCP_DOFF_AT] >> 4) * T.TCP_DOFF_UNIT, end, depth, path)
 
 
 def _pim(w: Walker, entry: T.Protocol, at: int, end: int, stop: int, depth: int, path: str) -> None:
     """A PIM Register's multicast packet (RFC 7761 4.9.3), one encapsulation deeper."""
     if entry is T.PIM_REGISTER:
-        w.inner("ip", at + 8, stop, depth + 1, path)
+        w.inner("ip", at + T.PIM_REGISTER.prefix, stop, depth + 1, path)
+
+
+_ICMP_TYPES, _ICMPV6_TYPES = T.DISSECTORS["icmp.type"], T.DISSECTORS["icmpv6.type"]
 
 
 def _icmp(w: Walker, entry: T.Protocol, at: int, end: int, stop: int, depth: int, path: str) -> None:
-    """An ICMP or ICMPv6 error's quote (table.ICMP_ERRORS, ICMPV6_ERRORS)."""
-    errors = T.ICMP_ERRORS if entry is T.ICMP_ENTRY else T.ICMPV6_ERRORS
-    if w.b[at] in errors:
-        quote(w, errors[w.b[at]], at, stop, depth, path)
+    """Tables "icmp.type" and "icmpv6.type": an ICMP or ICMPv6 error's quote (table.ICMP_QUOTES)."""
+    layer = (_ICMP_TYPES if entry is T.ICMP_ENTRY else _ICMPV6_TYPES).get(w.b[at])
+    if layer is not None:
+        w.dispatch(layer, at, stop, depth, path)
+
+
+@handles("icmp-quote")
+def h_icmp_quote(w: Walker, at: int, end: int, depth: int, path: str) -> None:
+    """The datagram an ICMP error at ``at`` quotes, its message ending at ``end`` (table.ICMP_ERRORS)."""
+    quote(w, T.ICMP_ERRORS[w.b[at]], at, end, depth, path)
+
+
+@handles("icmpv6-quote")
+def h_icmpv6_quote(w: Walker, at: int, end: int, depth: int, path: str) -> None:
+    """The datagram an ICMPv6 error at ``at`` quotes, its message ending at ``end`` (table.ICMPV6_ERRORS)."""
+    quote(w, T.ICMPV6_ERRORS[w.b[at]], at, end, depth, path)
 
 
 #: IP protocol -> what reads what its message carries.
@@ -237,7 +252,7 @@ def coverage(w: Walker, proto: int, at: int, available: int) -> int | None:
 
 def quote(w: Walker, spec: tuple[int, int] | None, at: int, stop: int, depth: int, path: str) -> None:
     """The datagram quoted by an ICMP error at ``at`` (RFC 792, RFC 4443) and an RFC 4884 extension."""
-    start, end, ext, guessed = at + 8, stop, None, False
+    start, end, ext, guessed = at + T.ICMP_QUOTE, stop, None, False
     if spec is not None and at + spec[0] < w.n:
         length = w.b[at + spec[0]] * spec[1]
         if not length:  # RFC 4884 5.5: extensions of older senders follow a 128-byte quote, length 0
@@ -248,7 +263,7 @@ def quote(w: Walker, spec: tuple[int, int] | None, at: int, stop: int, depth: in
             end = ext = start + length
     if start < min(end, w.n):
         version = w.b[start] >> 4
-        if version in (4, 6) and depth < T.MAX_DEPTH:
+        if version in _VERSIONS and depth < T.MAX_DEPTH:
             try:
                 LAYERS[_VERSIONS[version]](w, start, min(end, w.wire), depth + 1, path, True)
             except _Bad as exc:
@@ -262,10 +277,11 @@ def quote(w: Walker, spec: tuple[int, int] | None, at: int, stop: int, depth: in
 def padded_quote(w: Walker, start: int, length: int) -> bool:
     """Whether a quoted IP datagram ends inside ``length`` bytes, zeros after it (RFC 4884 5.5's old senders)."""
     version = w.b[start] >> 4
-    if version == 4 and start + 4 <= w.n:
-        size = w.u16(start + 2)
-    elif version == 6 and start + 6 <= w.n:
-        size = 40 + w.u16(start + 4)
+    v4, v6 = T.IPHDR, T.IPV6HDR
+    if version == 4 and start + v4.tot_len + 2 <= w.n:
+        size = w.u16(start + v4.tot_len)
+    elif version == 6 and start + v6.payload_len + 2 <= w.n:
+        size = v6.size + w.u16(start + v6.payload_len)
     else:
         return False
     return size <= length and not any(w.b[start + size : start + length])

@@ -112,7 +112,7 @@ def h_ayiya(w: Walker, at: int, end: int, depth: int, path: str) -> None:
     name = T.AYIYA_PROTOCOLS.get(b[at + T.AYIYA_NEXT_HEADER])
     if name is None:
         w.not_ip(f"AYIYA next header {b[at + T.AYIYA_NEXT_HEADER]} at offset {at + T.AYIYA_NEXT_HEADER}")
-    size = T.AYIYA_HLEN + (1 << (b[at] >> 4)) + (b[at + 1] >> 4) * 4
+    size = T.AYIYA_HLEN + (1 << (b[at] >> 4)) + (b[at + 1] >> 4) * T.AYIYA_SIG_UNIT
     w.need(at + size, "AYIYA identity and signature", end)
     w.dispatch(name, at + size, end, depth, f"{path}/ayiya")
 

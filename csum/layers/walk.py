@@ -45,7 +45,7 @@ def _fits(buf: memoryview, at: int) -> bool:
     """Whether an IP header at ``at`` has version 4 or 6 and lengths that fit the buffer."""
     if len(buf) <= at:
         return False
-    version, ihl, v4, v6 = buf[at] >> 4, (buf[at] & 0xF) * 4, T.IPHDR, T.IPV6HDR
+    version, ihl, v4, v6 = buf[at] >> 4, (buf[at] & 0xF) * T.IHL_UNIT, T.IPHDR, T.IPV6HDR
     if version == 4:
         total = int.from_bytes(buf[at + v4.tot_len : at + v4.tot_len + 2], "big")
         return len(buf) >= at + v4.size and v4.size <= ihl <= total <= len(buf) - at
@@ -62,10 +62,10 @@ def _auto(buf: memoryview) -> int:
     if len(buf) >= at + 3:
         ethertype, version = int.from_bytes(buf[at : at + 2], "big"), buf[at + 2] >> 4
         if (ethertype, version) in ((T.ETH_IPV4, 4), (T.ETH_IPV6, 6)) and (_fits(buf, at + 2) or not _fits(buf, 0)):
-            return 1
+            return T.LINKTYPE_ETHERNET
         if T.ETHERTYPES.get(ethertype) in ("mpls", "pppoe") and not _fits(buf, 0):
-            return 1
-    return 101
+            return T.LINKTYPE_ETHERNET
+    return T.LINKTYPE_RAW
 
 
 def resolve_link(buf: memoryview, link: Link) -> int:

@@ -45,7 +45,7 @@ def _stack(packet: bytes) -> Stack | None:
 def _kind(stack: Stack, ip: IPLayer, packet: bytes) -> str:
     """"quoted" when ``ip`` is the datagram an ICMP/ICMPv6 error quotes, else "inner" (a tunnel's)."""
     parent = max((p for p in stack.ips if p.depth == ip.depth - 1 and p.l3 < ip.l3), key=lambda p: p.l3)
-    errors = {table.ICMP: table.ICMP_ERRORS, table.ICMPV6: table.ICMPV6_ERRORS}.get(parent.proto, {})
+    errors = table.ICMP_QUOTES.get(parent.proto, {})
     return "quoted" if parent.l4_start < len(packet) and packet[parent.l4_start] in errors else "inner"
 
 

@@ -432,10 +432,10 @@ def _inner_layer(data: bytearray, stack: Stack, outer: Layout, name: str) -> tup
     the enclosing checksums covering it (a UDP one too when it is 0, none computed: its replaces carry
     BPF_F_MARK_MANGLED_0 and leave it 0, so that the calls fit the tunnel's packets with and without it)."""
     depth = outer.depth + 1
-    errors = {table.ICMP: table.ICMP_ERRORS, table.ICMPV6: table.ICMPV6_ERRORS}.get(outer.proto)
+    errors = table.ICMP_QUOTES.get(outer.proto)
     is_error = errors is not None and outer.l4 is not None and outer.l4 < len(data) and data[outer.l4] in errors
     if name == "quoted":
-        found = [ip for ip in stack.ips if is_error and ip.depth == depth and ip.l3 == outer.l4 + 8]  # type: ignore[operator]
+        found = [ip for ip in stack.ips if is_error and ip.depth == depth and ip.l3 == outer.l4 + table.ICMP_QUOTE]  # type: ignore[operator]
         missing = "quoted: the packet is not an ICMP/ICMPv6 error quoting an IP datagram"
     else:
         found = [ip for ip in stack.ips if not is_error and ip.depth == depth and outer.l4_start <= ip.l3 < outer.end]

@@ -262,8 +262,8 @@ def _guards(rewrite: Rewrite, end: int) -> list[tuple[int, int, tuple[int, ...]]
             exact(ip.l3_header_end, ip.l4_start - ip.l3_header_end)
         if ip.depth:
             parent = max((p for p in stack.ips if p.depth == ip.depth - 1 and p.l3 < ip.l3), key=lambda p: p.l3)
-            if parent.proto in (table.ICMP, table.ICMPV6):  # any error type: they all quote at the same place
-                errors = table.ICMP_ERRORS if parent.proto == table.ICMP else table.ICMPV6_ERRORS
+            errors = table.ICMP_QUOTES.get(parent.proto)
+            if errors is not None:  # any error type: they all quote at the same place
                 guards.append((parent.l4_start + table.ICMP_TYPE_AT, 0xFF, tuple(sorted(errors))))
             elif parent.proto in (table.UDP, table.GRE):
                 exact(parent.l4_start + table.TUNNEL_DEMUX_AT, 2)

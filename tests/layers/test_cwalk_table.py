@@ -57,7 +57,7 @@ def test_the_c_uses_no_number_the_table_does_not_give(name, more):
     assert '#include "_cwalk_table.h"' in src
     body = re.sub(r"/\*.*?\*/", "", src, flags=re.S)
     for literal in ("0x0800", "0x86dd", "0x6558", "0x88be", "0x22eb", "0x8100", "0xc2", "0xc9", "0x83", "0x89",
-                    "4789", "+ 40", "+ 20", "+ 14", *more):
+                    "4789", "+ 40", "+ 20", "+ 14", ") * 4", "? 101", "return 101", *more):  # IHL x 4, DLT_RAW
         assert literal not in body, literal
     assert not re.findall(r"\b(?:proto|nh|kind|ethertype)\s*[!=]=\s*\d", body)
 

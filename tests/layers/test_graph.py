@@ -51,10 +51,10 @@ def test_every_handler_is_some_edge_s_child():
 
 
 def test_c_edges_are_edges_and_have_a_c_case():
-    """Each C edge is an edge of the graph; the C walker (_walk.c) follows each table through its generated
-    ct_next_<table>() and has a case (or a test) for each child layer it takes; the committed header is the generated
-    one."""
-    src = (ROOT / "csum" / "engine" / "_walk.c").read_text()
+    """Each C edge is an edge of the graph; the C walker (_walk.c, with _encap.h, the encapsulations it shares with
+    _rewrite.c) follows each table through its generated ct_next_<table>() and has a case (or a test) for each child
+    layer it takes; the committed header is the generated one."""
+    src = "".join((ROOT / "csum" / "engine" / name).read_text() for name in ("_walk.c", "_encap.h"))
     header = (ROOT / "csum" / "engine" / "_cwalk_table.h").read_text()
     assert header == gen_cwalk_table.render()
     for table, keys in T.C_EDGES.items():
@@ -72,10 +72,10 @@ def _rows(results: list[Result]) -> list[tuple]:
     return [tuple(getattr(r, name) for name in Result.__slots__) for r in results]
 
 
-def _python(frame: bytes) -> list[tuple] | str:
+def _python(frame: bytes, linktype: int = T.LINKTYPE_ETHERNET) -> list[tuple] | str:
     view = memoryview(frame)
     try:
-        return _rows(verify_stack(view, walk(view, 1, strict=True).fields))
+        return _rows(verify_stack(view, walk(view, linktype, strict=True).fields))
     except CsumValueError as exc:
         return exc.code
 
@@ -131,7 +131,86 @@ def _udp_port(key: int) -> bytes:
     return raw(eth / IP(src="10.0.0.1", dst="10.0.0.2") / UDP(sport=40000, dport=key) / payload)
 
 
-_BUILD = {"ethertype": _ethertype, "ip.proto": _ip_proto, "udp.port": _udp_port}
+def _link_type(key: int) -> tuple[bytes, int]:
+    """A frame of link type ``key`` carrying _inner() (IPv6 for LINKTYPE_IPV6): scapy's Ethernet, Linux cooked (SLL,
+    SLL2) and DLT_NULL (family in the host's order) headers; by hand from tcpdump.org's LINKTYPE_ descriptions the
+    Cisco HDLC header (address 0x0f, control 0, EtherType), DLT_LOOP's family in network order and IPoIB's 40-byte
+    pseudo-header before the 4-byte RFC 4391 header. A link type C does not walk gets bare IP bytes."""
+    from scapy.all import UDP, CookedLinux, CookedLinuxV2, Ether, IPv6, Loopback, raw
+    ip = raw(_inner())
+    kind = T.DISSECTORS["link.type"][key]
+    if key == T.LINKTYPE_IPV6:
+        ip = raw(IPv6(src="2001:db8::1", dst="2001:db8::2") / UDP(sport=1, dport=53) / b"graph")
+    if kind == "ip":
+        return ip, key
+    if kind == "ethernet":
+        return raw(Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02") / _inner()), key
+    if kind == "family-host":
+        return raw(Loopback(type=2) / _inner()), key
+    if kind == "family-net":
+        return (2).to_bytes(4, "big") + ip, key
+    if key == T.LINKTYPE_LINUX_SLL:
+        return raw(CookedLinux(pkttype=0, lladdrtype=1, lladdrlen=6, proto=T.ETH_IPV4) / _inner()), key
+    if key == T.LINKTYPE_LINUX_SLL2:
+        return raw(CookedLinuxV2(proto=T.ETH_IPV4, ifindex=1, lladdrtype=1, lladdrlen=6) / _inner()), key
+    if key == 104:  # LINKTYPE_C_HDLC
+        return b"\x0f\x00\x08\x00" + ip, key
+    if key == 242:  # LINKTYPE_IPOIB: the pseudo-header, then the EtherType and 2 reserved bytes
+        return bytes(40) + b"\x08\x00\x00\x00" + ip, key
+    assert kind not in T.C_LINK_KINDS, key
+    return ip, key  # any bytes: C declines the link type
+
+
+def _ppp_protocol(key: int) -> bytes:
+    from scapy.all import PPP, UDP, Ether, IPv6, PPPoE, Raw, raw
+    from scapy.contrib.mpls import MPLS
+    inner = {"ipv4": _inner(), "ipv6": IPv6(src="2001:db8::1", dst="2001:db8::2") / UDP(sport=1, dport=53) / b"g",
+             "mpls": MPLS(label=16, s=1) / _inner()}[T.PPP_PROTOCOLS[key]]
+    return raw(Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02") / PPPoE(sessionid=1) / PPP(proto=key)
+               / Raw(raw(inner)))
+
+
+def _mpls_nibble(key: int) -> bytes:
+    from scapy.all import UDP, Ether, IPv6, Raw, raw
+    from scapy.contrib.mpls import MPLS
+    eth = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
+    inner = {"ipv4": _inner(), "ipv6": IPv6(src="2001:db8::1", dst="2001:db8::2") / UDP(sport=1, dport=53) / b"g",
+             "pw": Raw(bytes(4)) / eth / _inner()}[T.MPLS_NIBBLES[key]]  # RFC 4385 control word, RFC 4448 frame
+    return raw(eth / MPLS(label=16, s=1) / inner)
+
+
+def _gre_proto(key: int) -> bytes:
+    from scapy.all import GRE, IP, UDP, Ether, IPv6, Raw, raw
+    from scapy.contrib.erspan import ERSPAN_II, ERSPAN_III
+    eth = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
+    inner = {T.ETH_IPV4: _inner(), T.ETH_IPV6: IPv6(src="2001:db8::1", dst="2001:db8::2") / UDP(dport=53) / b"g",
+             T.ETH_TEB: eth / _inner(), T.ETH_ERSPAN2: ERSPAN_II(session_id=1) / eth / _inner(),
+             T.ETH_ERSPAN3: ERSPAN_III(session_id=1) / eth / _inner()}
+    gre = GRE(proto=key, seqnum_present=int(key in (T.ETH_ERSPAN2, T.ETH_ERSPAN3)), sequence_number=1)
+    return raw(eth / IP(src="10.0.0.1", dst="10.0.0.2") / gre / inner.get(key, Raw(bytes(range(48)))))
+
+
+def _icmp_type(key: int) -> bytes:
+    from scapy.all import ICMP, IP, Ether, raw
+    return raw(Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02") / IP(src="10.0.0.1", dst="10.0.0.2")
+               / ICMP(type=key, code=0) / raw(_inner()))
+
+
+def _icmpv6_type(key: int) -> bytes:
+    from scapy.all import UDP, Ether, ICMPv6Unknown, IPv6, raw
+    quoted = IPv6(src="2001:db8::2", dst="2001:db8::3") / UDP(sport=1, dport=53) / b"graph"
+    return raw(Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02") / IPv6(src="2001:db8::1", dst="2001:db8::2")
+               / ICMPv6Unknown(type=key, code=0, msgbody=bytes(4) + raw(quoted)))
+
+
+_BUILD = {"link.type": _link_type, "ethertype": _ethertype, "ppp.protocol": _ppp_protocol,
+          "mpls.nibble": _mpls_nibble, "gre.proto": _gre_proto, "ip.proto": _ip_proto, "udp.port": _udp_port,
+          "icmp.type": _icmp_type, "icmpv6.type": _icmpv6_type}
+
+
+def test_the_c_tables_are_all_built():
+    """Every table the C walker dispatches on has its packets here."""
+    assert set(_BUILD) == set(T.C_EDGES)
 
 
 @pytest.mark.skipif(engine.cwalk is None, reason="csum.engine._cwalk is not built or CSUM_ENGINE is not c")
@@ -139,11 +218,28 @@ _BUILD = {"ethertype": _ethertype, "ip.proto": _ip_proto, "udp.port": _udp_port}
 def test_c_takes_exactly_its_edges(table, key):
     """A packet through each edge: the C walker answers for the edges table.C_EDGES gives it, equal to the Python
     walker, and whose checksums (scapy's) pass; for every other edge it declines (None: the packet goes to Python)."""
-    frame = _BUILD[table](key)
-    got = engine.cwalk.verify(frame, 1)
+    built = _BUILD[table](key)
+    frame, linktype = built if isinstance(built, tuple) else (built, T.LINKTYPE_ETHERNET)
+    got = engine.cwalk.verify(frame, linktype)
     if key not in T.C_EDGES[table]:
         assert got is None
         return
     assert got is not None
-    assert _rows(got) == _python(frame)
+    assert _rows(got) == _python(frame, linktype)
     assert got and all(r.ok for r in got)
+    if table in ("icmp.type", "icmpv6.type"):  # the quote followed: its UDP (and IPv4 header) judged too
+        assert len(got) == 2 + (table == "icmp.type") * 2
+
+
+@pytest.mark.skipif(engine.cwalk is None, reason="csum.engine._cwalk is not built or CSUM_ENGINE is not c")
+@pytest.mark.parametrize("table, key", [("icmp.type", 0), ("icmp.type", 8), ("icmp.type", 13), ("icmpv6.type", 128),
+                                        ("icmpv6.type", 129), ("icmpv6.type", 135)])
+def test_no_quote_off_the_icmp_tables(table, key):
+    """An ICMP/ICMPv6 type no entry of its table names (echo, timestamp, Neighbor Solicitation) quotes nothing, in C
+    as in the Python walker: its body, an IP datagram's bytes, is not walked (the message's own checksum alone, and
+    IPv4's header)."""
+    assert key not in T.DISSECTORS[table]
+    frame = _BUILD[table](key)
+    got = engine.cwalk.verify(frame, T.LINKTYPE_ETHERNET)
+    assert got is not None and _rows(got) == _python(frame)
+    assert len(got) == 1 + (table == "icmp.type") and all(r.ok for r in got)
