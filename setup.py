@@ -1,7 +1,7 @@
 """Build the optional C extensions of csum.engine: _speedups (summing), _cwalk (the capture checker's fast
 checker, with the protocol table generated from csum/layers/table.py: csum/engine/_cwalk_table.h) and _rewrite
-(csum rewrite's fast path, with the same generated table), both linked with the one C walker csum/engine/_walk.c,
-and _explain (csum/explain's hypotheses), each linked with the arithmetic csum/engine/_arith.c;
+(csum rewrite's fast path, with the same generated table) and _explain (csum/explain's hypotheses), these three
+linked with the one C walker csum/engine/_walk.c, each linked with the arithmetic csum/engine/_arith.c;
 all metadata lives in pyproject.toml.
 
 ``optional=True``: without a C compiler the extensions are skipped and csum runs on its numpy / pure-Python
@@ -35,7 +35,8 @@ def _flags() -> tuple[list[str], list[str]]:
 _CFLAGS, _LDFLAGS = _flags()
 #: The arithmetic (csum/engine/_arith.c/.h): linked into every extension, the only C that folds or sums.
 _ARITH = ["csum/engine/_arith.c"]
-#: The walker (csum/engine/_walk.c/.h): linked into the checker and the rewriter, the only C that walks a packet.
+#: The walker (csum/engine/_walk.c/.h): linked into the checker, the rewriter and the explainer, the only C that walks
+#: a packet.
 _WALK = ["csum/engine/_walk.c"]
 _WALK_DEPENDS = ["csum/engine/_walk.h", "csum/engine/_arith.h", "csum/engine/_cwalk_table.h", "csum/engine/_ipheaders.h",
                  "csum/engine/_encap.h"]
@@ -46,8 +47,8 @@ setup(ext_modules=[Extension("csum.engine._speedups", sources=["csum/engine/_spe
                                                           *_ARITH],
                              depends=[*_WALK_DEPENDS, "csum/engine/_rows.h"],
                              optional=True, extra_compile_args=_CFLAGS, extra_link_args=_LDFLAGS),
-                   Extension("csum.engine._explain", sources=["csum/engine/_explain.c", *_ARITH],
-                             depends=["csum/engine/_arith.h", "csum/engine/_cwalk_table.h"], optional=True,
+                   Extension("csum.engine._explain", sources=["csum/engine/_explain.c", *_WALK, *_ARITH],
+                             depends=_WALK_DEPENDS, optional=True,
                              extra_compile_args=_CFLAGS, extra_link_args=_LDFLAGS),
                    Extension("csum.engine._rewrite", sources=["csum/engine/_rewrite.c", *_WALK, *_ARITH],
                              depends=_WALK_DEPENDS,

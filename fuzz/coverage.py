@@ -3,8 +3,8 @@
 Builds the C extensions with llvm's source-based coverage (``CC=clang CSUM_COVERAGE=1``, into build/coverage),
 replays every committed input (fuzz/corpus/, fuzz/regressions/; with ``--grown`` also the corpora the fuzz runs grew
 in build/fuzz/corpus/) through its target, and prints ``llvm-cov report``'s line coverage of _cwalk.c,
-_rowtext.c, _speedups.c, _rewrite.c and the arithmetic they all link, _arith.c and _arith.h (its coverage: the union
-over the three extensions; llvm-profdata and llvm-cov of clang's version).
+_rowtext.c, _walk.c, _speedups.c, _rewrite.c, _explain.c and the arithmetic they all link, _arith.c and _arith.h
+(its coverage: the union over the four extensions; llvm-profdata and llvm-cov of clang's version).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 import sanitized  # noqa: E402
 
 BUILD = ROOT / "build" / "coverage"
-TARGETS = ("walker", "chunks", "records", "fix", "sums", "rewrite", "rowtext", "command")
+TARGETS = ("walker", "chunks", "records", "fix", "sums", "rewrite", "rowtext", "command", "explain")
 REPLAY = """
 import importlib, sys
 from pathlib import Path
@@ -68,12 +68,12 @@ def main(argv: list[str] | None = None) -> int:
                    check=True)
     numbers = {}
     engine = lib / "csum" / "engine"
-    objects = {name: next(engine.glob(f"{name}*.so")) for name in ("_cwalk", "_speedups", "_rewrite")}
-    # each C file and the extensions it is compiled into: the arithmetic into all three, the walker into the checker
+    objects = {name: next(engine.glob(f"{name}*.so")) for name in ("_cwalk", "_speedups", "_rewrite", "_explain")}
+    # each C file and the extensions it is compiled into: the arithmetic into all four, the walker into the checker
     # and the rewriter (their union is its coverage)
     for source_name, names in (("_cwalk.c", ["_cwalk"]), ("_rowtext.c", ["_cwalk"]), ("_speedups.c", ["_speedups"]),
                                ("_walk.c", ["_cwalk", "_rewrite"]), ("_arith.c", list(objects)),
-                               ("_arith.h", list(objects)), ("_rewrite.c", ["_rewrite"])):
+                               ("_arith.h", list(objects)), ("_rewrite.c", ["_rewrite"]), ("_explain.c", ["_explain"])):
         binaries = [str(objects[names[0]]), *(f"-object={objects[n]}" for n in names[1:])]
         source = ROOT / "csum" / "engine" / source_name
         out = subprocess.run([_tool("llvm-cov"), "export", "-summary-only", *binaries, f"-instr-profile={merged}",

@@ -2,7 +2,7 @@
 
     python fuzz/run.py TARGET [--time SECONDS] [--no-build] [--merge] [libFuzzer arguments or input files ...]
 
-TARGET is walker, chunks, records, fix, sums, rewrite, rowtext or command (fuzz/fuzz_TARGET.py). The C extensions
+TARGET is walker, chunks, records, fix, sums, rewrite, rowtext, command or explain (fuzz/fuzz_TARGET.py). The C extensions
 are built into build/fuzz with clang (``CC=clang CSUM_SANITIZE=address,undefined,fuzzer-no-link``, tools/sanitized.py's
 build, in build/fuzz/ext; ``--no-build`` reuses the last one), then the target runs in a Python with atheris'
 libFuzzer + ASan runtime preloaded, the C's branches its coverage (``--python``: csum's Python code's too, a branch
@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 import sanitized  # noqa: E402  (tools/sanitized.py: the build and the environment)
 
-TARGETS = ("walker", "chunks", "records", "fix", "sums", "rewrite", "rowtext", "command")
+TARGETS = ("walker", "chunks", "records", "fix", "sums", "rewrite", "rowtext", "command", "explain")
 BUILD = ROOT / "build" / "fuzz"
 #: The largest input libFuzzer makes: 256 KiB, Wireshark's largest packet, so records as long as a capture holds are
 #: fuzzed (at 2,048 bytes none over 2 KB ever was).

@@ -15,10 +15,14 @@
 
 #include "_arith.h"
 #include "_cwalk_table.h"
+#include "_walk.h"
 
 /* The hypotheses, in the order csum/explain/hypotheses.py alone yields them (csum/explain/quick.py VARIANTS). */
 enum { H_NOT_COMPLEMENTED, H_BYTE_ORDER, H_SINGLE_FOLD16, H_SINGLE_FOLD32, H_CARRY_LOST16, H_CARRY_LOST32, H_ODD_BYTE,
        H_PADDING_COUNTED, H_PADDING, H_LENGTH_FULL, H_LENGTH_PARTIAL, H_TTL, H_TOS };
+
+/* The longest IPv4 header: its IHL field's largest value (4 bits) in its units. */
+#define IPV4_MAX_HEADER (15 * CT_IHL_UNIT)
 
 /* The flags argument's bits (csum/explain/quick.py). */
 enum { F_UDP = 1, F_MORE = 2, F_TCP = 4, F_IPV4 = 8, F_IP = 16, F_V6 = 32, F_L4 = 64, F_PSEUDO = 128 };
@@ -114,7 +118,7 @@ static int lengths(hits_t *h, int udp, uint64_t head, uint64_t data16, int64_t l
 /* header.py guesses: the IPv4 header's checksum with the H_TTL one higher, or the ECN before a CE mark. */
 static int header(hits_t *h, const uint8_t *b, Py_ssize_t l3, Py_ssize_t l3_end, Py_ssize_t at)
 {
-    uint8_t copy[60];
+    uint8_t copy[IPV4_MAX_HEADER];
     Py_ssize_t n = l3_end - l3;
     memcpy(copy, b + l3, (size_t)n);
     copy[at - l3] = copy[at - l3 + 1] = 0;
@@ -185,6 +189,135 @@ static Py_ssize_t pseudo_bytes(uint8_t *p, const uint8_t *src, const uint8_t *ds
 enum { A_BUF, A_START, A_END, A_AT, A_SRC, A_DST, A_SIZE, A_LENGTH, A_PROTO, A_STORED, A_COMPUTED, A_FLAGS,
        A_PAD, A_IP_TOTAL, A_AFTER, A_MINIMUM, A_L3, A_L3_END, A_COUNT };
 
+/* One call's arguments: the buffer and the integers (v[A_START] on). */
+typedef struct {
+    const uint8_t *b;
+    int64_t len;
+    int64_t v[A_COUNT];
+} args_t;
+
+/* The plain sums every hypothesis adjusts: the covered bytes' (the field's two bytes taken out) and the
+ * pseudo-header's, as 16- and 32-bit words. */
+typedef struct {
+    const uint8_t *d;  /* the covered bytes */
+    uint64_t n, rel;   /* their count, the field's offset among them */
+    uint64_t data16, data32, pseudo16, pseudo32;
+} sums_t;
+
+/* Whether the pseudo-header's addresses and length are what the Python takes and in the buffer. */
+static int pseudo_in_range(const args_t *a)
+{
+    const int64_t *v = a->v, size = v[A_SIZE];
+    return (size == 4 || size == 16) && 0 <= v[A_SRC] && v[A_SRC] + size <= a->len && 0 <= v[A_DST]
+           && v[A_DST] + size <= a->len && 0 <= v[A_LENGTH] && v[A_LENGTH] <= (int64_t)M32;
+}
+
+/* Whether the IPv4 header (l3 to l3_end) is a header's length, in the buffer, and holds the field. */
+static int header_in_range(const args_t *a)
+{
+    const int64_t *v = a->v, l3 = v[A_L3], l3_end = v[A_L3_END], at = v[A_AT];
+    return 0 <= l3 && l3 + CT_IPHDR_SIZE <= l3_end && l3_end - l3 <= IPV4_MAX_HEADER && l3_end <= a->len && l3 <= at
+           && at + 2 <= l3_end;
+}
+
+/* Whether the call is one the Python covers, every offset in the buffer (else alone gives None). */
+static int in_range(const args_t *a)
+{
+    const int64_t *v = a->v, start = v[A_START], end = v[A_END], at = v[A_AT];
+    if (!(0 <= start && start <= end && end <= a->len && start <= at && at + 2 <= end
+          && end - start < ((int64_t)1 << 32)))
+        return 0;
+    if ((v[A_FLAGS] & F_PSEUDO) && !pseudo_in_range(a))
+        return 0;
+    if (v[A_PAD] >= 0 && v[A_PAD] > a->len)
+        return 0;
+    return !(v[A_FLAGS] & F_IPV4) || header_in_range(a);
+}
+
+/* The sums of the field's message (sums.py Message.of). */
+static void message_sums(const args_t *a, sums_t *m)
+{
+    const int64_t *v = a->v;
+    m->n = (uint64_t)(v[A_END] - v[A_START]);
+    m->rel = (uint64_t)(v[A_AT] - v[A_START]);
+    m->d = a->b + v[A_START];
+    const uint8_t *d = m->d;
+    uint64_t rel = m->rel;
+    m->data16 = csum_plain_words(d, m->n, 2, 0) - ((uint64_t)d[rel] << place(rel, 2))
+                - ((uint64_t)d[rel + 1] << place(rel + 1, 2));
+    m->data32 = csum_plain_words(d, m->n, 4, 0) - ((uint64_t)d[rel] << place(rel, 4))
+                - ((uint64_t)d[rel + 1] << place(rel + 1, 4));
+    uint8_t head[40];
+    Py_ssize_t hn = (v[A_FLAGS] & F_PSEUDO) ? pseudo_bytes(head, a->b + v[A_SRC], a->b + v[A_DST],
+                                                           (Py_ssize_t)v[A_SIZE], v[A_LENGTH], (unsigned)v[A_PROTO])
+                                            : 0;
+    m->pseudo16 = csum_plain_words(head, (uint64_t)hn, 2, 0);
+    m->pseudo32 = csum_plain_words(head, (uint64_t)hn, 4, 0);
+}
+
+/* sums.py named_lengths: the lengths a sender might take from the packet, into named (7 at most); their count.
+ * *hdr: the transport header's length (a TCP header's from its data offset, where that byte is covered). */
+static int named_lengths(const args_t *a, const sums_t *m, int64_t *named, int64_t *hdr)
+{
+    const int64_t *v = a->v, length = v[A_LENGTH], flags = v[A_FLAGS];
+    int k = 0;
+    named[k++] = length <= (int64_t)M16 ? (int64_t)swap_bytes((uint64_t)length) : length;
+    named[k++] = 0;
+    if (flags & F_IP) {
+        named[k++] = v[A_IP_TOTAL];
+        if (flags & F_V6)
+            named[k++] = v[A_IP_TOTAL] - CT_IPV6HDR_SIZE;
+        if (flags & F_L4)
+            named[k++] = v[A_AFTER];
+    }
+    *hdr = v[A_MINIMUM];
+    if ((flags & F_TCP) && m->n > CT_TCP_DOFF_AT)
+        *hdr = (int64_t)((m->rel <= CT_TCP_DOFF_AT && CT_TCP_DOFF_AT <= m->rel + 1) ? 0 : m->d[CT_TCP_DOFF_AT] >> 4)
+               * CT_TCP_DOFF_UNIT;
+    named[k++] = *hdr;
+    named[k++] = length - *hdr;
+    return k;
+}
+
+/* The hypotheses tried where the IP header is right (or there is no pseudo-header): the padding, the pseudo-header
+ * lengths, the IPv4 header's fields (hypotheses.py alone after odd_byte). */
+static int more(hits_t *h, const args_t *a, const sums_t *m)
+{
+    const int64_t *v = a->v, pad = v[A_PAD], length = v[A_LENGTH], flags = v[A_FLAGS];
+    int pseudo = (flags & F_PSEUDO) != 0, udp = (flags & F_UDP) != 0;
+    if (pad >= 0 && pseudo && pad < a->len
+        && padding(h, udp, a->b + pad, (uint64_t)(a->len - pad), m->n & 1, m->pseudo16, m->data16,
+                   (uint64_t)length) < 0)
+        return -1;
+    if (pseudo) {
+        int64_t named[7], hdr;
+        int k = named_lengths(a, m, named, &hdr);
+        if (lengths(h, udp, m->pseudo16 - csum_pseudo_length((uint64_t)length), m->data16, length, named, k, hdr)
+            < 0)
+            return -1;
+    }
+    if ((flags & F_IPV4)
+        && header(h, a->b, (Py_ssize_t)v[A_L3], (Py_ssize_t)v[A_L3_END], (Py_ssize_t)v[A_AT]) < 0)
+        return -1;
+    return 0;
+}
+
+/* Every hypothesis of the call, in hypotheses.py alone's order, into h; -1 on error. */
+static int hypotheses(hits_t *h, const args_t *a)
+{
+    sums_t m;
+    message_sums(a, &m);
+    int udp = (a->v[A_FLAGS] & F_UDP) != 0;
+    uint64_t total = m.pseudo16 + m.data16;
+    if (arithmetic(h, udp, total, m.pseudo32 + m.data32) < 0)
+        return -1;
+    uint8_t last = (m.n - 1 == m.rel || m.n - 1 == m.rel + 1) ? 0 : m.d[m.n - 1];
+    if ((m.n & 1) && last
+        && hit(h, H_ODD_BYTE, stored_as(udp, complement(total - ((uint64_t)last << 8))), last, m.n, 0) < 0)
+        return -1;
+    return (a->v[A_FLAGS] & F_MORE) ? more(h, a, &m) : 0;
+}
+
 /* alone(buf, start, end, at, src, dst, size, length, proto, stored, computed, flags, pad, ip_total, after, minimum,
  * l3, l3_end) -> [(variant, value, a, b, c)] or None: see csum/explain/quick.py. */
 static PyObject *alone(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
@@ -194,96 +327,131 @@ static PyObject *alone(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError, "alone takes 18 arguments");
         return NULL;
     }
-    int64_t v[A_COUNT];
+    args_t a;
     for (int k = A_START; k < A_COUNT; k++) {
-        v[k] = PyLong_AsLongLong(args[k]);
-        if (v[k] == -1 && PyErr_Occurred())
+        a.v[k] = PyLong_AsLongLong(args[k]);
+        if (a.v[k] == -1 && PyErr_Occurred())
             return NULL;
     }
     Py_buffer view;
     if (PyObject_GetBuffer(args[A_BUF], &view, PyBUF_SIMPLE) < 0)
         return NULL;
-    const uint8_t *b = view.buf;
-    int64_t len = view.len, start = v[A_START], end = v[A_END], at = v[A_AT], flags = v[A_FLAGS];
-    int64_t size = v[A_SIZE], length = v[A_LENGTH], pad = v[A_PAD], l3 = v[A_L3], l3_end = v[A_L3_END];
-    int pseudo = (flags & F_PSEUDO) != 0, udp = (flags & F_UDP) != 0;
-    PyObject *result = Py_None;
-    /* what the Python covers and what is in the buffer, else None */
-    int ok = 0 <= start && start <= end && end <= len && start <= at && at + 2 <= end
-             && end - start < ((int64_t)1 << 32)
-             && (!pseudo || ((size == 4 || size == 16) && 0 <= v[A_SRC] && v[A_SRC] + size <= len && 0 <= v[A_DST]
-                             && v[A_DST] + size <= len && 0 <= length && length <= (int64_t)M32))
-             && (pad < 0 || pad <= len)
-             && (!(flags & F_IPV4) || (0 <= l3 && l3 + 20 <= l3_end && l3_end - l3 <= 60 && l3_end <= len
-                                       && l3 <= at && at + 2 <= l3_end));
-    if (ok) {
-        hits_t h = {PyList_New(0), v[A_STORED], v[A_COMPUTED]};
-        if (h.out == NULL)
-            goto fail;
-        uint64_t n = (uint64_t)(end - start), rel = (uint64_t)(at - start);
-        const uint8_t *d = b + start;
-        uint64_t data16 = csum_plain_words(d, n, 2, 0) - ((uint64_t)d[rel] << place(rel, 2))
-                          - ((uint64_t)d[rel + 1] << place(rel + 1, 2));
-        uint64_t data32 = csum_plain_words(d, n, 4, 0) - ((uint64_t)d[rel] << place(rel, 4))
-                          - ((uint64_t)d[rel + 1] << place(rel + 1, 4));
-        uint8_t head[40];
-        Py_ssize_t hn = pseudo ? pseudo_bytes(head, b + v[A_SRC], b + v[A_DST], (Py_ssize_t)size, length,
-                                              (unsigned)v[A_PROTO]) : 0;
-        uint64_t pseudo16 = csum_plain_words(head, (uint64_t)hn, 2, 0);
-        uint64_t pseudo32 = csum_plain_words(head, (uint64_t)hn, 4, 0);
-        uint64_t total = pseudo16 + data16;
-        if (arithmetic(&h, udp, total, pseudo32 + data32) < 0)
-            goto fail_list;
-        uint8_t last = (n - 1 == rel || n - 1 == rel + 1) ? 0 : d[n - 1];
-        if ((n & 1) && last
-            && hit(&h, H_ODD_BYTE, stored_as(udp, complement(total - ((uint64_t)last << 8))), last, n, 0) < 0)
-            goto fail_list;
-        if (flags & F_MORE) {
-            if (pad >= 0 && pseudo && pad < len
-                && padding(&h, udp, b + pad, (uint64_t)(len - pad), n & 1, pseudo16, data16, (uint64_t)length) < 0)
-                goto fail_list;
-            if (pseudo) {
-                int64_t named[7];
-                int k = 0;
-                named[k++] = length <= (int64_t)M16 ? (int64_t)swap_bytes((uint64_t)length) : length;
-                named[k++] = 0;
-                if (flags & F_IP) {
-                    named[k++] = v[A_IP_TOTAL];
-                    if (flags & F_V6)
-                        named[k++] = v[A_IP_TOTAL] - 40;
-                    if (flags & F_L4)
-                        named[k++] = v[A_AFTER];
-                }
-                int64_t hdr = v[A_MINIMUM];
-                if ((flags & F_TCP) && n >= 13)
-                    hdr = (int64_t)((rel <= 12 && 12 <= rel + 1) ? 0 : d[12] >> 4) * 4;
-                named[k++] = hdr;
-                named[k++] = length - hdr;
-                if (lengths(&h, udp, pseudo16 - csum_pseudo_length((uint64_t)length), data16, length, named, k,
-                            hdr) < 0)
-                    goto fail_list;
-            }
-            if ((flags & F_IPV4) && header(&h, b, (Py_ssize_t)l3, (Py_ssize_t)l3_end, (Py_ssize_t)at) < 0)
-                goto fail_list;
-        }
+    a.b = view.buf;
+    a.len = view.len;
+    PyObject *result;
+    if (!in_range(&a)) {
+        result = Py_NewRef(Py_None);
+    } else {
+        hits_t h = {PyList_New(0), a.v[A_STORED], a.v[A_COMPUTED]};
         result = h.out;
-        goto done;
-    fail_list:
-        Py_DECREF(h.out);
-    fail:
-        PyBuffer_Release(&view);
+        if (h.out != NULL && hypotheses(&h, &a) < 0)
+            Py_CLEAR(result);
+    }
+    PyBuffer_Release(&view);
+    return result;
+}
+
+/* wrong()'s IP layers and records: as many as the checker's (SLOTS fields), the IP layers of a few tunnels. */
+enum { WRONG_IPS = 8 };
+
+/* The one failing field of a walked packet: its record's index, or -1 where there is not exactly one. */
+static int one_failing(const walk_t *w)
+{
+    int k = -1;
+    for (int i = 0; i < w->n; i++) {
+        if (w->recs[i].ok == 0) {
+            if (k >= 0)
+                return -1;
+            k = i;
+        }
+    }
+    return k;
+}
+
+/* Whether record k is a TCP/UDP checksum wrong by a plain mismatch in the packet's one IP layer (not a fragment, a
+ * quote, nor behind AH), its ports at its header: what wrong() explains (no other field covers a pseudo-header). */
+static int plain_l4(const walk_t *w, int k)
+{
+    const rec_t *r = w->recs + k;
+    const ip_t *ip = w->ips;
+    if (r->reason != RS_MISMATCH || (r->code != C_TCP && r->code != C_UDP) || r->depth != 0 || r->end < 0
+        || w->nips != 1)
+        return 0;
+    if (ip->depth != 0 || ip->quote || ip->quoting || ip->cut || ip->fragment || ip->ah || !ip->pseudo || ip->l4 != k
+        || ip->l4start != r->header || ip->src < 0 || ip->dst < 0 || (ip->version != 4 && ip->version != 6))
+        return 0;
+    return 1;
+}
+
+/* wrong(buf, linktype) -> None, or (field, header, end, l3, ip_end, version, proto, source address, destination
+ * address (the IP header's), source port, destination port, residual, hits) for a packet whose one
+ * wrong field is the TCP/UDP checksum of its one IP layer (see plain_l4; the IPv4 header's checksum right): the C
+ * walker's stack (csum/engine/_walk.c) and that field's hypotheses from the packet alone that store its stored
+ * value (alone's, with the arguments csum/explain/quick.py would give). None: anything else (csum/explain/fast.py
+ * then takes the Python path). */
+static PyObject *wrong(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "wrong takes 2 arguments");
         return NULL;
     }
+    int64_t linktype = PyLong_AsLongLong(args[1]);
+    if (linktype == -1 && PyErr_Occurred())
+        return NULL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t index = linktype < 0 ? -1 : walk_link_row(linktype);
+    int16_t codes[SLOTS];
+    outer_t outer = {0};
+    rec_t recs[SLOTS];
+    ip_t ips[WRONG_IPS];
+    walk_t w = {.b = view.buf, .codes = codes, .outer = &outer, .report = 1, .recs = recs, .frag6 = 1,
+                .len = view.len, .slots = SLOTS, .judge = 1, .ips = ips, .maxips = WRONG_IPS};
+    int k = index >= 0 && walk_link(&w, view.len, index) == 1 ? one_failing(&w) : -1;
+    if (k < 0 || !plain_l4(&w, k)) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    const rec_t *r = recs + k;
+    const ip_t *ip = ips;
+    int tcp = r->code == C_TCP;
+    args_t a = {.b = view.buf, .len = view.len};
+    int64_t *v = a.v;
+    v[A_START] = r->header, v[A_END] = r->end, v[A_AT] = r->field, v[A_SRC] = ip->src, v[A_DST] = ip->dst;
+    v[A_SIZE] = ip->version == 4 ? CT_IPHDR_ADDR_SIZE : CT_IPV6HDR_ADDR_SIZE, v[A_LENGTH] = r->end - r->header;
+    v[A_PROTO] = tcp ? CT_TCP : CT_UDP, v[A_STORED] = r->stored, v[A_COMPUTED] = r->computed;
+    v[A_FLAGS] = F_PSEUDO | F_MORE | F_IP | F_L4 | (tcp ? F_TCP : F_UDP) | (ip->version == 6 ? F_V6 : 0);
+    v[A_PAD] = r->end == ip->end ? ip->end : -1, v[A_IP_TOTAL] = ip->end - ip->l3, v[A_AFTER] = ip->end - r->header;
+    v[A_MINIMUM] = tcp ? CT_TCP_MIN : CT_UDP_MIN, v[A_L3] = v[A_L3_END] = 0;
+    if (!in_range(&a)) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    hits_t h = {PyList_New(0), r->stored, r->computed};
+    if (h.out == NULL || hypotheses(&h, &a) < 0) {
+        Py_XDECREF(h.out);
+        goto done;
+    }
+    const uint8_t *b = view.buf;
+    Py_ssize_t size = (Py_ssize_t)v[A_SIZE], saddr = ip->l3 + (ip->version == 4 ? CT_IPHDR_SADDR : CT_IPV6HDR_SADDR);
+    Py_ssize_t daddr = ip->l3 + (ip->version == 4 ? CT_IPHDR_DADDR : CT_IPV6HDR_DADDR);
+    uint64_t residual = csum_reduce((uint64_t)(r->stored ^ M16) + r->computed, 16);  /* csum/explain/flow.py's */
+    result = Py_BuildValue("(nnnnniiy#y#iiKN)", r->field, r->header, r->end, ip->l3, ip->end, ip->version, ip->proto,
+                           b + saddr, size, b + daddr, size, (int)be16(b + r->header), (int)be16(b + r->header + 2),
+                           (unsigned long long)residual, h.out);
 done:
     PyBuffer_Release(&view);
-    if (result == Py_None)
-        Py_INCREF(result);
     return result;
 }
 
 static PyMethodDef methods[] = {
     {"alone", (PyCFunction)(void (*)(void))alone, METH_FASTCALL,
      "The single-mistake hypotheses of one field from the packet alone (csum/explain/quick.py), or None."},
+    {"wrong", (PyCFunction)(void (*)(void))wrong, METH_FASTCALL,
+     "The stack facts and hypotheses of a packet's one wrong TCP/UDP checksum (csum/explain/fast.py), or None."},
     {NULL, NULL, 0, NULL},
 };
 

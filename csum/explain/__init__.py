@@ -15,7 +15,8 @@ explanation never changes a verdict: it is computed from the verdict, for wrong 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from typing import NamedTuple
 
 from ..core.inputs import as_view
 from ..errors import CsumValueError
@@ -25,7 +26,7 @@ from ..layers.check import judge
 from ..layers.walk import Field, IPLayer, Link
 from . import header, hypotheses, sums
 from .causes import CANNOT_JUDGE, CAUSES, CORRUPTION, NOT_CAUSES, UNEXPLAINED, Cause, what
-from .flow import Context, carrier, residual
+from .flow import Context, FlowKey, carrier, residual
 
 __all__ = ["CANNOT_JUDGE", "CAUSES", "CORRUPTION", "NOT_CAUSES", "UNEXPLAINED", "Cause", "Context", "Explanation",
            "explain", "explain_result", "what"]
@@ -37,18 +38,52 @@ PIN = 3
 WRONG = (Status.BAD, Status.OFFLOAD)
 
 
-@dataclass(frozen=True)
+_set = object.__setattr__
+
+
 class Explanation:
     """Why one field is wrong: ``cause`` (a cause id of :data:`CAUSES`, or unexplained / corruption /
-    cannot-judge) and ``detail``, one line naming the values (the field, the old address, the length ...)."""
+    cannot-judge) and ``detail``, one line naming the values (the field, the old address, the length ...).
+
+    ``detail`` may be given as a callable that makes the text: it is made when first read (a capture's wrong fields
+    are explained in bulk and few of their texts printed), then kept."""
+
+    __slots__ = ("cause", "_detail")
 
     cause: str
-    detail: str
+    _detail: str | Callable[[], str]
+
+    def __init__(self, cause: str, detail: str | Callable[[], str]) -> None:
+        _set(self, "cause", cause)
+        _set(self, "_detail", detail)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"an Explanation is immutable: cannot set {name}")
+
+    @property
+    def detail(self) -> str:
+        """The one-line text naming the values."""
+        d = self._detail
+        if not isinstance(d, str):
+            d = d()
+            _set(self, "_detail", d)
+        return d
 
     @property
     def named(self) -> bool:
         """Whether a cause was found (not unexplained, corruption or cannot-judge)."""
         return self.cause not in (UNEXPLAINED, CORRUPTION, CANNOT_JUDGE)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Explanation):
+            return NotImplemented
+        return self.cause == other.cause and self.detail == other.detail
+
+    def __hash__(self) -> int:
+        return hash((self.cause, self.detail))
+
+    def __repr__(self) -> str:
+        return f"Explanation(cause={self.cause!r}, detail={self.detail!r})"
 
 
 def _walk(packet: object, link: Link, context: Context | None = None) -> tuple[bytes, Stack]:
@@ -94,6 +129,23 @@ def explain_result(packet: object, result: Result, *, link: Link = "ethernet", b
     return _explain(buf, stack, f, result, link, before, context)
 
 
+class Subject(NamedTuple):
+    """What the choice among the fitting hypotheses needs of one wrong field, however its packet was walked (the
+    Python walker here, the C walker's stack in :mod:`.fast`): its layer name, stored and right values and their
+    residual, its flow (None: no context, or no IP header carries it), whether it covers a pseudo-header, and two
+    questions asked only when the flow's residuals come into it: whether its IP header checksum is right, and, for an
+    IPv4 header's own checksum, that header's (TTL, TOS) (None: not one)."""
+
+    layer: str
+    stored: int
+    computed: int
+    res: int
+    key: FlowKey | None
+    pseudo: bool
+    header_ok: Callable[[], bool]
+    ipv4: Callable[[], tuple[int, int]] | None
+
+
 def _explain(buf: bytes, stack: Stack, f: Field, r: Result, link: Link, before: object,
              context: Context | None) -> Explanation:
     stored, computed = r.stored, r.computed
@@ -106,17 +158,42 @@ def _explain(buf: bytes, stack: Stack, f: Field, r: Result, link: Link, before: 
     cached = None if context is None or f.at is None else context.walked.get(buf, (None, {}))[1].get(f.at)
     hits = (hypotheses.fitting(buf, stack, f, r, ip) if cached is None else cached) \
         + hypotheses.fitting_extra(buf, stack, f, r, ip, _before(before, link), context)
-    pinned = _pinned(buf, f, ip, context)
-    weak = hypotheses.one_bit(residual(stored, computed))
+    subject = _subject(buf, stack, f, stored, computed, ip, context)
+    found = choose(subject, hits, context)
+    if found is None and before is not None and link == "ethernet":
+        found = _program(before, buf, f)
+    return unnamed(subject, hits, context) if found is None else found
+
+
+def _subject(buf: bytes, stack: Stack, f: Field, stored: int, computed: int, ip: IPLayer | None,
+             context: Context | None) -> Subject:
+    key = None if context is None or ip is None else context.flow(buf, ip, f)
+    ipv4 = None
+    if ip is not None and f.entry.name == "ipv4" and ip.ip_csum == f.at:
+        def ipv4() -> tuple[int, int]:
+            return buf[ip.l3 + T.IPV4_TTL], buf[ip.l3 + T.IPV4_TOS]
+    return Subject(f.entry.name, stored, computed, residual(stored, computed), key, f.pseudo is not None,
+                   lambda: ip is not None and hypotheses.header_ok(buf, stack, ip), ipv4)
+
+
+def choose(subject: Subject, hits: list[sums.Guess], context: Context | None) -> Explanation | None:
+    """The explanation where the fitting hypotheses ``hits`` name one cause (weak ones only where the flow pins
+    them), or several (unexplained); None where they name none."""
+    if not hits:
+        return None
+    pinned = _pinned(subject, context)
+    weak = hypotheses.one_bit(subject.res)
     strong = [g for g in hits if g.sure or not weak or g.cause in pinned]
-    causes = _causes(buf, stack, f, r, ip, context, strong, pinned, weak)
+    causes = _causes(subject, context, strong, pinned, weak)
     if len(causes) == 1:
         g = next(g for g in strong if g.cause == causes[0])
         n = pinned.get(g.cause, 0)
-        return Explanation(g.cause, g.detail + (f" (it fits {n} wrong fields of this flow)" if weak and n else ""))
+        if weak and n:
+            return Explanation(g.cause, lambda: f"{g.detail} (it fits {n} wrong fields of this flow)")
+        return Explanation(g.cause, g.text)
     if len(causes) > 1:
         return Explanation(UNEXPLAINED, "several simulated mistakes give these bytes: " + ", ".join(causes))
-    return _unnamed(buf, stack, f, r, ip, link, before, context, hits)
+    return None
 
 
 def _offload(buf: bytes, f: Field, r: Result, ip: IPLayer | None) -> Explanation | None:
@@ -128,8 +205,8 @@ def _offload(buf: bytes, f: Field, r: Result, ip: IPLayer | None) -> Explanation
     return None if detail is None else Explanation("offload", detail)
 
 
-def _causes(buf: bytes, stack: Stack, f: Field, r: Result, ip: IPLayer | None, context: Context | None,
-            strong: list[sums.Guess], pinned: dict[str, int], weak: bool) -> list[str]:
+def _causes(subject: Subject, context: Context | None, strong: list[sums.Guess], pinned: dict[str, int],
+            weak: bool) -> list[str]:
     """The cause ids of the ``strong`` hypotheses, told apart by the flow where it can (``pinned``: per cause, the
     wrong fields of the flow it fits; ``weak``: the residual is one bit's)."""
     causes = list(dict.fromkeys(g.cause for g in strong))
@@ -137,28 +214,22 @@ def _causes(buf: bytes, stack: Stack, f: Field, r: Result, ip: IPLayer | None, c
         flow = sorted((pinned[c] for c in causes if c in pinned), reverse=True)
         if flow and (len(flow) == 1 or flow[0] > flow[1]):
             causes = [c for c in causes if pinned.get(c) == flow[0]]
-    if len(causes) == 1 and weak and causes[0] in pinned and f.entry.name == "ipv4" and context is not None \
-            and ip is not None:
+    if len(causes) == 1 and weak and causes[0] in pinned and subject.layer == "ipv4" and context is not None \
+            and subject.key is not None:
         # a header field changed by a small amount on every packet fits as well as a few carries lost on each
-        other = _by_flow(buf, stack, f, r, ip, context)
+        other = _by_flow(subject, context)
         if other is not None and other.named and other.cause != causes[0]:
             causes.append(other.cause)
     return causes
 
 
-def _unnamed(buf: bytes, stack: Stack, f: Field, r: Result, ip: IPLayer | None, link: Link, before: object,
-             context: Context | None, hits: list[sums.Guess]) -> Explanation:
-    """No hypothesis from the packet named alone: the program mistakes (``before``), the flow, else unexplained."""
-    assert r.stored is not None and r.computed is not None
-    if before is not None and link == "ethernet":
-        found = _program(before, buf, f)
+def unnamed(subject: Subject, hits: list[sums.Guess], context: Context | None) -> Explanation:
+    """No hypothesis named alone (nor a program mistake): the flow, else unexplained."""
+    if context is not None and subject.key is not None:
+        found = _by_flow(subject, context)
         if found is not None:
             return found
-    if context is not None and ip is not None:
-        found = _by_flow(buf, stack, f, r, ip, context)
-        if found is not None:
-            return found
-    stored, computed = r.stored, r.computed
+    stored, computed = subject.stored, subject.computed
     if hits:
         names = ", ".join(dict.fromkeys(g.cause for g in hits))
         return Explanation(UNEXPLAINED, f"{names} would store {stored:#06x}, but so does one bit flipped (the checksum "
@@ -175,14 +246,18 @@ def _before(before: object, link: Link) -> tuple[bytes, Stack] | None:
         return None
 
 
-def _pinned(buf: bytes, f: Field, ip: IPLayer | None, context: Context | None) -> dict[str, int]:
+def _pinned(subject: Subject, context: Context | None) -> dict[str, int]:
     """Per cause id that fits at least :data:`PIN` wrong fields of this field's flow, and at least half of them (a
     mistake fits every packet it made wrong; one bit flipped fits a weak cause now and then), how many."""
-    if context is None or ip is None:
+    key = subject.key
+    if context is None or key is None:
         return {}
-    key = context.flow(buf, ip, f)
-    wrong = sum(context.residuals.get(key, {}).values())
-    return {cause: n for cause, n in context.fits.get(key, {}).items() if n >= PIN and 2 * n >= wrong}
+    pins = context.pins.get(key)
+    if pins is None:
+        wrong = sum(context.residuals.get(key, {}).values())
+        pins = context.pins[key] = {cause: n for cause, n in context.fits.get(key, {}).items()
+                                    if n >= PIN and 2 * n >= wrong}
+    return pins
 
 
 def _program(before: object, buf: bytes, f: Field) -> Explanation | None:
@@ -208,25 +283,24 @@ def _signed(n: int) -> int:
     return n if n <= 0x7FFF else n - 0xFFFF
 
 
-def _by_flow(buf: bytes, stack: Stack, f: Field, r: Result, ip: IPLayer, context: Context) -> Explanation | None:
+def _by_flow(subject: Subject, context: Context) -> Explanation | None:
     """A residual the flow's other wrong fields share (a rewrite), or that none does (corruption)."""
-    assert r.stored is not None and r.computed is not None
-    key = context.flow(buf, ip, f)
-    counts = context.residuals.get(key)
+    assert subject.key is not None
+    counts = context.residuals.get(subject.key)
     if not counts:
         return None
     total = sum(counts.values())
-    res = residual(r.stored, r.computed)
+    res = subject.res
     same = counts.get(res, 0)
-    layer = f.entry.name.upper() if f.entry.name in ("tcp", "udp") else f.entry.name
+    layer = subject.layer.upper() if subject.layer in ("tcp", "udp") else subject.layer
     if same >= (PIN if hypotheses.one_bit(res) else 2) and 2 * same >= total:
         shared = f"every one of {same} wrong {layer} checksums of this flow" \
             + (f" (of {total})" if total > same else "") + f" is off by the same amount ({res:#06x})"
-        if f.pseudo is not None and hypotheses.header_ok(buf, stack, ip):
+        if subject.pseudo and subject.header_ok():
             return Explanation("l4-not-patched", f"{shared}: a stale pseudo-header (an address rewritten, the {layer} "
                                "checksum not updated); a rewrite, not corruption")
-        if f.entry.name == "ipv4" and ip.ip_csum == f.at:
-            ttl, tos = buf[ip.l3 + T.IPV4_TTL], buf[ip.l3 + T.IPV4_TOS]
+        if subject.ipv4 is not None:
+            ttl, tos = subject.ipv4()
             if res & 0xFF == 0 and 1 <= res >> 8 <= 0xFF - ttl:
                 return Explanation("ttl-not-updated", f"{shared}: the TTL decremented by {res >> 8} without an "
                                    "update")

@@ -4,7 +4,9 @@ The check itself is untouched (same verdicts, same exit code, same speed without
 checked, a :class:`Collector` copies the packets holding a bad or transmit-offload field (at most :data:`LIMIT`
 fields) and the packets near them (within :data:`WINDOW` packets of one, of the same captured length: the packet
 before a NAT when the capture holds both sides): the capture is read once, standard input too. Once it is checked,
-:func:`explain_capture` builds a :class:`csum.explain.Context` of those packets and explains each field. :class:`Explained` holds the answers per field, the count per cause, and the
+:func:`explain_capture` builds a :class:`csum.explain.Context` of those packets and explains each field (a packet
+whose one wrong field is the TCP/UDP checksum of its one IP layer from the C walker's stack, :mod:`csum.explain.fast`;
+the others through the Python walker). :class:`Explained` holds the answers per field, the count per cause, and the
 groups per flow and cause the summary prints ("10.0.0.3:40001 -> 10.0.0.9:80 TCP: 12 tcp checksums,
 l4-not-patched: ...").
 """
@@ -15,19 +17,20 @@ import json
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
 from ..capture import pcap
-from ..capture.hosts import Flow, Hosts, endpoint, flow_of, senders, senders_of
+from ..capture.hosts import Flow, Hosts, Sender, endpoint, flow_of, senders, senders_of
 from ..capture.report import Report, frame
 from ..capture.rows import Rows, wrong
 from ..capture.arrow import ParquetSink
 from ..capture.rowtext import TextSink, _csv_field, only, text
 from ..capture.source import open_source
 from ..layers import Result, Status
-from . import Context, Explanation, explain, explain_result
+from . import Context, Explanation, explain, explain_result, fast
+from .flow import FlowKey
 
 __all__ = ["LIMIT", "WINDOW", "Collector", "Explained", "ExplainedParquet", "ExplainedText", "explain_capture"]
 
@@ -40,7 +43,7 @@ WINDOW = 8
 @dataclass
 class Explained:
     """The explanations of one capture's wrong fields: ``fields[(packet index, field offset)]``; ``causes``: fields
-    per cause id; ``flows[(flow, layer, cause)]`` = [fields, the first one's packet index, its detail];
+    per cause id; ``flows[(flow, layer, cause)]`` = [fields, the first one's packet index, its explanation];
     ``skipped``: wrong fields past :data:`LIMIT`, not explained."""
 
     fields: dict[tuple[int, int], Explanation] = field(default_factory=dict)
@@ -63,8 +66,8 @@ class Explained:
             lines.append(f"  {self.skipped} more wrong fields not explained (past the first {LIMIT})")
         groups = self.ranked()
         lines += ["", "by flow and cause" + (f" (first {show} of {len(groups)})" if len(groups) > show else "")]
-        for (flow, layer, cause), (n, index, detail) in groups[:show]:
-            lines.append(f"  {_flow_text(flow)}: {n} {layer} checksum{'s' if n != 1 else ''}, {cause}: {detail} "
+        for (flow, layer, cause), (n, index, e) in groups[:show]:
+            lines.append(f"  {_flow_text(flow)}: {n} {layer} checksum{'s' if n != 1 else ''}, {cause}: {e.detail} "
                          f"(frame {frame(index)})")
         return lines
 
@@ -78,8 +81,8 @@ class Explained:
                 "flows": [{"flow": None if flow is None else {"src": flow.src, "dst": flow.dst, "proto": flow.proto,
                                                               "sport": None if flow.sport < 0 else flow.sport,
                                                               "dport": None if flow.dport < 0 else flow.dport},
-                           "layer": layer, "cause": cause, "fields": n, "first_frame": frame(index), "detail": detail}
-                          for (flow, layer, cause), (n, index, detail) in self.ranked()[:show]]}
+                           "layer": layer, "cause": cause, "fields": n, "first_frame": frame(index), "detail": e.detail}
+                          for (flow, layer, cause), (n, index, e) in self.ranked()[:show]]}
 
 
 def _flow_text(flow: Flow | None) -> str:
@@ -140,21 +143,43 @@ class Collector:
         for index, _r in part.bad + part.offload:
             if self.fields < self.limit or index < self.last:  # a datagram's field settled late: an earlier packet
                 mine[index] = mine.get(index, 0) + 1
-        for index in sorted(mine):
-            c = self._chunk(index)
-            if c is None:
+        order = sorted(mine)
+        for c in self.seen:
+            ours = [i for i in order if c.first <= i < c.end]
+            if not ours:
                 continue
-            k = index - c.first
-            self.fields += mine[index]
-            self.last = max(self.last, index)
-            self.packets[index] = (bytes(c.capture.packet(k)), int(c.links[k]), int(c.origlens[k]))
-            if c.checked is not None:
-                self.after[index] = bytes(c.checked.packet(k))
-            self.near.pop(index, None)
-            self._near(index, int(c.caplens[k]))
+            ks = np.asarray(ours, dtype=np.int64) - c.first
+            links, origlens, caplens = c.links[ks].tolist(), c.origlens[ks].tolist(), c.caplens[ks].tolist()
+            for index, k, link, origlen in zip(ours, ks.tolist(), links, origlens):
+                self.fields += mine[index]
+                self.last = max(self.last, index)
+                self.packets[index] = (bytes(c.capture.packet(k)), link, origlen)
+                if c.checked is not None:
+                    self.after[index] = bytes(c.checked.packet(k))
+                self.near.pop(index, None)
+            inside = self._inside(c, ks)
+            for index, k, caplen, row in zip(ours, ks.tolist(), caplens, inside):
+                if row is None:
+                    self._near(index, caplen)
+                    continue
+                for j in row:
+                    if j not in self.packets and j not in self.near:
+                        self.near[j] = (bytes(c.capture.packet(j - c.first)), int(c.links[j - c.first]))
 
-    def _chunk(self, index: int) -> _Chunk | None:
-        return next((c for c in self.seen if c.first <= index < c.end), None)
+    @staticmethod
+    def _inside(c: _Chunk, ks: np.ndarray) -> list[list[int] | None]:
+        """Per packet ``ks`` (positions in chunk ``c``): the indices of the packets within WINDOW of it of its
+        captured length, where its window lies inside the chunk (None: it does not; :meth:`_near` looks)."""
+        offsets = np.arange(-WINDOW, WINDOW + 1)
+        window = ks[:, None] + offsets
+        n = len(c.caplens)
+        whole = (ks >= WINDOW) & (ks + WINDOW < n)
+        same = (c.caplens[np.clip(window, 0, n - 1)] == c.caplens[ks][:, None]) & (offsets != 0) & whole[:, None]
+        out: list[list[int] | None] = [[] if ok else None for ok in whole.tolist()]
+        rows, cols = np.nonzero(same)
+        for row, j in zip(rows.tolist(), (window[rows, cols] + c.first).tolist()):
+            out[row].append(j)  # type: ignore[union-attr]
+        return out
 
     def _near(self, index: int, caplen: int) -> None:
         """The packets within WINDOW of ``index`` of captured length ``caplen``; those not read yet, at the next
@@ -191,28 +216,63 @@ def explain_capture(collected: Collector, report: Report, *, limit: int = LIMIT,
     for index, (data, link) in near.items():
         if index not in wanted:
             context.add(data, link, frame(index))
+    by_c: dict[int, fast.Wrong] = {}  # the packets the C walker's stack explains (csum.explain.fast)
     for index, (data, link, _) in packets.items():
-        if index in wanted:
+        results = wanted.get(index)
+        if results is None:
+            continue
+        w = fast.wrong(data, link, results[0]) if len(results) == 1 and index not in collected.after else None
+        if w is None:
             context.add(data, link, frame(index))
+        else:
+            fast.record(w, context)
+            by_c[index] = w
     out = Explained(skipped=skipped)
+    flows: dict[FlowKey, Flow | None | Literal[False]] = {}  # the flow of each flow key the fast path gave
     for index, results in sorted(wanted.items()):
         if index not in packets:
             continue
         data, link, origlen = packets[index]
-        rows = senders(context.walked[data][0], data) if data in context.walked else senders_of(data, link, origlen)
+        rows: list[Sender] | None = None
         read = _as_read(data, link, context) if index in collected.after else None
+        w = by_c.get(index)
         for r in results:
-            e = explain_result(data, r, link=link, context=context) if read is None else \
-                _before_rewrite(read, r, collected.after[index], data, link, context)
+            if w is not None and not fast.paired(w, context):
+                e = fast.explain(w, r, context)
+            elif read is None:
+                e = explain_result(data, r, link=link, context=context)
+            else:
+                e = _before_rewrite(read, r, collected.after[index], data, link, context)
             out.fields[(index, -1 if r.field is None else r.field)] = e
             out.causes[e.cause] += 1
-            flow = flow_of(r, rows)
-            group = out.flows.setdefault((flow, r.layer, e.cause), [0, index, e.detail])
+            flow = flows.get(w.key, False) if w is not None else False
+            if flow is False:
+                flow = _keyed_flow(context, data, r, w is not None)
+                if w is not None:
+                    flows[w.key] = flow
+            if flow is False:
+                if rows is None:
+                    walked = context.walked.get(data)
+                    rows = senders(walked[0], data) if walked is not None else senders_of(data, link, origlen)
+                flow = flow_of(r, rows)
+            group = out.flows.setdefault((flow, r.layer, e.cause), [0, index, e])
             group[0] += 1
             if hosts is not None and r.status is Status.BAD and flow is not None and e.named:
                 hosts.causes.setdefault(flow.src, {}).setdefault(e.cause, 0)
                 hosts.causes[flow.src][e.cause] += 1
     return out
+
+
+def _keyed_flow(context: Context, data: bytes, r: Result, c_walked: bool) -> Flow | None | Literal[False]:
+    """The flow of wrong field ``r`` from the flow key :class:`Context` found for it (the IP header carrying it, as
+    :func:`csum.capture.hosts.flow_of` finds it among the packet's headers); False where there is none, or where the
+    packet has an IPv4 header the walker refused (flow_of's rows hold it: the caller asks flow_of; ``c_walked``: the
+    C walker walked the whole packet, one IP layer, none refused)."""
+    key = context.keys.get((data, -1 if r.field is None else r.field))
+    if key is None or (not c_walked and context.refused(data)):
+        return False
+    version, src, dst, proto, sport, dport, _layer, depth = key
+    return flow_of(r, [Sender(depth, 0, version, src, dst, proto, sport, dport)])
 
 
 def _as_read(data: bytes, link: int, context: Context) -> dict[int, tuple[Result, Explanation]]:
@@ -229,7 +289,7 @@ def _before_rewrite(read: dict[int, tuple[Result, Explanation]], r: Result, afte
     if found is not None:
         return found[1]
     e = explain_result(after, r, link=link, before=data)
-    return Explanation(e.cause, "right as read, wrong after the rewrite: " + e.detail)
+    return Explanation(e.cause, lambda: "right as read, wrong after the rewrite: " + e.detail)
 
 
 def _causes(rows: Rows, explained: Explained | None) -> tuple[list[str | None], list[str | None]]:

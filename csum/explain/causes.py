@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..rewrite.mistakes import Mistake
+from ..bpf.mistakes import Mistake
 
 __all__ = ["CANNOT_JUDGE", "CAUSES", "CORRUPTION", "NOT_CAUSES", "UNEXPLAINED", "Cause", "what"]
 

@@ -38,9 +38,12 @@ def _judged(buf: bytes, link: Link, stack: Stack) -> list[Result] | None:
     if cwalk is None or number is None:
         return None
     results = cwalk.verify(buf, number)
-    if results is None or len(results) != len(stack.fields) \
-            or any(r.field != f.at or r.layer != f.entry.name for r, f in zip(results, stack.fields)):
+    fields = stack.fields
+    if results is None or len(results) != len(fields):
         return None
+    for r, f in zip(results, fields):
+        if r.field != f.at or r.layer != f.entry.name:
+            return None
     return results
 
 
@@ -93,10 +96,13 @@ class Context:
     walked: dict[bytes, tuple[Stack, dict[int, list[Guess]]]] = field(default_factory=dict)
     #: The flow of each wrong field added, by (packet, field offset): found once.
     keys: dict[tuple[bytes, int], FlowKey] = field(default_factory=dict)
+    #: Per flow, the causes its wrong fields pin (csum.explain's _pinned), found once while nothing is added.
+    pins: dict[FlowKey, dict[str, int]] = field(default_factory=dict, compare=False, repr=False)
 
     def add(self, packet: bytes | bytearray | memoryview, link: Link = "ethernet", frame: int = -1) -> None:
         """Record one packet (``frame``: its number in the capture, for the details)."""
         buf = bytes(packet)
+        self.pins.clear()
         try:
             stack = walk(memoryview(buf), link)
         except CsumValueError:
@@ -116,26 +122,52 @@ class Context:
             ip = carrier(stack, f)
             if ip is None:
                 continue
-            if r.status is Status.BAD and r.stored is not None and r.computed is not None:
-                key = self.keys[(buf, f.at)] = flow_key(buf, ip, f)
-                counts = self.residuals.get(key)
-                if counts is None:
-                    counts = self.residuals[key] = Counter()
-                counts[residual(r.stored, r.computed)] += 1
-                hits = fitting(buf, stack, f, r, ip, None if right is None or f.pseudo is None
-                               else ip.ip_csum is None or ip.ip_csum in right)
-                self.walked.setdefault(buf, (stack, {}))[1][f.at] = hits
-                if hits:
-                    fits = self.fits.get(key)
-                    if fits is None:
-                        fits = self.fits[key] = Counter()
-                    fits.update({g.cause for g in hits})
-            elif r.status is Status.OK and f.pseudo is not None:
+            status = r.status
+            if status is Status.BAD and r.stored is not None and r.computed is not None:
+                self._wrong(buf, stack, f, r, ip, None if right is None or f.pseudo is None
+                            else ip.ip_csum is None or ip.ip_csum in right)
+            elif status is Status.OK and f.pseudo is not None:
                 seg = segment_key(buf, f)
                 if seg is not None:
                     src, dst, size = f.pseudo[0], f.pseudo[1], f.pseudo[2]
                     self.segments.setdefault(seg, []).append(Segment(frame, buf[src:src + size],
                                                                      buf[dst:dst + size]))
+
+    def _wrong(self, buf: bytes, stack: Stack, f: Field, r: Result, ip: IPLayer, ok: bool | None) -> None:
+        """Record wrong field ``f`` (its Result ``r``, carried by ``ip``; ``ok``: whether the IP header checksum is
+        right, when known): its flow, its residual there, the hypotheses that fit it alone."""
+        assert r.stored is not None and r.computed is not None and f.at is not None
+        hits = fitting(buf, stack, f, r, ip, ok)
+        walked = self.walked.get(buf)
+        if walked is None:
+            walked = self.walked[buf] = (stack, {})
+        walked[1][f.at] = hits
+        self.record(buf, f.at, flow_key(buf, ip, f), residual(r.stored, r.computed), hits)
+
+    def record(self, buf: bytes, at: int, key: FlowKey, res: int, hits: list[Guess]) -> None:
+        """Record the wrong field at ``at`` of packet ``buf``: its flow ``key``, its residual ``res`` there, the
+        hypotheses ``hits`` that fit it alone (their causes counted once each)."""
+        self.pins.clear()
+        self.keys[(buf, at)] = key
+        counts = self.residuals.get(key)
+        if counts is None:
+            counts = self.residuals[key] = Counter()
+        counts[res] = counts.get(res, 0) + 1
+        if hits:
+            fits = self.fits.get(key)
+            if fits is None:
+                fits = self.fits[key] = Counter()
+            for cause in {g.cause for g in hits}:
+                fits[cause] = fits.get(cause, 0) + 1
+
+    def refused(self, buf: bytes) -> bool:
+        """Whether packet ``buf`` (added) has an IPv4 header checksum whose header the walker refused (not one of
+        its IP layers: a length that does not fit)."""
+        walked = self.walked.get(buf)
+        if walked is None:
+            return True
+        stack = walked[0]
+        return any(f.entry is T.IPV4_HEADER and not any(ip.l3 == f.header for ip in stack.ips) for f in stack.fields)
 
     def flow(self, buf: bytes, ip: IPLayer, f: Field) -> FlowKey:
         """:func:`flow_key` of field ``f`` of packet ``buf``, found once for the wrong fields added."""

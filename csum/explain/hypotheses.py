@@ -165,4 +165,9 @@ def segment_key(buf: bytes, f: Field) -> bytes | None:
     start, end = f.covers[0]
     if len(f.covers) != 1 or not start + 4 <= f.at < end:
         return None
-    return bytes(buf[start + 4:f.at]) + bytes(buf[f.at + 2:end])
+    return segment_of(buf, start, f.at, end)
+
+
+def segment_of(buf: bytes, start: int, at: int, end: int) -> bytes:
+    """:func:`segment_key` of a TCP/UDP segment covering ``buf[start:end]``, its checksum at ``at``."""
+    return bytes(buf[start + 4:at]) + bytes(buf[at + 2:end])

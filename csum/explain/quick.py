@@ -13,6 +13,8 @@ compares the two on every hypothesis, hit or not.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from .. import engine
 from ..layers import Reason, Result
 from ..layers import table as T
@@ -20,7 +22,7 @@ from ..layers.walk import Field, IPLayer
 from . import header, sums
 from .sums import Guess
 
-__all__ = ["VARIANTS", "fitting", "hypotheses"]
+__all__ = ["VARIANTS", "fitting", "hypotheses", "named"]
 
 #: The C's variants after the message's (:data:`.sums.TEXTS`): the IPv4 header's TTL, its ECN.
 TTL, TOS = len(sums.TEXTS), len(sums.TEXTS) + 1
@@ -70,12 +72,20 @@ def hypotheses(buf: bytes, f: Field, ip: IPLayer | None, header_ok: bool, stored
                     after, f.entry.minimum, l3, l3_end)
     if found is None:
         return None
+    return named(found, lambda header: sums.lengths_named(f, ip, length, header), length)
+
+
+def named(found: list[tuple[int, int, int, int, int]], lengths: Callable[[int], list[tuple[int, str]]],
+          length: int) -> list[Guess]:
+    """The C's hypotheses ``found`` ((variant, value, the numbers its text names)) as Guesses, named through the
+    reference's texts (``lengths``: :func:`.sums.lengths_named` for a header length; ``length``: the pseudo-header's
+    length)."""
     out = []
     for variant, value, a, b, k in found:
         if variant < sums.LENGTH_FULL:
             out.append(sums.guess(variant, value, a, b, k))
         elif variant < TTL:  # a: the length tried, b: its place in the lengths named, k: the header's length
-            out.append(sums.guess(variant, value, a, sums.lengths_named(f, ip, length, k)[b][1], length))
+            out.append(sums.guess(variant, value, a, lengths(k)[b][1], length))
         elif variant == TTL:
             out.append(header.ttl_guess(value, b))
         else:

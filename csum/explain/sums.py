@@ -250,14 +250,24 @@ def named_lengths(f: Field, ip: IPLayer | None, m: Message) -> list[tuple[int, s
 
 def lengths_named(f: Field, ip: IPLayer | None, length: int, header: int) -> list[tuple[int, str]]:
     """:func:`named_lengths` for a pseudo-header ``length`` and a transport header of ``header`` bytes."""
+    if ip is None:
+        return lengths_of(f.entry.name, None, 0, None, length, header)
+    return lengths_of(f.entry.name, ip.version, ip.end - ip.l3, None if ip.l4 is None else ip.end - ip.l4, length,
+                      header)
+
+
+def lengths_of(name: str, version: int | None, total: int, after: int | None, length: int,
+               header: int) -> list[tuple[int, str]]:
+    """:func:`lengths_named` from numbers: the field's layer ``name``, its IP header's ``version`` (None: none) and
+    datagram length ``total``, the bytes ``after`` its IP header's upper-layer start (None: not known)."""
     out: list[tuple[int, str]] = [(swab16(length) if length <= M16 else length, "the length byte-swapped"),
                                   (0, "zero")]
-    if ip is not None:
-        out.append((ip.end - ip.l3, "the IPv4 total length" if ip.version == 4 else "the IPv6 datagram's whole length"))
-        if ip.version == 6:
-            out.append((ip.end - ip.l3 - 40, "the IPv6 payload length"))
-        if ip.l4 is not None:
-            out.append((ip.end - ip.l4, "the IP datagram's bytes after its header"))
-    out.append((header, f"the {f.entry.name.upper()} header alone"))
+    if version is not None:
+        out.append((total, "the IPv4 total length" if version == 4 else "the IPv6 datagram's whole length"))
+        if version == 6:
+            out.append((total - 40, "the IPv6 payload length"))
+        if after is not None:
+            out.append((after, "the IP datagram's bytes after its header"))
+    out.append((header, f"the {name.upper()} header alone"))
     out.append((length - header, "the payload alone"))
     return out

@@ -19,7 +19,7 @@ from csum import engine
 FUZZ = Path(__file__).resolve().parents[2] / "fuzz"
 sys.path.append(str(FUZZ))  # fuzz_common and the targets (appended: the csum already imported stays the one used)
 
-TARGETS = ("walker", "chunks", "records", "fix", "sums", "rewrite", "rowtext", "command")
+TARGETS = ("walker", "chunks", "records", "fix", "sums", "rewrite", "rowtext", "command", "explain")
 pytestmark = pytest.mark.skipif(engine.cwalk is None or "c" not in engine.ENGINES,
                                 reason="csum's C is not built or CSUM_ENGINE is not c: the targets test C")
 
@@ -250,4 +250,25 @@ def test_command_target_catches_a_wrong_row_and_a_traceback(monkeypatch):
 
     monkeypatch.setattr(verify, "run", broken)
     with pytest.raises(RuntimeError, match="a bug"):
+        module.one_input(data)
+
+
+def test_explain_target_catches_a_wrong_hypothesis(monkeypatch):
+    """fuzz_explain fails when the C hypotheses' first value is one off from the Python's (csum/explain/hypotheses.py,
+    the reference)."""
+    module = importlib.import_module("fuzz_explain")
+    data = (FUZZ / "corpus" / "explain" / "eth-bad-ipv4-tcp").read_bytes()
+    module.one_input(data)
+    real = engine.cexplain
+
+    class Off:
+        def __getattr__(self, name):
+            return getattr(real, name)
+
+        def alone(self, *args):
+            got = real.alone(*args)
+            return got if not got else [(got[0][0], got[0][1] ^ 1, *got[0][2:]), *got[1:]]
+
+    monkeypatch.setattr(engine, "cexplain", Off())
+    with pytest.raises(AssertionError, match="C and the Python reference differ"):
         module.one_input(data)

@@ -1,0 +1,85 @@
+"""The commonest wrong field of a capture explained without the Python walker: ``csum verify --explain``'s fast path.
+
+A packet whose one wrong field is the TCP or UDP checksum of its one IP layer (not a fragment, a tunnel, an ICMP
+error's quote, nor behind AH; the IPv4 header's checksum right) is walked by the C walker (csum/engine/_walk.c,
+through csum/engine/_explain.c ``wrong``), which gives where the field, its segment and its IP header are, and the
+hypotheses from the packet alone that store its value (csum/engine/_explain.c ``alone``, as csum/explain/quick.py
+asks for them). Here they become what the Python path makes of the same packet (:func:`csum.explain.flow.Context.add`
+and :func:`csum.explain.explain_result`): the field's flow key, its residual and fits recorded in the
+:class:`~csum.explain.flow.Context`, the hits named through the reference's texts, and the choice among them made by
+the same code (:func:`csum.explain.choose`, :func:`csum.explain.unnamed`). Every other packet, and a field whose
+segment a right packet of the capture also holds (the packet before a NAT: :mod:`.hypotheses` pairs them), takes the
+Python path. tests/explain/test_fast.py checks that both paths give the same facts and the same explanations.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from .. import engine
+from ..layers import Result
+from . import Explanation, Subject, choose, quick, sums, unnamed
+from .flow import Context, FlowKey
+from .hypotheses import segment_of
+from .sums import Guess
+
+__all__ = ["Wrong", "explain", "paired", "record", "wrong"]
+
+
+class Wrong(NamedTuple):
+    """One wrong field from the C walker's stack: the packet, the field's offset, the segment it covers
+    (``start``, ``end``), its flow key, its residual (:func:`.flow.residual`) and the hypotheses from the packet alone
+    that store its value."""
+
+    data: bytes
+    at: int
+    start: int
+    end: int
+    key: FlowKey
+    res: int
+    hits: list[Guess]
+
+
+def wrong(data: bytes, link: int, r: Result) -> Wrong | None:
+    """Field ``r`` of packet ``data`` (link type ``link``) from the C walker, where it is the packet's one wrong field
+    and one this path covers (see the module docstring); None: the Python path's."""
+    c = engine.cexplain
+    if c is None or r.field is None or r.stored is None or r.computed is None:
+        return None
+    got = c.wrong(data, link)
+    if got is None or got[0] != r.field:
+        return None
+    at, start, end, l3, ip_end, version, proto, src, dst, sport, dport, res, found = got
+    length = end - start
+    layer = r.layer
+
+    def lengths(header: int) -> list[tuple[int, str]]:
+        return sums.lengths_of(layer, version, ip_end - l3, ip_end - start, length, header)
+
+    return Wrong(data, at, start, end, (version, src, dst, proto, sport, dport, layer, 0), res,
+                 quick.named(found, lengths, length) if found else [])
+
+
+def paired(w: Wrong, context: Context) -> bool:
+    """Whether a right packet of the context holds this field's segment (:func:`.hypotheses.segment_key`): the
+    packet before a NAT, which only the Python path pairs."""
+    return bool(context.segments) and segment_of(w.data, w.start, w.at, w.end) in context.segments
+
+
+def explain(w: Wrong, r: Result, context: Context) -> Explanation:
+    """Why field ``r`` (``w``, recorded in ``context``) is wrong, as :func:`csum.explain.explain_result` says."""
+    assert r.stored is not None and r.computed is not None
+    subject = Subject(r.layer, r.stored, r.computed, w.res, w.key, True, _right, None)
+    found = choose(subject, w.hits, context)
+    return unnamed(subject, w.hits, context) if found is None else found
+
+
+def _right() -> bool:
+    """The IP header checksum of a field this path explains: right (wrong() takes only packets with one wrong
+    field)."""
+    return True
+
+
+def record(w: Wrong, context: Context) -> None:
+    """Record field ``w`` in ``context`` as :meth:`~csum.explain.flow.Context.add` does for its packet."""
+    context.record(w.data, w.at, w.key, w.res, w.hits)
