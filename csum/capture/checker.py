@@ -101,11 +101,14 @@ class Checker:
     checksums of embedded packets too (sFlow samples, OpenFlow packet-ins; ``csum fix --fix-embedded``).
     ``hosts``: the reports collect who sent the bad and offload checksums (:class:`csum.capture.hosts.Hosts`).
     ``fixes``: False when no one reads the reports' ``patches``: the C walker's chunks then leave them out (the
-    packets the Python walker walks keep theirs).
+    packets the Python walker walks keep theirs). ``keep``: no one reads more than that many of a report's bad and
+    offload items (its lists are cut to them when merged: :attr:`Report.keep`); the C walker's chunks then make the
+    Results of no more (the rest counted in ``dropped``), unless ``fixes`` or ``hosts``.
     """
 
     def __init__(self, sink: Sink | None = None, *, part: bool = False, fix_embedded: bool = False,
-                 hosts: bool = False, table: TableSink | None = None, fixes: bool = True) -> None:
+                 hosts: bool = False, table: TableSink | None = None, fixes: bool = True,
+                 keep: int | None = None) -> None:
         self.sink = sink
         self.table = table
         if table is not None:
@@ -115,6 +118,7 @@ class Checker:
         self.fix_embedded = fix_embedded
         self.hosts = hosts
         self.fixes = fixes
+        self.keep = keep
         self.frags = Reassembler(record=part)
         self.rows: deque[_Row] = deque()
         self.by_index: dict[int, _Row] = {}
@@ -160,7 +164,7 @@ class Checker:
         elif self.table is not None:
             walk = self._c_rows(batch)
         else:
-            walk, self.c_closed, self.c_peak = fastpath.c_fast(batch, self.report, self.fixes)
+            walk, self.c_closed, self.c_peak = fastpath.c_fast(batch, self.report, self.fixes, self.keep)
         self._walk([batch.packet(i) for i in walk], c_tried, progress)
 
     def _walk(self, packets: list[Packet], c_tried: bool, progress: Callable[[int, int], None] | None) -> None:

@@ -111,12 +111,15 @@ def _holds(data: bytes, at: int, packet: memoryview | bytes) -> bool:
     return 0 <= at and at + len(packet) <= len(data) and memoryview(data)[at : at + len(packet)] == packet
 
 
-def c_fast(cap: Batch, report: Report, fixes: bool = True) -> tuple[list[int], bytes, int]:
+def c_fast(cap: Batch, report: Report, fixes: bool = True, keep: int | None = None) -> tuple[list[int], bytes, int]:
     """(the packets the C walker left to the Python walker: not whole (``cap.todo``) or not walked here, the keys of
     the datagrams it reassembled, their peak: see csum/engine/_cwalk.c datagrams()), the rest counted in ``report``:
     ``report.fast`` the packets whose every checksum passes, every field of the packets C judged counted (in C), and
     the bad and offload ones of those with a failing field (not fragments) listed from their :class:`Result` from C,
-    with their patches where ``fixes``. No numpy."""
+    with their patches where ``fixes``. ``keep``: the report will keep only that many of each list (Report.keep):
+    once this chunk's lists have that many, the bad and offload fields of the packets after are counted in
+    ``report.dropped`` and their Results never made (not with ``fixes`` or hosts: those need every packet's). No
+    numpy."""
     cwalk = engine.cwalk
     if cwalk is None:
         raise RuntimeError("c_fast: csum.engine._cwalk is not built")
@@ -132,8 +135,13 @@ def c_fast(cap: Batch, report: Report, fixes: bool = True) -> tuple[list[int], b
             else "none" if code & cwalk.NONE else "ok"
         report.counts.setdefault(key, zero_counts())[status] += k
     hosts, bad, offload = report.hosts, report.bad, report.offload
-    for i, results in reported:  # counted above: listed here
-        index = cap.indices[i]
+    every = keep is None or fixes or hosts is not None
+    for i, kept, nbad, noffload in reported:  # counted above: listed here
+        if not every and (not nbad or len(bad) >= keep) and (not noffload or len(offload) >= keep):  # type: ignore
+            report.dropped["bad"] += nbad
+            report.dropped["offload"] += noffload
+            continue
+        index, results = cap.indices[i], cwalk.results(kept)
         for r in results:
             if r.ok is False:
                 (offload if r.reason is _OFFLOAD else bad).append((index, r))

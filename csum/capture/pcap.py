@@ -656,7 +656,7 @@ class Reader:
                 break
         self._buf = bytes(buf)
 
-    def mapped(self, view: memoryview) -> Iterator[Capture]:
+    def mapped(self, view: memoryview, done: Callable[[int], None] | None = None) -> Iterator[Capture]:
         """Iterate as iterating does, over ``view``, the whole stored file mapped in memory (``mmap``: an
         uncompressed regular file), instead of reading the stream: nothing is copied.
 
@@ -665,7 +665,9 @@ class Reader:
         each one's ``data`` is ``view`` up to the chunk's end, its ``base`` 0 and its offsets the file's: the records
         of earlier chunks stay where they are, so the fragments a chunk carries over are not copied either
         (csum/capture/fastpath.py Batch.of). :attr:`stop` and :attr:`packets` are set as iterating sets them;
-        :meth:`rest` is not available afterwards. :meth:`consumed` says how far the chunks have got.
+        :meth:`rest` is not available afterwards. :meth:`consumed` says how far the chunks have got. ``done(end)``, when
+        given, is called as the next chunk is asked for, ``end`` the end of the chunk before: the caller is done with
+        it (csum.scan lets the kernel drop its pages from the process, so memory does not grow with the file).
         """
         size, pos = len(view), self._pos
         hi = len(self._buf)  # iterating holds the header read so far, then reads chunk_bytes more at a time
@@ -679,6 +681,8 @@ class Reader:
                 self.packets += len(chunk)
                 self._base = pos = walked.end
                 yield chunk
+                if done is not None:
+                    done(self._base)
             if self._stopped(walked, eof, hi - self._base):
                 return
 

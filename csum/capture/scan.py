@@ -82,13 +82,31 @@ def scan(name: str | os.PathLike[str], options: ScanOptions | None = None, **cha
         if here is not None:  # counted here, nothing copied out: the file mapped, not read (chunks are views of it)
             mapped = mmap.mmap(here, 0, access=mmap.ACCESS_READ)  # read-only: the file is never written
             try:
-                return _scan_chunks(source, reader, o, reader.mapped(memoryview(mapped)), reader.consumed)
+                chunks = reader.mapped(memoryview(mapped), _dropper(mapped))
+                return _scan_chunks(source, reader, o, chunks, reader.consumed)
             finally:
                 try:
                     mapped.close()
                 except BufferError:  # a view of it still held (by an exception's traceback): unmapped with the last
                     pass
         return _scan_chunks(source, reader, o)
+
+
+def _dropper(mapped: mmap.mmap) -> Callable[[int], None] | None:
+    """``done(end)`` for :meth:`csum.pcap.Reader.mapped`: the whole pages of ``mapped`` before ``end`` leave the
+    process (``MADV_DONTNEED``; the file's pages stay in the page cache, and a view of them still held reads them
+    again from there), so its memory does not grow with the file, as a read chunk by chunk does not. None where
+    ``madvise`` is not available."""
+    if not hasattr(mapped, "madvise") or not hasattr(mmap, "MADV_DONTNEED"):
+        return None
+    gone = [0]
+
+    def done(end: int) -> None:
+        upto = end - end % mmap.PAGESIZE
+        if upto > gone[0]:
+            mapped.madvise(mmap.MADV_DONTNEED, gone[0], upto - gone[0])
+            gone[0] = upto
+    return done
 
 
 def _scan_chunks(source: Source, reader: pcap.Reader, o: ScanOptions, read: Iterator[pcap.Capture] | None = None,
@@ -129,7 +147,8 @@ def _scan_chunks(source: Source, reader: pcap.Reader, o: ScanOptions, read: Iter
     checker: Checker | Stitcher
     if o.serial:  # one Checker carries the pending datagrams along
         checker = Checker(o.each, fix_embedded=o.fix_embedded, hosts=o.hosts, table=o.table,
-                          fixes=sink is not None or o.keep_patches)
+                          fixes=sink is not None or o.keep_patches,
+                          keep=o.keep if sink is None and o.collect is None else None)  # each part read whole
         parts = ((c, checker.check(c)) for c in chunks)
     else:
         from .parallel import checked

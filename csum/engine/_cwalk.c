@@ -465,17 +465,61 @@ static PyObject *make_result(const rec_t *r)
     return obj;
 }
 
-static PyObject *make_results(const walk_t *w)
+static PyObject *make_results_of(const rec_t *recs, int n)
 {
-    PyObject *list = PyList_New(w->n);
-    for (int k = 0; list != NULL && k < w->n; k++) {
-        PyObject *r = make_result(w->recs + k);
+    PyObject *list = PyList_New(n);
+    for (int k = 0; list != NULL && k < n; k++) {
+        PyObject *r = make_result(recs + k);
         if (r == NULL)
             Py_CLEAR(list);
         else
             PyList_SET_ITEM(list, k, r);
     }
     return list;
+}
+
+static PyObject *make_results(const walk_t *w)
+{
+    return make_results_of(w->recs, w->n);
+}
+
+/* A reported packet's records, kept by fast_check in a capsule until results() makes their Results (the CLI lists a
+ * few of the bad fields: the rest are counted, never made). */
+#define KEPT_NAME "csum.engine._cwalk.kept"
+typedef struct {
+    int n;
+    rec_t recs[SLOTS];
+} kept_t;
+
+static void kept_free(PyObject *capsule)
+{
+    PyMem_Free(PyCapsule_GetPointer(capsule, KEPT_NAME));
+}
+
+static PyObject *keep_recs(const walk_t *w)
+{
+    kept_t *k = PyMem_Malloc(sizeof *k);
+    if (k == NULL)
+        return PyErr_NoMemory();
+    k->n = w->n;
+    memcpy(k->recs, w->recs, (size_t)w->n * sizeof *w->recs);
+    PyObject *capsule = PyCapsule_New(k, KEPT_NAME, kept_free);
+    if (capsule == NULL)
+        PyMem_Free(k);
+    return capsule;
+}
+
+/* results(kept) -> [Result, ...]: the Results of a packet fast_check reported (its capsule). */
+static PyObject *results(PyObject *self, PyObject *arg)
+{
+    const kept_t *k = PyCapsule_GetPointer(arg, KEPT_NAME);
+    if (k == NULL)
+        return NULL;
+    if (result_type == NULL) {
+        PyErr_SetString(PyExc_TypeError, "_cwalk.bind() was not called");
+        return NULL;
+    }
+    return make_results_of(k->recs, k->n);
 }
 
 /* bind(Result, Reason): the class of the Results made here (a frozen dataclass with slots: csum.layers.check) and
@@ -687,8 +731,13 @@ static int check_packet(chunk_t *c, Py_ssize_t i)
             codes[k] = (int16_t)(REPORTED - code - (recs[k].ok ? 0 : recs[k].reason == RS_OFFLOAD ? OFFLOAD : BAD));
         }
         if (c->rows == NULL) {
-            PyObject *results = make_results(&w), *item = NULL;
-            if (results == NULL || (item = Py_BuildValue("nN", i, results)) == NULL ||
+            int bad = 0, offload = 0;
+            for (int k = 0; k < w.n; k++) {
+                bad += recs[k].ok == 0 && recs[k].reason != RS_OFFLOAD;
+                offload += recs[k].ok == 0 && recs[k].reason == RS_OFFLOAD;
+            }
+            PyObject *kept = keep_recs(&w), *item = NULL;
+            if (kept == NULL || (item = Py_BuildValue("nNii", i, kept, bad, offload)) == NULL ||
                 PyList_Append(c->reported, item) < 0) {
                 Py_XDECREF(item);
                 return -1;
@@ -724,11 +773,12 @@ static int chunk_args(PyObject *const *args, Py_ssize_t nargs, Py_buffer *v, int
 }
 
 /* fast_check(data, offsets, caplens, linktypes, out, todo, indices, budget, window[, rows, count])
- *     -> ([(i, [Result, ...]), ...], closed, peak):
+ *     -> ([(i, kept, bad, offload), ...], closed, peak):
  * out is int16 (n, SLOTS); todo is int8 (n): packets to judge (the others, cut by the snap length, still key their
  * fragments). out[i] lists the codes of a packet whose every checksum passes; -1 in out[i][0]: to the Python walker;
  * below -2: a packet with a failing checksum (not a fragment), out[i] its codes written REPORTED - (code + BAD or
- * OFFLOAD for a failing field, NA for one not verifiable), all of its Results in the returned list. indices is int64
+ * OFFLOAD for a failing field, NA for one not verifiable), in the returned list with how many of its fields are bad
+ * and offload and its records kept (`kept`: results(kept) makes their Results, when asked). indices is int64
  * (n): the packets' numbers in the capture (the pending fragments of earlier chunks may come first); budget and
  * window: the Reassembler's limits; closed and peak: what datagrams() says of the datagrams judged here.
  * With rows (row_t, _rows.h: SLOTS per packet) and count (int8, n), every packet judged here (passing or not, the
@@ -1063,6 +1113,7 @@ static PyMethodDef methods[] = {
      "chunk_columns(offsets, caplens, origlens, first, base) -> (indices, bases, todo, cut) (see csum/engine/_cwalk.c)."},
     {"tally", (PyCFunction)(void (*)(void))tally, METH_FASTCALL,
      "tally(out, todo) -> (counts, fast, walk): fast_check's verdicts counted (see csum/engine/_cwalk.c)."},
+    {"results", results, METH_O, "results(kept) -> [Result, ...] of a packet fast_check reported."},
     {"verify", (PyCFunction)(void (*)(void))verify, METH_FASTCALL,
      "verify(packet, linktype) -> [Result, ...] or None (see csum/engine/_cwalk.c)."},
     {"bind", bind, METH_VARARGS,

@@ -180,6 +180,55 @@ def test_a_mapped_file_checks_as_a_read_one(name, chunk_bytes, tmp_path, monkeyp
     assert (mapped.stop, mapped.format, mapped.compression) == (read.stop, read.format, None)
 
 
+def test_a_mapped_file_leaves_memory_chunk_by_chunk(tmp_path, monkeypatch):
+    """scan's done() for Reader.mapped (the pages of the chunks already checked leave the process: MADV_DONTNEED)
+    is called once per chunk after the first, with the end of the chunk before (the ends iterating a Reader gives),
+    in file order; the report is still the one of the same capture read from a stream (gzip), the fragments carried
+    across chunks read again from the page cache."""
+    from csum.capture import scan as scan_module
+
+    data = pcap_bytes(_mixed(3000))
+    path, packed = tmp_path / "c.pcap", tmp_path / "c.pcap.gz"
+    path.write_bytes(data)
+    packed.write_bytes(gzip.compress(data))
+    ends: list[int] = []
+    real = scan_module._dropper
+
+    def recording(mapped):
+        done = real(mapped)
+        assert done is not None  # Linux has madvise and MADV_DONTNEED
+
+        def spy(end):
+            ends.append(end)
+            done(end)
+        return spy
+
+    monkeypatch.setattr(scan_module, "_dropper", recording)
+    got = scan(str(path), jobs=1, chunk_bytes=20000)
+    chunks = [c.base + len(c.data) for c in pcap.Reader(io.BytesIO(data), 20000)]
+    assert len(chunks) > 10 and ends == chunks[: len(ends)] and len(ends) >= len(chunks) - 1
+    assert _findings(got.report) == _findings(scan(str(packed), jobs=1, chunk_bytes=20000).report)
+
+
+@pytest.mark.parametrize("keep", [0, 1, 3, 7, 40])
+@pytest.mark.parametrize("chunk_bytes", [300, 5000, 1 << 20])
+def test_keep_makes_only_the_results_it_keeps(keep, chunk_bytes, tmp_path):
+    """scan(keep=k) (the CLI's --show) lists the first k bad and offload fields of the whole-file check and counts the
+    rest: the C walker's chunks make no Result past k (csum/capture/fastpath.py c_fast), the Python walker's packets
+    (malformed, cut, fragments across chunks) still come in packet order. Expected: the report with every item kept
+    (keep None), itself the whole-file check's (test_scan_equals_the_whole_file_check)."""
+    for data in (_capture(), pcap_bytes(_mixed()), _files()["pcapng"]):
+        path = tmp_path / "c.pcap"
+        path.write_bytes(data)
+        every = scan(str(path), jobs=1, chunk_bytes=chunk_bytes).report
+        assert every.total("bad") > 7
+        got = scan(str(path), jobs=1, chunk_bytes=chunk_bytes, keep=keep).report
+        for name in ("bad", "offload", "malformed", "cut"):
+            assert getattr(got, name) == getattr(every, name)[:keep], name
+            assert got.total(name) == every.total(name), name
+        assert got.counts == every.counts and got.fast == every.fast
+
+
 def test_a_file_changed_under_the_reader_is_an_error():
     """A span whose bytes no longer hold its records (the file was rewritten meanwhile) raises, never mis-checks."""
     data = _files()["pcap-le"]
