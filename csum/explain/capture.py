@@ -13,6 +13,7 @@ l4-not-patched: ...").
 
 from __future__ import annotations
 
+import gc
 import json
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -209,7 +210,20 @@ class _Chunk:
 def explain_capture(collected: Collector, report: Report, *, limit: int = LIMIT,
                     hosts: Hosts | None = None) -> Explained:
     """Explain the wrong fields ``report`` found in a capture whose packets ``collected`` copied as it was checked;
-    ``hosts``: its per-host counts, given the causes of each host's bad fields (:attr:`Hosts.causes`)."""
+    ``hosts``: its per-host counts, given the causes of each host's bad fields (:attr:`Hosts.causes`).
+
+    The cyclic garbage collector is paused meanwhile (as it was before, after): the explanations make several
+    objects per field and no reference cycle, and each collection it would start walks every object of the process."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _explain_capture(collected, report, limit, hosts)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _explain_capture(collected: Collector, report: Report, limit: int, hosts: Hosts | None) -> Explained:
     wanted, skipped = _wrong(report, limit)
     packets, near = collected.packets, collected.near
     context = Context()
@@ -225,10 +239,12 @@ def explain_capture(collected: Collector, report: Report, *, limit: int = LIMIT,
         if w is None:
             context.add(data, link, frame(index))
         else:
-            fast.record(w, context)
             by_c[index] = w
+    fast.record_all(list(by_c.values()), context)
     out = Explained(skipped=skipped)
     flows: dict[FlowKey, Flow | None | Literal[False]] = {}  # the flow of each flow key the fast path gave
+    memo: dict[tuple, object] = {}  # fast.explain's decisions, found once (the context is complete)
+    pairs = bool(context.segments)  # a right packet's segment to pair with (else fast.paired is False)
     for index, results in sorted(wanted.items()):
         if index not in packets:
             continue
@@ -237,8 +253,8 @@ def explain_capture(collected: Collector, report: Report, *, limit: int = LIMIT,
         read = _as_read(data, link, context) if index in collected.after else None
         w = by_c.get(index)
         for r in results:
-            if w is not None and not fast.paired(w, context):
-                e = fast.explain(w, r, context)
+            if w is not None and not (pairs and fast.paired(w, context)):
+                e = fast.explain(w, r, context, memo)
             elif read is None:
                 e = explain_result(data, r, link=link, context=context)
             else:

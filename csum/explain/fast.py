@@ -14,16 +14,19 @@ Python path. tests/explain/test_fast.py checks that both paths give the same fac
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Sequence
+from operator import itemgetter
 from typing import NamedTuple
 
 from .. import engine
 from ..layers import Result
-from . import Explanation, Subject, choose, quick, sums, unnamed
+from . import Explanation, Subject, by_flow, choose, chosen, decide, nothing_named, quick, sums, unnamed
 from .flow import Context, FlowKey
-from .hypotheses import segment_of
+from .hypotheses import one_bit, segment_of
 from .sums import Guess
 
-__all__ = ["Wrong", "explain", "paired", "record", "wrong"]
+__all__ = ["Wrong", "explain", "paired", "record", "record_all", "wrong"]
 
 
 class Wrong(NamedTuple):
@@ -66,12 +69,36 @@ def paired(w: Wrong, context: Context) -> bool:
     return bool(context.segments) and segment_of(w.data, w.start, w.at, w.end) in context.segments
 
 
-def explain(w: Wrong, r: Result, context: Context) -> Explanation:
-    """Why field ``r`` (``w``, recorded in ``context``) is wrong, as :func:`csum.explain.explain_result` says."""
+def explain(w: Wrong, r: Result, context: Context, memo: dict[tuple, object] | None = None) -> Explanation:
+    """Why field ``r`` (``w``, recorded in ``context``) is wrong, as :func:`csum.explain.explain_result` says.
+
+    ``memo``: where a capture's fields are explained once all are recorded (the context no longer changes), the
+    decisions found so far: what the flow says of a residual no hit names (by flow key and residual), and the choice
+    among the hits (by flow key, whether the residual is one bit's, and the hits' causes; :func:`csum.explain.decide`
+    depends on nothing else for a field of this path: a TCP or UDP checksum, its IP header right). Each field's
+    explanation is then made from its own hits and values."""
     assert r.stored is not None and r.computed is not None
-    subject = Subject(r.layer, r.stored, r.computed, w.res, w.key, True, _right, None)
-    found = choose(subject, w.hits, context)
-    return unnamed(subject, w.hits, context) if found is None else found
+    hits = w.hits
+    if memo is None:
+        subject = Subject(r.layer, r.stored, r.computed, w.res, w.key, True, _right, None)
+        found = choose(subject, hits, context)
+        return unnamed(subject, hits, context) if found is None else found
+    subject = None
+    if hits:
+        sig = (w.key, one_bit(w.res), tuple([(g.cause, g.sure) for g in hits]))
+        decision = memo.get(sig, False)
+        if decision is False:
+            subject = Subject(r.layer, r.stored, r.computed, w.res, w.key, True, _right, None)
+            decision = memo[sig] = decide(subject, hits, context)
+        found = chosen(decision, hits)  # type: ignore[arg-type]
+        if found is not None:
+            return found
+    said = memo.get((w.key, w.res), False)
+    if said is False:
+        if subject is None:
+            subject = Subject(r.layer, r.stored, r.computed, w.res, w.key, True, _right, None)
+        said = memo[(w.key, w.res)] = by_flow(subject, context)
+    return nothing_named(r.stored, r.computed, hits) if said is None else said  # type: ignore[return-value]
 
 
 def _right() -> bool:
@@ -83,3 +110,26 @@ def _right() -> bool:
 def record(w: Wrong, context: Context) -> None:
     """Record field ``w`` in ``context`` as :meth:`~csum.explain.flow.Context.add` does for its packet."""
     context.record(w.data, w.at, w.key, w.res, w.hits)
+
+
+_PLACE, _KEY_RES = itemgetter(0, 1), itemgetter(4, 5)
+
+
+def record_all(ws: Sequence[Wrong], context: Context) -> None:
+    """:func:`record` of every field of ``ws``, counted at once (the same counts: their order does not matter)."""
+    context.pins.clear()
+    context.keys.update(zip(map(_PLACE, ws), map(itemgetter(4), ws)))
+    residuals = context.residuals
+    for (key, res), n in Counter(map(_KEY_RES, ws)).items():
+        counts = residuals.get(key)
+        if counts is None:
+            counts = residuals[key] = Counter()
+        counts[res] = counts.get(res, 0) + n
+    every = context.fits
+    for w in ws:
+        if w.hits:
+            fits = every.get(w.key)
+            if fits is None:
+                fits = every[w.key] = Counter()
+            for cause in {g.cause for g in w.hits}:
+                fits[cause] = fits.get(cause, 0) + 1
