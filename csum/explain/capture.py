@@ -151,13 +151,17 @@ class Collector:
                 continue
             ks = np.asarray(ours, dtype=np.int64) - c.first
             links, origlens, caplens = c.links[ks].tolist(), c.origlens[ks].tolist(), c.caplens[ks].tolist()
-            for index, k, link, origlen in zip(ours, ks.tolist(), links, origlens):
-                self.fields += mine[index]
-                self.last = max(self.last, index)
-                self.packets[index] = (bytes(c.capture.packet(k)), link, origlen)
-                if c.checked is not None:
+            view, packets = memoryview(c.capture.data), self.packets
+            for index, start, n, link, origlen in zip(ours, c.capture.offsets[ks].tolist(), caplens, links, origlens):
+                packets[index] = (bytes(view[start:start + n]), link, origlen)  # Capture.packet's bytes
+            self.fields += sum(map(mine.__getitem__, ours))
+            self.last = max(self.last, ours[-1])
+            if c.checked is not None:
+                for index, k in zip(ours, ks.tolist()):
                     self.after[index] = bytes(c.checked.packet(k))
-                self.near.pop(index, None)
+            if self.near:
+                for index in ours:
+                    self.near.pop(index, None)
             inside = self._inside(c, ks)
             for index, k, caplen, row in zip(ours, ks.tolist(), caplens, inside):
                 if row is None:
