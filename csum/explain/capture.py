@@ -249,6 +249,7 @@ def _explain_capture(collected: Collector, report: Report, limit: int, hosts: Ho
     flows: dict[FlowKey, Flow | None | Literal[False]] = {}  # the flow of each flow key the fast path gave
     memo: dict[tuple, object] = {}  # fast.explain's decisions, found once (the context is complete)
     pairs = bool(context.segments)  # a right packet's segment to pair with (else fast.paired is False)
+    groups = out.flows
     for index, results in sorted(wanted.items()):
         if index not in packets:
             continue
@@ -275,8 +276,11 @@ def _explain_capture(collected: Collector, report: Report, limit: int, hosts: Ho
                     walked = context.walked.get(data)
                     rows = senders(walked[0], data) if walked is not None else senders_of(data, link, origlen)
                 flow = flow_of(r, rows)
-            group = out.flows.setdefault((flow, r.layer, e.cause), [0, index, e])
-            group[0] += 1
+            group = groups.get((flow, r.layer, e.cause))
+            if group is None:
+                groups[(flow, r.layer, e.cause)] = [1, index, e]
+            else:
+                group[0] += 1
             if hosts is not None and r.status is Status.BAD and flow is not None and e.named:
                 hosts.causes.setdefault(flow.src, {}).setdefault(e.cause, 0)
                 hosts.causes[flow.src][e.cause] += 1
