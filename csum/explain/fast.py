@@ -83,7 +83,7 @@ def explain(w: Wrong, r: Result, context: Context, memo: dict[tuple, object] | N
         subject = Subject(r.layer, r.stored, r.computed, w.res, w.key, True, _right, None)
         found = choose(subject, hits, context)
         return unnamed(subject, hits, context) if found is None else found
-    subject = None
+    subject: Subject | None = None
     if hits:
         sig = (w.key, one_bit(w.res), tuple([(g.cause, g.sure) for g in hits]))
         decision = memo.get(sig, False)
