@@ -247,7 +247,7 @@ def _explain_capture(collected: Collector, report: Report, limit: int, hosts: Ho
     fast.record_all(list(by_c.values()), context)
     out = Explained(skipped=skipped)
     flows: dict[FlowKey, Flow | None | Literal[False]] = {}  # the flow of each flow key the fast path gave
-    memo: dict[tuple, object] = {}  # fast.explain's decisions, found once (the context is complete)
+    memo = fast.Memo()  # fast.explain's decisions, found once (the context is complete)
     pairs = bool(context.segments)  # a right packet's segment to pair with (else fast.paired is False)
     groups = out.flows
     for index, results in sorted(wanted.items()):

@@ -21,12 +21,12 @@ from typing import NamedTuple
 
 from .. import engine
 from ..layers import Result
-from . import Explanation, Subject, by_flow, choose, chosen, decide, nothing_named, quick, sums, unnamed
+from . import Decision, Explanation, Subject, by_flow, choose, chosen, decide, nothing_named, quick, sums, unnamed
 from .flow import Context, FlowKey
 from .hypotheses import one_bit, segment_of
 from .sums import Guess
 
-__all__ = ["Wrong", "explain", "paired", "record", "record_all", "wrong"]
+__all__ = ["Memo", "Wrong", "explain", "paired", "record", "record_all", "wrong"]
 
 
 class Wrong(NamedTuple):
@@ -69,36 +69,46 @@ def paired(w: Wrong, context: Context) -> bool:
     return bool(context.segments) and segment_of(w.data, w.start, w.at, w.end) in context.segments
 
 
-def explain(w: Wrong, r: Result, context: Context, memo: dict[tuple, object] | None = None) -> Explanation:
-    """Why field ``r`` (``w``, recorded in ``context``) is wrong, as :func:`csum.explain.explain_result` says.
+class Memo:
+    """What :func:`explain` found once for a capture's fields, all recorded (the context no longer changes): the
+    choice among the hits, by flow key, whether the residual is one bit's, and the hits' causes and sureness
+    (:func:`csum.explain.decide` depends on nothing else for a field of this path: a TCP or UDP checksum, its IP
+    header right); and what the flow says of a residual no hit names, by flow key and residual."""
 
-    ``memo``: where a capture's fields are explained once all are recorded (the context no longer changes), the
-    decisions found so far: what the flow says of a residual no hit names (by flow key and residual), and the choice
-    among the hits (by flow key, whether the residual is one bit's, and the hits' causes; :func:`csum.explain.decide`
-    depends on nothing else for a field of this path: a TCP or UDP checksum, its IP header right). Each field's
-    explanation is then made from its own hits and values."""
+    __slots__ = ("decisions", "flows")
+
+    def __init__(self) -> None:
+        self.decisions: dict[tuple[FlowKey, bool, tuple[tuple[str, bool], ...]], Decision] = {}
+        self.flows: dict[tuple[FlowKey, int], Explanation | None] = {}
+
+
+def explain(w: Wrong, r: Result, context: Context, memo: Memo | None = None) -> Explanation:
+    """Why field ``r`` (``w``, recorded in ``context``) is wrong, as :func:`csum.explain.explain_result` says;
+    ``memo``: the decisions kept across a capture's fields (:class:`Memo`), each field's explanation then made from
+    its own hits and values."""
     assert r.stored is not None and r.computed is not None
     hits = w.hits
     if memo is None:
-        subject = Subject(r.layer, r.stored, r.computed, w.res, w.key, True, _right, None)
+        subject = _subject(w, r)
         found = choose(subject, hits, context)
         return unnamed(subject, hits, context) if found is None else found
-    subject: Subject | None = None
     if hits:
         sig = (w.key, one_bit(w.res), tuple([(g.cause, g.sure) for g in hits]))
-        decision = memo.get(sig, False)
-        if decision is False:
-            subject = Subject(r.layer, r.stored, r.computed, w.res, w.key, True, _right, None)
-            decision = memo[sig] = decide(subject, hits, context)
-        found = chosen(decision, hits)  # type: ignore[arg-type]
+        decisions = memo.decisions
+        decision = decisions[sig] if sig in decisions else decisions.setdefault(sig, decide(_subject(w, r), hits,
+                                                                                             context))
+        found = chosen(decision, hits)
         if found is not None:
             return found
-    said = memo.get((w.key, w.res), False)
-    if said is False:
-        if subject is None:
-            subject = Subject(r.layer, r.stored, r.computed, w.res, w.key, True, _right, None)
-        said = memo[(w.key, w.res)] = by_flow(subject, context)
-    return nothing_named(r.stored, r.computed, hits) if said is None else said  # type: ignore[return-value]
+    flows, place = memo.flows, (w.key, w.res)
+    said = flows[place] if place in flows else flows.setdefault(place, by_flow(_subject(w, r), context))
+    return nothing_named(r.stored, r.computed, hits) if said is None else said
+
+
+def _subject(w: Wrong, r: Result) -> Subject:
+    """Field ``r`` (``w``) as :func:`csum.explain.choose` sees it."""
+    assert r.stored is not None and r.computed is not None
+    return Subject(r.layer, r.stored, r.computed, w.res, w.key, True, _right, None)
 
 
 def _right() -> bool:

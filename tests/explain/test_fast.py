@@ -59,7 +59,7 @@ def _compare(frames: list[bytes]) -> int:
             assert context.residuals == python.residuals
             assert context.fits == python.fits
         explained = 0
-        memo: dict[tuple, object] = {}
+        memo = fast.Memo()
         for k, frame in enumerate(frames):
             for r in _wrong_fields(frame):
                 want = explain_result(frame, r, link=1, context=python)
