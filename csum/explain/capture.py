@@ -216,8 +216,10 @@ def explain_capture(collected: Collector, report: Report, *, limit: int = LIMIT,
     """Explain the wrong fields ``report`` found in a capture whose packets ``collected`` copied as it was checked;
     ``hosts``: its per-host counts, given the causes of each host's bad fields (:attr:`Hosts.causes`).
 
-    The cyclic garbage collector is paused meanwhile (as it was before, after): the explanations make several
-    objects per field and no reference cycle, and each collection it would start walks every object of the process."""
+    The collector's last chunks are let go (a mapped file's views: it is unmapped then). The cyclic garbage
+    collector is paused meanwhile (as it was before, after): the explanations make several objects per field and
+    no reference cycle, and each collection it would start walks every object of the process."""
+    collected.seen, collected.later = [], []  # the check is done: its chunks (views of a mapped file) are let go
     paused = gc.isenabled()
     gc.disable()
     try:
