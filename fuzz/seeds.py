@@ -22,6 +22,7 @@ from run import merged  # noqa: E402
 from fuzz_rewrite import encode as rewrite_input  # noqa: E402
 from fuzz_walker import encode as walker_input  # noqa: E402
 from scapy.all import GRE, ICMP, IP, TCP, UDP, Dot1Q, Ether, IPv6, fragment, raw  # noqa: E402
+from scapy.layers.inet import ICMPExtension_Header, ICMPExtension_Object  # noqa: E402
 from scapy.contrib.erspan import ERSPAN_II, ERSPAN_III  # noqa: E402
 from scapy.contrib.geneve import GENEVE  # noqa: E402
 from scapy.contrib.gtp import GTP_U_Header, GTPPDUSessionContainer  # noqa: E402
@@ -355,7 +356,21 @@ def rewrite_seeds() -> dict[str, bytes]:
         [(1, _broken(stacks["ipv6-udp"]))]) + bytes([0x40]) + (30).to_bytes(2, "big") + stacks["vxlan-tcp"][:30])
     for name, rules in (("all", RULES["everything"]), ("inner", RULES["src-dst-ports-inner"])):
         seeds[f"tunnel-errors-{name}"] = rewrite_input(rules, encode([(1, f) for f in _tunnel_errors()]))
+    seeds["icmp-extensions-all"] = rewrite_input(RULES["everything"], encode([(1, f) for f in _icmp_extensions()]))
     return seeds
+
+
+def _icmp_extensions() -> list[bytes]:
+    """ICMP and ICMPv6 errors with an RFC 4884 extension structure (an MPLS label stack object, RFC 4950): the quote
+    zero-padded to the length the message gives, an old sender's (no length, 128 bytes), the quote's start only."""
+    ext = raw(ICMPExtension_Header() / ICMPExtension_Object(classnum=1, classtype=1) / MPLS(label=16, s=1, ttl=1))
+    quoted = raw(IN4 / UDP(sport=53, dport=80) / b"quoted")
+    return [
+        raw(ETH / V4 / ICMP(type=11, length=32) / (quoted.ljust(128, b"\0") + ext)),
+        raw(ETH / V4 / ICMP(type=3, code=3) / (quoted.ljust(128, b"\0") + ext)),
+        raw(ETH / V4 / ICMP(type=3, code=4, length=32) / (raw(IN4 / TCP(sport=80) / bytes(120))[:128] + ext)),
+        raw(ETH / V6 / ICMPv6DestUnreach(length=16) / (raw(V6 / UDP(sport=53) / b"q6").ljust(128, b"\0") + ext)),
+    ]
 
 
 def _tunnel_errors() -> list[bytes]:

@@ -1,11 +1,13 @@
 /*
  * csum.engine._rewrite: a capture's packets rewritten by a set of rules, every checksum updated incrementally.
  *
- * The reference is csum/rewrite/apply.py (the Python editor over the Python walker); this file takes the stacks the
- * C walker walks (csum/rewrite/fast.py says which), their encapsulation headers read by _encap.h as _cwalk.c reads
- * them, each IP layer edited under the list of enclosing checksums that cover it (a tunnel's UDP and GRE ones, an
- * ICMP error's), and hands every other packet, untouched, to that reference (the caller's fallback). For the packets it takes it makes the same helper arithmetic in the same order, so the bytes
- * are the same: bpf_csum_diff (Linux >= 6.13, generic csum_partial), bpf_l3_csum_replace and bpf_l4_csum_replace of
+ * The reference is csum/rewrite/apply.py (the Python editor over the Python walker). This file does not walk: the C
+ * walker (csum/engine/_walk.c, the checker's, linked into this extension) walks each packet and describes its stack
+ * (every IP layer, every checksum field and the bytes it covers); this file reads that description (layer():
+ * each IP layer under the list of enclosing checksums that cover it, a tunnel's UDP and GRE ones, an ICMP error's),
+ * declines what apply.py treats otherwise, and makes the edits. Every other packet goes, untouched, to that
+ * reference (the caller's fallback). For the packets it takes it makes the same helper arithmetic in the same order,
+ * so the bytes are the same: bpf_csum_diff (Linux >= 6.13, generic csum_partial), bpf_l3_csum_replace and bpf_l4_csum_replace of
  * net/core/filter.c on a CHECKSUM_NONE skb (net/core/utils.c inet_proto_csum_replace*, include/net/checksum.h
  * csum_replace2/4, csum_replace_by_diff, csum_fold), each change of a tunnelled packet carried into the tunnel's
  * UDP checksum with BPF_F_MARK_MANGLED_0. That arithmetic is _arith.h's (csum/engine/_arith.c/.h, linked into this
@@ -26,8 +28,7 @@
 
 #include "_arith.h"
 #include "_cwalk_table.h"
-#include "_encap.h"
-#include "_ipheaders.h"
+#include "_walk.h"
 
 /* An address map: the address matches when (addr & omask) == old; it becomes (new & nmask) | (addr & ~nmask). */
 typedef struct {
@@ -216,7 +217,6 @@ static PyTypeObject PlanType = {
 /* --- byte loads ------------------------------------------------------------------------------------------ */
 
 static inline uint32_t le16(const uint8_t *p) { return (uint32_t)p[0] | ((uint32_t)p[1] << 8); }
-static inline uint32_t be16(const uint8_t *p) { return ((uint32_t)p[0] << 8) | p[1]; }
 static inline uint32_t le32(const uint8_t *p) { return le16(p) | (le16(p + 2) << 16); }
 
 /* --- one packet --------------------------------------------------------------------------------------------- */
@@ -231,18 +231,17 @@ typedef struct {
 /* The enclosing checksums of one layer: as many as the encapsulations an IP layer may sit in (a tunnel's UDP, its
  * GRE, an ICMP error's) within CT_MAX_DEPTH. */
 #define MAX_ENCL (2 * CT_MAX_DEPTH)
-/* The IP layers of one packet C takes. */
-#define MAX_LAYERS (CT_MAX_DEPTH + 1)
 
-/* One IP layer: offsets into the packet (-1: absent). encl: the checksums covering this layer, outer first (the
- * order of csum/layers/walk.py's fields); quote: the datagram an ICMP error quotes (sent the other way), partial:
- * only its start is here; quote_at: this layer is an ICMP error, its quote there; carries: the protocol of a tunnel
- * the layer's payload is (CT_IPIP, CT_IPV6_IN, CT_GRE, CT_UDP: the UDP port says which), 0 for none. */
+/* One IP layer as the edits read it (layer() makes it from the walk's ip_t): offsets into the packet (-1: absent).
+ * encl: the checksums covering this layer, outer first (the order of csum/layers/walk.py's fields); quote: the
+ * datagram an ICMP error quotes (sent the other way), partial: only its start is here; later: a later fragment;
+ * psaddr, pdaddr: the pseudo-header's addresses (a Home Address option's, a routing header's last); newsrc, newdst:
+ * the addresses change to news (prepare()). */
 typedef struct {
     int version, size, l3, hdr_end, l4start, end, ip_csum, saddr, daddr, ttl, proto, l4, l4_csum, pseudo, later;
-    int psaddr, pdaddr; /* the pseudo-header's addresses: a Home Address option's, a routing header's last */
-    int depth, quote, partial, quote_at, carries, newsrc, newdst;
-    Encl encl[MAX_ENCL]; /* (from here on: not cleared by ip_layer) */
+    int psaddr, pdaddr;
+    int depth, quote, partial, newsrc, newdst;
+    Encl encl[MAX_ENCL];
     int nencl;
     uint8_t news[2][CT_IPV6HDR_ADDR_SIZE];
 } Layer;
@@ -268,20 +267,27 @@ static void touch(Ctx *c, int at)
 }
 
 /* Whether n bytes (a 16-bit word, an IPv4 or IPv6 address, a MAC) differ; copy them (no MAC): fixed-size moves
- * the compiler inlines, not library calls. */
+ * the compiler inlines, not library calls, each loaded at its own width (a 4-byte value read into 8 bytes of a
+ * zeroed word stalls the store forwarding). */
 static inline int differ(const uint8_t *a, const uint8_t *b, int n)
 {
-    uint64_t x = 0, y = 0, u = 0, w = 0;
+    uint64_t x, y, u, w;
+    uint32_t p, q;
+    uint16_t r, t;
     if (n == CT_IPV6HDR_ADDR_SIZE) {
         memcpy(&x, a, 8), memcpy(&y, b, 8), memcpy(&u, a + 8, 8), memcpy(&w, b + 8, 8);
-    } else if (n == CT_ETH_ALEN) {
-        memcpy(&x, a, CT_ETH_ALEN), memcpy(&y, b, CT_ETH_ALEN);
-    } else if (n == CT_IPHDR_ADDR_SIZE) {
-        memcpy(&x, a, CT_IPHDR_ADDR_SIZE), memcpy(&y, b, CT_IPHDR_ADDR_SIZE);
-    } else {
-        memcpy(&x, a, 2), memcpy(&y, b, 2);
+        return x != y || u != w;
     }
-    return x != y || u != w;
+    if (n == CT_ETH_ALEN) {
+        memcpy(&p, a, 4), memcpy(&q, b, 4), memcpy(&r, a + 4, 2), memcpy(&t, b + 4, 2);
+        return p != q || r != t;
+    }
+    if (n == CT_IPHDR_ADDR_SIZE) {
+        memcpy(&p, a, 4), memcpy(&q, b, 4);
+        return p != q;
+    }
+    memcpy(&r, a, 2), memcpy(&t, b, 2);
+    return r != t;
 }
 
 static inline void copy(uint8_t *to, const uint8_t *from, int n)
@@ -458,81 +464,6 @@ static inline int icmp_error(int version, unsigned type)
     return (version == 4 ? ct_next_icmp_type(type) : ct_next_icmpv6_type(type)) != L_NONE;
 }
 
-/* An ICMP/ICMPv6 error at ``at`` whose quote starts at ``at + CT_ICMP_QUOTE``: 0 when the Python walker would read
- * the rest of the message as the quote alone (no RFC 4884 length, so no extension: csum/layers/walk.py quote);
- * -1: decline (a quote's own error, one too deep for the walker to read its quote). A quote followed by other bytes (an old sender's extension after a 128-byte quote) is declined where
- * the quoted datagram is read (it must end where the message does). */
-static int icmp_quote(Ctx *c, Layer *L, int at)
-{
-    unsigned type = c->b[at];
-    int v4 = L->version == 4;
-    uint64_t lengthed = v4 ? CT_ICMP_ERRORS_LENGTHED : CT_ICMPV6_ERRORS_LENGTHED;
-    int length_at = v4 ? CT_ICMP_ERRORS_LENGTH_AT : CT_ICMPV6_ERRORS_LENGTH_AT;
-    if (L->quote || L->depth >= CT_MAX_DEPTH || at + CT_ICMP_QUOTE >= L->end ||
-        (((lengthed >> type) & 1) && c->b[at + length_at]))
-        return -1;
-    L->quote_at = at + CT_ICMP_QUOTE;
-    return 0;
-}
-
-/* UDP: its checksum, and the tunnel it carries by its destination port (VXLAN, Geneve, GTP-U, GTPv0, GRE-in-UDP: the
- * C walker's); -1: decline. */
-static int udp(Ctx *c, Layer *L, int at, int avail)
-{
-    const uint8_t *b = c->b;
-    if (avail < CT_UDP_MIN)
-        return -1;
-    int len = (int)be16(b + at + CT_UDP_LEN);
-    if (len < CT_UDP_MIN || len > avail)
-        return -1;
-    L->l4_csum = at + CT_UDP_FIELD;
-    L->pseudo = CT_UDP_PSEUDO;
-    unsigned port = be16(b + at + CT_TUNNEL_DEMUX_AT), source = be16(b + at);
-    /* a tunnel or an embedded packet the Python walker follows (by either port): the Python engine */
-    if (CT_UDP_TUNNEL_ELSEWHERE(port) || (source < port && CT_UDP_TUNNEL_BY_SOURCE(source)))
-        return -1;
-    if (ct_next_udp_port(port) != L_NONE) {  /* table "udp.port": the C walker's tunnels */
-        if (L->quote || len != avail)
-            return -1; /* a tunnel in a quote; a UDP length the walker does not follow in (_cwalk.c transport) */
-        L->carries = CT_UDP;
-    }
-    return 0;
-}
-
-/* The transport header of a layer whose datagram is whole here, or the tunnel it carries (L->carries); -1: decline. */
-static int transport(Ctx *c, Layer *L)
-{
-    const uint8_t *b = c->b;
-    int at = L->l4start, avail = L->end - at;
-    L->l4 = at;
-    if (L->proto == CT_TCP) {
-        if (avail < CT_TCP_MIN || (b[at + CT_TCP_DOFF_AT] >> 4) * CT_TCP_DOFF_UNIT > avail ||
-            CT_TCP_EMBEDDED(be16(b + at)) || CT_TCP_EMBEDDED(be16(b + at + 2)))
-            return -1;  /* OpenFlow's packet-ins hold embedded packets the Python walker walks */
-        L->l4_csum = at + CT_TCP_FIELD;
-        L->pseudo = CT_TCP_PSEUDO;
-    } else if (L->proto == CT_UDP) {
-        return udp(c, L, at, avail);
-    } else if (L->proto == CT_ICMP && L->version == 4) {
-        if (avail < CT_ICMP_MIN || (icmp_error(4, b[at]) && icmp_quote(c, L, at) < 0))
-            return -1;
-        L->l4_csum = at + CT_ICMP_FIELD;
-        L->pseudo = CT_ICMP_PSEUDO;
-    } else if (L->proto == CT_ICMPV6 && L->version == 6) {
-        if (avail < CT_ICMPV6_MIN || (icmp_error(6, b[at]) && icmp_quote(c, L, at) < 0))
-            return -1;
-        L->l4_csum = at + CT_ICMPV6_FIELD;
-        L->pseudo = CT_ICMPV6_PSEUDO;
-    } else if ((L->proto == CT_IPIP || L->proto == CT_IPV6_IN || L->proto == CT_GRE) && !L->quote) {
-        L->l4 = -1; /* IP-in-IP, 6in4, GRE: no transport checksum of this layer a change reaches (GRE's has no
-                     * pseudo-header; it covers the inner layers) */
-        L->carries = (int)L->proto;
-    } else {
-        return -1;
-    }
-    return 0;
-}
-
 /* Whether the layer's TCP/UDP field holds transmit offload's pseudo-header sum (csum/layers/check.py: with its
  * length or 0): such a field is updated as on a CHECKSUM_PARTIAL skb, which apply.py does; declined here. */
 static int offload(Ctx *c, Layer *L)
@@ -560,25 +491,13 @@ static int l4_field(Layer *L)
     return -1;
 }
 
-/* The transport header of a quote holding only the start of its datagram (walk.py partial): its checksum field
- * where the quote holds it; -1: decline. */
-static int partial_transport(Layer *L)
-{
-    int f = l4_field(L);
-    if (f < 0)
-        return -1;
-    L->l4 = L->l4start;
-    L->l4_csum = L->l4start + f + 2 <= L->end ? L->l4start + f : -1;
-    return 0;
-}
-
 /* The first fragment of an outer datagram (walk.py partial, NEEDS_REASSEMBLY): its transport checksum covers the
- * whole datagram, and an incremental update of it is still exact; -1: decline (not outer, an ICMP error, the field
- * not in this fragment). */
+ * whole datagram, and an incremental update of it is still exact; -1: decline (an ICMP error, the field not in this
+ * fragment). */
 static int first_fragment(Ctx *c, Layer *L)
 {
     int f = l4_field(L);
-    if (L->depth > 0 || f < 0 || L->l4start + f + 2 > L->end ||
+    if (f < 0 || L->l4start + f + 2 > L->end ||
         ((L->proto == CT_ICMP || L->proto == CT_ICMPV6) && icmp_error(L->version, c->b[L->l4start])))
         return -1;
     L->l4 = L->l4start;
@@ -586,320 +505,103 @@ static int first_fragment(Ctx *c, Layer *L)
     return 0;
 }
 
-/* Where a datagram of ``size`` bytes at ``at`` ends against its room ``end``: 0 whole here, 1 longer (only a
- * quote may be: partial), -1 decline (too long outside a quote; a quote followed by other bytes). */
-static int datagram_end(int at, int size, int end, int quote)
+/* The checksums covering layer ``L`` (its header at an offset the walk's fields cover): every transport and GRE
+ * field found before it whose bytes hold it, outer first (csum/rewrite/packet.py Editor.enclosing: a tunnel's UDP
+ * checksum, with BPF_F_MARK_MANGLED_0; its GRE one; an ICMP error's); -1: decline (a header at an odd distance from a
+ * checksum covering it: apply.py refuses, bad-offset; more than MAX_ENCL). */
+static int enclosing(const walk_t *w, Layer *L)
 {
-    if (at + size > end)
-        return quote ? 1 : -1;
-    return quote && at + size < end ? -1 : 0;
-}
-
-/* What follows a layer's network headers once read: a later fragment (nothing, outer only), a first fragment's
- * transport checksum, a quote's start, or the whole transport header. */
-static int upper(Ctx *c, Layer *L, int fragment)
-{
-    if (fragment == 2) {
-        L->later = 1;
-        return L->depth == 0 ? 0 : -1;
-    }
-    if (fragment == 1)
-        return first_fragment(c, L);
-    return L->partial ? partial_transport(L) : transport(c, L);
-}
-
-/* An IPv4 header at ``at`` whose headers lie within ``limit`` (walk.py h_ipv4); -1: decline. */
-static int ipv4_header(Ctx *c, Layer *L, int at, int end, int limit)
-{
-    const uint8_t *b = c->b;
-    int ihl = (b[at] & 15) * CT_IHL_UNIT, total;
-    if (at + CT_IPHDR_SIZE > limit || ihl < CT_IPHDR_SIZE || at + ihl > limit)
-        return -1;
-    total = (int)be16(b + at + CT_IPHDR_TOT_LEN);
-    if (total < ihl || (L->partial = datagram_end(at, total, end, L->quote)) < 0 ||
-        !options_ok(b, at + CT_IPHDR_SIZE, at + ihl, 0, NULL)) /* (a source route moves the pseudo daddr) */
-        return -1;
-    unsigned frag = be16(b + at + CT_IPHDR_FRAG_OFF);
-    int later = (frag & CT_IP_OFFSET) != 0, first = !later && (frag & CT_IP_MF);
-    if (L->quote && (later || first))
-        return -1;
-    L->version = 4;
-    L->size = CT_IPHDR_ADDR_SIZE;
-    L->l3 = at;
-    L->hdr_end = L->l4start = at + ihl;
-    L->end = L->partial ? end : at + total;
-    L->ip_csum = at + CT_IPHDR_CHECK;
-    L->saddr = L->psaddr = at + CT_IPHDR_SADDR;
-    L->daddr = L->pdaddr = at + CT_IPHDR_DADDR;
-    L->ttl = at + CT_IPHDR_TTL;
-    L->proto = b[at + CT_IPHDR_PROTOCOL];
-    return upper(c, L, later ? 2 : first);
-}
-
-/* The extension headers of an IPv6 header (walk.py h_ipv6, RFC 8200 4) from ``*q`` to ``stop``: *nh, *q past them,
- * *psrc / *pdst the pseudo-header's addresses; 0, 1 a first fragment, 2 a later one (RFC 8200 4.5; 0 also for an
- * atomic one); -1: decline. */
-static int ipv6_extensions(const uint8_t *b, int *q, int stop, int *nh, int quote, Py_ssize_t *psrc, Py_ssize_t *pdst)
-{
-    int fragment = 0, seen = 0;
-    while (CT_IS_IPV6_EXT(*nh)) {
-        if (*q + CT_IPV6_EXT_UNIT > stop)
-            return -1;
-        int at = *q, len = (int)ipv6_ext_size(b, at, (unsigned)*nh);
-        if (at + len > stop)
-            return -1;
-        if (*nh == CT_FRAGMENT) {
-            unsigned word = be16(b + at + CT_FRAG_HDR_FRAG_OFF);
-            if (seen++ || quote)
-                return -1; /* a second fragment header; a quoted fragment: the Python engine */
-            fragment = word & CT_IP6_OFFSET ? 2 : (int)(word & CT_IP6_MF);
-        } else if (*nh == CT_ROUTING) {
-            if (b[at + CT_IPV6_RT_SEGMENTS_LEFT] && (*pdst = routing_destination(b, at, len)) < 0)
-                return -1; /* a final destination csum does not read */
-        } else if ((*nh == CT_HOP_BY_HOP || *nh == CT_DEST_OPTS) &&
-                   !options_ok(b, at + 2, at + len, 1, *nh == CT_DEST_OPTS ? psrc : NULL)) {
-            return -1;
-        }
-        *nh = b[at];
-        *q = at + len;
-        if (fragment == 2)
-            break; /* fragment data follows, not headers */
-    }
-    return fragment;
-}
-
-/* An IPv6 header at ``at`` whose headers lie within ``limit`` (walk.py h_ipv6); -1: decline. */
-static int ipv6_header(Ctx *c, Layer *L, int at, int end, int limit)
-{
-    const uint8_t *b = c->b;
-    if (b[at] >> 4 != 6 || at + CT_IPV6HDR_SIZE > limit)
-        return -1;
-    int plen = (int)be16(b + at + CT_IPV6HDR_PAYLOAD_LEN), nh = b[at + CT_IPV6HDR_NEXTHDR];
-    int q = at + CT_IPV6HDR_SIZE, stop;
-    if (plen == 0 || (L->partial = datagram_end(q, plen, end, L->quote)) < 0)
-        return -1;
-    stop = L->partial ? end : q + plen;
-    Py_ssize_t psrc = at + CT_IPV6HDR_SADDR, pdst = at + CT_IPV6HDR_DADDR;
-    int fragment = ipv6_extensions(b, &q, stop, &nh, L->quote, &psrc, &pdst);
-    if (fragment < 0)
-        return -1;
-    L->version = 6;
-    L->size = CT_IPV6HDR_ADDR_SIZE;
-    L->l3 = at;
-    L->hdr_end = at + CT_IPV6HDR_SIZE;
-    L->l4start = q;
-    L->end = stop;
-    L->saddr = at + CT_IPV6HDR_SADDR;
-    L->daddr = at + CT_IPV6HDR_DADDR;
-    L->psaddr = (int)psrc;
-    L->pdaddr = (int)pdst;
-    L->ttl = at + CT_IPV6HDR_HOP_LIMIT;
-    L->proto = nh;
-    return upper(c, L, fragment);
-}
-
-/* An IPv4 or IPv6 header at ``at`` (its datagram within ``end``), as csum/layers/walk.py reads it; -1: decline.
- * ``quote``: the datagram an ICMP error quotes, all of it or its start (then not a fragment). */
-static int ip_layer(Ctx *c, int at, int end, int depth, int quote, Layer *L)
-{
-    int limit = quote ? end : c->n; /* a quote's headers lie within the message quoting them */
-    memset(L, 0, offsetof(Layer, encl));
-    L->depth = depth;
-    L->quote = quote;
-    L->ip_csum = L->l4 = L->l4_csum = L->quote_at = -1;
-    if (at + 1 > limit || (at & 1))
-        return -1; /* (a header at an odd offset: its checksum fields are, which the helpers refuse, -EFAULT) */
-    if (c->b[at] >> 4 == 4)
-        return ipv4_header(c, L, at, end, limit);
-    return ipv6_header(c, L, at, end, limit);
-}
-
-/* The walk of one packet: its IP layers, outer first, as csum/layers/walk.py lists them (Stack.ips); hops: the
- * encapsulation headers walked past (bounded as _cwalk.c's path is). */
-typedef struct {
-    Layer layers[MAX_LAYERS];
-    int n, hops;
-} Walk;
-
-#define MAX_HOPS 10
-
-static int walk_ip(Ctx *c, Walk *w, int at, int end, int depth, unsigned ethertype, const Layer *from, const Encl *add);
-
-/* What an EtherType ``type`` names, its payload from ``at`` to ``end`` (csum/layers/walk.py ethertype, _cwalk.c
- * ethertype_layer): VLAN tags walked past, an MPLS label stack, a PPPoE session, then an IPv4 or IPv6 layer at
- * ``depth`` (its enclosing checksums ``from``'s and ``add``); -1: decline. */
-static int ethertype_ip(Ctx *c, Walk *w, unsigned type, int at, int end, int depth, const Layer *from, const Encl *add)
-{
-    encap_t e;
-    for (;;) {
-        while (CT_IS_VLAN(type)) {
-            if (at + CT_ETHHDR_VLAN_SIZE > end || ++w->hops > MAX_HOPS)
-                return -1;
-            type = be16(c->b + at + CT_ETHHDR_VLAN_SIZE - 2);
-            at += CT_ETHHDR_VLAN_SIZE;
-        }
-        if (type == CT_ETH_IPV4 || type == CT_ETH_IPV6)
-            return walk_ip(c, w, at, end, depth, type, from, add);
-        if (++w->hops > MAX_HOPS)
-            return -1;
-        if (type == CT_ETH_MPLS || type == CT_ETH_MPLS_MC) {
-            if (!encap_mpls(c->b, at, end, &e))
-                return -1;
-        } else if (type != CT_ETH_PPPOE_SESSION || !encap_pppoe(c->b, at, end, &e)) {
-            return -1;
-        }
-        at = (int)e.inner;
-        end = (int)e.end;
-        type = e.next;
-        if (type == CT_ETH_TEB) { /* an MPLS pseudowire's Ethernet frame */
-            if (at + CT_ETHHDR_SIZE > end)
-                return -1;
-            type = be16(c->b + at + CT_ETHHDR_PROTO);
-            at += CT_ETHHDR_SIZE;
-        }
-    }
-}
-
-/* The payload of an encapsulation (what ``e`` says) at ``depth``; -1: decline. */
-static int payload(Ctx *c, Walk *w, const encap_t *e, int depth, const Layer *from, const Encl *add)
-{
-    int at = (int)e->inner, end = (int)e->end;
-    if (e->next != CT_ETH_TEB)
-        return walk_ip(c, w, at, end, depth, e->next, from, add);
-    if (at + CT_ETHHDR_SIZE > end)
-        return -1;
-    return ethertype_ip(c, w, be16(c->b + at + CT_ETHHDR_PROTO), at + CT_ETHHDR_SIZE, end, depth, from, add);
-}
-
-/* GRE at ``at`` in the datagram of ``L`` ending at ``end`` (at L's depth, its packet one deeper); ``add``: a
- * checksum covering it (GRE-in-UDP's); -1: decline. */
-static int gre(Ctx *c, Walk *w, Layer *L, int at, int end, const Encl *add)
-{
-    encap_t e;
-    Layer with = *L; /* L's enclosing checksums, then add's and GRE's */
-    if (L->depth + 1 > CT_MAX_DEPTH || !encap_gre(c->b, at, end, &e) || ++w->hops > MAX_HOPS)
-        return -1;
-    if (add != NULL)
-        with.encl[with.nencl++] = *add;
-    Encl g = {at + CT_GRE_FIELD, at, end, 0};
-    return payload(c, w, &e, L->depth + 1, &with, e.csum ? &g : NULL);
-}
-
-/* The tunnel a UDP datagram of ``L`` carries by its destination port (_cwalk.c udp_payload): its packet one level
- * deeper, the UDP checksum covering it (BPF_F_MARK_MANGLED_0); -1: decline. */
-static int udp_tunnel_payload(Ctx *c, Walk *w, Layer *L)
-{
-    encap_t e;
-    unsigned port = be16(c->b + L->l4 + CT_TUNNEL_DEMUX_AT);
-    int at = L->l4 + CT_UDP_MIN, end = L->end;
-    Encl u = {L->l4_csum, L->l4, end, 1};
-    int layer = ct_next_udp_port(port);  /* table "udp.port" */
-    if (layer == L_GRE_UDP) /* GRE stands at UDP's depth (RFC 8086) */
-        return gre(c, w, L, at, end, &u);
-    if (L->depth + 1 > CT_MAX_DEPTH || ++w->hops > MAX_HOPS)
-        return -1;
-    switch (layer) {
-    case L_VXLAN: /* VXLAN (RFC 7348): its header, then an Ethernet frame */
-        e.inner = at + CT_VXLAN_HLEN, e.end = end, e.next = CT_ETH_TEB;
-        break;
-    case L_GENEVE:
-        if (!encap_geneve(c->b, at, end, &e))
-            return -1;
-        break;
-    case L_GTP:
-    case L_GTP_PRIME:
-        if (!encap_gtp(c->b, at, end, layer == L_GTP, &e))
-            return -1;
-        break;
-    default:
-        return -1;
-    }
-    return payload(c, w, &e, L->depth + 1, L, &u);
-}
-
-/* The IP layer at ``at`` (of the kind ``ethertype`` names: ENCAP_ANY_IP, the version nibble decides) appended to
- * the walk, under ``from``'s enclosing checksums and ``add``, then what it carries: an ICMP error's quote, a
- * tunnel's packet (csum/layers/walk.py, tunnels.py); -1: decline. */
-static int walk_ip(Ctx *c, Walk *w, int at, int end, int depth, unsigned ethertype, const Layer *from, const Encl *add)
-{
-    if (w->n >= MAX_LAYERS || at >= end)
-        return -1;
-    unsigned version = c->b[at] >> 4;
-    if ((ethertype == CT_ETH_IPV4 && version != 4) || (ethertype == CT_ETH_IPV6 && version != 6) ||
-        (ethertype != CT_ETH_IPV4 && ethertype != CT_ETH_IPV6 && ethertype != ENCAP_ANY_IP))
-        return -1; /* (Geneve's protocol type may name anything) */
-    Layer *L = &w->layers[w->n++];
     L->nencl = 0;
-    if (from != NULL) {
-        memcpy(L->encl, from->encl, sizeof(Encl) * (size_t)from->nencl);
-        L->nencl = from->nencl;
-    }
-    if (add != NULL)
-        L->encl[L->nencl++] = *add;
-    for (int i = 0; i < L->nencl; i++)
-        if ((at - L->encl[i].start) & 1)
-            return -1; /* at an odd distance from a header whose checksum covers it: apply.py refuses (bad-offset) */
-    if (ip_layer(c, at, end, depth, 0, L) < 0)
-        return -1;
-    if (L->quote_at >= 0) { /* an ICMP/ICMPv6 error: the datagram it quotes (RFC 792, RFC 4443), one deeper */
-        Encl q = {L->l4_csum, L->l4, L->end, 0};
-        Layer *Q = &w->layers[w->n];
-        if (w->n >= MAX_LAYERS)
+    for (int k = 0; k < w->n; k++) {
+        const rec_t *r = w->recs + k;
+        if (r->end < 0 || r->code == C_IPV4 || r->header > L->l3 || L->l3 >= r->end)
+            continue;
+        if (L->nencl == MAX_ENCL || ((L->l3 - r->header) & 1))
             return -1;
-        w->n++;
-        memcpy(Q->encl, L->encl, sizeof(Encl) * (size_t)L->nencl);
-        Q->nencl = L->nencl;
-        Q->encl[Q->nencl++] = q;
-        for (int i = 0; i < Q->nencl; i++)
-            if ((L->quote_at - Q->encl[i].start) & 1)
-                return -1;
-        return ip_layer(c, L->quote_at, L->end, depth + 1, 1, Q);
-    }
-    if (L->carries == CT_UDP)
-        return udp_tunnel_payload(c, w, L);
-    if (L->carries == CT_GRE)
-        return gre(c, w, L, L->l4start, L->end, NULL);
-    if (L->carries) { /* IP-in-IP, 6in4 */
-        if (depth + 1 > CT_MAX_DEPTH)
-            return -1;
-        return walk_ip(c, w, L->l4start, L->end, depth + 1, L->carries == CT_IPIP ? CT_ETH_IPV4 : CT_ETH_IPV6, L,
-                       NULL);
+        L->encl[L->nencl++] = (Encl){(int)r->field, (int)r->header, (int)r->end, r->code == C_UDP};
     }
     return 0;
 }
 
-/* The outer IP layer of a frame of link type ``linktype`` (its CT_LINKS row: _cwalk.c's kinds) and the rest of the
- * walk; -1: decline. *eth: an Ethernet frame (whose header the MAC and VLAN rules change). */
-static int link_walk(Ctx *c, Walk *w, int64_t linktype, int *eth)
+/* Layer i of the walk ``w`` as the edits read it (apply.py's view of csum/layers/walk.py's Stack.ips); -1: decline
+ * what apply.py does otherwise or the walk does not say: a header at an odd offset (its checksum fields are, which
+ * the helpers refuse, -EFAULT), IPv4's AH, an ICMP error whose quote is no layer here, anything inside a quote (a
+ * tunnel, an error). */
+static int layer(Ctx *c, const walk_t *w, int i, Layer *L)
 {
-    const ct_link_t *row = NULL;
-    for (int i = 0; i < CT_NLINKS && row == NULL; i++)
-        if (CT_LINKS[i].number == linktype)
-            row = &CT_LINKS[i];
-    int kind = ct_next_link_type(linktype);  /* table "link.type" */
-    if (row == NULL)
+    const ip_t *ip = w->ips + i;
+    int v4 = ip->version == 4, l3 = (int)ip->l3;
+    if ((l3 & 1) || ip->ah)
         return -1;
-    *eth = kind == L_ETHERNET;
-    if (*eth) {
-        if (CT_ETHHDR_SIZE > c->n)
+    if (ip->quoting && (i + 1 >= w->nips || !w->ips[i + 1].quote || w->ips[i + 1].depth != ip->depth + 1))
+        return -1;
+    if (ip->quote && i + 1 != w->nips)
+        return -1;
+    L->version = ip->version;
+    L->size = v4 ? CT_IPHDR_ADDR_SIZE : CT_IPV6HDR_ADDR_SIZE;
+    L->l3 = l3;
+    L->hdr_end = (int)ip->hdr_end;
+    L->l4start = (int)ip->l4start;
+    L->end = (int)ip->end;
+    L->ip_csum = v4 ? l3 + CT_IPHDR_CHECK : -1;
+    L->saddr = l3 + (v4 ? CT_IPHDR_SADDR : CT_IPV6HDR_SADDR);
+    L->daddr = l3 + (v4 ? CT_IPHDR_DADDR : CT_IPV6HDR_DADDR);
+    L->psaddr = (int)ip->src;
+    L->pdaddr = (int)ip->dst;
+    L->ttl = l3 + (v4 ? CT_IPHDR_TTL : CT_IPV6HDR_HOP_LIMIT);
+    L->proto = ip->proto;
+    L->depth = ip->depth;
+    L->quote = ip->quote;
+    L->partial = ip->cut;
+    L->later = ip->fragment == 2;
+    L->l4 = L->l4_csum = -1;
+    L->pseudo = L->newsrc = L->newdst = 0;
+    if (ip->l4 >= 0) {
+        const rec_t *r = w->recs + ip->l4;
+        L->l4 = (int)r->header;
+        L->l4_csum = (int)r->field;
+        L->pseudo = ip->pseudo;
+    } else if (ip->fragment == 1 && first_fragment(c, L) < 0) {
+        return -1;
+    }
+    return enclosing(w, L);
+}
+
+/* The IP layers of one packet the walker (_walk.c) walks, and the fields it finds: the room for each. */
+#define MAX_LAYERS (CT_MAX_DEPTH + 2)
+#define MAX_FIELDS (3 * MAX_LAYERS)
+
+/* The stack of one packet: its IP layers, outer first, as csum/layers/walk.py lists them (Stack.ips). */
+typedef struct {
+    Layer layers[MAX_LAYERS];
+    int n;
+} Walk;
+
+/* The walk of a frame of link type ``linktype`` by the C walker (_walk.c, the checker's), read into ``out``; -1:
+ * decline (a link type or a stack it does not walk, or one layer() declines). *eth: an Ethernet frame (whose header
+ * the MAC and VLAN rules change). */
+static int walked(Ctx *c, int64_t linktype, Walk *out, int *eth)
+{
+    Py_ssize_t row = walk_link_row(linktype);
+    if (row < 0)
+        return -1;
+    int16_t codes[MAX_FIELDS];
+    rec_t recs[MAX_FIELDS];
+    ip_t ips[MAX_LAYERS];
+    outer_t outer;
+    walk_t w;  /* every field set (an initializer's zeroing is a rep stos, a tenth of a packet's time here) */
+    w.b = c->b, w.codes = codes, w.n = 0, w.outer = &outer, w.report = 0, w.bad = 0, w.recs = recs, w.frag6 = 0;
+    w.ip = 0, w.ipv = 0, w.len = c->n, w.slots = MAX_FIELDS, w.judge = 0, w.ips = ips, w.nips = 0;
+    w.maxips = MAX_LAYERS;
+    int r = walk_link(&w, c->n, row);
+    if (r != 1 && r != FRAGMENT)
+        return -1;
+    *eth = ct_next_link_type(linktype) == L_ETHERNET;  /* table "link.type" */
+    out->n = w.nips;
+    for (int i = 0; i < w.nips; i++)
+        if (layer(c, &w, i, &out->layers[i]) < 0)
             return -1;
-        return ethertype_ip(c, w, be16(c->b + CT_ETHHDR_PROTO), CT_ETHHDR_SIZE, c->n, 0, NULL, NULL);
-    }
-    if (kind == L_IP)
-        return walk_ip(c, w, 0, c->n, 0, ENCAP_ANY_IP, NULL, NULL);
-    if (c->n < row->header)
-        return -1;
-    const uint8_t *b = c->b;
-    if (kind == L_FAMILY_HOST || kind == L_FAMILY_NET) { /* the family word in the capturing host's byte order or the network's */
-        uint32_t le = b[0] | (b[1] << 8) | (b[2] << 16) | ((uint32_t)b[3] << 24);
-        uint32_t be = ((uint32_t)b[0] << 24) | (b[1] << 16) | (b[2] << 8) | b[3];
-        uint32_t fam = (CT_FAMILY_IPV4(le) || CT_FAMILY_IPV6(le)) ? le : be;
-        unsigned type = CT_FAMILY_IPV4(fam) ? CT_ETH_IPV4 : CT_FAMILY_IPV6(fam) ? CT_ETH_IPV6 : 0;
-        return type ? walk_ip(c, w, row->header, c->n, 0, type, NULL, NULL) : -1;
-    }
-    if (kind != L_ETHERTYPE)
-        return -1;
-    return ethertype_ip(c, w, be16(b + row->at), row->header, c->n, 0, NULL, NULL);
+    return 0;
 }
 
 static int selected(Plan *p, int depth) { return p->level == 2 || (p->level == 0) == (depth == 0); }
@@ -1044,8 +746,7 @@ static int one(Ctx *c, int64_t linktype)
 {
     Walk w;
     int eth = 0;
-    w.n = w.hops = 0;
-    if (link_walk(c, &w, linktype, &eth) < 0)
+    if (walked(c, linktype, &w, &eth) < 0)
         return 0;
     for (int i = 0; i < w.n; i++) {
         int r = prepare(c, &w.layers[i]);

@@ -9,7 +9,8 @@
  * needs-reassembly and non-first-fragment for an outer IPv4 fragment or an IPv6 one; partial-quote for the transport
  * field of a datagram an ICMP error quotes the start of), field offset, path and depth; and, where asked, describing
  * every IP layer (ip_t) for the rewriter. Anything it does not walk (an unusual layer, an option that moves the
- * pseudo-header but a Home Address or a routing header of type 0, 2 or 4, an ICMP error with an RFC 4884 extension)
+ * pseudo-header but a Home Address or a routing header of type 0, 2 or 4; for the checker, an ICMP error with an RFC
+ * 4884 extension, whose own checksum it does not judge: the rewriter walks its quote, bounded by the extension)
  * makes it answer 0: the Python walker's.
  *
  * Every protocol fact (numbers, header layouts, link types, the fields judged, the names of layers, path parts and
@@ -355,29 +356,51 @@ static int udp_payload(walk_t *w, unsigned port, Py_ssize_t at, Py_ssize_t stop,
     }
 }
 
-/* Whether the ICMP error at `at` (its message ending at `stop`) holds its quote alone, no RFC 4884 extension after
- * it, as csum/layers/walk.py quote decides: an extension follows the quote length the message gives (at least 128
- * bytes) when an extension header of version 2 fits there; without a length, the walker looks for an old sender's
- * extension after a 128-byte quote (left to it whenever such a header is there). */
-static int quote_alone(const uint8_t *b, Py_ssize_t at, Py_ssize_t stop, int v4)
+/* Where the RFC 4884 extension structure of the ICMP error at `at` (its message ending at `stop`) starts, as
+ * csum/layers/transport.py quote finds it; 0 for none (the quote runs to `stop`). It follows the quote length the
+ * message gives (at least 128 bytes) when an extension header of version 2 fits there; without a length (RFC 4884
+ * 5.5: an old sender's), after a 128-byte quote whose datagram ends inside it, zeros after it. */
+static Py_ssize_t icmp_extension(const walk_t *w, Py_ssize_t at, Py_ssize_t stop, int v4)
 {
+    const uint8_t *b = w->b;
     uint64_t lengthed = v4 ? CT_ICMP_ERRORS_LENGTHED : CT_ICMPV6_ERRORS_LENGTHED;
     Py_ssize_t length_at = at + (v4 ? CT_ICMP_ERRORS_LENGTH_AT : CT_ICMPV6_ERRORS_LENGTH_AT);
-    if (!((lengthed >> b[at]) & 1) || length_at >= stop)
-        return 1;
+    if (!((lengthed >> b[at]) & 1) || length_at >= w->len)
+        return 0;
+    Py_ssize_t start = at + CT_ICMP_QUOTE, room = stop < w->len ? stop : w->len;
     Py_ssize_t length = b[length_at] * (v4 ? CT_ICMP_ERRORS_LENGTH_UNIT : CT_ICMPV6_ERRORS_LENGTH_UNIT);
-    Py_ssize_t ext = at + CT_ICMP_QUOTE + (length ? length : CT_ICMP_EXT_MIN_QUOTE);
-    return !((length == 0 || length >= CT_ICMP_EXT_MIN_QUOTE) && ext + CT_ICMP_EXT_HLEN <= stop &&
-             b[ext] >> 4 == CT_ICMP_EXT_VERSION);
+    int guessed = length == 0;
+    if (guessed)
+        length = CT_ICMP_EXT_MIN_QUOTE;
+    if (start + length + CT_ICMP_EXT_HLEN > room || length < CT_ICMP_EXT_MIN_QUOTE ||
+        b[start + length] >> 4 != CT_ICMP_EXT_VERSION)
+        return 0;
+    if (guessed) {  /* padded_quote: the quoted datagram ends inside the 128 bytes, zeros after it */
+        unsigned version = b[start] >> 4;
+        Py_ssize_t size;
+        if (version == 4 && start + CT_IPHDR_TOT_LEN + 2 <= w->len)
+            size = be16(b + start + CT_IPHDR_TOT_LEN);
+        else if (version == 6 && start + CT_IPV6HDR_PAYLOAD_LEN + 2 <= w->len)
+            size = CT_IPV6HDR_SIZE + be16(b + start + CT_IPV6HDR_PAYLOAD_LEN);
+        else
+            return 0;
+        if (size > length)
+            return 0;
+        for (Py_ssize_t k = start + size; k < start + length; k++)
+            if (b[k])
+                return 0;
+    }
+    return start + length;
 }
 
 /* A protocol with the Internet checksum the C walker judges (its csum/layers/table.py entry): its layer code, field
  * offset, path token, pseudo-header, offload, UDP zero rule (table.UDP_ENTRY's Zero.UDP), whether it is an ICMP error
- * quoting a datagram, and a UDP datagram's destination port. */
+ * quoting a datagram (where its quote ends: qend), and a UDP datagram's destination port. */
 typedef struct {
     int code, token, pseudo, offload, udp, quote;
     Py_ssize_t field;
     unsigned port;
+    Py_ssize_t qend;
 } l4_t;
 
 /* A TCP header of `len` bytes at `at`: 0 for a malformed one or OpenFlow's ports (the Python walker's). */
@@ -387,7 +410,7 @@ static int tcp_l4(const uint8_t *b, Py_ssize_t at, Py_ssize_t len, l4_t *l)
         (b[at + CT_TCP_DOFF_AT] >> 4) * CT_TCP_DOFF_UNIT > len || CT_TCP_EMBEDDED(be16(b + at)) ||
         CT_TCP_EMBEDDED(be16(b + at + 2)))
         return 0;
-    *l = (l4_t){C_TCP, T_TCP, CT_TCP_PSEUDO, CT_TCP_OFFLOAD, NOT_UDP, 0, CT_TCP_FIELD, 0};
+    *l = (l4_t){C_TCP, T_TCP, CT_TCP_PSEUDO, CT_TCP_OFFLOAD, NOT_UDP, 0, CT_TCP_FIELD, 0, 0};
     return 1;
 }
 
@@ -401,25 +424,28 @@ static int udp_l4(const uint8_t *b, Py_ssize_t at, Py_ssize_t len, int v4, l4_t 
     if (CT_UDP_TUNNEL_ELSEWHERE(port) || (source < port && CT_UDP_TUNNEL_BY_SOURCE(source)))
         return 0;
     int udp = v4 ? UDP4 : ct_next_udp_port(port) != L_NONE ? UDP6_TUNNEL : UDP6;
-    *l = (l4_t){C_UDP, T_UDP, CT_UDP_PSEUDO, CT_UDP_OFFLOAD, udp, 0, CT_UDP_FIELD, port};
+    *l = (l4_t){C_UDP, T_UDP, CT_UDP_PSEUDO, CT_UDP_OFFLOAD, udp, 0, CT_UDP_FIELD, port, 0};
     return 1;
 }
 
-/* An ICMP (`v4`) or ICMPv6 message at `at` to `stop`: 0 when short, or when an RFC 4884 extension (or an old
- * sender's) may follow an error's quote (the Python walker's). */
-static int icmp_l4(const uint8_t *b, Py_ssize_t at, Py_ssize_t stop, int v4, l4_t *l)
+/* An ICMP (`v4`) or ICMPv6 message at `at` to `stop`: 0 when short, or for the checker (w->judge) when an RFC 4884
+ * extension follows an error's quote (its own checksum: the Python walker's). */
+static int icmp_l4(const walk_t *w, Py_ssize_t at, Py_ssize_t stop, int v4, l4_t *l)
 {
+    const uint8_t *b = w->b;
     if (stop - at < (v4 ? CT_ICMP_MIN : CT_ICMPV6_MIN))
         return 0;
     /* an error that quotes a datagram (RFC 792, RFC 4443): tables "icmp.type", "icmpv6.type" */
     int layer = v4 ? ct_next_icmp_type(b[at]) : ct_next_icmpv6_type(b[at]);
     int quote = layer == L_ICMP_QUOTE || layer == L_ICMPV6_QUOTE;
-    if (quote && !quote_alone(b, at, stop, v4))
+    Py_ssize_t ext = quote ? icmp_extension(w, at, stop, v4) : 0;
+    if (ext && w->judge)
         return 0;
     if (v4)
-        *l = (l4_t){C_ICMP, T_ICMP, CT_ICMP_PSEUDO, CT_ICMP_OFFLOAD, NOT_UDP, quote, CT_ICMP_FIELD, 0};
+        *l = (l4_t){C_ICMP, T_ICMP, CT_ICMP_PSEUDO, CT_ICMP_OFFLOAD, NOT_UDP, quote, CT_ICMP_FIELD, 0, 0};
     else
-        *l = (l4_t){C_ICMPV6, T_ICMPV6, CT_ICMPV6_PSEUDO, CT_ICMPV6_OFFLOAD, NOT_UDP, quote, CT_ICMPV6_FIELD, 0};
+        *l = (l4_t){C_ICMPV6, T_ICMPV6, CT_ICMPV6_PSEUDO, CT_ICMPV6_OFFLOAD, NOT_UDP, quote, CT_ICMPV6_FIELD, 0, 0};
+    l->qend = ext ? ext : stop;
     return 1;
 }
 
@@ -446,7 +472,7 @@ static int checksummed(walk_t *w, const l4_t *l, unsigned proto, Py_ssize_t at, 
         ip->quoting = l->quote;
     }
     if (l->quote)
-        return quoted(w, at + CT_ICMP_QUOTE, stop, depth, path);
+        return quoted(w, at + CT_ICMP_QUOTE, l->qend, depth, path);
     return l->code == C_UDP ? udp_payload(w, l->port, at, stop, depth, path) : 1;
 }
 
@@ -483,7 +509,7 @@ static int transport(walk_t *w, unsigned proto, Py_ssize_t at, Py_ssize_t stop, 
         break;
     case L_ICMP:
     case L_ICMPV6:
-        ok = (layer == L_ICMP) == v4 && icmp_l4(b, at, stop, v4, &l);
+        ok = (layer == L_ICMP) == v4 && icmp_l4(w, at, stop, v4, &l);
         break;
     default:
         return 0;
@@ -525,14 +551,15 @@ static int ipv4_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, outer
         ip->fragment = frag ? ((frag & CT_IP_OFFSET) ? 2 : 1) : 0;
     }
     if (frag) {
-        if (proto != CT_TCP && proto != CT_UDP && proto != CT_ICMP)
+        int known = proto == CT_TCP || proto == CT_UDP || proto == CT_ICMP;
+        if (!known && w->judge)  /* (a datagram the checker does not reassemble; any one the rewriter takes) */
             return 0;
         o->l3 = at;
         o->ihl = ihl;
         o->dlen = total - ihl;
         o->offset = (frag & CT_IP_OFFSET) * CT_FRAG_UNIT;
         o->more = (frag & CT_IP_MF) != 0;
-        if (o->offset && !emit_na(w, proto == CT_TCP ? C_TCP : proto == CT_UDP ? C_UDP : C_ICMP, depth))
+        if (o->offset && known && !emit_na(w, proto == CT_TCP ? C_TCP : proto == CT_UDP ? C_UDP : C_ICMP, depth))
             return 0;
         o->path = path;
         return FRAGMENT;
@@ -544,7 +571,7 @@ static int ipv4_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, outer
 
 /* The Fragment header at `pos` of an outer IPv6 fragment whose header is at `at` (its payload ending at `stop`;
  * `word`: the header's offset and M flag): the datagram's key and this fragment's place in it go to `o`; FRAGMENT,
- * or 0 for a datagram of a protocol csum does not reassemble in C. */
+ * or, for the checker (w->judge), 0 for a datagram of a protocol csum does not reassemble in C. */
 static int ipv6_outer_fragment(walk_t *w, outer_t *o, Py_ssize_t at, Py_ssize_t pos, Py_ssize_t stop, unsigned word,
                                int depth, uint64_t path)
 {
@@ -559,9 +586,10 @@ static int ipv6_outer_fragment(walk_t *w, outer_t *o, Py_ssize_t at, Py_ssize_t 
     o->dlen = stop - pos - CT_FRAG_HDR_SIZE;
     o->offset = word & CT_IP6_OFFSET;
     o->more = word & CT_IP6_MF;
-    if (o->proto != CT_TCP && o->proto != CT_UDP && o->proto != CT_ICMPV6)
+    int known = o->proto == CT_TCP || o->proto == CT_UDP || o->proto == CT_ICMPV6;
+    if (!known && w->judge)  /* (a datagram the checker does not reassemble; any one the rewriter takes) */
         return 0;
-    if (o->offset && !emit_na(w, o->proto == CT_TCP ? C_TCP : o->proto == CT_UDP ? C_UDP : C_ICMPV6, depth))
+    if (o->offset && known && !emit_na(w, o->proto == CT_TCP ? C_TCP : o->proto == CT_UDP ? C_UDP : C_ICMPV6, depth))
         return 0;
     o->path = path;
     return FRAGMENT;

@@ -5,9 +5,9 @@ headers csum/engine/_cwalk.c walks; MPLS label stacks and PPPoE sessions; IPv4 w
 first and later fragments; IPv6 with its extension headers (hop-by-hop and destination options, a Home Address,
 routing headers whose final destination csum reads, AH, one fragment header) but no Jumbo Payload; TCP, UDP, ICMP and
 ICMPv6 other than, when addresses are mapped, the Neighbor Discovery messages holding addresses; an ICMP/ICMPv6 error
-without an RFC 4884 extension, with the datagram it quotes, whole or its start only; IP-in-IP, 6in4, GRE with its
+with the datagram it quotes, whole or its start only, and its RFC 4884 extension; IP-in-IP, 6in4, GRE with its
 checksum or not (IPv4, IPv6, bridged Ethernet, ERSPAN), VXLAN, Geneve, GTP-U and GTPv0, GRE-in-UDP, with such packets
-and errors inside, their headers read by csum/engine/_encap.h as the walker reads them)
+and errors inside: the stacks the checker's C walker, csum/engine/_walk.c, walks and describes to _rewrite.c)
 exactly as :func:`csum.rewrite.apply.apply` does, the same helper arithmetic in the same order
 (tests/rewrite/test_rewrite_fast.py compares the two on random and mutated frames); every other packet, and every packet
 where something would be left alone, it hands untouched to the Python engine (the fallback). Its protocol facts come
@@ -18,8 +18,6 @@ Without the extension (or with ``CSUM_ENGINE`` other than ``c``) the Python engi
 from __future__ import annotations
 
 from typing import Any
-
-import numpy as np
 
 from .. import engine
 from ..capture import pcap
@@ -52,9 +50,11 @@ def rewrite_chunk(chunk: pcap.Capture, rules: Rules) -> tuple[bytes, Outcome, in
     """The bytes of ``chunk`` (a :class:`csum.pcap.Capture`) with every packet rewritten by ``rules``, what happened,
     and how many packets the C engine answered (the rest: :func:`csum.rewrite.apply.apply`)."""
     out = Outcome()
+    columns = chunk.buffers()[:4]  # offsets, captured and original lengths, link types: int64 buffers, no numpy
+    offsets, origlens, linktypes = columns[0], columns[2], columns[3]
 
     def fallback(i: int) -> bytes | None:
-        return apply(chunk.packet(i), int(chunk.linktypes[i]), rules, int(chunk.origlens[i]), out)
+        return apply(chunk.packet(i), int(linktypes[i]), rules, int(origlens[i]), out)
 
     c = engine.crewrite
     if c is None:
@@ -62,11 +62,9 @@ def rewrite_chunk(chunk: pcap.Capture, rules: Rules) -> tuple[bytes, Outcome, in
         for i in range(len(chunk)):
             new = fallback(i)
             if new is not None:
-                start = int(chunk.offsets[i])
+                start = int(offsets[i])
                 data[start:start + len(new)] = new
         return bytes(data), out, 0
-    columns = [np.ascontiguousarray(a, dtype=np.int64) for a in (chunk.offsets, chunk.caplens, chunk.origlens,
-                                                                  chunk.linktypes)]
     new_data, kept, changed, taken, partial_quote = c.rewrite(_plan(rules), chunk.data, *columns, fallback)
     out.packets += taken
     out.kept += kept

@@ -517,6 +517,20 @@ def test_compare_does_not_import_numpy():
     assert run.stdout.strip().endswith("False")
 
 
+def test_rewrite_does_not_import_numpy(tmp_path):
+    """`csum rewrite` (the start-up of its shortest runs) reads, rewrites and writes a capture without numpy: the
+    chunk's columns go to the C rewriter as the reader's int64 buffers (csum/rewrite/fast.py); the output is checked
+    by `csum verify` in the same process afterwards (the expected checksums: csum's checker, independent of the
+    rewriter's incremental updates)."""
+    src, dst = tmp_path / "in.pcap", tmp_path / "out.pcap"
+    src.write_bytes(pcap_bytes(_good_packets()))
+    code = (f"import sys, csum.cli; r = csum.cli.main(['rewrite', {str(src)!r}, {str(dst)!r}, '--map-ip', "
+            f"'0.0.0.0/0=10.9.0.0/16', '-q']); print(r, 'numpy' in sys.modules); "
+            f"print(csum.cli.main(['verify', {str(dst)!r}, '-q']))")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert run.stdout.split() == ["0", "False", "0"], run.stdout + run.stderr
+
+
 def test_bench_json_passes_through_and_prints_json(monkeypatch, tmp_path):
     """`csum bench --json` runs `python -m bench --json`, which prints the results as JSON (here regenerated
     from the committed results with --table-only, measuring nothing)."""

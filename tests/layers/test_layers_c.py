@@ -123,7 +123,7 @@ def test_c_results_equal_the_walker():
     And C must answer: for every stack the Python walker finds made only of what C walks, unless a byte flip
     moved it outside C's reach (a source route option, a UDP length ...), and for at least a third of all stacks
     (the floor: a C walker that declined everything would pass the differential alone)."""
-    seen = {"all": 0, "answered": 0, "walkable": 0, "walkable answered": 0}
+    seen = {"all": 0, "answered": 0, "flipped walkable": 0, "flipped walkable answered": 0}
 
     @given(case=_mutated(), auto=st.booleans())
     @example(case=(1, _NEG_ZERO, False), auto=True)
@@ -134,8 +134,8 @@ def test_c_results_equal_the_walker():
         walkable = _c_walks(ref, frame, "auto" if auto else link)
         seen["all"] += 1
         seen["answered"] += got is not None
-        seen["walkable"] += walkable
-        seen["walkable answered"] += walkable and got is not None
+        seen["flipped walkable"] += walkable and flipped
+        seen["flipped walkable answered"] += walkable and flipped and got is not None
         if got is not None:
             assert [_row(r) for r in got] == ref
         else:
@@ -143,9 +143,11 @@ def test_c_results_equal_the_walker():
 
     check()
     assert seen["answered"] >= seen["all"] // 3, seen
-    # declined walkable stacks are flipped ones only (asserted per example above); how many of them a byte flip moves
-    # out of C's reach varies with the sample: 6 % in a run of 200 examples (the sanitized run's profile)
-    assert seen["walkable answered"] >= 0.9 * seen["walkable"], seen
+    # declined walkable stacks are flipped ones only (asserted per example above); how many of those a byte flip moves
+    # out of C's reach varies with the sample, and in clusters (Hypothesis mutates around an example it found): of
+    # the flipped walkable stacks C answered 81-100 % in runs of 200 examples with seeds 0-19 (2026-12-05), so the
+    # floor is set where a C walker that declined most flipped stacks would fail, not a sample's spread
+    assert seen["flipped walkable answered"] >= 0.6 * seen["flipped walkable"], seen
 
 
 @pytest.mark.parametrize("message", [
@@ -513,6 +515,26 @@ def test_c_walks_the_issue_21_stacks():
     unflipped stack made only of what it walks (by the Python walker's answer: its layers, path parts, reasons)."""
     seen = _differential(_issue21_stacks(), _c_walks, 400)
     assert seen["walkable"] >= 300, seen
+
+
+def test_c_finds_an_old_sender_s_extension_as_the_walker_does():
+    """Without an RFC 4884 length, the Python walker takes the bytes after a 128-byte quote for an old sender's
+    extension only when the quoted datagram ends inside those 128 bytes with zeros after it (RFC 4884 5.5); the C
+    walker decides the same way (csum/engine/_walk.c icmp_extension): it walks the error whose quote is longer than 128
+    bytes and merely has a version-2 nibble at byte 128, and leaves the padded one (its extension's checksum) to the
+    Python walker. Expected Results: the Python walker's; which packet has an extension: RFC 4884's rule, by hand."""
+    eth = Ether(src=_MAC1, dst=_MAC2)
+    ext = bytes.fromhex("20000000")
+    long_quote = raw(IP(src="10.0.0.2", dst="10.0.0.1") / UDP(sport=53, dport=80) / (bytes(100) + b"\x20" + bytes(40)))
+    padded = raw(IP(src="10.0.0.2", dst="10.0.0.1") / UDP(sport=53, dport=80) / bytes(20)).ljust(128, b"\0")
+    walked = raw(eth / IP(src="10.0.0.9", dst="10.0.0.2") / ICMP(type=11) / Raw(long_quote + ext))
+    assert long_quote[128] >> 4 == 2
+    results = engine.cwalk.verify(walked, -1)
+    assert results is not None and [_row(r) for r in results] == _python(walked, "auto")
+    assert "icmp-ext" not in {r.layer for r in results}
+    extended = raw(eth / IP(src="10.0.0.9", dst="10.0.0.2") / ICMP(type=11) / Raw(padded + ext))
+    assert engine.cwalk.verify(extended, -1) is None
+    assert "icmp-ext" in {row[0] for row in _python(extended, "auto")}
 
 
 @st.composite

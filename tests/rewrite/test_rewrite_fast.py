@@ -19,8 +19,8 @@ from scapy.compat import raw
 from scapy.contrib.geneve import GENEVE
 from scapy.contrib.gtp import GTP_U_Header, GTPPDUSessionContainer
 from scapy.contrib.mpls import MPLS
-from scapy.layers.inet import GRE, ICMP, IP, TCP, UDP, IPerror, IPOption_LSRR, IPOption_NOP, IPOption_Router_Alert, \
-    IPOption_RR, UDPerror, fragment
+from scapy.layers.inet import GRE, ICMP, IP, TCP, UDP, ICMPExtension_Header, ICMPExtension_Object, IPerror, \
+    IPOption_LSRR, IPOption_NOP, IPOption_Router_Alert, IPOption_RR, UDPerror, fragment
 from scapy.layers.inet6 import HAO, ICMPv6DestUnreach, ICMPv6EchoRequest, ICMPv6ND_NA, ICMPv6ND_NS, \
     ICMPv6ND_Redirect, ICMPv6NDOptSrcLLAddr, ICMPv6PacketTooBig, ICMPv6TimeExceeded, IPv6, IPv6ExtHdrDestOpt, \
     IPv6ExtHdrFragment, IPv6ExtHdrHopByHop, IPv6ExtHdrRouting, IPv6ExtHdrSegmentRouting
@@ -95,7 +95,7 @@ def templates() -> tuple[tuple[str, bytes], ...]:
              UDPerror(sport=80, dport=53) / pay[:8]),
             ("icmp6-error", _eth() / IPv6(src=a6, dst=b6) / ICMPv6DestUnreach() / IPv6(src=b6, dst=a6) / UDP() / pay),
             # ICMP errors: whole quotes, quotes of a datagram's start only (RFC 792's 8 bytes: TCP's checksum is
-            # not there, UDP's is), a quoted echo, an error in a tunnel; an RFC 4884 extension goes to Python
+            # not there, UDP's is), a quoted echo, an error in a tunnel, RFC 4884 extensions (rfc4884() below)
             ("icmp-error-tcp", _eth() / IP(src=b, dst=a) / ICMP(type=11) / IP(src=a, dst=b, ttl=1) /
              TCP(sport=80, dport=1234) / pay),
             ("icmp-error-short", _eth() / IP(src=b, dst=a) / ICMP(type=3, code=4) /
@@ -109,6 +109,7 @@ def templates() -> tuple[tuple[str, bytes], ...]:
              raw(IPv6(src=a6, dst=b6) / UDP(sport=80, dport=53) / pay)[:48]),
             ("icmp-error-ext", _eth() / IP(src=b, dst=a) / ICMP(type=11, length=32) /
              raw(IP(src=a, dst=b) / UDP(sport=53, dport=80) / pay)[:128] / bytes.fromhex("20000000")),
+            *rfc4884(a, b, a6, b6, pay),
             ("icmp-error-vxlan", _eth() / IP(src=a, dst=b) / UDP(sport=49152, dport=4789) / VXLAN(vni=5) / inner_eth /
              IP(src=b, dst=a) / ICMP(type=3, code=3) / IP(src=a, dst=b) / UDP(sport=53, dport=80) / pay),
             ("gre", _eth() / IP(src=a, dst=b) / GRE() / IP(src=b, dst=a) / UDP(dport=80) / pay),
@@ -123,6 +124,30 @@ def templates() -> tuple[tuple[str, bytes], ...]:
         out += [(f"fragment{i}", _eth() / f) for i, f in enumerate(fragment(
             IP(src=a, dst=b, id=99 + k) / UDP(sport=80, dport=9) / (pay * 30), fragsize=400))]
     return tuple((kind, raw(frame)) for kind, frame in out)
+
+
+def rfc4884(a: str, b: str, a6: str, b6: str, pay: bytes) -> list[tuple[str, object]]:
+    """(kind, Ethernet frame) of ICMP and ICMPv6 errors with an RFC 4884 extension structure (its own checksum, an
+    MPLS label stack object: RFC 4950; scapy builds both): the quoted datagram whole and zero-padded
+    to the length the message gives (RFC 4884 5.1: 128 bytes at least), or its start; an old sender's, without a
+    length (5.5: the walker finds the extension after a padded 128-byte quote); a length over 128 bytes."""
+    ext = raw(ICMPExtension_Header() / ICMPExtension_Object(classnum=1, classtype=1) / MPLS(label=16, s=1, ttl=1))
+    udp4 = raw(IP(src=a, dst=b) / UDP(sport=53, dport=80) / pay)
+    tcp4 = raw(IP(src=a, dst=b, ttl=1) / TCP(sport=80, dport=1234) / pay)
+    udp6 = raw(IPv6(src=a6, dst=b6) / UDP(sport=80, dport=53) / pay)
+    long4 = raw(IP(src=a, dst=b) / UDP(sport=53, dport=80) / (pay * 4))
+    return [
+        ("icmp-ext-udp", _eth() / IP(src=b, dst=a) / ICMP(type=3, code=3, length=32) / udp4.ljust(128, b"\0") / ext),
+        ("icmp-ext-tcp", _eth() / IP(src=b, dst=a) / ICMP(type=11, length=32) / tcp4.ljust(128, b"\0") / ext),
+        ("icmp-ext-long", _eth() / IP(src=b, dst=a) / ICMP(type=3, code=4, length=48) / long4.ljust(192, b"\0") /
+         ext),
+        ("icmp-ext-start", _eth() / IP(src=b, dst=a) / ICMP(type=11, length=32) / long4[:128] / ext),
+        ("icmp-ext-old", _eth() / IP(src=b, dst=a) / ICMP(type=11) / udp4.ljust(128, b"\0") / ext),
+        ("icmp6-ext-udp", _eth() / IPv6(src=b6, dst=a6) / ICMPv6DestUnreach(length=16) / udp6.ljust(128, b"\0") /
+         ext),
+        ("icmp6-ext-time", _eth() / IPv6(src=b6, dst=a6) / ICMPv6TimeExceeded(length=16) / udp6.ljust(128, b"\0") /
+         ext),
+    ]
 
 
 def tunnels(k: int, pay: bytes, inner_eth) -> list[tuple[str, object]]:
@@ -185,7 +210,8 @@ TAKEN = {"tcp4", "udp4", "udp4-zero", "icmp4", "options", "tcp6", "udp6", "icmp6
          "srh6", "rh2-used", "ah6", "frag6-later", "frag6-atomic", "icmp-error-vxlan", "gre", "qinq3", "mpls4", "mpls6",
          "mpls-pw", "pppoe4", "pppoe6", "pppoe-mpls", "ipip", "6in4", "4in6", "gre-csum", "gre-key-seq", "gre6",
          "gre-teb", "erspan2", "gre-error", "geneve", "geneve-ip", "geneve-opt", "gtp", "gtp-ext", "gtp-v0", "gre-udp",
-         "vxlan-vxlan"}
+         "vxlan-vxlan", "icmp-error-ext", "icmp-ext-udp", "icmp-ext-tcp", "icmp-ext-long", "icmp-ext-start",
+         "icmp-ext-old", "icmp6-ext-udp", "icmp6-ext-time"}
 
 #: The kinds whose link header's EtherType names no IP packet (MPLS, PPPoE): IP only behind an EtherType.
 NOT_IP = {"mpls4", "mpls6", "mpls-pw", "pppoe4", "pppoe6", "pppoe-mpls"}
