@@ -252,13 +252,32 @@ def _explain_capture(collected: Collector, report: Report, limit: int, hosts: Ho
     memo = fast.Memo()  # fast.explain's decisions, found once (the context is complete)
     pairs = bool(context.segments)  # a right packet's segment to pair with (else fast.paired is False)
     groups = out.flows
+    fields, causes = out.fields, out.causes
     for index, results in sorted(wanted.items()):
+        w = by_c.get(index)
+        if w is not None and not (pairs and fast.paired(w, context)):  # its one field, on the fast path
+            r = results[0]
+            flow = flows.get(w.key, False)
+            if flow is False:
+                flow = flows[w.key] = _keyed_flow(context, w.data, r, True)
+            if flow is not False:  # else (no flow key: cannot be) flow_of's, below
+                e = fast.explain(w, r, context, memo)
+                fields[(index, w.at)] = e
+                causes[e.cause] += 1
+                group = groups.get((flow, r.layer, e.cause))
+                if group is None:
+                    groups[(flow, r.layer, e.cause)] = [1, index, e]
+                else:
+                    group[0] += 1
+                if hosts is not None and r.status is Status.BAD and flow is not None and e.named:
+                    hosts.causes.setdefault(flow.src, {}).setdefault(e.cause, 0)
+                    hosts.causes[flow.src][e.cause] += 1
+                continue
         if index not in packets:
             continue
         data, link, origlen = packets[index]
         rows: list[Sender] | None = None
         read = _as_read(data, link, context) if index in collected.after else None
-        w = by_c.get(index)
         for r in results:
             if w is not None and not (pairs and fast.paired(w, context)):
                 e = fast.explain(w, r, context, memo)
