@@ -49,8 +49,9 @@ def next_function(table: str) -> str:
     return "ct_next_" + table.replace(".", "_")
 
 
-#: The C type of a dissector table's key where it is not ``unsigned`` (a capture's link type is any 32-bit number).
-_KEY_TYPES = {"link.type": "int64_t"}
+#: Tables whose C dispatch is a row per key rather than a ct_next_<table>() switch: a capture's link type, whose row
+#: (CT_LINKS: the layer, header length, protocol word offset, name) the walker looks up once per capture.
+_ROWS = {"link.type"}
 
 
 def _graph(T: ModuleType, lines: list[str], section: Callable[[str], None]) -> None:
@@ -61,13 +62,12 @@ def _graph(T: ModuleType, lines: list[str], section: Callable[[str], None]) -> N
     children = sorted({T.DISSECTORS[table][key] for table, keys in T.C_EDGES.items() for key in keys})
     lines.append("enum { L_NONE, " + ", ".join(layer_id(name) for name in children) + ", L_COUNT };")
     for table, keys in T.C_EDGES.items():
-        decimal = table in _KEY_TYPES
+        if table in _ROWS:
+            continue
         lines.append(f"/* table \"{table}\" */")
-        lines.append(f"static inline int {next_function(table)}({_KEY_TYPES.get(table, 'unsigned')} key)\n{{\n"
-                     "    switch (key) {")
+        lines.append(f"static inline int {next_function(table)}(unsigned key)\n{{\n    switch (key) {{")
         for key in sorted(keys):
-            lines.append(f"    case {key if decimal else format(key, '#06x')}: "
-                         f"return {layer_id(T.DISSECTORS[table][key])};")
+            lines.append(f"    case {key:#06x}: return {layer_id(T.DISSECTORS[table][key])};")
         lines.append("    default: return L_NONE;\n    }\n}")
 
 
@@ -105,12 +105,12 @@ def render() -> str:
             define(f"{prefix}_{field.upper()}", value)
     for name in ("IP_DF", "IP_MF", "IP_OFFSET", "FRAG_UNIT", "IP6_MF", "IP6_OFFSET", "IPOPT_END", "IPOPT_NOOP",
                  "IPV6_TLV_PAD1", "IPV6_EXT_UNIT", "IPV6_RT_SEGMENTS_LEFT", "IPV6_RT_TYPE", "ROUTING_SRH",
-                 "SRH_SEGMENT0_AT", "ROUTING_ADDRESSED", "AH_UNIT", "AH_BIAS", "IHL_UNIT", "TCP_DOFF_AT", "TCP_DOFF_UNIT", "GRE_CSUM",
-                 "GRE_ROUTING", "GRE_KEY", "GRE_SEQ", "GRE_VERSION", "GRE_HLEN", "GRE_WORD", "TUNNEL_DEMUX_AT", "ERSPAN2_HLEN",
-                 "ERSPAN3_HLEN", "ERSPAN3_PLATFORM", "ERSPAN3_O_AT", "VXLAN_HLEN", "GENEVE_HLEN", "GENEVE_OPT_LEN",
-                 "GENEVE_UNIT", "GENEVE_PROTOCOL", "MPLS_LABEL", "MPLS_BOTTOM_AT", "MPLS_CONTROL_WORD",
-                 "GTP_VERSION_SHIFT", "GTP_PT", "GTP_OPTIONAL_FLAGS", "GTP_E", "GTP_TPDU",
-                 "JUMBO_OPTION", "HOME_ADDRESS_OPTION", "MAX_DEPTH", "REASSEMBLY_KEY_BYTES"):
+                 "SRH_SEGMENT0_AT", "ROUTING_ADDRESSED", "AH_UNIT", "AH_BIAS", "IHL_UNIT", "TCP_DOFF_AT",
+                 "TCP_DOFF_UNIT", "GRE_CSUM", "GRE_ROUTING", "GRE_KEY", "GRE_SEQ", "GRE_VERSION", "GRE_HLEN",
+                 "GRE_WORD", "TUNNEL_DEMUX_AT", "ERSPAN2_HLEN", "ERSPAN3_HLEN", "ERSPAN3_PLATFORM", "ERSPAN3_O_AT",
+                 "VXLAN_HLEN", "GENEVE_HLEN", "GENEVE_OPT_LEN", "GENEVE_UNIT", "GENEVE_PROTOCOL", "MPLS_LABEL",
+                 "MPLS_BOTTOM_AT", "MPLS_CONTROL_WORD", "GTP_VERSION_SHIFT", "GTP_PT", "GTP_OPTIONAL_FLAGS", "GTP_E",
+                 "GTP_TPDU", "JUMBO_OPTION", "HOME_ADDRESS_OPTION", "MAX_DEPTH", "REASSEMBLY_KEY_BYTES"):
         define(name, getattr(T, name))
     lines.append(f"#define CT_IS_SOURCE_ROUTE(k) {_any('k', T.IPV4_SOURCE_ROUTES)}")
     lines.append(f"#define CT_IS_ROUTING_LAST(k) {_any('k', T.ROUTING_LAST_ADDRESS, False)}")
@@ -146,8 +146,8 @@ def render() -> str:
     lines.append(f"/* UDP ports of the tunnels and embedded packets the C walker leaves to the Python walker (all of "
                  f"table.UDP_TUNNELS and UDP_EMBEDDED but {', '.join(T.UDP_TUNNELS[p] for p in sorted(walked))}) */"
                  f"\n#define CT_UDP_TUNNEL_ELSEWHERE(p) {_any('p', tunnels, False)}")
-    lines.append(f"/* UDP ports of every tunnel and embedded packet (the keys of table \"udp.port\": table.UDP_TUNNELS, "
-                 f"UDP_EMBEDDED) */\n#define CT_UDP_TUNNEL_OR_EMBEDDED(p) {_any('p', T.DISSECTORS['udp.port'], False)}")
+    lines.append(f"/* UDP ports of every tunnel and embedded packet (the keys of table \"udp.port\": "
+                 f"table.UDP_TUNNELS, UDP_EMBEDDED) */\n#define CT_UDP_TUNNEL_OR_EMBEDDED(p) {_any('p', T.DISSECTORS['udp.port'], False)}")
     lines.append(f"/* table.UDP_TUNNELS_BY_SOURCE: also a tunnel's source port (the lower one) */\n"
                  f"#define CT_UDP_TUNNEL_BY_SOURCE(p) {_any('p', T.UDP_TUNNELS_BY_SOURCE, False)}")
     lines.append(f"/* ICMPv6 types of table.NDP_ADDRESSES (Neighbor Discovery messages holding addresses): the Python "
@@ -162,14 +162,13 @@ def render() -> str:
                  f"#define CT_FAMILY_IPV6(f) {_any('f', v6, False)}")
 
     _graph(T, lines, section)
-    section("link types: the rows of the link types the C walker walks (table C_EDGES \"link.type\"; the link kind "
-            "is ct_next_link_type's): header length, protocol word offset, name (an index of "
-            "CT_LINK_NAMES)")
-    lines.append("typedef struct {\n    int64_t number;\n    int header, at, name;\n} ct_link_t;")
+    section("link types: table \"link.type\", a row per link type the C walker walks (table.C_EDGES): its layer (the "
+            "link kind), header length, protocol word offset, name (an index of CT_LINK_NAMES)")
+    lines.append("typedef struct {\n    int64_t number;\n    int kind, header, at, name;\n} ct_link_t;")
     rows = [(number, e) for number, e in T.LINKTYPES.items() if number in T.C_EDGES["link.type"]]
     names = sorted({e.name for _, e in rows})
     lines.append("static const ct_link_t CT_LINKS[] = {")
-    lines += [f"    {{{number}, {e.header}, {e.at}, {names.index(e.name)}}}," for number, e in rows]
+    lines += [f"    {{{number}, {layer_id(e.kind)}, {e.header}, {e.at}, {names.index(e.name)}}}," for number, e in rows]
     lines += ["};", f"#define CT_NLINKS {len(rows)}"]
     lines.append(f"static const char *const CT_LINK_NAMES[] = {{{', '.join(f'{chr(34)}{n}{chr(34)}' for n in names)}}};")
     lines.append(f"#define CT_NLINK_NAMES {len(names)}")

@@ -152,8 +152,11 @@ def _text(result: RewriteResult, rules: object) -> str:
     o = result.outcome
     alone = ", ".join(f"{n} {why}" for why, n in sorted(o.left_alone.items())) or "none"
     cut = f", {o.truncated} truncated" if rules.truncate is not None else ""  # type: ignore[attr-defined]
+    slow = ", ".join(f"{n} {why}" for why, n in sorted(o.declined.items()))
+    slow = f"; the Python engine took {sum(o.declined.values())}: {slow}" if slow else ""
     lines = [f"{result.name}: {result.format}, {o.packets} packets, {o.changed} changed{cut} ({result.fast} on the fast "
-             f"path); checksums updated incrementally: {o.kept}, corrected (--fix): {o.fixed}; left alone: {alone}"]
+             f"path{slow}); checksums updated incrementally: {o.kept}, corrected (--fix): {o.fixed}; left alone: "
+             f"{alone}"]
     if result.explained is not None:
         lines += result.explained.as_text(SHOW)[1:]
     if result.stop is not None:

@@ -171,25 +171,6 @@
 
 /* the layer graph (table.DISSECTORS): the child layers the C walker walks, and per dissector table the edges it takes (L_NONE: the Python walker's) */
 enum { L_NONE, L_AH, L_ERSPAN, L_ERSPAN3, L_ETH, L_ETHERNET, L_ETHERTYPE, L_FAMILY_HOST, L_FAMILY_NET, L_GENEVE, L_GRE, L_GRE_UDP, L_GTP, L_GTP_PRIME, L_ICMP, L_ICMP_QUOTE, L_ICMPV6, L_ICMPV6_QUOTE, L_IP, L_IPV4, L_IPV6, L_MPLS, L_PPPOE, L_PW, L_TCP, L_UDP, L_VLAN, L_VXLAN, L_COUNT };
-/* table "link.type" */
-static inline int ct_next_link_type(int64_t key)
-{
-    switch (key) {
-    case 0: return L_FAMILY_HOST;
-    case 1: return L_ETHERNET;
-    case 12: return L_IP;
-    case 14: return L_IP;
-    case 101: return L_IP;
-    case 104: return L_ETHERTYPE;
-    case 108: return L_FAMILY_NET;
-    case 113: return L_ETHERTYPE;
-    case 228: return L_IP;
-    case 229: return L_IP;
-    case 242: return L_ETHERTYPE;
-    case 276: return L_ETHERTYPE;
-    default: return L_NONE;
-    }
-}
 /* table "ethertype" */
 static inline int ct_next_ethertype(unsigned key)
 {
@@ -289,24 +270,24 @@ static inline int ct_next_icmpv6_type(unsigned key)
     }
 }
 
-/* link types: the rows of the link types the C walker walks (table C_EDGES "link.type"; the link kind is ct_next_link_type's): header length, protocol word offset, name (an index of CT_LINK_NAMES) */
+/* link types: table "link.type", a row per link type the C walker walks (table.C_EDGES): its layer (the link kind), header length, protocol word offset, name (an index of CT_LINK_NAMES) */
 typedef struct {
     int64_t number;
-    int header, at, name;
+    int kind, header, at, name;
 } ct_link_t;
 static const ct_link_t CT_LINKS[] = {
-    {0, 4, 0, 4},
-    {1, 0, 0, 1},
-    {12, 0, 0, 5},
-    {14, 0, 0, 5},
-    {101, 0, 0, 5},
-    {104, 4, 2, 0},
-    {108, 4, 0, 3},
-    {113, 16, 14, 6},
-    {228, 0, 0, 5},
-    {229, 0, 0, 5},
-    {242, 44, 40, 2},
-    {276, 20, 0, 7},
+    {0, L_FAMILY_HOST, 4, 0, 4},
+    {1, L_ETHERNET, 0, 0, 1},
+    {12, L_IP, 0, 0, 5},
+    {14, L_IP, 0, 0, 5},
+    {101, L_IP, 0, 0, 5},
+    {104, L_ETHERTYPE, 4, 2, 0},
+    {108, L_FAMILY_NET, 4, 0, 3},
+    {113, L_ETHERTYPE, 16, 14, 6},
+    {228, L_IP, 0, 0, 5},
+    {229, L_IP, 0, 0, 5},
+    {242, L_ETHERTYPE, 44, 40, 2},
+    {276, L_ETHERTYPE, 20, 0, 7},
 };
 #define CT_NLINKS 12
 static const char *const CT_LINK_NAMES[] = {"chdlc", "eth", "ipoib", "loop", "null", "raw", "sll", "sll2"};

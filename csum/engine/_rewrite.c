@@ -246,13 +246,25 @@ typedef struct {
     uint8_t news[2][CT_IPV6HDR_ADDR_SIZE];
 } Layer;
 
+/* Why a packet goes, untouched, to the Python engine: the module's DECLINES names them, in this order (D_NONE: it
+ * does not), and csum rewrite's report counts the packets per reason. */
+enum {
+    D_NONE, D_CUT, D_LINK_TYPE, D_NOT_WALKED, D_ODD_OFFSET, D_TOO_DEEP, D_IPV4_AH, D_IN_QUOTE, D_FRAGMENT, D_OFFLOAD,
+    D_TTL_EXPIRED, D_NEIGHBOR_DISCOVERY, D_COUNT
+};
+static const char *const decline_names[D_COUNT] = {
+    [D_CUT] = "cut", [D_LINK_TYPE] = "link-type", [D_NOT_WALKED] = "not-walked", [D_ODD_OFFSET] = "odd-offset",
+    [D_TOO_DEEP] = "too-deep", [D_IPV4_AH] = "ipv4-ah", [D_IN_QUOTE] = "in-quote", [D_FRAGMENT] = "fragment",
+    [D_OFFLOAD] = "offload", [D_TTL_EXPIRED] = "ttl-expired", [D_NEIGHBOR_DISCOVERY] = "neighbor-discovery",
+};
+
 #define MAX_TOUCHED 32
 /* One packet's edit. partial_quote: the layers of quotes too short to hold the transport checksum a change should
- * reach (apply.py counts them left alone, Reason.PARTIAL_QUOTE). */
+ * reach (apply.py counts them left alone, Reason.PARTIAL_QUOTE); why: the D_ reason of a declined packet. */
 typedef struct {
     Plan *p;
     uint8_t *b;
-    int n, changed, partial_quote;
+    int n, changed, partial_quote, why;
     uint32_t diff;
     int touched[MAX_TOUCHED], ntouched;
 } Ctx;
@@ -492,14 +504,14 @@ static int l4_field(Layer *L)
 }
 
 /* The first fragment of an outer datagram (walk.py partial, NEEDS_REASSEMBLY): its transport checksum covers the
- * whole datagram, and an incremental update of it is still exact; -1: decline (an ICMP error, the field not in this
- * fragment). */
+ * whole datagram, and an incremental update of it is still exact; D_FRAGMENT: decline (an ICMP error, the field not
+ * in this fragment); 0: taken. */
 static int first_fragment(Ctx *c, Layer *L)
 {
     int f = l4_field(L);
     if (f < 0 || L->l4start + f + 2 > L->end ||
         ((L->proto == CT_ICMP || L->proto == CT_ICMPV6) && icmp_error(L->version, c->b[L->l4start])))
-        return -1;
+        return D_FRAGMENT;
     L->l4 = L->l4start;
     L->l4_csum = L->l4start + f;
     return 0;
@@ -507,8 +519,8 @@ static int first_fragment(Ctx *c, Layer *L)
 
 /* The checksums covering layer ``L`` (its header at an offset the walk's fields cover): every transport and GRE
  * field found before it whose bytes hold it, outer first (csum/rewrite/packet.py Editor.enclosing: a tunnel's UDP
- * checksum, with BPF_F_MARK_MANGLED_0; its GRE one; an ICMP error's); -1: decline (a header at an odd distance from a
- * checksum covering it: apply.py refuses, bad-offset; more than MAX_ENCL). */
+ * checksum, with BPF_F_MARK_MANGLED_0; its GRE one; an ICMP error's); a D_ reason to decline (a header at an odd
+ * distance from a checksum covering it: apply.py refuses, bad-offset; more than MAX_ENCL); 0: taken. */
 static int enclosing(const walk_t *w, Layer *L)
 {
     L->nencl = 0;
@@ -516,27 +528,31 @@ static int enclosing(const walk_t *w, Layer *L)
         const rec_t *r = w->recs + k;
         if (r->end < 0 || r->code == C_IPV4 || r->header > L->l3 || L->l3 >= r->end)
             continue;
-        if (L->nencl == MAX_ENCL || ((L->l3 - r->header) & 1))
-            return -1;
+        if (L->nencl == MAX_ENCL)
+            return D_TOO_DEEP;
+        if ((L->l3 - r->header) & 1)
+            return D_ODD_OFFSET;
         L->encl[L->nencl++] = (Encl){(int)r->field, (int)r->header, (int)r->end, r->code == C_UDP};
     }
     return 0;
 }
 
-/* Layer i of the walk ``w`` as the edits read it (apply.py's view of csum/layers/walk.py's Stack.ips); -1: decline
- * what apply.py does otherwise or the walk does not say: a header at an odd offset (its checksum fields are, which
- * the helpers refuse, -EFAULT), IPv4's AH, an ICMP error whose quote is no layer here, anything inside a quote (a
- * tunnel, an error). */
+/* Layer i of the walk ``w`` as the edits read it (apply.py's view of csum/layers/walk.py's Stack.ips); a D_ reason
+ * to decline what apply.py does otherwise or the walk does not say: a header at an odd offset (its checksum fields
+ * are, which the helpers refuse, -EFAULT), IPv4's AH, an ICMP error whose quote is no layer here, anything inside a
+ * quote (a tunnel, an error); 0: taken. */
 static int layer(Ctx *c, const walk_t *w, int i, Layer *L)
 {
     const ip_t *ip = w->ips + i;
     int v4 = ip->version == 4, l3 = (int)ip->l3;
-    if ((l3 & 1) || ip->ah)
-        return -1;
+    if (l3 & 1)
+        return D_ODD_OFFSET;
+    if (ip->ah)
+        return D_IPV4_AH;
     if (ip->quoting && (i + 1 >= w->nips || !w->ips[i + 1].quote || w->ips[i + 1].depth != ip->depth + 1))
-        return -1;
+        return D_IN_QUOTE;
     if (ip->quote && i + 1 != w->nips)
-        return -1;
+        return D_IN_QUOTE;
     L->version = ip->version;
     L->size = v4 ? CT_IPHDR_ADDR_SIZE : CT_IPV6HDR_ADDR_SIZE;
     L->l3 = l3;
@@ -561,8 +577,10 @@ static int layer(Ctx *c, const walk_t *w, int i, Layer *L)
         L->l4 = (int)r->header;
         L->l4_csum = (int)r->field;
         L->pseudo = ip->pseudo;
-    } else if (ip->fragment == 1 && first_fragment(c, L) < 0) {
-        return -1;
+    } else if (ip->fragment == 1) {
+        int why = first_fragment(c, L);
+        if (why)
+            return why;
     }
     return enclosing(w, L);
 }
@@ -577,14 +595,14 @@ typedef struct {
     int n;
 } Walk;
 
-/* The walk of a frame of link type ``linktype`` by the C walker (_walk.c, the checker's), read into ``out``; -1:
- * decline (a link type or a stack it does not walk, or one layer() declines). *eth: an Ethernet frame (whose header
- * the MAC and VLAN rules change). */
+/* The walk of a frame of link type ``linktype`` by the C walker (_walk.c, the checker's), read into ``out``; a D_
+ * reason to decline (a link type or a stack it does not walk, or one layer() declines); 0: taken. *eth: an Ethernet
+ * frame (whose header the MAC and VLAN rules change). */
 static int walked(Ctx *c, int64_t linktype, Walk *out, int *eth)
 {
     Py_ssize_t row = walk_link_row(linktype);
     if (row < 0)
-        return -1;
+        return D_LINK_TYPE;
     int16_t codes[MAX_FIELDS];
     rec_t recs[MAX_FIELDS];
     ip_t ips[MAX_LAYERS];
@@ -595,12 +613,14 @@ static int walked(Ctx *c, int64_t linktype, Walk *out, int *eth)
     w.maxips = MAX_LAYERS;
     int r = walk_link(&w, c->n, row);
     if (r != 1 && r != FRAGMENT)
-        return -1;
-    *eth = ct_next_link_type(linktype) == L_ETHERNET;  /* table "link.type" */
+        return D_NOT_WALKED;
+    *eth = CT_LINKS[row].kind == L_ETHERNET;  /* table "link.type" */
     out->n = w.nips;
-    for (int i = 0; i < w.nips; i++)
-        if (layer(c, &w, i, &out->layers[i]) < 0)
-            return -1;
+    for (int i = 0; i < w.nips; i++) {
+        int why = layer(c, &w, i, &out->layers[i]);
+        if (why)
+            return why;
+    }
     return 0;
 }
 
@@ -718,19 +738,20 @@ static void link_layer(Ctx *c)
     }
 }
 
-/* Whether one layer can be rewritten as apply.py would, its new addresses in L->news; 0 decline, -1 Python error. */
+/* Whether one layer can be rewritten as apply.py would, its new addresses in L->news; 0 decline (c->why), -1 Python
+ * error. */
 static int prepare(Ctx *c, Layer *L)
 {
     Plan *p = c->p;
     if (offload(c, L))
-        return 0;
+        return c->why = D_OFFLOAD, 0;
     if (!selected(p, L->depth))
         return 1;
     if (p->ttl < 0 && p->ttl != NO_TTL && c->b[L->ttl] + p->ttl < 0)
-        return 0; /* left alone (ttl-expired): apply.py counts it */
+        return c->why = D_TTL_EXPIRED, 0; /* left alone: apply.py counts it */
     if (p->nmaps[0] || p->nmaps[1] || p->anon) {
         if (L->proto == CT_ICMPV6 && !L->later && L->l4 >= 0 && L->l4 < c->n && CT_NDP_ADDRESSED(c->b[L->l4]))
-            return 0; /* Neighbor Discovery's target (and Redirect's destination): apply.py maps them */
+            return c->why = D_NEIGHBOR_DISCOVERY, 0; /* its target (and Redirect's destination): apply.py maps them */
         /* a quote went the other way: its source is mapped as a destination (apply.py _travelled_back) */
         if (map_address(p, c->b + L->saddr, L->size, L->quote, L->news[0]) < 0 ||
             map_address(p, c->b + L->daddr, L->size, !L->quote, L->news[1]) < 0)
@@ -741,12 +762,13 @@ static int prepare(Ctx *c, Layer *L)
     return 1;
 }
 
-/* One packet: 1 rewritten, 0 declined (untouched), -1 Python error. */
+/* One packet: 1 rewritten, 0 declined (untouched; c->why says why), -1 Python error. */
 static int one(Ctx *c, int64_t linktype)
 {
     Walk w;
     int eth = 0;
-    if (walked(c, linktype, &w, &eth) < 0)
+    c->why = walked(c, linktype, &w, &eth);
+    if (c->why)
         return 0;
     for (int i = 0; i < w.n; i++) {
         int r = prepare(c, &w.layers[i]);
@@ -821,13 +843,13 @@ static PyObject *rewrite(PyObject *mod, PyObject *args)
         goto done;
     uint8_t *buf = (uint8_t *)PyBytes_AS_STRING(out);
     const int64_t *off = v[0].buf, *cap = v[1].buf, *orig = v[2].buf, *lt = v[3].buf;
-    long long kept = 0, changed = 0, taken = 0, partial_quote = 0;
+    long long kept = 0, changed = 0, taken = 0, partial_quote = 0, declined[D_COUNT] = {0};
     for (Py_ssize_t i = 0; i < count; i++) {
         if (off[i] < 0 || cap[i] < 0 || off[i] > d.len || cap[i] > d.len - off[i]) {
             PyErr_Format(PyExc_ValueError, "packet %zd lies outside the %zd bytes", i, d.len);
             goto done;
         }
-        int r = 0;
+        int r = 0, why = D_CUT;
         if (cap[i] > 0 && cap[i] <= INT32_MAX && cap[i] == orig[i]) {
             Ctx c;
             c.p = (Plan *)plan, c.b = buf + off[i], c.n = (int)cap[i], c.changed = 0, c.diff = 0, c.ntouched = 0;
@@ -835,6 +857,7 @@ static PyObject *rewrite(PyObject *mod, PyObject *args)
             r = one(&c, lt[i]);
             if (r < 0)
                 goto done;
+            why = c.why;
             if (r) {
                 kept += c.ntouched;
                 changed += c.changed;
@@ -842,10 +865,24 @@ static PyObject *rewrite(PyObject *mod, PyObject *args)
                 taken++;
             }
         }
-        if (!r && fall_back(fallback, i, buf + off[i], cap[i]) < 0)
+        if (r)
+            continue;
+        declined[why]++;
+        if (fall_back(fallback, i, buf + off[i], cap[i]) < 0)
             goto done;
     }
-    result = Py_BuildValue("OLLLL", out, kept, changed, taken, partial_quote);
+    PyObject *why = PyTuple_New(D_COUNT - 1);
+    if (why == NULL)
+        goto done;
+    for (int k = 1; k < D_COUNT; k++) {
+        PyObject *n = PyLong_FromLongLong(declined[k]);
+        if (n == NULL) {
+            Py_DECREF(why);
+            goto done;
+        }
+        PyTuple_SET_ITEM(why, k - 1, n);
+    }
+    result = Py_BuildValue("OLLLLN", out, kept, changed, taken, partial_quote, why);
 done:
     Py_XDECREF(out);
     PyBuffer_Release(&d);
@@ -857,7 +894,7 @@ done:
 static PyMethodDef methods[] = {
     {"rewrite", rewrite, METH_VARARGS,
      "rewrite(plan, data, offsets, caplens, origlens, linktypes, fallback) -> (new data, kept, changed, taken, "
-     "partial quotes left alone)"},
+     "partial quotes left alone, packets declined per DECLINES)"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -873,6 +910,19 @@ PyMODINIT_FUNC PyInit__rewrite(void)
     Py_INCREF(&PlanType);
     if (PyModule_AddObject(m, "Plan", (PyObject *)&PlanType) < 0) {
         Py_DECREF(&PlanType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    PyObject *declines = PyTuple_New(D_COUNT - 1);
+    for (int k = 1; declines != NULL && k < D_COUNT; k++) {
+        PyObject *name = PyUnicode_FromString(decline_names[k]);
+        if (name == NULL)
+            Py_CLEAR(declines);
+        else
+            PyTuple_SET_ITEM(declines, k - 1, name);
+    }
+    if (declines == NULL || PyModule_AddObject(m, "DECLINES", declines) < 0) {
+        Py_XDECREF(declines);
         Py_DECREF(m);
         return NULL;
     }

@@ -13,7 +13,11 @@ class Plan:
                  mac_src: list[tuple[bytes, bytes]], mac_dst: list[tuple[bytes, bytes]], vlan: list[tuple[int, int]],
                  level: int, anonymize: Callable[[bytes], bytes] | None, /) -> None: ...
 
+#: Why a packet goes to ``fallback``, in the order of rewrite()'s last item
+DECLINES: tuple[str, ...]
+
 def rewrite(plan: Plan, data: Buffer, offsets: Buffer, caplens: Buffer, origlens: Buffer, linktypes: Buffer,
-            fallback: Callable[[int], bytes | None], /) -> tuple[bytes, int, int, int]:
+            fallback: Callable[[int], bytes | None], /) -> tuple[bytes, int, int, int, int, tuple[int, ...]]:
     """A copy of ``data`` with every packet rewritten, those it does not take by ``fallback(index)`` (None:
-    unchanged): (new data, checksums updated, packets changed, packets taken), the counts for those it took."""
+    unchanged): (new data, checksums updated, packets changed, packets taken, quotes too short for a transport field
+    a change reaches, packets given to ``fallback`` per :data:`DECLINES`), the counts for those it took."""

@@ -705,7 +705,7 @@ int walk_link(walk_t *w, Py_ssize_t len, Py_ssize_t index)
     const uint8_t *b = w->b;
     const ct_link_t *row = CT_LINKS + index;
     Py_ssize_t header = row->header, at = row->at;
-    int kind = ct_next_link_type(row->number);  /* table "link.type" */
+    int kind = row->kind;  /* table "link.type" */
     uint64_t path = T_LINK + row->name;
     if (kind == L_IP)
         return walk_ip(w, 0, len, 0, ANY_IP, 0);

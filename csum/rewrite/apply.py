@@ -53,6 +53,9 @@ class Outcome:
     left_alone: Counter[str] = field(default_factory=Counter)
     #: packets cut by ``--truncate`` (csum/rewrite/truncate.py)
     truncated: int = 0
+    #: packets the C engine handed to this one, per reason (csum/engine/_rewrite.c's DECLINES; ``no-c-engine``
+    #: without it)
+    declined: Counter[str] = field(default_factory=Counter)
 
     def update(self, other: Outcome) -> None:
         self.packets += other.packets
@@ -61,6 +64,7 @@ class Outcome:
         self.fixed += other.fixed
         self.left_alone.update(other.left_alone)
         self.truncated += other.truncated
+        self.declined.update(other.declined)
 
     def as_json(self) -> dict[str, object]:
         return {"packets": self.packets, "changed_packets": self.changed, "truncated_packets": self.truncated,

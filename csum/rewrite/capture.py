@@ -29,7 +29,7 @@ from ..capture.parallel import mapped
 from ..capture.scan import Scan, ScanOptions, scan
 from ..capture.source import open_source
 from .apply import Outcome
-from .fast import rewrite_chunk
+from .fast import TRUNCATING, rewrite_chunk
 from .rules import Rules
 from .truncate import truncate_chunk
 
@@ -58,7 +58,8 @@ class RewriteResult:
 
     def as_json(self, show: int = 10) -> dict[str, object]:
         doc: dict[str, object] = {"file": self.name, "out": self.out, "format": self.format,
-                                  "compression": self.compression, **self.outcome.as_json(), "fast_path": self.fast}
+                                  "compression": self.compression, **self.outcome.as_json(), "fast_path": self.fast,
+                                  "python_path": dict(sorted(self.outcome.declined.items()))}
         doc["stopped"] = None if self.stop is None else {
             "offset": self.stop.offset, "packet": self.stop.index, "truncated": self.stop.truncated,
             "reason": self.stop.reason}
@@ -75,6 +76,7 @@ def _rewritten_chunk(chunk: pcap.Capture, rules: Rules) -> tuple[pcap.Capture, O
     packets the C engine answered."""
     if rules.truncate is not None:  # frames change length: the Python engine and resized records
         cut, out = truncate_chunk(chunk, rules)
+        out.declined[TRUNCATING] += len(chunk)
         return cut, out, 0
     data, out, fast = rewrite_chunk(chunk, rules)
     return chunk.with_data(data), out, fast

@@ -25,7 +25,12 @@ from ..layers.reasons import Reason
 from .apply import Outcome, apply
 from .rules import Rules
 
-__all__ = ["rewrite_chunk"]
+__all__ = ["NO_C_ENGINE", "TRUNCATING", "rewrite_chunk"]
+
+#: ``Outcome.declined``'s reasons besides the C engine's own (csum/engine/_rewrite.c DECLINES): it is not there (not
+#: built, or ``CSUM_ENGINE`` other than ``c``); the rules cut frames (``--truncate``: csum.rewrite.truncate)
+NO_C_ENGINE = "no-c-engine"
+TRUNCATING = "truncate"
 
 
 def _plan(rules: Rules) -> Any:
@@ -48,7 +53,8 @@ def _plan(rules: Rules) -> Any:
 
 def rewrite_chunk(chunk: pcap.Capture, rules: Rules) -> tuple[bytes, Outcome, int]:
     """The bytes of ``chunk`` (a :class:`csum.pcap.Capture`) with every packet rewritten by ``rules``, what happened,
-    and how many packets the C engine answered (the rest: :func:`csum.rewrite.apply.apply`)."""
+    and how many packets the C engine answered (the rest: :func:`csum.rewrite.apply.apply`, counted per reason in
+    ``Outcome.declined``)."""
     out = Outcome()
     columns = chunk.buffers()[:4]  # offsets, captured and original lengths, link types: int64 buffers, no numpy
     offsets, origlens, linktypes = columns[0], columns[2], columns[3]
@@ -64,8 +70,10 @@ def rewrite_chunk(chunk: pcap.Capture, rules: Rules) -> tuple[bytes, Outcome, in
             if new is not None:
                 start = int(offsets[i])
                 data[start:start + len(new)] = new
+        out.declined[NO_C_ENGINE] += len(chunk)
         return bytes(data), out, 0
-    new_data, kept, changed, taken, partial_quote = c.rewrite(_plan(rules), chunk.data, *columns, fallback)
+    new_data, kept, changed, taken, partial_quote, declined = c.rewrite(_plan(rules), chunk.data, *columns, fallback)
+    out.declined.update({why: n for why, n in zip(c.DECLINES, declined) if n})
     out.packets += taken
     out.kept += kept
     out.changed += changed

@@ -435,7 +435,8 @@ def _inner_layer(data: bytearray, stack: Stack, outer: Layout, name: str) -> tup
     errors = table.ICMP_QUOTES.get(outer.proto)
     is_error = errors is not None and outer.l4 is not None and outer.l4 < len(data) and data[outer.l4] in errors
     if name == "quoted":
-        found = [ip for ip in stack.ips if is_error and ip.depth == depth and ip.l3 == outer.l4 + table.ICMP_QUOTE]  # type: ignore[operator]
+        quote = outer.l4 + table.ICMP_QUOTE if outer.l4 is not None else None
+        found = [ip for ip in stack.ips if is_error and ip.depth == depth and ip.l3 == quote]
         missing = "quoted: the packet is not an ICMP/ICMPv6 error quoting an IP datagram"
     else:
         found = [ip for ip in stack.ips if not is_error and ip.depth == depth and outer.l4_start <= ip.l3 < outer.end]

@@ -133,7 +133,7 @@ def _rewrite() -> dict[str, Any]:
         "schema": {"const": name("rewrite")}, "file": _STR, "out": _STR, "format": _STR, "compression": _NULL_STR,
         "packets": _NAT, "changed_packets": _NAT,
         "checksums": _obj({"kept": _NAT, "fixed": _NAT, "left_alone": _map(_NAT)}), "fast_path": _NAT,
-        "stopped": {"oneOf": [{"type": "null"}, _obj({"offset": _NAT, "packet": _NAT, "truncated": _BOOL,
+        "python_path": _map(_NAT), "stopped": {"oneOf": [{"type": "null"}, _obj({"offset": _NAT, "packet": _NAT, "truncated": _BOOL,
                                                        "reason": _STR})]}},
         {"after": {"type": "object", "properties": {s: _NAT for s in statuses}, "required": statuses}})}
 

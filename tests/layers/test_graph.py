@@ -59,7 +59,9 @@ def test_c_edges_are_edges_and_have_a_c_case():
     assert header == gen_cwalk_table.render()
     for table, keys in T.C_EDGES.items():
         assert keys <= set(T.DISSECTORS[table]), (table, keys - set(T.DISSECTORS[table]))
-        assert f"{gen_cwalk_table.next_function(table)}(" in src, table
+        # link.type: a capture's CT_LINKS row, looked up once, holds its edge's layer
+        follows = "row->kind" if table == "link.type" else f"{gen_cwalk_table.next_function(table)}("
+        assert follows in src, table
         for key in keys:
             layer = gen_cwalk_table.layer_id(T.DISSECTORS[table][key])
             assert re.search(rf"(case {layer}:|== {layer}\b)", src), (table, key, layer)
@@ -229,6 +231,18 @@ def test_c_takes_exactly_its_edges(table, key):
     assert got and all(r.ok for r in got)
     if table in ("icmp.type", "icmpv6.type"):  # the quote followed: its UDP (and IPv4 header) judged too
         assert len(got) == 2 + (table == "icmp.type") * 2
+
+
+@pytest.mark.skipif(engine.cwalk is None, reason="csum.engine._cwalk is not built or CSUM_ENGINE is not c")
+def test_erspan_type_i_through_gre_proto():
+    """GRE's "erspan" edge without a sequence number is ERSPAN type I (the frame right after GRE), in C as in the
+    Python walker; scapy builds it and its checksums."""
+    from scapy.all import GRE, IP, Ether, raw
+    eth = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
+    frame = raw(eth / IP(src="10.0.0.1", dst="10.0.0.2") / GRE(proto=T.ETH_ERSPAN2) / eth / _inner())
+    got = engine.cwalk.verify(frame, T.LINKTYPE_ETHERNET)
+    assert got is not None and _rows(got) == _python(frame)
+    assert [r.depth for r in got] == [0, 1, 1] and all(r.ok for r in got)
 
 
 @pytest.mark.skipif(engine.cwalk is None, reason="csum.engine._cwalk is not built or CSUM_ENGINE is not c")

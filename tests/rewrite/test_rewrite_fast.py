@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import struct
+from collections import Counter
 
 import pytest
 from hypothesis import example, given, settings
@@ -31,7 +32,7 @@ from scapy.layers.vxlan import VXLAN
 
 import csum.engine
 from csum.capture import pcap
-from csum.rewrite.fast import rewrite_chunk
+from csum.rewrite.fast import NO_C_ENGINE, rewrite_chunk
 from csum.rewrite.rules import Rules
 
 pytestmark = pytest.mark.skipif(csum.engine.crewrite is None,
@@ -336,11 +337,17 @@ def _chunk(packets: list[tuple[int, bytes, int]]) -> pcap.Capture:
 
 
 def _both(chunk: pcap.Capture, r: Rules):
+    """Both engines' answers for ``chunk``, their outcomes without the count of packets the C engine handed to the
+    Python one (checked here: every packet it did not take, once)."""
     c_data, c_out, taken = rewrite_chunk(chunk, r)
     with pytest.MonkeyPatch.context() as m:
         m.setattr(csum.engine, "crewrite", None)
         py_data, py_out, none = rewrite_chunk(chunk, r)
     assert none == 0
+    assert py_out.declined == Counter({NO_C_ENGINE: len(chunk)})
+    assert sum(c_out.declined.values()) == len(chunk) - taken
+    c_out.declined.clear()
+    py_out.declined.clear()
     return c_data, c_out, py_data, py_out, taken
 
 
@@ -376,3 +383,51 @@ def test_the_c_engine_takes_the_common_stacks(link):
         expected = kind in TAKEN and (link in ETHERTYPE_LINKS or kind not in NOT_IP)
         assert taken == expected, kind
         assert c_out.changed == 1 or not expected, kind
+
+
+def _offload(frame: bytes) -> bytes:
+    """The Ethernet/IPv4/TCP ``frame`` with its TCP checksum field holding transmit offload's value: the
+    pseudo-header's sum, folded, not complemented (RFC 1071 arithmetic written out here)."""
+    data = bytearray(frame)
+    words = data[26:34] + bytes([0, 6]) + (len(data) - 34).to_bytes(2, "big")
+    total = sum(int.from_bytes(words[k:k + 2], "big") for k in range(0, len(words), 2))
+    while total >> 16:
+        total = (total & 0xFFFF) + (total >> 16)
+    data[50:52] = total.to_bytes(2, "big")
+    return bytes(data)
+
+
+_MAP = Rules(map_ip=["10.0.0.0/8=192.168.0.0/16", "2001:db8::/32=2001:db9::/48"])
+_V4 = IP(src="10.0.0.1", dst="10.0.0.2")
+_ICMP_ERROR = IP(src="10.0.0.9", dst="10.0.0.2") / ICMP(type=3, code=3)
+
+
+@pytest.mark.parametrize("reason, link, frame, wire, r", [
+    ("cut", 1, *(lambda f: (f[:-3], len(f)))(raw(_eth() / _V4 / TCP() / b"abc")), _MAP),
+    ("link-type", 147, *(lambda f: (f, len(f)))(raw(_V4 / TCP())), _MAP),  # LINKTYPE_USER0
+    ("not-walked", 1, *_whole("arp"), _MAP),
+    ("not-walked", 1, *_whole("lsrr"), _MAP),
+    ("odd-offset", 1, *_whole("pppoe-odd"), _MAP),
+    ("ipv4-ah", 1, *(lambda f: (f, len(f)))(raw(_eth() / _V4 / AH(nh=6, payloadlen=4, spi=1, icv=bytes(12))
+                                                / TCP() / b"x")), _MAP),
+    ("in-quote", 1, *(lambda f: (f, len(f)))(raw(_eth() / _ICMP_ERROR / IP(src="10.0.0.2", dst="10.0.0.9")
+                                                 / IP(src="10.1.0.1", dst="10.1.0.2") / UDP() / b"abcd")), _MAP),
+    ("fragment", 1, *(lambda f: (f, len(f)))(raw(_eth() / IP(src="10.0.0.9", dst="10.0.0.2", flags="MF")
+                                                 / ICMP(type=3, code=3) / IP(src="10.0.0.2", dst="10.0.0.9")
+                                                 / UDP() / bytes(16))), _MAP),
+    ("offload", 1, *(lambda f: (f, len(f)))(_offload(raw(_eth() / _V4 / TCP() / b"hello"))), _MAP),
+    ("ttl-expired", 1, *_whole("tcp4"), Rules(ttl=-1)),  # the first tcp4 template's TTL is 0
+    ("neighbor-discovery", 1, *_whole("ns6"), _MAP),
+    ("neighbor-discovery", 1, *_whole("redirect6"), _MAP),
+])
+def test_the_c_engine_says_why_it_declines(reason, link, frame, wire, r):
+    """Each packet the C engine hands to the Python one is counted under the reason docs/rewrite.md states for it
+    (each frame built by scapy to be that case), and the bytes are the Python engine's."""
+    if csum.engine.crewrite is None:
+        pytest.skip("the C rewriter is not built (python setup.py build_ext --inplace)")
+    chunk = _chunk([(link, frame, wire)])
+    c_data, c_out, taken = rewrite_chunk(chunk, r)
+    assert (taken, c_out.declined) == (0, Counter({reason: 1}))
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(csum.engine, "crewrite", None)
+        assert rewrite_chunk(chunk, r)[0] == c_data
