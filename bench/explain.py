@@ -2,7 +2,9 @@
 
 One workload: a pcap of N Ethernet IPv4/IPv6 TCP/UDP packets from 64 hosts (scapy builds 64 templates), 1 % of
 them with a wrong TCP/UDP checksum, in turn a payload byte changed after the checksum (unexplained), the checksum
-stored uncomplemented and stored byte-swapped (each a named cause). Timed in process, ``csum.cli.main`` with
+stored uncomplemented and stored byte-swapped (each a named cause). The wrong packets are the 8th or the 9th of each
+hundred in turn, so their hosts are half IPv4 and half IPv6, two thirds TCP and one third UDP (as the templates), and
+each mistake falls on each of the four alike. Timed in process, ``csum.cli.main`` with
 ``--jobs 1`` and standard output captured: ``verify FILE`` and ``verify FILE --explain`` (which copies the wrong
 packets as the file is checked, then explains each wrong field), in ``--repeat`` interleaved rounds, each run in the
 process's CPU time (``time.process_time``: one process does all the work, and the machine is shared, so wall time
@@ -64,7 +66,7 @@ def _capture(n: int) -> bytes:
     out = [struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1)]  # pcap, microseconds, Ethernet
     for i in range(n):
         f = bytearray(frames[i % 64])
-        if i % 100 == 7:
+        if i % 100 == 7 + i // 100 % 2:  # the 8th and the 9th in turn: an odd (IPv6) and an even (IPv4) host
             _wrong(f, i // 100 % 3)
         out.append(struct.pack("<IIII", 1_700_000_000 + i // 1000, i % 1000 * 1000, len(f), len(f)) + bytes(f))
     return b"".join(out)

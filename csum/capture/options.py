@@ -98,6 +98,14 @@ class ScanOptions:
         return self.sink is not None or self.each is not None or self.table is not None or \
             self.transform is not None or self.collect is not None or self.fix_embedded
 
+    @property
+    def mappable(self) -> bool:
+        """Whether a serial scan may check an uncompressed file mapped in memory (its chunks views of the map):
+        nothing is done with the chunks but counting, and ``collect``, which copies the packets it keeps during
+        its call."""
+        return not (self.sink is not None or self.each is not None or self.table is not None
+                    or self.transform is not None or self.fix_embedded)
+
 
 _FIELDS = frozenset(f.name for f in dataclasses.fields(ScanOptions))
 

@@ -78,7 +78,7 @@ def scan(name: str | os.PathLike[str], options: ScanOptions | None = None, **cha
 
             report = check_spans(reader.spans(), lambda at, n: os.pread(fd, n, at), o, source.size)
             return Scan(source.name, reader.format, source.compression, report, reader.stop)
-        here = source.fileno() if o.serial and not o.copies else None
+        here = source.fileno() if o.serial and o.mappable else None
         if here is not None:  # counted here, nothing copied out: the file mapped, not read (chunks are views of it)
             mapped = mmap.mmap(here, 0, access=mmap.ACCESS_READ)  # read-only: the file is never written
             try:

@@ -176,24 +176,48 @@ def _subject(buf: bytes, stack: Stack, f: Field, stored: int, computed: int, ip:
                    lambda: ip is not None and hypotheses.header_ok(buf, stack, ip), ipv4)
 
 
+#: :func:`decide`'s answer: (k, n, text): ``hits[k]`` names the cause (``n``: how many wrong fields of the flow it
+#: fits, where its residual is weak and the flow pins it, else 0), or (-1, 0, text): several causes (``text`` the
+#: detail); None: none.
+Decision = tuple[int, int, str] | None
+
+
 def choose(subject: Subject, hits: list[sums.Guess], context: Context | None) -> Explanation | None:
     """The explanation where the fitting hypotheses ``hits`` name one cause (weak ones only where the flow pins
     them), or several (unexplained); None where they name none."""
+    return chosen(decide(subject, hits, context), hits)
+
+
+def decide(subject: Subject, hits: list[sums.Guess], context: Context | None) -> Decision:
+    """:func:`choose`'s decision, before any text is made: it depends on the hits' causes and sureness (not their
+    values), on the flow's pins, on whether the residual is one bit's, and, for an IPv4 header's checksum only, on
+    what the flow says of the residual itself."""
     if not hits:
         return None
     pinned = _pinned(subject, context)
     weak = hypotheses.one_bit(subject.res)
-    strong = [g for g in hits if g.sure or not weak or g.cause in pinned]
-    causes = _causes(subject, context, strong, pinned, weak)
+    strong = [k for k, g in enumerate(hits) if g.sure or not weak or g.cause in pinned]
+    causes = _causes(subject, context, [hits[k] for k in strong], pinned, weak)
     if len(causes) == 1:
-        g = next(g for g in strong if g.cause == causes[0])
-        n = pinned.get(g.cause, 0)
-        if weak and n:
-            return Explanation(g.cause, lambda: f"{g.detail} (it fits {n} wrong fields of this flow)")
-        return Explanation(g.cause, g.text)
+        k = next(k for k in strong if hits[k].cause == causes[0])
+        n = pinned.get(causes[0], 0)
+        return k, n if weak else 0, ""
     if len(causes) > 1:
-        return Explanation(UNEXPLAINED, "several simulated mistakes give these bytes: " + ", ".join(causes))
+        return -1, 0, "several simulated mistakes give these bytes: " + ", ".join(causes)
     return None
+
+
+def chosen(decision: Decision, hits: list[sums.Guess]) -> Explanation | None:
+    """The explanation :func:`decide` chose among ``hits`` (None: none)."""
+    if decision is None:
+        return None
+    k, n, text = decision
+    if k < 0:
+        return Explanation(UNEXPLAINED, text)
+    g = hits[k]
+    if n:
+        return Explanation(g.cause, lambda: f"{g.detail} (it fits {n} wrong fields of this flow)")
+    return Explanation(g.cause, g.text)
 
 
 def _offload(buf: bytes, f: Field, r: Result, ip: IPLayer | None) -> Explanation | None:
@@ -217,7 +241,7 @@ def _causes(subject: Subject, context: Context | None, strong: list[sums.Guess],
     if len(causes) == 1 and weak and causes[0] in pinned and subject.layer == "ipv4" and context is not None \
             and subject.key is not None:
         # a header field changed by a small amount on every packet fits as well as a few carries lost on each
-        other = _by_flow(subject, context)
+        other = by_flow(subject, context)
         if other is not None and other.named and other.cause != causes[0]:
             causes.append(other.cause)
     return causes
@@ -226,15 +250,21 @@ def _causes(subject: Subject, context: Context | None, strong: list[sums.Guess],
 def unnamed(subject: Subject, hits: list[sums.Guess], context: Context | None) -> Explanation:
     """No hypothesis named alone (nor a program mistake): the flow, else unexplained."""
     if context is not None and subject.key is not None:
-        found = _by_flow(subject, context)
+        found = by_flow(subject, context)
         if found is not None:
             return found
-    stored, computed = subject.stored, subject.computed
+    return nothing_named(subject.stored, subject.computed, hits)
+
+
+def nothing_named(stored: int, computed: int, hits: list[sums.Guess]) -> Explanation:
+    """Unexplained: no hypothesis of ``hits`` names ``stored`` alone (``computed``: the right checksum), nor does
+    the flow say."""
     if hits:
         names = ", ".join(dict.fromkeys(g.cause for g in hits))
-        return Explanation(UNEXPLAINED, f"{names} would store {stored:#06x}, but so does one bit flipped (the checksum "
-                           f"is {computed:#06x}): not named from one packet, nor fitting another of its flow")
-    return Explanation(UNEXPLAINED, f"no simulated mistake gives {stored:#06x} (the checksum is {computed:#06x})")
+        return Explanation(UNEXPLAINED, lambda: f"{names} would store {stored:#06x}, but so does one bit flipped (the "
+                           f"checksum is {computed:#06x}): not named from one packet, nor fitting another of its flow")
+    return Explanation(UNEXPLAINED, lambda: f"no simulated mistake gives {stored:#06x} (the checksum is "
+                       f"{computed:#06x})")
 
 
 def _before(before: object, link: Link) -> tuple[bytes, Stack] | None:
@@ -283,7 +313,7 @@ def _signed(n: int) -> int:
     return n if n <= 0x7FFF else n - 0xFFFF
 
 
-def _by_flow(subject: Subject, context: Context) -> Explanation | None:
+def by_flow(subject: Subject, context: Context) -> Explanation | None:
     """A residual the flow's other wrong fields share (a rewrite), or that none does (corruption)."""
     assert subject.key is not None
     counts = context.residuals.get(subject.key)

@@ -13,6 +13,7 @@ l4-not-patched: ...").
 
 from __future__ import annotations
 
+import gc
 import json
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -150,13 +151,17 @@ class Collector:
                 continue
             ks = np.asarray(ours, dtype=np.int64) - c.first
             links, origlens, caplens = c.links[ks].tolist(), c.origlens[ks].tolist(), c.caplens[ks].tolist()
-            for index, k, link, origlen in zip(ours, ks.tolist(), links, origlens):
-                self.fields += mine[index]
-                self.last = max(self.last, index)
-                self.packets[index] = (bytes(c.capture.packet(k)), link, origlen)
-                if c.checked is not None:
+            view, packets = memoryview(c.capture.data), self.packets
+            for index, start, n, link, origlen in zip(ours, c.capture.offsets[ks].tolist(), caplens, links, origlens):
+                packets[index] = (bytes(view[start:start + n]), link, origlen)  # Capture.packet's bytes
+            self.fields += sum(map(mine.__getitem__, ours))
+            self.last = max(self.last, ours[-1])
+            if c.checked is not None:
+                for index, k in zip(ours, ks.tolist()):
                     self.after[index] = bytes(c.checked.packet(k))
-                self.near.pop(index, None)
+            if self.near:
+                for index in ours:
+                    self.near.pop(index, None)
             inside = self._inside(c, ks)
             for index, k, caplen, row in zip(ours, ks.tolist(), caplens, inside):
                 if row is None:
@@ -209,7 +214,22 @@ class _Chunk:
 def explain_capture(collected: Collector, report: Report, *, limit: int = LIMIT,
                     hosts: Hosts | None = None) -> Explained:
     """Explain the wrong fields ``report`` found in a capture whose packets ``collected`` copied as it was checked;
-    ``hosts``: its per-host counts, given the causes of each host's bad fields (:attr:`Hosts.causes`)."""
+    ``hosts``: its per-host counts, given the causes of each host's bad fields (:attr:`Hosts.causes`).
+
+    The collector's last chunks are let go (a mapped file's views: it is unmapped then). The cyclic garbage
+    collector is paused meanwhile (as it was before, after): the explanations make several objects per field and
+    no reference cycle, and each collection it would start walks every object of the process."""
+    collected.seen, collected.later = [], []  # the check is done: its chunks (views of a mapped file) are let go
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _explain_capture(collected, report, limit, hosts)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _explain_capture(collected: Collector, report: Report, limit: int, hosts: Hosts | None) -> Explained:
     wanted, skipped = _wrong(report, limit)
     packets, near = collected.packets, collected.near
     context = Context()
@@ -225,20 +245,42 @@ def explain_capture(collected: Collector, report: Report, *, limit: int = LIMIT,
         if w is None:
             context.add(data, link, frame(index))
         else:
-            fast.record(w, context)
             by_c[index] = w
+    fast.record_all(list(by_c.values()), context)
     out = Explained(skipped=skipped)
     flows: dict[FlowKey, Flow | None | Literal[False]] = {}  # the flow of each flow key the fast path gave
+    memo = fast.Memo()  # fast.explain's decisions, found once (the context is complete)
+    pairs = bool(context.segments)  # a right packet's segment to pair with (else fast.paired is False)
+    groups = out.flows
+    fields, causes = out.fields, out.causes
     for index, results in sorted(wanted.items()):
+        w = by_c.get(index)
+        if w is not None and not (pairs and fast.paired(w, context)):  # its one field, on the fast path
+            r = results[0]
+            flow = flows.get(w.key, False)
+            if flow is False:
+                flow = flows[w.key] = _keyed_flow(context, w.data, r, True)
+            if flow is not False:  # else (no flow key: cannot be) flow_of's, below
+                e = fast.explain(w, r, context, memo)
+                fields[(index, w.at)] = e
+                causes[e.cause] += 1
+                group = groups.get((flow, r.layer, e.cause))
+                if group is None:
+                    groups[(flow, r.layer, e.cause)] = [1, index, e]
+                else:
+                    group[0] += 1
+                if hosts is not None and r.status is Status.BAD and flow is not None and e.named:
+                    hosts.causes.setdefault(flow.src, {}).setdefault(e.cause, 0)
+                    hosts.causes[flow.src][e.cause] += 1
+                continue
         if index not in packets:
             continue
         data, link, origlen = packets[index]
         rows: list[Sender] | None = None
         read = _as_read(data, link, context) if index in collected.after else None
-        w = by_c.get(index)
         for r in results:
-            if w is not None and not fast.paired(w, context):
-                e = fast.explain(w, r, context)
+            if w is not None and not (pairs and fast.paired(w, context)):
+                e = fast.explain(w, r, context, memo)
             elif read is None:
                 e = explain_result(data, r, link=link, context=context)
             else:
@@ -255,8 +297,11 @@ def explain_capture(collected: Collector, report: Report, *, limit: int = LIMIT,
                     walked = context.walked.get(data)
                     rows = senders(walked[0], data) if walked is not None else senders_of(data, link, origlen)
                 flow = flow_of(r, rows)
-            group = out.flows.setdefault((flow, r.layer, e.cause), [0, index, e])
-            group[0] += 1
+            group = groups.get((flow, r.layer, e.cause))
+            if group is None:
+                groups[(flow, r.layer, e.cause)] = [1, index, e]
+            else:
+                group[0] += 1
             if hosts is not None and r.status is Status.BAD and flow is not None and e.named:
                 hosts.causes.setdefault(flow.src, {}).setdefault(e.cause, 0)
                 hosts.causes[flow.src][e.cause] += 1

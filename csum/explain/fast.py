@@ -14,16 +14,19 @@ Python path. tests/explain/test_fast.py checks that both paths give the same fac
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Sequence
+from operator import itemgetter
 from typing import NamedTuple
 
 from .. import engine
 from ..layers import Result
-from . import Explanation, Subject, choose, quick, sums, unnamed
+from . import Decision, Explanation, Subject, by_flow, choose, chosen, decide, nothing_named, quick, sums, unnamed
 from .flow import Context, FlowKey
-from .hypotheses import segment_of
+from .hypotheses import one_bit, segment_of
 from .sums import Guess
 
-__all__ = ["Wrong", "explain", "paired", "record", "wrong"]
+__all__ = ["Memo", "Wrong", "explain", "paired", "record", "record_all", "wrong"]
 
 
 class Wrong(NamedTuple):
@@ -66,12 +69,46 @@ def paired(w: Wrong, context: Context) -> bool:
     return bool(context.segments) and segment_of(w.data, w.start, w.at, w.end) in context.segments
 
 
-def explain(w: Wrong, r: Result, context: Context) -> Explanation:
-    """Why field ``r`` (``w``, recorded in ``context``) is wrong, as :func:`csum.explain.explain_result` says."""
+class Memo:
+    """What :func:`explain` found once for a capture's fields, all recorded (the context no longer changes): the
+    choice among the hits, by flow key, whether the residual is one bit's, and the hits' causes and sureness
+    (:func:`csum.explain.decide` depends on nothing else for a field of this path: a TCP or UDP checksum, its IP
+    header right); and what the flow says of a residual no hit names, by flow key and residual."""
+
+    __slots__ = ("decisions", "flows")
+
+    def __init__(self) -> None:
+        self.decisions: dict[tuple[FlowKey, bool, tuple[tuple[str, bool], ...]], Decision] = {}
+        self.flows: dict[tuple[FlowKey, int], Explanation | None] = {}
+
+
+def explain(w: Wrong, r: Result, context: Context, memo: Memo | None = None) -> Explanation:
+    """Why field ``r`` (``w``, recorded in ``context``) is wrong, as :func:`csum.explain.explain_result` says;
+    ``memo``: the decisions kept across a capture's fields (:class:`Memo`), each field's explanation then made from
+    its own hits and values."""
     assert r.stored is not None and r.computed is not None
-    subject = Subject(r.layer, r.stored, r.computed, w.res, w.key, True, _right, None)
-    found = choose(subject, w.hits, context)
-    return unnamed(subject, w.hits, context) if found is None else found
+    hits = w.hits
+    if memo is None:
+        subject = _subject(w, r)
+        found = choose(subject, hits, context)
+        return unnamed(subject, hits, context) if found is None else found
+    if hits:
+        sig = (w.key, one_bit(w.res), tuple([(g.cause, g.sure) for g in hits]))
+        decisions = memo.decisions
+        decision = decisions[sig] if sig in decisions else decisions.setdefault(sig, decide(_subject(w, r), hits,
+                                                                                             context))
+        found = chosen(decision, hits)
+        if found is not None:
+            return found
+    flows, place = memo.flows, (w.key, w.res)
+    said = flows[place] if place in flows else flows.setdefault(place, by_flow(_subject(w, r), context))
+    return nothing_named(r.stored, r.computed, hits) if said is None else said
+
+
+def _subject(w: Wrong, r: Result) -> Subject:
+    """Field ``r`` (``w``) as :func:`csum.explain.choose` sees it."""
+    assert r.stored is not None and r.computed is not None
+    return Subject(r.layer, r.stored, r.computed, w.res, w.key, True, _right, None)
 
 
 def _right() -> bool:
@@ -83,3 +120,26 @@ def _right() -> bool:
 def record(w: Wrong, context: Context) -> None:
     """Record field ``w`` in ``context`` as :meth:`~csum.explain.flow.Context.add` does for its packet."""
     context.record(w.data, w.at, w.key, w.res, w.hits)
+
+
+_PLACE, _KEY_RES = itemgetter(0, 1), itemgetter(4, 5)
+
+
+def record_all(ws: Sequence[Wrong], context: Context) -> None:
+    """:func:`record` of every field of ``ws``, counted at once (the same counts: their order does not matter)."""
+    context.pins.clear()
+    context.keys.update(zip(map(_PLACE, ws), map(itemgetter(4), ws)))
+    residuals = context.residuals
+    for (key, res), n in Counter(map(_KEY_RES, ws)).items():
+        counts = residuals.get(key)
+        if counts is None:
+            counts = residuals[key] = Counter()
+        counts[res] = counts.get(res, 0) + n
+    every = context.fits
+    for w in ws:
+        if w.hits:
+            fits = every.get(w.key)
+            if fits is None:
+                fits = every[w.key] = Counter()
+            for cause in {g.cause for g in w.hits}:
+                fits[cause] = fits.get(cause, 0) + 1

@@ -226,3 +226,30 @@ def test_rewrite_explain_a_field_the_rewrite_made_wrong():
     e = explain_capture(collected, report).fields[(0, wrong[0].field)]
     assert e.cause == "ttl-not-updated"
     assert e.detail.startswith("right as read, wrong after the rewrite: ")
+
+
+@pytest.mark.parametrize("split", [[], ["--chunk-bytes", "300"]])
+def test_a_mapped_file_is_explained_as_a_read_one(capture, capsys, monkeypatch, tmp_path, split):
+    """A regular file checked in one process (--jobs 1) is mapped with --explain too (its packets copied from the
+    map as each chunk is checked); expected: the same JSON (every row's cause and detail, the summary) as the same capture read from a
+    stream, gzip-compressed (the reading path, csum.capture.source)."""
+    import gzip
+
+    from csum.capture import pcap
+
+    path, _ = capture
+    packed = tmp_path / "mixed.pcap.gz"
+    packed.write_bytes(gzip.compress(path.read_bytes()))
+    assert main(["verify", str(packed), "--explain", "--json", "--jobs", "1", *split]) == 1
+    read = json.loads(capsys.readouterr().out)
+
+    def refuse(_self):
+        raise AssertionError("a regular file was read, not mapped")
+
+    monkeypatch.setattr(pcap.Reader, "__iter__", refuse)
+    assert main(["verify", str(path), "--explain", "--json", "--jobs", "1", *split]) == 1
+    mapped = json.loads(capsys.readouterr().out)
+    for doc in (read, mapped):
+        doc.pop("file", None)
+        doc.pop("compression", None)
+    assert mapped["explain"] == read["explain"] and mapped["bad"] == read["bad"]

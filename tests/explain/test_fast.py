@@ -36,9 +36,11 @@ def _wrong_fields(frame: bytes) -> list[Result]:
 
 
 def _compare(frames: list[bytes]) -> int:
-    """Explain ``frames`` as one capture both ways; how many fields the fast path explained."""
+    """Explain ``frames`` as one capture both ways; how many fields the fast path explained. The fast path's fields
+    are recorded one at a time (``mixed``) and all at once (``bulk``, as ``verify --explain`` does), and explained
+    each alone and with the decisions kept across the capture's fields (``memo``, as ``verify --explain`` does)."""
     with engine.use("c"):
-        python, mixed = Context(), Context()
+        python, mixed, bulk = Context(), Context(), Context()
         by_c: dict[int, fast.Wrong] = {}
         for k, frame in enumerate(frames):
             python.add(frame, 1, k + 1)
@@ -46,24 +48,29 @@ def _compare(frames: list[bytes]) -> int:
             w = fast.wrong(frame, 1, wrong[0]) if len(wrong) == 1 else None
             if w is None:
                 mixed.add(frame, 1, k + 1)
+                bulk.add(frame, 1, k + 1)
             else:
                 _same_facts(frame, wrong[0], w)
                 fast.record(w, mixed)
                 by_c[k] = w
-        assert mixed.keys == python.keys
-        assert mixed.residuals == python.residuals
-        assert mixed.fits == python.fits
+        fast.record_all(list(by_c.values()), bulk)
+        for context in (mixed, bulk):
+            assert context.keys == python.keys
+            assert context.residuals == python.residuals
+            assert context.fits == python.fits
         explained = 0
+        memo = fast.Memo()
         for k, frame in enumerate(frames):
             for r in _wrong_fields(frame):
                 want = explain_result(frame, r, link=1, context=python)
                 w = by_c.get(k)
                 if w is not None and not fast.paired(w, mixed):
-                    got = fast.explain(w, r, mixed)
+                    got = [fast.explain(w, r, mixed), fast.explain(w, r, bulk, memo)]
                     explained += 1
                 else:
-                    got = explain_result(frame, r, link=1, context=mixed)
-                assert (got.cause, got.detail) == (want.cause, want.detail), (k, r)
+                    got = [explain_result(frame, r, link=1, context=mixed)]
+                for e in got:
+                    assert (e.cause, e.detail) == (want.cause, want.detail), (k, r)
     return explained
 
 
