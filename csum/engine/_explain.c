@@ -156,34 +156,35 @@ static int padding(hits_t *h, int udp, const uint8_t *pad, uint64_t npad, uint64
     return 0;
 }
 
-/* The pseudo-header's bytes (sums.py _pseudo) into p; its size. */
+/* The pseudo-header's bytes (sums.py _pseudo) into p; its size. IPv4's (RFC 793): the addresses, a zero byte, the
+ * protocol and a 16-bit length (sums.py writes a longer one in 32 bits); IPv6's (RFC 8200 section 8.1): the
+ * addresses, a 32-bit length, three zero bytes and the next header. */
 static Py_ssize_t pseudo_bytes(uint8_t *p, const uint8_t *src, const uint8_t *dst, Py_ssize_t size, int64_t length,
                                unsigned proto)
 {
     memcpy(p, src, (size_t)size);
     memcpy(p + size, dst, (size_t)size);
     uint8_t *q = p + 2 * size;
-    if (size == 4) {
-        q[0] = 0;
-        q[1] = (uint8_t)proto;
-        if (length <= (int64_t)M16) {
-            q[2] = (uint8_t)(length >> 8);
-            q[3] = (uint8_t)length;
-            return 12;
+    if (size == CT_IPHDR_ADDR_SIZE) {
+        *q++ = 0;
+        *q++ = (uint8_t)proto;
+        if (length > (int64_t)M16) {
+            *q++ = (uint8_t)(length >> 24);
+            *q++ = (uint8_t)(length >> 16);
         }
-        q[2] = (uint8_t)(length >> 24);
-        q[3] = (uint8_t)(length >> 16);
-        q[4] = (uint8_t)(length >> 8);
-        q[5] = (uint8_t)length;
-        return 14;
+        *q++ = (uint8_t)(length >> 8);
+        *q++ = (uint8_t)length;
+        return q - p;
     }
-    q[0] = (uint8_t)(length >> 24);
-    q[1] = (uint8_t)(length >> 16);
-    q[2] = (uint8_t)(length >> 8);
-    q[3] = (uint8_t)length;
-    q[4] = q[5] = q[6] = 0;
-    q[7] = (uint8_t)proto;
-    return 40;
+    *q++ = (uint8_t)(length >> 24);
+    *q++ = (uint8_t)(length >> 16);
+    *q++ = (uint8_t)(length >> 8);
+    *q++ = (uint8_t)length;
+    *q++ = 0;
+    *q++ = 0;
+    *q++ = 0;
+    *q++ = (uint8_t)proto;
+    return q - p;
 }
 
 enum { A_BUF, A_START, A_END, A_AT, A_SRC, A_DST, A_SIZE, A_LENGTH, A_PROTO, A_STORED, A_COMPUTED, A_FLAGS,

@@ -408,7 +408,7 @@ static int tcp_l4(const uint8_t *b, Py_ssize_t at, Py_ssize_t len, l4_t *l)
 {
     if (len < CT_TCP_MIN || len <= CT_TCP_DOFF_AT || (b[at + CT_TCP_DOFF_AT] >> 4) * CT_TCP_DOFF_UNIT < CT_TCP_MIN ||
         (b[at + CT_TCP_DOFF_AT] >> 4) * CT_TCP_DOFF_UNIT > len || CT_TCP_EMBEDDED(be16(b + at)) ||
-        CT_TCP_EMBEDDED(be16(b + at + 2)))
+        CT_TCP_EMBEDDED(be16(b + at + CT_TUNNEL_DEMUX_AT)))
         return 0;
     *l = (l4_t){C_TCP, T_TCP, CT_TCP_PSEUDO, CT_TCP_OFFLOAD, NOT_UDP, 0, CT_TCP_FIELD, 0, 0};
     return 1;

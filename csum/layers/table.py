@@ -235,7 +235,8 @@ VXLAN_HLEN = 8
 #: protocol type (an EtherType) at 2.
 GENEVE_HLEN, GENEVE_OPT_LEN, GENEVE_UNIT, GENEVE_PROTOCOL = 8, 0x3F, 4, 2
 #: What says what is inside, at these offsets of the transport header: the ICMP/ICMPv6 type (an error quotes a
-#: datagram), and a UDP tunnel's destination port or GRE's protocol type (RFC 792, RFC 4443, RFC 768, RFC 2784 2).
+#: datagram), and a UDP tunnel's or TCP's destination port (OpenFlow's) or GRE's protocol type (RFC 792, RFC 4443,
+#: RFC 768, RFC 793, RFC 2784 2).
 ICMP_TYPE_AT, TUNNEL_DEMUX_AT = 0, 2
 
 #: Encapsulations walked into (each IP-in-something, tunnel or quote counts one): deeper is not walked.
