@@ -264,14 +264,7 @@ def _explain_capture(collected: Collector, report: Report, limit: int, hosts: Ho
                 e = fast.explain(w, r, context, memo)
                 fields[(index, w.at)] = e
                 causes[e.cause] += 1
-                group = groups.get((flow, r.layer, e.cause))
-                if group is None:
-                    groups[(flow, r.layer, e.cause)] = [1, index, e]
-                else:
-                    group[0] += 1
-                if hosts is not None and r.status is Status.BAD and flow is not None and e.named:
-                    hosts.causes.setdefault(flow.src, {}).setdefault(e.cause, 0)
-                    hosts.causes[flow.src][e.cause] += 1
+                _grouped(groups, hosts, flow, r, e, index)
                 continue
         if index not in packets:
             continue
@@ -297,15 +290,22 @@ def _explain_capture(collected: Collector, report: Report, limit: int, hosts: Ho
                     walked = context.walked.get(data)
                     rows = senders(walked[0], data) if walked is not None else senders_of(data, link, origlen)
                 flow = flow_of(r, rows)
-            group = groups.get((flow, r.layer, e.cause))
-            if group is None:
-                groups[(flow, r.layer, e.cause)] = [1, index, e]
-            else:
-                group[0] += 1
-            if hosts is not None and r.status is Status.BAD and flow is not None and e.named:
-                hosts.causes.setdefault(flow.src, {}).setdefault(e.cause, 0)
-                hosts.causes[flow.src][e.cause] += 1
+            _grouped(groups, hosts, flow, r, e, index)
     return out
+
+
+def _grouped(groups: dict[tuple[Flow | None, str, str], list], hosts: Hosts | None, flow: Flow | None, r: Result,
+             e: Explanation, index: int) -> None:
+    """Field ``r`` of packet ``index``, explained as ``e``, counted in its group (:attr:`Explained.flows`) and, when it
+    is bad and ``e`` names a cause, under its flow's source host (:attr:`Hosts.causes`)."""
+    group = groups.get((flow, r.layer, e.cause))
+    if group is None:
+        groups[(flow, r.layer, e.cause)] = [1, index, e]
+    else:
+        group[0] += 1
+    if hosts is not None and r.status is Status.BAD and flow is not None and e.named:
+        hosts.causes.setdefault(flow.src, {}).setdefault(e.cause, 0)
+        hosts.causes[flow.src][e.cause] += 1
 
 
 def _keyed_flow(context: Context, data: bytes, r: Result, c_walked: bool) -> Flow | None | Literal[False]:
