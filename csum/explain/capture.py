@@ -93,7 +93,8 @@ def _flow_text(flow: Flow | None) -> str:
 
 
 def _wrong(report: Report, limit: int) -> tuple[dict[int, list[Result]], int]:
-    """Packet index -> its bad and offload Results (the first ``limit`` fields), and how many fields are left."""
+    """Packet index -> its bad and offload Results (the first ``limit`` fields; the packets in their order), and how
+    many fields are left."""
     items = sorted(report.bad + report.offload, key=lambda item: item[0])
     wanted: dict[int, list[Result]] = {}
     for index, r in items[:limit]:
@@ -254,7 +255,7 @@ def _explain_capture(collected: Collector, report: Report, limit: int, hosts: Ho
     pairs = bool(context.segments)  # a right packet's segment to pair with (else fast.paired is False)
     groups = out.flows
     fields, causes, c_explain = out.fields, out.causes, fast.explain
-    for index, results in sorted(wanted.items()):
+    for index, results in wanted.items():  # in packet order (_wrong's)
         w = by_c.get(index)
         if w is not None and not (pairs and fast.paired(w, context)):  # its one field, on the fast path
             r = results[0]
