@@ -63,7 +63,7 @@ def wrong(data: bytes, link: int, r: Result) -> Wrong | None:
         hits = quick.named(found, lengths, length)
     else:
         hits = []
-    # tuple.__new__: the NamedTuple's own __new__ is Python, a field's worth of the time this path takes
+    # tuple.__new__: Wrong(...) without its NamedTuple __new__ (Python code run for every field)
     return _new(Wrong, (data, at, start, end, (version, src, dst, proto, sport, dport, layer, 0), res, hits))
 
 
