@@ -190,8 +190,9 @@ def choose(subject: Subject, hits: list[sums.Guess], context: Context | None) ->
 
 def decide(subject: Subject, hits: list[sums.Guess], context: Context | None) -> Decision:
     """:func:`choose`'s decision, before any text is made: it depends on the hits' causes and sureness (not their
-    values), on the flow's pins, on whether the residual is one bit's, and, for an IPv4 header's checksum only, on
-    what the flow says of the residual itself."""
+    values), on the flow's pins, on whether the residual is one bit's, and on what the flow says of the residual
+    itself: for an IPv4 header's checksum, and where another wrong field of the flow has the same residual (a
+    rewrite the flow names contests a cause that fits this field alone)."""
     if not hits:
         return None
     pinned = _pinned(subject, context)
@@ -201,7 +202,11 @@ def decide(subject: Subject, hits: list[sums.Guess], context: Context | None) ->
     if len(causes) == 1:
         k = next(k for k in strong if hits[k].cause == causes[0])
         n = pinned.get(causes[0], 0)
-        return k, n if weak else 0, ""
+        rewrite = by_flow(subject, context) if not n and context is not None and shared(subject, context) else None
+        if rewrite is not None and rewrite.named and rewrite.cause != causes[0]:
+            causes.append(rewrite.cause)
+        else:
+            return k, n if weak else 0, ""
     if len(causes) > 1:
         return -1, 0, "several simulated mistakes give these bytes: " + ", ".join(causes)
     return None
@@ -245,6 +250,14 @@ def _causes(subject: Subject, context: Context | None, strong: list[sums.Guess],
         if other is not None and other.named and other.cause != causes[0]:
             causes.append(other.cause)
     return causes
+
+
+def shared(subject: Subject, context: Context | None) -> bool:
+    """Whether another wrong field of the subject's flow has its residual (the flow may then name a rewrite)."""
+    if context is None or subject.key is None:
+        return False
+    counts = context.residuals.get(subject.key)
+    return counts is not None and counts.get(subject.res, 0) >= 2
 
 
 def unnamed(subject: Subject, hits: list[sums.Guess], context: Context | None) -> Explanation:

@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 
 from .. import engine
 from ..layers import Result
-from . import Decision, Explanation, Subject, by_flow, choose, chosen, decide, nothing_named, quick, sums, unnamed
+from . import Decision, Explanation, Subject, by_flow, choose, chosen, decide, nothing_named, quick, shared, sums, unnamed
 from .flow import Context, FlowKey
 from .hypotheses import one_bit, segment_of
 from .sums import Guess
@@ -78,14 +78,15 @@ def paired(w: Wrong, context: Context) -> bool:
 
 class Memo:
     """What :func:`explain` found once for a capture's fields, all recorded (the context no longer changes): the
-    choice among the hits, by flow key, whether the residual is one bit's, and the hits' causes and sureness
-    (:func:`csum.explain.decide` depends on nothing else for a field of this path: a TCP or UDP checksum, its IP
-    header right); and what the flow says of a residual no hit names, by flow key and residual."""
+    choice among the hits, by flow key, whether the residual is one bit's, the hits' causes and sureness, and the
+    residual where another wrong field of the flow shares it (:func:`csum.explain.decide` depends on nothing else for
+    a field of this path: a TCP or UDP checksum, its IP header right); and what the flow says of a residual no hit
+    names, by flow key and residual."""
 
     __slots__ = ("decisions", "flows")
 
     def __init__(self) -> None:
-        self.decisions: dict[tuple[FlowKey, bool, tuple[tuple[str, bool], ...]], Decision] = {}
+        self.decisions: dict[tuple[FlowKey, bool, tuple[tuple[str, bool], ...], int | None], Decision] = {}
         self.flows: dict[tuple[FlowKey, int], Explanation | None] = {}
 
 
@@ -100,10 +101,12 @@ def explain(w: Wrong, r: Result, context: Context, memo: Memo | None = None) -> 
         found = choose(subject, hits, context)
         return unnamed(subject, hits, context) if found is None else found
     if hits:
-        sig = (w.key, one_bit(w.res), tuple(map(_CAUSE_SURE, hits)))
+        subject = _subject(w, r)
+        # a residual another wrong field of the flow shares: the decision may depend on it (decide, shared)
+        sig = (w.key, one_bit(w.res), tuple(map(_CAUSE_SURE, hits)), w.res if shared(subject, context) else None)
         decision = memo.decisions.get(sig, _UNSEEN)  # one lookup: a decision may be None
         if decision is _UNSEEN:
-            decision = memo.decisions[sig] = decide(_subject(w, r), hits, context)
+            decision = memo.decisions[sig] = decide(subject, hits, context)
         found = chosen(decision, hits)
         if found is not None:
             return found

@@ -12,7 +12,7 @@ import os
 import random
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from mistaken import MAKERS, WEAK_ALONE, Case, case, flip_bits, right_packet
 
@@ -115,6 +115,9 @@ def test_bit_flips_rarely_named() -> None:
 
 @settings(max_examples=300, deadline=None)
 @given(st.sampled_from(sorted(MAKERS)), st.integers(0, 2**32 - 1))
+# found by Hypothesis (2026-12-05): a NAT flow's field whose stored bytes also equal one length-wrong hypothesis by
+# chance; the flow's shared residual contests it (several mistakes give these bytes), never length-wrong alone
+@example("l4-not-patched-flow", 478)
 def test_never_a_wrong_cause(name: str, seed: int) -> None:
     """Any generator, any seed: the cause named is the injected one or none (expected: tests/mistaken.py's)."""
     c = case(name, random.Random(seed))
