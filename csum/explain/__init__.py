@@ -202,7 +202,8 @@ def decide(subject: Subject, hits: list[sums.Guess], context: Context | None) ->
     if len(causes) == 1:
         k = next(k for k in strong if hits[k].cause == causes[0])
         n = pinned.get(causes[0], 0)
-        rewrite = by_flow(subject, context) if not n and context is not None and shared(subject, context) else None
+        rewrite = by_flow(subject, context) if not n and context is not None and shared(context, subject.key,
+                                                                                          subject.res) else None
         if rewrite is not None and rewrite.named and rewrite.cause != causes[0]:
             causes.append(rewrite.cause)
         else:
@@ -252,12 +253,10 @@ def _causes(subject: Subject, context: Context | None, strong: list[sums.Guess],
     return causes
 
 
-def shared(subject: Subject, context: Context | None) -> bool:
-    """Whether another wrong field of the subject's flow has its residual (the flow may then name a rewrite)."""
-    if context is None or subject.key is None:
-        return False
-    counts = context.residuals.get(subject.key)
-    return counts is not None and counts.get(subject.res, 0) >= 2
+def shared(context: Context, key: FlowKey | None, res: int) -> bool:
+    """Whether another wrong field of flow ``key`` has the residual ``res`` (the flow may then name a rewrite)."""
+    counts = None if key is None else context.residuals.get(key)
+    return counts is not None and counts.get(res, 0) >= 2
 
 
 def unnamed(subject: Subject, hits: list[sums.Guess], context: Context | None) -> Explanation:

@@ -101,12 +101,11 @@ def explain(w: Wrong, r: Result, context: Context, memo: Memo | None = None) -> 
         found = choose(subject, hits, context)
         return unnamed(subject, hits, context) if found is None else found
     if hits:
-        subject = _subject(w, r)
         # a residual another wrong field of the flow shares: the decision may depend on it (decide, shared)
-        sig = (w.key, one_bit(w.res), tuple(map(_CAUSE_SURE, hits)), w.res if shared(subject, context) else None)
+        sig = (w.key, one_bit(w.res), tuple(map(_CAUSE_SURE, hits)), w.res if shared(context, w.key, w.res) else None)
         decision = memo.decisions.get(sig, _UNSEEN)  # one lookup: a decision may be None
         if decision is _UNSEEN:
-            decision = memo.decisions[sig] = decide(subject, hits, context)
+            decision = memo.decisions[sig] = decide(_subject(w, r), hits, context)
         found = chosen(decision, hits)
         if found is not None:
             return found
