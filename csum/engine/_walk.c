@@ -137,11 +137,20 @@ static int judge(walk_t *w, int code, int depth, Py_ssize_t header, Py_ssize_t f
     if (!w->judge)
         return found(w, code, depth, header, field, end, path);
     const uint8_t *b = w->b;
+    unsigned stored = be16(b + field), computed;
+    int pass, reason, absent = 0;
+    /* The common case first: a stored value other than 0 and 0xffff that passes is the computed one (the rest's
+     * canonical sum r is 0xffff - stored, the only value in 1..0xfffe congruent to it), an OK. */
+    if (stored != 0 && stored != M16 && csum_ones16_with(b + header, (uint64_t)(end - header), ps) == M16) {
+        computed = stored, pass = 1, reason = RS_OK;
+        goto record;
+    }
     uint64_t rest = csum_ones16_without(b + header, (uint64_t)(end - header), (uint64_t)(field - header));
-    unsigned stored = be16(b + field), r = (unsigned)csum_reduce(rest + ps, 16), computed = r ^ M16;
+    unsigned r = (unsigned)csum_reduce(rest + ps, 16);
+    computed = r ^ M16;
     if (udp && computed == 0)
         computed = CSUM_MANGLED_0;
-    int pass = csum_fold_to((uint64_t)r + stored, 16) == M16, reason, absent = 0;  /* two 16-bit values: two folds */
+    pass = csum_fold_to((uint64_t)r + stored, 16) == M16;  /* two 16-bit values: two folds */
     if (udp && stored == 0) {
         reason = udp == UDP4 ? RS_UDP_NO_CHECKSUM : udp == UDP6_TUNNEL ? RS_UDP6_ZERO_TUNNEL : RS_UDP6_ZERO;
         pass = absent = reason != RS_UDP6_ZERO;
@@ -157,6 +166,7 @@ static int judge(walk_t *w, int code, int depth, Py_ssize_t header, Py_ssize_t f
             return 0;
         w->bad = 1;
     }
+record:;
     rec_t *rec = w->recs + w->n;
     rec->code = code;
     rec->depth = depth;
