@@ -129,7 +129,7 @@ static int found(walk_t *w, int code, int depth, Py_ssize_t header, Py_ssize_t f
  * pseudo-header's sum (0: none), `ps0` the same with length 0 (transmit offload's other form); `udp`: how a stored
  * 0 is read, and a computed 0 is sent as 0xffff. A failing field ends the walk unless w->report. Returns 0 to hand
  * the packet to the Python walker. */
-static int judge(walk_t *w, int code, int depth, Py_ssize_t header, Py_ssize_t field, Py_ssize_t end, uint64_t ps,
+static inline __attribute__((always_inline)) int judge(walk_t *w, int code, int depth, Py_ssize_t header, Py_ssize_t field, Py_ssize_t end, uint64_t ps,
                  uint64_t ps0, int offload, int udp, uint64_t path)
 {
     if (w->n >= w->slots)
