@@ -93,7 +93,8 @@ def _flow_text(flow: Flow | None) -> str:
 
 
 def _wrong(report: Report, limit: int) -> tuple[dict[int, list[Result]], int]:
-    """Packet index -> its bad and offload Results (the first ``limit`` fields), and how many fields are left."""
+    """Packet index -> its bad and offload Results (the first ``limit`` fields; the packets in their order), and how
+    many fields are left."""
     items = sorted(report.bad + report.offload, key=lambda item: item[0])
     wanted: dict[int, list[Result]] = {}
     for index, r in items[:limit]:
@@ -237,11 +238,12 @@ def _explain_capture(collected: Collector, report: Report, limit: int, hosts: Ho
         if index not in wanted:
             context.add(data, link, frame(index))
     by_c: dict[int, fast.Wrong] = {}  # the packets the C walker's stack explains (csum.explain.fast)
+    c_wrong, after = fast.wrong, collected.after
     for index, (data, link, _) in packets.items():
         results = wanted.get(index)
         if results is None:
             continue
-        w = fast.wrong(data, link, results[0]) if len(results) == 1 and index not in collected.after else None
+        w = c_wrong(data, link, results[0]) if len(results) == 1 and index not in after else None
         if w is None:
             context.add(data, link, frame(index))
         else:
@@ -252,8 +254,8 @@ def _explain_capture(collected: Collector, report: Report, limit: int, hosts: Ho
     memo = fast.Memo()  # fast.explain's decisions, found once (the context is complete)
     pairs = bool(context.segments)  # a right packet's segment to pair with (else fast.paired is False)
     groups = out.flows
-    fields, causes = out.fields, out.causes
-    for index, results in sorted(wanted.items()):
+    fields, causes, c_explain = out.fields, out.causes, fast.explain
+    for index, results in wanted.items():  # in packet order (_wrong's)
         w = by_c.get(index)
         if w is not None and not (pairs and fast.paired(w, context)):  # its one field, on the fast path
             r = results[0]
@@ -261,7 +263,7 @@ def _explain_capture(collected: Collector, report: Report, limit: int, hosts: Ho
             if flow is False:
                 flow = flows[w.key] = _keyed_flow(context, w.data, r, True)
             if flow is not False:  # else (no flow key: cannot be) flow_of's, below
-                e = fast.explain(w, r, context, memo)
+                e = c_explain(w, r, context, memo)
                 fields[(index, w.at)] = e
                 causes[e.cause] += 1
                 _grouped(groups, hosts, flow, r, e, index)

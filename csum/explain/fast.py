@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from operator import itemgetter
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from .. import engine
 from ..layers import Result
@@ -53,14 +53,21 @@ def wrong(data: bytes, link: int, r: Result) -> Wrong | None:
     if got is None or got[0] != r.field:
         return None
     at, start, end, l3, ip_end, version, proto, src, dst, sport, dport, res, found = got
-    length = end - start
     layer = r.layer
+    if found:
+        length = end - start
 
-    def lengths(header: int) -> list[tuple[int, str]]:
-        return sums.lengths_of(layer, version, ip_end - l3, ip_end - start, length, header)
+        def lengths(header: int) -> list[tuple[int, str]]:
+            return sums.lengths_of(layer, version, ip_end - l3, ip_end - start, length, header)
 
-    return Wrong(data, at, start, end, (version, src, dst, proto, sport, dport, layer, 0), res,
-                 quick.named(found, lengths, length) if found else [])
+        hits = quick.named(found, lengths, length)
+    else:
+        hits = []
+    # tuple.__new__: Wrong(...) without its NamedTuple __new__ (Python code run for every field)
+    return _new(Wrong, (data, at, start, end, (version, src, dst, proto, sport, dport, layer, 0), res, hits))
+
+
+_new = tuple.__new__
 
 
 def paired(w: Wrong, context: Context) -> bool:
@@ -93,16 +100,21 @@ def explain(w: Wrong, r: Result, context: Context, memo: Memo | None = None) -> 
         found = choose(subject, hits, context)
         return unnamed(subject, hits, context) if found is None else found
     if hits:
-        sig = (w.key, one_bit(w.res), tuple([(g.cause, g.sure) for g in hits]))
-        decisions = memo.decisions
-        decision = decisions[sig] if sig in decisions else decisions.setdefault(sig, decide(_subject(w, r), hits,
-                                                                                             context))
+        sig = (w.key, one_bit(w.res), tuple(map(_CAUSE_SURE, hits)))
+        decision = memo.decisions.get(sig, _UNSEEN)  # one lookup: a decision may be None
+        if decision is _UNSEEN:
+            decision = memo.decisions[sig] = decide(_subject(w, r), hits, context)
         found = chosen(decision, hits)
         if found is not None:
             return found
-    flows, place = memo.flows, (w.key, w.res)
-    said = flows[place] if place in flows else flows.setdefault(place, by_flow(_subject(w, r), context))
+    place = (w.key, w.res)
+    said = memo.flows.get(place, _UNSEEN)
+    if said is _UNSEEN:
+        said = memo.flows[place] = by_flow(_subject(w, r), context)
     return nothing_named(r.stored, r.computed, hits) if said is None else said
+
+
+_UNSEEN: Any = object()  # not in a Memo yet
 
 
 def _subject(w: Wrong, r: Result) -> Subject:
@@ -122,7 +134,7 @@ def record(w: Wrong, context: Context) -> None:
     context.record(w.data, w.at, w.key, w.res, w.hits)
 
 
-_PLACE, _KEY_RES = itemgetter(0, 1), itemgetter(4, 5)
+_PLACE, _KEY_RES, _CAUSE_SURE = itemgetter(0, 1), itemgetter(4, 5), itemgetter(0, 3)
 
 
 def record_all(ws: Sequence[Wrong], context: Context) -> None:
@@ -137,9 +149,14 @@ def record_all(ws: Sequence[Wrong], context: Context) -> None:
         counts[res] = counts.get(res, 0) + n
     every = context.fits
     for w in ws:
-        if w.hits:
+        hits = w.hits
+        if hits:
             fits = every.get(w.key)
             if fits is None:
                 fits = every[w.key] = Counter()
-            for cause in {g.cause for g in w.hits}:
+            if len(hits) == 1:  # the commonest: one hypothesis fits
+                cause = hits[0].cause
+                fits[cause] = fits.get(cause, 0) + 1
+                continue
+            for cause in {g.cause for g in hits}:
                 fits[cause] = fits.get(cause, 0) + 1

@@ -153,7 +153,10 @@ TEXTS: tuple[tuple[str, str], ...] = (
 def guess(variant: int, value: int, *args: object) -> Guess:
     """Hypothesis ``variant`` (an index of :data:`TEXTS`) storing ``value``, its text naming ``args``."""
     cause, text = TEXTS[variant]
-    return Guess(cause, value, partial(text.format, *args))
+    return _new(Guess, (cause, value, partial(text.format, *args), False))  # Guess(...) without its Python __new__
+
+
+_new = tuple.__new__
 
 
 def arithmetic(f: Field, m: Message, want: int | None = None) -> Iterator[Guess]:
