@@ -182,6 +182,16 @@ static inline uint64_t csum_ones16_without(const unsigned char *p, uint64_t n, u
     return csum_reduce(csum_ones(p, at, 16, 1) + csum_ones(p + at + 2, n - at - 2, 16, 1), 16);
 }
 
+/* The canonical 16-bit sum of the big-endian words of p[0:n] (n even or not: the last byte zero-padded) and of
+ * `extra` (a pseudo-header's sum, csum_pseudo's, or 0), in one pass: a checksum's covered bytes with the field in
+ * them. It is 0xffff exactly when csum/layers/check.py's canonical(rest + pseudo, 16) and the stored field add up
+ * to 0xffff (the two are congruent mod 0xffff and the rest's sum is 0 only where this one is 0 or the field's), the
+ * walkers' test of a passing field before they take the field out (csum_ones16_without) for anything else. */
+static inline uint64_t csum_ones16_with(const unsigned char *p, uint64_t n, uint64_t extra)
+{
+    return csum_reduce(csum_add_ea64(csum_sum64(p, n, 1, CSUM_BLOCK_BYTES), extra), 16);
+}
+
 /* csum_sum64 of an address (or any span): the sizes of an IPv4 and an IPv6 address get their own straight-line
  * code (a constant size, inlined), the walkers and the rewriter sum one or two per layer. */
 static inline uint64_t csum_addr_sum64(const unsigned char *p, uint64_t size, int big)

@@ -168,6 +168,58 @@ def test_c_judges_a_rest_that_sums_to_zero(message):
     assert got is not None and [_row(r) for r in got] == _python(frame, 1)
 
 
+def _ones_sum16(data: bytes) -> int:
+    """RFC 1071's end-around sum of big-endian 16-bit words (the last byte zero-padded), written here from the RFC:
+    the test's own arithmetic, independent of csum's."""
+    data += b"\0" * (len(data) & 1)
+    s = sum(struct.unpack(f"!{len(data) // 2}H", data))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return s
+
+
+@pytest.mark.parametrize("v6", [False, True], ids=["v4", "v6"])
+@pytest.mark.parametrize("proto", ["tcp", "udp", "icmp"])
+@pytest.mark.parametrize("odd", [False, True], ids=["even", "odd"])
+@pytest.mark.parametrize("stored", [0x0000, 0x0001, 0xFFFE, 0xFFFF])
+@pytest.mark.parametrize("off", [0, 1], ids=["sums", "off-by-one"])
+def test_c_judges_stored_values_at_the_edges(v6, proto, odd, stored, off):
+    """The stored values the C walker's judge treats apart (0 and 0xffff, the others passing on one sum of the
+    covered bytes: csum/engine/_arith.h csum_ones16_with), with the covered bytes made to sum with the field to
+    0xffff (`sums`: RFC 1071's check, this test's own sum of scapy's pseudo-header and segment) or one off: the
+    Results are the Python walker's (the reference), all nine fields, for TCP, UDP and ICMP(v6) over IPv4 and IPv6,
+    even and odd lengths. A passing stored value shows the field can pass (the sum is right)."""
+    ip = IPv6(src="2001:db8::1", dst="2001:db8::2") if v6 else IP(src="192.0.2.1", dst="198.51.100.2")
+    l4 = {"tcp": TCP(sport=1234, dport=80), "udp": UDP(sport=1234, dport=5353),
+          "icmp": ICMPv6EchoRequest() if v6 else ICMP()}[proto]
+    field = {"tcp": 16, "udp": 6, "icmp": 2}[proto]
+    payload = b"\x12\x34" + b"abcdefgh"[:7 if odd else 8]  # the first two bytes: the adjusting word
+    frame = bytearray(raw(Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02") / ip / l4 / Raw(payload)))
+    l4at = 14 + (40 if v6 else 20)
+    seg = frame[l4at:]
+    seg[field:field + 2] = b"\0\0"
+    seg[len(seg) - len(payload):len(seg) - len(payload) + 2] = b"\0\0"
+    number = {"tcp": 6, "udp": 17, "icmp": 58 if v6 else 1}[proto]
+    pseudo = b""
+    if v6:
+        pseudo = frame[22:54] + struct.pack("!IxxxB", len(seg), number)
+    elif proto != "icmp":
+        pseudo = frame[26:34] + struct.pack("!xBH", number, len(seg))
+    rest = _ones_sum16(bytes(pseudo) + bytes(seg))
+    want = (0xFFFF - stored - rest - off) % 0xFFFF  # the adjusting word: rest + word + stored = 0 (mod 0xffff)
+    seg[field:field + 2] = struct.pack("!H", stored)
+    seg[len(seg) - len(payload):len(seg) - len(payload) + 2] = struct.pack("!H", want)
+    frame[l4at:] = seg
+    total = _ones_sum16(bytes(pseudo) + bytes(seg))
+    assert (total == 0xFFFF) == (off == 0), total
+    got = engine.cwalk.verify(bytes(frame), 1)
+    ref = _python(bytes(frame), 1)
+    if got is not None:
+        assert [_row(r) for r in got] == ref
+    else:
+        assert stored == 0 and proto == "udp" or off, ref  # only a zero UDP field or a failing one goes to Python
+
+
 @settings(max_examples=500)
 @given(data=buffers(max_size=120), link=st.sampled_from((-1, 0, 1, 12, 101, 108, 113, 276, 9999)))
 def test_c_on_arbitrary_bytes(data, link):
