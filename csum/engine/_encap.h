@@ -29,6 +29,24 @@ typedef struct {
 
 static inline unsigned encap_be16(const uint8_t *p) { return ((unsigned)p[0] << 8) | p[1]; }
 
+/* The EtherType of a payload the dispatch tables name by layer id (an IP packet, MPLS, an Ethernet frame); 0 for
+ * another. */
+static inline unsigned encap_ethertype(int layer)
+{
+    switch (layer) {
+    case L_IPV4:
+        return CT_ETH_IPV4;
+    case L_IPV6:
+        return CT_ETH_IPV6;
+    case L_MPLS:
+        return CT_ETH_MPLS;
+    case L_ETH:
+        return CT_ETH_TEB;
+    default:
+        return 0;
+    }
+}
+
 /* An MPLS label stack (RFC 3032; csum/layers/walk.py h_mpls): the labels to the bottom of the stack, then IPv4 or
  * IPv6 by the first nibble, or an RFC 4385 control word and an Ethernet frame (RFC 4448). */
 static inline int encap_mpls(const uint8_t *b, Py_ssize_t at, Py_ssize_t stop, encap_t *e)
@@ -43,20 +61,13 @@ static inline int encap_mpls(const uint8_t *b, Py_ssize_t at, Py_ssize_t stop, e
     e->end = stop;
     e->csum = e->erspan = 0;
     e->inner = at;
-    switch (ct_next_mpls_nibble(b[at] >> 4)) {  /* table "mpls.nibble" */
-    case L_IPV4:
-        e->next = CT_ETH_IPV4;
-        return 1;
-    case L_IPV6:
-        e->next = CT_ETH_IPV6;
-        return 1;
-    case L_PW:
+    int layer = ct_next_mpls_nibble(b[at] >> 4);  /* table "mpls.nibble" */
+    if (layer == L_PW) {
         e->inner = at + CT_MPLS_CONTROL_WORD;
-        e->next = CT_ETH_TEB;
-        return 1;
-    default:
-        return 0;
+        layer = L_ETH;
     }
+    e->next = encap_ethertype(layer);
+    return e->next != 0;
 }
 
 /* A PPPoE session (RFC 2516; csum/layers/walk.py h_pppoe): its Length bounds the PPP frame (one that runs past the
@@ -80,19 +91,8 @@ static inline int encap_pppoe(const uint8_t *b, Py_ssize_t at, Py_ssize_t stop, 
     e->inner = pos;
     e->end = end;
     e->csum = e->erspan = 0;
-    switch (ct_next_ppp_protocol(proto)) {  /* table "ppp.protocol" */
-    case L_IPV4:
-        e->next = CT_ETH_IPV4;
-        return 1;
-    case L_IPV6:
-        e->next = CT_ETH_IPV6;
-        return 1;
-    case L_MPLS:
-        e->next = CT_ETH_MPLS;
-        return 1;
-    default:
-        return 0;
-    }
+    e->next = encap_ethertype(ct_next_ppp_protocol(proto));  /* table "ppp.protocol" */
+    return e->next != 0;
 }
 
 /* GRE (csum/layers/walk.py gre: RFC 2784, RFC 2890 key and sequence number): its optional checksum over the GRE
@@ -114,16 +114,8 @@ static inline int encap_gre(const uint8_t *b, Py_ssize_t at, Py_ssize_t stop, en
     e->csum = (flags & CT_GRE_CSUM) != 0;
     e->erspan = 0;
     e->inner = inner;
-    switch (ct_next_gre_proto(proto)) {  /* table "gre.proto" */
-    case L_IPV4:
-        e->next = CT_ETH_IPV4;
-        return 1;
-    case L_IPV6:
-        e->next = CT_ETH_IPV6;
-        return 1;
-    case L_ETH:
-        e->next = CT_ETH_TEB;
-        return 1;
+    int layer = ct_next_gre_proto(proto);  /* table "gre.proto" */
+    switch (layer) {
     case L_ERSPAN:
         e->next = CT_ETH_TEB;
         if (!(flags & CT_GRE_SEQ))  /* ERSPAN type I: the frame right after GRE */
@@ -139,7 +131,8 @@ static inline int encap_gre(const uint8_t *b, Py_ssize_t at, Py_ssize_t stop, en
         e->inner = inner + CT_ERSPAN3_HLEN + ((b[inner + CT_ERSPAN3_O_AT] & 1) ? CT_ERSPAN3_PLATFORM : 0);
         return 1;
     default:
-        return 0;
+        e->next = encap_ethertype(layer);
+        return e->next != 0;
     }
 }
 
