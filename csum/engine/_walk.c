@@ -347,12 +347,12 @@ static int udp_payload(walk_t *w, unsigned port, Py_ssize_t at, Py_ssize_t stop,
 {
     Py_ssize_t inner = at + CT_UDP_MIN;
     int layer = ct_next_udp_port(port);
+    if (layer == L_NONE)  /* a datagram that carries nothing further: judged at any depth */
+        return 1;
     if (layer == L_GRE_UDP)  /* GRE stands at UDP's depth (RFC 8086) */
         return gre(w, inner, stop, depth, path);
     if (depth + 1 > MAX_DEPTH)
         return 0;
-    if (layer == L_NONE)
-        return 1;
     switch (layer) {
     case L_VXLAN:  /* VXLAN, then Ethernet */
         PUSH(path, T_VXLAN);

@@ -324,6 +324,22 @@ def test_c_leaves_paths_too_long_for_it():
     assert got[-1].path == "eth/vlan/vlan/ipv4/udp/vxlan/eth/vlan/vlan/ipv4/ipv4/tcp"
 
 
+@pytest.mark.parametrize("broken", [False, True])
+def test_c_judges_a_plain_udp_datagram_at_the_deepest_level(broken):
+    """A UDP datagram that carries nothing further is judged in C at any depth, the deepest (table.MAX_DEPTH: 8) too:
+    nine IPv6 headers in one another, then UDP (checksum by scapy; broken: its last byte flipped); C's Results equal
+    the Python walker's, the UDP field at depth 8."""
+    packet = IPv6(src="2001:db8::1", dst="2001:db8::2")
+    for k in range(8):
+        packet = packet / IPv6(src=f"2001:db8:{k}::1", dst=f"2001:db8:{k}::2")
+    frame = bytearray(raw(packet / UDP(sport=1234, dport=5678) / b"deep"))
+    if broken:
+        frame[-1] ^= 1
+    got = engine.cwalk.verify(bytes(frame), 101)
+    assert got is not None and [_row(r) for r in got] == _python(bytes(frame), 101)
+    assert (got[-1].layer, got[-1].depth, got[-1].ok) == ("udp", 8, not broken)
+
+
 @pytest.mark.parametrize("link, header", [
     (113, b"\0\0\0\x01\0\x06" + b"\x02" * 6 + b"\0\0" + b"\x08\x00"),             # Linux SLL
     (276, b"\x08\x00\0\0" + b"\0\0\0\x02" + b"\0\x01\0\x06" + b"\x02" * 6 + b"\0\0"),  # SLL2
