@@ -722,9 +722,17 @@ static int check_packet(chunk_t *c, Py_ssize_t i)
     outer_t o;
     memset(&o, 0, offsetof(outer_t, key) + KEY);  /* what is read of a packet that is no fragment; a key's zeros */
     rec_t recs[SLOTS];
-    walk_t w = {.b = c->data + c->off[i], .codes = codes, .outer = &o, .report = 1, .recs = recs, .len = c->cap[i],
-                .slots = SLOTS, .judge = 1};
+    /* the records only where they are read: rows; a packet with a failing field is walked again with them */
+    walk_t w = {.b = c->data + c->off[i], .codes = codes, .outer = &o, .report = 1,
+                .recs = c->rows != NULL ? recs : NULL, .len = c->cap[i], .slots = SLOTS, .judge = 1};
     int r = walk_packet(c, i, &w), todo = c->todo[i];
+    if (r == 1 && w.bad && todo && w.recs == NULL) {
+        memset(codes, 0, SLOTS * sizeof *codes);
+        w.n = w.bad = w.ipv = 0;
+        w.ip = 0;
+        w.recs = recs;
+        r = walk_link(&w, c->cap[i], c->last_row);
+    }
     if (r == 1 && w.bad && todo) {
         for (int k = 0; k < w.n; k++) {  /* codes[k] is recs[k]'s (emit), counted as its Result's status */
             int code = recs[k].ok < 0 ? codes[k] | NA : codes[k];

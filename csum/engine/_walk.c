@@ -53,7 +53,7 @@ static int emit(walk_t *w, int code, int depth)
 /* A later fragment's transport layer, counted n/a: its code, and a record of no field. */
 static int emit_na(walk_t *w, int code, int depth)
 {
-    if (w->n < w->slots) {
+    if (w->n < w->slots && w->recs != NULL) {
         w->recs[w->n].field = w->recs[w->n].end = -1;
         w->recs[w->n].header = -1;
     }
@@ -167,20 +167,22 @@ static inline __attribute__((always_inline)) int judge(walk_t *w, int code, int 
             return 0;
         w->bad = 1;
     }
-record:;
-    rec_t *rec = w->recs + w->n;
-    rec->code = code;
-    rec->depth = depth;
-    rec->reason = reason;
-    rec->ok = pass;
-    rec->header = header;
-    rec->field = field;
-    rec->stored = stored;
-    rec->computed = computed;
-    rec->path = path;
-    rec->ip = w->ip;
-    rec->ipv = w->ipv;
-    rec->end = end;
+record:
+    if (w->recs != NULL) {
+        rec_t *rec = w->recs + w->n;
+        rec->code = code;
+        rec->depth = depth;
+        rec->reason = reason;
+        rec->ok = pass;
+        rec->header = header;
+        rec->field = field;
+        rec->stored = stored;
+        rec->computed = computed;
+        rec->path = path;
+        rec->ip = w->ip;
+        rec->ipv = w->ipv;
+        rec->end = end;
+    }
     return emit(w, code + (absent ? NONE : 0), depth);
 }
 
@@ -214,22 +216,23 @@ int walk_partial(walk_t *w, unsigned proto, int v4, Py_ssize_t at, Py_ssize_t st
         ip->l4 = w->n;
         ip->pseudo = pseudo;
     }
-    rec_t *t = w->recs + w->n;
-    t->code = code;
-    t->depth = depth;
-    t->header = at;
-    t->path = path;
-    t->ok = -1;
-    t->field = -1;
-    t->reason = reason;
-    t->ip = w->ip;
-    t->ipv = w->ipv;
-    t->end = -1;
-    if (reason != RS_NON_FIRST_FRAGMENT && at + field + 2 <= stop) {
-        t->field = at + field;
-        t->stored = be16(w->b + at + field);
-        if (w->judge && reason == RS_PARTIAL_QUOTE && proto == CT_UDP && t->stored == 0)
-            return 0;  /* the start of a datagram sent without a checksum (RFC 768): the Python walker's verdict */
+    int here = reason != RS_NON_FIRST_FRAGMENT && at + field + 2 <= stop;  /* the field is in these bytes */
+    unsigned stored = here ? be16(w->b + at + field) : 0;
+    if (here && w->judge && reason == RS_PARTIAL_QUOTE && proto == CT_UDP && stored == 0)
+        return 0;  /* the start of a datagram sent without a checksum (RFC 768): the Python walker's verdict */
+    if (w->recs != NULL) {
+        rec_t *t = w->recs + w->n;
+        t->code = code;
+        t->depth = depth;
+        t->header = at;
+        t->path = path;
+        t->ok = -1;
+        t->field = here ? at + field : -1;
+        t->stored = stored;
+        t->reason = reason;
+        t->ip = w->ip;
+        t->ipv = w->ipv;
+        t->end = -1;
     }
     return emit(w, code + (reason == RS_PARTIAL_QUOTE ? NA : 0), depth);
 }

@@ -86,8 +86,9 @@ typedef struct {
     int version, depth, quote, cut, quoting, fragment, ah, proto, pseudo, l4;
 } ip_t;
 
-/* A walk of one packet (b, len: its bytes). codes, recs: `slots` of each, n used. outer: the outer IP header (for
- * reassembly; NULL: none taken). judge: compute each field's verdict (0: only find the fields); report: a failing
+/* A walk of one packet (b, len: its bytes). codes, recs: `slots` of each, n used (recs NULL: a judging walk that
+ * keeps the codes only, the checker's first pass over a packet). outer: the outer IP header (for reassembly; NULL:
+ * none taken). judge: compute each field's verdict (0: only find the fields); report: a failing
  * field is recorded (bad set) rather than ending the walk; frag6: an IPv6 fragment's transport field is reported
  * (not handed to `outer`). ips: `maxips` IP layers recorded, nips used (NULL: none recorded). ip, ipv: the innermost
  * IP header walked into so far (0: none yet). */
