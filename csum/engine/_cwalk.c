@@ -722,9 +722,12 @@ static int check_packet(chunk_t *c, Py_ssize_t i)
     outer_t o;
     memset(&o, 0, offsetof(outer_t, key) + KEY);  /* what is read of a packet that is no fragment; a key's zeros */
     rec_t recs[SLOTS];
-    /* the records only where they are read: rows; a packet with a failing field is walked again with them */
-    walk_t w = {.b = c->data + c->off[i], .codes = codes, .outer = &o, .report = 1,
-                .recs = c->rows != NULL ? recs : NULL, .len = c->cap[i], .slots = SLOTS, .judge = 1};
+    /* every field set one by one (no zeroing of the whole struct first); the records only where they are read:
+     * rows; a packet with a failing field is walked again with them */
+    walk_t w;
+    w.b = c->data + c->off[i], w.codes = codes, w.outer = &o, w.recs = c->rows != NULL ? recs : NULL, w.ips = NULL;
+    w.ip = 0, w.len = c->cap[i];
+    w.n = 0, w.report = 1, w.bad = 0, w.frag6 = 0, w.ipv = 0, w.slots = SLOTS, w.judge = 1, w.nips = w.maxips = 0;
     int r = walk_packet(c, i, &w), todo = c->todo[i];
     if (r == 1 && w.bad && todo && w.recs == NULL) {
         memset(codes, 0, SLOTS * sizeof *codes);

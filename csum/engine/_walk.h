@@ -92,21 +92,15 @@ typedef struct {
  * field is recorded (bad set) rather than ending the walk; frag6: an IPv6 fragment's transport field is reported
  * (not handed to `outer`). ips: `maxips` IP layers recorded, nips used (NULL: none recorded). ip, ipv: the innermost
  * IP header walked into so far (0: none yet). */
-typedef struct {
+typedef struct {            /* (the pointers and sizes first, the ints packed after: set up once a packet) */
     const uint8_t *b;
     int16_t *codes;
-    int n;
     outer_t *outer;
-    int report;
-    int bad;
     rec_t *recs;
-    int frag6;
-    Py_ssize_t ip;
-    int ipv;
-    Py_ssize_t len;         /* the bytes captured (an ICMP error's quote may reach past its message) */
-    int slots, judge;
     ip_t *ips;
-    int nips, maxips;
+    Py_ssize_t ip;
+    Py_ssize_t len;         /* the bytes captured (an ICMP error's quote may reach past its message) */
+    int n, report, bad, frag6, ipv, slots, judge, nips, maxips;
 } walk_t;
 
 static inline unsigned be16(const uint8_t *p) { return ((unsigned)p[0] << 8) | p[1]; }
