@@ -125,13 +125,16 @@ static int found(walk_t *w, int code, int depth, Py_ssize_t header, Py_ssize_t f
 }
 
 /* The verdict on the field at `field` of the header at `header` (csum/layers/check.py evaluate for the
- * protocols walked here): the checksum covers [header, end) (`field` even from `header`); `ps` is the
- * pseudo-header's sum (0: none), `ps0` the same with length 0 (transmit offload's other form); `udp`: how a stored
- * 0 is read, and a computed 0 is sent as 0xffff. A failing field ends the walk unless w->report. Returns 0 to hand
- * the packet to the Python walker. Inlined into its three callers (one per field: no call of 11 arguments). */
+ * protocols walked here): the checksum covers [header, end) (`field` even from `header`); the pseudo-header is
+ * `addrs` (its two addresses' 64-bit end-around sum, csum_addr_sum64's), `proto` and `length` (what its length adds,
+ * csum_pseudo_length's), all 0 for none: their sum with the length is csum_pseudo's, without it transmit offload's
+ * other form, each reduced (csum_reduce) only for a field that does not pass at once; `udp`: how a stored 0 is read,
+ * and a computed 0 is sent as 0xffff. A failing field ends the walk unless w->report. Returns 0 to hand the packet to
+ * the Python walker. Inlined into its three callers (one per field: no call of 12 arguments). */
 static inline __attribute__((always_inline)) int judge(walk_t *w, int code, int depth, Py_ssize_t header,
-                                                       Py_ssize_t field, Py_ssize_t end, uint64_t ps, uint64_t ps0,
-                                                       int offload, int udp, uint64_t path)
+                                                       Py_ssize_t field, Py_ssize_t end, uint64_t addrs,
+                                                       uint64_t proto, uint64_t length, int offload, int udp,
+                                                       uint64_t path)
 {
     if (w->n >= w->slots)
         return 0;
@@ -142,12 +145,14 @@ static inline __attribute__((always_inline)) int judge(walk_t *w, int code, int 
     int pass, reason, absent = 0;
     /* The common case first: a stored value other than 0 and 0xffff that passes is the computed one (the rest's
      * canonical sum r is 0xffff - stored, the only value in 1..0xfffe congruent to it), an OK. */
+    uint64_t ps = csum_add_ea64(addrs, proto + length);  /* the pseudo-header's sum, csum_pseudo's (mod 0xffff) */
     if (stored != 0 && stored != M16 && csum_ones16_with(b + header, (uint64_t)(end - header), ps) == M16) {
         computed = stored, pass = 1, reason = RS_OK;
         goto record;
     }
+    uint64_t ps0 = csum_add_ea64(addrs, proto);  /* the same without the length */
     uint64_t rest = csum_ones16_without(b + header, (uint64_t)(end - header), (uint64_t)(field - header));
-    unsigned r = (unsigned)csum_reduce(rest + ps, 16);
+    unsigned r = (unsigned)csum_reduce(csum_add_ea64(rest, ps), 16);
     computed = r ^ M16;
     if (udp && computed == 0)
         computed = CSUM_MANGLED_0;
@@ -311,7 +316,7 @@ static int gre(walk_t *w, Py_ssize_t at, Py_ssize_t stop, int depth, uint64_t pa
     if (depth + 1 > MAX_DEPTH || !encap_gre(w->b, at, stop, &e))
         return 0;
     PUSH(path, T_GRE);
-    if (e.csum && !judge(w, C_GRE, depth, at, at + CT_GRE_FIELD, stop, 0, 0, 0, NOT_UDP, path))
+    if (e.csum && !judge(w, C_GRE, depth, at, at + CT_GRE_FIELD, stop, 0, 0, 0, 0, NOT_UDP, path))
         return 0;
     if (e.next != CT_ETH_TEB)
         return walk_ip(w, e.inner, stop, depth + 1, e.next, path);
@@ -470,14 +475,15 @@ static int checksummed(walk_t *w, const l4_t *l, unsigned proto, Py_ssize_t at, 
 {
     const uint8_t *b = w->b;
     Py_ssize_t len = stop - at;
-    uint64_t ps = 0, ps0 = 0;
+    uint64_t addrs = 0, pproto = 0, plength = 0;  /* the pseudo-header's parts (judge) */
     if (l->pseudo && w->judge) {
-        Py_ssize_t size = v4 ? CT_IPHDR_ADDR_SIZE : CT_IPV6HDR_ADDR_SIZE;
-        ps0 = csum_pseudo(b + src, b + dst, (uint64_t)size, 0, proto);
-        ps = ps0 + csum_pseudo_length((uint64_t)len);
+        uint64_t size = v4 ? CT_IPHDR_ADDR_SIZE : CT_IPV6HDR_ADDR_SIZE;
+        addrs = csum_add_ea64(csum_addr_sum64(b + src, size, 1), csum_addr_sum64(b + dst, size, 1));
+        pproto = proto;
+        plength = csum_pseudo_length((uint64_t)len);
     }
     PUSH(path, l->token);
-    if (!judge(w, l->code, depth, at, at + l->field, stop, ps, ps0, l->offload, l->udp, path))
+    if (!judge(w, l->code, depth, at, at + l->field, stop, addrs, pproto, plength, l->offload, l->udp, path))
         return 0;
     ip_t *ip = last_ip(w);
     if (ip != NULL) {
@@ -552,7 +558,7 @@ static int ipv4_layer(walk_t *w, Py_ssize_t at, Py_ssize_t end, int depth, outer
         return 0;
     PUSH(path, T_IPV4);
     if (!options_ok(b, at + CT_IPHDR_SIZE, at + ihl, 0, NULL) ||
-        !judge(w, C_IPV4, depth, at, at + CT_IPV4_FIELD, at + ihl, 0, 0, 0, NOT_UDP, path))
+        !judge(w, C_IPV4, depth, at, at + CT_IPV4_FIELD, at + ihl, 0, 0, 0, 0, NOT_UDP, path))
         return 0;
     ip_t *ip = last_ip(w);
     if (ip != NULL) {
