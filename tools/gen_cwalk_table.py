@@ -34,9 +34,16 @@ def _load(name: str) -> ModuleType:
 
 
 def _any(var: str, values: object, hex_: bool = True) -> str:
-    """A C expression: ``var`` is one of ``values``."""
-    return "(" + " || ".join(f"({var}) == {v:#x}" if hex_ else f"({var}) == {v}"
-                             for v in sorted(values)) + ")"  # type: ignore[attr-defined]
+    """A C expression: ``var`` is one of ``values``; of more than two values none 0, a range test first (one
+    comparison turns most keys away, a port or a type the walkers meet on every packet)."""
+    ordered = sorted(values)  # type: ignore[call-overload]
+    chain = "(" + " || ".join(f"({var}) == {v:#x}" if hex_ else f"({var}) == {v}" for v in ordered) + ")"
+    if len(ordered) <= 2 or ordered[0] <= 0:
+        return chain
+    low, span = ordered[0], ordered[-1] - ordered[0]
+    if hex_:
+        return f"((unsigned)(({var}) - {low:#x}) <= {span:#x}u && {chain})"
+    return f"((unsigned)(({var}) - {low}) <= {span}u && {chain})"
 
 
 def layer_id(name: str) -> str:

@@ -31,7 +31,7 @@
 #define CT_ETH_MPLS 0x8847
 #define CT_ETH_MPLS_MC 0x8848
 #define CT_ETH_PPPOE_SESSION 0x8864
-#define CT_IS_VLAN(t) ((t) == 0x8100 || (t) == 0x88a8 || (t) == 0x9100)
+#define CT_IS_VLAN(t) ((unsigned)((t) - 0x8100) <= 0x1000u && ((t) == 0x8100 || (t) == 0x88a8 || (t) == 0x9100))
 
 /* header layouts: offsets from the header's start */
 #define CT_ETHHDR_SIZE 14
@@ -154,20 +154,20 @@
 #define CT_ICMP_EXT_HLEN 4  /* RFC 4884 7: the extension header's size */
 #define CT_ICMP_EXT_VERSION 2  /* RFC 4884 7: the extension header's version */
 /* UDP ports of the tunnels and embedded packets the C walker leaves to the Python walker (all of table.UDP_TUNNELS and UDP_EMBEDDED but gtp, gtp-prime, gre-udp, vxlan, geneve) */
-#define CT_UDP_TUNNEL_ELSEWHERE(p) ((p) == 1701 || (p) == 3544 || (p) == 4341 || (p) == 4790 || (p) == 5072 || (p) == 5247 || (p) == 6343 || (p) == 6635)
+#define CT_UDP_TUNNEL_ELSEWHERE(p) ((unsigned)((p) - 1701) <= 4934u && ((p) == 1701 || (p) == 3544 || (p) == 4341 || (p) == 4790 || (p) == 5072 || (p) == 5247 || (p) == 6343 || (p) == 6635))
 /* UDP ports of every tunnel and embedded packet (the keys of table "udp.port": table.UDP_TUNNELS, UDP_EMBEDDED) */
-#define CT_UDP_TUNNEL_OR_EMBEDDED(p) ((p) == 1701 || (p) == 2152 || (p) == 3386 || (p) == 3544 || (p) == 4341 || (p) == 4754 || (p) == 4789 || (p) == 4790 || (p) == 5072 || (p) == 5247 || (p) == 6081 || (p) == 6343 || (p) == 6635)
+#define CT_UDP_TUNNEL_OR_EMBEDDED(p) ((unsigned)((p) - 1701) <= 4934u && ((p) == 1701 || (p) == 2152 || (p) == 3386 || (p) == 3544 || (p) == 4341 || (p) == 4754 || (p) == 4789 || (p) == 4790 || (p) == 5072 || (p) == 5247 || (p) == 6081 || (p) == 6343 || (p) == 6635))
 /* table.UDP_TUNNELS_BY_SOURCE: also a tunnel's source port (the lower one) */
-#define CT_UDP_TUNNEL_BY_SOURCE(p) ((p) == 1701 || (p) == 2152 || (p) == 3386 || (p) == 3544 || (p) == 4341 || (p) == 5072 || (p) == 5247)
+#define CT_UDP_TUNNEL_BY_SOURCE(p) ((unsigned)((p) - 1701) <= 3546u && ((p) == 1701 || (p) == 2152 || (p) == 3386 || (p) == 3544 || (p) == 4341 || (p) == 5072 || (p) == 5247))
 /* ICMPv6 types of table.NDP_ADDRESSES (Neighbor Discovery messages holding addresses): the Python engine's when addresses are mapped */
-#define CT_NDP_ADDRESSED(t) ((t) == 134 || (t) == 135 || (t) == 136 || (t) == 137)
+#define CT_NDP_ADDRESSED(t) ((unsigned)((t) - 134) <= 3u && ((t) == 134 || (t) == 135 || (t) == 136 || (t) == 137))
 /* TCP ports of table.TCP_EMBEDDED (either port): the Python walker's */
 #define CT_TCP_EMBEDDED(p) ((p) == 6633 || (p) == 6653)
 #define CT_LINKTYPE_ETHERNET 1  /* what link="auto" resolves to (csum/layers/walk.py _auto) */
 #define CT_LINKTYPE_RAW 101  /* what link="auto" resolves to (csum/layers/walk.py _auto) */
 /* BSD address families (DLT_NULL, DLT_LOOP) */
 #define CT_FAMILY_IPV4(f) ((f) == 2)
-#define CT_FAMILY_IPV6(f) ((f) == 24 || (f) == 28 || (f) == 30)
+#define CT_FAMILY_IPV6(f) ((unsigned)((f) - 24) <= 6u && ((f) == 24 || (f) == 28 || (f) == 30))
 
 /* the layer graph (table.DISSECTORS): the child layers the C walker walks, and per dissector table the edges it takes (L_NONE: the Python walker's) */
 enum { L_NONE, L_AH, L_ERSPAN, L_ERSPAN3, L_ETH, L_ETHERNET, L_ETHERTYPE, L_FAMILY_HOST, L_FAMILY_NET, L_GENEVE, L_GRE, L_GRE_UDP, L_GTP, L_GTP_PRIME, L_ICMP, L_ICMP_QUOTE, L_ICMPV6, L_ICMPV6_QUOTE, L_IP, L_IPV4, L_IPV6, L_MPLS, L_PPPOE, L_PW, L_TCP, L_UDP, L_VLAN, L_VXLAN, L_COUNT };
