@@ -519,6 +519,31 @@ def test_c_record_walk_equals_the_python_one(records, tail, big):
         assert getattr(c, name).tolist() == getattr(py, name).tolist(), name
 
 
+@pytest.mark.parametrize("count", [0, 1, 15, 16, 17, 31, 32, 33, 100, 1000])
+@pytest.mark.parametrize("big", [False, True])
+def test_c_record_walk_grows_its_columns(count, big):
+    """Differential: records far smaller than the 64 bytes pcap_records (csum/engine/_cwalk.c) sizes its columns for
+    (bodies of 0 to 3 bytes), so that it grows them, by counts around each doubling, equal the Python loop's walk
+    (the reference), a cut record at the end included."""
+    from csum.capture import pcap as module
+
+    if engine.cwalk is None:
+        pytest.skip("csum.engine._cwalk is not built")
+    e = ">" if big else "<"
+    data = b"".join(struct.pack(e + "IIII", k, 0, k % 4, 60) + bytes(k % 4) for k in range(count))
+    data += struct.pack(e + "IIII", 0, 0, 9, 9) + bytes(3)
+    c, saved = module._PcapWalker(e, 1).walk(data, 0), engine.cwalk
+    try:
+        engine.cwalk = None
+        py = module._PcapWalker(e, 1).walk(data, 0)
+    finally:
+        engine.cwalk = saved
+    assert (c.end, c.problem, c.short) == (py.end, py.problem, py.short)
+    assert len(c.offs) == count
+    for name in ("offs", "caps", "origs"):
+        assert list(getattr(c, name)) == list(getattr(py, name)), name
+
+
 @settings(max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(frames=fragmented(), corrupt=st.lists(st.tuples(st.integers(0, 30), st.integers(0, 120)), max_size=2),
        plain=st.lists(frames(), max_size=3), one_by_one=st.booleans())
