@@ -1032,6 +1032,44 @@ static int grow(PyObject **cols, Py_ssize_t n)
     return rc;
 }
 
+/* How far ahead of the record being read pcap_records asks for the file's bytes (__builtin_prefetch): the next
+ * record's position depends on this one's length, so each header read waits for its cache line unless it was asked
+ * for before (a third of the walk's time on a 2 MiB chunk without it). */
+#define PREFETCH 2048
+
+/* The pcap record walk of pcap_records: records from *pos up to `size` (or `room` of them) into off, caps and wires,
+ * their number returned and *pos moved past them. Always inlined, so the common case (little-endian, nothing
+ * swapped, cut or taken off: constants at the call) compiles to a loop of a few instructions a record. */
+static inline __attribute__((always_inline)) Py_ssize_t
+walk_records(const uint8_t *b, Py_ssize_t size, Py_ssize_t *pos, Py_ssize_t room, int64_t *off, int64_t *caps,
+             int64_t *wires, int big, int swap, Py_ssize_t header, Py_ssize_t most, Py_ssize_t cut_lo,
+             Py_ssize_t cut_hi, Py_ssize_t fcs)
+{
+    Py_ssize_t p = *pos, n = 0, ahead = p;
+    uint32_t incl, orig;
+    for (; n < room && p + header <= size; n++) {
+        for (; ahead < p + PREFETCH && ahead < size; ahead += 64)  /* every line up to PREFETCH ahead */
+            __builtin_prefetch(b + ahead);
+        pcap_lengths(b + p, big, swap, &incl, &orig);
+        if (incl > (uint64_t)most || p + header + (Py_ssize_t)incl > size)
+            break;
+        int64_t cap = incl, wire = orig;
+        if (cap > cut_lo && cap <= cut_hi)
+            cap = cut_lo;
+        if (fcs) {
+            wire = wire > fcs ? wire - fcs : 0;
+            if (cap > wire)
+                cap = wire;
+        }
+        off[n] = p + header;
+        caps[n] = cap;
+        wires[n] = wire;
+        p += header + incl;
+    }
+    *pos = p;
+    return n;
+}
+
 static PyObject *pcap_records(PyObject *self, PyObject *args)
 {
     Py_buffer v;
@@ -1046,33 +1084,24 @@ static PyObject *pcap_records(PyObject *self, PyObject *args)
     }
     const uint8_t *b = v.buf;
     Py_ssize_t size = v.len, n = 0, p = pos;
-    uint32_t incl, orig;
     if (p < 0)
         p = size;
-    /* one pass: the columns sized for records of 64 bytes, doubled when more come, cut to size at the end */
+    /* the columns sized for records of 64 bytes, doubled when more come, cut to size at the end */
     Py_ssize_t room = (p < size ? (size - p) / (header + 64) : 0) + 16;
+    int plain = !big && !swap && header == 16 && !cut_hi && !fcs;
     PyObject *cols[3] = {NULL, NULL, NULL}, *result = NULL;
     for (int k = 0; k < 3; k++)
         if (!(cols[k] = PyBytes_FromStringAndSize(NULL, room * 8)))
             goto done;
-    for (; p + header <= size; n++) {
-        pcap_lengths(b + p, big, swap, &incl, &orig);
-        if (incl > (uint64_t)most || p + header + (Py_ssize_t)incl > size)
+    for (;;) {
+        int64_t *off = (int64_t *)PyBytes_AS_STRING(cols[0]) + n, *caps = (int64_t *)PyBytes_AS_STRING(cols[1]) + n;
+        int64_t *wires = (int64_t *)PyBytes_AS_STRING(cols[2]) + n;
+        n += plain ? walk_records(b, size, &p, room - n, off, caps, wires, 0, 0, 16, most, 0, 0, 0)
+                   : walk_records(b, size, &p, room - n, off, caps, wires, big, swap, header, most, cut_lo, cut_hi, fcs);
+        if (n < room)
             break;
-        if (n == room && grow(cols, room *= 2) < 0)
+        if (grow(cols, room *= 2) < 0)
             goto done;
-        int64_t cap = incl, wire = orig;
-        if (cap > cut_lo && cap <= cut_hi)
-            cap = cut_lo;
-        if (fcs) {
-            wire = wire > fcs ? wire - fcs : 0;
-            if (cap > wire)
-                cap = wire;
-        }
-        ((int64_t *)PyBytes_AS_STRING(cols[0]))[n] = p + header;
-        ((int64_t *)PyBytes_AS_STRING(cols[1]))[n] = cap;
-        ((int64_t *)PyBytes_AS_STRING(cols[2]))[n] = wire;
-        p += header + incl;
     }
     if (grow(cols, n) < 0)
         goto done;

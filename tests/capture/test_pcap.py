@@ -495,19 +495,13 @@ def test_reader_validates_the_header_before_reading_on():
     assert info.value.code == "not-a-capture" and Endless.served == 4
 
 
-@settings(max_examples=200)
-@given(records=st.lists(st.tuples(st.binary(max_size=40), st.integers(0, 80)), max_size=12),
-       tail=st.binary(max_size=20), big=st.booleans())
-def test_c_record_walk_equals_the_python_one(records, tail, big):
-    """Differential: the pcap record walk of csum/engine/_cwalk.c (pcap_records) finds the same records, stop offset and
-    reason as the Python loop it replaces, on records with random captured/original lengths and a random tail
-    (sometimes a header announcing more than is left)."""
+def _walks_agree(data: bytes, e: str) -> int:
+    """Assert that the pcap record walk of csum/engine/_cwalk.c (pcap_records) finds the same records, stop offset and
+    reason in ``data`` (records of byte order ``e``) as the Python loop it replaces (the reference); the records found."""
     from csum.capture import pcap as module
 
     if engine.cwalk is None:
         pytest.skip("csum.engine._cwalk is not built")
-    e = ">" if big else "<"
-    data = b"".join(struct.pack(e + "IIII", 0, 0, len(body), orig) + body for body, orig in records) + tail
     c, saved = module._PcapWalker(e, 1).walk(data, 0), engine.cwalk
     try:
         engine.cwalk = None
@@ -516,7 +510,29 @@ def test_c_record_walk_equals_the_python_one(records, tail, big):
         engine.cwalk = saved
     assert (c.end, c.problem, c.short) == (py.end, py.problem, py.short)
     for name in ("offs", "caps", "origs"):
-        assert getattr(c, name).tolist() == getattr(py, name).tolist(), name
+        assert list(getattr(c, name)) == list(getattr(py, name)), name
+    return len(c.offs)
+
+
+@settings(max_examples=200)
+@given(records=st.lists(st.tuples(st.binary(max_size=40), st.integers(0, 80)), max_size=12),
+       tail=st.binary(max_size=20), big=st.booleans())
+def test_c_record_walk_equals_the_python_one(records, tail, big):
+    """Differential: the C record walk equals the Python one (:func:`_walks_agree`) on records with random
+    captured/original lengths and a random tail (sometimes a header announcing more than is left)."""
+    e = ">" if big else "<"
+    _walks_agree(b"".join(struct.pack(e + "IIII", 0, 0, len(body), orig) + body for body, orig in records) + tail, e)
+
+
+@pytest.mark.parametrize("count", [0, 1, 15, 16, 17, 31, 32, 33, 100, 1000])
+@pytest.mark.parametrize("big", [False, True])
+def test_c_record_walk_grows_its_columns(count, big):
+    """Differential (:func:`_walks_agree`): records far smaller than the 64 bytes pcap_records (csum/engine/_cwalk.c)
+    sizes its columns for (bodies of 0 to 3 bytes), so that it grows them, by counts around each doubling, a cut
+    record at the end included."""
+    e = ">" if big else "<"
+    data = b"".join(struct.pack(e + "IIII", k, 0, k % 4, 60) + bytes(k % 4) for k in range(count))
+    assert _walks_agree(data + struct.pack(e + "IIII", 0, 0, 9, 9) + bytes(3), e) == count
 
 
 @settings(max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture])
