@@ -40,7 +40,7 @@ Progress = Callable[[int, "int | None"], None]
 
 @dataclass
 class RewriteResult:
-    """What :func:`rewrite_capture` did: the packets' :class:`~csum.rewrite.apply.Outcome`, the capture's format and
+    """What :func:`rewrite_capture` did: the packets' :class:`~csum.rewrite.outcome.Outcome`, the capture's format and
     compression, where reading stopped early (a truncated or damaged record: the rest is copied unchanged), and with
     ``fix`` the check of the rewritten capture (:class:`csum.scan.Scan`)."""
 
