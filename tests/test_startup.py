@@ -61,6 +61,31 @@ def test_verify_of_a_small_capture_imports_no_process_machinery(tmp_path, jobs):
     assert "csum.capture.checker" in new
 
 
+#: Never loaded by ``csum rewrite IN OUT`` when the C engine rewrites every packet (one process, no --fix, no
+#: --truncate, no rules file): the Python engine (the one-packet editor, the profiles' TOML), the checker and the
+#: process machinery, the other commands' modules.
+NOT_FOR_REWRITE = {"numpy", "tomllib", "multiprocessing", "subprocess", "csum.rewrite.apply", "csum.rewrite.packet",
+                   "csum.rewrite.truncate", "csum.arch.profiles", "csum.capture.parallel", "csum.capture.checker",
+                   "csum.capture.scan", "csum.kernel", "csum.explain", "csum.cli.verify", "csum.cli.fix",
+                   "csum.cli.prog", "csum.cli.compare"}
+
+
+def test_rewrite_taken_by_the_c_engine_imports_no_python_engine(tmp_path):
+    """``csum rewrite`` of packets the C engine takes (five scapy-built IPv4/TCP frames, an address mapped) imports
+    neither the Python engine nor the checker nor another command's module; what the C engine declines still
+    imports the Python engine on its first packet (tests/rewrite/test_rewrite_fast.py compares the two)."""
+    from csum import engine
+
+    if engine.crewrite is None:
+        pytest.skip("the C rewriter is not built")
+    path = tmp_path / "small.pcap"
+    wrpcap(str(path), [Ether() / IP(src="10.0.0.1", dst="192.0.2.1") / TCP() / b"x" * k for k in range(5)])
+    code, new = _imported("rewrite", str(path), str(tmp_path / "out.pcap"), "--map-ip", "10.0.0.0/8=192.168.0.0/16")
+    assert code == 0
+    assert not new & NOT_FOR_REWRITE, sorted(new & NOT_FOR_REWRITE)
+    assert {"csum.rewrite.fast", "csum.cli.rewrite"} <= new
+
+
 def test_bench_startup_runs_side_by_side(tmp_path):
     """`python -m bench.startup --repeats 1 --out F` times every command in one run, ``python -c pass`` first (the
     floor the ratios divide by); no time is asserted (bench/results/startup.json holds the measured ones)."""

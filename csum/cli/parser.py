@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import importlib
 import re
 from collections.abc import Iterator, Sequence
 from typing import NoReturn
 
-from . import bench, compare, diff, fix, kernel_check, prog, rewrite, verify
-
-#: The commands, in the order ``csum --help`` lists them.
-COMMANDS = (compare, kernel_check, diff, verify, fix, rewrite, prog, bench)
+#: The commands, in the order ``csum --help`` lists them; each is the module csum/cli/<name with _ for ->.py, whose
+#: ``NAME`` it is, imported only when its arguments are added (a command imports no other command's module).
+COMMANDS = ("compare", "kernel-check", "diff", "verify", "fix", "rewrite", "prog", "bench")
 
 
 def build(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
@@ -24,11 +24,12 @@ def build(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
                         "the command)")
     sub = parser.add_subparsers(dest="command")
     chosen = None if argv is None else _chosen(argv)
-    for command in COMMANDS:
-        if chosen is None or chosen == command.NAME:
+    for name in COMMANDS:
+        if chosen is None or chosen == name:
+            command = importlib.import_module(f".{name.replace('-', '_')}", __package__)
             command.add(sub).add_argument("--json", action="store_true", help="machine-readable output")
         else:
-            sub.add_parser(command.NAME)
+            sub.add_parser(name)
     return parser
 
 
@@ -38,7 +39,7 @@ def _chosen(argv: Sequence[str]) -> str | None:
     words = [a for a in argv if not a.startswith("-")]
     if not words:
         return "" if "--version" in argv and not {"-h", "--help"} & set(argv) else None
-    return words[0] if words[0] in {c.NAME for c in COMMANDS} else None
+    return words[0] if words[0] in COMMANDS else None
 
 
 class Parser(argparse.ArgumentParser):

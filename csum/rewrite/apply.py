@@ -20,56 +20,18 @@ common stacks the same way (csum/rewrite/fast.py).
 
 from __future__ import annotations
 
-from collections import Counter
-from dataclasses import dataclass, field
-
 from ..arch.profiles import profile
 from ..errors import CsumError
 from ..layers import IPLayer, Stack, evaluate, table, walk
 from ..layers.reasons import Reason
+from .outcome import Outcome
 from .packet import Editor, FieldChange, edited
 from .rules import Rules
 from ..layers.table import ADDR_SIZES, LINKTYPE_ETHERNET
 
-__all__ = ["Outcome", "apply", "link_ethertype"]
+__all__ = ["apply", "link_ethertype"]
 
 _GENERIC = profile("generic")
-
-
-@dataclass
-class Outcome:
-    """What happened to the packets of a capture (mergeable with :meth:`update`).
-
-    ``kept``: checksum fields a change passed through, updated incrementally (their residual kept; the fields
-    ``--truncate`` updates are not counted); ``fixed``:
-    fields ``--fix`` then corrected; ``left_alone``: reason -> fields (or, for ``unsupported``, ``malformed`` and
-    ``ttl-expired``, packets or headers) a change should have reached but did not.
-    """
-
-    packets: int = 0
-    changed: int = 0
-    kept: int = 0
-    fixed: int = 0
-    left_alone: Counter[str] = field(default_factory=Counter)
-    #: packets cut by ``--truncate`` (csum/rewrite/truncate.py)
-    truncated: int = 0
-    #: packets the C engine handed to this one, per reason (csum/engine/_rewrite.c's DECLINES; ``no-c-engine``
-    #: without it)
-    declined: Counter[str] = field(default_factory=Counter)
-
-    def update(self, other: Outcome) -> None:
-        self.packets += other.packets
-        self.changed += other.changed
-        self.kept += other.kept
-        self.fixed += other.fixed
-        self.left_alone.update(other.left_alone)
-        self.truncated += other.truncated
-        self.declined.update(other.declined)
-
-    def as_json(self) -> dict[str, object]:
-        return {"packets": self.packets, "changed_packets": self.changed, "truncated_packets": self.truncated,
-                "checksums": {"kept": self.kept, "fixed": self.fixed,
-                              "left_alone": dict(sorted(self.left_alone.items()))}}
 
 
 class _Counting(Editor):

@@ -18,20 +18,19 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from ..capture import pcap
 from ..errors import CsumValueError
 from ..core.inputs import check_bool, check_callable, check_choice, check_instance, check_int, check_jobs, check_path
 from ..capture.output import BY_NAME, AtomicFile, target
-from ..capture.source import COMPRESSIONS
-from ..capture.parallel import mapped
-from ..capture.scan import Scan, ScanOptions, scan
-from ..capture.source import open_source
-from .apply import Outcome
+from ..capture.source import COMPRESSIONS, open_source
 from .fast import TRUNCATING, rewrite_chunk
+from .outcome import Outcome
 from .rules import Rules
-from .truncate import truncate_chunk
+
+if TYPE_CHECKING:
+    from ..capture.scan import Scan
 
 __all__ = ["RewriteResult", "rewrite_capture"]
 
@@ -41,7 +40,7 @@ Progress = Callable[[int, "int | None"], None]
 
 @dataclass
 class RewriteResult:
-    """What :func:`rewrite_capture` did: the packets' :class:`~csum.rewrite.apply.Outcome`, the capture's format and
+    """What :func:`rewrite_capture` did: the packets' :class:`~csum.rewrite.outcome.Outcome`, the capture's format and
     compression, where reading stopped early (a truncated or damaged record: the rest is copied unchanged), and with
     ``fix`` the check of the rewritten capture (:class:`csum.scan.Scan`)."""
 
@@ -75,6 +74,8 @@ def _rewritten_chunk(chunk: pcap.Capture, rules: Rules) -> tuple[pcap.Capture, O
     """``chunk`` with every packet rewritten (:func:`csum.rewrite.fast.rewrite_chunk`), what happened, and how many
     packets the C engine answered."""
     if rules.truncate is not None:  # frames change length: the Python engine and resized records
+        from .truncate import truncate_chunk
+
         cut, out = truncate_chunk(chunk, rules)
         out.declined[TRUNCATING] += len(chunk)
         return cut, out, 0
@@ -88,6 +89,12 @@ def _rewritten(chunks: Iterator[pcap.Capture], rules: Rules,
     (:func:`csum.capture.parallel.mapped`, whose workers end with their parent, quietly: multiprocessing.Pool's printed
     a traceback each on a SIGTERM or Ctrl-C to ``rewrite --jobs`` and deadlocked the parent on a SIGTERM to the whole
     process group)."""
+    if jobs <= 1:  # in this process: the process machinery is not even imported (csum rewrite's start-up)
+        for chunk in chunks:
+            yield chunk, _rewritten_chunk(chunk, rules)
+        return
+    from ..capture.parallel import mapped
+
     yield from mapped(chunks, functools.partial(_rewritten_chunk, rules=rules), jobs)
 
 
@@ -161,6 +168,8 @@ def rewrite_capture(src: str | os.PathLike[str], dst: str | os.PathLike[str], ru
     sink = _Stdout(sys.stdout.buffer) if to_stdout else AtomicFile(path, compression)  # type: ignore[arg-type]
     with sink as writer:
         if fix:
+            from ..capture.scan import ScanOptions, scan  # the checker of csum fix: only with fix
+
             checked = scan(name, ScanOptions(chunk_bytes=chunk_bytes, sink=writer, progress=progress,
                                              keep=0 if collected is None else collected.limit, transform=transform,
                                              collect=collected))

@@ -22,7 +22,7 @@ from typing import Any
 from .. import engine
 from ..capture import pcap
 from ..layers.reasons import Reason
-from .apply import Outcome, apply
+from .outcome import Outcome
 from .rules import Rules
 
 __all__ = ["NO_C_ENGINE", "TRUNCATING", "rewrite_chunk"]
@@ -60,6 +60,8 @@ def rewrite_chunk(chunk: pcap.Capture, rules: Rules) -> tuple[bytes, Outcome, in
     offsets, origlens, linktypes = columns[0], columns[2], columns[3]
 
     def fallback(i: int) -> bytes | None:
+        from .apply import apply  # the Python engine: imported by the first packet the C declines, if any
+
         return apply(chunk.packet(i), int(linktypes[i]), rules, int(origlens[i]), out)
 
     c = engine.crewrite

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import ipaddress
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Literal, Mapping, Union
@@ -259,6 +258,8 @@ class Rules:
     @classmethod
     def from_toml(cls, path: str | Path) -> Rules:
         """Rules from a TOML file (see :meth:`from_mapping`); OSError propagates, a bad file is ``bad-rule``."""
+        import tomllib  # only for a rules file: ``csum rewrite`` with options alone starts without it
+
         path = Path(path)
         try:
             doc = tomllib.loads(path.read_text(encoding="utf-8"))

@@ -27,7 +27,8 @@ from ..arch.profiles import profile
 from ..layers import IPLayer, Stack, evaluate, table, walk
 from ..layers.reasons import Reason
 from ..capture import pcap
-from .apply import Outcome, apply, link_ethertype
+from .apply import apply, link_ethertype
+from .outcome import Outcome
 from .rules import Rules
 from .packet import Editor, FieldChange, edited
 
