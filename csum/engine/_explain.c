@@ -395,13 +395,13 @@ static int plain_l4(const walk_t *w, int k)
 /* The layer names of wrong_all's flow keys (csum/explain/flow.py FlowKey), made once. */
 static PyObject *tcp_name, *udp_name;
 
-/* One packet of wrong_all: None, or (field, header, end, l3, ip_end, flow key, residual, variants, hits) for a packet
- * whose one wrong field is the TCP/UDP checksum at `field` of its one IP layer (see plain_l4; the IPv4 header's
- * checksum right): the C walker's stack (csum/engine/_walk.c) and that field's hypotheses from the packet alone that
- * store its stored value (alone's, with the arguments csum/explain/quick.py would give; variants: their variant
- * numbers as bytes). The flow key is csum/explain/flow.py flow_key's: (version, the IP header's source and
- * destination addresses, protocol, source port, destination port, layer, depth 0). NULL on error. */
-static PyObject *wrong_one(const uint8_t *b, Py_ssize_t len, int64_t linktype, int64_t field)
+/* One packet of wrong_all: None, or (the packet, field, header, end, l3, ip_end, flow key, residual, variants,
+ * hits) for a packet whose one wrong field is the TCP/UDP checksum at `field` of its one IP layer (see plain_l4; the
+ * IPv4 header's checksum right): the C walker's stack (csum/engine/_walk.c) and that field's hypotheses from the
+ * packet alone that store its stored value (alone's, with the arguments csum/explain/quick.py would give; variants:
+ * their variant numbers as bytes). The flow key is csum/explain/flow.py flow_key's: (version, the IP header's source
+ * and destination addresses, protocol, source port, destination port, layer, depth 0). NULL on error. */
+static PyObject *wrong_one(PyObject *packet, const uint8_t *b, Py_ssize_t len, int64_t linktype, int64_t field)
 {
     Py_ssize_t index = linktype < 0 ? -1 : walk_link_row(linktype);
     int16_t codes[SLOTS];
@@ -434,7 +434,7 @@ static PyObject *wrong_one(const uint8_t *b, Py_ssize_t len, int64_t linktype, i
     Py_ssize_t size = (Py_ssize_t)v[A_SIZE], saddr = ip->l3 + (ip->version == 4 ? CT_IPHDR_SADDR : CT_IPV6HDR_SADDR);
     Py_ssize_t daddr = ip->l3 + (ip->version == 4 ? CT_IPHDR_DADDR : CT_IPV6HDR_DADDR);
     uint64_t residual = csum_reduce((uint64_t)(r->stored ^ M16) + r->computed, 16);  /* csum/explain/flow.py's */
-    return Py_BuildValue("(nnnnn(iy#y#iiiOi)Ky#N)", r->field, r->header, r->end, ip->l3, ip->end, ip->version,
+    return Py_BuildValue("(Onnnnn(iy#y#iiiOi)Ky#N)", packet, r->field, r->header, r->end, ip->l3, ip->end, ip->version,
                          b + saddr, size, b + daddr, size, ip->proto, (int)be16(b + r->header),
                          (int)be16(b + r->header + 2), tcp ? tcp_name : udp_name, 0, (unsigned long long)residual,
                          h.variants, (Py_ssize_t)h.n, h.out);
@@ -469,13 +469,13 @@ static PyObject *wrong_all(PyObject *self, PyObject *const *args, Py_ssize_t nar
     out = PyList_New(n);
     for (Py_ssize_t i = 0; out != NULL && i < n; i++) {
         int64_t link = item_int(links, i), field = item_int(fields, i);
+        PyObject *packet = PySequence_Fast_GET_ITEM(packets, i);
         Py_buffer view;
-        if (((link == -1 || field == -1) && PyErr_Occurred())
-            || PyObject_GetBuffer(PySequence_Fast_GET_ITEM(packets, i), &view, PyBUF_SIMPLE) < 0) {
+        if (((link == -1 || field == -1) && PyErr_Occurred()) || PyObject_GetBuffer(packet, &view, PyBUF_SIMPLE) < 0) {
             Py_CLEAR(out);
             break;
         }
-        PyObject *one = wrong_one(view.buf, view.len, link, field);
+        PyObject *one = wrong_one(packet, view.buf, view.len, link, field);
         PyBuffer_Release(&view);
         if (one == NULL)
             Py_CLEAR(out);

@@ -11,6 +11,6 @@ def alone(buf: Buffer, start: int, end: int, at: int, src: int, dst: int, size: 
     """The hypotheses of the field at ``at`` covering buf[start:end] (csum/explain/quick.py), or None."""
 
 def wrong_all(packets: Sequence[Buffer], linktypes: Sequence[int], fields: Sequence[int], /) -> list[
-        tuple[int, int, int, int, int, tuple[int, bytes, bytes, int, int, int, str, int], int, bytes,
+        tuple[Buffer, int, int, int, int, int, tuple[int, bytes, bytes, int, int, int, str, int], int, bytes,
               list[tuple[int, int, int, int, int]]] | None]:
     """Per packet, its one wrong TCP/UDP checksum's stack facts and hypotheses (csum/explain/fast.py), or None."""

@@ -82,8 +82,7 @@ def wrong_all(packets: Sequence[bytes], links: Sequence[int], fields: Sequence[i
     c = engine.cexplain
     if c is None:
         return [None] * len(packets)
-    return [None if t is None else _new(Wrong, (data, *t))
-            for data, t in zip(packets, c.wrong_all(packets, links, fields))]
+    return [None if t is None else _new(Wrong, t) for t in c.wrong_all(packets, links, fields)]
 
 
 def wrong(data: bytes, link: Link | int, r: Result) -> Wrong | None:
@@ -185,13 +184,14 @@ def record_all(ws: Sequence[Wrong], context: Context) -> None:
             counts = residuals[key] = Counter()
         counts[res] = counts.get(res, 0) + n
     every = context.fits
-    first: dict[tuple[FlowKey, bytes], Wrong] = {}  # a field of each (flow key, variants), for its causes
-    for w in ws:
-        if w.variants:
-            first.setdefault((w.key, w.variants), w)
-    for (key, _variants), n in Counter(map(_KEY_VARIANTS, (w for w in ws if w.variants))).items():
+    for (key, variants), n in Counter(map(_KEY_VARIANTS, ws)).items():
+        if not variants:
+            continue
+        causes = _CAUSES.get(variants)
+        if causes is None:  # a field of these variants names them (once per variants)
+            causes = next(w for w in ws if w.variants == variants).causes
         fits = every.get(key)
         if fits is None:
             fits = every[key] = Counter()
-        for cause in dict.fromkeys(first[(key, _variants)].causes):
+        for cause in dict.fromkeys(causes):
             fits[cause] = fits.get(cause, 0) + n
