@@ -278,9 +278,9 @@ def nothing_named(stored: int, computed: int, causes: Sequence[str]) -> Explanat
     """Unexplained: no hypothesis (``causes``: the cause ids of those that store ``stored``) names ``stored`` alone
     (``computed``: the right checksum), nor does the flow say."""
     if causes:
-        names = ", ".join(dict.fromkeys(causes))
-        return Explanation(UNEXPLAINED, lambda: f"{names} would store {stored:#06x}, but so does one bit flipped (the "
-                           f"checksum is {computed:#06x}): not named from one packet, nor fitting another of its flow")
+        return Explanation(UNEXPLAINED, lambda: f"{', '.join(dict.fromkeys(causes))} would store {stored:#06x}, but so "
+                           f"does one bit flipped (the checksum is {computed:#06x}): not named from one packet, nor "
+                           "fitting another of its flow")
     return Explanation(UNEXPLAINED, lambda: f"no simulated mistake gives {stored:#06x} (the checksum is "
                        f"{computed:#06x})")
 

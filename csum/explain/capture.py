@@ -146,10 +146,10 @@ class Collector:
         later, self.later = self.later, []
         for index, caplen in later:
             self._near(index, caplen)
-        mine: dict[int, int] = {}
-        for index, _r in part.bad + part.offload:
-            if self.fields < self.limit or index < self.last:  # a datagram's field settled late: an earlier packet
-                mine[index] = mine.get(index, 0) + 1
+        items = part.bad + part.offload
+        if self.fields >= self.limit:  # past it, only a datagram's field settled late: an earlier packet
+            items = [item for item in items if item[0] < self.last]
+        mine = Counter(map(itemgetter(0), items))  # fields per packet
         order = sorted(mine)
         for c in self.seen:
             ours = [i for i in order if c.first <= i < c.end]
