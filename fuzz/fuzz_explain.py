@@ -8,8 +8,9 @@ Python walker; for every checksum field the C covers, every hypothesis the C giv
 the frame (fuzz_common.exact: AddressSanitizer sees an overread of one byte). Then ``alone`` is called once more
 with every offset and length argument taken from the input's first bytes (anywhere from 4 before the frame to 4
 past it, a pseudo-header size of 4, 16 or another): it must answer None or hypotheses, never read outside the
-frame (ASan) nor fail. And ``wrong`` (csum/explain/fast.py's C walk of a packet with one wrong TCP/UDP checksum), where
-it answers: the same field, segment, flow key and hits as the Python walker gives (csum/explain/flow.py flow_key, the
+frame (ASan) nor fail. And ``wrong_all`` (csum/explain/fast.py's C walk of packets with one wrong TCP/UDP checksum),
+asked for every field offset of the frame, one at a time and all at once: None but for the one failing field, and
+there the same field, segment, flow key and hits as the Python walker gives (csum/explain/flow.py flow_key, the
 hypotheses above).
 """
 
@@ -61,26 +62,38 @@ def _compare(frame: bytes, link: int) -> None:
 
 
 def _wrong(frame: bytes, link: int) -> None:
-    """``wrong`` on the frame (an exact-size copy: ASan sees an overread), and where it answers for the packet's one
-    failing field: the Python walker's field, segment, flow key and hits."""
+    """``wrong_all`` on the frame (an exact-size copy: ASan sees an overread), asked for each field offset the C
+    walker reports and for one past the frame, and where it answers for the packet's one failing field: the Python
+    walker's field, segment, flow key and hits; for any other offset, None. Then the whole batch at once gives the
+    same answers."""
     c, cwalk = engine.cexplain, engine.cwalk
     assert c is not None and cwalk is not None
-    got = c.wrong(exact(frame), link)
     results = cwalk.verify(exact(frame), link)
     failing = [] if results is None else [r for r in results if r.ok is False]
-    if got is None or len(failing) != 1:
-        assert got is None, f"wrong() answered {got!r} for a packet whose failing fields are {failing!r}"
-        return
-    r = failing[0]
-    w = fast.wrong(frame, link, r)
-    assert w is not None and w.at == got[0] == r.field, f"wrong() answered {got!r} for {r!r}"
-    stack = walk(memoryview(frame), link)
-    f = next(f for f in stack.fields if f.at == r.field)
-    ip = carrier(stack, f)
-    assert ip is not None, "wrong() answered for a field no IP header carries"
-    python = [g for g in hypotheses.alone(frame, stack, f, r, ip) if g.value == r.stored and g.value != r.computed]
-    assert_equal((w.start, w.end, w.key, _texts(w.hits)), (*f.covers[0], flow_key(frame, ip, f), _texts(python)),
-                 f"wrong({r.layer} at {r.field})")
+    offsets = [r.field for r in results or () if r.field is not None] + [len(frame) + 1]
+    copies = [exact(frame) for _ in offsets]
+    every = c.wrong_all(copies, [link] * len(offsets), offsets)
+    assert len(every) == len(offsets), f"wrong_all answered {len(every)} for {len(offsets)} packets"
+    for at, got in zip(offsets, every):
+        if len(failing) != 1 or at != failing[0].field:
+            assert got is None, f"wrong_all answered {got!r} at {at} for failing fields {failing!r}"
+    for at, got in zip(offsets, every):
+        one = c.wrong_all([exact(frame)], [link], [at])[0]  # past the packet itself (its copy: another object)
+        assert (one is None) == (got is None) and (got is None or one[1:] == got[1:]), \
+            f"wrong_all at {at}: batch and one differ"
+        if got is None:
+            continue
+        r = failing[0]
+        w = fast.wrong(frame, link, r)
+        assert w is not None and w.at == got[1] == r.field, f"wrong_all answered {got!r} for {r!r}"
+        stack = walk(memoryview(frame), link)
+        f = next(f for f in stack.fields if f.at == r.field)
+        ip = carrier(stack, f)
+        assert ip is not None, "wrong_all answered for a field no IP header carries"
+        python = [g for g in hypotheses.alone(frame, stack, f, r, ip) if g.value == r.stored and g.value != r.computed]
+        assert_equal((w.start, w.end, w.key, _texts(w.hits), w.causes),
+                     (*f.covers[0], flow_key(frame, ip, f), _texts(python), tuple(g.cause for g in python)),
+                     f"wrong_all({r.layer} at {r.field})")
 
 
 def _arbitrary(data: bytes, frame: bytes) -> None:

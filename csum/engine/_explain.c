@@ -27,9 +27,15 @@ enum { H_NOT_COMPLEMENTED, H_BYTE_ORDER, H_SINGLE_FOLD16, H_SINGLE_FOLD32, H_CAR
 /* The flags argument's bits (csum/explain/quick.py). */
 enum { F_UDP = 1, F_MORE = 2, F_TCP = 4, F_IPV4 = 8, F_IP = 16, F_V6 = 32, F_L4 = 64, F_PSEUDO = 128 };
 
+/* The most hypotheses one call gives: arithmetic's 6, the odd byte, padding's 2, two per named length (7), the TTL
+ * and the ECN's 2. */
+enum { MAX_HITS = 26 };
+
 typedef struct {
     PyObject *out;
     int64_t want, right;  /* want < 0: every hypothesis; else only those storing want and not right */
+    int n;                /* the hits appended */
+    char variants[MAX_HITS];  /* their variants, in order (wrong_all's signature of the hits) */
 } hits_t;
 
 /* One hypothesis storing `value`, with the numbers its text names: appended when it is wanted; -1 on error. */
@@ -43,6 +49,8 @@ static int hit(hits_t *h, int variant, uint64_t value, uint64_t a, uint64_t b, u
         return -1;
     int r = PyList_Append(h->out, t);
     Py_DECREF(t);
+    if (r == 0 && h->n < MAX_HITS)
+        h->variants[h->n++] = (char)variant;
     return r;
 }
 
@@ -343,7 +351,7 @@ static PyObject *alone(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (!in_range(&a)) {
         result = Py_NewRef(Py_None);
     } else {
-        hits_t h = {PyList_New(0), a.v[A_STORED], a.v[A_COMPUTED]};
+        hits_t h = {PyList_New(0), a.v[A_STORED], a.v[A_COMPUTED], 0, {0}};
         result = h.out;
         if (h.out != NULL && hypotheses(&h, &a) < 0)
             Py_CLEAR(result);
@@ -384,42 +392,31 @@ static int plain_l4(const walk_t *w, int k)
     return 1;
 }
 
-/* wrong(buf, linktype) -> None, or (field, header, end, l3, ip_end, version, proto, source address, destination
- * address (the IP header's), source port, destination port, residual, hits) for a packet whose one
- * wrong field is the TCP/UDP checksum of its one IP layer (see plain_l4; the IPv4 header's checksum right): the C
- * walker's stack (csum/engine/_walk.c) and that field's hypotheses from the packet alone that store its stored
- * value (alone's, with the arguments csum/explain/quick.py would give). None: anything else (csum/explain/fast.py
- * then takes the Python path). */
-static PyObject *wrong(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+/* The layer names of wrong_all's flow keys (csum/explain/flow.py FlowKey), made once. */
+static PyObject *tcp_name, *udp_name;
+
+/* One packet of wrong_all: None, or (the packet, field, header, end, l3, ip_end, flow key, residual, variants,
+ * hits) for a packet whose one wrong field is the TCP/UDP checksum at `field` of its one IP layer (see plain_l4; the
+ * IPv4 header's checksum right): the C walker's stack (csum/engine/_walk.c) and that field's hypotheses from the
+ * packet alone that store its stored value (alone's, with the arguments csum/explain/quick.py would give; variants:
+ * their variant numbers as bytes). The flow key is csum/explain/flow.py flow_key's: (version, the IP header's source
+ * and destination addresses, protocol, source port, destination port, layer, depth 0). NULL on error. */
+static PyObject *wrong_one(PyObject *packet, const uint8_t *b, Py_ssize_t len, int64_t linktype, int64_t field)
 {
-    (void)self;
-    if (nargs != 2) {
-        PyErr_SetString(PyExc_TypeError, "wrong takes 2 arguments");
-        return NULL;
-    }
-    int64_t linktype = PyLong_AsLongLong(args[1]);
-    if (linktype == -1 && PyErr_Occurred())
-        return NULL;
-    Py_buffer view;
-    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0)
-        return NULL;
-    PyObject *result = NULL;
     Py_ssize_t index = linktype < 0 ? -1 : walk_link_row(linktype);
     int16_t codes[SLOTS];
     outer_t outer = {0};
     rec_t recs[SLOTS];
     ip_t ips[WRONG_IPS];
-    walk_t w = {.b = view.buf, .codes = codes, .outer = &outer, .report = 1, .recs = recs, .frag6 = 1,
-                .len = view.len, .slots = SLOTS, .judge = 1, .ips = ips, .maxips = WRONG_IPS};
-    int k = index >= 0 && walk_link(&w, view.len, index) == 1 ? one_failing(&w) : -1;
-    if (k < 0 || !plain_l4(&w, k)) {
-        result = Py_NewRef(Py_None);
-        goto done;
-    }
+    walk_t w = {.b = b, .codes = codes, .outer = &outer, .report = 1, .recs = recs, .frag6 = 1, .len = len,
+                .slots = SLOTS, .judge = 1, .ips = ips, .maxips = WRONG_IPS};
+    int k = index >= 0 && walk_link(&w, len, index) == 1 ? one_failing(&w) : -1;
+    if (k < 0 || !plain_l4(&w, k) || recs[k].field != field)
+        return Py_NewRef(Py_None);
     const rec_t *r = recs + k;
     const ip_t *ip = ips;
     int tcp = r->code == C_TCP;
-    args_t a = {.b = view.buf, .len = view.len};
+    args_t a = {.b = b, .len = len};
     int64_t *v = a.v;
     v[A_START] = r->header, v[A_END] = r->end, v[A_AT] = r->field, v[A_SRC] = ip->src, v[A_DST] = ip->dst;
     v[A_SIZE] = ip->version == 4 ? CT_IPHDR_ADDR_SIZE : CT_IPV6HDR_ADDR_SIZE, v[A_LENGTH] = r->end - r->header;
@@ -427,32 +424,76 @@ static PyObject *wrong(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     v[A_FLAGS] = F_PSEUDO | F_MORE | F_IP | F_L4 | (tcp ? F_TCP : F_UDP) | (ip->version == 6 ? F_V6 : 0);
     v[A_PAD] = r->end == ip->end ? ip->end : -1, v[A_IP_TOTAL] = ip->end - ip->l3, v[A_AFTER] = ip->end - r->header;
     v[A_MINIMUM] = tcp ? CT_TCP_MIN : CT_UDP_MIN, v[A_L3] = v[A_L3_END] = 0;
-    if (!in_range(&a)) {
-        result = Py_NewRef(Py_None);
-        goto done;
-    }
-    hits_t h = {PyList_New(0), r->stored, r->computed};
+    if (!in_range(&a))
+        return Py_NewRef(Py_None);
+    hits_t h = {PyList_New(0), r->stored, r->computed, 0, {0}};
     if (h.out == NULL || hypotheses(&h, &a) < 0) {
         Py_XDECREF(h.out);
-        goto done;
+        return NULL;
     }
-    const uint8_t *b = view.buf;
     Py_ssize_t size = (Py_ssize_t)v[A_SIZE], saddr = ip->l3 + (ip->version == 4 ? CT_IPHDR_SADDR : CT_IPV6HDR_SADDR);
     Py_ssize_t daddr = ip->l3 + (ip->version == 4 ? CT_IPHDR_DADDR : CT_IPV6HDR_DADDR);
     uint64_t residual = csum_reduce((uint64_t)(r->stored ^ M16) + r->computed, 16);  /* csum/explain/flow.py's */
-    result = Py_BuildValue("(nnnnniiy#y#iiKN)", r->field, r->header, r->end, ip->l3, ip->end, ip->version, ip->proto,
-                           b + saddr, size, b + daddr, size, (int)be16(b + r->header), (int)be16(b + r->header + 2),
-                           (unsigned long long)residual, h.out);
+    return Py_BuildValue("(Onnnnn(iy#y#iiiOi)Ky#N)", packet, r->field, r->header, r->end, ip->l3, ip->end, ip->version,
+                         b + saddr, size, b + daddr, size, ip->proto, (int)be16(b + r->header),
+                         (int)be16(b + r->header + 2), tcp ? tcp_name : udp_name, 0, (unsigned long long)residual,
+                         h.variants, (Py_ssize_t)h.n, h.out);
+}
+
+/* The integer at i of a sequence (PySequence_Fast's items); -1 with an error set where it is not one. */
+static int64_t item_int(PyObject *seq, Py_ssize_t i)
+{
+    return PyLong_AsLongLong(PySequence_Fast_GET_ITEM(seq, i));
+}
+
+/* wrong_all(packets, linktypes, fields) -> [None or wrong_one's tuple], one per packet: csum/explain/fast.py asks
+ * for a capture's wrong packets at once (fields: the offset of each one's wrong field as the check found it). */
+static PyObject *wrong_all(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "wrong_all takes 3 arguments");
+        return NULL;
+    }
+    PyObject *packets = PySequence_Fast(args[0], "packets must be a sequence");
+    PyObject *links = packets == NULL ? NULL : PySequence_Fast(args[1], "linktypes must be a sequence");
+    PyObject *fields = links == NULL ? NULL : PySequence_Fast(args[2], "fields must be a sequence");
+    PyObject *out = NULL;
+    if (fields == NULL)
+        goto done;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(packets);
+    if (PySequence_Fast_GET_SIZE(links) != n || PySequence_Fast_GET_SIZE(fields) != n) {
+        PyErr_SetString(PyExc_ValueError, "packets, linktypes and fields must be as long");
+        goto done;
+    }
+    out = PyList_New(n);
+    for (Py_ssize_t i = 0; out != NULL && i < n; i++) {
+        int64_t link = item_int(links, i), field = item_int(fields, i);
+        PyObject *packet = PySequence_Fast_GET_ITEM(packets, i);
+        Py_buffer view;
+        if (((link == -1 || field == -1) && PyErr_Occurred()) || PyObject_GetBuffer(packet, &view, PyBUF_SIMPLE) < 0) {
+            Py_CLEAR(out);
+            break;
+        }
+        PyObject *one = wrong_one(packet, view.buf, view.len, link, field);
+        PyBuffer_Release(&view);
+        if (one == NULL)
+            Py_CLEAR(out);
+        else
+            PyList_SET_ITEM(out, i, one);
+    }
 done:
-    PyBuffer_Release(&view);
-    return result;
+    Py_XDECREF(packets);
+    Py_XDECREF(links);
+    Py_XDECREF(fields);
+    return out;
 }
 
 static PyMethodDef methods[] = {
     {"alone", (PyCFunction)(void (*)(void))alone, METH_FASTCALL,
      "The single-mistake hypotheses of one field from the packet alone (csum/explain/quick.py), or None."},
-    {"wrong", (PyCFunction)(void (*)(void))wrong, METH_FASTCALL,
-     "The stack facts and hypotheses of a packet's one wrong TCP/UDP checksum (csum/explain/fast.py), or None."},
+    {"wrong_all", (PyCFunction)(void (*)(void))wrong_all, METH_FASTCALL,
+     "Per packet, the stack facts and hypotheses of its one wrong TCP/UDP checksum (csum/explain/fast.py), or None."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -460,5 +501,9 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "csum.engine._explain
 
 PyMODINIT_FUNC PyInit__explain(void)
 {
+    tcp_name = PyUnicode_InternFromString("tcp");
+    udp_name = PyUnicode_InternFromString("udp");
+    if (tcp_name == NULL || udp_name == NULL)
+        return NULL;
     return PyModule_Create(&module);
 }

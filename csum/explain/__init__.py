@@ -15,7 +15,7 @@ explanation never changes a verdict: it is computed from the verdict, for wrong 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from ..core.inputs import as_view
@@ -221,9 +221,15 @@ def chosen(decision: Decision, hits: list[sums.Guess]) -> Explanation | None:
     if k < 0:
         return Explanation(UNEXPLAINED, text)
     g = hits[k]
+    return fitted(g.cause, g.text, n)
+
+
+def fitted(cause: str, text: Callable[[], str], n: int) -> Explanation:
+    """The explanation naming ``cause``, its hypothesis's text made by ``text()``; ``n``: how many wrong fields of
+    the flow it fits, where the flow pins it (:data:`Decision`), else 0."""
     if n:
-        return Explanation(g.cause, lambda: f"{g.detail} (it fits {n} wrong fields of this flow)")
-    return Explanation(g.cause, g.text)
+        return Explanation(cause, lambda: f"{text()} (it fits {n} wrong fields of this flow)")
+    return Explanation(cause, text)
 
 
 def _offload(buf: bytes, f: Field, r: Result, ip: IPLayer | None) -> Explanation | None:
@@ -265,16 +271,16 @@ def unnamed(subject: Subject, hits: list[sums.Guess], context: Context | None) -
         found = by_flow(subject, context)
         if found is not None:
             return found
-    return nothing_named(subject.stored, subject.computed, hits)
+    return nothing_named(subject.stored, subject.computed, [g.cause for g in hits])
 
 
-def nothing_named(stored: int, computed: int, hits: list[sums.Guess]) -> Explanation:
-    """Unexplained: no hypothesis of ``hits`` names ``stored`` alone (``computed``: the right checksum), nor does
-    the flow say."""
-    if hits:
-        names = ", ".join(dict.fromkeys(g.cause for g in hits))
-        return Explanation(UNEXPLAINED, lambda: f"{names} would store {stored:#06x}, but so does one bit flipped (the "
-                           f"checksum is {computed:#06x}): not named from one packet, nor fitting another of its flow")
+def nothing_named(stored: int, computed: int, causes: Sequence[str]) -> Explanation:
+    """Unexplained: no hypothesis (``causes``: the cause ids of those that store ``stored``) names ``stored`` alone
+    (``computed``: the right checksum), nor does the flow say."""
+    if causes:
+        return Explanation(UNEXPLAINED, lambda: f"{', '.join(dict.fromkeys(causes))} would store {stored:#06x}, but so "
+                           f"does one bit flipped (the checksum is {computed:#06x}): not named from one packet, nor "
+                           "fitting another of its flow")
     return Explanation(UNEXPLAINED, lambda: f"no simulated mistake gives {stored:#06x} (the checksum is "
                        f"{computed:#06x})")
 

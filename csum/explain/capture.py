@@ -16,6 +16,7 @@ from __future__ import annotations
 import gc
 import json
 from collections import Counter
+from operator import itemgetter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -95,10 +96,14 @@ def _flow_text(flow: Flow | None) -> str:
 def _wrong(report: Report, limit: int) -> tuple[dict[int, list[Result]], int]:
     """Packet index -> its bad and offload Results (the first ``limit`` fields; the packets in their order), and how
     many fields are left."""
-    items = sorted(report.bad + report.offload, key=lambda item: item[0])
+    items = sorted(report.bad + report.offload, key=itemgetter(0))
     wanted: dict[int, list[Result]] = {}
     for index, r in items[:limit]:
-        wanted.setdefault(index, []).append(r)
+        got = wanted.get(index)
+        if got is None:
+            wanted[index] = [r]
+        else:
+            got.append(r)
     return wanted, report.total("bad") + report.total("offload") - min(len(items), limit)
 
 
@@ -141,10 +146,10 @@ class Collector:
         later, self.later = self.later, []
         for index, caplen in later:
             self._near(index, caplen)
-        mine: dict[int, int] = {}
-        for index, _r in part.bad + part.offload:
-            if self.fields < self.limit or index < self.last:  # a datagram's field settled late: an earlier packet
-                mine[index] = mine.get(index, 0) + 1
+        items = part.bad + part.offload
+        if self.fields >= self.limit:  # past it, only a datagram's field settled late: an earlier packet
+            items = [item for item in items if item[0] < self.last]
+        mine = Counter(map(itemgetter(0), items))  # fields per packet
         order = sorted(mine)
         for c in self.seen:
             ours = [i for i in order if c.first <= i < c.end]
@@ -237,17 +242,10 @@ def _explain_capture(collected: Collector, report: Report, limit: int, hosts: Ho
     for index, (data, link) in near.items():
         if index not in wanted:
             context.add(data, link, frame(index))
-    by_c: dict[int, fast.Wrong] = {}  # the packets the C walker's stack explains (csum.explain.fast)
-    c_wrong, after = fast.wrong, collected.after
+    by_c = _by_c(packets, wanted, collected.after)  # the packets the C walker's stack explains (csum.explain.fast)
     for index, (data, link, _) in packets.items():
-        results = wanted.get(index)
-        if results is None:
-            continue
-        w = c_wrong(data, link, results[0]) if len(results) == 1 and index not in after else None
-        if w is None:
+        if index in wanted and index not in by_c:
             context.add(data, link, frame(index))
-        else:
-            by_c[index] = w
     fast.record_all(list(by_c.values()), context)
     out = Explained(skipped=skipped)
     flows: dict[FlowKey, Flow | None | Literal[False]] = {}  # the flow of each flow key the fast path gave
@@ -294,6 +292,19 @@ def _explain_capture(collected: Collector, report: Report, limit: int, hosts: Ho
                 flow = flow_of(r, rows)
             _grouped(groups, hosts, flow, r, e, index)
     return out
+
+
+def _by_c(packets: dict[int, tuple[bytes, int, int]], wanted: dict[int, list[Result]],
+          after: dict[int, bytes]) -> dict[int, fast.Wrong]:
+    """The packets of ``wanted`` whose one wrong field :mod:`csum.explain.fast` explains, by index, asked of the C
+    at once (not those rewritten: ``after``)."""
+    asked = [(index, data, link, results[0].field) for index, (data, link, _) in packets.items()
+             if (results := wanted.get(index)) is not None and len(results) == 1 and index not in after
+             and results[0].field is not None and results[0].stored is not None and results[0].computed is not None]
+    if not asked:
+        return {}
+    indices, datas, links, ats = zip(*asked)
+    return {index: w for index, w in zip(indices, fast.wrong_all(datas, links, ats)) if w is not None}
 
 
 def _grouped(groups: dict[tuple[Flow | None, str, str], list], hosts: Hosts | None, flow: Flow | None, r: Result,

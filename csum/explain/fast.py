@@ -21,50 +21,76 @@ from typing import Any, NamedTuple
 
 from .. import engine
 from ..layers import Result
-from . import Decision, Explanation, Subject, by_flow, choose, chosen, decide, nothing_named, quick, shared, sums, unnamed
+from ..layers.walk import Link
+from . import Decision, Explanation, Subject, by_flow, decide, fitted, nothing_named, quick, shared, sums
+from .causes import UNEXPLAINED
 from .flow import Context, FlowKey
 from .hypotheses import one_bit, segment_of
 from .sums import Guess
 
-__all__ = ["Memo", "Wrong", "explain", "paired", "record", "record_all", "wrong"]
+__all__ = ["Memo", "Wrong", "explain", "paired", "record", "record_all", "wrong", "wrong_all"]
 
 
 class Wrong(NamedTuple):
-    """One wrong field from the C walker's stack: the packet, the field's offset, the segment it covers
-    (``start``, ``end``), its flow key, its residual (:func:`.flow.residual`) and the hypotheses from the packet alone
-    that store its value."""
+    """One wrong field from the C walker's stack (csum/engine/_explain.c ``wrong_all``'s tuple): the packet, the
+    field's offset, the segment it covers (``start``, ``end``), its IP header's start and its datagram's end, its
+    flow key, its residual (:func:`.flow.residual`), and the hypotheses from the packet alone that store its value:
+    their variants (:data:`.quick.VARIANTS`, as bytes) and the C's numbers for each (:attr:`hits` names them)."""
 
     data: bytes
     at: int
     start: int
     end: int
+    l3: int
+    ip_end: int
     key: FlowKey
     res: int
-    hits: list[Guess]
+    variants: bytes
+    found: list[tuple[int, int, int, int, int]]
+
+    def lengths(self, header: int) -> list[tuple[int, str]]:
+        """:func:`.sums.lengths_of` for this field, its transport header of ``header`` bytes."""
+        return sums.lengths_of(self.key[6], self.key[0], self.ip_end - self.l3, self.ip_end - self.start,
+                               self.end - self.start, header)
+
+    def guess(self, k: int) -> Guess:
+        """Hypothesis ``k`` of :attr:`found`, named (:func:`.quick.guess`)."""
+        return quick.guess(self.found[k], self.lengths, self.end - self.start)
+
+    @property
+    def hits(self) -> list[Guess]:
+        """The hypotheses that store the field's value, named (:func:`.quick.named`)."""
+        return quick.named(self.found, self.lengths, self.end - self.start)
+
+    @property
+    def causes(self) -> tuple[str, ...]:
+        """The cause id of each hypothesis of :attr:`found` (one per variants' signature, found once)."""
+        causes = _CAUSES.get(self.variants)
+        if causes is None:
+            causes = _CAUSES[self.variants] = tuple(g.cause for g in self.hits)
+        return causes
 
 
-def wrong(data: bytes, link: int, r: Result) -> Wrong | None:
+#: Per variants' signature, the causes of its hypotheses (each variant names one cause: csum/explain/quick.py).
+_CAUSES: dict[bytes, tuple[str, ...]] = {}
+
+
+def wrong_all(packets: Sequence[bytes], links: Sequence[int], fields: Sequence[int]) -> list[Wrong | None]:
+    """Per packet of ``packets`` (link types ``links``), whose one wrong field the check found at offset
+    ``fields[k]``: the field from the C walker, where this path covers it (see the module docstring); None: the
+    Python path's. All None where the C is not built."""
+    c = engine.cexplain
+    if c is None:
+        return [None] * len(packets)
+    return [None if t is None else _new(Wrong, t) for t in c.wrong_all(packets, links, fields)]
+
+
+def wrong(data: bytes, link: Link | int, r: Result) -> Wrong | None:
     """Field ``r`` of packet ``data`` (link type ``link``) from the C walker, where it is the packet's one wrong field
     and one this path covers (see the module docstring); None: the Python path's."""
-    c = engine.cexplain
-    if c is None or r.field is None or r.stored is None or r.computed is None:
+    if r.field is None or r.stored is None or r.computed is None or not isinstance(link, int):
         return None
-    got = c.wrong(data, link)
-    if got is None or got[0] != r.field:
-        return None
-    at, start, end, l3, ip_end, version, proto, src, dst, sport, dport, res, found = got
-    layer = r.layer
-    if found:
-        length = end - start
-
-        def lengths(header: int) -> list[tuple[int, str]]:
-            return sums.lengths_of(layer, version, ip_end - l3, ip_end - start, length, header)
-
-        hits = quick.named(found, lengths, length)
-    else:
-        hits = []
-    # tuple.__new__: Wrong(...) without its NamedTuple __new__ (Python code run for every field)
-    return _new(Wrong, (data, at, start, end, (version, src, dst, proto, sport, dport, layer, 0), res, hits))
+    return wrong_all([data], [link], [r.field])[0]
 
 
 _new = tuple.__new__
@@ -78,42 +104,50 @@ def paired(w: Wrong, context: Context) -> bool:
 
 class Memo:
     """What :func:`explain` found once for a capture's fields, all recorded (the context no longer changes): the
-    choice among the hits, by flow key, whether the residual is one bit's, the hits' causes and sureness, and the
-    residual where another wrong field of the flow shares it (:func:`csum.explain.decide` depends on nothing else for
-    a field of this path: a TCP or UDP checksum, its IP header right); and what the flow says of a residual no hit
-    names, by flow key and residual."""
+    choice among the hits, by flow key, whether the residual is one bit's, the hits' variants, and the residual
+    where another wrong field of the flow shares it (:func:`csum.explain.decide` depends on nothing else for a field
+    of this path: a TCP or UDP checksum, its IP header right; the variants fix the hits' causes, none sure); and what
+    the flow says of a residual no hit names, by flow key and residual (None where no other wrong field of the flow
+    shares it: :func:`csum.explain.by_flow` then depends on the flow alone)."""
 
     __slots__ = ("decisions", "flows")
 
     def __init__(self) -> None:
-        self.decisions: dict[tuple[FlowKey, bool, tuple[tuple[str, bool], ...], int | None], Decision] = {}
-        self.flows: dict[tuple[FlowKey, int], Explanation | None] = {}
+        self.decisions: dict[tuple[FlowKey, bool, bytes, int | None], Decision] = {}
+        self.flows: dict[tuple[FlowKey, int | None], Explanation | None] = {}
 
 
 def explain(w: Wrong, r: Result, context: Context, memo: Memo | None = None) -> Explanation:
     """Why field ``r`` (``w``, recorded in ``context``) is wrong, as :func:`csum.explain.explain_result` says;
     ``memo``: the decisions kept across a capture's fields (:class:`Memo`), each field's explanation then made from
-    its own hits and values."""
-    assert r.stored is not None and r.computed is not None
-    hits = w.hits
-    if memo is None:
-        subject = _subject(w, r)
-        found = choose(subject, hits, context)
-        return unnamed(subject, hits, context) if found is None else found
-    if hits:
+    its own hits and values (their texts when first read)."""
+    stored, computed = r.stored, r.computed
+    assert stored is not None and computed is not None
+    _data, _at, _start, _end, _l3, _ip_end, key, res, variants, _found = w  # one unpacking: run for every field
+    if variants:
         # a residual another wrong field of the flow shares: the decision may depend on it (decide, shared)
-        sig = (w.key, one_bit(w.res), tuple(map(_CAUSE_SURE, hits)), w.res if shared(context, w.key, w.res) else None)
-        decision = memo.decisions.get(sig, _UNSEEN)  # one lookup: a decision may be None
+        together = shared(context, key, res)
+        sig = (key, one_bit(res), variants, res if together else None)
+        decision = _UNSEEN if memo is None else memo.decisions.get(sig, _UNSEEN)  # one lookup: it may be None
         if decision is _UNSEEN:
-            decision = memo.decisions[sig] = decide(_subject(w, r), hits, context)
-        found = chosen(decision, hits)
-        if found is not None:
-            return found
-    place = (w.key, w.res)
-    said = memo.flows.get(place, _UNSEEN)
+            decision = decide(_subject(w, r), w.hits, context)
+            if memo is not None:
+                memo.decisions[sig] = decision
+        if decision is not None:
+            k, n, text = decision
+            if k < 0:
+                return Explanation(UNEXPLAINED, text)
+            return fitted((_CAUSES.get(variants) or w.causes)[k], lambda: w.guess(k).text(), n)
+    else:
+        together = shared(context, key, res)
+    # what the flow says depends on the residual only where another field of the flow shares it (by_flow)
+    place = (key, res if together else None)
+    said = _UNSEEN if memo is None else memo.flows.get(place, _UNSEEN)
     if said is _UNSEEN:
-        said = memo.flows[place] = by_flow(_subject(w, r), context)
-    return nothing_named(r.stored, r.computed, hits) if said is None else said
+        said = by_flow(_subject(w, r), context)
+        if memo is not None:
+            memo.flows[place] = said
+    return nothing_named(stored, computed, w.causes) if said is None else said
 
 
 _UNSEEN: Any = object()  # not in a Memo yet
@@ -126,7 +160,7 @@ def _subject(w: Wrong, r: Result) -> Subject:
 
 
 def _right() -> bool:
-    """The IP header checksum of a field this path explains: right (wrong() takes only packets with one wrong
+    """The IP header checksum of a field this path explains: right (wrong_all takes only packets with one wrong
     field)."""
     return True
 
@@ -136,13 +170,13 @@ def record(w: Wrong, context: Context) -> None:
     context.record(w.data, w.at, w.key, w.res, w.hits)
 
 
-_PLACE, _KEY_RES, _CAUSE_SURE = itemgetter(0, 1), itemgetter(4, 5), itemgetter(0, 3)
+_PLACE, _KEY_RES, _KEY_VARIANTS = itemgetter(0, 1), itemgetter(6, 7), itemgetter(6, 8)
 
 
 def record_all(ws: Sequence[Wrong], context: Context) -> None:
     """:func:`record` of every field of ``ws``, counted at once (the same counts: their order does not matter)."""
     context.pins.clear()
-    context.keys.update(zip(map(_PLACE, ws), map(itemgetter(4), ws)))
+    context.keys.update(zip(map(_PLACE, ws), map(itemgetter(6), ws)))
     residuals = context.residuals
     for (key, res), n in Counter(map(_KEY_RES, ws)).items():
         counts = residuals.get(key)
@@ -150,15 +184,14 @@ def record_all(ws: Sequence[Wrong], context: Context) -> None:
             counts = residuals[key] = Counter()
         counts[res] = counts.get(res, 0) + n
     every = context.fits
-    for w in ws:
-        hits = w.hits
-        if hits:
-            fits = every.get(w.key)
-            if fits is None:
-                fits = every[w.key] = Counter()
-            if len(hits) == 1:  # the commonest: one hypothesis fits
-                cause = hits[0].cause
-                fits[cause] = fits.get(cause, 0) + 1
-                continue
-            for cause in {g.cause for g in hits}:
-                fits[cause] = fits.get(cause, 0) + 1
+    for (key, variants), n in Counter(map(_KEY_VARIANTS, ws)).items():
+        if not variants:
+            continue
+        causes = _CAUSES.get(variants)
+        if causes is None:  # a field of these variants names them (once per variants)
+            causes = next(w for w in ws if w.variants == variants).causes
+        fits = every.get(key)
+        if fits is None:
+            fits = every[key] = Counter()
+        for cause in dict.fromkeys(causes):
+            fits[cause] = fits.get(cause, 0) + n

@@ -22,7 +22,7 @@ from ..layers.walk import Field, IPLayer
 from . import header, sums
 from .sums import Guess
 
-__all__ = ["VARIANTS", "fitting", "hypotheses", "named"]
+__all__ = ["VARIANTS", "fitting", "guess", "hypotheses", "named"]
 
 #: The C's variants after the message's (:data:`.sums.TEXTS`): the IPv4 header's TTL, its ECN.
 TTL, TOS = len(sums.TEXTS), len(sums.TEXTS) + 1
@@ -80,17 +80,20 @@ def named(found: list[tuple[int, int, int, int, int]], lengths: Callable[[int], 
     """The C's hypotheses ``found`` ((variant, value, the numbers its text names)) as Guesses, named through the
     reference's texts (``lengths``: :func:`.sums.lengths_named` for a header length; ``length``: the pseudo-header's
     length)."""
-    out = []
-    for variant, value, a, b, k in found:
-        if variant < sums.LENGTH_FULL:
-            out.append(sums.guess(variant, value, a, b, k))
-        elif variant < TTL:  # a: the length tried, b: its place in the lengths named, k: the header's length
-            out.append(sums.guess(variant, value, a, lengths(k)[b][1], length))
-        elif variant == TTL:
-            out.append(header.ttl_guess(value, b))
-        else:
-            out.append(header.tos_guess(value, a, b))
-    return out
+    return [guess(one, lengths, length) for one in found]
+
+
+def guess(found: tuple[int, int, int, int, int], lengths: Callable[[int], list[tuple[int, str]]],
+          length: int) -> Guess:
+    """One of :func:`named`'s hypotheses."""
+    variant, value, a, b, k = found
+    if variant < sums.LENGTH_FULL:
+        return sums.guess(variant, value, a, b, k)
+    if variant < TTL:  # a: the length tried, b: its place in the lengths named, k: the header's length
+        return sums.guess(variant, value, a, lengths(k)[b][1], length)
+    if variant == TTL:
+        return header.ttl_guess(value, b)
+    return header.tos_guess(value, a, b)
 
 
 def fitting(buf: bytes, f: Field, r: Result, ip: IPLayer | None, header_ok: bool) -> list[Guess] | None:
