@@ -35,7 +35,7 @@ from ..errors import CsumValueError
 from ..layers import Stack, Status, walk
 from ..layers.check import judge
 from ..layers.walk import Field, IPLayer
-from . import header, hypotheses, sums
+from . import changes, header, hypotheses, sums
 from .flow import carrier
 from .sums import Guess, Message
 from ..layers.table import ADDR_SIZES
@@ -132,6 +132,10 @@ def explain_program(before: bytes, after: bytes, fields: set[int] | None = None
             hits += [g for g in scratch(f, m) if g.value == r.stored]
         if like is not None and like[1] is not None:
             hits += hypotheses.fitting_extra(after, stack, f, r, ip, (like[0], like[1]), None)
+        if aligned.kind == "same" and sb is not None and m is not None:
+            hits += [g for g in changes.changed(before, sb, f, m) if g.value == r.stored]
+        if ip is not None and f.at == ip.ip_csum:
+            hits += [g for g in changes.short(after, ip) if g.value == r.stored]
         if like is None and ip is not None and f.at == ip.ip_csum and sb is not None and sb.ips:
             hits += [g for g in resized_header(before, sb.ips[0], after, ip) if g.value == r.stored]
         if aligned.kind == "translated" and aligned.before is not None and m is not None and m.pseudo and \
