@@ -9,8 +9,13 @@ IPv4 header checksum a program computed:
 * ``l4-field-not-updated``: a run of bytes the checksum covers (an option such as the MSS, an ICMP type) changed and
   the checksum not updated for it;
 * ``l4-not-patched`` for one address of two: both addresses rewritten, the TCP/UDP checksum updated for one only;
+* an IPv4 header whose length changed (an option inserted, as Cilium's DSR does) with its checksum updated for part
+  of the change: the header length byte, one field (the total length), or the option's bytes left out
+  (``ip-field-not-updated``, ``tot-len-not-updated``);
 * ``coverage-short``: an IPv4 header checksum computed over the first bytes of the header only (a loop bounded by
-  ``sizeof(struct iphdr)`` on a header with options, a ``bpf_csum_diff`` size short of the header).
+  ``sizeof(struct iphdr)`` on a header with options, a ``bpf_csum_diff`` size short of the header), or a TCP/UDP
+  checksum over the pseudo-header and the transport header alone (the payload, an encapsulated packet, left out);
+* ``udp6-zero``: a UDP checksum over IPv6 left 0, "none", which IPv6 does not allow (RFC 8200 8.1).
 
 Each is an exact simulation giving one value (:class:`csum.explain.sums.Guess`); the caller keeps those equal to the
 stored bytes. Byte order does not matter: one's-complement sums commute with swapping the bytes of every word.
@@ -23,13 +28,14 @@ from functools import partial
 
 from ..core.arith import M16, canonical
 from ..layers import Stack, Status
+from ..layers import table as T
 from ..layers.check import judge
 from ..layers.walk import Field, IPLayer
 from . import header, sums
 from .flow import carrier
 from .sums import Guess, Message
 
-__all__ = ["changed", "short"]
+__all__ = ["changed", "regrown", "short", "short_l4", "udp6_zero"]
 
 
 def changed(before: bytes, bstack: Stack, f: Field, m: Message) -> Iterator[Guess]:
@@ -113,3 +119,49 @@ def short(buf: bytes, ip: IPLayer) -> Iterator[Guess]:
         yield Guess("coverage-short", value, partial(
             "the IPv4 header checksum over its first {} bytes only, not its {} (a loop or a bpf_csum_diff size "
             "short of the header)".format, k, hl), sure=True)
+
+
+def regrown(new: bytes, old: bytes, at: int) -> Iterator[Guess]:
+    """The header checksum of IPv4 header ``new`` (its checksum at ``at``), grown or shrunk from ``old`` (a right
+    header), updated for all of the change but one part: the version/IHL byte, one field of
+    :data:`csum.layers.table.IPV4_FIELDS`, the first word (IHL and total length), or the options' bytes (the bytes
+    past the 20 of a header without options) as the old header had them."""
+    fixed = T.IPV4_FIELDS[-1][1] + T.IPV4_FIELDS[-1][2]
+    parts = [("the version/IHL byte", 0, 1, "ip-field-not-updated"),
+             *((name, start, size, header.cause_of(name)) for name, start, size in T.IPV4_FIELDS),
+             ("the first word (version/IHL and total length)", 0, 4, "ip-field-not-updated")]
+    for name, start, size, cause in parts:
+        was, now = old[start:start + size], new[start:start + size]
+        if was == now:
+            continue
+        value = header.header_checksum(new[:start] + was + new[start + size:], at)
+        yield Guess(cause, value, partial("the header checksum updated for the new length and options, not for {} "
+                                          "({} -> {})".format, name, was.hex(), now.hex()), sure=True)
+    options = new[fixed:] if len(old) == fixed else b""
+    if options and any(options):
+        value = header.header_checksum(new[:fixed] + bytes(len(options)), at)
+        yield Guess("ip-field-not-updated", value, partial("the header checksum updated for the new length, not for "
+                                                           "the {} bytes of options added".format, len(options)),
+                    sure=True)
+
+
+def short_l4(f: Field, m: Message) -> Iterator[Guess]:
+    """coverage-short: a TCP/UDP checksum over the pseudo-header and the transport header alone, the pseudo-header
+    length the segment's or the header's."""
+    size = sums.transport_header(f, m)
+    if not m.pseudo or not 0 < size < len(m.data) - 1:  # one byte after the header: odd-byte-dropped says it
+        return
+    data16 = sums.sum16(m.data[:size])
+    for length in dict.fromkeys((m.length, size)):
+        value = sums.stored_as(f, sums.checksum(m.total(length, data16)))
+        yield Guess("coverage-short", value, partial(
+            "the {} checksum over the pseudo-header (length {}) and its {}-byte header alone: the {} bytes after "
+            "the header left out".format, f.entry.name.upper(), length, size, len(m.data) - size), sure=True)
+
+
+def udp6_zero(f: Field, ip: IPLayer | None, stored: int, computed: int) -> Iterator[Guess]:
+    """udp6-zero: UDP over IPv6 stored 0 where the checksum is not one that computes to 0 (that one is
+    ``udp0-not-mangled``)."""
+    if f.entry.name == "udp" and ip is not None and ip.version == 6 and stored == 0 and computed != M16:
+        yield Guess("udp6-zero", 0, lambda: "the UDP checksum left 0 (none): IPv6 requires one (RFC 8200 8.1)",
+                    sure=True)
