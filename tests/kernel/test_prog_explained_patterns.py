@@ -20,12 +20,12 @@ with the reason, where clang, libbpf or BPF test runs are missing.
 from __future__ import annotations
 
 import random
-from pathlib import Path
 from typing import NamedTuple
 
 import prog_frames as pf
 import pytest
 from bpf_build import compile_bpf, why_not
+from test_prog_explained import COUNT, MISTAKES, judged
 from scapy.compat import raw
 from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.inet6 import IPv6
@@ -34,9 +34,6 @@ from scapy.layers.l2 import Ether
 from csum.kernel import prog
 
 pytestmark = pytest.mark.skipif(why_not() is not None, reason=str(why_not()))
-
-MISTAKES = Path(__file__).resolve().parent / "mistakes"
-COUNT = 60
 
 
 def with_options(r: random.Random) -> bytes:
@@ -117,28 +114,8 @@ def test_cause_is_named(name, tmp_path, record_property):
     """One program, one mistake: broken fields as scapy finds them (:func:`bad`), the row's causes on every broken
     packet and no other cause on all of them; the twins break nothing (see the module docstring)."""
     row = ROWS[name]
-    obj = compile_bpf(MISTAKES / row.source, tmp_path / f"{name}.o", *row.defines)
-    counts: dict[str, int] = {}
-    broken = 0
-    with prog.load(str(obj)) as program:
-        for seed, frame in enumerate(pf.frames(row.makers, COUNT, seed=len(name))):
-            run = program.run(frame)
-            found = {(c.layer, c.offset) for c in run.broken if c.layer != prog.SKB_CSUM}
-            assert found == bad(frame, run.packet), (seed, frame.hex())
-            if not run.broken:
-                continue
-            broken += 1
-            assert run.finding is not None and set(row.causes) <= set(run.finding.causes), (seed, run.finding)
-            checks = [c for c in run.broken if c.layer != prog.SKB_CSUM]
-            assert all(c.cause and c.cause.startswith("reproduced") for c in checks), checks
-            for cause in run.finding.causes:
-                counts[cause] = counts.get(cause, 0) + 1
-    record_property("kernel_checked", COUNT * (2 if program.kind == "tc" else 1))
-    if not row.causes:
-        assert broken == 0
-        return
-    assert broken >= COUNT // 3, f"the mistake shows on {broken} of {COUNT} packets only"
-    assert sorted(c for c, n in counts.items() if n == broken) == sorted(row.causes), counts
+    _, kind = judged(name, row.source, row.defines, row.makers, row.causes, tmp_path, bad)
+    record_property("kernel_checked", COUNT * (2 if kind == "tc" else 1))
 
 
 def test_scrambled_checksums_get_no_cause(tmp_path):
