@@ -2,7 +2,6 @@
  * pseudo-header added field by field (loaded little-endian). PROTO_HOST: protocol added without bpf_htons;
  * LEN_HOST: the length added without bpf_htons; HDR_LEN: the transport header's length in the pseudo-header. */
 #include "mistakes.h"
-#define MAX_WORDS 750
 static __always_inline __u16 l4_sum(struct iphdr *ip, void *l4, void *end)
 {
 	__u32 len = bpf_ntohs(ip->tot_len) - sizeof(*ip);
@@ -23,16 +22,7 @@ static __always_inline __u16 l4_sum(struct iphdr *ip, void *l4, void *end)
 #else
 	sum += bpf_htons(len);
 #endif
-	for (int i = 0; i < MAX_WORDS; i++) {
-		if ((void *)(w + 1) > end || 2 * i + 2 > len)
-			break;
-		sum += *w++;
-	}
-	if (len & 1) {
-		__u8 *b = (void *)w;
-		if ((void *)(b + 1) <= end)
-			sum += *b;
-	}
+	sum += sum_bytes(w, end, len);
 	sum = (sum & 0xffff) + (sum >> 16);
 	sum = (sum & 0xffff) + (sum >> 16);
 	sum = (sum & 0xffff) + (sum >> 16);

@@ -3,7 +3,6 @@
  * the pseudo-header and the UDP header only (the inner packet left out); NO_PSEUDO: the pseudo-header left out. */
 #include "mistakes.h"
 #define PUSH (sizeof(struct ipv6hdr) + sizeof(struct udphdr))
-#define MAX_WORDS 750
 SEC("xdp")
 int gue(struct xdp_md *ctx)
 {
@@ -47,16 +46,7 @@ int gue(struct xdp_md *ctx)
 	sum += w[0] + w[1] + w[2];
 #ifndef HDR_ONLY
 	w = (void *)(u + 1);
-	for (int i = 0; i < MAX_WORDS; i++) {
-		if ((void *)(w + 1) > end || 2 * i + 2 > len)
-			break;
-		sum += *w++;
-	}
-	if (len & 1) {
-		__u8 *b = (void *)w;
-		if ((void *)(b + 1) <= end)
-			sum += *b;
-	}
+	sum += sum_bytes(w, end, len);
 #endif
 	while (sum >> 16)
 		sum = (sum & 0xffff) + (sum >> 16);
