@@ -69,6 +69,21 @@ CAUSES: tuple[Cause, ...] = (
           "left out of the update",
           "the TCP checksum updated with bpf_csum_diff (old, 8, new, 8): the first 8 bytes of the IPv6 addresses "
           "counted: part of the addresses left out (IPv4 translated to IPv6)"),
+    Cause("seed-not-complemented", "(csum prog) an incremental update started from the old checksum itself, not "
+          "its complement (RFC 1624 eqn. 3 takes ~HC): bpf_csum_diff's seed given check where ~check is due",
+          "the update started from the old checksum 0x3a1f itself, not its complement 0xc5e0 (RFC 1624 eqn. 3 "
+          "takes ~HC)"),
+    Cause("l4-field-not-updated", "(csum prog) bytes a TCP/UDP/ICMP checksum covers changed (an option such as the "
+          "MSS, an ICMP type) without updating the checksum for them",
+          "the TCP checksum not updated for bytes 22..23 of the 32 it covers (05b4 -> 0514)"),
+    Cause("coverage-short", "(csum prog) a checksum computed over part of what it covers: an IPv4 header's first "
+          "bytes only (a loop bounded by sizeof(struct iphdr) on a header with options, a bpf_csum_diff size short "
+          "of the header), a TCP/UDP segment's header alone (the payload or an encapsulated packet left out)",
+          "the IPv4 header checksum over its first 20 bytes only, not its 24 (a loop or a bpf_csum_diff size short "
+          "of the header)"),
+    Cause("udp6-zero", "(csum prog) a UDP checksum over IPv6 left 0 (none), which IPv6 does not allow (RFC 8200 "
+          "8.1): a tunnel's outer UDP header pushed without computing it",
+          "the UDP checksum left 0 (none): IPv6 requires one (RFC 8200 8.1)"),
     Cause("fragment-only", "a checksum over the first fragment alone, not the whole datagram (the pseudo-header length "
           "the fragment's, or the whole datagram's)",
           "the checksum over the first fragment's 1480 bytes (length 1480); the datagram has 3000"),

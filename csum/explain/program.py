@@ -35,7 +35,7 @@ from ..errors import CsumValueError
 from ..layers import Stack, Status, walk
 from ..layers.check import judge
 from ..layers.walk import Field, IPLayer
-from . import header, hypotheses, sums
+from . import changes, header, hypotheses, sums
 from .flow import carrier
 from .sums import Guess, Message
 from ..layers.table import ADDR_SIZES
@@ -132,6 +132,10 @@ def explain_program(before: bytes, after: bytes, fields: set[int] | None = None
             hits += [g for g in scratch(f, m) if g.value == r.stored]
         if like is not None and like[1] is not None:
             hits += hypotheses.fitting_extra(after, stack, f, r, ip, (like[0], like[1]), None)
+        if aligned.kind == "same" and sb is not None and m is not None:
+            hits += [g for g in changes.changed(before, sb, f, m) if g.value == r.stored]
+        hits += [g for g in _short(after, f, ip, m) if g.value == r.stored]
+        hits += list(changes.udp6_zero(f, ip, r.stored, r.computed))
         if like is None and ip is not None and f.at == ip.ip_csum and sb is not None and sb.ips:
             hits += [g for g in resized_header(before, sb.ips[0], after, ip) if g.value == r.stored]
         if aligned.kind == "translated" and aligned.before is not None and m is not None and m.pseudo and \
@@ -144,6 +148,14 @@ def explain_program(before: bytes, after: bytes, fields: set[int] | None = None
             named.setdefault(cause, detail + change)
         out[f.at] = tuple(named.items())
     return out
+
+
+def _short(after: bytes, f: Field, ip: IPLayer | None, m: Message | None) -> Iterator[Guess]:
+    """:mod:`.changes`' sums over part of the field's coverage: an IPv4 header's first bytes, a segment's header."""
+    if ip is not None and f.at == ip.ip_csum:
+        yield from changes.short(after, ip)
+    elif m is not None:
+        yield from changes.short_l4(f, m)
 
 
 def _reproduced(after: bytes, aligned: Alignment) -> dict[int, list[tuple[str, str]]]:
@@ -171,13 +183,17 @@ def _le32(data: bytes) -> int:
 
 
 def scratch(f: Field, m: Message) -> Iterator[Guess]:
-    """A checksum computed from scratch by a loop, with one mistake: the pseudo-header left out, or the words
-    loaded in little-endian order (a BPF program on x86_64 or arm64) and folded once or summed without the carry
-    (the big-endian forms are :func:`csum.explain.sums.arithmetic`'s)."""
+    """A checksum computed from scratch by a loop, with one mistake: the pseudo-header left out, its protocol added
+    in the other byte order, or the words loaded in little-endian order (a BPF program on x86_64 or arm64) and
+    folded once or summed without the carry (the big-endian forms are :func:`csum.explain.sums.arithmetic`'s)."""
     if m.pseudo:
         value = sums.stored_as(f, sums.checksum(m.data16))
         yield Guess("no-pseudo-header", value, lambda: f"the checksum over the {len(m.data)} covered bytes alone, "
                     "without the pseudo-header (addresses, protocol, length)")
+        if m.proto:  # sum += ip->protocol: the byte counted as the low byte of its word, not the high one
+            value = sums.stored_as(f, sums.checksum(m.total() - m.proto + (m.proto << 8)))
+            yield Guess("byte-order", value, lambda: f"the pseudo-header's protocol ({m.proto}) added in host byte "
+                        "order (without bpf_htons): counted as the high byte of its word")
     whole = sums.pseudo_bytes(m) + m.data
     t16, t32 = _le16(whole), _le32(whole)
     forms = [(t16, "16-bit words"), (t32, "32-bit words"), (canonical(t32, 32), "32-bit words, carries folded in,")]
@@ -229,8 +245,8 @@ def translated(before: bytes, old: IPLayer, f: Field, m: Message) -> Iterator[Gu
 def resized_header(before: bytes, old: IPLayer, after: bytes, ip: IPLayer) -> Iterator[Guess]:
     """The outer IPv4 header of a resized packet (an option inserted, the total length changed) with its checksum as
     the input's header had it: each changed field reverted alone (:func:`csum.explain.header.before_guesses`, same
-    header length), or the whole header's checksum kept (another header length: the input's checksum, when it was
-    right)."""
+    header length), or, for another header length (the input's checksum right), the whole header's checksum kept or
+    updated for all but one part of the change (:func:`csum.explain.changes.regrown`)."""
     if ip.version != 4 or old.version != 4 or ip.depth or old.l3 != ip.l3 or ip.ip_csum is None or \
             old.ip_csum is None:
         return
@@ -241,6 +257,7 @@ def resized_header(before: bytes, old: IPLayer, after: bytes, ip: IPLayer) -> It
     old_header = before[old.l3:old.l3_header_end]
     if header.header_checksum(old_header, old.ip_csum - old.l3).to_bytes(2, "big") != was:
         return
+    yield from changes.regrown(bytes(after[ip.l3:ip.l3_header_end]), bytes(old_header), ip.ip_csum - ip.l3)
     sizes = f"header length {old.header_len}, total length {old.end - old.l3}; now {ip.header_len} and " \
         f"{ip.end - ip.l3}"
     yield Guess("ip-field-not-updated", int.from_bytes(was, "big"),

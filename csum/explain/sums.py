@@ -245,10 +245,14 @@ def offload(f: Field, m: Message, stored: int) -> str | None:
 def named_lengths(f: Field, ip: IPLayer | None, m: Message) -> list[tuple[int, str]]:
     """The wrong pseudo-header lengths a sender might take from this packet: the IP datagram's, the header's alone,
     the payload's alone, zero, the length byte-swapped (the frame's, padding included, is :func:`padding`'s)."""
-    header = f.entry.minimum
+    return lengths_named(f, ip, m.length, transport_header(f, m))
+
+
+def transport_header(f: Field, m: Message) -> int:
+    """The length of field ``f``'s own header at the start of its coverage ``m.data`` (TCP: its data offset)."""
     if f.entry.name == "tcp" and len(m.data) > T.TCP_DOFF_AT:
-        header = (m.data[T.TCP_DOFF_AT] >> 4) * T.TCP_DOFF_UNIT
-    return lengths_named(f, ip, m.length, header)
+        return (m.data[T.TCP_DOFF_AT] >> 4) * T.TCP_DOFF_UNIT
+    return f.entry.minimum
 
 
 def lengths_named(f: Field, ip: IPLayer | None, length: int, header: int) -> list[tuple[int, str]]:

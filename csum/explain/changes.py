@@ -1,0 +1,167 @@
+"""Why a program's same-length change left a checksum wrong, from the input and the output side by side.
+
+``csum prog`` (:func:`csum.explain.program.explain_program`) tries these where :mod:`csum.rewrite.mistakes` cannot
+re-make the change (csum.rewrite infers addresses, ports, TTL, ...; not a TCP option or an ICMP type), and on every
+IPv4 header checksum a program computed:
+
+* ``seed-not-complemented``: an incremental update (RFC 1624 eqn. 3, ``HC' = ~(~HC + ~m + m')``) started from the
+  old checksum ``HC`` itself, not its complement: ``bpf_csum_diff(old, 4, new, 4, check)`` where ``~check`` is due;
+* ``l4-field-not-updated``: a run of bytes the checksum covers (an option such as the MSS, an ICMP type) changed and
+  the checksum not updated for it;
+* ``l4-not-patched`` for one address of two: both addresses rewritten, the TCP/UDP checksum updated for one only;
+* an IPv4 header whose length changed (an option inserted, as Cilium's DSR does) with its checksum updated for part
+  of the change: the header length byte, one field (the total length), or the option's bytes left out
+  (``ip-field-not-updated``, ``tot-len-not-updated``);
+* ``coverage-short``: an IPv4 header checksum computed over the first bytes of the header only (a loop bounded by
+  ``sizeof(struct iphdr)`` on a header with options, a ``bpf_csum_diff`` size short of the header), or a TCP/UDP
+  checksum over the pseudo-header and the transport header alone (the payload, an encapsulated packet, left out);
+* ``udp6-zero``: a UDP checksum over IPv6 left 0, "none", which IPv6 does not allow (RFC 8200 8.1).
+
+Each is an exact simulation giving one value (:class:`csum.explain.sums.Guess`); the caller keeps those equal to the
+stored bytes. Byte order does not matter: one's-complement sums commute with swapping the bytes of every word.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from functools import partial
+
+from ..core.arith import M16, canonical
+from ..layers import Stack, Status
+from ..layers import table as T
+from ..layers.check import judge
+from ..layers.walk import Field, IPLayer
+from . import header, sums
+from .flow import carrier
+from .sums import Guess, Message
+
+__all__ = ["changed", "regrown", "short", "short_l4", "udp6_zero"]
+
+
+def changed(before: bytes, bstack: Stack, f: Field, m: Message) -> Iterator[Guess]:
+    """The update slips for field ``f`` (its message ``m`` in the output) of a change of the same layout from
+    ``before`` (walked: ``bstack``), where the input's field was right."""
+    of = next((g for g in bstack.fields if g.at == f.at and g.entry is f.entry), None)
+    if of is None or of.at is None or judge(memoryview(before), of).status is not Status.OK:
+        return
+    mb = sums.message(before, of, carrier(bstack, of))
+    if mb is None or len(mb.data) != len(m.data) or mb.pseudo != m.pseudo:
+        return
+    old = int.from_bytes(before[of.at:of.at + 2], "big")
+    right = sums.checksum(m.total())
+    if right != old:
+        wrong = canonical((right ^ M16) + 2 * old, 16) ^ M16
+        yield Guess("seed-not-complemented", sums.stored_as(f, wrong), lambda: f"the update started from the old "
+                    f"checksum {old:#06x} itself, not its complement {old ^ M16:#06x} (RFC 1624 eqn. 3 takes ~HC)",
+                    sure=True)
+    if f.entry.name != "ipv4":
+        yield from _not_updated(f, m, mb)
+    if m.pseudo and m.src != mb.src and m.dst != mb.dst:
+        yield from _one_address(f, m, mb)
+
+
+def _runs(old: bytes, new: bytes) -> list[tuple[int, int]]:
+    """The [start, end) runs of positions where ``old`` and ``new`` differ."""
+    out: list[tuple[int, int]] = []
+    for i, (a, b) in enumerate(zip(old, new)):
+        if a == b:
+            continue
+        if out and out[-1][1] == i:
+            out[-1] = (out[-1][0], i + 1)
+        else:
+            out.append((i, i + 1))
+    return out
+
+
+def _not_updated(f: Field, m: Message, mb: Message) -> Iterator[Guess]:
+    """l4-field-not-updated: the checksum as if each run of changed covered bytes (or all of them) had not changed,
+    the pseudo-header as the output has it."""
+    runs = _runs(mb.data, m.data)
+    name = f.entry.name.upper()
+    tries = [(r, [r]) for r in runs] + ([(None, runs)] if len(runs) > 1 else [])
+    for label, reverted in tries:
+        data = bytearray(m.data)
+        for a, b in reverted:
+            data[a:b] = mb.data[a:b]
+        value = sums.stored_as(f, sums.checksum(m.total(data16=sums.sum16(bytes(data)))))
+        if label is None:
+            text = partial("the {} checksum not updated for any of the {} changes of the bytes it covers".format,
+                           name, len(runs))
+        else:
+            where = f"byte {label[0]}" if label[1] - label[0] == 1 else f"bytes {label[0]}..{label[1] - 1}"
+            text = partial("the {} checksum not updated for {} of the {} it covers ({} -> {})".format, name, where,
+                           len(m.data), mb.data[label[0]:label[1]].hex(), m.data[label[0]:label[1]].hex())
+        yield Guess("l4-field-not-updated", value, text, sure=True)
+
+
+def _one_address(f: Field, m: Message, mb: Message) -> Iterator[Guess]:
+    """l4-not-patched for one address: both rewritten, the checksum updated for the other one only."""
+    name = f.entry.name.upper()
+    for stale, src, dst in (("source", mb.src, m.dst), ("destination", m.src, mb.dst)):
+        old = mb.src if stale == "source" else mb.dst
+        value = sums.stored_as(f, sums.checksum(m.moved(src, dst).total()))
+        yield Guess("l4-not-patched", value, partial(
+            "a stale pseudo-header for the {0} address {1}: both addresses rewritten, the {2} checksum updated for "
+            "the other one only".format, stale, header.show(f"{stale} address", old), name), sure=True)
+
+
+def short(buf: bytes, ip: IPLayer) -> Iterator[Guess]:
+    """coverage-short: IPv4 header ``ip``'s checksum over its first k bytes only, for every even k from 4 to the
+    header's length less 2 (a u16 loop or a bpf_csum_diff given the wrong size; 20 on a header with options)."""
+    if ip.version != 4 or ip.ip_csum is None:
+        return
+    hl = ip.l3_header_end - ip.l3
+    data = bytearray(buf[ip.l3:ip.l3_header_end])
+    at = ip.ip_csum - ip.l3
+    data[at:at + 2] = b"\0\0"
+    for k in range(4, hl - 1, 2):
+        value = sums.checksum(sums.sum16(bytes(data[:k])))
+        yield Guess("coverage-short", value, partial(
+            "the IPv4 header checksum over its first {} bytes only, not its {} (a loop or a bpf_csum_diff size "
+            "short of the header)".format, k, hl), sure=True)
+
+
+def regrown(new: bytes, old: bytes, at: int) -> Iterator[Guess]:
+    """The header checksum of IPv4 header ``new`` (its checksum at ``at``), grown or shrunk from ``old`` (a right
+    header), updated for all of the change but one part: the version/IHL byte, one field of
+    :data:`csum.layers.table.IPV4_FIELDS`, the first word (IHL and total length), or the options' bytes (the bytes
+    past the 20 of a header without options) as the old header had them."""
+    fixed = T.IPV4_FIELDS[-1][1] + T.IPV4_FIELDS[-1][2]
+    parts = [("the version/IHL byte", 0, 1, "ip-field-not-updated"),
+             *((name, start, size, header.cause_of(name)) for name, start, size in T.IPV4_FIELDS),
+             ("the first word (version/IHL and total length)", 0, 4, "ip-field-not-updated")]
+    for name, start, size, cause in parts:
+        was, now = old[start:start + size], new[start:start + size]
+        if was == now:
+            continue
+        value = header.header_checksum(new[:start] + was + new[start + size:], at)
+        yield Guess(cause, value, partial("the header checksum updated for the new length and options, not for {} "
+                                          "({} -> {})".format, name, was.hex(), now.hex()), sure=True)
+    options = new[fixed:] if len(old) == fixed else b""
+    if options and any(options):
+        value = header.header_checksum(new[:fixed] + bytes(len(options)), at)
+        yield Guess("ip-field-not-updated", value, partial("the header checksum updated for the new length, not for "
+                                                           "the {} bytes of options added".format, len(options)),
+                    sure=True)
+
+
+def short_l4(f: Field, m: Message) -> Iterator[Guess]:
+    """coverage-short: a TCP/UDP checksum over the pseudo-header and the transport header alone, the pseudo-header
+    length the segment's or the header's."""
+    size = sums.transport_header(f, m)
+    if not m.pseudo or not 0 < size < len(m.data) - 1:  # one byte after the header: odd-byte-dropped says it
+        return
+    data16 = sums.sum16(m.data[:size])
+    for length in dict.fromkeys((m.length, size)):
+        value = sums.stored_as(f, sums.checksum(m.total(length, data16)))
+        yield Guess("coverage-short", value, partial(
+            "the {} checksum over the pseudo-header (length {}) and its {}-byte header alone: the {} bytes after "
+            "the header left out".format, f.entry.name.upper(), length, size, len(m.data) - size), sure=True)
+
+
+def udp6_zero(f: Field, ip: IPLayer | None, stored: int, computed: int) -> Iterator[Guess]:
+    """udp6-zero: UDP over IPv6 stored 0 where the checksum is not one that computes to 0 (that one is
+    ``udp0-not-mangled``)."""
+    if f.entry.name == "udp" and ip is not None and ip.version == 6 and stored == 0 and computed != M16:
+        yield Guess("udp6-zero", 0, lambda: "the UDP checksum left 0 (none): IPv6 requires one (RFC 8200 8.1)",
+                    sure=True)
