@@ -491,6 +491,7 @@ def rewrite_seeds() -> dict[str, bytes]:
     for k, group in enumerate(_groups(_edge_stacks().values())):
         for name in ("everything", "nat6-outer", "src-dst-ports-inner"):
             seeds[f"edge-{k}-{name}"] = rewrite_input(RULES[name], encode([(1, f) for f in group]))
+    seeds["declined-everything"] = rewrite_input(RULES["everything"], encode([(1, f) for f in _rewrite_declined()]))
     return seeds
 
 
@@ -504,6 +505,26 @@ def _icmp_extensions() -> list[bytes]:
         raw(ETH / V4 / ICMP(type=3, code=3) / (quoted.ljust(128, b"\0") + ext)),
         raw(ETH / V4 / ICMP(type=3, code=4, length=32) / (raw(IN4 / TCP(sport=80) / bytes(120))[:128] + ext)),
         raw(ETH / V6 / ICMPv6DestUnreach(length=16) / (raw(V6 / UDP(sport=53) / b"q6").ljust(128, b"\0") + ext)),
+    ]
+
+
+def _rewrite_declined() -> list[bytes]:
+    """Frames the C rewriter hands to the Python engine for a stated reason, or edits at its limits: a transmit-offload
+    TCP checksum, a Neighbor Solicitation, the first fragment of an ICMP datagram, an IPv4 header at an odd distance
+    from the VXLAN UDP checksum covering it (a one-byte PPP protocol inside), tunnels nested past the enclosing
+    checksums kept (VXLAN in VXLAN in VXLAN in GRE with its checksum)."""
+    from scapy.layers.inet6 import ICMPv6ND_NS
+
+    odd_inner = ETH / PPPoE(sessionid=1) / b"\x21" / IN4 / UDP() / b"odd"
+    nested = IN4 / UDP(sport=40003, dport=4789) / VXLAN(vni=4) / ETH / IN4 / UDP() / b"deep"
+    for vni in (5, 6):
+        nested = IN4 / UDP(sport=40000 + vni, dport=4789) / VXLAN(vni=vni) / ETH / nested
+    return [
+        _offload(raw(ETH / V4 / TCP(sport=1000, dport=80) / b"payload")),
+        raw(ETH / V6 / ICMPv6ND_NS(tgt="2001:db8::2")),
+        raw(ETH / fragment(V4 / ICMP() / bytes(range(100)), fragsize=48)[0]),
+        raw(ETH / V4 / UDP(sport=40000, dport=4789) / VXLAN(vni=3) / odd_inner),
+        raw(ETH / V4 / GRE(chksum_present=1) / nested),
     ]
 
 
