@@ -171,6 +171,78 @@ def _more_stacks() -> dict[str, bytes]:
     }
 
 
+def _edge_stacks() -> dict[str, bytes]:
+    """Ethernet frames at the edges real traffic reaches (issue 31's fuzzing, checksums by scapy): tunnels inside ICMP
+    quotes, MPLS and PPPoE stacks, IPv6 extension-header chains and nesting at the depth limit, GRE variants, inner
+    headers cut short, RFC 4884 extensions with odd lengths."""
+    in6 = IPv6(src="2001:db8::3", dst="2001:db8::4")
+    error = ICMP(type=3, code=4, length=0)
+    vxlan = UDP(sport=40000, dport=4789) / VXLAN(vni=3) / ETH / IN4 / TCP(sport=80) / b"v"
+    chain = (IPv6ExtHdrHopByHop() / IPv6ExtHdrDestOpt() / IPv6ExtHdrRouting(addresses=["2001:db8::9"], segleft=0)
+             / IPv6ExtHdrDestOpt(options=[HAO(hoa="2001:db8::99")]))
+    ext = raw(ICMPExtension_Header() / ICMPExtension_Object(classnum=1, classtype=1) / MPLS(label=16, s=1, ttl=1))
+    quoted = raw(IN4 / UDP(sport=53, dport=80) / b"quoted").ljust(128, b"\0")
+    deep6 = V6
+    for _ in range(7):
+        deep6 = deep6 / IPv6ExtHdrDestOpt() / IPv6(src="2001:db8::5", dst="2001:db8::6")
+    frames = {
+        # tunnels an ICMP error quotes (whole and cut to the first 64 bytes of the datagram)
+        "icmp-quote-vxlan": raw(ETH / V4 / ICMP(type=3, code=3) / IN4 / vxlan),
+        "icmp-quote-vxlan-start": raw(ETH / V4 / ICMP(type=11) / raw(IN4 / vxlan)[:64]),
+        "icmp-quote-gre-csum": raw(ETH / V4 / ICMP(type=3, code=1) / IN4 / GRE(chksum_present=1) / V4 / UDP() / b"g"),
+        "icmp-quote-ipip": raw(ETH / V4 / ICMP(type=12) / IN4 / V4 / TCP() / b"i"),
+        "icmp-quote-icmp-error": raw(ETH / V4 / ICMP(type=3, code=3) / IN4 / ICMP(type=11) / V4 / UDP() / b"n"),
+        "icmpv6-quote-6in4": raw(ETH / V6 / ICMPv6DestUnreach() / in6 / IP(src="10.0.0.1", dst="10.1.0.2") / UDP()),
+        "icmpv6-quote-ext-chain": raw(ETH / V6 / ICMPv6DestUnreach() / in6 / chain / UDP(sport=53) / b"c"),
+        "icmp-quote-options": raw(ETH / V4 / ICMP(type=3, code=3) / IP(src="172.16.0.1", dst="172.16.0.2",
+                                                                       options=b"\x94\x04\0\0") / TCP()),
+        # MPLS and PPPoE stacks
+        "vlan-pppoe-mpls-ipv6-tcp": raw(ETH / Dot1Q(vlan=9) / PPPoE(sessionid=3) / PPP(proto=0x281)
+                                        / MPLS(label=30, s=0) / MPLS(label=31, s=1) / V6 / TCP() / b"pm6"),
+        "mpls-pw-vlan-ipv6-udp": raw(ETH / MPLS(label=19, s=1) / bytes(4) / ETH / Dot1Q(vlan=4) / in6 / UDP() / b"w"),
+        "mpls-eight-labels-ipv4": raw(ETH / MPLS(label=1, s=0) / MPLS(s=0) / MPLS(s=0) / MPLS(s=0) / MPLS(s=0)
+                                      / MPLS(s=0) / MPLS(s=0) / MPLS(s=1) / V4 / UDP() / b"8"),
+        "pppoe-length-past-frame": raw(ETH / PPPoE(sessionid=1, len=200) / PPP(proto=0x21) / V4 / UDP()),
+        "pppoe-length-inside-ip": raw(ETH / PPPoE(sessionid=1, len=22) / PPP(proto=0x21) / V4 / UDP() / b"xyz"),
+        "pppoe-lcp": raw(ETH / PPPoE(sessionid=1) / PPP(proto=0xC021) / bytes(8)),
+        # IPv6 extension headers: a chain, IPv6 in IPv6 to the depth limit (8) with one at each level, one past it
+        "ipv6-chain-tcp": raw(ETH / V6 / chain / TCP() / b"chain"),
+        "ipv6-chain-ah-srh-udp": raw(ETH / V6 / IPv6ExtHdrHopByHop() / AH(nh=43, payloadlen=4, icv=bytes(12))
+                                     / IPv6ExtHdrSegmentRouting(addresses=["2001:db8::b"], segleft=1) / UDP() / b"s"),
+        "ipv6-nested-depth-8": raw(ETH / deep6 / UDP() / b"d8"),
+        "ipv6-nested-depth-9": raw(ETH / deep6 / IPv6(src="2001:db8::7", dst="2001:db8::8") / UDP() / b"d9"),
+        # GRE variants: everything present, version 1 (PPTP), ERSPAN III with a platform sub-header, over IPv6 with
+        # its checksum, in UDP with its checksum and a key, a key but no payload
+        "gre-csum-key-seq-ipv6": raw(ETH / V6 / GRE(chksum_present=1, key_present=1, seqnum_present=1, proto=0x86DD)
+                                     / in6 / TCP() / b"gks"),
+        "gre-pptp-v1": raw(ETH / V4 / (b"\x30\x81\x88\x0b" + bytes(8)) / b"ppp"),
+        "gre-erspan3-platform": raw(ETH / V4 / GRE(proto=0x22EB, seqnum_present=1) / ERSPAN_III(o=1) / bytes(8)
+                                    / ETH / IN4 / UDP() / b"o"),
+        "gre-in-udp-csum-key": raw(ETH / V6 / UDP(sport=50000, dport=4754) / GRE(chksum_present=1, key_present=1)
+                                   / IN4 / UDP() / b"gu"),
+        "gre-key-no-payload": raw(ETH / V4 / GRE(key_present=1)),
+        # inner headers cut short: a VXLAN's inner IPv4, a Geneve's options, a GTP extension, GRE's key word
+        "vxlan-inner-ipv4-cut": raw(ETH / V4 / UDP(sport=40000, dport=4789) / VXLAN(vni=3) / ETH / IN4 / TCP())[:64],
+        "geneve-options-cut": raw(ETH / V4 / UDP(sport=50000, dport=6081) / (raw(GENEVE(proto=0x0800, optionlen=8))
+                                                                            + bytes(4))),
+        "gtp-extension-cut": raw(ETH / V4 / UDP(sport=2152, dport=2152)
+                                 / raw(GTP_U_Header(teid=7, E=1, next_ex=0x85) / GTPPDUSessionContainer())[:13]),
+        "gre-key-cut": raw(ETH / IP(src="10.0.0.1", dst="10.1.0.2", proto=47) / b"\x20\x00\x08\x00\x00\x01"),
+        # RFC 4884: quote lengths of 1 and 33 words (the quote past 128 bytes by 4), beyond the message, an extension
+        # header of another version, a guessed quote with bytes after the datagram, an ICMPv6 length of one unit
+        "icmp-ext-length-1": raw(ETH / V4 / ICMP(type=11, length=1) / (quoted + ext)),
+        "icmp-ext-length-33": raw(ETH / V4 / ICMP(type=3, code=3, length=33) / (quoted + bytes(4) + ext)),
+        "icmp-ext-length-past-end": raw(ETH / V4 / ICMP(type=12, length=200) / (quoted + ext)),
+        "icmp-ext-version-1": raw(ETH / V4 / ICMP(type=11, length=32) / (quoted + b"\x10" + ext[1:])),
+        "icmp-ext-guessed-not-zero": raw(ETH / V4 / ICMP(type=11) / (quoted[:-1] + b"\x01" + ext)),
+        "icmp-ext-object-odd": raw(ETH / V4 / ICMP(type=11, length=32) / (quoted + ext[:4] + b"\x00\x05\x01\x01\x07")),
+        "icmpv6-ext-length-1": raw(ETH / V6 / ICMPv6DestUnreach(length=1) / (raw(in6 / UDP()).ljust(128, b"\0") + ext)),
+        "icmp-error-with-extension-cut": raw(ETH / V4 / ICMP(type=11, length=32) / (quoted + ext))[:-6],
+        "icmp-quote-short-ipv4": raw(ETH / V4 / error / raw(IN4 / TCP())[:12]),
+    }
+    return frames
+
+
 def _fragments() -> dict[str, list[bytes]]:
     """Datagrams cut into fragments by scapy (IPv4 fragment(), IPv6 fragment6())."""
     v4 = [raw(ETH / f) for f in fragment(V4 / UDP(sport=7) / bytes(range(120)), fragsize=48)]
@@ -213,6 +285,8 @@ def walker_seeds() -> dict[str, bytes]:
     stacks, frags = _stacks(), _fragments()
     seeds = {f"eth-{name}": walker_input(1, frame, auto=k % 3 == 0) for k, (name, frame) in enumerate(stacks.items())}
     seeds.update({f"eth-bad-{name}": walker_input(1, _broken(frame)) for name, frame in stacks.items()})
+    seeds.update({f"edge-{name}": walker_input(1, frame, auto=k % 4 == 0) for k, (name, frame) in
+                  enumerate(_edge_stacks().items())})
     for link, header in HEADERS.items():
         seeds[f"link{link}-ipv4-tcp"] = walker_input(link, header + raw(V4 / TCP() / b"data"))
         seeds[f"link{link}-ipv6-icmpv6"] = walker_input(link, _ipv6_header(link, header) + raw(V6 / ICMPv6EchoRequest()),
@@ -240,6 +314,8 @@ def chunks_seeds() -> dict[str, bytes]:
     stacks, frags = _stacks(), _fragments()
     seeds = {name: encode([(1, p) for p in pieces]) for name, pieces in frags.items()}
     seeds.update({f"stacks-{k}": encode([(1, f) for f in group]) for k, group in enumerate(_groups(stacks.values()))})
+    seeds.update({f"edge-{k}": encode([(1, f) for f in group]) for k, group in
+                  enumerate(_groups(_edge_stacks().values()))})
     seeds.update({name: encode([(1, p) for p in pieces]) for name, pieces in _odd_fragments().items()})
     seeds["every-link"] = encode([(link, header + raw(V4 / UDP() / b"l")) for link, header in HEADERS.items()])
     seeds["mixed-fragments-and-bad"] = encode([(1, p) for p in frags["ipv4-udp-fragments"][:2]]
@@ -259,6 +335,7 @@ def fix_seeds() -> dict[str, bytes]:
     seeds["bad-inner-and-outer-vxlan"] = encode([(1, _broken(_broken(stacks["vxlan-tcp"]), -4))])
     seeds["bad-fragment-datagram"] = encode([(1, _broken(p, -1) if k == 1 else p)
                                              for k, p in enumerate(_fragments()["ipv4-udp-fragments"])])
+    seeds.update({f"edge-bad-{name}": encode([(1, _broken(frame))]) for name, frame in _edge_stacks().items()})
     seeds["bad-sll-and-raw"] = encode([(113, HEADERS[113] + _broken(raw(V4 / UDP() / b"s"))),
                                        (101, _broken(raw(V6 / TCP() / b"r")))])
     return seeds
@@ -292,6 +369,57 @@ def records_seeds() -> dict[str, bytes]:
         "pcapng-cut-block": ng[:-7],
         "pcapng-bad-trailer": ng[:-4] + b"\0\0\0\0",
         "pcapng-two-sections": ng + ng,
+        **_odd_captures(frames),
+    }
+
+
+def _block(kind: int, body: bytes, endian: str = "<", length: int | None = None) -> bytes:
+    """A pcapng block, its body padded to 4 bytes (``length``: the total length it announces, else its own)."""
+    body += bytes(-len(body) % 4)
+    total = 12 + len(body) if length is None else length
+    return struct.pack(endian + "II", kind, total) + body + struct.pack(endian + "I", total)
+
+
+def _odd_captures(frames: list[bytes]) -> dict[str, bytes]:
+    """pcapng files with odd block layouts and modified pcap (a1b2cd34) files: blocks libpcap and Wireshark read and
+    blocks they refuse (docs: draft-ietf-opsawg-pcapng; libpcap's sf-pcap.c for the modified format)."""
+    f = frames[0]
+
+    def shb(endian: str = "<", length: int = -1) -> bytes:
+        return _block(0x0A0D0D0A, struct.pack(endian + "IHHq", 0x1A2B3C4D, 1, 0, length), endian)
+
+    def idb(link: int = 1, endian: str = "<", snap: int = 0, options: bytes = b"") -> bytes:
+        return _block(1, struct.pack(endian + "HHI", link, 0, snap) + options, endian)
+
+    def epb(data: bytes, iface: int = 0, endian: str = "<", caplen: int | None = None, options: bytes = b"") -> bytes:
+        size = len(data) if caplen is None else caplen
+        body = struct.pack(endian + "IIIII", iface, 0, 1, size, len(data)) + data + bytes(-len(data) % 4)
+        return _block(6, body + options, endian)
+
+    tsresol = struct.pack("<HH", 9, 1) + b"\x8a\0\0\0" + struct.pack("<HH", 0, 0)  # 2^-10 s
+    epb_options = (struct.pack("<HH", 2, 4) + struct.pack("<I", 1) + struct.pack("<HH", 1, 3) + b"odd\0"
+                   + struct.pack("<HH", 0, 0))
+    section = idb() + epb(f)
+    return {
+        "pcapng-spb-without-idb": shb() + _block(3, struct.pack("<I", len(f)) + f),
+        "pcapng-idb-after-epb": shb() + idb() + epb(f) + idb(101) + epb(f[14:], 1) + epb(f, 0),
+        "pcapng-epb-options-odd-length": shb() + idb(options=tsresol) + epb(f, options=epb_options),
+        "pcapng-block-length-not-4": shb() + idb() + _block(6, struct.pack("<IIIII", 0, 0, 1, 2, 2) + b"ab", length=34),
+        "pcapng-block-length-short": shb() + idb() + _block(6, struct.pack("<IIIII", 0, 0, 1, 4, 4) + b"abcd", length=16),
+        "pcapng-section-length-given": shb(length=len(section)) + section + shb(">") + idb(1, ">") + epb(f, 0, ">"),
+        "pcapng-nrb-dsb-custom": shb() + idb() + _block(4, struct.pack("<HH", 0, 0)) + _block(10, bytes(8))
+        + _block(0x40000BAD, struct.pack("<I", 32473) + b"custom") + epb(f),
+        "pcapng-idb-snaplen-cut": shb() + idb(snap=40) + epb(f),
+        "pcapng-epb-caplen-past-block": shb() + idb() + epb(f, caplen=len(f) + 64),
+        "pcapng-epb-caplen-4g": shb() + idb() + epb(f, caplen=0xFFFFFFFF),
+        "pcapng-big-then-little": shb(">") + idb(1, ">") + epb(f, 0, ">") + shb() + idb() + epb(f),
+        "pcapng-section-version-2": _block(0x0A0D0D0A, struct.pack("<IHHq", 0x1A2B3C4D, 2, 0, -1)) + section,
+        "pcap-modified-le-eth": _pcap(frames, modified=True, snap=40),
+        "pcap-modified-le-cut-header": _pcap(frames[:2], modified=True)[:-len(frames[1]) - 10],
+        "pcap-modified-header-only": _pcap([], ">", modified=True),
+        "pcap-modified-raw-big-snap": _pcap([raw(V4 / UDP())], modified=True, link=101, snap=0),
+        "pcap-caplen-over-snap": _pcap(frames, snap=30),
+        "pcap-v543": _pcap(frames[:2])[:4] + struct.pack("<HH", 543, 0) + _pcap(frames[:2])[8:],
     }
 
 
@@ -308,6 +436,9 @@ def explain_seeds() -> dict[str, bytes]:
         for kind, data in (("right", frame), ("bad", _broken(frame)), ("swapped-tail", bytes(swapped)),
                            ("ttl1", bytes(ttl)), ("padded", frame + b"\x01\x02\0\0\xff\x07")):
             seeds[f"eth-{kind}-{name}"] = walker_input(1, data)
+    for name, frame in _edge_stacks().items():
+        seeds[f"edge-right-{name}"] = walker_input(1, frame)
+        seeds[f"edge-bad-{name}"] = walker_input(1, _broken(frame))
     seeds["link0-ipv4-udp-odd"] = walker_input(0, b"\x02\0\0\0" + _broken(raw(V4 / UDP() / b"odd")))
     return seeds
 
@@ -357,6 +488,10 @@ def rewrite_seeds() -> dict[str, bytes]:
     for name, rules in (("all", RULES["everything"]), ("inner", RULES["src-dst-ports-inner"])):
         seeds[f"tunnel-errors-{name}"] = rewrite_input(rules, encode([(1, f) for f in _tunnel_errors()]))
     seeds["icmp-extensions-all"] = rewrite_input(RULES["everything"], encode([(1, f) for f in _icmp_extensions()]))
+    for k, group in enumerate(_groups(_edge_stacks().values())):
+        for name in ("everything", "nat6-outer", "src-dst-ports-inner"):
+            seeds[f"edge-{k}-{name}"] = rewrite_input(RULES[name], encode([(1, f) for f in group]))
+    seeds["declined-everything"] = rewrite_input(RULES["everything"], encode([(1, f) for f in _rewrite_declined()]))
     return seeds
 
 
@@ -370,6 +505,26 @@ def _icmp_extensions() -> list[bytes]:
         raw(ETH / V4 / ICMP(type=3, code=3) / (quoted.ljust(128, b"\0") + ext)),
         raw(ETH / V4 / ICMP(type=3, code=4, length=32) / (raw(IN4 / TCP(sport=80) / bytes(120))[:128] + ext)),
         raw(ETH / V6 / ICMPv6DestUnreach(length=16) / (raw(V6 / UDP(sport=53) / b"q6").ljust(128, b"\0") + ext)),
+    ]
+
+
+def _rewrite_declined() -> list[bytes]:
+    """Frames the C rewriter hands to the Python engine for a stated reason, or edits at its limits: a transmit-offload
+    TCP checksum, a Neighbor Solicitation, the first fragment of an ICMP datagram, an IPv4 header at an odd distance
+    from the VXLAN UDP checksum covering it (a one-byte PPP protocol inside), tunnels nested past the enclosing
+    checksums kept (VXLAN in VXLAN in VXLAN in GRE with its checksum)."""
+    from scapy.layers.inet6 import ICMPv6ND_NS
+
+    odd_inner = ETH / PPPoE(sessionid=1) / b"\x21" / IN4 / UDP() / b"odd"
+    nested = IN4 / UDP(sport=40003, dport=4789) / VXLAN(vni=4) / ETH / IN4 / UDP() / b"deep"
+    for vni in (5, 6):
+        nested = IN4 / UDP(sport=40000 + vni, dport=4789) / VXLAN(vni=vni) / ETH / nested
+    return [
+        _offload(raw(ETH / V4 / TCP(sport=1000, dport=80) / b"payload")),
+        raw(ETH / V6 / ICMPv6ND_NS(tgt="2001:db8::2")),
+        raw(ETH / fragment(V4 / ICMP() / bytes(range(100)), fragsize=48)[0]),
+        raw(ETH / V4 / UDP(sport=40000, dport=4789) / VXLAN(vni=3) / odd_inner),
+        raw(ETH / V4 / GRE(chksum_present=1) / nested),
     ]
 
 

@@ -36,9 +36,13 @@ import atexit
 import contextlib
 import dataclasses
 import ipaddress
+import json
 import math
 import os
 import shutil
+import struct
+import subprocess
+import sys
 import tempfile
 import warnings
 from collections.abc import Callable
@@ -935,3 +939,195 @@ def test_prog_load_checks_its_arguments(tmp_path: Any) -> None:
         _raises(Code.BAD_TYPE, arg, csum.prog.load, obj, **{arg: 5})
     for arg in ("maps", "globals", "ctx"):
         _raises(Code.BAD_TYPE, arg, csum.prog.load, obj, **{arg: [("a", 1)]})
+
+
+# --- The command line, fed hostile files (issue 31 "Bad input") ---------------------------------------------------
+#
+# The rule for `verify`, `fix` and `rewrite`: a capture csum cannot read whole, or an output it will not write, is one
+# stderr line `csum: ...` naming the argument, exit 2; the input is never modified; outputs are written atomically and
+# only to regular files (nothing left behind on a refusal). Expected readings of the lying files come from libpcap's
+# sf-pcap.c (a record longer than the file's snap length is cut to it) and pcapng's draft (each section has its own
+# byte order and interfaces), the packets and their checksums from scapy.
+
+_CLI_FRAME = bytes(Ether(dst="02:00:00:00:00:01", src="02:00:00:00:00:02") / IP(src="10.0.0.1", dst="10.0.0.2")
+                   / TCP(sport=1000, dport=80) / b"hello")
+
+
+def _cli(argv: list[str], capsys: Any) -> tuple[int, str, str]:
+    from csum.cli import main
+
+    code = main(argv)
+    got = capsys.readouterr()
+    return code, got.out, got.err
+
+
+def _one_error_line(err: str, *names: str) -> None:
+    """stderr is exactly one `csum: ` line, naming each of ``names``."""
+    assert err.startswith("csum: ") and err.count("\n") == 1 and err.endswith("\n"), err
+    assert "Traceback" not in err
+    for name in names:
+        assert name in err, (name, err)
+
+
+def _lying_captures() -> dict[str, bytes]:
+    """Captures whose headers lie, each with the exit code and the words its stderr line must hold."""
+    from captures import epb, idb, pcap_bytes, shb
+
+    good = pcap_bytes([_CLI_FRAME])
+    return {
+        # a record announcing 4 GiB - 1 captured bytes (libpcap: "invalid packet capture length")
+        "caplen-4g.pcap": good + struct.pack("<IIII", 0, 0, 0xFFFFFFFF, 60) + _CLI_FRAME,
+        # a caplen larger than the snap length and than what follows: the file ends inside the record
+        "caplen-past-end.pcap": pcap_bytes([_CLI_FRAME], snaplen=20)[:24]
+        + struct.pack("<IIII", 0, 0, 1000, 1000) + _CLI_FRAME,
+        # an Enhanced Packet Block naming interface 5 (of 1), and 0xffffffff
+        "interface-5.pcapng": shb() + idb(1) + epb(_CLI_FRAME, 5),
+        "interface-max.pcapng": shb() + idb(1) + epb(_CLI_FRAME, 0xFFFFFFFF),
+        # a second section of the other byte order whose packet names the first section's second interface: each
+        # section has its own interfaces, the second only one
+        "interface-of-the-other-section.pcapng": shb() + idb(1) + idb(1) + epb(_CLI_FRAME, 1)
+        + shb(">") + idb(1, ">") + epb(_CLI_FRAME, 1, ">"),
+    }
+
+
+#: Each command's argv before IN (options first: argparse takes no positional after an option) and whether OUT follows.
+_COMMANDS = {"verify": ([], False), "fix": ([], True), "rewrite": (["--ttl", "5"], True)}
+
+
+def _argv(command: str, src: str, out: str) -> list[str]:
+    options, with_out = _COMMANDS[command]
+    return [command, *options, src, *([out] if with_out else [])]
+
+
+@pytest.mark.parametrize("name", sorted(_lying_captures()))
+@pytest.mark.parametrize("command", sorted(_COMMANDS))
+def test_cli_lying_capture_is_one_line_exit_2(name: str, command: str, tmp_path: Any, capsys: Any) -> None:
+    """A record that lies (4 GiB caplen, a caplen past the file's end, an interface id out of range, also one valid
+    only in another section): one `csum:` line naming the file, exit 2, no OUT written by fix (without --keep-going),
+    rewrite's OUT the frames before it rewritten and the rest copied (exit 0 and no line before: found by this test);
+    a truncated last record is exit 0 with a warning line, OUT the whole copy, as docs/verify.md "Exit codes" says.
+    The input is unchanged."""
+    data = _lying_captures()[name]
+    src = tmp_path / name
+    src.write_bytes(data)
+    code, out, err = _cli(_argv(command, str(src), str(tmp_path / "out.pcap")), capsys)
+    truncated = name == "caplen-past-end.pcap"
+    assert code == (0 if truncated else 2), err
+    _one_error_line(err, str(src))
+    assert "left in the file" in err if truncated else "record at offset" in err
+    assert src.read_bytes() == data
+    # rewrite writes what it read, the rest copied unchanged (its exit code and line say so)
+    out_written = command == "rewrite" or (truncated and command == "fix")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([name, *(["out.pcap"] if out_written else [])])
+
+
+def test_cli_sections_of_both_byte_orders_and_a_lying_snap_length(tmp_path: Any, capsys: Any) -> None:
+    """A pcapng of a little-endian section then a big-endian one, each with its interface, reads as the two packets
+    scapy built (TCP checksums right: verify 0). A pcap whose records are longer than its snap length of 20: libpcap
+    (sf-pcap.c pcap_next_packet) keeps the first 20 bytes of each, so both packets are cut by the snap length, the
+    IPv4 header not whole (n/a), verify exits 0 and fix writes IN unchanged."""
+    from captures import epb, idb, pcap_bytes, shb
+
+    both = tmp_path / "both.pcapng"
+    both.write_bytes(shb() + idb(1) + epb(_CLI_FRAME) + shb(">") + idb(1, ">") + epb(_CLI_FRAME, 0, ">"))
+    code, out, err = _cli(["--json", "verify", str(both)], capsys)
+    doc = json.loads(out)
+    assert (code, err, doc["packets"], doc["counts"]["tcp"]["ok"], doc["counts"]["ipv4"]["ok"]) == (0, "", 2, 2, 2)
+    snap = tmp_path / "snap20.pcap"
+    snap.write_bytes(pcap_bytes([_CLI_FRAME, _CLI_FRAME], snaplen=20))
+    code, out, err = _cli(["--json", "verify", str(snap)], capsys)
+    doc = json.loads(out)
+    assert (code, doc["packets"], doc["cut_count"], doc["counts"]["ipv4"]["n/a"]) == (0, 2, 2, 2), doc
+    code, out, err = _cli(["fix", str(snap), str(tmp_path / "fixed.pcap")], capsys)
+    assert code == 0 and (tmp_path / "fixed.pcap").read_bytes() == snap.read_bytes()
+
+
+def _outputs(tmp_path: Path, src: Path) -> dict[str, tuple[str, str]]:
+    """OUT paths csum must refuse, each with the words of its line: the input itself (three spellings, a hard link),
+    a directory, a symbolic link to the input, a FIFO, a character device (relative ones from ``tmp_path``'s parent)."""
+    os.link(src, tmp_path / "hard.pcap")
+    (tmp_path / "dir").mkdir()
+    os.symlink(src.name, tmp_path / "link.pcap")
+    os.mkfifo(tmp_path / "fifo")
+    return {str(src): ("is the input",), str(tmp_path / "." / src.name): ("is the input",),
+            os.path.join(tmp_path.name, src.name): ("is the input",), str(tmp_path / "hard.pcap"): ("is the input",),
+            str(tmp_path / "dir"): ("is a directory",), str(tmp_path / "link.pcap"): ("symbolic link",),
+            str(tmp_path / "fifo"): ("FIFO",), "/dev/null": ("character device",)}
+
+
+_OUT_ARGS = {"fix": lambda src, out: ["fix", src, out], "rewrite": lambda src, out: ["rewrite", "--ttl", "5", src, out],
+             "verify --out": lambda src, out: ["verify", "--format", "jsonl", "--out", out, src],
+             "verify --html": lambda src, out: ["verify", "--html", out, src],
+             "verify --annotate": lambda src, out: ["verify", "--explain", "--annotate", out, src]}
+
+
+@pytest.mark.parametrize("follow", [False, True], ids=["", "follow-symlinks"])
+@pytest.mark.parametrize("what", sorted(_OUT_ARGS))
+def test_cli_refuses_outputs_that_are_not_new_regular_files(what: str, follow: bool, tmp_path: Any,
+                                                            capsys: Any) -> None:
+    """Every output argument (fix's and rewrite's OUT, verify's --out, --html, --annotate) refuses the input (however
+    spelt, through a hard link, through a symbolic link even with --follow-symlinks), a directory, a FIFO, a device:
+    exit 2, one line naming the path; the input unchanged and nothing new in the directory (fix's and rewrite's
+    --force changes none of it)."""
+    from captures import pcap_bytes
+
+    src = tmp_path / "in.pcap"
+    data = pcap_bytes([_CLI_FRAME, _CLI_FRAME[:-1] + b"!"])  # the second one's TCP checksum wrong
+    src.write_bytes(data)
+    refusals = _outputs(tmp_path, src)
+    before = sorted(os.listdir(tmp_path))
+    cwd = os.getcwd()
+    os.chdir(tmp_path.parent)
+    try:
+        for out, words in refusals.items():
+            if follow and "symbolic link" in words:
+                words = ("is the input",)  # followed, the link's target is the input
+            argv = _OUT_ARGS[what](str(src), out)
+            argv[1:1] = (["--follow-symlinks"] + (["--force"] if what in ("fix", "rewrite") else [])) if follow else []
+            code, _, err = _cli(argv, capsys)
+            assert code == 2, (argv, err)
+            _one_error_line(err, out, *words)
+    finally:
+        os.chdir(cwd)
+    assert src.read_bytes() == data and sorted(os.listdir(tmp_path)) == before
+    assert os.listdir(tmp_path / "dir") == []
+
+
+def _run(args: list[str], **kwargs: Any) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "csum", *args], capture_output=True, timeout=120, **kwargs)
+
+
+@pytest.mark.parametrize("command", sorted(_COMMANDS))
+def test_cli_fifo_and_dev_stdin_as_input(command: str, tmp_path: Any) -> None:
+    """A FIFO and /dev/stdin (a pipe) as IN read as the regular file does: the same exit code, the same report but
+    its first line (which names IN), the same bytes written (the second packet's TCP checksum wrong: verify 1, fix
+    1 with it corrected, rewrite 0)."""
+    from captures import pcap_bytes
+
+    src = tmp_path / "in.pcap"
+    src.write_bytes(pcap_bytes([_CLI_FRAME, _CLI_FRAME[:-1] + b"!"]))
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+
+    def run(name: str, source: Path | str, **kwargs: Any) -> tuple[int, bytes, bytes]:
+        out = tmp_path / f"{name}.out"
+        got = _run(_argv(command, str(source), str(out)), **kwargs)
+        named = (str(out).encode(), b"OUT"), (str(source).encode(), b"IN")  # OUT first: IN may be its prefix
+        return got.returncode, *(text.replace(*named[0]).replace(*named[1]) for text in (got.stdout, got.stderr))
+
+    want = run("file", src)
+    feeder = subprocess.Popen(["sh", "-c", f'cat "{src}" > "{fifo}"'])
+    try:
+        got_fifo = run("fifo", fifo)
+    finally:
+        feeder.kill()
+        feeder.wait()
+    with open(src, "rb") as pipe_in:
+        cat = subprocess.Popen(["cat"], stdin=pipe_in, stdout=subprocess.PIPE)
+        got_stdin = run("stdin", "/dev/stdin", stdin=cat.stdout)
+        cat.wait(timeout=60)
+    assert want[0] == {"verify": 1, "fix": 1, "rewrite": 0}[command], want
+    for name, got in (("fifo", got_fifo), ("stdin", got_stdin)):
+        assert got == want, name
+        if _COMMANDS[command][1]:
+            assert (tmp_path / f"{name}.out").read_bytes() == (tmp_path / "file.out").read_bytes()

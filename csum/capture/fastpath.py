@@ -160,23 +160,25 @@ FIX = (Status.BAD, Status.OFFLOAD)
 
 def patches(results: list[Result], base: int, packet: Callable[[], Packet]) -> list[tuple[int, bytes]]:
     """csum.layers.corrections of a packet at file offset ``base`` from C's results: each bad/offload field set to
-    its computed value, inner levels first, the outer ones judged again after (a tunnel's UDP covers the inner
-    packet; ``packet()`` gives the packet then). Fields of one level C walks are independent (no checksum covers
-    another one of its level)."""
+    its computed value in corrections' order, inner levels first and, within a level, the later header first, each
+    judged again over the fields set before it (a tunnel's UDP covers the inner packet; GRE in UDP stands at UDP's
+    depth, RFC 8086, its checksum covered by that UDP's: the one checksum C finds covering another of its level).
+    ``packet()`` gives the packet then. Without those, the fields are independent and set at once."""
     fixing = [r for r in results if r.status in FIX]
     wrong = [(r.field, r.computed) for r in fixing if r.field is not None and r.computed is not None]
-    if not any(r.depth for r in fixing):
+    if not any(r.depth for r in fixing) and not any(r.layer == "gre" for r in results):
         return [(base + at, value.to_bytes(2, "big")) for at, value in wrong]
     p = packet()
     work = bytearray(p.data)
-    for depth in range(max(r.depth for r in results), -1, -1):
+    for depth, header in sorted({(r.depth, r.offset) for r in results}, reverse=True):
         now = None if engine.cwalk is None else engine.cwalk.verify(work, p.linktype)
         if now is None:  # cannot happen (only checksum fields change), but the walker is the reference
             view = memoryview(p.data)
             stack = walk(view, p.linktype, wire_len=p.wire)
             return [(p.base + at, new) for at, new in corrections(view, stack.fields)]
         for r in now:
-            if r.depth == depth and r.status in FIX and r.field is not None and r.computed is not None:
+            if (r.depth, r.offset) == (depth, header) and r.status in FIX and r.field is not None and \
+                    r.computed is not None:
                 work[r.field : r.field + 2] = r.computed.to_bytes(2, "big")
     fields = [r.field for r in results if r.field is not None]
     return [(p.base + at, bytes(work[at : at + 2])) for at in fields if work[at : at + 2] != p.data[at : at + 2]]

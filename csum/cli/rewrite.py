@@ -129,13 +129,25 @@ def run(args: argparse.Namespace) -> int:
     finally:
         bar.close()
     report = sys.stderr if args.out == "-" else sys.stdout
-    if args.quiet:
+    if not args.quiet:
+        if args.json:
+            print(json.dumps(schemas.document(NAME, result.as_json(SHOW)), indent=2), file=report)
+        else:
+            print(_text(result, rules), file=report)
+    return _stopped(args, args.file, args.out, result)
+
+
+def _stopped(args: argparse.Namespace, name: str, out: str, result: RewriteResult) -> int:
+    """The exit code of a capture rewritten whole or not (as verify's and fix's, docs/verify.md "Exit codes"): 2 with
+    one stderr line when it could not be read whole (a damaged record, compressed data cut or corrupt: OUT holds the
+    rest copied unchanged from there), a warning line and 0 for a truncated last record, else 0."""
+    stop = result.stop
+    if stop is None or (stop.truncated and args.quiet):
         return 0
-    if args.json:
-        print(json.dumps(schemas.document(NAME, result.as_json(SHOW)), indent=2), file=report)
-    else:
-        print(_text(result, rules), file=report)
-    return 0
+    verb = "warning for" if stop.truncated else "failed for"
+    print(f"csum: {NAME} {verb} {name}: {stop}; wrote {out} with every frame before it rewritten, the rest copied "
+          "unchanged", file=sys.stderr)
+    return 0 if stop.truncated else 2
 
 
 def _explainer(args: argparse.Namespace) -> Any:
@@ -169,7 +181,7 @@ def _text(result: RewriteResult, rules: object) -> str:
 def _run_tree(args: argparse.Namespace, rules: object) -> int:
     """``csum rewrite DIR OUTDIR``: every capture under DIR (csum.capture.tree) rewritten into the same relative path
     under OUTDIR, which gets new files only (csum.cli.trees.outputs). A capture that cannot be read is named on
-    stderr (exit 2) and the others are still rewritten."""
+    stderr (exit 2) and the others are still rewritten; one read only in part is written and named too (exit 2)."""
     from ..capture import pcap
     from ..errors import CsumError
     from ..rewrite import rewrite_capture
@@ -180,7 +192,7 @@ def _run_tree(args: argparse.Namespace, rules: object) -> int:
     paths = outputs(args.file, found.files, args.out, force=args.force, follow_symlinks=args.follow_symlinks)
     bar = progress.Bar(sys.stderr, "rewrite", quiet=args.quiet)
     docs: list[dict[str, object]] = []
-    failed = 0
+    failed = damaged = 0  # not written; written but read only in part
     try:
         for rel, name, path in zip(found.files, found.paths(), paths):
             bar.phase(f"rewriting {name} into {path}")
@@ -200,6 +212,7 @@ def _run_tree(args: argparse.Namespace, rules: object) -> int:
             docs.append(result.as_json(SHOW))
             if not args.quiet and not args.json:
                 print(_text(result, rules))
+            damaged += _stopped(args, name, str(path), result) == 2
     finally:
         bar.close()
     if not args.quiet:
@@ -209,4 +222,4 @@ def _run_tree(args: argparse.Namespace, rules: object) -> int:
         else:
             print(f"total: {len(paths)} capture{'' if len(paths) == 1 else 's'}, {len(paths) - failed} written into "
                   f"{args.out}, {failed} not written; {skipped_text(found.skipped, found.links)}")
-    return 2 if failed else 0
+    return 2 if failed or damaged else 0

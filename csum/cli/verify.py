@@ -73,8 +73,8 @@ def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     ver.add_argument("--html", metavar="REPORT.html", help="also write the report as one self-contained HTML page "
                      "(totals, hosts, flows, a timeline of bad checksums, the verdict)")
     ver.add_argument("--follow-symlinks", action="store_true",
-                     help="REPORT.html may be a symbolic link: replace its target; in a directory FILE, symbolic links "
-                     "to files and directories are followed (not by default)")
+                     help="--out, --html and --annotate may be symbolic links: replace their targets; in a directory "
+                     "FILE, symbolic links to files and directories are followed (not by default)")
     add_common(ver)
     add_read_write(ver, write=False)
     ver.set_defaults(func=run)
@@ -112,7 +112,8 @@ def _rows_scan(args: argparse.Namespace, bar: progress.Bar) -> list[Scan | Faile
         rows = ExplainedText(sys.stdout.buffer.write, as_csv, current, **choice) if args.explain else \
             TextSink(sys.stdout.buffer.write, as_csv, **choice)
         return _explained(scan_each(args, bar, table=rows), args, why)
-    path = target(args.out, [name for name in args.files if name != "-"], what="--out")
+    path = target(args.out, [name for name in args.files if name != "-"], follow_symlinks=args.follow_symlinks,
+                  what="--out")
     try:
         with AtomicFile(path) as out:
             sink: TextSink | ParquetSink | ExplainedText | ExplainedParquet

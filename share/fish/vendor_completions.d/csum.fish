@@ -55,7 +55,7 @@ complete -c csum -n '__fish_seen_subcommand_from verify' -l by -r -f -a 'host' -
 complete -c csum -n '__fish_seen_subcommand_from verify' -l explain -d 'say why each bad or offload checksum is wrong, where one...'
 complete -c csum -n '__fish_seen_subcommand_from verify' -l annotate -r -d 'with --explain: also write a pcapng copy of FILE with a...'
 complete -c csum -n '__fish_seen_subcommand_from verify' -l html -r -d 'also write the report as one self-contained HTML page...'
-complete -c csum -n '__fish_seen_subcommand_from verify' -l follow-symlinks -d 'REPORT.html may be a symbolic link: replace its target'
+complete -c csum -n '__fish_seen_subcommand_from verify' -l follow-symlinks -d '--out, --html and --annotate may be symbolic links:...'
 complete -c csum -n '__fish_seen_subcommand_from verify' -l show -r -d 'list at most this many bad packets (default 10)'
 complete -c csum -n '__fish_seen_subcommand_from verify' -l jobs -r -d 'check in N processes (default: every core)'
 complete -c csum -n '__fish_seen_subcommand_from verify' -l chunk-bytes -r -d 'read and check B bytes of records at a time (default 2 MiB)'
