@@ -9,6 +9,7 @@ left out of ``Result.__eq__``, so the tests compare tuples).
 
 from __future__ import annotations
 
+import ipaddress
 import struct
 from collections.abc import Callable
 
@@ -671,3 +672,35 @@ def test_capture_icmp_errors_from_c_equal_the_walker(cases):
     """The capture checker on ICMP errors (C's fast path: counts, n/a partial quotes, bad and offload lists,
     patches, the jsonl path's Results) equals the Python walker's report."""
     _capture_equals_the_walker(cases)
+
+
+@pytest.mark.parametrize("v6", [False, True], ids=["v4", "v6"])
+@pytest.mark.parametrize("proto", ["tcp", "udp"])
+@pytest.mark.parametrize("fill", [0x00, 0xFF], ids=["zeros", "ones"])
+def test_capture_judges_the_pseudo_headers_of_extreme_addresses(monkeypatch, v6, proto, fill):
+    """Addresses all zero or all ones: their 64-bit end-around sum, which the C walker's judge keeps unreduced until a
+    field fails (csum/engine/_walk.c judge), is 0 or 2**64 - 1. The stored values judge treats apart (0, 0xffff), a
+    plain wrong one, transmit offload's two forms (this test's own RFC 1071 sum of the pseudo-header, with the
+    length and without) and scapy's right value: verify's Results and the capture checker's on the whole chunk (its
+    first walk keeps no records, a failing packet is walked again with them; and its rows) are the Python walker's
+    (the reference), all nine fields."""
+    size = 16 if v6 else 4
+    addr = bytes([fill]) * size
+    text = str(ipaddress.ip_address(addr))
+    ip = IPv6(src=text, dst=text) if v6 else IP(src=text, dst=text)
+    l4 = TCP(sport=1234, dport=80) if proto == "tcp" else UDP(sport=1234, dport=5353)
+    good = raw(Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02") / ip / l4 / Raw(b"abcdefg"))
+    at, number = 14 + (40 if v6 else 20), 6 if proto == "tcp" else 17
+    field = at + (16 if proto == "tcp" else 6)
+    length = len(good) - at
+    offload = [_ones(addr * 2 + bytes([0, number]) + length.to_bytes(4, "big")), _ones(addr * 2 + bytes([0, number]))]
+    frames = []
+    for stored in [0x0000, 0xFFFF, 0x0001, *offload, int.from_bytes(good[field : field + 2], "big")]:
+        frame = bytearray(good)
+        frame[field : field + 2] = stored.to_bytes(2, "big")
+        got = engine.cwalk.verify(bytes(frame), 1)
+        assert got is not None and [_row(r) for r in got] == _python(bytes(frame), 1), stored
+        frames.append(bytes(frame))
+    monkeypatch.setattr(checker, "one_by_one", lambda packets: False)  # the chunk at once: fast_check
+    _capture_equals_the_walker([(1, f) for f in frames])
+    assert check(_capture([(1, f) for f in frames])).bad  # failing fields: the second walk's records were read
