@@ -730,6 +730,9 @@ static int check_packet(chunk_t *c, Py_ssize_t i)
     w.n = 0, w.report = 1, w.bad = 0, w.frag6 = 0, w.ipv = 0, w.slots = SLOTS, w.judge = 1, w.nips = w.maxips = 0;
     int r = walk_packet(c, i, &w), todo = c->todo[i];
     if (r == 1 && w.bad && todo && w.recs == NULL) {
+        /* the second walk starts where the first did: a walk that returns 1 changed only n, bad, ip, ipv and the
+         * codes (frag6, nips, ips and the outer header as they were; no fragment: o.frag is 0); a new walk_t field
+         * a walk changes is reset here too */
         memset(codes, 0, SLOTS * sizeof *codes);
         w.n = w.bad = w.ipv = 0;
         w.ip = 0;
@@ -1048,6 +1051,8 @@ walk_records(const uint8_t *b, Py_ssize_t size, Py_ssize_t *pos, Py_ssize_t room
     Py_ssize_t p = *pos, n = 0, ahead = p;
     uint32_t incl, orig;
     for (; n < room && p + header <= size; n++) {
+        if (ahead < p)  /* past a record longer than PREFETCH: its lines are read already */
+            ahead = p;
         for (; ahead < p + PREFETCH && ahead < size; ahead += 64)  /* every line up to PREFETCH ahead */
             __builtin_prefetch(b + ahead);
         pcap_lengths(b + p, big, swap, &incl, &orig);

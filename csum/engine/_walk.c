@@ -234,6 +234,7 @@ int walk_partial(walk_t *w, unsigned proto, int v4, Py_ssize_t at, Py_ssize_t st
         t->ok = -1;
         t->field = here ? at + field : -1;
         t->stored = stored;
+        t->computed = 0;  /* none: ok is -1 (set so that no reader meets an unset value) */
         t->reason = reason;
         t->ip = w->ip;
         t->ipv = w->ipv;
