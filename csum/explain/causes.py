@@ -81,9 +81,12 @@ CAUSES: tuple[Cause, ...] = (
           "of the header), a TCP/UDP segment's header alone (the payload or an encapsulated packet left out)",
           "the IPv4 header checksum over its first 20 bytes only, not its 24 (a loop or a bpf_csum_diff size short "
           "of the header)"),
-    Cause("udp6-zero", "(csum prog) a UDP checksum over IPv6 left 0 (none), which IPv6 does not allow (RFC 8200 "
-          "8.1): a tunnel's outer UDP header pushed without computing it",
-          "the UDP checksum left 0 (none): IPv6 requires one (RFC 8200 8.1)"),
+    Cause("udp6-zero", "(csum prog) a UDP checksum over IPv6 left 0 (none) on a port csum knows no tunnel on: RFC "
+          "8200 8.1 requires one, except for a tunnel protocol whose endpoints enable zero-checksum mode for the port "
+          "(RFC 6935, RFC 6936); a receiver not in that mode drops it: a tunnel's outer UDP header pushed without "
+          "computing it",
+          "the UDP checksum left 0 (none): IPv6 requires one unless the tunnel's endpoints enable zero-checksum mode "
+          "for this port (RFC 8200 8.1, RFC 6935)"),
     Cause("fragment-only", "a checksum over the first fragment alone, not the whole datagram (the pseudo-header length "
           "the fragment's, or the whole datagram's)",
           "the checksum over the first fragment's 1480 bytes (length 1480); the datagram has 3000"),

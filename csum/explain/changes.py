@@ -15,7 +15,9 @@ IPv4 header checksum a program computed:
 * ``coverage-short``: an IPv4 header checksum computed over the first bytes of the header only (a loop bounded by
   ``sizeof(struct iphdr)`` on a header with options, a ``bpf_csum_diff`` size short of the header), or a TCP/UDP
   checksum over the pseudo-header and the transport header alone (the payload, an encapsulated packet, left out);
-* ``udp6-zero``: a UDP checksum over IPv6 left 0, "none", which IPv6 does not allow (RFC 8200 8.1).
+* ``udp6-zero``: a UDP checksum over IPv6 left 0, "none", which IPv6 allows only for a tunnel whose endpoints enable
+  zero-checksum mode for the port (RFC 8200 8.1, RFC 6935, RFC 6936): csum judges it wrong off the tunnel ports it
+  knows.
 
 Each is an exact simulation giving one value (:class:`csum.explain.sums.Guess`); the caller keeps those equal to the
 stored bytes. Byte order does not matter: one's-complement sums commute with swapping the bytes of every word.
@@ -163,5 +165,5 @@ def udp6_zero(f: Field, ip: IPLayer | None, stored: int, computed: int) -> Itera
     """udp6-zero: UDP over IPv6 stored 0 where the checksum is not one that computes to 0 (that one is
     ``udp0-not-mangled``)."""
     if f.entry.name == "udp" and ip is not None and ip.version == 6 and stored == 0 and computed != M16:
-        yield Guess("udp6-zero", 0, lambda: "the UDP checksum left 0 (none): IPv6 requires one (RFC 8200 8.1)",
-                    sure=True)
+        yield Guess("udp6-zero", 0, lambda: "the UDP checksum left 0 (none): IPv6 requires one unless the tunnel's "
+                    "endpoints enable zero-checksum mode for this port (RFC 8200 8.1, RFC 6935)", sure=True)

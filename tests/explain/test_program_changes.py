@@ -14,6 +14,7 @@ from scapy.compat import raw
 from scapy.layers.inet import ICMP, IP, TCP, UDP
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Ether
+from scapy.layers.vxlan import VXLAN
 
 from csum.explain.program import explain_program
 
@@ -130,7 +131,21 @@ def test_udp6_zero():
     before = raw(ETH / IP(src=_a4(r), dst=_a4(r)) / TCP() / b"inner")
     after = raw(Ether(src=ETH.src, dst=ETH.dst) / IPv6(src="fc00::1", dst="fc00::2") / UDP(sport=1, dport=6080, chksum=0)
                 / Ether(before)[IP])
-    assert [c for c, _ in explain_program(before, after)[54 + 6]] == ["udp6-zero"]
+    [(cause, detail)] = explain_program(before, after)[54 + 6]
+    assert cause == "udp6-zero"
+    # RFC 8200 8.1 requires the checksum except for a tunnel in zero-checksum mode (RFC 6935): the text says so
+    assert "unless" in detail and "RFC 6935" in detail, detail
+
+
+def test_udp6_zero_on_a_tunnel_port():
+    """The same header on VXLAN's port 4789 (a tunnel port csum walks): a zero checksum there is allowed (RFC 6935,
+    the inner packet carries its own); expected: not wrong, nothing to explain."""
+    r = random.Random(5)
+    inner = raw(ETH / IP(src=_a4(r), dst=_a4(r)) / TCP() / b"inner")
+    before = raw(Ether(src=ETH.src, dst=ETH.dst) / IPv6(src="fc00::1", dst="fc00::2") / UDP(sport=1, dport=4789)
+                 / VXLAN(vni=1) / Ether(inner))
+    after = before[:54 + 6] + b"\0\0" + before[54 + 8:]
+    assert 54 + 6 not in explain_program(before, after)
 
 
 def test_grown_header_without_length():
