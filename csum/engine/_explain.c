@@ -36,6 +36,7 @@ typedef struct {
     int64_t want, right;  /* want < 0: every hypothesis; else only those storing want and not right */
     int n;                /* the hits appended */
     char variants[MAX_HITS];  /* their variants, in order (wrong_all's signature of the hits) */
+    int full;                 /* a hit past MAX_HITS: the signature is cut, so wrong_all declines the packet */
 } hits_t;
 
 /* One hypothesis storing `value`, with the numbers its text names: appended when it is wanted; -1 on error. */
@@ -51,6 +52,8 @@ static int hit(hits_t *h, int variant, uint64_t value, uint64_t a, uint64_t b, u
     Py_DECREF(t);
     if (r == 0 && h->n < MAX_HITS)
         h->variants[h->n++] = (char)variant;
+    else if (r == 0)
+        h->full = 1;
     return r;
 }
 
@@ -430,6 +433,10 @@ static PyObject *wrong_one(PyObject *packet, const uint8_t *b, Py_ssize_t len, i
     if (h.out == NULL || hypotheses(&h, &a) < 0) {
         Py_XDECREF(h.out);
         return NULL;
+    }
+    if (h.full) {  /* more hits than the signature holds: the Python path, whose decisions are not cached by it */
+        Py_DECREF(h.out);
+        return Py_NewRef(Py_None);
     }
     Py_ssize_t size = (Py_ssize_t)v[A_SIZE], saddr = ip->l3 + (ip->version == 4 ? CT_IPHDR_SADDR : CT_IPV6HDR_SADDR);
     Py_ssize_t daddr = ip->l3 + (ip->version == 4 ? CT_IPHDR_DADDR : CT_IPV6HDR_DADDR);
