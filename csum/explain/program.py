@@ -38,6 +38,7 @@ from ..layers.walk import Field, IPLayer
 from . import changes, header, hypotheses, sums
 from .flow import carrier
 from .sums import Guess, Message
+from ..layers import table as T
 from ..layers.table import ADDR_SIZES
 
 __all__ = ["Alignment", "align", "explain_program", "resized_header", "scratch", "translated"]
@@ -98,10 +99,15 @@ def align(before: bytes, after: bytes) -> Alignment:
             if _same_layout(like, after):
                 return Alignment("popped", like, ip, f"{ip.l3 - oa.l3} bytes of headers removed in front of the "
                                  f"IPv{oa.version} datagram")
-    if ob.version != oa.version and ob.proto == oa.proto and ob.l4 is not None and oa.l4 is not None and \
+    if ob.version != oa.version and _same_proto(ob.proto, oa.proto) and ob.l4 is not None and oa.l4 is not None and \
             ob.end - ob.l4_start == oa.end - oa.l4_start:
         return Alignment("translated", None, ob, f"IPv{ob.version} translated to IPv{oa.version}")
     return Alignment("unknown", None, None, "no datagram of the input found in the output")
+
+
+def _same_proto(a: int | None, b: int | None) -> bool:
+    """Whether a translation keeps the transport: the same protocol, or ICMP <-> ICMPv6 (RFC 7915 4.2, 5.2)."""
+    return a == b or {a, b} == {T.ICMP, T.ICMPV6}
 
 
 def explain_program(before: bytes, after: bytes, fields: set[int] | None = None
@@ -138,8 +144,7 @@ def explain_program(before: bytes, after: bytes, fields: set[int] | None = None
         hits += list(changes.udp6_zero(f, ip, r.stored, r.computed))
         if like is None and ip is not None and f.at == ip.ip_csum and sb is not None and sb.ips:
             hits += [g for g in resized_header(before, sb.ips[0], after, ip) if g.value == r.stored]
-        if aligned.kind == "translated" and aligned.before is not None and m is not None and m.pseudo and \
-                f.depth == 0:
+        if aligned.kind == "translated" and aligned.before is not None and m is not None and f.depth == 0:
             hits += [g for g in translated(before, aligned.before, f, m) if g.value == r.stored]
         named: dict[str, str] = {}
         for g in hits:
@@ -225,6 +230,9 @@ def translated(before: bytes, old: IPLayer, f: Field, m: Message) -> Iterator[Gu
     of the old and new addresses given the wrong size (each address's 4 bytes, the IPv4 pair's 8, one IPv6
     address's 16: the rest of the addresses left out of the update)."""
     size = ADDR_SIZES[old.version]
+    if not m.pseudo:  # ICMPv6 -> ICMP: ICMP has no pseudo-header
+        yield from _pseudo_kept(before, old, f, m)
+        return
     src = before[old.pseudo_saddr:old.pseudo_saddr + size]
     dst = before[old.pseudo_daddr:old.pseudo_daddr + size] if old.pseudo_daddr is not None else \
         before[old.daddr:old.daddr + size]
@@ -240,6 +248,19 @@ def translated(before: bytes, old: IPLayer, f: Field, m: Message) -> Iterator[Gu
         yield Guess("diff-size-wrong", sums.stored_as(f, sums.checksum(total)),
                     partial("the {} checksum updated with bpf_csum_diff {}: part of the addresses left out".format,
                             f.entry.name.upper(), label), sure=True)
+
+
+def _pseudo_kept(before: bytes, old: IPLayer, f: Field, m: Message) -> Iterator[Guess]:
+    """An ICMP checksum translated from ICMPv6 (header ``old`` of ``before``) with the ICMPv6 pseudo-header (the
+    addresses, the length, next header 58) still in it: not taken out, as ICMP has none."""
+    if old.version != 6 or old.proto != T.ICMPV6 or old.pseudo_daddr is None:
+        return
+    src, dst = (before[at:at + 16] for at in (old.pseudo_saddr, old.pseudo_daddr))
+    kept = sums.Message.of(src, dst, T.ICMPV6, len(m.data), m.data)
+    was = f"{header.show('source address', src)} -> {header.show('destination address', dst)}"
+    yield Guess("l4-not-patched", sums.checksum(kept.total()), lambda: f"the ICMP checksum with the ICMPv6 "
+                f"pseudo-header ({was}, length {len(m.data)}) of the packet before the translation still in it: not "
+                "taken out (ICMP has none)", sure=True)
 
 
 def resized_header(before: bytes, old: IPLayer, after: bytes, ip: IPLayer) -> Iterator[Guess]:
