@@ -3,8 +3,22 @@
  * bpf_l3_csum_replace at their offsets (no skb->csum involved); the ICMP checksum, which covers the quote, by
  * bpf_l4_csum_replace for each quoted change, the quoted checksums' own included. NO_QUOTE_CSUMS: the ICMP update
  * leaves out the quoted checksums' own changes; NO_QUOTED_IP: the quoted IPv4 checksum not updated (nor the ICMP
- * checksum for it); NO_ICMP_PORT: the ICMP checksum not updated for the port. */
+ * checksum for it); NO_ICMP_PORT: the ICMP checksum not updated for the port;
+ * SCRAMBLED: the right ICMP checksum then XORed with a hash of the quoted port. */
 #include "mistakes.h"
+
+#ifdef SCRAMBLED
+/* The checksum at off XORed with a hash of key (and 1): what corruption looks like, no mistake a program makes. */
+static __always_inline int scramble(struct __sk_buff *skb, __u32 off, __u32 key)
+{
+	__u16 c;
+
+	if (bpf_skb_load_bytes(skb, off, &c, 2))
+		return -1;
+	c ^= (__u16)((key * 2654435761u) >> 16) | 1;
+	return bpf_skb_store_bytes(skb, off, &c, 2, 0);
+}
+#endif
 #define ICMP_OFF (ETH_HLEN + sizeof(struct iphdr))
 #define Q_IP (ICMP_OFF + 8)
 #define Q_L4 (Q_IP + sizeof(struct iphdr))
@@ -66,6 +80,10 @@ int icmp_err(struct __sk_buff *skb)
 #ifndef NO_QUOTE_CSUMS
 	if (bpf_l4_csum_replace(skb, ICMP_OFF + 2, old_qcheck, new_qcheck, 2) ||
 	    bpf_l4_csum_replace(skb, ICMP_OFF + 2, old_l4c, new_l4c, 2))
+		return TC_ACT_SHOT;
+#endif
+#ifdef SCRAMBLED
+	if (scramble(skb, ICMP_OFF + 2, old_port))
 		return TC_ACT_SHOT;
 #endif
 	return TC_ACT_OK;

@@ -2,8 +2,22 @@
  * sits at an odd offset of the segment. The aligned 8 bytes around the value diffed with bpf_csum_diff and applied
  * with bpf_l4_csum_replace(size 0). WINDOW4: the aligned 4 bytes at the value's start diffed (after a NOP, its
  * second byte is left out); ODD_REPLACE2: bpf_l4_csum_replace(old, new, 2) on the value wherever it is (a 16-bit
- * replace counts it as a word at an even offset). */
+ * replace counts it as a word at an even offset); SCRAMBLED: the right TCP checksum then XORed with a hash of
+ * the old MSS. */
 #include "mistakes.h"
+
+#ifdef SCRAMBLED
+/* The checksum at off XORed with a hash of key (and 1): what corruption looks like, no mistake a program makes. */
+static __always_inline int scramble(struct __sk_buff *skb, __u32 off, __u32 key)
+{
+	__u16 c;
+
+	if (bpf_skb_load_bytes(skb, off, &c, 2))
+		return -1;
+	c ^= (__u16)((key * 2654435761u) >> 16) | 1;
+	return bpf_skb_store_bytes(skb, off, &c, 2, 0);
+}
+#endif
 #define CLAMP 1300
 #ifdef WINDOW4
 #define WINDOW 4
@@ -48,6 +62,10 @@ int mss(struct __sk_buff *skb)
 #else
 		bpf_l4_csum_replace(skb, L4 + offsetof(struct tcphdr, check), 0,
 				    bpf_csum_diff((__u32 *)&oldw, WINDOW, (__u32 *)&neww, WINDOW, 0), 0);
+#endif
+#ifdef SCRAMBLED
+		if (scramble(skb, L4 + offsetof(struct tcphdr, check), old))
+			return TC_ACT_SHOT;
 #endif
 	}
 	return TC_ACT_OK;

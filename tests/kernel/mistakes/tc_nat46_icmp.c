@@ -5,8 +5,21 @@
  * applied with bpf_l4_csum_replace(size 0).
  * The type's diff leaves skb->csum alone (the ICMP message sums as before); the pseudo-header's takes
  * BPF_F_PSEUDO_HDR (the message's sum moves by it). PSEUDO_KEPT: the pseudo-header not taken out (only the type
- * moved). */
+ * moved); SCRAMBLED: the right ICMP checksum then XORed with a hash of the ICMPv6 header's first word. */
 #include "mistakes.h"
+
+#ifdef SCRAMBLED
+/* The checksum at off XORed with a hash of key (and 1): what corruption looks like, no mistake a program makes. */
+static __always_inline int scramble(struct __sk_buff *skb, __u32 off, __u32 key)
+{
+	__u16 c;
+
+	if (bpf_skb_load_bytes(skb, off, &c, 2))
+		return -1;
+	c ^= (__u16)((key * 2654435761u) >> 16) | 1;
+	return bpf_skb_store_bytes(skb, off, &c, 2, 0);
+}
+#endif
 
 struct pseudo6 {
 	__be32 saddr[4], daddr[4];
@@ -71,6 +84,10 @@ int nat46_icmp(struct __sk_buff *skb)
 		return TC_ACT_SHOT;
 #ifndef PSEUDO_KEPT
 	if (bpf_l4_csum_replace(skb, L4 + 2, 0, pdiff, BPF_F_PSEUDO_HDR))
+		return TC_ACT_SHOT;
+#endif
+#ifdef SCRAMBLED
+	if (scramble(skb, L4 + 2, old_word))
 		return TC_ACT_SHOT;
 #endif
 	return TC_ACT_OK;
