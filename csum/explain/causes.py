@@ -64,9 +64,9 @@ CAUSES: tuple[Cause, ...] = (
     Cause("no-pseudo-header", "a TCP/UDP/ICMPv6 checksum computed from scratch over the segment alone, without the "
           "pseudo-header (addresses, protocol, length)",
           "the checksum over the 28 covered bytes alone, without the pseudo-header (addresses, protocol, length)"),
-    Cause("diff-size-wrong", "(csum prog) a translated packet's TCP/UDP checksum (IPv4 <-> IPv6, "
-          "bpf_skb_change_proto) updated with a bpf_csum_diff of the addresses given the wrong size: part of them "
-          "left out of the update",
+    Cause("diff-size-wrong", "(csum prog) a checksum updated with a bpf_csum_diff whose size or window leaves part "
+          "of the change out: a translated packet's addresses (IPv4 <-> IPv6, bpf_skb_change_proto) given the other "
+          "version's size, a changed field's bytes in a 4-byte word the diff does not cover (an MSS after a NOP)",
           "the TCP checksum updated with bpf_csum_diff (old, 8, new, 8): the first 8 bytes of the IPv6 addresses "
           "counted: part of the addresses left out (IPv4 translated to IPv6)"),
     Cause("seed-not-complemented", "(csum prog) an incremental update started from the old checksum itself, not "
