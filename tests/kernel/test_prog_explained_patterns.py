@@ -53,10 +53,10 @@ def syn(r: random.Random) -> bytes:
 
 
 def syn_after_nop(r: random.Random) -> bytes:
-    """A TCP SYN whose options are a NOP, an MSS above 1300 (its value at an odd offset of the segment), a window
-    scale."""
+    """A TCP SYN whose options are a NOP, an MSS of at least 1536 (its value at an odd offset of the segment; its high
+    byte not the clamp's, so a clamp changes both bytes), a window scale."""
     return raw(pf.ETHER / IP(src=pf._a4(r), dst=pf._a4(r))
-               / TCP(flags="S", options=[("NOP", None), ("MSS", r.randrange(1301, 65536)), ("WScale", 7)],
+               / TCP(flags="S", options=[("NOP", None), ("MSS", r.randrange(1536, 65536)), ("WScale", 7)],
                      **pf._ports(r)) / pf._payload(r))
 
 
