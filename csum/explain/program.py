@@ -41,7 +41,7 @@ from .sums import Guess, Message
 from ..layers import table as T
 from ..layers.table import ADDR_SIZES
 
-__all__ = ["Alignment", "align", "explain_program", "resized_header", "scratch", "translated"]
+__all__ = ["Alignment", "align", "explain_program", "length_late", "resized_header", "scratch", "translated"]
 
 #: The statuses explained (as :data:`csum.explain.WRONG`).
 _WRONG = (Status.BAD, Status.OFFLOAD)
@@ -141,6 +141,8 @@ def explain_program(before: bytes, after: bytes, fields: set[int] | None = None
         if aligned.kind == "same" and sb is not None and m is not None:
             hits += [g for g in changes.changed(before, sb, f, m) if g.value == r.stored]
         hits += [g for g in _short(after, f, ip, m) if g.value == r.stored]
+        if m is not None and sb is not None and _added(before, sb, after, f):
+            hits += [g for g in length_late(f, m) if g.value == r.stored]
         hits += list(changes.udp6_zero(f, ip, r.stored, r.computed))
         if like is None and ip is not None and f.at == ip.ip_csum and sb is not None and sb.ips:
             hits += [g for g in resized_header(before, sb.ips[0], after, ip) if g.value == r.stored]
@@ -153,6 +155,28 @@ def explain_program(before: bytes, after: bytes, fields: set[int] | None = None
             named.setdefault(cause, detail + change)
         out[f.at] = tuple(named.items())
     return out
+
+
+def _added(before: bytes, sb: Stack, after: bytes, f: Field) -> bool:
+    """Whether field ``f`` of ``after`` is in headers the program pushed in front of the input's datagram (found
+    whole, byte for byte, after the field): a tunnel's, even on a port csum does not walk into."""
+    if not sb.ips or f.at is None or len(after) <= len(before):
+        return False
+    ob = sb.ips[0]
+    return after.find(before[ob.l3:ob.end], f.at) > f.at
+
+
+def length_late(f: Field, m: Message) -> Iterator[Guess]:
+    """header-field-late: the checksum of a header the program added (a UDP tunnel's) summed before its length field
+    was set (0 then), the pseudo-header's length right: the same sum as a pseudo-header length of 0."""
+    at = f.entry.length_at
+    if f.entry.cover is not T.Cover.LENGTH_FIELD or not m.pseudo or not any(m.data[at:at + 2]):
+        return
+    data = m.data[:at] + b"\0\0" + m.data[at + 2:]
+    value = sums.stored_as(f, sums.checksum(m.total(data16=sums.sum16(data))))
+    yield Guess("header-field-late", value, lambda: f"the added {f.entry.name.upper()} header's checksum computed "
+                f"before its length ({int.from_bytes(m.data[at:at + 2], 'big')}) was set: summed as 0 (the same sum "
+                "as a pseudo-header length of 0)", sure=True)
 
 
 def _short(after: bytes, f: Field, ip: IPLayer | None, m: Message | None) -> Iterator[Guess]:

@@ -76,12 +76,18 @@ def icmp6_echo_mapped(r: random.Random) -> bytes:
 
 def bad(before: bytes, after: bytes) -> set[tuple[str, int]]:
     """scapy's disagreements, plus every UDP checksum of 0 over IPv6 (RFC 8200 8.1: none is not allowed), plus an
+    ICMPv6 echo request's checksum scapy recomputes otherwise (prog_frames.scapy_bad judges IPv4's layers), plus an
     ICMP error's quoted IPv4 header whose checksum scapy's RFC 1071 sum (scapy.utils.checksum) finds wrong (scapy
     does not judge quotes: IPerror)."""
     out = pf.scapy_bad(before, after)
     pkt = Ether(after)
     if IPv6 in pkt and UDP in pkt[IPv6] and pkt[IPv6][UDP].chksum == 0:
         out.add(("udp", len(after) - len(raw(pkt[IPv6][UDP]))))
+    if ICMPv6EchoRequest in pkt:
+        copy = Ether(after)
+        del copy[ICMPv6EchoRequest].cksum
+        if Ether(raw(copy))[ICMPv6EchoRequest].cksum != pkt[ICMPv6EchoRequest].cksum:
+            out.add(("icmpv6", len(after) - len(raw(pkt[ICMPv6EchoRequest]))))
     if IPerror in pkt:
         quoted = raw(pkt[IPerror])[:4 * pkt[IPerror].ihl]
         if checksum(quoted) != 0:
@@ -152,6 +158,15 @@ ROWS = {
     # ICMPv6 echo -> ICMP echo with bpf_skb_change_proto, the pseudo-header taken out (cilium's nat_46x64.h)
     "nat46-icmp": Row("tc_nat46_icmp.c", (), [icmp6_echo_mapped], ()),
     "nat46-icmp-pseudo-kept": Row("tc_nat46_icmp.c", ("PSEUDO_KEPT",), [icmp6_echo_mapped], ("l4-not-patched",)),
+    # ICMP echo -> ICMPv6 echo, the pseudo-header added (cilium's nat_46x64.h), or forgotten
+    "nat64-icmp": Row("tc_nat64_icmp.c", (), [pf.icmp4_echo], ()),
+    "nat64-icmp-no-pseudo": Row("tc_nat64_icmp.c", ("NO_PSEUDO",), [pf.icmp4_echo], ("no-pseudo-header",)),
+    # FOU/GUE over IPv4: outer IPv4 + UDP pushed, the UDP checksum by a loop (katran's gue, ebpf-go/aya encaps); the
+    # UDP length summed as 0 and a pseudo-header length of 0 store the same bytes: both are named
+    "udp4-encap": Row("xdp_udp4_encap.c", (), TCP_UDP, ()),
+    "udp4-encap-zero": Row("xdp_udp4_encap.c", ("ZERO",), TCP_UDP, ()),
+    "udp4-encap-len-late": Row("xdp_udp4_encap.c", ("LEN_LATE",), TCP_UDP, ("header-field-late", "length-wrong")),
+    "udp4-encap-inner-len": Row("xdp_udp4_encap.c", ("INNER_LEN",), TCP_UDP, ("length-wrong",)),
 }
 #: The rows whose stale skb->csum follows from the wrong checksum alone (the program moves skb->csum for none of its
 #: change: replaces without BPF_F_PSEUDO_HDR, stores of bytes a checksum balances), by construction of the program.
