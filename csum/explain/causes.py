@@ -78,7 +78,8 @@ CAUSES: tuple[Cause, ...] = (
           "the TCP checksum not updated for bytes 22..23 of the 32 it covers (05b4 -> 0514)"),
     Cause("coverage-short", "(csum prog) a checksum computed over part of what it covers: an IPv4 header's first "
           "bytes only (a loop bounded by sizeof(struct iphdr) on a header with options, a bpf_csum_diff size short "
-          "of the header), a TCP/UDP segment's header alone (the payload or an encapsulated packet left out)",
+          "of the header), a TCP/UDP segment's header alone (the payload or an encapsulated packet left out), an ICMP "
+          "error's header alone (the quote left out)",
           "the IPv4 header checksum over its first 20 bytes only, not its 24 (a loop or a bpf_csum_diff size short "
           "of the header)"),
     Cause("udp6-zero", "(csum prog) a UDP checksum over IPv6 left 0 (none) on a port csum knows no tunnel on: RFC "

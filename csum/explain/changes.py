@@ -177,17 +177,34 @@ def regrown(new: bytes, old: bytes, at: int) -> Iterator[Guess]:
 
 
 def short_l4(f: Field, m: Message) -> Iterator[Guess]:
-    """coverage-short: a TCP/UDP checksum over the pseudo-header and the transport header alone, the pseudo-header
-    length the segment's or the header's."""
-    size = sums.transport_header(f, m)
-    if not m.pseudo or not 0 < size < len(m.data) - 1:  # one byte after the header: odd-byte-dropped says it
+    """coverage-short: a TCP/UDP/ICMPv6 checksum over the pseudo-header and the transport header alone, the
+    pseudo-header length the segment's or the header's; an ICMP error's over its own header alone (the quote left
+    out; summing the quoted IPv4 header too stores the same bytes: a right header sums to zero)."""
+    size = _own_header(f, m)
+    if not 0 < size < len(m.data) - 1:  # one byte after the header: odd-byte-dropped says it
         return
     data16 = sums.sum16(m.data[:size])
+    name, rest = f.entry.name.upper(), len(m.data) - size
+    if not m.pseudo:
+        if size == T.ICMP_QUOTE:
+            yield Guess("coverage-short", sums.checksum(data16), partial(
+                "the {} checksum over its {}-byte header alone: the {} bytes of the quote after it left out".format,
+                name, size, rest), sure=True)
+        return
     for length in dict.fromkeys((m.length, size)):
         value = sums.stored_as(f, sums.checksum(m.total(length, data16)))
         yield Guess("coverage-short", value, partial(
             "the {} checksum over the pseudo-header (length {}) and its {}-byte header alone: the {} bytes after "
-            "the header left out".format, f.entry.name.upper(), length, size, len(m.data) - size), sure=True)
+            "the header left out".format, name, length, size, rest), sure=True)
+
+
+def _own_header(f: Field, m: Message) -> int:
+    """The length of the header of field ``f``'s own at the start of ``m.data``: an ICMP/ICMPv6 error's up to its
+    quote, else :func:`csum.explain.sums.transport_header`'s."""
+    for proto, types in T.ICMP_QUOTES.items():
+        if T.TRANSPORTS[proto] is f.entry:
+            return T.ICMP_QUOTE if m.data and m.data[0] in types else sums.transport_header(f, m)
+    return sums.transport_header(f, m)
 
 
 def udp6_zero(f: Field, ip: IPLayer | None, stored: int, computed: int) -> Iterator[Guess]:

@@ -290,3 +290,37 @@ def test_random_icmp_error_checksums_rarely_named():
         if stored != _check(after, 36):
             named += bool(_causes(before, _with(after, 36, stored), 36))
     assert named <= N // 100, named
+
+
+def test_icmp_error_over_its_header_alone():
+    """An ICMP error made from a TCP/UDP packet (its IPv4 header and 8 bytes quoted, RFC 792), the ICMP checksum the
+    oracle's over the 8-byte ICMP header alone; expected: coverage-short."""
+    r = random.Random(12)
+    tried = 0
+    for _ in range(N):
+        quote = raw(IP(src=_a4(r), dst=_a4(r)) / r.choice([TCP, UDP])(sport=r.randrange(65536)) / r.randbytes(8))
+        before = raw(ETH / IP(quote))
+        after = raw(ETH / IP(src=_a4(r), dst=_a4(r)) / ICMP(type=3, code=4, nexthopmtu=1400) / quote[:28])
+        header = bytearray(after[34:42])
+        header[2:4] = b"\0\0"
+        stored = rfc1071_checksum(bytes(header))
+        if stored == _check(after, 36):
+            continue
+        tried += 1
+        assert _causes(before, _with(after, 36, stored), 36) == ["coverage-short"], before.hex()
+    assert tried > N * 0.9, tried
+
+
+def test_udp_tunnel_length_late():
+    """An outer IPv4 + UDP pushed in front of a packet (port 5555, which csum does not walk into), the UDP checksum
+    the oracle's over the pseudo-header (its length right) and the UDP header with its length still 0; expected:
+    header-field-late, and length-wrong, which stores the same bytes (a pseudo-header length of 0)."""
+    r = random.Random(13)
+    for _ in range(50):
+        before = raw(ETH / IP(src=_a4(r), dst=_a4(r)) / TCP(sport=r.randrange(65536)) / r.randbytes(r.randrange(30)))
+        after = raw(ETH / IP(src=_a4(r), dst=_a4(r)) / UDP(sport=40000, dport=5555) / Ether(before)[IP])
+        seg = bytearray(after[34:])
+        seg[4:8] = bytes(4)
+        stored = rfc1071_checksum(after[26:34] + bytes([0, 17]) + len(seg).to_bytes(2, "big") + seg)
+        got = _causes(before, _with(after, 40, stored or 0xFFFF), 40)
+        assert sorted(got) == ["header-field-late", "length-wrong"], (before.hex(), got)

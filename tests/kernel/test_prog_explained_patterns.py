@@ -167,6 +167,9 @@ ROWS = {
     "udp4-encap-zero": Row("xdp_udp4_encap.c", ("ZERO",), TCP_UDP, ()),
     "udp4-encap-len-late": Row("xdp_udp4_encap.c", ("LEN_LATE",), TCP_UDP, ("header-field-late", "length-wrong")),
     "udp4-encap-inner-len": Row("xdp_udp4_encap.c", ("INNER_LEN",), TCP_UDP, ("length-wrong",)),
+    # an ICMP error made from the packet: cut after 8 bytes of payload, IPv4 + ICMP pushed (calico's icmp_v4_reply)
+    "icmp-frag-needed": Row("xdp_icmp_frag_needed.c", (), TCP_UDP, ()),
+    "icmp-frag-needed-hdr-only": Row("xdp_icmp_frag_needed.c", ("HDR_ONLY",), TCP_UDP, ("coverage-short",)),
 }
 #: The rows whose stale skb->csum follows from the wrong checksum alone (the program moves skb->csum for none of its
 #: change: replaces without BPF_F_PSEUDO_HDR, stores of bytes a checksum balances), by construction of the program.
@@ -184,7 +187,7 @@ def test_cause_is_named(name, tmp_path, record_property):
 
 #: Programs with a SCRAMBLED twin, and their frames.
 SCRAMBLED = {"xdp_full_nat.c": TCP_UDP, "tc_icmp_error_nat.c": ICMP_ERRORS, "tc_mss_odd.c": [syn, syn_after_nop],
-             "tc_nat46_icmp.c": [icmp6_echo_mapped]}
+             "tc_nat46_icmp.c": [icmp6_echo_mapped], "xdp_icmp_frag_needed.c": TCP_UDP}
 
 
 @pytest.mark.parametrize("source", sorted(SCRAMBLED))
