@@ -6,19 +6,6 @@
  * checksum for it); NO_ICMP_PORT: the ICMP checksum not updated for the port;
  * SCRAMBLED: the right ICMP checksum then XORed with a hash of the quoted port. */
 #include "mistakes.h"
-
-#ifdef SCRAMBLED
-/* The checksum at off XORed with a hash of key (and 1): what corruption looks like, no mistake a program makes. */
-static __always_inline int scramble(struct __sk_buff *skb, __u32 off, __u32 key)
-{
-	__u16 c;
-
-	if (bpf_skb_load_bytes(skb, off, &c, 2))
-		return -1;
-	c ^= (__u16)((key * 2654435761u) >> 16) | 1;
-	return bpf_skb_store_bytes(skb, off, &c, 2, 0);
-}
-#endif
 #define ICMP_OFF (ETH_HLEN + sizeof(struct iphdr))
 #define Q_IP (ICMP_OFF + 8)
 #define Q_L4 (Q_IP + sizeof(struct iphdr))

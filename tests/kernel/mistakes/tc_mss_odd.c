@@ -5,19 +5,6 @@
  * replace counts it as a word at an even offset); SCRAMBLED: the right TCP checksum then XORed with a hash of
  * the old MSS. */
 #include "mistakes.h"
-
-#ifdef SCRAMBLED
-/* The checksum at off XORed with a hash of key (and 1): what corruption looks like, no mistake a program makes. */
-static __always_inline int scramble(struct __sk_buff *skb, __u32 off, __u32 key)
-{
-	__u16 c;
-
-	if (bpf_skb_load_bytes(skb, off, &c, 2))
-		return -1;
-	c ^= (__u16)((key * 2654435761u) >> 16) | 1;
-	return bpf_skb_store_bytes(skb, off, &c, 2, 0);
-}
-#endif
 #define CLAMP 1300
 #ifdef WINDOW4
 #define WINDOW 4

@@ -8,36 +8,11 @@
  * moved); SCRAMBLED: the right ICMP checksum then XORed with a hash of the ICMPv6 header's first word. */
 #include "mistakes.h"
 
-#ifdef SCRAMBLED
-/* The checksum at off XORed with a hash of key (and 1): what corruption looks like, no mistake a program makes. */
-static __always_inline int scramble(struct __sk_buff *skb, __u32 off, __u32 key)
-{
-	__u16 c;
-
-	if (bpf_skb_load_bytes(skb, off, &c, 2))
-		return -1;
-	c ^= (__u16)((key * 2654435761u) >> 16) | 1;
-	return bpf_skb_store_bytes(skb, off, &c, 2, 0);
-}
-#endif
-
 struct pseudo6 {
 	__be32 saddr[4], daddr[4];
 	__be32 len;
 	__u8 zero[3], nexthdr;
 };
-
-static __always_inline __u16 header_csum(const struct iphdr *ip)
-{
-	const __u16 *w = (const __u16 *)ip;
-	__u32 sum = 0;
-
-	for (int i = 0; i < (int)sizeof(*ip) / 2; i++)
-		sum += w[i];
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	return ~sum;
-}
 
 SEC("tc")
 int nat46_icmp(struct __sk_buff *skb)
@@ -71,7 +46,7 @@ int nat46_icmp(struct __sk_buff *skb)
 	v4.protocol = IPPROTO_ICMP;
 	v4.saddr = ph.saddr[3];
 	v4.daddr = ph.daddr[3];
-	v4.check = header_csum(&v4);
+	v4.check = csum16((const __u16 *)&v4, sizeof(v4) / 2);
 	diff = bpf_csum_diff(&old_word, 4, &new_word, 4, 0);
 	pdiff = bpf_csum_diff((__be32 *)&ph, sizeof(ph), NULL, 0, 0);
 	if (bpf_skb_change_proto(skb, bpf_htons(ETH_P_IP), 0))

@@ -12,16 +12,6 @@
 #else
 #define ICMP_WORDS ((sizeof(struct icmp4) + QUOTE) / 2)
 #endif
-static __always_inline __u16 csum16(__u16 *w, int words)
-{
-	__u32 sum = 0;
-
-	for (int i = 0; i < words; i++)
-		sum += w[i];
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	return ~sum;
-}
 SEC("xdp")
 int frag_needed(struct xdp_md *ctx)
 {
