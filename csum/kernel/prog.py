@@ -33,7 +33,8 @@ from ..core.inputs import as_view, check_instance, check_list, check_path, check
 from ..errors import Code, CsumError, CsumValueError
 from ..explain.causes import what
 from ..explain.header import NOT_UPDATED
-from ..explain.program import explain_program
+from ..bpf.flags import BPF_F_PSEUDO_HDR
+from ..explain.program import align, explain_program
 from ..layers import layout as parse
 from ..layers.table import ETH_IPV4, ETH_IPV6
 from ..rewrite.mistakes import SKB_CSUM as SKB_FIELD
@@ -231,6 +232,10 @@ def _find(kind: str, frame: bytes, out: bytes, checks: list[Check], stale: bool 
         extra = tuple((c, d) for c, d in causes if c not in had and not (had and c in NOT_UPDATED))
         if extra:
             explained[at] = extra
+    if stale and not todo and SKB_FIELD not in finding.fields and _translated_unmoved(frame, out, evidence):
+        note = "the translation's pseudo-header change, which the TCP/UDP/ICMP checksum took, never moved skb->csum"
+        return replace(finding, mistakes=(*finding.mistakes, Mistake.PSEUDO_HDR_MISSING), note=note,
+                       fields={**finding.fields, SKB_FIELD: (Mistake.PSEUDO_HDR_MISSING,)})
     if stale and SKB_FIELD not in finding.fields and todo and todo <= explained.keys() and \
             _stale_by_fields(frame, out, [c for c in checks if c.field in todo]):
         named = dict.fromkeys(c for at in sorted(todo) for c, _ in explained[at])
@@ -238,6 +243,19 @@ def _find(kind: str, frame: bytes, out: bytes, checks: list[Check], stale: bool 
                                       "the output sums as the input did, so no update had to move skb->csum, and "
                                       "the wrong value is off the sum skb->csum holds") for c in named)
     return replace(finding, explained=explained) if explained else finding
+
+
+def _translated_unmoved(frame: bytes, out: bytes, evidence: Evidence | None) -> bool:
+    """Whether a right packet's stale skb->csum is BPF_F_PSEUDO_HDR missing: the program translated IPv4 <-> IPv6
+    (bpf_skb_change_proto), so its L4 checksum, right, was moved for a new pseudo-header, a change that moves the
+    packet's sum and that only BPF_F_PSEUDO_HDR (or bpf_csum_update) moves skb->csum for; and the program calls
+    bpf_l4_csum_replace only with flags known without the bit, and never bpf_csum_update."""
+    if evidence is None or "bpf_csum_update" in evidence:
+        return False
+    flags = evidence.get("bpf_l4_csum_replace")
+    if not flags or any(f & BPF_F_PSEUDO_HDR for f in flags):
+        return False
+    return align(frame, out).kind == "translated"
 
 
 def _stale_by_fields(frame: bytes, out: bytes, wrong: list[Check]) -> bool:

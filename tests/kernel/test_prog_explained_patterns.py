@@ -158,6 +158,8 @@ ROWS = {
     # ICMPv6 echo -> ICMP echo with bpf_skb_change_proto, the pseudo-header taken out (cilium's nat_46x64.h)
     "nat46-icmp": Row("tc_nat46_icmp.c", (), [icmp6_echo_mapped], ()),
     "nat46-icmp-pseudo-kept": Row("tc_nat46_icmp.c", ("PSEUDO_KEPT",), [icmp6_echo_mapped], ("l4-not-patched",)),
+    "nat46-icmp-no-pseudo-flag": Row("tc_nat46_icmp.c", ("PDIFF_FLAGS=0",), [icmp6_echo_mapped],
+                                     ("pseudo-hdr-missing",)),
     # ICMP echo -> ICMPv6 echo, the pseudo-header added (cilium's nat_46x64.h), or forgotten
     "nat64-icmp": Row("tc_nat64_icmp.c", (), [pf.icmp4_echo], ()),
     "nat64-icmp-no-pseudo": Row("tc_nat64_icmp.c", ("NO_PSEUDO",), [pf.icmp4_echo], ("no-pseudo-header",)),

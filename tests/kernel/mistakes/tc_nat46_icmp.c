@@ -5,8 +5,12 @@
  * applied with bpf_l4_csum_replace(size 0).
  * The type's diff leaves skb->csum alone (the ICMP message sums as before); the pseudo-header's takes
  * BPF_F_PSEUDO_HDR (the message's sum moves by it). PSEUDO_KEPT: the pseudo-header not taken out (only the type
- * moved); SCRAMBLED: the right ICMP checksum then XORed with a hash of the ICMPv6 header's first word. */
+ * moved); -DPDIFF_FLAGS=0: taken out without BPF_F_PSEUDO_HDR (the bytes right, skb->csum stale); SCRAMBLED: the
+ * right ICMP checksum then XORed with a hash of the ICMPv6 header's first word. */
 #include "mistakes.h"
+#ifndef PDIFF_FLAGS
+#define PDIFF_FLAGS BPF_F_PSEUDO_HDR
+#endif
 
 struct pseudo6 {
 	__be32 saddr[4], daddr[4];
@@ -58,7 +62,7 @@ int nat46_icmp(struct __sk_buff *skb)
 	if (bpf_l4_csum_replace(skb, L4 + 2, 0, diff, 0))
 		return TC_ACT_SHOT;
 #ifndef PSEUDO_KEPT
-	if (bpf_l4_csum_replace(skb, L4 + 2, 0, pdiff, BPF_F_PSEUDO_HDR))
+	if (bpf_l4_csum_replace(skb, L4 + 2, 0, pdiff, PDIFF_FLAGS))
 		return TC_ACT_SHOT;
 #endif
 #ifdef SCRAMBLED
