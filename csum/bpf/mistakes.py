@@ -85,7 +85,8 @@ class Mistake(StrEnum):
         "balances (an IPv6 hop limit, a pushed header, a payload byte)",
         "bpf_skb_store_bytes(skb, off, &new, len, BPF_F_RECOMPUTE_CSUM)", None)
     DIRECT_WRITE = (
-        "direct-write", "packet bytes written directly (not through the helpers) without moving skb->csum",
+        "direct-write", "packet bytes written directly (not through the helpers) without moving skb->csum by "
+        "their change (no bpf_csum_update, or one given another diff: reversed, or short of a byte written)",
         "write through bpf_skb_store_bytes(..., BPF_F_RECOMPUTE_CSUM) and bpf_l3/l4_csum_replace, or move "
         "skb->csum with bpf_csum_update(skb, bpf_csum_diff(old, n, new, n, 0)) over every byte changed", None)
     HEADER_FIELD_LATE = (

@@ -222,6 +222,9 @@ def _find(kind: str, frame: bytes, out: bytes, checks: list[Check], stale: bool 
     the checksum of an added IPv4 header, and the explainer (csum.explain.program) for every broken field neither
     accounts for (a checksum computed from scratch, a resized or translated packet)."""
     finding = _reproduce(kind, frame, out, checks, stale, evidence)
+    if evidence is not None and "bpf_csum_update" in evidence and \
+            Mistake.DIRECT_WRITE in finding.fields.get(SKB_FIELD, ()):
+        finding = replace(finding, note="; ".join(filter(None, (finding.note, _CSUM_UPDATE_NOTE))))
     todo = {c.field for c in checks if c.status == BROKEN and c.field is not None and c.layer != SKB_CSUM}
     explained = {}
     for at, causes in explain_program(frame, out, todo).items():
@@ -243,6 +246,11 @@ def _find(kind: str, frame: bytes, out: bytes, checks: list[Check], stale: bool 
                                       "the output sums as the input did, so no update had to move skb->csum, and "
                                       "the wrong value is off the sum skb->csum holds") for c in named)
     return replace(finding, explained=explained) if explained else finding
+
+
+#: What a stale skb->csum says of a program that writes directly and calls bpf_csum_update.
+_CSUM_UPDATE_NOTE = ("the program calls bpf_csum_update: the diff it gives does not move skb->csum by the bytes it "
+                     "wrote (taken the wrong way round, bpf_csum_diff(new, n, old, n, 0), or short of a byte written)")
 
 
 def _translated_unmoved(frame: bytes, out: bytes, evidence: Evidence | None) -> bool:

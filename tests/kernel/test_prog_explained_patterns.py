@@ -172,6 +172,9 @@ ROWS = {
     # an ICMP error made from the packet: cut after 8 bytes of payload, IPv4 + ICMP pushed (calico's icmp_v4_reply)
     "icmp-frag-needed": Row("xdp_icmp_frag_needed.c", (), TCP_UDP, ()),
     "icmp-frag-needed-hdr-only": Row("xdp_icmp_frag_needed.c", ("HDR_ONLY",), TCP_UDP, ("coverage-short",)),
+    # IPv6 DSCP remarked by a direct write, skb->csum moved by bpf_csum_update (or the wrong way)
+    "dscp6": Row("tc_dscp6.c", (), [pf.tcp6], ()),
+    "dscp6-reversed": Row("tc_dscp6.c", ("REVERSED",), [pf.tcp6], ("direct-write",)),
 }
 #: The rows whose stale skb->csum follows from the wrong checksum alone (the program moves skb->csum for none of its
 #: change: replaces without BPF_F_PSEUDO_HDR, stores of bytes a checksum balances), by construction of the program.
@@ -224,3 +227,14 @@ def test_stale_skb_csum_gets_the_fields_cause(name, tmp_path):
                 stale += 1
                 assert skb[0].mistakes == row.causes, skb[0].cause
     assert stale >= COUNT // 3
+
+
+def test_csum_update_the_wrong_way(tmp_path):
+    """A direct write whose bpf_csum_update gets the diff reversed (tc_dscp6.c REVERSED): the stale skb->csum is
+    direct-write, and its text says the program does call bpf_csum_update (the diff it gives is wrong), rather than
+    leave the reader to add a call the program makes."""
+    obj = compile_bpf(MISTAKES / "tc_dscp6.c", tmp_path / "reversed.o", "REVERSED")
+    with prog.load(str(obj)) as program:
+        for frame in pf.frames([pf.tcp6], 20, seed=9):
+            [skb] = [c for c in program.run(frame).broken if c.layer == prog.SKB_CSUM]
+            assert skb.mistakes == ("direct-write",) and "calls bpf_csum_update" in (skb.cause or ""), skb.cause
