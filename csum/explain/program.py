@@ -138,16 +138,10 @@ def explain_program(before: bytes, after: bytes, fields: set[int] | None = None
             hits += [g for g in scratch(f, m) if g.value == r.stored]
         if like is not None and like[1] is not None:
             hits += hypotheses.fitting_extra(after, stack, f, r, ip, (like[0], like[1]), None)
-        if aligned.kind == "same" and sb is not None and m is not None:
-            hits += [g for g in changes.changed(before, sb, f, m) if g.value == r.stored]
+        if sb is not None:
+            hits += [g for g in _with_input(before, sb, after, aligned, f, ip, m) if g.value == r.stored]
         hits += [g for g in _short(after, f, ip, m) if g.value == r.stored]
-        if m is not None and sb is not None and _added(before, sb, after, f):
-            hits += [g for g in length_late(f, m) if g.value == r.stored]
         hits += list(changes.udp6_zero(f, ip, r.stored, r.computed))
-        if like is None and ip is not None and f.at == ip.ip_csum and sb is not None and sb.ips:
-            hits += [g for g in resized_header(before, sb.ips[0], after, ip) if g.value == r.stored]
-        if aligned.kind == "translated" and aligned.before is not None and m is not None and f.depth == 0:
-            hits += [g for g in translated(before, aligned.before, f, m) if g.value == r.stored]
         named: dict[str, str] = {}
         for g in hits:
             named.setdefault(g.cause, g.detail + change)
@@ -155,6 +149,21 @@ def explain_program(before: bytes, after: bytes, fields: set[int] | None = None
             named.setdefault(cause, detail + change)
         out[f.at] = tuple(named.items())
     return out
+
+
+def _with_input(before: bytes, sb: Stack, after: bytes, aligned: Alignment, f: Field, ip: IPLayer | None,
+                m: Message | None) -> Iterator[Guess]:
+    """The simulations of field ``f`` of ``after`` that take the input ``before`` (walked: ``sb``): a same-layout
+    change's update slips, an added header's length set late, a resized IPv4 header's checksum as the input had it,
+    a translated segment's old pseudo-header; the caller keeps those that give the stored value."""
+    if m is not None and aligned.kind == "same":
+        yield from changes.changed(before, sb, f, m)
+    if m is not None and _added(before, sb, after, f):
+        yield from length_late(f, m)
+    if aligned.like is None and ip is not None and f.at == ip.ip_csum and sb.ips:
+        yield from resized_header(before, sb.ips[0], after, ip)
+    if aligned.kind == "translated" and aligned.before is not None and m is not None and f.depth == 0:
+        yield from translated(before, aligned.before, f, m)
 
 
 def _added(before: bytes, sb: Stack, after: bytes, f: Field) -> bool:
