@@ -192,7 +192,8 @@ def test_cause_is_named(name, tmp_path, record_property):
 
 #: Programs with a SCRAMBLED twin, and their frames.
 SCRAMBLED = {"xdp_full_nat.c": TCP_UDP, "tc_icmp_error_nat.c": ICMP_ERRORS, "tc_mss_odd.c": [syn, syn_after_nop],
-             "tc_nat46_icmp.c": [icmp6_echo_mapped], "xdp_icmp_frag_needed.c": TCP_UDP}
+             "tc_nat46_icmp.c": [icmp6_echo_mapped], "xdp_icmp_frag_needed.c": TCP_UDP,
+             "xdp_udp4_encap.c": TCP_UDP}
 
 
 @pytest.mark.parametrize("source", sorted(SCRAMBLED))

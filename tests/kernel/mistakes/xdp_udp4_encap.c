@@ -3,9 +3,17 @@
  * loop over the finished header, the UDP checksum by a loop: pseudo-header, UDP header, inner packet. ZERO: the UDP
  * checksum left 0 (none: RFC 768 allows it over IPv4, a correct twin); LEN_LATE: the UDP checksum summed before the
  * UDP length was set (the pseudo-header's length is right); INNER_LEN: the pseudo-header length the inner packet's,
- * without the 8 bytes of the UDP header. */
+ * without the 8 bytes of the UDP header; SCRAMBLED: the right UDP checksum then XORed with a hash of the inner source
+ * port. */
 #include "mistakes.h"
 #define PUSH (sizeof(struct iphdr) + sizeof(struct udphdr))
+/* The inner TCP/UDP source port (both at the start of the header after a 20-byte IPv4 header), 0 if cut. */
+static __always_inline __u32 inner_sport(void *inner, void *end)
+{
+	__u16 *port = inner + sizeof(struct iphdr);
+
+	return (void *)(port + 1) <= end ? *port : 0;
+}
 SEC("xdp")
 int fou(struct xdp_md *ctx)
 {
@@ -59,6 +67,9 @@ int fou(struct xdp_md *ctx)
 	while (sum >> 16)
 		sum = (sum & 0xffff) + (sum >> 16);
 	u->check = ~sum ? ~sum : 0xffff;
+#endif
+#ifdef SCRAMBLED
+	u->check ^= (__u16)((inner_sport(u + 1, end) * 2654435761u) >> 16) | 1;
 #endif
 #ifdef LEN_LATE
 	u->len = bpf_htons(len + sizeof(*u));
