@@ -80,7 +80,8 @@ def _runs(old: bytes, new: bytes, cuts: frozenset[int] = frozenset()) -> list[tu
 
 def _not_updated(f: Field, m: Message, mb: Message, inner: list[tuple[int, int]]) -> Iterator[Guess]:
     """The checksum as if some changed covered bytes had not changed, the pseudo-header as the output has it: each
-    run of changed bytes, all of them, and each run's part in one 4-byte word of the coverage (a bpf_csum_diff
+    run of changed bytes, each group of runs close together (:func:`_clusters`), all of them, and each run's part in
+    one 4-byte word of the coverage (a bpf_csum_diff
     window or size short of the change: ``diff-size-wrong``). ``inner``: the [start, end) of the checksum fields
     inside the coverage (an ICMP error's quote, a tunnel's inner packet): the field encloses them, the runs are split
     at them, the cause is ``outer-not-carried``, and the runs in them (their own changes) are tried together, as are
@@ -89,6 +90,8 @@ def _not_updated(f: Field, m: Message, mb: Message, inner: list[tuple[int, int]]
     name = f.entry.name.upper()
     cause = "outer-not-carried" if inner else "l4-field-not-updated"
     tries: list[tuple[str, list[tuple[int, int]]]] = [(_where(r, m, mb), [r]) for r in runs]
+    tries += [(f"{_span((c[0][0], c[-1][1]))} of the {len(m.data)} it covers", c)
+              for c in _clusters(runs, inner) if len(c) > 1 and len(c) < len(runs)]
     if len(runs) > 1:
         tries.append((f"any of the {len(runs)} changes of the bytes it covers", runs))
     sums_of = [r for r in runs if any(a <= r[0] and r[1] <= b for a, b in inner)]
@@ -107,6 +110,19 @@ def _not_updated(f: Field, m: Message, mb: Message, inner: list[tuple[int, int]]
                 "the {} checksum updated with a bpf_csum_diff over the 4-byte words of {} only: {} left out (a "
                 "size or window short of the change)".format, name, ", ".join(_span(p) for p in counted),
                 _span(part)), sure=True)
+
+
+def _clusters(runs: list[tuple[int, int]], inner: list[tuple[int, int]]) -> list[list[tuple[int, int]]]:
+    """The runs grouped where fewer than 4 unchanged bytes part them (one field whose old and new values share a
+    byte, an address), never across an enclosed checksum field of ``inner``."""
+    out: list[list[tuple[int, int]]] = []
+    for r in runs:
+        prev = out[-1][-1] if out else None
+        if prev is not None and r[0] - prev[1] < 4 and not any(prev[1] <= a < r[1] for span in inner for a in span):
+            out[-1].append(r)
+        else:
+            out.append([r])
+    return out
 
 
 def _span(r: tuple[int, int]) -> str:

@@ -28,7 +28,7 @@ from bpf_build import compile_bpf, why_not
 from test_prog_explained import COUNT, MISTAKES, judged
 from scapy.compat import raw
 from scapy.layers.inet import ICMP, IP, TCP, UDP, IPerror
-from scapy.layers.inet6 import ICMPv6EchoRequest, IPv6
+from scapy.layers.inet6 import ICMPv6DestUnreach, ICMPv6EchoRequest, IPv6
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 from scapy.utils import checksum
@@ -74,20 +74,27 @@ def icmp6_echo_mapped(r: random.Random) -> bytes:
                / ICMPv6EchoRequest(id=r.randrange(65536), seq=r.randrange(65536), data=pf._payload(r)))
 
 
+def icmp6_error(r: random.Random) -> bytes:
+    """An ICMPv6 destination unreachable quoting a whole IPv6 TCP segment or UDP datagram."""
+    quote = raw(IPv6(src=pf._a6(r), dst=pf._a6(r)) / r.choice([pf.TCP, pf.UDP])(**pf._ports(r)) / pf._payload(r))
+    return raw(pf.ETHER / IPv6(src=pf._a6(r), dst=pf._a6(r)) / ICMPv6DestUnreach(code=r.randrange(5)) / Raw(quote))
+
+
 def bad(before: bytes, after: bytes) -> set[tuple[str, int]]:
     """scapy's disagreements, plus every UDP checksum of 0 over IPv6 (RFC 8200 8.1: none is not allowed), plus an
-    ICMPv6 echo request's checksum scapy recomputes otherwise (prog_frames.scapy_bad judges IPv4's layers), plus an
+    ICMPv6 echo request's or destination unreachable's checksum scapy recomputes otherwise (prog_frames.scapy_bad judges IPv4's layers), plus an
     ICMP error's quoted IPv4 header whose checksum scapy's RFC 1071 sum (scapy.utils.checksum) finds wrong (scapy
     does not judge quotes: IPerror)."""
     out = pf.scapy_bad(before, after)
     pkt = Ether(after)
     if IPv6 in pkt and UDP in pkt[IPv6] and pkt[IPv6][UDP].chksum == 0:
         out.add(("udp", len(after) - len(raw(pkt[IPv6][UDP]))))
-    if ICMPv6EchoRequest in pkt:
-        copy = Ether(after)
-        del copy[ICMPv6EchoRequest].cksum
-        if Ether(raw(copy))[ICMPv6EchoRequest].cksum != pkt[ICMPv6EchoRequest].cksum:
-            out.add(("icmpv6", len(after) - len(raw(pkt[ICMPv6EchoRequest]))))
+    for icmp6 in (ICMPv6EchoRequest, ICMPv6DestUnreach):
+        if icmp6 in pkt:
+            copy = Ether(after)
+            del copy[icmp6].cksum
+            if Ether(raw(copy))[icmp6].cksum != pkt[icmp6].cksum:
+                out.add(("icmpv6", len(after) - len(raw(pkt[icmp6]))))
     if IPerror in pkt:
         quoted = raw(pkt[IPerror])[:4 * pkt[IPerror].ihl]
         if checksum(quoted) != 0:
@@ -172,13 +179,19 @@ ROWS = {
     # an ICMP error made from the packet: cut after 8 bytes of payload, IPv4 + ICMP pushed (calico's icmp_v4_reply)
     "icmp-frag-needed": Row("xdp_icmp_frag_needed.c", (), TCP_UDP, ()),
     "icmp-frag-needed-hdr-only": Row("xdp_icmp_frag_needed.c", ("HDR_ONLY",), TCP_UDP, ("coverage-short",)),
+    # the same for an ICMPv6 error: its checksum's pseudo-header holds the outer destination (cilium's nat.h, IPv6)
+    "icmp6-error-nat": Row("tc_icmp6_error_nat.c", (), [icmp6_error], ()),
+    "icmp6-error-nat-no-quote-addr": Row("tc_icmp6_error_nat.c", ("NO_QUOTE_ADDR",), [icmp6_error],
+                                         ("outer-not-carried",)),
+    "icmp6-error-nat-no-outer": Row("tc_icmp6_error_nat.c", ("NO_OUTER",), [icmp6_error], ("l4-not-patched",)),
     # IPv6 DSCP remarked by a direct write, skb->csum moved by bpf_csum_update (or the wrong way)
     "dscp6": Row("tc_dscp6.c", (), [pf.tcp6], ()),
     "dscp6-reversed": Row("tc_dscp6.c", ("REVERSED",), [pf.tcp6], ("direct-write",)),
 }
 #: The rows whose stale skb->csum follows from the wrong checksum alone (the program moves skb->csum for none of its
 #: change: replaces without BPF_F_PSEUDO_HDR, stores of bytes a checksum balances), by construction of the program.
-STALE_BY_FIELD = ("icmp-error-nat-no-quote-csums", "icmp-error-nat-no-icmp-port", "mss-odd-window4")
+STALE_BY_FIELD = ("icmp-error-nat-no-quote-csums", "icmp-error-nat-no-icmp-port", "mss-odd-window4",
+                  "icmp6-error-nat-no-quote-addr", "icmp6-error-nat-no-outer")
 
 
 @pytest.mark.parametrize("name", sorted(ROWS))
@@ -193,7 +206,7 @@ def test_cause_is_named(name, tmp_path, record_property):
 #: Programs with a SCRAMBLED twin, and their frames.
 SCRAMBLED = {"xdp_full_nat.c": TCP_UDP, "tc_icmp_error_nat.c": ICMP_ERRORS, "tc_mss_odd.c": [syn, syn_after_nop],
              "tc_nat46_icmp.c": [icmp6_echo_mapped], "xdp_icmp_frag_needed.c": TCP_UDP,
-             "xdp_udp4_encap.c": TCP_UDP}
+             "xdp_udp4_encap.c": TCP_UDP, "tc_icmp6_error_nat.c": [icmp6_error]}
 
 
 @pytest.mark.parametrize("source", sorted(SCRAMBLED))
