@@ -233,8 +233,8 @@ class Checker:
             from . import rows
 
             where = rows.addresses(view, stack.ips)
-        bad = stack.malformed or stack.inner_malformed
-        row = _Row(p.number, results, fixes, None if bad is None else bad[1], p.time,
+        malformed = stack.malformed or stack.inner_malformed
+        row = _Row(p.number, results, fixes, None if malformed is None else malformed[1], p.time,
                    senders(stack, view) if self.hosts else None, where)
         at = next((k for k, ip in enumerate(stack.ips) if ip.fragment in ("first", "later") and not ip.copy), None)
         if at is None:
