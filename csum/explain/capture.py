@@ -16,8 +16,9 @@ from __future__ import annotations
 import gc
 import json
 from collections import Counter
-from operator import itemgetter
-from collections.abc import Callable, Sequence
+from itertools import repeat
+from operator import attrgetter, itemgetter
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -31,15 +32,46 @@ from ..capture.arrow import ParquetSink
 from ..capture.rowtext import TextSink, _csv_field, only, text
 from ..capture.source import open_source
 from ..layers import Result, Status
-from . import Context, Explanation, explain, explain_result, fast
+from . import UNNAMED, Context, Explanation, explain, explain_result, fast
 from .flow import FlowKey
 
-__all__ = ["LIMIT", "WINDOW", "Collector", "Explained", "ExplainedParquet", "ExplainedText", "explain_capture"]
+__all__ = ["LIMIT", "WINDOW", "Collector", "Explained", "Fields", "ExplainedParquet", "ExplainedText", "explain_capture"]
 
 #: The most wrong fields explained per capture (the rest are counted, not explained).
 LIMIT = 100_000
 #: How many packets before and after a wrong one are looked at for the packet before a NAT.
 WINDOW = 8
+
+
+#: What makes a fast path field's explanation: its Wrong, its Result, the verdicts by group and its group
+#: (csum.explain.fast.made(w, r, verdicts[group])).
+_Making = tuple[fast.Wrong, Result, dict[Any, fast.Verdict], Any]
+
+
+class Fields(Mapping[tuple[int, int], Explanation]):
+    """(packet index, field offset) -> :class:`~csum.explain.Explanation`. A field of the fast path is kept as what
+    makes its explanation (:data:`_Making`) until it is read (a capture's wrong fields are explained in bulk; the
+    text and JSON outputs read a few of them)."""
+
+    def __init__(self) -> None:
+        self._kept: dict[tuple[int, int], Explanation | _Making] = {}
+
+    def __getitem__(self, key: tuple[int, int]) -> Explanation:
+        e = self._kept[key]
+        if isinstance(e, tuple):
+            w, r, verdicts, group = e
+            e = self._kept[key] = fast.made(w, r, verdicts[group])
+        return e
+
+    def __iter__(self) -> Iterator[tuple[int, int]]:
+        return iter(self._kept)
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+    def update(self, items: Iterator[tuple[tuple[int, int], Explanation | _Making]]) -> None:
+        """Add ``items``: (key, an explanation or what makes it)."""
+        self._kept.update(items)
 
 
 @dataclass
@@ -48,7 +80,7 @@ class Explained:
     per cause id; ``flows[(flow, layer, cause)]`` = [fields, the first one's packet index, its explanation];
     ``skipped``: wrong fields past :data:`LIMIT`, not explained."""
 
-    fields: dict[tuple[int, int], Explanation] = field(default_factory=dict)
+    fields: Fields = field(default_factory=Fields)
     causes: Counter[str] = field(default_factory=Counter)
     flows: dict[tuple[Flow | None, str, str], list] = field(default_factory=dict)
     skipped: int = 0
@@ -250,26 +282,66 @@ def _explain_capture(collected: Collector, report: Report, limit: int, hosts: Ho
     out = Explained(skipped=skipped)
     flows: dict[FlowKey, Flow | None | Literal[False]] = {}  # the flow of each flow key the fast path gave
     memo = fast.Memo()  # fast.explain's decisions, found once (the context is complete)
+    rows = _fast_rows(wanted, by_c, context, flows, memo)
+    walked = _walked_rows(collected, wanted, by_c, context, flows, memo, len(rows))
+    if walked:
+        rows = sorted(rows + walked, key=_INDEX)  # in packet order (stable: a packet's fields in their order)
+    _count(out, hosts, rows)
+    return out
+
+
+#: A wrong field as :func:`_count` counts it: its packet's index, its offset (-1: none), flow, cause id, Result, and
+#: its explanation (a fast path's field: what makes it when read, :class:`Fields`).
+_Row = tuple[int, int, "Flow | None", str, Result, "Explanation | _Making"]
+_INDEX = itemgetter(0)
+_LAYER = attrgetter("layer")
+_GROUP = itemgetter(6, 8, 7)  # a Wrong's flow key, variants, residual: one fast.judge verdict for all of them
+_AT, _KEY = itemgetter(1), itemgetter(6)
+
+
+def _fast_rows(wanted: dict[int, list[Result]], by_c: dict[int, fast.Wrong], context: Context,
+               flows: dict[FlowKey, Flow | None | Literal[False]], memo: fast.Memo) -> list[_Row]:
+    """The rows of the fields of ``wanted`` on the fast path (``by_c``; not those a right packet's segment pairs:
+    the walked path's), in packet order: judged once per flow key, variants and residual (fast.judge), in the
+    order of their first field, as one by one; each field's explanation made when read."""
     pairs = bool(context.segments)  # a right packet's segment to pair with (else fast.paired is False)
-    groups = out.flows
-    fields, causes, c_explain = out.fields, out.causes, fast.explain
+    quick = [index for index in wanted if index in by_c and not (pairs and fast.paired(by_c[index], context))]
+    ws = list(map(by_c.__getitem__, quick))
+    rs = [wanted[index][0] for index in quick]
+    keys = list(map(_KEY, ws))
+    for key, k in dict(zip(reversed(keys), range(len(keys) - 1, -1, -1))).items():  # each key's first field
+        if key not in flows:
+            flows[key] = _keyed_flow(context, ws[k].data, rs[k], True)
+    if any(flows[key] is False for key in dict.fromkeys(keys)):  # no flow key (cannot be): the walked path's
+        keep = [k for k, key in enumerate(keys) if flows[key] is not False]
+        quick, ws, rs, keys = [quick[k] for k in keep], [ws[k] for k in keep], [rs[k] for k in keep], \
+            [keys[k] for k in keep]
+    groups = list(map(_GROUP, ws))
+    first = dict(zip(reversed(groups), range(len(groups) - 1, -1, -1)))  # each group's first field
+    verdicts = {g: fast.judge(ws[first[g]], rs[first[g]], context, memo) for g in dict.fromkeys(groups)}
+    causes = {g: fast.cause_of(v) for g, v in verdicts.items()}
+    return list(zip(quick, map(_AT, ws), map(flows.__getitem__, keys), map(causes.__getitem__, groups), rs,
+                    zip(ws, rs, repeat(verdicts), groups)))
+
+
+def _walked_rows(collected: Collector, wanted: dict[int, list[Result]], by_c: dict[int, fast.Wrong],
+                 context: Context, flows: dict[FlowKey, Flow | None | Literal[False]], memo: fast.Memo,
+                 fast_rows: int) -> list[_Row]:
+    """The rows of the other fields of ``wanted`` (``fast_rows``: how many :func:`_fast_rows` gave), in packet
+    order: explained from the Python walker's stack."""
+    packets = collected.packets
+    pairs = bool(context.segments)
+    out: list[_Row] = []
+    if fast_rows == sum(map(len, wanted.values())):  # every field on the fast path
+        return out
     for index, results in wanted.items():  # in packet order (_wrong's)
         w = by_c.get(index)
-        if w is not None and not (pairs and fast.paired(w, context)):  # its one field, on the fast path
-            r = results[0]
-            flow = flows.get(w.key, False)
-            if flow is False:
-                flow = flows[w.key] = _keyed_flow(context, w.data, r, True)
-            if flow is not False:  # else (no flow key: cannot be) flow_of's, below
-                e = c_explain(w, r, context, memo)
-                fields[(index, w.at)] = e
-                causes[e.cause] += 1
-                _grouped(groups, hosts, flow, r, e, index)
-                continue
+        if w is not None and not (pairs and fast.paired(w, context)) and flows.get(w.key) is not False:
+            continue  # _fast_rows'
         if index not in packets:
             continue
         data, link, origlen = packets[index]
-        rows: list[Sender] | None = None
+        senders_: list[Sender] | None = None
         read = _as_read(data, link, context) if index in collected.after else None
         for r in results:
             if w is not None and not (pairs and fast.paired(w, context)):
@@ -278,20 +350,41 @@ def _explain_capture(collected: Collector, report: Report, limit: int, hosts: Ho
                 e = explain_result(data, r, link=link, context=context)
             else:
                 e = _before_rewrite(read, r, collected.after[index], data, link, context)
-            out.fields[(index, -1 if r.field is None else r.field)] = e
-            out.causes[e.cause] += 1
             flow = flows.get(w.key, False) if w is not None else False
             if flow is False:
                 flow = _keyed_flow(context, data, r, w is not None)
                 if w is not None:
                     flows[w.key] = flow
             if flow is False:
-                if rows is None:
+                if senders_ is None:
                     walked = context.walked.get(data)
-                    rows = senders(walked[0], data) if walked is not None else senders_of(data, link, origlen)
-                flow = flow_of(r, rows)
-            _grouped(groups, hosts, flow, r, e, index)
+                    senders_ = senders(walked[0], data) if walked is not None else senders_of(data, link, origlen)
+                flow = flow_of(r, senders_)
+            out.append((index, -1 if r.field is None else r.field, flow, e.cause, r, e))
     return out
+
+
+def _count(out: Explained, hosts: Hosts | None, rows: list[_Row]) -> None:
+    """The rows (in packet order) in ``out``: each field's explanation, the fields per cause, per flow, layer and
+    cause (the first one's index and explanation), and, for a bad field whose explanation names a cause, per source
+    host of its flow (:attr:`Hosts.causes`)."""
+    if not rows:
+        return
+    indices, ats, flows, causes, results, es = zip(*rows)
+    out.fields.update(zip(zip(indices, ats), es))
+    out.causes.update(causes)
+    keys = list(zip(flows, map(_LAYER, results), causes))
+    first = dict(zip(reversed(keys), range(len(keys) - 1, -1, -1)))
+    for key, n in Counter(keys).items():
+        k = first[key]
+        out.flows[key] = [n, indices[k], out.fields[(indices[k], ats[k])] if isinstance(es[k], tuple) else es[k]]
+    if hosts is not None:
+        bad = Status.BAD
+        named = Counter((flow.src, cause) for flow, cause, r in zip(flows, causes, results)
+                        if flow is not None and cause not in UNNAMED and r.status is bad)
+        for (src, cause), n in named.items():
+            counts = hosts.causes.setdefault(src, {})
+            counts[cause] = counts.get(cause, 0) + n
 
 
 def _by_c(packets: dict[int, tuple[bytes, int, int]], wanted: dict[int, list[Result]],
@@ -305,20 +398,6 @@ def _by_c(packets: dict[int, tuple[bytes, int, int]], wanted: dict[int, list[Res
         return {}
     indices, datas, links, ats = zip(*asked)
     return {index: w for index, w in zip(indices, fast.wrong_all(datas, links, ats)) if w is not None}
-
-
-def _grouped(groups: dict[tuple[Flow | None, str, str], list], hosts: Hosts | None, flow: Flow | None, r: Result,
-             e: Explanation, index: int) -> None:
-    """Field ``r`` of packet ``index``, explained as ``e``, counted in its group (:attr:`Explained.flows`) and, when it
-    is bad and ``e`` names a cause, under its flow's source host (:attr:`Hosts.causes`)."""
-    group = groups.get((flow, r.layer, e.cause))
-    if group is None:
-        groups[(flow, r.layer, e.cause)] = [1, index, e]
-    else:
-        group[0] += 1
-    if hosts is not None and r.status is Status.BAD and flow is not None and e.named:
-        hosts.causes.setdefault(flow.src, {}).setdefault(e.cause, 0)
-        hosts.causes[flow.src][e.cause] += 1
 
 
 def _keyed_flow(context: Context, data: bytes, r: Result, c_walked: bool) -> Flow | None | Literal[False]:

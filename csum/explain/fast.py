@@ -28,7 +28,8 @@ from .flow import Context, FlowKey
 from .hypotheses import one_bit, segment_of
 from .sums import Guess
 
-__all__ = ["Memo", "Wrong", "explain", "paired", "record", "record_all", "wrong", "wrong_all"]
+__all__ = ["Memo", "Verdict", "Wrong", "cause_of", "explain", "judge", "made", "paired", "record", "record_all", "wrong",
+           "wrong_all"]
 
 
 class Wrong(NamedTuple):
@@ -121,12 +122,22 @@ def explain(w: Wrong, r: Result, context: Context, memo: Memo | None = None) -> 
     """Why field ``r`` (``w``, recorded in ``context``) is wrong, as :func:`csum.explain.explain_result` says;
     ``memo``: the decisions kept across a capture's fields (:class:`Memo`), each field's explanation then made from
     its own hits and values (their texts when first read)."""
-    stored, computed = r.stored, r.computed
-    assert stored is not None and computed is not None
-    _data, _at, _start, _end, _l3, _ip_end, key, res, variants, _found = w  # one unpacking: run for every field
+    return made(w, r, judge(w, r, context, memo))
+
+
+#: What :func:`judge` found for a field: an explanation shared by every field it holds for, or (cause, k, n): the
+#: hits' ``k``-th fits (``n``: the flow's wrong fields it fits, where the flow pins it), or None: no hit named,
+#: nor does the flow say (:func:`csum.explain.nothing_named`, from the field's own values).
+Verdict = Explanation | tuple[str, int, int] | None
+
+
+def judge(w: Wrong, r: Result, context: Context, memo: Memo | None = None) -> Verdict:
+    """What :func:`explain` finds for field ``r`` (``w``), short of the field's own texts: the same for every field
+    of the same flow key, variants and residual (their explanations are then :func:`made` from it)."""
+    _data, _at, _start, _end, _l3, _ip_end, key, res, variants, _found = w  # one unpacking
+    together = shared(context, key, res)
     if variants:
         # a residual another wrong field of the flow shares: the decision may depend on it (decide, shared)
-        together = shared(context, key, res)
         sig = (key, one_bit(res), variants, res if together else None)
         decision = _UNSEEN if memo is None else memo.decisions.get(sig, _UNSEEN)  # one lookup: it may be None
         if decision is _UNSEEN:
@@ -137,9 +148,7 @@ def explain(w: Wrong, r: Result, context: Context, memo: Memo | None = None) -> 
             k, n, text = decision
             if k < 0:
                 return Explanation(UNEXPLAINED, text)
-            return fitted((_CAUSES.get(variants) or w.causes)[k], lambda: w.guess(k).text(), n)
-    else:
-        together = shared(context, key, res)
+            return (_CAUSES.get(variants) or w.causes)[k], k, n
     # what the flow says depends on the residual only where another field of the flow shares it (by_flow)
     place = (key, res if together else None)
     said = _UNSEEN if memo is None else memo.flows.get(place, _UNSEEN)
@@ -147,7 +156,25 @@ def explain(w: Wrong, r: Result, context: Context, memo: Memo | None = None) -> 
         said = by_flow(_subject(w, r), context)
         if memo is not None:
             memo.flows[place] = said
-    return nothing_named(stored, computed, w.causes) if said is None else said
+    return said
+
+
+def cause_of(verdict: Verdict) -> str:
+    """The cause id of the fields :func:`judge` gave ``verdict``."""
+    if verdict is None:
+        return UNEXPLAINED
+    return verdict.cause if isinstance(verdict, Explanation) else verdict[0]
+
+
+def made(w: Wrong, r: Result, verdict: Verdict) -> Explanation:
+    """The explanation of field ``r`` (``w``) that :func:`judge` gave ``verdict``."""
+    if verdict is None:
+        assert r.stored is not None and r.computed is not None
+        return nothing_named(r.stored, r.computed, w.causes)
+    if isinstance(verdict, Explanation):
+        return verdict
+    cause, k, n = verdict
+    return fitted(cause, lambda: w.guess(k).text(), n)
 
 
 _UNSEEN: Any = object()  # not in a Memo yet
