@@ -17,7 +17,7 @@ import gc
 import json
 from collections import Counter
 from itertools import repeat
-from operator import attrgetter, itemgetter
+from operator import itemgetter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -278,55 +278,70 @@ def _explain_capture(collected: Collector, report: Report, limit: int, hosts: Ho
     for index, (data, link, _) in packets.items():
         if index in wanted and index not in by_c:
             context.add(data, link, frame(index))
-    fast.record_all(list(by_c.values()), context)
+    groups = fast.record_all(list(by_c.values()), context)
     out = Explained(skipped=skipped)
     flows: dict[FlowKey, Flow | None | Literal[False]] = {}  # the flow of each flow key the fast path gave
     memo = fast.Memo()  # fast.explain's decisions, found once (the context is complete)
-    rows = _fast_rows(wanted, by_c, context, flows, memo)
-    walked = _walked_rows(collected, wanted, by_c, context, flows, memo, len(rows))
+    labels: dict[tuple[Flow | None, str, str], int] = {}
+    rows = _fast_rows(wanted, by_c, groups, context, flows, memo, labels)
+    walked = _walked_rows(collected, wanted, by_c, context, flows, memo, len(rows), labels)
     if walked:
         rows = sorted(rows + walked, key=_INDEX)  # in packet order (stable: a packet's fields in their order)
-    _count(out, hosts, rows)
+    _count(out, hosts, rows, list(labels))
     return out
 
 
-#: A wrong field as :func:`_count` counts it: its packet's index, its offset (-1: none), flow, cause id, Result, and
-#: its explanation (a fast path's field: what makes it when read, :class:`Fields`).
-_Row = tuple[int, int, "Flow | None", str, Result, "Explanation | _Making"]
+#: A wrong field as :func:`_count` counts it: its packet's index, its offset (-1: none), its group of a flow, a layer
+#: and a cause (its number in ``labels``), its cause id, its Result, and its explanation (a fast path's field: what
+#: makes it when read, :class:`Fields`).
+_Row = tuple[int, int, int, str, Result, "Explanation | _Making"]
 _INDEX = itemgetter(0)
-_LAYER = attrgetter("layer")
-_GROUP = itemgetter(6, 8, 7)  # a Wrong's flow key, variants, residual: one fast.judge verdict for all of them
-_AT, _KEY = itemgetter(1), itemgetter(6)
+_AT = itemgetter(1)
 
 
-def _fast_rows(wanted: dict[int, list[Result]], by_c: dict[int, fast.Wrong], context: Context,
-               flows: dict[FlowKey, Flow | None | Literal[False]], memo: fast.Memo) -> list[_Row]:
-    """The rows of the fields of ``wanted`` on the fast path (``by_c``; not those a right packet's segment pairs:
-    the walked path's), in packet order: judged once per flow key, variants and residual (fast.judge), in the
-    order of their first field, as one by one; each field's explanation made when read."""
+def _label(labels: dict[tuple[Flow | None, str, str], int], flow: Flow | None, layer: str, cause: str) -> int:
+    """The number of the group of ``flow``, ``layer`` and ``cause`` (:attr:`Explained.flows`) in ``labels``."""
+    return labels.setdefault((flow, layer, cause), len(labels))
+
+
+def _fast_rows(wanted: dict[int, list[Result]], by_c: dict[int, fast.Wrong], groups: fast.Groups, context: Context,
+               flows: dict[FlowKey, Flow | None | Literal[False]], memo: fast.Memo,
+               labels: dict[tuple[Flow | None, str, str], int]) -> list[_Row]:
+    """The rows of the fields of ``wanted`` on the fast path (``by_c``, in :class:`fast.Groups` ``groups``; not those
+    a right packet's segment pairs: the walked path's), in packet order: judged once per group (fast.judge), in
+    the order of their first field, as one by one; each field's explanation made when read."""
     pairs = bool(context.segments)  # a right packet's segment to pair with (else fast.paired is False)
-    quick = [index for index in wanted if index in by_c and not (pairs and fast.paired(by_c[index], context))]
+    group_of = dict(zip(by_c, groups.of))
+    quick = [index for index in wanted if index in group_of and not (pairs and fast.paired(by_c[index], context))]
     ws = list(map(by_c.__getitem__, quick))
     rs = [wanted[index][0] for index in quick]
-    keys = list(map(_KEY, ws))
-    for key, k in dict(zip(reversed(keys), range(len(keys) - 1, -1, -1))).items():  # each key's first field
+    of = list(map(group_of.__getitem__, quick))
+    firsts = dict(zip(reversed(of), range(len(of) - 1, -1, -1)))  # each group's first field here
+    order = list(dict.fromkeys(of))  # the groups in the order of their first field
+    for g in order:
+        key = groups.groups[g][0]
         if key not in flows:
-            flows[key] = _keyed_flow(context, ws[k].data, rs[k], True)
-    if any(flows[key] is False for key in dict.fromkeys(keys)):  # no flow key (cannot be): the walked path's
-        keep = [k for k, key in enumerate(keys) if flows[key] is not False]
-        quick, ws, rs, keys = [quick[k] for k in keep], [ws[k] for k in keep], [rs[k] for k in keep], \
-            [keys[k] for k in keep]
-    groups = list(map(_GROUP, ws))
-    first = dict(zip(reversed(groups), range(len(groups) - 1, -1, -1)))  # each group's first field
-    verdicts = {g: fast.judge(ws[first[g]], rs[first[g]], context, memo) for g in dict.fromkeys(groups)}
-    causes = {g: fast.cause_of(v) for g, v in verdicts.items()}
-    return list(zip(quick, map(_AT, ws), map(flows.__getitem__, keys), map(causes.__getitem__, groups), rs,
-                    zip(ws, rs, repeat(verdicts), groups)))
+            flows[key] = _keyed_flow(context, ws[firsts[g]].data, rs[firsts[g]], True)
+    if any(flows[groups.groups[g][0]] is False for g in order):  # no flow key (cannot be): the walked path's
+        keep = [k for k, g in enumerate(of) if flows[groups.groups[g][0]] is not False]
+        quick, ws, rs, of = [quick[k] for k in keep], [ws[k] for k in keep], [rs[k] for k in keep], [of[k] for k in keep]
+        firsts = dict(zip(reversed(of), range(len(of) - 1, -1, -1)))
+        order = list(dict.fromkeys(of))
+    verdicts: dict[int, fast.Verdict] = {}
+    causes: dict[int, str] = {}
+    numbers: dict[int, int] = {}
+    for g in order:  # as one by one
+        w, r = ws[firsts[g]], rs[firsts[g]]
+        verdicts[g] = fast.judge(w, r, context, memo)
+        causes[g] = fast.cause_of(verdicts[g])
+        numbers[g] = _label(labels, flows[w.key], r.layer, causes[g])  # type: ignore[arg-type]
+    return list(zip(quick, map(_AT, ws), map(numbers.__getitem__, of), map(causes.__getitem__, of), rs,
+                    zip(ws, rs, repeat(verdicts), of)))
 
 
 def _walked_rows(collected: Collector, wanted: dict[int, list[Result]], by_c: dict[int, fast.Wrong],
                  context: Context, flows: dict[FlowKey, Flow | None | Literal[False]], memo: fast.Memo,
-                 fast_rows: int) -> list[_Row]:
+                 fast_rows: int, labels: dict[tuple[Flow | None, str, str], int]) -> list[_Row]:
     """The rows of the other fields of ``wanted`` (``fast_rows``: how many :func:`_fast_rows` gave), in packet
     order: explained from the Python walker's stack."""
     packets = collected.packets
@@ -360,31 +375,32 @@ def _walked_rows(collected: Collector, wanted: dict[int, list[Result]], by_c: di
                     walked = context.walked.get(data)
                     senders_ = senders(walked[0], data) if walked is not None else senders_of(data, link, origlen)
                 flow = flow_of(r, senders_)
-            out.append((index, -1 if r.field is None else r.field, flow, e.cause, r, e))
+            out.append((index, -1 if r.field is None else r.field, _label(labels, flow, r.layer, e.cause), e.cause,
+                        r, e))
     return out
 
 
-def _count(out: Explained, hosts: Hosts | None, rows: list[_Row]) -> None:
-    """The rows (in packet order) in ``out``: each field's explanation, the fields per cause, per flow, layer and
-    cause (the first one's index and explanation), and, for a bad field whose explanation names a cause, per source
-    host of its flow (:attr:`Hosts.causes`)."""
+def _count(out: Explained, hosts: Hosts | None, rows: list[_Row], labels: list[tuple[Flow | None, str, str]]
+           ) -> None:
+    """The rows (in packet order; ``labels``: their groups of a flow, a layer and a cause) in ``out``: each field's
+    explanation, the fields per cause, per group (the first one's index and explanation), and, for a bad field
+    whose explanation names a cause, per source host of its flow (:attr:`Hosts.causes`)."""
     if not rows:
         return
-    indices, ats, flows, causes, results, es = zip(*rows)
+    indices, ats, numbers, causes, results, es = zip(*rows)
     out.fields.update(zip(zip(indices, ats), es))
     out.causes.update(causes)
-    keys = list(zip(flows, map(_LAYER, results), causes))
-    first = dict(zip(reversed(keys), range(len(keys) - 1, -1, -1)))
-    for key, n in Counter(keys).items():
-        k = first[key]
-        out.flows[key] = [n, indices[k], out.fields[(indices[k], ats[k])] if isinstance(es[k], tuple) else es[k]]
+    first = dict(zip(reversed(numbers), range(len(numbers) - 1, -1, -1)))
+    for g, n in Counter(numbers).items():
+        k = first[g]
+        out.flows[labels[g]] = [n, indices[k], out.fields[(indices[k], ats[k])] if isinstance(es[k], tuple) else es[k]]
     if hosts is not None:
         bad = Status.BAD
-        named = Counter((flow.src, cause) for flow, cause, r in zip(flows, causes, results)
-                        if flow is not None and cause not in UNNAMED and r.status is bad)
-        for (src, cause), n in named.items():
-            counts = hosts.causes.setdefault(src, {})
-            counts[cause] = counts.get(cause, 0) + n
+        for g, n in Counter(g for g, r in zip(numbers, results) if r.status is bad).items():
+            flow, _layer, cause = labels[g]
+            if flow is not None and cause not in UNNAMED:
+                counts = hosts.causes.setdefault(flow.src, {})
+                counts[cause] = counts.get(cause, 0) + n
 
 
 def _by_c(packets: dict[int, tuple[bytes, int, int]], wanted: dict[int, list[Result]],

@@ -28,8 +28,8 @@ from .flow import Context, FlowKey
 from .hypotheses import one_bit, segment_of
 from .sums import Guess
 
-__all__ = ["Memo", "Verdict", "Wrong", "cause_of", "explain", "judge", "made", "paired", "record", "record_all", "wrong",
-           "wrong_all"]
+__all__ = ["Groups", "Memo", "Verdict", "Wrong", "cause_of", "explain", "judge", "made", "paired", "record", "record_all",
+           "wrong", "wrong_all"]
 
 
 class Wrong(NamedTuple):
@@ -197,28 +197,45 @@ def record(w: Wrong, context: Context) -> None:
     context.record(w.data, w.at, w.key, w.res, w.hits)
 
 
-_PLACE, _KEY_RES, _KEY_VARIANTS = itemgetter(0, 1), itemgetter(6, 7), itemgetter(6, 8)
+_PLACE, _KEY, _GROUP = itemgetter(0, 1), itemgetter(6), itemgetter(6, 8, 7)
 
 
-def record_all(ws: Sequence[Wrong], context: Context) -> None:
-    """:func:`record` of every field of ``ws``, counted at once (the same counts: their order does not matter)."""
+class Groups(NamedTuple):
+    """The fields of a capture grouped by flow key, variants and residual (:meth:`Wrong.group`: one :func:`judge`
+    verdict holds for all of a group's fields): each field's group (a number), and per group, in the order of its
+    first field, its (flow key, variants, residual) and its first field's position."""
+
+    of: list[int]
+    groups: list[tuple[FlowKey, bytes, int]]
+    first: list[int]
+
+
+def record_all(ws: Sequence[Wrong], context: Context) -> Groups:
+    """:func:`record` of every field of ``ws``, counted at once per group (the same counts, in the same order);
+    the fields' :class:`Groups`."""
     context.pins.clear()
-    context.keys.update(zip(map(_PLACE, ws), map(itemgetter(6), ws)))
-    residuals = context.residuals
-    for (key, res), n in Counter(map(_KEY_RES, ws)).items():
+    context.keys.update(zip(map(_PLACE, ws), map(_KEY, ws)))
+    numbers: dict[tuple[FlowKey, bytes, int], int] = {}
+    of = [numbers.setdefault(g, len(numbers)) for g in map(_GROUP, ws)]
+    groups = list(numbers)
+    first = [0] * len(groups)
+    for k, g in zip(range(len(of) - 1, -1, -1), reversed(of)):
+        first[g] = k
+    residuals, every = context.residuals, context.fits
+    for g, n in Counter(of).items():  # in the order of each group's first field, as one by one
+        key, variants, res = groups[g]
         counts = residuals.get(key)
         if counts is None:
             counts = residuals[key] = Counter()
         counts[res] = counts.get(res, 0) + n
-    every = context.fits
-    for (key, variants), n in Counter(map(_KEY_VARIANTS, ws)).items():
         if not variants:
             continue
         causes = _CAUSES.get(variants)
         if causes is None:  # a field of these variants names them (once per variants)
-            causes = next(w for w in ws if w.variants == variants).causes
+            causes = ws[first[g]].causes
         fits = every.get(key)
         if fits is None:
             fits = every[key] = Counter()
         for cause in dict.fromkeys(causes):
             fits[cause] = fits.get(cause, 0) + n
+    return Groups(of, groups, first)
