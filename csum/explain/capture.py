@@ -278,13 +278,14 @@ def _explain_capture(collected: Collector, report: Report, limit: int, hosts: Ho
     for index, (data, link, _) in packets.items():
         if index in wanted and index not in by_c:
             context.add(data, link, frame(index))
-    groups = fast.record_all(list(by_c.values()), context)
+    # a field the walked path explains (a right packet's segment pairs it) looks its flow key up by its place
+    groups = fast.record_all(list(by_c.values()), context, places=bool(context.segments))
     out = Explained(skipped=skipped)
     flows: dict[FlowKey, Flow | None | Literal[False]] = {}  # the flow of each flow key the fast path gave
     memo = fast.Memo()  # fast.explain's decisions, found once (the context is complete)
     labels: dict[tuple[Flow | None, str, str], int] = {}
     rows = _fast_rows(wanted, by_c, groups, context, flows, memo, labels)
-    walked = _walked_rows(collected, wanted, by_c, context, flows, memo, len(rows), labels)
+    walked = _walked_rows(collected, wanted, by_c, context, flows, len(rows), labels)
     if walked:
         rows = sorted(rows + walked, key=_INDEX)  # in packet order (stable: a packet's fields in their order)
     _count(out, hosts, rows, list(labels))
@@ -317,31 +318,24 @@ def _fast_rows(wanted: dict[int, list[Result]], by_c: dict[int, fast.Wrong], gro
     rs = [wanted[index][0] for index in quick]
     of = list(map(group_of.__getitem__, quick))
     firsts = dict(zip(reversed(of), range(len(of) - 1, -1, -1)))  # each group's first field here
-    order = list(dict.fromkeys(of))  # the groups in the order of their first field
-    for g in order:
-        key = groups.groups[g][0]
-        if key not in flows:
-            flows[key] = _keyed_flow(context, ws[firsts[g]].data, rs[firsts[g]], True)
-    if any(flows[groups.groups[g][0]] is False for g in order):  # no flow key (cannot be): the walked path's
-        keep = [k for k, g in enumerate(of) if flows[groups.groups[g][0]] is not False]
-        quick, ws, rs, of = [quick[k] for k in keep], [ws[k] for k in keep], [rs[k] for k in keep], [of[k] for k in keep]
-        firsts = dict(zip(reversed(of), range(len(of) - 1, -1, -1)))
-        order = list(dict.fromkeys(of))
     verdicts: dict[int, fast.Verdict] = {}
     causes: dict[int, str] = {}
     numbers: dict[int, int] = {}
-    for g in order:  # as one by one
+    for g in dict.fromkeys(of):  # in the order of their first field, as one by one
         w, r = ws[firsts[g]], rs[firsts[g]]
         verdicts[g] = fast.judge(w, r, context, memo)
         causes[g] = fast.cause_of(verdicts[g])
-        numbers[g] = _label(labels, flows[w.key], r.layer, causes[g])  # type: ignore[arg-type]
+        flow = flows.get(w.key, False)
+        if flow is False:
+            flow = flows[w.key] = _flow_of_key(w.key, r)
+        numbers[g] = _label(labels, flow, r.layer, causes[g])
     return list(zip(quick, map(_AT, ws), map(numbers.__getitem__, of), map(causes.__getitem__, of), rs,
                     zip(ws, rs, repeat(verdicts), of)))
 
 
 def _walked_rows(collected: Collector, wanted: dict[int, list[Result]], by_c: dict[int, fast.Wrong],
-                 context: Context, flows: dict[FlowKey, Flow | None | Literal[False]], memo: fast.Memo,
-                 fast_rows: int, labels: dict[tuple[Flow | None, str, str], int]) -> list[_Row]:
+                 context: Context, flows: dict[FlowKey, Flow | None | Literal[False]], fast_rows: int,
+                 labels: dict[tuple[Flow | None, str, str], int]) -> list[_Row]:
     """The rows of the other fields of ``wanted`` (``fast_rows``: how many :func:`_fast_rows` gave), in packet
     order: explained from the Python walker's stack."""
     packets = collected.packets
@@ -351,7 +345,7 @@ def _walked_rows(collected: Collector, wanted: dict[int, list[Result]], by_c: di
         return out
     for index, results in wanted.items():  # in packet order (_wrong's)
         w = by_c.get(index)
-        if w is not None and not (pairs and fast.paired(w, context)) and flows.get(w.key) is not False:
+        if w is not None and not (pairs and fast.paired(w, context)):
             continue  # _fast_rows'
         if index not in packets:
             continue
@@ -359,9 +353,7 @@ def _walked_rows(collected: Collector, wanted: dict[int, list[Result]], by_c: di
         senders_: list[Sender] | None = None
         read = _as_read(data, link, context) if index in collected.after else None
         for r in results:
-            if w is not None and not (pairs and fast.paired(w, context)):
-                e = fast.explain(w, r, context, memo)
-            elif read is None:
+            if read is None:
                 e = explain_result(data, r, link=link, context=context)
             else:
                 e = _before_rewrite(read, r, collected.after[index], data, link, context)
@@ -424,6 +416,11 @@ def _keyed_flow(context: Context, data: bytes, r: Result, c_walked: bool) -> Flo
     key = context.keys.get((data, -1 if r.field is None else r.field))
     if key is None or (not c_walked and context.refused(data)):
         return False
+    return _flow_of_key(key, r)
+
+
+def _flow_of_key(key: FlowKey, r: Result) -> Flow | None:
+    """The flow of wrong field ``r`` whose IP header has flow key ``key``."""
     version, src, dst, proto, sport, dport, _layer, depth = key
     return flow_of(r, [Sender(depth, 0, version, src, dst, proto, sport, dport)])
 

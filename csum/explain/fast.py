@@ -83,7 +83,7 @@ def wrong_all(packets: Sequence[bytes], links: Sequence[int], fields: Sequence[i
     c = engine.cexplain
     if c is None:
         return [None] * len(packets)
-    return [None if t is None else _new(Wrong, t) for t in c.wrong_all(packets, links, fields)]
+    return c.wrong_all(packets, links, fields, Wrong)  # made as Wrongs
 
 
 def wrong(data: bytes, link: Link | int, r: Result) -> Wrong | None:
@@ -92,9 +92,6 @@ def wrong(data: bytes, link: Link | int, r: Result) -> Wrong | None:
     if r.field is None or r.stored is None or r.computed is None or not isinstance(link, int):
         return None
     return wrong_all([data], [link], [r.field])[0]
-
-
-_new = tuple.__new__
 
 
 def paired(w: Wrong, context: Context) -> bool:
@@ -210,11 +207,13 @@ class Groups(NamedTuple):
     first: list[int]
 
 
-def record_all(ws: Sequence[Wrong], context: Context) -> Groups:
+def record_all(ws: Sequence[Wrong], context: Context, places: bool = True) -> Groups:
     """:func:`record` of every field of ``ws``, counted at once per group (the same counts, in the same order);
-    the fields' :class:`Groups`."""
+    the fields' :class:`Groups`. ``places``: each field's flow key by (packet, offset) too (:attr:`Context.keys`:
+    only a field explained through the Python walker looks its own up; without, no packet's bytes are hashed)."""
     context.pins.clear()
-    context.keys.update(zip(map(_PLACE, ws), map(_KEY, ws)))
+    if places:
+        context.keys.update(zip(map(_PLACE, ws), map(_KEY, ws)))
     numbers: dict[tuple[FlowKey, bytes, int], int] = {}
     of = [numbers.setdefault(g, len(numbers)) for g in map(_GROUP, ws)]
     groups = list(numbers)
