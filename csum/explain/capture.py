@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import gc
 import json
+from bisect import bisect_left
 from collections import Counter
 from itertools import repeat
 from operator import itemgetter
@@ -41,6 +42,7 @@ __all__ = ["LIMIT", "WINDOW", "Collector", "Explained", "Fields", "ExplainedParq
 LIMIT = 100_000
 #: How many packets before and after a wrong one are looked at for the packet before a NAT.
 WINDOW = 8
+_OFFSETS = np.array([*range(-WINDOW, 0), *range(1, WINDOW + 1)])  # a packet's window, itself left out
 
 
 #: What makes a fast path field's explanation: its Wrong, its Result, the verdicts by group and its group
@@ -184,14 +186,15 @@ class Collector:
         mine = Counter(map(itemgetter(0), items))  # fields per packet
         order = sorted(mine)
         for c in self.seen:
-            ours = [i for i in order if c.first <= i < c.end]
+            ours = order[bisect_left(order, c.first):bisect_left(order, c.end)]
             if not ours:
                 continue
             ks = np.asarray(ours, dtype=np.int64) - c.first
             links, origlens, caplens = c.links[ks].tolist(), c.origlens[ks].tolist(), c.caplens[ks].tolist()
-            view, packets = memoryview(c.capture.data), self.packets
-            for index, start, n, link, origlen in zip(ours, c.capture.offsets[ks].tolist(), caplens, links, origlens):
-                packets[index] = (bytes(view[start:start + n]), link, origlen)  # Capture.packet's bytes
+            starts = c.capture.offsets[ks]
+            copies = map(bytes, map(memoryview(c.capture.data).__getitem__,
+                                    map(slice, starts.tolist(), (starts + c.caplens[ks]).tolist())))
+            self.packets.update(zip(ours, zip(copies, links, origlens)))  # Capture.packet's bytes
             self.fields += sum(map(mine.__getitem__, ours))
             self.last = max(self.last, ours[-1])
             if c.checked is not None:
@@ -200,29 +203,25 @@ class Collector:
             if self.near:
                 for index in ours:
                     self.near.pop(index, None)
-            inside = self._inside(c, ks)
-            for index, k, caplen, row in zip(ours, ks.tolist(), caplens, inside):
-                if row is None:
-                    self._near(index, caplen)
-                    continue
-                for j in row:
-                    if j not in self.packets and j not in self.near:
-                        self.near[j] = (bytes(c.capture.packet(j - c.first)), int(c.links[j - c.first]))
+            for k, j in self._inside(c, ks):  # in the order of the packets, then of their windows
+                if j is None:
+                    self._near(ours[k], caplens[k])
+                elif j not in self.packets and j not in self.near:
+                    self.near[j] = (bytes(c.capture.packet(j - c.first)), int(c.links[j - c.first]))
 
     @staticmethod
-    def _inside(c: _Chunk, ks: np.ndarray) -> list[list[int] | None]:
-        """Per packet ``ks`` (positions in chunk ``c``): the indices of the packets within WINDOW of it of its
-        captured length, where its window lies inside the chunk (None: it does not; :meth:`_near` looks)."""
-        offsets = np.arange(-WINDOW, WINDOW + 1)
-        window = ks[:, None] + offsets
+    def _inside(c: _Chunk, ks: np.ndarray) -> list[tuple[int, int | None]]:
+        """For packets ``ks`` (positions in chunk ``c``): (k, j) for each packet j within WINDOW of packet ``ks[k]``
+        of its captured length, where its window lies inside the chunk, else (k, None): :meth:`_near` looks."""
         n = len(c.caplens)
         whole = (ks >= WINDOW) & (ks + WINDOW < n)
-        same = (c.caplens[np.clip(window, 0, n - 1)] == c.caplens[ks][:, None]) & (offsets != 0) & whole[:, None]
-        out: list[list[int] | None] = [[] if ok else None for ok in whole.tolist()]
-        rows, cols = np.nonzero(same)
-        for row, j in zip(rows.tolist(), (window[rows, cols] + c.first).tolist()):
-            out[row].append(j)  # type: ignore[union-attr]
-        return out
+        inner = np.flatnonzero(whole)
+        window = ks[inner][:, None] + _OFFSETS
+        rows, cols = np.nonzero(c.caplens[window] == c.caplens[ks[inner]][:, None])
+        found = list(zip(inner[rows].tolist(), (window[rows, cols] + c.first).tolist()))
+        if whole.all():
+            return found
+        return sorted(found + [(k, None) for k in np.flatnonzero(~whole).tolist()], key=itemgetter(0))
 
     def _near(self, index: int, caplen: int) -> None:
         """The packets within WINDOW of ``index`` of captured length ``caplen``; those not read yet, at the next
@@ -284,11 +283,11 @@ def _explain_capture(collected: Collector, report: Report, limit: int, hosts: Ho
     flows: dict[FlowKey, Flow | None | Literal[False]] = {}  # the flow of each flow key the fast path gave
     memo = fast.Memo()  # fast.explain's decisions, found once (the context is complete)
     labels: dict[tuple[Flow | None, str, str], int] = {}
-    rows = _fast_rows(wanted, by_c, groups, context, flows, memo, labels)
-    walked = _walked_rows(collected, wanted, by_c, context, flows, len(rows), labels)
-    if walked:
-        rows = sorted(rows + walked, key=_INDEX)  # in packet order (stable: a packet's fields in their order)
-    _count(out, hosts, rows, list(labels))
+    columns = _fast_rows(wanted, by_c, groups, context, flows, memo, labels)
+    walked = _walked_rows(collected, wanted, by_c, context, flows, len(columns[0]), labels)
+    if walked:  # in packet order (stable: a packet's fields in their order)
+        columns = tuple(map(list, zip(*sorted([*zip(*columns), *walked], key=_INDEX))))  # type: ignore[assignment]
+    _count(out, hosts, columns, list(labels))
     return out
 
 
@@ -296,6 +295,8 @@ def _explain_capture(collected: Collector, report: Report, limit: int, hosts: Ho
 #: and a cause (its number in ``labels``), its cause id, its Result, and its explanation (a fast path's field: what
 #: makes it when read, :class:`Fields`).
 _Row = tuple[int, int, int, str, Result, "Explanation | _Making"]
+#: Rows as columns (a list per item of :data:`_Row`).
+_Columns = tuple[list[int], list[int], list[int], list[str], list[Result], "list[Explanation | _Making]"]
 _INDEX = itemgetter(0)
 _AT = itemgetter(1)
 
@@ -307,8 +308,8 @@ def _label(labels: dict[tuple[Flow | None, str, str], int], flow: Flow | None, l
 
 def _fast_rows(wanted: dict[int, list[Result]], by_c: dict[int, fast.Wrong], groups: fast.Groups, context: Context,
                flows: dict[FlowKey, Flow | None | Literal[False]], memo: fast.Memo,
-               labels: dict[tuple[Flow | None, str, str], int]) -> list[_Row]:
-    """The rows of the fields of ``wanted`` on the fast path (``by_c``, in :class:`fast.Groups` ``groups``; not those
+               labels: dict[tuple[Flow | None, str, str], int]) -> _Columns:
+    """The rows (as columns) of the fields of ``wanted`` on the fast path (``by_c``, in :class:`fast.Groups` ``groups``; not those
     a right packet's segment pairs: the walked path's), in packet order: judged once per group (fast.judge), in
     the order of their first field, as one by one; each field's explanation made when read."""
     pairs = bool(context.segments)  # a right packet's segment to pair with (else fast.paired is False)
@@ -329,8 +330,8 @@ def _fast_rows(wanted: dict[int, list[Result]], by_c: dict[int, fast.Wrong], gro
         if flow is False:
             flow = flows[w.key] = _flow_of_key(w.key, r)
         numbers[g] = _label(labels, flow, r.layer, causes[g])
-    return list(zip(quick, map(_AT, ws), map(numbers.__getitem__, of), map(causes.__getitem__, of), rs,
-                    zip(ws, rs, repeat(verdicts), of)))
+    return (quick, list(map(_AT, ws)), list(map(numbers.__getitem__, of)), list(map(causes.__getitem__, of)), rs,
+            list(zip(ws, rs, repeat(verdicts), of)))
 
 
 def _walked_rows(collected: Collector, wanted: dict[int, list[Result]], by_c: dict[int, fast.Wrong],
@@ -372,14 +373,12 @@ def _walked_rows(collected: Collector, wanted: dict[int, list[Result]], by_c: di
     return out
 
 
-def _count(out: Explained, hosts: Hosts | None, rows: list[_Row], labels: list[tuple[Flow | None, str, str]]
+def _count(out: Explained, hosts: Hosts | None, columns: _Columns, labels: list[tuple[Flow | None, str, str]]
            ) -> None:
-    """The rows (in packet order; ``labels``: their groups of a flow, a layer and a cause) in ``out``: each field's
-    explanation, the fields per cause, per group (the first one's index and explanation), and, for a bad field
-    whose explanation names a cause, per source host of its flow (:attr:`Hosts.causes`)."""
-    if not rows:
-        return
-    indices, ats, numbers, causes, results, es = zip(*rows)
+    """The rows (``columns``, in packet order; ``labels``: their groups of a flow, a layer and a cause) in ``out``:
+    each field's explanation, the fields per cause, per group (the first one's index and explanation), and, for a
+    bad field whose explanation names a cause, per source host of its flow (:attr:`Hosts.causes`)."""
+    indices, ats, numbers, causes, results, es = columns
     out.fields.update(zip(zip(indices, ats), es))
     out.causes.update(causes)
     first = dict(zip(reversed(numbers), range(len(numbers) - 1, -1, -1)))
