@@ -17,8 +17,8 @@ import gc
 import json
 from bisect import bisect_left
 from collections import Counter
-from itertools import repeat
-from operator import itemgetter
+from itertools import islice, repeat
+from operator import itemgetter, lt
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -309,15 +309,17 @@ def _label(labels: dict[tuple[Flow | None, str, str], int], flow: Flow | None, l
 def _fast_rows(wanted: dict[int, list[Result]], by_c: dict[int, fast.Wrong], groups: fast.Groups, context: Context,
                flows: dict[FlowKey, Flow | None | Literal[False]], memo: fast.Memo,
                labels: dict[tuple[Flow | None, str, str], int]) -> _Columns:
-    """The rows (as columns) of the fields of ``wanted`` on the fast path (``by_c``, in :class:`fast.Groups` ``groups``; not those
-    a right packet's segment pairs: the walked path's), in packet order: judged once per group (fast.judge), in
-    the order of their first field, as one by one; each field's explanation made when read."""
-    pairs = bool(context.segments)  # a right packet's segment to pair with (else fast.paired is False)
-    group_of = dict(zip(by_c, groups.of))
-    quick = [index for index in wanted if index in group_of and not (pairs and fast.paired(by_c[index], context))]
-    ws = list(map(by_c.__getitem__, quick))
+    """The rows (as columns) of the fields of ``wanted`` on the fast path (``by_c``, in :class:`fast.Groups`
+    ``groups``; not those a right packet's segment pairs: the walked path's), in packet order: judged once per group
+    (fast.judge), in the order of their first field, as one by one; each field's explanation made when read."""
+    quick, ws, of = list(by_c), list(by_c.values()), groups.of
+    if context.segments:  # a right packet's segment to pair with (else fast.paired is False)
+        keep = [k for k, w in enumerate(ws) if not fast.paired(w, context)]
+        quick, ws, of = [quick[k] for k in keep], [ws[k] for k in keep], [of[k] for k in keep]
+    if not all(map(lt, quick, islice(quick, 1, None))):  # a datagram's packet collected late: in packet order
+        order = sorted(range(len(quick)), key=quick.__getitem__)
+        quick, ws, of = [quick[k] for k in order], [ws[k] for k in order], [of[k] for k in order]
     rs = [wanted[index][0] for index in quick]
-    of = list(map(group_of.__getitem__, quick))
     firsts = dict(zip(reversed(of), range(len(of) - 1, -1, -1)))  # each group's first field here
     verdicts: dict[int, fast.Verdict] = {}
     causes: dict[int, str] = {}
