@@ -85,11 +85,13 @@ class Mistake(StrEnum):
         "balances (an IPv6 hop limit, a pushed header, a payload byte)",
         "bpf_skb_store_bytes(skb, off, &new, len, BPF_F_RECOMPUTE_CSUM)", None)
     DIRECT_WRITE = (
-        "direct-write", "packet bytes written directly (not through the helpers) without moving skb->csum",
+        "direct-write", "packet bytes written directly (not through the helpers) without moving skb->csum by "
+        "their change (no bpf_csum_update, or one given another diff: reversed, or short of a byte written)",
         "write through bpf_skb_store_bytes(..., BPF_F_RECOMPUTE_CSUM) and bpf_l3/l4_csum_replace, or move "
         "skb->csum with bpf_csum_update(skb, bpf_csum_diff(old, n, new, n, 0)) over every byte changed", None)
     HEADER_FIELD_LATE = (
-        "header-field-late", "an added IPv4 header's checksum computed before one of its fields was set",
+        "header-field-late", "an added header's checksum computed before one of its fields was set (an IPv4 "
+        "header's total length, a UDP tunnel header's length)",
         "compute the header checksum last, over the finished header with its checksum field 0",
         "compute the header checksum last, over the finished header with its checksum field 0")
     HEADER_CSUM_UNSET = (

@@ -233,7 +233,8 @@ class Checker:
             from . import rows
 
             where = rows.addresses(view, stack.ips)
-        row = _Row(p.number, results, fixes, None if stack.malformed is None else stack.malformed[1], p.time,
+        bad = stack.malformed or stack.inner_malformed
+        row = _Row(p.number, results, fixes, None if bad is None else bad[1], p.time,
                    senders(stack, view) if self.hosts else None, where)
         at = next((k for k, ip in enumerate(stack.ips) if ip.fragment in ("first", "later") and not ip.copy), None)
         if at is None:

@@ -60,7 +60,10 @@ def _run(argv: list[str]) -> int:
 
 
 def _input(args: argparse.Namespace) -> str:
-    return getattr(args, "current", None) or getattr(args, "file", None) or "input"
+    """What an error line names: the file being read, else the command's input file(s), else "input"."""
+    files = [name for name in getattr(args, "files", None) or [] if name]
+    named = files[0] if len(files) == 1 else f"{len(files)} inputs" if files else None
+    return getattr(args, "current", None) or getattr(args, "file", None) or named or "input"
 
 
 def _one_blas_thread() -> None:

@@ -47,8 +47,23 @@ class Parser(argparse.ArgumentParser):
     Python 3.14's ``suggest_on_error`` does); every command's parser is one (argparse makes subparsers of the same
     class)."""
 
+    _intermixed = False
+
     def error(self, message: str) -> NoReturn:
         super().error(message + _suggestion(self, message))
+
+    def parse_known_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                         namespace: argparse.Namespace | None = None) -> tuple[argparse.Namespace, list[str]]:
+        """A command's arguments in any order, options between or after IN and OUT (``rewrite IN --ttl 5 OUT``):
+        argparse's intermixed parsing for a command's parser (the top-level one, which holds the commands, parses
+        as argparse does)."""
+        if _commands(self) is not None or self._intermixed:
+            return super().parse_known_args(args, namespace)
+        self._intermixed = True
+        try:
+            return super().parse_known_intermixed_args(args, namespace)
+        finally:
+            self._intermixed = False
 
 
 def _suggestion(parser: argparse.ArgumentParser, message: str) -> str:

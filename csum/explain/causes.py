@@ -64,9 +64,9 @@ CAUSES: tuple[Cause, ...] = (
     Cause("no-pseudo-header", "a TCP/UDP/ICMPv6 checksum computed from scratch over the segment alone, without the "
           "pseudo-header (addresses, protocol, length)",
           "the checksum over the 28 covered bytes alone, without the pseudo-header (addresses, protocol, length)"),
-    Cause("diff-size-wrong", "(csum prog) a translated packet's TCP/UDP checksum (IPv4 <-> IPv6, "
-          "bpf_skb_change_proto) updated with a bpf_csum_diff of the addresses given the wrong size: part of them "
-          "left out of the update",
+    Cause("diff-size-wrong", "(csum prog) a checksum updated with a bpf_csum_diff whose size or window leaves part "
+          "of the change out: a translated packet's addresses (IPv4 <-> IPv6, bpf_skb_change_proto) given the other "
+          "version's size, a changed field's bytes in a 4-byte word the diff does not cover (an MSS after a NOP)",
           "the TCP checksum updated with bpf_csum_diff (old, 8, new, 8): the first 8 bytes of the IPv6 addresses "
           "counted: part of the addresses left out (IPv4 translated to IPv6)"),
     Cause("seed-not-complemented", "(csum prog) an incremental update started from the old checksum itself, not "
@@ -78,7 +78,8 @@ CAUSES: tuple[Cause, ...] = (
           "the TCP checksum not updated for bytes 22..23 of the 32 it covers (05b4 -> 0514)"),
     Cause("coverage-short", "(csum prog) a checksum computed over part of what it covers: an IPv4 header's first "
           "bytes only (a loop bounded by sizeof(struct iphdr) on a header with options, a bpf_csum_diff size short "
-          "of the header), a TCP/UDP segment's header alone (the payload or an encapsulated packet left out)",
+          "of the header), a TCP/UDP segment's header alone (the payload or an encapsulated packet left out), an ICMP "
+          "error's header alone (the quote left out)",
           "the IPv4 header checksum over its first 20 bytes only, not its 24 (a loop or a bpf_csum_diff size short "
           "of the header)"),
     Cause("udp6-zero", "(csum prog) a UDP checksum over IPv6 left 0 (none) on a port csum knows no tunnel on: RFC "

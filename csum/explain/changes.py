@@ -57,43 +57,88 @@ def changed(before: bytes, bstack: Stack, f: Field, m: Message) -> Iterator[Gues
                     f"checksum {old:#06x} itself, not its complement {old ^ M16:#06x} (RFC 1624 eqn. 3 takes ~HC)",
                     sure=True)
     if f.entry.name != "ipv4":
-        yield from _not_updated(f, m, mb)
+        first = f.covers[0][0]
+        inner = [(g.at - first, g.at - first + 2) for g in bstack.fields
+                 if g is not of and g.at is not None and 0 <= g.at - first <= len(m.data) - 2]
+        yield from _not_updated(f, m, mb, inner)
     if m.pseudo and m.src != mb.src and m.dst != mb.dst:
         yield from _one_address(f, m, mb)
 
 
-def _runs(old: bytes, new: bytes) -> list[tuple[int, int]]:
-    """The [start, end) runs of positions where ``old`` and ``new`` differ."""
+def _runs(old: bytes, new: bytes, cuts: frozenset[int] = frozenset()) -> list[tuple[int, int]]:
+    """The [start, end) runs of positions where ``old`` and ``new`` differ, split at the positions in ``cuts``."""
     out: list[tuple[int, int]] = []
     for i, (a, b) in enumerate(zip(old, new)):
         if a == b:
             continue
-        if out and out[-1][1] == i:
+        if out and out[-1][1] == i and i not in cuts:
             out[-1] = (out[-1][0], i + 1)
         else:
             out.append((i, i + 1))
     return out
 
 
-def _not_updated(f: Field, m: Message, mb: Message) -> Iterator[Guess]:
-    """l4-field-not-updated: the checksum as if each run of changed covered bytes (or all of them) had not changed,
-    the pseudo-header as the output has it."""
-    runs = _runs(mb.data, m.data)
+def _not_updated(f: Field, m: Message, mb: Message, inner: list[tuple[int, int]]) -> Iterator[Guess]:
+    """The checksum as if some changed covered bytes had not changed, the pseudo-header as the output has it: each
+    run of changed bytes, each group of runs close together (:func:`_clusters`), all of them, and each run's part in
+    one 4-byte word of the coverage (a bpf_csum_diff
+    window or size short of the change: ``diff-size-wrong``). ``inner``: the [start, end) of the checksum fields
+    inside the coverage (an ICMP error's quote, a tunnel's inner packet): the field encloses them, the runs are split
+    at them, the cause is ``outer-not-carried``, and the runs in them (their own changes) are tried together, as are
+    the runs outside them; else ``l4-field-not-updated``."""
+    runs = _runs(mb.data, m.data, frozenset(x for span in inner for x in span))
     name = f.entry.name.upper()
-    tries = [(r, [r]) for r in runs] + ([(None, runs)] if len(runs) > 1 else [])
+    cause = "outer-not-carried" if inner else "l4-field-not-updated"
+    tries: list[tuple[str, list[tuple[int, int]]]] = [(_where(r, m, mb), [r]) for r in runs]
+    tries += [(f"{_span((c[0][0], c[-1][1]))} of the {len(m.data)} it covers", c)
+              for c in _clusters(runs, inner) if len(c) > 1 and len(c) < len(runs)]
+    if len(runs) > 1:
+        tries.append((f"any of the {len(runs)} changes of the bytes it covers", runs))
+    sums_of = [r for r in runs if any(a <= r[0] and r[1] <= b for a, b in inner)]
+    if sums_of and len(sums_of) < len(runs):
+        rest = [r for r in runs if r not in sums_of]
+        tries.append((f"the {len(sums_of)} enclosed checksums' own changes", sums_of))
+        tries.append((f"the changes of the enclosed fields, only for the enclosed checksums' {len(sums_of)}", rest))
     for label, reverted in tries:
-        data = bytearray(m.data)
-        for a, b in reverted:
-            data[a:b] = mb.data[a:b]
-        value = sums.stored_as(f, sums.checksum(m.total(data16=sums.sum16(bytes(data)))))
-        if label is None:
-            text = partial("the {} checksum not updated for any of the {} changes of the bytes it covers".format,
-                           name, len(runs))
+        value = _reverted(f, m, mb, reverted)
+        yield Guess(cause, value, partial("the {} checksum not updated for {}".format, name, label), sure=True)
+    for a, b in runs:
+        words = [(max(a, w), min(b, w + 4)) for w in range(a - a % 4, b, 4)]
+        for k, part in enumerate(words if len(words) > 1 else ()):
+            counted = words[:k] + words[k + 1:]
+            yield Guess("diff-size-wrong", _reverted(f, m, mb, [part]), partial(
+                "the {} checksum updated with a bpf_csum_diff over the 4-byte words of {} only: {} left out (a "
+                "size or window short of the change)".format, name, ", ".join(_span(p) for p in counted),
+                _span(part)), sure=True)
+
+
+def _clusters(runs: list[tuple[int, int]], inner: list[tuple[int, int]]) -> list[list[tuple[int, int]]]:
+    """The runs grouped where fewer than 4 unchanged bytes part them (one field whose old and new values share a
+    byte, an address), never across an enclosed checksum field of ``inner``."""
+    out: list[list[tuple[int, int]]] = []
+    for r in runs:
+        prev = out[-1][-1] if out else None
+        if prev is not None and r[0] - prev[1] < 4 and not any(prev[1] <= a < r[1] for span in inner for a in span):
+            out[-1].append(r)
         else:
-            where = f"byte {label[0]}" if label[1] - label[0] == 1 else f"bytes {label[0]}..{label[1] - 1}"
-            text = partial("the {} checksum not updated for {} of the {} it covers ({} -> {})".format, name, where,
-                           len(m.data), mb.data[label[0]:label[1]].hex(), m.data[label[0]:label[1]].hex())
-        yield Guess("l4-field-not-updated", value, text, sure=True)
+            out.append([r])
+    return out
+
+
+def _span(r: tuple[int, int]) -> str:
+    return f"byte {r[0]}" if r[1] - r[0] == 1 else f"bytes {r[0]}..{r[1] - 1}"
+
+
+def _where(r: tuple[int, int], m: Message, mb: Message) -> str:
+    return f"{_span(r)} of the {len(m.data)} it covers ({mb.data[r[0]:r[1]].hex()} -> {m.data[r[0]:r[1]].hex()})"
+
+
+def _reverted(f: Field, m: Message, mb: Message, runs: list[tuple[int, int]]) -> int:
+    """The field's checksum with the bytes of ``runs`` as the input had them."""
+    data = bytearray(m.data)
+    for a, b in runs:
+        data[a:b] = mb.data[a:b]
+    return sums.stored_as(f, sums.checksum(m.total(data16=sums.sum16(bytes(data)))))
 
 
 def _one_address(f: Field, m: Message, mb: Message) -> Iterator[Guess]:
@@ -148,17 +193,34 @@ def regrown(new: bytes, old: bytes, at: int) -> Iterator[Guess]:
 
 
 def short_l4(f: Field, m: Message) -> Iterator[Guess]:
-    """coverage-short: a TCP/UDP checksum over the pseudo-header and the transport header alone, the pseudo-header
-    length the segment's or the header's."""
-    size = sums.transport_header(f, m)
-    if not m.pseudo or not 0 < size < len(m.data) - 1:  # one byte after the header: odd-byte-dropped says it
+    """coverage-short: a TCP/UDP/ICMPv6 checksum over the pseudo-header and the transport header alone, the
+    pseudo-header length the segment's or the header's; an ICMP error's over its own header alone (the quote left
+    out; summing the quoted IPv4 header too stores the same bytes: a right header sums to zero)."""
+    size = _own_header(f, m)
+    if not 0 < size < len(m.data) - 1:  # one byte after the header: odd-byte-dropped says it
         return
     data16 = sums.sum16(m.data[:size])
+    name, rest = f.entry.name.upper(), len(m.data) - size
+    if not m.pseudo:
+        if size == T.ICMP_QUOTE:
+            yield Guess("coverage-short", sums.checksum(data16), partial(
+                "the {} checksum over its {}-byte header alone: the {} bytes of the quote after it left out".format,
+                name, size, rest), sure=True)
+        return
     for length in dict.fromkeys((m.length, size)):
         value = sums.stored_as(f, sums.checksum(m.total(length, data16)))
         yield Guess("coverage-short", value, partial(
             "the {} checksum over the pseudo-header (length {}) and its {}-byte header alone: the {} bytes after "
-            "the header left out".format, f.entry.name.upper(), length, size, len(m.data) - size), sure=True)
+            "the header left out".format, name, length, size, rest), sure=True)
+
+
+def _own_header(f: Field, m: Message) -> int:
+    """The length of the header of field ``f``'s own at the start of ``m.data``: an ICMP/ICMPv6 error's up to its
+    quote, else :func:`csum.explain.sums.transport_header`'s."""
+    for proto, types in T.ICMP_QUOTES.items():
+        if T.TRANSPORTS[proto] is f.entry:
+            return T.ICMP_QUOTE if m.data and m.data[0] in types else sums.transport_header(f, m)
+    return sums.transport_header(f, m)
 
 
 def udp6_zero(f: Field, ip: IPLayer | None, stored: int, computed: int) -> Iterator[Guess]:

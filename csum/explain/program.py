@@ -38,9 +38,10 @@ from ..layers.walk import Field, IPLayer
 from . import changes, header, hypotheses, sums
 from .flow import carrier
 from .sums import Guess, Message
+from ..layers import table as T
 from ..layers.table import ADDR_SIZES
 
-__all__ = ["Alignment", "align", "explain_program", "resized_header", "scratch", "translated"]
+__all__ = ["Alignment", "align", "explain_program", "length_late", "resized_header", "scratch", "translated"]
 
 #: The statuses explained (as :data:`csum.explain.WRONG`).
 _WRONG = (Status.BAD, Status.OFFLOAD)
@@ -98,10 +99,15 @@ def align(before: bytes, after: bytes) -> Alignment:
             if _same_layout(like, after):
                 return Alignment("popped", like, ip, f"{ip.l3 - oa.l3} bytes of headers removed in front of the "
                                  f"IPv{oa.version} datagram")
-    if ob.version != oa.version and ob.proto == oa.proto and ob.l4 is not None and oa.l4 is not None and \
+    if ob.version != oa.version and _same_proto(ob.proto, oa.proto) and ob.l4 is not None and oa.l4 is not None and \
             ob.end - ob.l4_start == oa.end - oa.l4_start:
         return Alignment("translated", None, ob, f"IPv{ob.version} translated to IPv{oa.version}")
     return Alignment("unknown", None, None, "no datagram of the input found in the output")
+
+
+def _same_proto(a: int | None, b: int | None) -> bool:
+    """Whether a translation keeps the transport: the same protocol, or ICMP <-> ICMPv6 (RFC 7915 4.2, 5.2)."""
+    return a == b or {a, b} == {T.ICMP, T.ICMPV6}
 
 
 def explain_program(before: bytes, after: bytes, fields: set[int] | None = None
@@ -132,15 +138,10 @@ def explain_program(before: bytes, after: bytes, fields: set[int] | None = None
             hits += [g for g in scratch(f, m) if g.value == r.stored]
         if like is not None and like[1] is not None:
             hits += hypotheses.fitting_extra(after, stack, f, r, ip, (like[0], like[1]), None)
-        if aligned.kind == "same" and sb is not None and m is not None:
-            hits += [g for g in changes.changed(before, sb, f, m) if g.value == r.stored]
+        if sb is not None:
+            hits += [g for g in _with_input(before, sb, after, aligned, f, ip, m) if g.value == r.stored]
         hits += [g for g in _short(after, f, ip, m) if g.value == r.stored]
         hits += list(changes.udp6_zero(f, ip, r.stored, r.computed))
-        if like is None and ip is not None and f.at == ip.ip_csum and sb is not None and sb.ips:
-            hits += [g for g in resized_header(before, sb.ips[0], after, ip) if g.value == r.stored]
-        if aligned.kind == "translated" and aligned.before is not None and m is not None and m.pseudo and \
-                f.depth == 0:
-            hits += [g for g in translated(before, aligned.before, f, m) if g.value == r.stored]
         named: dict[str, str] = {}
         for g in hits:
             named.setdefault(g.cause, g.detail + change)
@@ -148,6 +149,43 @@ def explain_program(before: bytes, after: bytes, fields: set[int] | None = None
             named.setdefault(cause, detail + change)
         out[f.at] = tuple(named.items())
     return out
+
+
+def _with_input(before: bytes, sb: Stack, after: bytes, aligned: Alignment, f: Field, ip: IPLayer | None,
+                m: Message | None) -> Iterator[Guess]:
+    """The simulations of field ``f`` of ``after`` that take the input ``before`` (walked: ``sb``): a same-layout
+    change's update slips, an added header's length set late, a resized IPv4 header's checksum as the input had it,
+    a translated segment's old pseudo-header; the caller keeps those that give the stored value."""
+    if m is not None and aligned.kind == "same":
+        yield from changes.changed(before, sb, f, m)
+    if m is not None and _added(before, sb, after, f):
+        yield from length_late(f, m)
+    if aligned.like is None and ip is not None and f.at == ip.ip_csum and sb.ips:
+        yield from resized_header(before, sb.ips[0], after, ip)
+    if aligned.kind == "translated" and aligned.before is not None and m is not None and f.depth == 0:
+        yield from translated(before, aligned.before, f, m)
+
+
+def _added(before: bytes, sb: Stack, after: bytes, f: Field) -> bool:
+    """Whether field ``f`` of ``after`` is in headers the program pushed in front of the input's datagram (found
+    whole, byte for byte, after the field): a tunnel's, even on a port csum does not walk into."""
+    if not sb.ips or f.at is None or len(after) <= len(before):
+        return False
+    ob = sb.ips[0]
+    return after.find(before[ob.l3:ob.end], f.at) > f.at
+
+
+def length_late(f: Field, m: Message) -> Iterator[Guess]:
+    """header-field-late: the checksum of a header the program added (a UDP tunnel's) summed before its length field
+    was set (0 then), the pseudo-header's length right: the same sum as a pseudo-header length of 0."""
+    at = f.entry.length_at
+    if f.entry.cover is not T.Cover.LENGTH_FIELD or not m.pseudo or not any(m.data[at:at + 2]):
+        return
+    data = m.data[:at] + b"\0\0" + m.data[at + 2:]
+    value = sums.stored_as(f, sums.checksum(m.total(data16=sums.sum16(data))))
+    yield Guess("header-field-late", value, lambda: f"the added {f.entry.name.upper()} header's checksum computed "
+                f"before its length ({int.from_bytes(m.data[at:at + 2], 'big')}) was set: summed as 0 (the same sum "
+                "as a pseudo-header length of 0)", sure=True)
 
 
 def _short(after: bytes, f: Field, ip: IPLayer | None, m: Message | None) -> Iterator[Guess]:
@@ -225,6 +263,9 @@ def translated(before: bytes, old: IPLayer, f: Field, m: Message) -> Iterator[Gu
     of the old and new addresses given the wrong size (each address's 4 bytes, the IPv4 pair's 8, one IPv6
     address's 16: the rest of the addresses left out of the update)."""
     size = ADDR_SIZES[old.version]
+    if not m.pseudo:  # ICMPv6 -> ICMP: ICMP has no pseudo-header
+        yield from _pseudo_kept(before, old, f, m)
+        return
     src = before[old.pseudo_saddr:old.pseudo_saddr + size]
     dst = before[old.pseudo_daddr:old.pseudo_daddr + size] if old.pseudo_daddr is not None else \
         before[old.daddr:old.daddr + size]
@@ -240,6 +281,19 @@ def translated(before: bytes, old: IPLayer, f: Field, m: Message) -> Iterator[Gu
         yield Guess("diff-size-wrong", sums.stored_as(f, sums.checksum(total)),
                     partial("the {} checksum updated with bpf_csum_diff {}: part of the addresses left out".format,
                             f.entry.name.upper(), label), sure=True)
+
+
+def _pseudo_kept(before: bytes, old: IPLayer, f: Field, m: Message) -> Iterator[Guess]:
+    """An ICMP checksum translated from ICMPv6 (header ``old`` of ``before``) with the ICMPv6 pseudo-header (the
+    addresses, the length, next header 58) still in it: not taken out, as ICMP has none."""
+    if old.version != 6 or old.proto != T.ICMPV6 or old.pseudo_daddr is None:
+        return
+    src, dst = (before[at:at + 16] for at in (old.pseudo_saddr, old.pseudo_daddr))
+    kept = sums.Message.of(src, dst, T.ICMPV6, len(m.data), m.data)
+    was = f"{header.show('source address', src)} -> {header.show('destination address', dst)}"
+    yield Guess("l4-not-patched", sums.checksum(kept.total()), lambda: f"the ICMP checksum with the ICMPv6 "
+                f"pseudo-header ({was}, length {len(m.data)}) of the packet before the translation still in it: not "
+                "taken out (ICMP has none)", sure=True)
 
 
 def resized_header(before: bytes, old: IPLayer, after: bytes, ip: IPLayer) -> Iterator[Guess]:

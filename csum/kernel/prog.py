@@ -28,11 +28,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
+from ..core.partial import internet_checksum
 from ..core.inputs import as_view, check_instance, check_list, check_path, check_str
 from ..errors import Code, CsumError, CsumValueError
 from ..explain.causes import what
 from ..explain.header import NOT_UPDATED
-from ..explain.program import explain_program
+from ..bpf.flags import BPF_F_PSEUDO_HDR
+from ..explain.program import align, explain_program
 from ..layers import layout as parse
 from ..layers.table import ETH_IPV4, ETH_IPV6
 from ..rewrite.mistakes import SKB_CSUM as SKB_FIELD
@@ -64,6 +66,7 @@ PARTIAL_NOTE = ("test runs make CHECKSUM_NONE and CHECKSUM_COMPLETE skbs only, n
                 "finish, and only bpf_l4_csum_replace with BPF_F_PSEUDO_HDR (for addresses) keeps it right; a "
                 "checksum the program computes itself, or an address change without the flag, breaks such packets "
                 "unseen here (csum.skb.Skb.checksum_partial models them)")
+_NETWORK = 14  # where a test run's skb->csum starts: after the Ethernet header (eth_type_trans)
 _ETHER = bytes.fromhex("020000000001020000000002")
 _ETH_P = {4: ETH_IPV4.to_bytes(2, "big"), 6: ETH_IPV6.to_bytes(2, "big")}
 #: enum bpf_func_id (include/uapi/linux/bpf.h) of the helpers whose calls narrow a cause.
@@ -219,6 +222,9 @@ def _find(kind: str, frame: bytes, out: bytes, checks: list[Check], stale: bool 
     the checksum of an added IPv4 header, and the explainer (csum.explain.program) for every broken field neither
     accounts for (a checksum computed from scratch, a resized or translated packet)."""
     finding = _reproduce(kind, frame, out, checks, stale, evidence)
+    if evidence is not None and "bpf_csum_update" in evidence and \
+            Mistake.DIRECT_WRITE in finding.fields.get(SKB_FIELD, ()):
+        finding = replace(finding, note="; ".join(filter(None, (finding.note, _CSUM_UPDATE_NOTE))))
     todo = {c.field for c in checks if c.status == BROKEN and c.field is not None and c.layer != SKB_CSUM}
     explained = {}
     for at, causes in explain_program(frame, out, todo).items():
@@ -229,7 +235,55 @@ def _find(kind: str, frame: bytes, out: bytes, checks: list[Check], stale: bool 
         extra = tuple((c, d) for c, d in causes if c not in had and not (had and c in NOT_UPDATED))
         if extra:
             explained[at] = extra
+    if stale and not todo and SKB_FIELD not in finding.fields and _translated_unmoved(frame, out, evidence):
+        note = "the translation's pseudo-header change, which the TCP/UDP/ICMP checksum took, never moved skb->csum"
+        return replace(finding, mistakes=(*finding.mistakes, Mistake.PSEUDO_HDR_MISSING), note=note,
+                       fields={**finding.fields, SKB_FIELD: (Mistake.PSEUDO_HDR_MISSING,)})
+    if stale and SKB_FIELD not in finding.fields and todo and todo <= explained.keys() and \
+            _stale_by_fields(frame, out, [c for c in checks if c.field in todo]):
+        named = dict.fromkeys(c for at in sorted(todo) for c, _ in explained[at])
+        explained[SKB_FIELD] = tuple((c, "skb->csum left stale by the wrong checksum alone: with the right value "
+                                      "the output sums as the input did, so no update had to move skb->csum, and "
+                                      "the wrong value is off the sum skb->csum holds") for c in named)
     return replace(finding, explained=explained) if explained else finding
+
+
+#: What a stale skb->csum says of a program that writes directly and calls bpf_csum_update.
+_CSUM_UPDATE_NOTE = ("the program calls bpf_csum_update: the diff it gives does not move skb->csum by the bytes it "
+                     "wrote (taken the wrong way round, bpf_csum_diff(new, n, old, n, 0), or short of a byte written)")
+
+
+def _translated_unmoved(frame: bytes, out: bytes, evidence: Evidence | None) -> bool:
+    """Whether a right packet's stale skb->csum is BPF_F_PSEUDO_HDR missing: the program translated IPv4 <-> IPv6
+    (bpf_skb_change_proto), so its L4 checksum, right, was moved for a new pseudo-header, a change that moves the
+    packet's sum and that only BPF_F_PSEUDO_HDR (or bpf_csum_update) moves skb->csum for; and the program calls
+    bpf_l4_csum_replace only with flags known without the bit, and never bpf_csum_update."""
+    if evidence is None or "bpf_csum_update" in evidence:
+        return False
+    flags = evidence.get("bpf_l4_csum_replace")
+    if not flags or any(f & BPF_F_PSEUDO_HDR for f in flags):
+        return False
+    return align(frame, out).kind == "translated"
+
+
+def _stale_by_fields(frame: bytes, out: bytes, wrong: list[Check]) -> bool:
+    """Whether a stale skb->csum follows from the ``wrong`` checksums alone: with their expected values, the
+    output's sum from the network header on (what skb->csum covers in a test run) is the input's, and as it is, it
+    is not (a program whose other updates move skb->csum by nothing, as replaces without BPF_F_PSEUDO_HDR and stores
+    of balanced bytes do, leaves exactly that stale)."""
+    fixed = bytearray(out)
+    for c in wrong:
+        if c.expected is None or c.field is None:
+            return False
+        fixed[c.field:c.field + 2] = c.expected.to_bytes(2, "big")
+    was = internet_checksum(frame[_NETWORK:])
+    return _same_sum(internet_checksum(bytes(fixed[_NETWORK:])), was) and \
+        not _same_sum(internet_checksum(out[_NETWORK:]), was)
+
+
+def _same_sum(a: int, b: int) -> bool:
+    """Two complemented 16-bit sums equal in one's complement (0 and 0xffff are both zero)."""
+    return a == b or {a, b} == {0, 0xFFFF}
 
 
 def _reproduce(kind: str, frame: bytes, out: bytes, checks: list[Check], stale: bool | None,

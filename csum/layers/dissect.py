@@ -97,6 +97,11 @@ class Walker:
         if stop > end and end < self.wire:
             raise _Bad(Code.TRUNCATED, f"packet: truncated: {what} needs {stop} bytes, its encapsulation ends at {end}")
 
+    def has(self, end: int) -> str:
+        """How a truncation message names ``end``, where a layer's bytes must stop: the packet's end, or its
+        encapsulation's."""
+        return f"packet has {end}" if end >= self.wire else f"its encapsulation ends at {end}"
+
     def bounded(self, what: str, stop: int, end: int) -> int:
         """``stop``, the end a length field of ``what`` gives its payload, when the encapsulation holds it."""
         if stop > end:
@@ -126,7 +131,8 @@ class Walker:
             CARRIED[name](self, ip, proto, at, stop, depth, path)
 
     def inner(self, kind: str, at: int, end: int, depth: int, path: str) -> None:
-        """Walk an encapsulated layer: its problems end this branch only."""
+        """Walk an encapsulated layer: its problems end this branch only; a malformed one (not merely not IP) is
+        :attr:`Stack.inner_malformed`: the checksums it holds are not judged, and that is said."""
         if depth > T.MAX_DEPTH:
             self.stack.notes.append(f"{path}: more than {T.MAX_DEPTH} encapsulations, not walked further")
             return
@@ -134,6 +140,8 @@ class Walker:
             self.dispatch(kind, at, end, depth, path)
         except _Bad as exc:
             self.stack.notes.append(f"{path}: {exc}")
+            if exc.code != Code.NOT_IP and self.stack.inner_malformed is None:  # not IP inside: nothing to judge
+                self.stack.inner_malformed = (exc.code, f"inside {path}: {str(exc).removeprefix('packet: ')}")
 
     def walk_embedded(self, kind: str, at: int, depth: int, path: str) -> None:
         """Walk an embedded packet (this walker's whole job, see csum.layers.embedded): a cut ends it quietly, a

@@ -65,7 +65,7 @@ def h_ipv4(w: Walker, at: int, end: int, depth: int, path: str, quote: bool = Fa
         if stop > end:
             if not quote:
                 raise _Bad(Code.TRUNCATED, f"packet: truncated: IPv4 total length {total} needs {stop} bytes, "
-                           f"packet has {end}")
+                           f"{w.has(end)}")
     final = ipv4_final_destination(w, at + h.size, at + ihl, at + h.daddr)
     frag = w.u16(at + h.frag_off)
     offset, more = (frag & T.IP_OFFSET) * T.FRAG_UNIT, bool(frag & T.IP_MF)
@@ -136,8 +136,8 @@ def h_ipv6(w: Walker, at: int, end: int, depth: int, path: str, quote: bool = Fa
     plen, nh = w.u16(at + h.payload_len), b[at + h.nexthdr]
     stop = at + h.size + plen
     if plen and stop > end and not quote:
-        raise _Bad(Code.TRUNCATED, f"packet: truncated: IPv6 payload length {plen} needs {stop} bytes, packet has "
-                   f"{end}")
+        raise _Bad(Code.TRUNCATED, f"packet: truncated: IPv6 payload length {plen} needs {stop} bytes, "
+                   f"{w.has(end)}")
     ip = IPLayer(6, at, at + h.size, at + h.size, stop, None, at + h.saddr, at + h.daddr, at + h.hop_limit,
                  at + h.saddr, at + h.daddr, False, "none", nh, depth, path=path, copy=quote or w.embedded)
     inner_path = path  # the extension headers add to it (AH)
@@ -201,7 +201,7 @@ def _hop_by_hop(w: Walker, ip: IPLayer, pos: int, size: int, plen: int, end: int
     ip.end, ip.jumbo = ip.l3_header_end + length, True
     if ip.end > end and not quote:
         raise _Bad(Code.TRUNCATED, f"packet: truncated: jumbo payload length {length} needs "
-                   f"{ip.end} bytes, packet has {end}")
+                   f"{ip.end} bytes, {w.has(end)}")
 
 
 def _routing(w: Walker, ip: IPLayer, pos: int, size: int, plen: int, end: int, quote: bool) -> None:

@@ -116,7 +116,8 @@ class Stack:
     ``unsupported``: a link type csum does not know whose frames might hold a checksum; ``no_checksum``: the
     link type of a frame that holds none csum could reach (USB, Bluetooth, Netlink, 802.15.4 without 6LoWPAN ...:
     table.NO_CHECKSUM_LINKTYPES); ``malformed``: (code, message) of a bad outer header; ``cut``: the walk stopped
-    at the snap length; ``notes``: why inner layers were not walked.
+    at the snap length; ``notes``: why inner layers were not walked; ``inner_malformed``: (code, message) of the first
+    malformed layer inside a tunnel (its path in the message), whose checksums went unjudged.
     """
 
     link: str = ""
@@ -128,3 +129,4 @@ class Stack:
     malformed: tuple[Code, str] | None = None
     cut: bool = False
     notes: list[str] = field(default_factory=list)
+    inner_malformed: tuple[Code, str] | None = None

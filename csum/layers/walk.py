@@ -20,8 +20,10 @@ reported not captured and the walk stops, no error. Lengths that run past ``wire
 packet malformed. Malformed outer headers (IPv4/IPv6 and their TCP/UDP/ICMP header) raise
 :class:`CsumValueError` in strict mode and are recorded in :attr:`Stack.malformed` otherwise,
 with codes ``truncated``, ``not-ip``, ``bad-version``, ``bad-ihl``, ``bad-length``, ``bad-option`` (and
-``bad-value`` for the ``link`` argument). Inside a tunnel or quote, a malformed layer ends that
-branch of the walk and is noted in :attr:`Stack.notes`.
+``bad-value`` for the ``link`` argument). Inside a tunnel, a malformed layer (not one that is merely not IP) ends
+that branch of the walk: it raises the same way in strict mode, with its path, and is :attr:`Stack.inner_malformed`
+otherwise, the fields found before it kept. Inside an ICMP error's quote, which may end anywhere, it is noted in
+:attr:`Stack.notes` only.
 """
 
 from __future__ import annotations
@@ -89,7 +91,7 @@ def walk(buf: memoryview, link: Link = "auto", *, wire_len: int | None = None, s
     ``link``: "auto", "ethernet" (alias "ether"), "ip" or a capture link type number (see
     :data:`csum.layers.table.LINKTYPES`). ``wire_len``: the packet's length on the wire when only
     part was captured. ``strict``: raise :class:`CsumValueError` for a packet that is not IP or
-    has a malformed outer header instead of recording it in the stack.
+    has a malformed header (outer, or inside a tunnel) instead of recording it in the stack.
     """
     if type(buf) is not memoryview or buf.format != "B" or not buf.c_contiguous:
         buf = as_view(buf, "buf")
@@ -115,6 +117,8 @@ def walk(buf: memoryview, link: Link = "auto", *, wire_len: int | None = None, s
             raise CsumValueError(str(exc), code=exc.code) from None
         else:
             stack.malformed = (exc.code, str(exc))
+    if strict and stack.inner_malformed is not None and stack.malformed is None:
+        raise CsumValueError(stack.inner_malformed[1], code=stack.inner_malformed[0])
     stack.fields.sort(key=_position)
     return stack
 

@@ -89,6 +89,33 @@ def test_read_write_options_are_the_positionals(tmp_path, capsys):
         assert c.read_bytes() == a.read_bytes()
 
 
+def test_options_may_come_between_and_after_the_positionals(tmp_path, capsys):
+    """``rewrite IN --ttl 9 OUT`` (an option between IN and OUT, as tcprewrite users type it) and ``verify A --explain
+    B`` give what the options-first order gives: the same report, exit code and written bytes."""
+    src = _two_packets(tmp_path)
+    for command, extra in (("fix", ["--keep-going"]), ("rewrite", ["--ttl", "9"])):
+        a, b = tmp_path / f"{command}-first.pcap", tmp_path / f"{command}-between.pcap"
+        code = main([command, *extra, str(src), str(a)])
+        first = capsys.readouterr().out
+        assert main([command, str(src), *extra, str(b)]) == code
+        assert capsys.readouterr().out.replace(str(b), str(a)) == first
+        assert a.read_bytes() == b.read_bytes()
+    assert main(["verify", "--explain", str(src), str(src)]) == 1
+    first = capsys.readouterr().out
+    assert main(["verify", str(src), "--explain", str(src)]) == 1
+    assert capsys.readouterr().out == first
+
+
+def test_a_usage_error_names_the_file_given(tmp_path, capsys):
+    """verify's option errors name the one FILE given (or how many), not "input"."""
+    src = _two_packets(tmp_path)
+    assert main(["verify", str(src), "--annotate", str(tmp_path / "x.pcapng")]) == 2
+    assert capsys.readouterr().err == (f"csum: verify failed for {src}: --annotate: give --explain too (the comments "
+                                       "hold each field's cause)\n")
+    assert main(["verify", str(src), str(src), "--out", str(tmp_path / "x.json")]) == 2
+    assert capsys.readouterr().err.startswith("csum: verify failed for 2 inputs: --out: ")
+
+
 @pytest.mark.parametrize("argv, message", [
     (["fix", "-r", "IN"], "required: OUT"),
     (["rewrite", "-w", "OUT"], "required: IN"),

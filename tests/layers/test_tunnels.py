@@ -17,13 +17,14 @@ import pytest
 from captures import pcap_bytes, pcapng_bytes
 from encapsulations import capwap, ether, l2tp, packet_in, pppoe, sflow
 from packets import A4, B4, C4, D4, ETH
-from scapy.all import IP, LLC, SNAP, TCP, UDP, Dot11, Raw, raw
+from scapy.all import GRE, IP, LLC, SNAP, TCP, UDP, Dot11, IPv6, Raw, raw
 from scapy.contrib.gtp import GTP_U_Header
 from scapy.layers.vxlan import VXLAN
 
 from csum.capture import pcap
 from csum.capture.checker import check
 from csum.capture.report import count_key
+from csum.errors import CsumValueError
 from csum.layers import corrections, inet, walk
 
 needs_tshark = pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark is not installed (apt-get install "
@@ -97,12 +98,34 @@ def test_a_pppoe_length_past_the_frame_is_malformed():
 
 def test_an_inner_header_past_its_encapsulation_is_not_read():
     """An L2TP Length that ends inside the inner IPv4 header: the bytes after it are not the header's (tshark 4.0:
-    unverified); csum does not judge that header and says why."""
+    unverified); csum does not judge that header and says why, in the report's malformed packets."""
     frame = raw(ETH / IP(src=A4, dst=B4) / UDP(sport=1701, dport=1701)
                 / Raw(l2tp(b"\xff\x03\x00\x21" + INNER, claimed=8 + 4 + 18)))
     ours, malformed, notes = _csum(1, frame)
-    assert ours == [("ipv4", "ok"), ("udp", "ok")] and malformed is None
+    assert ours == [("ipv4", "ok"), ("udp", "ok")]
+    assert malformed == "inside eth/ipv4/udp: truncated: IPv4 header needs 74 bytes, its encapsulation ends at 72"
     assert notes == ["eth/ipv4/udp: packet: truncated: IPv4 header needs 74 bytes, its encapsulation ends at 72"]
+
+
+@needs_tshark
+def test_an_inner_datagram_longer_than_its_tunnel_is_malformed_not_passed(tmp_path):
+    """IP in IP, 6in4 and GRE whose outer length ends 1-3 bytes before the inner datagram's end (the bytes are in the
+    frame, past the outer IPv4 datagram): tshark 4.0 gives the expert error "... length exceeds ..." and a bad TCP
+    checksum. csum judges the outer header, gives no inner TCP verdict, and lists the packet as malformed (it used to
+    list nothing: a silent pass); csum.inet.verify raises, naming the tunnel and the inner layer's lengths."""
+    inner6 = raw(IPv6(src="2001:db8::1", dst="2001:db8::2") / TCP(sport=1, dport=2) / b"abcdef")
+    frames = [raw(ETH / IP(src=A4, dst=B4, proto=4, len=20 + len(INNER) - 1) / Raw(INNER)),
+              raw(ETH / IP(src=A4, dst=B4, proto=41, len=20 + len(inner6) - 2) / Raw(inner6)),
+              raw(ETH / IP(src=A4, dst=B4, proto=47, len=20 + 4 + len(INNER) - 3) / GRE(proto=0x0800) / Raw(INNER))]
+    theirs = _tshark([(1, f) for f in frames], tmp_path, "_ws.expert.message")
+    status = _tshark([(1, f) for f in frames], tmp_path, "tcp.checksum.status")
+    for frame, expert, tcp in zip(frames, theirs, status):
+        assert any("length exceeds" in m for m in expert) and tcp == ["0"], (expert, tcp)
+        ours, malformed, _ = _csum(1, frame)
+        assert ours[0] == ("ipv4", "ok") and not [layer for layer, _ in ours if layer.startswith("tcp")], ours
+        assert malformed is not None and malformed.startswith("inside eth/ipv4") and "truncated" in malformed
+        with pytest.raises(CsumValueError, match=r"^inside eth/ipv4(/gre)?: truncated: IPv[46] "):
+            inet.verify(frame)
 
 
 # --- item 2: the encapsulations' details --------------------------------------------------------------------------

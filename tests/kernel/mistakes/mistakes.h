@@ -80,4 +80,28 @@ static __always_inline __u64 sum_bytes(__u16 *w, void *end, __u32 len)
 	return sum;
 }
 
+/* The checksum of the 16-bit words at w, summed in 32 bits and folded twice (a loop as the examples write it). */
+static __always_inline __u16 csum16(const __u16 *w, int words)
+{
+	__u32 sum = 0;
+
+	for (int i = 0; i < words; i++)
+		sum += w[i];
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return ~sum;
+}
+
+/* tc: the checksum at off XORed with a hash of key (and 1): what corruption looks like, no mistake a program makes
+ * (the SCRAMBLED twins of tests/kernel/test_prog_explained_patterns.py). */
+static __always_inline int scramble(struct __sk_buff *skb, __u32 off, __u32 key)
+{
+	__u16 c;
+
+	if (bpf_skb_load_bytes(skb, off, &c, 2))
+		return -1;
+	c ^= (__u16)((key * 2654435761u) >> 16) | 1;
+	return bpf_skb_store_bytes(skb, off, &c, 2, 0);
+}
+
 char LICENSE[] SEC("license") = "GPL";

@@ -12,18 +12,6 @@
 #define OLD_SIZE 32
 #endif
 
-static __always_inline __u16 header_csum(const struct iphdr *ip)
-{
-	const __u16 *w = (const __u16 *)ip;
-	__u32 sum = 0;
-
-	for (int i = 0; i < (int)sizeof(*ip) / 2; i++)
-		sum += w[i];
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	return ~sum;
-}
-
 SEC("tc")
 int nat46(struct __sk_buff *skb)
 {
@@ -57,7 +45,7 @@ int nat46(struct __sk_buff *skb)
 	v4.protocol = ip6h->nexthdr;
 	v4.saddr = new[0];
 	v4.daddr = new[1];
-	v4.check = header_csum(&v4);
+	v4.check = csum16((const __u16 *)&v4, sizeof(v4) / 2);
 	diff = bpf_csum_diff(old, OLD_SIZE, new, sizeof(new), 0);
 	if (bpf_skb_change_proto(skb, bpf_htons(ETH_P_IP), 0))
 		return TC_ACT_SHOT;
