@@ -9,9 +9,9 @@ the frame (fuzz_common.exact: AddressSanitizer sees an overread of one byte). Th
 with every offset and length argument taken from the input's first bytes (anywhere from 4 before the frame to 4
 past it, a pseudo-header size of 4, 16 or another): it must answer None or hypotheses, never read outside the
 frame (ASan) nor fail. And ``wrong_all`` (csum/explain/fast.py's C walk of packets with one wrong TCP/UDP checksum),
-asked for every field offset of the frame, one at a time and all at once: None but for the one failing field, and
-there the same field, segment, flow key and hits as the Python walker gives (csum/explain/flow.py flow_key, the
-hypotheses above).
+asked for every field offset of the frame, one at a time and all at once, as tuples and as csum.explain.fast.Wrong:
+None but for the one failing field, and there the same field, segment, flow key and hits as the Python walker gives
+(csum/explain/flow.py flow_key, the hypotheses above).
 """
 
 from __future__ import annotations
@@ -77,6 +77,9 @@ def _wrong(frame: bytes, link: int) -> None:
     for at, got in zip(offsets, every):
         if len(failing) != 1 or at != failing[0].field:
             assert got is None, f"wrong_all answered {got!r} at {at} for failing fields {failing!r}"
+    typed = c.wrong_all([exact(frame) for _ in offsets], [link] * len(offsets), offsets, fast.Wrong)
+    assert [None if t is None else (type(t), t[1:]) for t in typed] == \
+        [None if t is None else (fast.Wrong, t[1:]) for t in every], "wrong_all made as Wrong and as tuples differ"
     for at, got in zip(offsets, every):
         one = c.wrong_all([exact(frame)], [link], [at])[0]  # past the packet itself (its copy: another object)
         assert (one is None) == (got is None) and (got is None or one[1:] == got[1:]), \

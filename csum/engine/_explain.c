@@ -44,10 +44,18 @@ static int hit(hits_t *h, int variant, uint64_t value, uint64_t a, uint64_t b, u
 {
     if (h->want >= 0 && ((int64_t)value != h->want || (int64_t)value == h->right))
         return 0;
-    PyObject *t = Py_BuildValue("(iKKKK)", variant, (unsigned long long)value, (unsigned long long)a,
-                                (unsigned long long)b, (unsigned long long)c);
+    PyObject *t = PyTuple_New(5);
     if (t == NULL)
         return -1;
+    const uint64_t numbers[] = {(uint64_t)variant, value, a, b, c};
+    for (int i = 0; i < 5; i++) {
+        PyObject *item = PyLong_FromUnsignedLongLong(numbers[i]);
+        if (item == NULL) {
+            Py_DECREF(t);
+            return -1;
+        }
+        PyTuple_SET_ITEM(t, i, item);
+    }
     int r = PyList_Append(h->out, t);
     Py_DECREF(t);
     if (r == 0 && h->n < MAX_HITS)
@@ -399,12 +407,13 @@ static int plain_l4(const walk_t *w, int k)
 static PyObject *tcp_name, *udp_name;
 
 /* One packet of wrong_all: None, or (the packet, field, header, end, l3, ip_end, flow key, residual, variants,
- * hits) for a packet whose one wrong field is the TCP/UDP checksum at `field` of its one IP layer (see plain_l4; the
+ * hits), made as a `cls` (a tuple or a subclass of it), for a packet whose one wrong field is the TCP/UDP checksum at `field` of its one IP layer (see plain_l4; the
  * IPv4 header's checksum right): the C walker's stack (csum/engine/_walk.c) and that field's hypotheses from the
  * packet alone that store its stored value (alone's, with the arguments csum/explain/quick.py would give; variants:
  * their variant numbers as bytes). The flow key is csum/explain/flow.py flow_key's: (version, the IP header's source
  * and destination addresses, protocol, source port, destination port, layer, depth 0). NULL on error. */
-static PyObject *wrong_one(PyObject *packet, const uint8_t *b, Py_ssize_t len, int64_t linktype, int64_t field)
+static PyObject *wrong_one(PyTypeObject *cls, PyObject *packet, const uint8_t *b, Py_ssize_t len, int64_t linktype,
+                           int64_t field)
 {
     Py_ssize_t index = linktype < 0 ? -1 : walk_link_row(linktype);
     int16_t codes[SLOTS];
@@ -441,10 +450,31 @@ static PyObject *wrong_one(PyObject *packet, const uint8_t *b, Py_ssize_t len, i
     Py_ssize_t size = (Py_ssize_t)v[A_SIZE], saddr = ip->l3 + (ip->version == 4 ? CT_IPHDR_SADDR : CT_IPV6HDR_SADDR);
     Py_ssize_t daddr = ip->l3 + (ip->version == 4 ? CT_IPHDR_DADDR : CT_IPV6HDR_DADDR);
     uint64_t residual = csum_reduce((uint64_t)(r->stored ^ M16) + r->computed, 16);  /* csum/explain/flow.py's */
-    return Py_BuildValue("(Onnnnn(iy#y#iiiOi)Ky#N)", packet, r->field, r->header, r->end, ip->l3, ip->end, ip->version,
-                         b + saddr, size, b + daddr, size, ip->proto, (int)be16(b + r->header),
-                         (int)be16(b + r->header + 2), tcp ? tcp_name : udp_name, 0, (unsigned long long)residual,
-                         h.variants, (Py_ssize_t)h.n, h.out);
+    PyObject *key = PyTuple_New(8);
+    /* a tuple, or one of a subclass of tuple (wrong_all checks it), as tuple's own __new__ makes them */
+    PyObject *out = key == NULL ? NULL : cls == &PyTuple_Type ? PyTuple_New(10) : cls->tp_alloc(cls, 10);
+    if (out == NULL) {
+        Py_XDECREF(key);
+        Py_DECREF(h.out);
+        return NULL;
+    }
+    PyObject *keys[] = {PyLong_FromLong(ip->version), PyBytes_FromStringAndSize((const char *)b + saddr, size),
+                        PyBytes_FromStringAndSize((const char *)b + daddr, size), PyLong_FromLong(ip->proto),
+                        PyLong_FromLong(be16(b + r->header)), PyLong_FromLong(be16(b + r->header + 2)),
+                        Py_NewRef(tcp ? tcp_name : udp_name), PyLong_FromLong(0)};
+    for (int i = 0; i < 8; i++)
+        PyTuple_SET_ITEM(key, i, keys[i]);
+    PyObject *items[] = {Py_NewRef(packet), PyLong_FromSsize_t(r->field), PyLong_FromSsize_t(r->header),
+                         PyLong_FromSsize_t(r->end), PyLong_FromSsize_t(ip->l3), PyLong_FromSsize_t(ip->end), key,
+                         PyLong_FromUnsignedLongLong(residual), PyBytes_FromStringAndSize(h.variants, h.n), h.out};
+    for (int i = 0; i < 10; i++)
+        PyTuple_SET_ITEM(out, i, items[i]);
+    for (int i = 0; i < 10; i++)  /* an item not made (no memory): the error is set */
+        if (items[i] == NULL || (i < 8 && keys[i] == NULL)) {
+            Py_DECREF(out);
+            return NULL;
+        }
+    return out;
 }
 
 /* The integer at i of a sequence (PySequence_Fast's items); -1 with an error set where it is not one. */
@@ -453,13 +483,19 @@ static int64_t item_int(PyObject *seq, Py_ssize_t i)
     return PyLong_AsLongLong(PySequence_Fast_GET_ITEM(seq, i));
 }
 
-/* wrong_all(packets, linktypes, fields) -> [None or wrong_one's tuple], one per packet: csum/explain/fast.py asks
- * for a capture's wrong packets at once (fields: the offset of each one's wrong field as the check found it). */
+/* wrong_all(packets, linktypes, fields[, cls]) -> [None or wrong_one's tuple], one per packet: csum/explain/fast.py
+ * asks for a capture's wrong packets at once (fields: the offset of each one's wrong field as the check found it;
+ * cls: a subclass of tuple the answers are made as, csum/explain/fast.py Wrong; else tuples). */
 static PyObject *wrong_all(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    if (nargs != 3) {
-        PyErr_SetString(PyExc_TypeError, "wrong_all takes 3 arguments");
+    if (nargs != 3 && nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "wrong_all takes 3 or 4 arguments");
+        return NULL;
+    }
+    PyTypeObject *cls = nargs == 4 ? (PyTypeObject *)args[3] : &PyTuple_Type;
+    if (!PyType_Check((PyObject *)cls) || !PyType_IsSubtype(cls, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "cls must be a subclass of tuple");
         return NULL;
     }
     PyObject *packets = PySequence_Fast(args[0], "packets must be a sequence");
@@ -482,7 +518,7 @@ static PyObject *wrong_all(PyObject *self, PyObject *const *args, Py_ssize_t nar
             Py_CLEAR(out);
             break;
         }
-        PyObject *one = wrong_one(packet, view.buf, view.len, link, field);
+        PyObject *one = wrong_one(cls, packet, view.buf, view.len, link, field);
         PyBuffer_Release(&view);
         if (one == NULL)
             Py_CLEAR(out);

@@ -28,8 +28,8 @@ from . import header, hypotheses, sums
 from .causes import CANNOT_JUDGE, CAUSES, CORRUPTION, NOT_CAUSES, UNEXPLAINED, Cause, what
 from .flow import Context, FlowKey, carrier, residual
 
-__all__ = ["CANNOT_JUDGE", "CAUSES", "CORRUPTION", "NOT_CAUSES", "UNEXPLAINED", "Cause", "Context", "Explanation",
-           "explain", "explain_result", "what"]
+__all__ = ["CANNOT_JUDGE", "CAUSES", "CORRUPTION", "NOT_CAUSES", "UNEXPLAINED", "UNNAMED", "Cause", "Context",
+           "Explanation", "explain", "explain_result", "what"]
 
 #: How many wrong fields of a flow must share a one-bit residual, or fit one weak cause, for the flow to pin it (two
 #: bits flipped at one place of two packets of a flow happen; three, hardly).
@@ -39,6 +39,8 @@ WRONG = (Status.BAD, Status.OFFLOAD)
 
 
 _set = object.__setattr__
+#: The ids an explanation gives where it names no cause (:attr:`Explanation.named`).
+UNNAMED = (UNEXPLAINED, CORRUPTION, CANNOT_JUDGE)
 
 
 class Explanation:
@@ -72,7 +74,7 @@ class Explanation:
     @property
     def named(self) -> bool:
         """Whether a cause was found (not unexplained, corruption or cannot-judge)."""
-        return self.cause not in (UNEXPLAINED, CORRUPTION, CANNOT_JUDGE)
+        return self.cause not in UNNAMED
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Explanation):

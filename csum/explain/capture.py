@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import gc
 import json
+from bisect import bisect_left
 from collections import Counter
-from operator import itemgetter
-from collections.abc import Callable, Sequence
+from itertools import islice, repeat
+from operator import itemgetter, lt
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -31,15 +33,47 @@ from ..capture.arrow import ParquetSink
 from ..capture.rowtext import TextSink, _csv_field, only, text
 from ..capture.source import open_source
 from ..layers import Result, Status
-from . import Context, Explanation, explain, explain_result, fast
+from . import UNNAMED, Context, Explanation, explain, explain_result, fast
 from .flow import FlowKey
 
-__all__ = ["LIMIT", "WINDOW", "Collector", "Explained", "ExplainedParquet", "ExplainedText", "explain_capture"]
+__all__ = ["LIMIT", "WINDOW", "Collector", "Explained", "Fields", "ExplainedParquet", "ExplainedText", "explain_capture"]
 
 #: The most wrong fields explained per capture (the rest are counted, not explained).
 LIMIT = 100_000
 #: How many packets before and after a wrong one are looked at for the packet before a NAT.
 WINDOW = 8
+_OFFSETS = np.array([*range(-WINDOW, 0), *range(1, WINDOW + 1)])  # a packet's window, itself left out
+
+
+#: What makes a fast path field's explanation: its Wrong, its Result, the verdicts by group and its group
+#: (csum.explain.fast.made(w, r, verdicts[group])).
+_Making = tuple[fast.Wrong, Result, dict[Any, fast.Verdict], Any]
+
+
+class Fields(Mapping[tuple[int, int], Explanation]):
+    """(packet index, field offset) -> :class:`~csum.explain.Explanation`. A field of the fast path is kept as what
+    makes its explanation (:data:`_Making`) until it is read (a capture's wrong fields are explained in bulk; the
+    text and JSON outputs read a few of them)."""
+
+    def __init__(self) -> None:
+        self._kept: dict[tuple[int, int], Explanation | _Making] = {}
+
+    def __getitem__(self, key: tuple[int, int]) -> Explanation:
+        e = self._kept[key]
+        if isinstance(e, tuple):
+            w, r, verdicts, group = e
+            e = self._kept[key] = fast.made(w, r, verdicts[group])
+        return e
+
+    def __iter__(self) -> Iterator[tuple[int, int]]:
+        return iter(self._kept)
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+    def update(self, items: Iterator[tuple[tuple[int, int], Explanation | _Making]]) -> None:
+        """Add ``items``: (key, an explanation or what makes it)."""
+        self._kept.update(items)
 
 
 @dataclass
@@ -48,7 +82,7 @@ class Explained:
     per cause id; ``flows[(flow, layer, cause)]`` = [fields, the first one's packet index, its explanation];
     ``skipped``: wrong fields past :data:`LIMIT`, not explained."""
 
-    fields: dict[tuple[int, int], Explanation] = field(default_factory=dict)
+    fields: Fields = field(default_factory=Fields)
     causes: Counter[str] = field(default_factory=Counter)
     flows: dict[tuple[Flow | None, str, str], list] = field(default_factory=dict)
     skipped: int = 0
@@ -152,14 +186,15 @@ class Collector:
         mine = Counter(map(itemgetter(0), items))  # fields per packet
         order = sorted(mine)
         for c in self.seen:
-            ours = [i for i in order if c.first <= i < c.end]
+            ours = order[bisect_left(order, c.first):bisect_left(order, c.end)]
             if not ours:
                 continue
             ks = np.asarray(ours, dtype=np.int64) - c.first
             links, origlens, caplens = c.links[ks].tolist(), c.origlens[ks].tolist(), c.caplens[ks].tolist()
-            view, packets = memoryview(c.capture.data), self.packets
-            for index, start, n, link, origlen in zip(ours, c.capture.offsets[ks].tolist(), caplens, links, origlens):
-                packets[index] = (bytes(view[start:start + n]), link, origlen)  # Capture.packet's bytes
+            starts = c.capture.offsets[ks]
+            copies = map(bytes, map(memoryview(c.capture.data).__getitem__,
+                                    map(slice, starts.tolist(), (starts + c.caplens[ks]).tolist())))
+            self.packets.update(zip(ours, zip(copies, links, origlens)))  # Capture.packet's bytes
             self.fields += sum(map(mine.__getitem__, ours))
             self.last = max(self.last, ours[-1])
             if c.checked is not None:
@@ -168,29 +203,25 @@ class Collector:
             if self.near:
                 for index in ours:
                     self.near.pop(index, None)
-            inside = self._inside(c, ks)
-            for index, k, caplen, row in zip(ours, ks.tolist(), caplens, inside):
-                if row is None:
-                    self._near(index, caplen)
-                    continue
-                for j in row:
-                    if j not in self.packets and j not in self.near:
-                        self.near[j] = (bytes(c.capture.packet(j - c.first)), int(c.links[j - c.first]))
+            for k, j in self._inside(c, ks):  # in the order of the packets, then of their windows
+                if j is None:
+                    self._near(ours[k], caplens[k])
+                elif j not in self.packets and j not in self.near:
+                    self.near[j] = (bytes(c.capture.packet(j - c.first)), int(c.links[j - c.first]))
 
     @staticmethod
-    def _inside(c: _Chunk, ks: np.ndarray) -> list[list[int] | None]:
-        """Per packet ``ks`` (positions in chunk ``c``): the indices of the packets within WINDOW of it of its
-        captured length, where its window lies inside the chunk (None: it does not; :meth:`_near` looks)."""
-        offsets = np.arange(-WINDOW, WINDOW + 1)
-        window = ks[:, None] + offsets
+    def _inside(c: _Chunk, ks: np.ndarray) -> list[tuple[int, int | None]]:
+        """For packets ``ks`` (positions in chunk ``c``): (k, j) for each packet j within WINDOW of packet ``ks[k]``
+        of its captured length, where its window lies inside the chunk, else (k, None): :meth:`_near` looks."""
         n = len(c.caplens)
         whole = (ks >= WINDOW) & (ks + WINDOW < n)
-        same = (c.caplens[np.clip(window, 0, n - 1)] == c.caplens[ks][:, None]) & (offsets != 0) & whole[:, None]
-        out: list[list[int] | None] = [[] if ok else None for ok in whole.tolist()]
-        rows, cols = np.nonzero(same)
-        for row, j in zip(rows.tolist(), (window[rows, cols] + c.first).tolist()):
-            out[row].append(j)  # type: ignore[union-attr]
-        return out
+        inner = np.flatnonzero(whole)
+        window = ks[inner][:, None] + _OFFSETS
+        rows, cols = np.nonzero(c.caplens[window] == c.caplens[ks[inner]][:, None])
+        found = list(zip(inner[rows].tolist(), (window[rows, cols] + c.first).tolist()))
+        if whole.all():
+            return found
+        return sorted(found + [(k, None) for k in np.flatnonzero(~whole).tolist()], key=itemgetter(0))
 
     def _near(self, index: int, caplen: int) -> None:
         """The packets within WINDOW of ``index`` of captured length ``caplen``; those not read yet, at the next
@@ -246,52 +277,123 @@ def _explain_capture(collected: Collector, report: Report, limit: int, hosts: Ho
     for index, (data, link, _) in packets.items():
         if index in wanted and index not in by_c:
             context.add(data, link, frame(index))
-    fast.record_all(list(by_c.values()), context)
+    # a field the walked path explains (a right packet's segment pairs it) looks its flow key up by its place
+    groups = fast.record_all(list(by_c.values()), context, places=bool(context.segments))
     out = Explained(skipped=skipped)
     flows: dict[FlowKey, Flow | None | Literal[False]] = {}  # the flow of each flow key the fast path gave
     memo = fast.Memo()  # fast.explain's decisions, found once (the context is complete)
-    pairs = bool(context.segments)  # a right packet's segment to pair with (else fast.paired is False)
-    groups = out.flows
-    fields, causes, c_explain = out.fields, out.causes, fast.explain
+    labels: dict[tuple[Flow | None, str, str], int] = {}
+    columns = _fast_rows(wanted, by_c, groups, context, flows, memo, labels)
+    walked = _walked_rows(collected, wanted, by_c, context, flows, len(columns[0]), labels)
+    if walked:  # in packet order (stable: a packet's fields in their order)
+        columns = tuple(map(list, zip(*sorted([*zip(*columns), *walked], key=_INDEX))))  # type: ignore[assignment]
+    _count(out, hosts, columns, list(labels))
+    return out
+
+
+#: A wrong field as :func:`_count` counts it: its packet's index, its offset (-1: none), its group of a flow, a layer
+#: and a cause (its number in ``labels``), its cause id, its Result, and its explanation (a fast path's field: what
+#: makes it when read, :class:`Fields`).
+_Row = tuple[int, int, int, str, Result, "Explanation | _Making"]
+#: Rows as columns (a list per item of :data:`_Row`).
+_Columns = tuple[list[int], list[int], list[int], list[str], list[Result], "list[Explanation | _Making]"]
+_INDEX = itemgetter(0)
+_AT = itemgetter(1)
+
+
+def _label(labels: dict[tuple[Flow | None, str, str], int], flow: Flow | None, layer: str, cause: str) -> int:
+    """The number of the group of ``flow``, ``layer`` and ``cause`` (:attr:`Explained.flows`) in ``labels``."""
+    return labels.setdefault((flow, layer, cause), len(labels))
+
+
+def _fast_rows(wanted: dict[int, list[Result]], by_c: dict[int, fast.Wrong], groups: fast.Groups, context: Context,
+               flows: dict[FlowKey, Flow | None | Literal[False]], memo: fast.Memo,
+               labels: dict[tuple[Flow | None, str, str], int]) -> _Columns:
+    """The rows (as columns) of the fields of ``wanted`` on the fast path (``by_c``, in :class:`fast.Groups`
+    ``groups``; not those a right packet's segment pairs: the walked path's), in packet order: judged once per group
+    (fast.judge), in the order of their first field, as one by one; each field's explanation made when read."""
+    quick, ws, of = list(by_c), list(by_c.values()), groups.of
+    if context.segments:  # a right packet's segment to pair with (else fast.paired is False)
+        keep = [k for k, w in enumerate(ws) if not fast.paired(w, context)]
+        quick, ws, of = [quick[k] for k in keep], [ws[k] for k in keep], [of[k] for k in keep]
+    if not all(map(lt, quick, islice(quick, 1, None))):  # a datagram's packet collected late: in packet order
+        order = sorted(range(len(quick)), key=quick.__getitem__)
+        quick, ws, of = [quick[k] for k in order], [ws[k] for k in order], [of[k] for k in order]
+    rs = [wanted[index][0] for index in quick]
+    firsts = dict(zip(reversed(of), range(len(of) - 1, -1, -1)))  # each group's first field here
+    verdicts: dict[int, fast.Verdict] = {}
+    causes: dict[int, str] = {}
+    numbers: dict[int, int] = {}
+    for g in dict.fromkeys(of):  # in the order of their first field, as one by one
+        w, r = ws[firsts[g]], rs[firsts[g]]
+        verdicts[g] = fast.judge(w, r, context, memo)
+        causes[g] = fast.cause_of(verdicts[g])
+        flow = flows.get(w.key, False)
+        if flow is False:
+            flow = flows[w.key] = _flow_of_key(w.key, r)
+        numbers[g] = _label(labels, flow, r.layer, causes[g])
+    return (quick, list(map(_AT, ws)), list(map(numbers.__getitem__, of)), list(map(causes.__getitem__, of)), rs,
+            list(zip(ws, rs, repeat(verdicts), of)))
+
+
+def _walked_rows(collected: Collector, wanted: dict[int, list[Result]], by_c: dict[int, fast.Wrong],
+                 context: Context, flows: dict[FlowKey, Flow | None | Literal[False]], fast_rows: int,
+                 labels: dict[tuple[Flow | None, str, str], int]) -> list[_Row]:
+    """The rows of the other fields of ``wanted`` (``fast_rows``: how many :func:`_fast_rows` gave), in packet
+    order: explained from the Python walker's stack."""
+    packets = collected.packets
+    pairs = bool(context.segments)
+    out: list[_Row] = []
+    if fast_rows == sum(map(len, wanted.values())):  # every field on the fast path
+        return out
     for index, results in wanted.items():  # in packet order (_wrong's)
         w = by_c.get(index)
-        if w is not None and not (pairs and fast.paired(w, context)):  # its one field, on the fast path
-            r = results[0]
-            flow = flows.get(w.key, False)
-            if flow is False:
-                flow = flows[w.key] = _keyed_flow(context, w.data, r, True)
-            if flow is not False:  # else (no flow key: cannot be) flow_of's, below
-                e = c_explain(w, r, context, memo)
-                fields[(index, w.at)] = e
-                causes[e.cause] += 1
-                _grouped(groups, hosts, flow, r, e, index)
-                continue
+        if w is not None and not (pairs and fast.paired(w, context)):
+            continue  # _fast_rows'
         if index not in packets:
             continue
         data, link, origlen = packets[index]
-        rows: list[Sender] | None = None
+        senders_: list[Sender] | None = None
         read = _as_read(data, link, context) if index in collected.after else None
         for r in results:
-            if w is not None and not (pairs and fast.paired(w, context)):
-                e = fast.explain(w, r, context, memo)
-            elif read is None:
+            if read is None:
                 e = explain_result(data, r, link=link, context=context)
             else:
                 e = _before_rewrite(read, r, collected.after[index], data, link, context)
-            out.fields[(index, -1 if r.field is None else r.field)] = e
-            out.causes[e.cause] += 1
             flow = flows.get(w.key, False) if w is not None else False
             if flow is False:
                 flow = _keyed_flow(context, data, r, w is not None)
                 if w is not None:
                     flows[w.key] = flow
             if flow is False:
-                if rows is None:
+                if senders_ is None:
                     walked = context.walked.get(data)
-                    rows = senders(walked[0], data) if walked is not None else senders_of(data, link, origlen)
-                flow = flow_of(r, rows)
-            _grouped(groups, hosts, flow, r, e, index)
+                    senders_ = senders(walked[0], data) if walked is not None else senders_of(data, link, origlen)
+                flow = flow_of(r, senders_)
+            out.append((index, -1 if r.field is None else r.field, _label(labels, flow, r.layer, e.cause), e.cause,
+                        r, e))
     return out
+
+
+def _count(out: Explained, hosts: Hosts | None, columns: _Columns, labels: list[tuple[Flow | None, str, str]]
+           ) -> None:
+    """The rows (``columns``, in packet order; ``labels``: their groups of a flow, a layer and a cause) in ``out``:
+    each field's explanation, the fields per cause, per group (the first one's index and explanation), and, for a
+    bad field whose explanation names a cause, per source host of its flow (:attr:`Hosts.causes`)."""
+    indices, ats, numbers, causes, results, es = columns
+    out.fields.update(zip(zip(indices, ats), es))
+    out.causes.update(causes)
+    first = dict(zip(reversed(numbers), range(len(numbers) - 1, -1, -1)))
+    for g, n in Counter(numbers).items():
+        k = first[g]
+        out.flows[labels[g]] = [n, indices[k], out.fields[(indices[k], ats[k])] if isinstance(es[k], tuple) else es[k]]
+    if hosts is not None:
+        bad = Status.BAD
+        for g, n in Counter(g for g, r in zip(numbers, results) if r.status is bad).items():
+            flow, _layer, cause = labels[g]
+            if flow is not None and cause not in UNNAMED:
+                counts = hosts.causes.setdefault(flow.src, {})
+                counts[cause] = counts.get(cause, 0) + n
 
 
 def _by_c(packets: dict[int, tuple[bytes, int, int]], wanted: dict[int, list[Result]],
@@ -307,20 +409,6 @@ def _by_c(packets: dict[int, tuple[bytes, int, int]], wanted: dict[int, list[Res
     return {index: w for index, w in zip(indices, fast.wrong_all(datas, links, ats)) if w is not None}
 
 
-def _grouped(groups: dict[tuple[Flow | None, str, str], list], hosts: Hosts | None, flow: Flow | None, r: Result,
-             e: Explanation, index: int) -> None:
-    """Field ``r`` of packet ``index``, explained as ``e``, counted in its group (:attr:`Explained.flows`) and, when it
-    is bad and ``e`` names a cause, under its flow's source host (:attr:`Hosts.causes`)."""
-    group = groups.get((flow, r.layer, e.cause))
-    if group is None:
-        groups[(flow, r.layer, e.cause)] = [1, index, e]
-    else:
-        group[0] += 1
-    if hosts is not None and r.status is Status.BAD and flow is not None and e.named:
-        hosts.causes.setdefault(flow.src, {}).setdefault(e.cause, 0)
-        hosts.causes[flow.src][e.cause] += 1
-
-
 def _keyed_flow(context: Context, data: bytes, r: Result, c_walked: bool) -> Flow | None | Literal[False]:
     """The flow of wrong field ``r`` from the flow key :class:`Context` found for it (the IP header carrying it, as
     :func:`csum.capture.hosts.flow_of` finds it among the packet's headers); False where there is none, or where the
@@ -329,6 +417,11 @@ def _keyed_flow(context: Context, data: bytes, r: Result, c_walked: bool) -> Flo
     key = context.keys.get((data, -1 if r.field is None else r.field))
     if key is None or (not c_walked and context.refused(data)):
         return False
+    return _flow_of_key(key, r)
+
+
+def _flow_of_key(key: FlowKey, r: Result) -> Flow | None:
+    """The flow of wrong field ``r`` whose IP header has flow key ``key``."""
     version, src, dst, proto, sport, dport, _layer, depth = key
     return flow_of(r, [Sender(depth, 0, version, src, dst, proto, sport, dport)])
 

@@ -28,7 +28,8 @@ from .flow import Context, FlowKey
 from .hypotheses import one_bit, segment_of
 from .sums import Guess
 
-__all__ = ["Memo", "Wrong", "explain", "paired", "record", "record_all", "wrong", "wrong_all"]
+__all__ = ["Groups", "Memo", "Verdict", "Wrong", "cause_of", "explain", "judge", "made", "paired", "record", "record_all",
+           "wrong", "wrong_all"]
 
 
 class Wrong(NamedTuple):
@@ -82,7 +83,7 @@ def wrong_all(packets: Sequence[bytes], links: Sequence[int], fields: Sequence[i
     c = engine.cexplain
     if c is None:
         return [None] * len(packets)
-    return [None if t is None else _new(Wrong, t) for t in c.wrong_all(packets, links, fields)]
+    return c.wrong_all(packets, links, fields, Wrong)  # made as Wrongs
 
 
 def wrong(data: bytes, link: Link | int, r: Result) -> Wrong | None:
@@ -91,9 +92,6 @@ def wrong(data: bytes, link: Link | int, r: Result) -> Wrong | None:
     if r.field is None or r.stored is None or r.computed is None or not isinstance(link, int):
         return None
     return wrong_all([data], [link], [r.field])[0]
-
-
-_new = tuple.__new__
 
 
 def paired(w: Wrong, context: Context) -> bool:
@@ -121,12 +119,22 @@ def explain(w: Wrong, r: Result, context: Context, memo: Memo | None = None) -> 
     """Why field ``r`` (``w``, recorded in ``context``) is wrong, as :func:`csum.explain.explain_result` says;
     ``memo``: the decisions kept across a capture's fields (:class:`Memo`), each field's explanation then made from
     its own hits and values (their texts when first read)."""
-    stored, computed = r.stored, r.computed
-    assert stored is not None and computed is not None
-    _data, _at, _start, _end, _l3, _ip_end, key, res, variants, _found = w  # one unpacking: run for every field
+    return made(w, r, judge(w, r, context, memo))
+
+
+#: What :func:`judge` found for a field: an explanation shared by every field it holds for, or (cause, k, n): the
+#: hits' ``k``-th fits (``n``: the flow's wrong fields it fits, where the flow pins it), or None: no hit named,
+#: nor does the flow say (:func:`csum.explain.nothing_named`, from the field's own values).
+Verdict = Explanation | tuple[str, int, int] | None
+
+
+def judge(w: Wrong, r: Result, context: Context, memo: Memo | None = None) -> Verdict:
+    """What :func:`explain` finds for field ``r`` (``w``), short of the field's own texts: the same for every field
+    of the same flow key, variants and residual (their explanations are then :func:`made` from it)."""
+    _data, _at, _start, _end, _l3, _ip_end, key, res, variants, _found = w  # one unpacking
+    together = shared(context, key, res)
     if variants:
         # a residual another wrong field of the flow shares: the decision may depend on it (decide, shared)
-        together = shared(context, key, res)
         sig = (key, one_bit(res), variants, res if together else None)
         decision = _UNSEEN if memo is None else memo.decisions.get(sig, _UNSEEN)  # one lookup: it may be None
         if decision is _UNSEEN:
@@ -137,9 +145,7 @@ def explain(w: Wrong, r: Result, context: Context, memo: Memo | None = None) -> 
             k, n, text = decision
             if k < 0:
                 return Explanation(UNEXPLAINED, text)
-            return fitted((_CAUSES.get(variants) or w.causes)[k], lambda: w.guess(k).text(), n)
-    else:
-        together = shared(context, key, res)
+            return (_CAUSES.get(variants) or w.causes)[k], k, n
     # what the flow says depends on the residual only where another field of the flow shares it (by_flow)
     place = (key, res if together else None)
     said = _UNSEEN if memo is None else memo.flows.get(place, _UNSEEN)
@@ -147,7 +153,25 @@ def explain(w: Wrong, r: Result, context: Context, memo: Memo | None = None) -> 
         said = by_flow(_subject(w, r), context)
         if memo is not None:
             memo.flows[place] = said
-    return nothing_named(stored, computed, w.causes) if said is None else said
+    return said
+
+
+def cause_of(verdict: Verdict) -> str:
+    """The cause id of the fields :func:`judge` gave ``verdict``."""
+    if verdict is None:
+        return UNEXPLAINED
+    return verdict.cause if isinstance(verdict, Explanation) else verdict[0]
+
+
+def made(w: Wrong, r: Result, verdict: Verdict) -> Explanation:
+    """The explanation of field ``r`` (``w``) that :func:`judge` gave ``verdict``."""
+    if verdict is None:
+        assert r.stored is not None and r.computed is not None
+        return nothing_named(r.stored, r.computed, w.causes)
+    if isinstance(verdict, Explanation):
+        return verdict
+    cause, k, n = verdict
+    return fitted(cause, lambda: w.guess(k).text(), n)
 
 
 _UNSEEN: Any = object()  # not in a Memo yet
@@ -170,28 +194,47 @@ def record(w: Wrong, context: Context) -> None:
     context.record(w.data, w.at, w.key, w.res, w.hits)
 
 
-_PLACE, _KEY_RES, _KEY_VARIANTS = itemgetter(0, 1), itemgetter(6, 7), itemgetter(6, 8)
+_PLACE, _KEY, _GROUP = itemgetter(0, 1), itemgetter(6), itemgetter(6, 8, 7)
 
 
-def record_all(ws: Sequence[Wrong], context: Context) -> None:
-    """:func:`record` of every field of ``ws``, counted at once (the same counts: their order does not matter)."""
+class Groups(NamedTuple):
+    """The fields of a capture grouped by flow key, variants and residual (:meth:`Wrong.group`: one :func:`judge`
+    verdict holds for all of a group's fields): each field's group (a number), and per group, in the order of its
+    first field, its (flow key, variants, residual) and its first field's position."""
+
+    of: list[int]
+    groups: list[tuple[FlowKey, bytes, int]]
+    first: list[int]
+
+
+def record_all(ws: Sequence[Wrong], context: Context, places: bool = True) -> Groups:
+    """:func:`record` of every field of ``ws``, counted at once per group (the same counts, in the same order);
+    the fields' :class:`Groups`. ``places``: each field's flow key by (packet, offset) too (:attr:`Context.keys`:
+    only a field explained through the Python walker looks its own up; without, no packet's bytes are hashed)."""
     context.pins.clear()
-    context.keys.update(zip(map(_PLACE, ws), map(itemgetter(6), ws)))
-    residuals = context.residuals
-    for (key, res), n in Counter(map(_KEY_RES, ws)).items():
+    if places:
+        context.keys.update(zip(map(_PLACE, ws), map(_KEY, ws)))
+    numbers: dict[tuple[FlowKey, bytes, int], int] = {}
+    of = [numbers.setdefault(g, len(numbers)) for g in map(_GROUP, ws)]
+    groups = list(numbers)
+    first = [0] * len(groups)
+    for k, g in zip(range(len(of) - 1, -1, -1), reversed(of)):
+        first[g] = k
+    residuals, every = context.residuals, context.fits
+    for g, n in Counter(of).items():  # in the order of each group's first field, as one by one
+        key, variants, res = groups[g]
         counts = residuals.get(key)
         if counts is None:
             counts = residuals[key] = Counter()
         counts[res] = counts.get(res, 0) + n
-    every = context.fits
-    for (key, variants), n in Counter(map(_KEY_VARIANTS, ws)).items():
         if not variants:
             continue
         causes = _CAUSES.get(variants)
         if causes is None:  # a field of these variants names them (once per variants)
-            causes = next(w for w in ws if w.variants == variants).causes
+            causes = ws[first[g]].causes
         fits = every.get(key)
         if fits is None:
             fits = every[key] = Counter()
         for cause in dict.fromkeys(causes):
             fits[cause] = fits.get(cause, 0) + n
+    return Groups(of, groups, first)

@@ -126,3 +126,43 @@ def test_bit_flips(seed: int, flips: int, flows: int) -> None:
 @given(st.binary(min_size=14, max_size=200))
 def test_arbitrary_bytes(data: bytes) -> None:
     _compare([b"\x02\0\0\0\0\x02\x02\0\0\0\0\x01\x08\x00" + data, b"\x02\0\0\0\0\x02\x02\0\0\0\0\x01\x86\xdd" + data])
+
+
+def _verify_json(path: str, capsys: pytest.CaptureFixture[str], name: str, *extra: str) -> dict:
+    """``csum verify PATH --explain --json`` with every wrong field listed, under engine ``name``."""
+    import json
+
+    from csum.cli import main
+
+    with engine.use(name):
+        main(["verify", path, "--explain", "--json", "--show", "100000", "--jobs", "1", *extra])
+    doc = json.loads(capsys.readouterr().out)
+    doc.pop("fast_path")  # the packets the C walker checked: 0 under the Python engine
+    return doc
+
+
+def test_a_capture_explained_in_bulk_as_one_by_one(tmp_path, capsys) -> None:
+    """``verify --explain`` on a capture (csum/explain/capture.py: the fast path's fields judged once per flow key,
+    variants and residual, the summary counted over columns, each explanation made when read) against the same
+    capture under the Python engine, where every field takes the reference path (the Python walker, explain_result,
+    one field at a time). Expected: the same JSON, every field's cause and detail, the causes in the same order, the
+    groups per flow, and the --by host verdicts. The capture: each mistake of tests/mistaken.py on several flows
+    (shared residuals: the flow pins causes), the packet before a NAT, bit flips, right packets between them."""
+    from scapy.layers.l2 import Ether
+    from scapy.utils import wrpcap
+
+    rng = random.Random(42)
+    frames: list[bytes] = []
+    for name in sorted(MAKERS):
+        for _ in range(4):
+            c = case(name, rng)
+            frames.append(right_packet(rng))
+            if c.before is not None:
+                frames.append(c.before)
+            frames.extend(c.others or [c.frame])
+    frames += [flip_bits(right_packet(rng), rng, 1 + k % 3) for k in range(60)]
+    path = str(tmp_path / "mixed.pcap")
+    wrpcap(path, [Ether(f) for f in frames])
+    for extra in ((), ("--by", "host")):
+        got = _verify_json(path, capsys, "c", *extra)
+        assert got["explain"]["causes"] and got == _verify_json(path, capsys, "python", *extra)
