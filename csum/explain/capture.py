@@ -208,6 +208,7 @@ class Collector:
                     self._near(ours[k], caplens[k])
                 elif j not in self.packets and j not in self.near:
                     self.near[j] = (bytes(c.capture.packet(j - c.first)), int(c.links[j - c.first]))
+        _promote()  # the chunk's findings and copies outlive the check
 
     @staticmethod
     def _inside(c: _Chunk, ks: np.ndarray) -> list[tuple[int, int | None]]:
@@ -238,6 +239,18 @@ class Collector:
             self.later.append((index, caplen))
 
 
+def _promote() -> None:
+    """Move the objects the cyclic garbage collector tracks into its oldest generation at once, none walked
+    (:func:`gc.freeze`, then :func:`gc.unfreeze`; not where the process keeps objects frozen of its own). For what
+    outlives a capture's check: its wrong fields' Results and copies as it is checked, their explanations after.
+    Neither makes a reference cycle (a ``verify --explain`` run leaves the same cyclic garbage as a plain one: the
+    command line's parser), so the young collections their count would start find nothing to free; each walks them
+    all."""
+    if not gc.get_freeze_count():
+        gc.freeze()
+        gc.unfreeze()
+
+
 class _Chunk:
     """A chunk and its columns (``read``: the chunk as read, where the one checked is its rewrite, ``checked``)."""
 
@@ -255,13 +268,15 @@ def explain_capture(collected: Collector, report: Report, *, limit: int = LIMIT,
 
     The collector's last chunks are let go (a mapped file's views: it is unmapped then). The cyclic garbage
     collector is paused meanwhile (as it was before, after): the explanations make several objects per field and
-    no reference cycle, and each collection it would start walks every object of the process."""
+    no reference cycle, and each collection it would start walks every object of the process. The objects made
+    meanwhile then join the oldest generation (:func:`_promote`): else the next young collection walks them all."""
     collected.seen, collected.later = [], []  # the check is done: its chunks (views of a mapped file) are let go
     paused = gc.isenabled()
     gc.disable()
     try:
         return _explain_capture(collected, report, limit, hosts)
     finally:
+        _promote()
         if paused:
             gc.enable()
 
