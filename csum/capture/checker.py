@@ -157,14 +157,12 @@ class Checker:
         from .fastpath import Batch
 
         batch = Batch.of(cap, carried)
-        self.report.cut = batch.cut
         c_tried = self.sink is None and engine.cwalk is not None  # the chunk goes to C at once, then the rest to Python
-        if not c_tried:
-            walk: list[int] = list(range(len(batch)))
-        elif self.table is not None:
-            walk = self._c_rows(batch)
-        else:
+        if c_tried and self.table is None:  # report.cut set there
             walk, self.c_closed, self.c_peak = fastpath.c_fast(batch, self.report, self.fixes, self.keep)
+        else:
+            self.report.cut = batch.cut
+            walk = self._c_rows(batch) if c_tried else list(range(len(batch)))
         self._walk([batch.packet(i) for i in walk], c_tried, progress)
 
     def _walk(self, packets: list[Packet], c_tried: bool, progress: Callable[[int, int], None] | None) -> None:
