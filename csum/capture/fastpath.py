@@ -148,16 +148,18 @@ def _holds(data: bytes, at: int, packet: memoryview | bytes) -> bool:
     return 0 <= at and at + len(packet) <= len(data) and memoryview(data)[at : at + len(packet)] == packet
 
 
-def c_fast(cap: Batch, report: Report, fixes: bool = True, keep: int | None = None) -> tuple[list[int], bytes, int]:
+def c_fast(cap: Batch, report: Report, fixes: bool = True, keep: int | None = None,
+           listed: tuple[int, int] = (0, 0)) -> tuple[list[int], bytes, int]:
     """(the packets the C walker left to the Python walker: not captured whole or not walked here, the keys of the
     datagrams it reassembled, their peak: see csum/engine/_cwalk.c datagrams()), the rest counted in ``report``:
     ``report.fast`` the packets whose every checksum passes, every field of the packets C judged counted (in C),
     ``report.cut`` the chunk's packets the snap length cut, and the bad and offload ones of those with a failing field
     (not fragments) listed from their :class:`Result` from C, with their patches where ``fixes``. One C call
     (check_chunk) judges and counts the chunk. ``keep``: the report will keep only that many of each list
-    (Report.keep): once this chunk's lists have that many, the bad and offload fields of the packets after are
-    counted in ``report.dropped`` and their Results never made (not with ``fixes`` or hosts: those need every
-    packet's). No numpy."""
+    (Report.keep): once this chunk's lists have that many, with the bad and offload items the reports of the chunks
+    before listed (``listed``: every one of a lower packet number than this chunk's), the bad and offload fields of
+    the packets after are counted in ``report.dropped`` and their Results never made (not with ``fixes`` or hosts:
+    those need every packet's). No numpy."""
     cwalk = engine.cwalk
     if cwalk is None:
         raise RuntimeError("c_fast: csum.engine._cwalk is not built")
@@ -174,8 +176,10 @@ def c_fast(cap: Batch, report: Report, fixes: bool = True, keep: int | None = No
         report.counts.setdefault(key, zero_counts())[status] += k
     hosts, bad, offload = report.hosts, report.bad, report.offload
     every = keep is None or fixes or hosts is not None
+    before_bad, before_offload = listed
     for i, kept, nbad, noffload in reported:  # counted above: listed here
-        if not every and (not nbad or len(bad) >= keep) and (not noffload or len(offload) >= keep):  # type: ignore
+        if not every and (not nbad or len(bad) + before_bad >= keep) and \
+                (not noffload or len(offload) + before_offload >= keep):  # type: ignore[operator]
             report.dropped["bad"] += nbad
             report.dropped["offload"] += noffload
             continue
