@@ -175,11 +175,10 @@ def c_fast(cap: Batch, report: Report, fixes: bool = True, keep: int | None = No
             else "none" if code & cwalk.NONE else "ok"
         report.counts.setdefault(key, zero_counts())[status] += k
     hosts, bad, offload = report.hosts, report.bad, report.offload
-    every = keep is None or fixes or hosts is not None
-    before_bad, before_offload = listed
+    # the room left in the bad and offload lists, where their Results are not all needed
+    room = None if keep is None or fixes or hosts is not None else (keep - listed[0], keep - listed[1])
     for i, kept, nbad, noffload in reported:  # counted above: listed here
-        if not every and (not nbad or len(bad) + before_bad >= keep) and \
-                (not noffload or len(offload) + before_offload >= keep):  # type: ignore[operator]
+        if room is not None and (not nbad or len(bad) >= room[0]) and (not noffload or len(offload) >= room[1]):
             report.dropped["bad"] += nbad
             report.dropped["offload"] += noffload
             continue
