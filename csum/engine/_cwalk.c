@@ -947,6 +947,42 @@ static PyObject *walk_list(chunk_t *c)
     return walk;
 }
 
+/* check_chunk's working arrays (the codes, the packets left to Python, the fragments kept), kept from one call to the
+ * next instead of allocated and freed for every chunk (a chunk's fragments alone took 500 KiB of copies as their
+ * array doubled, each time). A call takes them (the spare then empty: a call inside it, were there one, would
+ * allocate its own) and gives them back at its end. */
+enum { SPARE_OUT, SPARE_WALK, SPARE_FRAGS, SPARES };
+static struct {
+    void *p;
+    size_t size;
+} spare[SPARES];
+
+/* Spare k of at least `size` bytes (*size set to its size), taken; NULL when out of memory. */
+static void *take_spare(int k, size_t *size)
+{
+    void *p = spare[k].p;
+    if (p != NULL && spare[k].size >= *size) {
+        *size = spare[k].size;
+    } else {
+        PyMem_Free(p);
+        p = PyMem_Malloc(*size);
+    }
+    spare[k].p = NULL;
+    spare[k].size = 0;
+    return p;
+}
+
+/* Spare k given back (`p` of `size` bytes), or freed when a larger one is kept already. */
+static void give_spare(int k, void *p, size_t size)
+{
+    if (spare[k].p == NULL) {
+        spare[k].p = p;
+        spare[k].size = size;
+    } else {
+        PyMem_Free(p);
+    }
+}
+
 /* check_chunk(data, offsets, caplens, origlens, linktypes, front, first, budget, window)
  *     -> (counts, fast, walk, reported, closed, peak, cut):
  * a chunk judged as fast_check judges it (without rows) and its verdicts counted in the same pass, in one call: a
@@ -980,6 +1016,7 @@ static PyObject *check_chunk(PyObject *self, PyObject *const *args, Py_ssize_t n
     Py_ssize_t n = got == 6 ? v[1].len / 8 : 0, nfront = got == 6 ? v[5].len / 8 : 0, ncut = 0, peak = 0;
     int64_t *seen = NULL;
     chunk_t c = {0};
+    size_t out_size = 0, walk_size = 0, frags_size = 0;
     if (got < 6)
         goto done;
     if (v[2].len != n * 8 || v[3].len != n * 8 || v[4].len != n * 8 || nfront > n) {
@@ -989,10 +1026,15 @@ static PyObject *check_chunk(PyObject *self, PyObject *const *args, Py_ssize_t n
     c = (chunk_t){.data = v[0].buf, .len = v[0].len, .n = n, .off = v[1].buf, .cap = v[2].buf, .link = v[4].buf,
                   .orig = v[3].buf, .front = v[5].buf, .nfront = nfront, .first = first, .last_link = -1,
                   .last_row = -1};
-    c.out = PyMem_Malloc((size_t)(n ? n : 1) * SLOTS * sizeof *c.out);  /* each row set as its packet is walked */
-    c.walk = PyMem_Malloc((size_t)(n ? n : 1) * sizeof *c.walk);
+    out_size = (size_t)(n ? n : 1) * SLOTS * sizeof *c.out;
+    walk_size = (size_t)(n ? n : 1) * sizeof *c.walk;
+    frags_size = ((size_t)n / 4 + 64) * sizeof *c.frags;  /* more when needed: keep_fragment */
+    c.out = take_spare(SPARE_OUT, &out_size);  /* each row set as its packet is walked */
+    c.walk = take_spare(SPARE_WALK, &walk_size);
+    c.frags = take_spare(SPARE_FRAGS, &frags_size);
+    c.room = c.frags == NULL ? 0 : (Py_ssize_t)(frags_size / sizeof *c.frags);
     seen = c.seen = PyMem_Calloc(2 * OFFLOAD, sizeof *c.seen);
-    if (c.out == NULL || c.walk == NULL || seen == NULL || (c.reported = PyList_New(0)) == NULL) {
+    if (c.out == NULL || c.walk == NULL || c.frags == NULL || seen == NULL || (c.reported = PyList_New(0)) == NULL) {
         if (!PyErr_Occurred())
             PyErr_NoMemory();
         goto done;
@@ -1028,10 +1070,13 @@ done:
     Py_XDECREF(cut);
     Py_XDECREF(closed);
     Py_XDECREF(c.reported);
-    PyMem_Free(c.out);
-    PyMem_Free(c.walk);
+    if (c.out != NULL)
+        give_spare(SPARE_OUT, c.out, out_size);
+    if (c.walk != NULL)
+        give_spare(SPARE_WALK, c.walk, walk_size);
+    if (c.frags != NULL)
+        give_spare(SPARE_FRAGS, c.frags, (size_t)c.room * sizeof *c.frags);
     PyMem_Free(seen);
-    PyMem_Free(c.frags);
     for (int k = 0; k < got; k++)
         PyBuffer_Release(&v[k]);
     return result;
