@@ -10,8 +10,9 @@
  * objects; fast_check() does it for a chunk of a capture: the codes of packets whose every checksum passes
  * (protocol code + DEPTH * depth, in packet order; + NA for a later fragment's transport layer, counted n/a, + NONE
  * for a UDP checksum legitimately absent), the Results of packets with a failing field (not fragments), and -1
- * ("ask the Python walker") for the rest. Anything it does not walk (an unusual layer, an option that moves the
- * pseudo-header but a Home Address or a routing header of type 0, 2 or 4, an ICMP error with an RFC 4884 extension, a
+ * ("ask the Python walker") for the rest; check_chunk() does what fast_check() does without rows and counts the
+ * verdicts as it goes, in one pass (csum/capture/fastpath.py c_fast). Anything it does not walk (an unusual layer,
+ * an option that moves the pseudo-header but a Home Address or a routing header of type 0, 2 or 4, an ICMP error with an RFC 4884 extension, a
  * fragment of a datagram it does not reassemble: see datagrams() below) goes to csum/layers, the reference; tests/layers/test_layers_c.py
  * checks that every Result from here equals the Python walker's in all nine fields, tests/capture/test_pcap.py that
  * the capture reports with and without this file are equal.

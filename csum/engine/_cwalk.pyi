@@ -29,9 +29,9 @@ def verify(packet: Buffer, linktype: int, /) -> list[Any] | None:
 def fast_check(data: Buffer, offsets: Buffer, caplens: Buffer, linktypes: Buffer, out: Buffer, todo: Buffer,
                indices: Buffer, budget: int, window: int, rows: Buffer = ..., count: Buffer = ...,
                /) -> tuple[list[tuple[int, Any, int, int]], bytes, int]:
-    """A chunk of a capture judged at once (csum/capture/fastpath.py c_fast): (packet, its records kept, its bad and
-    offload fields) of each packet with a failing field, the keys of the datagrams reassembled, their peak; with rows
-    and count, every field of every packet judged as a row (csum/capture/rows.py c_rows)."""
+    """A chunk of a capture judged at once: (packet, its records kept, its bad and offload fields) of each packet with
+    a failing field, the keys of the datagrams reassembled, their peak; with rows and count, every field of every
+    packet judged as a row (csum/capture/rows.py c_rows; without rows, check_chunk counts as it judges)."""
 
 def results(kept: Any, /) -> list[Any]:
     """The Results (csum.layers.check.Result) of a packet fast_check reported, from its records kept."""

@@ -110,7 +110,7 @@ class _Wrong:
     def check_chunk(self, *args):
         counts, fast, walk, reported, closed, peak, cut = self._real.check_chunk(*args)
         if self._what == "check_chunk" and counts:
-            counts[0] = (counts[0][0] + self._real.DEPTH, counts[0][1])  # one level deeper (code: layer + DEPTH * depth)
+            counts[0] = (counts[0][0] + self._real.DEPTH, counts[0][1])  # one level deeper (layer + DEPTH * depth)
         return counts, fast, walk, reported, closed, peak, cut
 
     def results(self, kept):
