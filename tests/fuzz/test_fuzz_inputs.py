@@ -88,8 +88,8 @@ def test_admit_keeps_the_smallest_new_inputs_under_the_cap(tmp_path, monkeypatch
 
 class _Wrong:
     """The C walker with one answer made wrong: verify's first Result's ``computed`` off by one, pcap_records'
-    first record dropped, fast_check's first code for the first packet one level deeper, or the last Result of
-    each packet fast_check reports failing with ``computed`` off by one."""
+    first record dropped, check_chunk's first counted code one level deeper, or the last Result of each packet
+    check_chunk reports failing with ``computed`` off by one."""
 
     def __init__(self, real, what: str) -> None:
         self._real, self._what = real, what
