@@ -1,6 +1,6 @@
 """Fuzz target: the C walker (csum/engine/_cwalk.c) against the Python walker on chunks of a capture.
 
-The input's frames (fuzz_common's format, any link type C walks) as one capture: ``fast_check`` through
+The input's frames (fuzz_common's format, any link type C walks) as one capture: ``check_chunk`` through
 ``csum.capture.checker.check``
 (fragments reassembled in the chunk) and through a :class:`~csum.capture.checker.Checker` fed by a
 :class:`~csum.capture.pcap.Reader` in small chunks (the pending fragments of a chunk in front of the next), and the

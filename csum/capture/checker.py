@@ -102,8 +102,9 @@ class Checker:
     ``hosts``: the reports collect who sent the bad and offload checksums (:class:`csum.capture.hosts.Hosts`).
     ``fixes``: False when no one reads the reports' ``patches``: the C walker's chunks then leave them out (the
     packets the Python walker walks keep theirs). ``keep``: no one reads more than that many of a report's bad and
-    offload items (its lists are cut to them when merged: :attr:`Report.keep`); the C walker's chunks then make the
-    Results of no more (the rest counted in ``dropped``), unless ``fixes`` or ``hosts``.
+    offload items (its lists are cut to them when merged, in packet order: :attr:`Report.keep`); the C walker's chunks
+    then make the Results of no more, counting those the reports before already listed (the rest counted in
+    ``dropped``), unless ``fixes`` or ``hosts``.
     """
 
     def __init__(self, sink: Sink | None = None, *, part: bool = False, fix_embedded: bool = False,
@@ -119,6 +120,7 @@ class Checker:
         self.hosts = hosts
         self.fixes = fixes
         self.keep = keep
+        self.listed = (0, 0)  # the bad and offload items of the reports check() returned so far
         self.frags = Reassembler(record=part)
         self.rows: deque[_Row] = deque()
         self.by_index: dict[int, _Row] = {}
@@ -149,6 +151,7 @@ class Checker:
         report.sort()
         if self.table is not None:
             self.table(self.built.take(self.unsettled()))
+        self.listed = (self.listed[0] + len(report.bad), self.listed[1] + len(report.offload))
         return report
 
     def _at_once(self, cap: Capture, carried: list[Packet], progress: Callable[[int, int], None] | None) -> None:
@@ -157,14 +160,12 @@ class Checker:
         from .fastpath import Batch
 
         batch = Batch.of(cap, carried)
-        self.report.cut = batch.cut
         c_tried = self.sink is None and engine.cwalk is not None  # the chunk goes to C at once, then the rest to Python
-        if not c_tried:
-            walk: list[int] = list(range(len(batch)))
-        elif self.table is not None:
-            walk = self._c_rows(batch)
+        if c_tried and self.table is None:  # report.cut set there
+            walk, self.c_closed, self.c_peak = fastpath.c_fast(batch, self.report, self.fixes, self.keep, self.listed)
         else:
-            walk, self.c_closed, self.c_peak = fastpath.c_fast(batch, self.report, self.fixes, self.keep)
+            self.report.cut = batch.cut
+            walk = self._c_rows(batch) if c_tried else list(range(len(batch)))
         self._walk([batch.packet(i) for i in walk], c_tried, progress)
 
     def _walk(self, packets: list[Packet], c_tried: bool, progress: Callable[[int, int], None] | None) -> None:

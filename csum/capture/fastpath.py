@@ -43,40 +43,28 @@ class Packet(NamedTuple):
 
 @dataclass(frozen=True, eq=False)
 class Batch:
-    """Packets checked at once: a chunk of a capture, after the fragments still pending from before it (their
-    datagrams are rebuilt from them, so the C walker can complete them). The columns of :class:`Capture` as int64
-    buffers (``array("q")`` or views: no numpy), plus each packet's global number, file offset and timestamp
-    (NO_TIME where unknown), whether it was captured whole (``todo``, int8) and the numbers of the packets of the chunk
-    the snap length cut (``cut``)."""
+    """Packets checked at once: a chunk of a capture, after the fragments still pending from before it (``carried``:
+    their datagrams are rebuilt from them, so the C walker can complete them). The columns of :class:`Capture` as
+    int64 buffers (``array("q")`` or views: no numpy), the carried packets' values in front, and the chunk's first
+    packet number (``first``) and file offset (``base``); each packet's global number, file offset, whether it was
+    captured whole (``todo``, int8) and the numbers of the packets of the chunk the snap length cut (``cut``) are made
+    from them when asked (:func:`c_fast` needs none of them: csum/engine/_cwalk.c check_chunk makes what it needs)."""
 
     data: bytes
     offsets: Int64s
     caplens: Int64s
     origlens: Int64s
     linktypes: Int64s
-    indices: Int64s
-    bases: Int64s
     times: Int64s
-    todo: bytes
-    cut: list[int]
+    carried: list[Packet]
+    first: int
+    base: int
 
     @classmethod
     def of(cls, cap: Capture, carried: list[Packet]) -> Batch:
         offsets, caplens, origlens, linktypes, times = cap.buffers()
-        n, first = len(cap), cap.first_index
-        if engine.cwalk is not None:  # csum/engine/_cwalk.c chunk_columns: the columns numpy would make
-            made = engine.cwalk.chunk_columns(offsets, caplens, origlens, first, cap.base)
-            indices: Int64s = memoryview(made[0]).cast("q")
-            bases: Int64s = memoryview(made[1]).cast("q")
-            todo, cut = made[2], memoryview(made[3]).cast("q").tolist()
-        else:
-            caps, origs, offs = caplens.tolist(), origlens.tolist(), offsets.tolist()
-            indices = array("q", range(first, first + n))
-            bases = array("q", [cap.base + o for o in offs])
-            todo = bytes(c == o for c, o in zip(caps, origs))
-            cut = [first + i for i, (c, o) in enumerate(zip(caps, origs)) if c < o]
         if not carried:
-            return cls(cap.data, offsets, caplens, origlens, linktypes, indices, bases, times, todo, cut)
+            return cls(cap.data, offsets, caplens, origlens, linktypes, times, carried, cap.first_index, cap.base)
 
         def front(values: Iterable[int], column: Int64s) -> array:
             joined = array("q", values)
@@ -90,18 +78,67 @@ class Batch:
         else:  # their bytes go after the chunk's: its offsets stay as they are
             starts = list(accumulate(lens[:-1], initial=len(cap.data)))
             data = b"".join([cap.data, *(p.data for p in carried)])
-        return cls(data, front(starts, offsets),
-                   front(lens, caplens), front((p.wire for p in carried), origlens),
-                   front((p.linktype for p in carried), linktypes), front((p.number for p in carried), indices),
-                   front((p.base for p in carried), bases), front((p.time for p in carried), times),
-                   bytes(len(p.data) == p.wire for p in carried) + todo, cut)
+        return cls(data, front(starts, offsets), front(lens, caplens), front((p.wire for p in carried), origlens),
+                   front((p.linktype for p in carried), linktypes), front((p.time for p in carried), times), carried,
+                   cap.first_index, cap.base)
 
     def __len__(self) -> int:
         return len(self.offsets)
 
+    @functools.cached_property
+    def _columns(self) -> tuple[Int64s, Int64s, bytes, list[int]]:
+        """(indices, bases, todo, cut): see the class docstring."""
+        carried, m = self.carried, len(self.carried)
+        offsets, caplens, origlens = (memoryview(c).cast("B").cast("q")[m:]  # type: ignore[arg-type]
+                                      for c in (self.offsets, self.caplens, self.origlens))
+        if engine.cwalk is not None:  # csum/engine/_cwalk.c chunk_columns: the columns numpy would make
+            made = engine.cwalk.chunk_columns(offsets, caplens, origlens, self.first, self.base)
+            indices: Int64s = memoryview(made[0]).cast("q")
+            bases: Int64s = memoryview(made[1]).cast("q")
+            todo, cut = made[2], memoryview(made[3]).cast("q").tolist()
+        else:
+            caps, origs, offs = caplens.tolist(), origlens.tolist(), offsets.tolist()
+            indices = array("q", range(self.first, self.first + len(offs)))
+            bases = array("q", [self.base + o for o in offs])
+            todo = bytes(c == o for c, o in zip(caps, origs))
+            cut = [self.first + i for i, (c, o) in enumerate(zip(caps, origs)) if c < o]
+        if not carried:
+            return indices, bases, todo, cut
+        return (array("q", [p.number for p in carried]) + array("q", indices),
+                array("q", [p.base for p in carried]) + array("q", bases),
+                bytes(len(p.data) == p.wire for p in carried) + todo, cut)
+
+    @property
+    def indices(self) -> Int64s:
+        """Each packet's number in the capture (int64)."""
+        return self._columns[0]
+
+    @property
+    def bases(self) -> Int64s:
+        """Each packet's file offset (int64)."""
+        return self._columns[1]
+
+    @property
+    def todo(self) -> bytes:
+        """Whether each packet was captured whole (int8)."""
+        return self._columns[2]
+
+    @property
+    def cut(self) -> list[int]:
+        """The numbers of the chunk's packets the snap length cut."""
+        return self._columns[3]
+
+    def index(self, i: int) -> int:
+        """Packet ``i``'s number in the capture."""
+        m = len(self.carried)
+        return self.carried[i].number if i < m else self.first + i - m
+
     def packet(self, i: int) -> Packet:
+        m = len(self.carried)
+        if i < m:
+            return self.carried[i]
         start = int(self.offsets[i])
-        return Packet(int(self.indices[i]), int(self.bases[i]), int(self.linktypes[i]), int(self.origlens[i]),
+        return Packet(self.first + i - m, self.base + start, int(self.linktypes[i]), int(self.origlens[i]),
                       memoryview(self.data)[start : start + int(self.caplens[i])], int(self.times[i]))
 
 
@@ -111,23 +148,26 @@ def _holds(data: bytes, at: int, packet: memoryview | bytes) -> bool:
     return 0 <= at and at + len(packet) <= len(data) and memoryview(data)[at : at + len(packet)] == packet
 
 
-def c_fast(cap: Batch, report: Report, fixes: bool = True, keep: int | None = None) -> tuple[list[int], bytes, int]:
-    """(the packets the C walker left to the Python walker: not whole (``cap.todo``) or not walked here, the keys of
-    the datagrams it reassembled, their peak: see csum/engine/_cwalk.c datagrams()), the rest counted in ``report``:
-    ``report.fast`` the packets whose every checksum passes, every field of the packets C judged counted (in C), and
-    the bad and offload ones of those with a failing field (not fragments) listed from their :class:`Result` from C,
-    with their patches where ``fixes``. ``keep``: the report will keep only that many of each list (Report.keep):
-    once this chunk's lists have that many, the bad and offload fields of the packets after are counted in
-    ``report.dropped`` and their Results never made (not with ``fixes`` or hosts: those need every packet's). No
-    numpy."""
+def c_fast(cap: Batch, report: Report, fixes: bool = True, keep: int | None = None,
+           listed: tuple[int, int] = (0, 0)) -> tuple[list[int], bytes, int]:
+    """(the packets the C walker left to the Python walker: not captured whole or not walked here, the keys of the
+    datagrams it reassembled, their peak: see csum/engine/_cwalk.c datagrams()), the rest counted in ``report``:
+    ``report.fast`` the packets whose every checksum passes, every field of the packets C judged counted (in C),
+    ``report.cut`` the chunk's packets the snap length cut, and the bad and offload ones of those with a failing field
+    (not fragments) listed from their :class:`Result` from C, with their patches where ``fixes``. One C call
+    (check_chunk) judges and counts the chunk. ``keep``: the report will keep only that many of each list
+    (Report.keep): once this chunk's lists have that many, with the bad and offload items the reports of the chunks
+    before listed (``listed``: every one of a lower packet number than this chunk's), the bad and offload fields of
+    the packets after are counted in ``report.dropped`` and their Results never made (not with ``fixes`` or hosts:
+    those need every packet's). No numpy."""
     cwalk = engine.cwalk
     if cwalk is None:
         raise RuntimeError("c_fast: csum.engine._cwalk is not built")
-    n = len(cap)
-    out = memoryview(bytearray(2 * n * cwalk.SLOTS)).cast("h", (n, cwalk.SLOTS))  # int16 (n, SLOTS)
-    reported, closed, peak = cwalk.fast_check(cap.data, cap.offsets, cap.caplens, cap.linktypes, out, cap.todo,
-                                              cap.indices, reassembly.MAX_DATAGRAMS, reassembly.WINDOW)
-    counts, report.fast, walk = cwalk.tally(out, cap.todo)
+    front = array("q", [p.number for p in cap.carried])
+    counts, report.fast, walk, reported, closed, peak, cut = cwalk.check_chunk(
+        cap.data, cap.offsets, cap.caplens, cap.origlens, cap.linktypes, front, cap.first, reassembly.MAX_DATAGRAMS,
+        reassembly.WINDOW)
+    report.cut = memoryview(cut).cast("q").tolist()
     for code, k in counts:  # code: layer code + DEPTH * depth, + a flag: NA, NONE, BAD, OFFLOAD (else ok)
         name, depth = cwalk.LAYERS[code % cwalk.DEPTH], (code % cwalk.NA) // cwalk.DEPTH
         key = name if not depth else f"{name}@{depth}"
@@ -135,13 +175,14 @@ def c_fast(cap: Batch, report: Report, fixes: bool = True, keep: int | None = No
             else "none" if code & cwalk.NONE else "ok"
         report.counts.setdefault(key, zero_counts())[status] += k
     hosts, bad, offload = report.hosts, report.bad, report.offload
-    every = keep is None or fixes or hosts is not None
+    # the room left in the bad and offload lists, where their Results are not all needed
+    room = None if keep is None or fixes or hosts is not None else (keep - listed[0], keep - listed[1])
     for i, kept, nbad, noffload in reported:  # counted above: listed here
-        if not every and (not nbad or len(bad) >= keep) and (not noffload or len(offload) >= keep):  # type: ignore
+        if room is not None and (not nbad or len(bad) >= room[0]) and (not noffload or len(offload) >= room[1]):
             report.dropped["bad"] += nbad
             report.dropped["offload"] += noffload
             continue
-        index, results = cap.indices[i], cwalk.results(kept)
+        index, results = cap.index(i), cwalk.results(kept)
         for r in results:
             if r.ok is False:
                 (offload if r.reason is _OFFLOAD else bad).append((index, r))
@@ -149,7 +190,7 @@ def c_fast(cap: Batch, report: Report, fixes: bool = True, keep: int | None = No
             p = cap.packet(i)
             hosts.add(p.time, results, senders_of(p.data, p.linktype, p.wire))
         if fixes:
-            report.patches += patches(results, cap.bases[i], functools.partial(cap.packet, i))
+            report.patches += patches(results, cap.packet(i).base, functools.partial(cap.packet, i))
     return memoryview(walk).cast("q").tolist(), closed, peak
 
 

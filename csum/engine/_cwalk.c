@@ -10,8 +10,9 @@
  * objects; fast_check() does it for a chunk of a capture: the codes of packets whose every checksum passes
  * (protocol code + DEPTH * depth, in packet order; + NA for a later fragment's transport layer, counted n/a, + NONE
  * for a UDP checksum legitimately absent), the Results of packets with a failing field (not fragments), and -1
- * ("ask the Python walker") for the rest. Anything it does not walk (an unusual layer, an option that moves the
- * pseudo-header but a Home Address or a routing header of type 0, 2 or 4, an ICMP error with an RFC 4884 extension, a
+ * ("ask the Python walker") for the rest; check_chunk() does what fast_check() does without rows and counts the
+ * verdicts as it goes, in one pass (csum/capture/fastpath.py c_fast). Anything it does not walk (an unusual layer,
+ * an option that moves the pseudo-header but a Home Address or a routing header of type 0, 2 or 4, an ICMP error with an RFC 4884 extension, a
  * fragment of a datagram it does not reassemble: see datagrams() below) goes to csum/layers, the reference; tests/layers/test_layers_c.py
  * checks that every Result from here equals the Python walker's in all nine fields, tests/capture/test_pcap.py that
  * the capture reports with and without this file are equal.
@@ -101,8 +102,8 @@ typedef struct {
 typedef struct {
     const uint8_t *data;
     Py_ssize_t len, n;
-    const int64_t *off, *cap, *link, *index;
-    const int8_t *todo;
+    const int64_t *off, *cap, *link, *index;  /* index: NULL in check_chunk (index_of) */
+    const int8_t *todo;      /* NULL in check_chunk: a packet is judged when captured whole (todo_of) */
     int16_t *out;
     row_t *rows;            /* rows mode: SLOTS per packet, count[i] of them used; else NULL */
     int8_t *count;
@@ -113,7 +114,27 @@ typedef struct {
     Py_ssize_t v6;          /* packets to the Python walker whose outer header is IPv6 */
     frag_t *frags;
     Py_ssize_t nfrags, room;
+    /* check_chunk: the original lengths, the numbers of the `nfront` packets carried in front of the chunk (the
+     * chunk's own are first, first + 1, ...), and the verdicts counted as the packets are judged (tally_packet) */
+    const int64_t *orig, *front;
+    Py_ssize_t nfront;
+    int64_t first;
+    int64_t *seen;
+    Py_ssize_t fast, nwalk;
+    int64_t *walk;
 } chunk_t;
+
+/* Whether packet i of the chunk is judged (captured whole). */
+static inline int todo_of(const chunk_t *c, Py_ssize_t i)
+{
+    return c->todo != NULL ? c->todo[i] : c->cap[i] == c->orig[i];
+}
+
+/* Packet i's number in the capture. */
+static inline int64_t index_of(const chunk_t *c, Py_ssize_t i)
+{
+    return c->index != NULL ? c->index[i] : i < c->nfront ? c->front[i] : c->first + (i - c->nfront);
+}
 
 /* The reassembly of a chunk's fragments (datagrams()): a table row per key, each fragment's row and the next
  * fragment of its open datagram (by number in chunk_t.frags), the keys of the datagrams judged. */
@@ -327,7 +348,7 @@ static void place(reasm_t *r, Py_ssize_t f, Py_ssize_t window)
     const frag_t *fr = c->frags + f;
     dgram_t *k = r->table + r->slot[f];
     if (c->unknown || (c->unknown6 && fr->o.key[0] == 6) || k->declined || !fr->state ||
-        (k->first >= 0 && c->index[fr->i] - c->index[c->frags[k->first].i] >= window)) {
+        (k->first >= 0 && index_of(c, fr->i) - index_of(c, c->frags[k->first].i) >= window)) {
         decline(r, k, f);
         return;
     }
@@ -705,9 +726,9 @@ static int walk_packet(chunk_t *c, Py_ssize_t i, walk_t *w)
         r = 0;
     if (c->rows != NULL) {
         c->count[i] = 0;
-        if (r == FRAGMENT && c->todo[i] && !fragment_rows(w, w->outer))
+        if (r == FRAGMENT && todo_of(c, i) && !fragment_rows(w, w->outer))
             r = 0;  /* no room for its rows: the Python walker's, and its datagram's with it */
-        if (c->todo[i] && (r == 1 || r == FRAGMENT))
+        if (todo_of(c, i) && (r == 1 || r == FRAGMENT))
             c->count[i] = (int8_t)fill_rows(c->rows + i * SLOTS, w, i);
     }
     return r;
@@ -728,7 +749,7 @@ static int check_packet(chunk_t *c, Py_ssize_t i)
     w.b = c->data + c->off[i], w.codes = codes, w.outer = &o, w.recs = c->rows != NULL ? recs : NULL, w.ips = NULL;
     w.ip = 0, w.len = c->cap[i];
     w.n = 0, w.report = 1, w.bad = 0, w.frag6 = 0, w.ipv = 0, w.slots = SLOTS, w.judge = 1, w.nips = w.maxips = 0;
-    int r = walk_packet(c, i, &w), todo = c->todo[i];
+    int r = walk_packet(c, i, &w), todo = todo_of(c, i);
     if (r == 1 && w.bad && todo && w.recs == NULL) {
         /* the second walk starts where the first did: a walk that returns 1 changed only n, bad, ip, ipv and the
          * codes (frag6, nips, ips and the outer header as they were; no fragment: o.frag is 0); a new walk_t field
@@ -876,65 +897,189 @@ done:
     return result;
 }
 
-/* tally(out, todo) -> (counts, fast, walk) after fast_check: counts, [(code, fields), ...] of the codes of the
- * packets among todo (int8) whose every checksum passes (out[i][0] > 0) and of those with a failing one (out[i][0]
- * below -2: each field's code + BAD, OFFLOAD, NA or NONE), in code order; fast, how many passing packets; walk, the
- * int64 numbers in the chunk (as bytes) of the packets left to the Python walker (not in todo, or out[i][0] 0 or
- * -1). */
-static PyObject *tally(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+/* Packet i's verdict counted (check_chunk), once the walk and datagrams() have decided it: its number in the chunk
+ * added to c->walk when it is left to the Python walker (not captured whole, or out[i][0] 0 or -1); else its codes
+ * counted in c->seen (code + NA or NONE of a passing packet, counted in c->fast; REPORTED - (code + BAD, OFFLOAD, NA
+ * or NONE) of each field of a packet with a failing one, whose Results fast_check's list has). */
+static inline void tally_packet(chunk_t *c, Py_ssize_t i)
 {
-    if (nargs != 2) {
-        PyErr_SetString(PyExc_TypeError, "tally takes 2 arguments");
-        return NULL;
+    const int16_t *codes = c->out + i * SLOTS;
+    if (!todo_of(c, i) || (codes[0] <= 0 && codes[0] > REPORTED)) {
+        c->walk[c->nwalk++] = i;
+    } else if (codes[0] > 0) {  /* the codes are packed from the first slot on (emit, whole) */
+        c->fast++;
+        for (int k = 0; k < SLOTS && codes[k] > 0; k++)
+            c->seen[codes[k] & (2 * NONE - 1)]++;
+    } else {
+        for (int k = 0; k < SLOTS && codes[k] <= REPORTED; k++)
+            c->seen[(REPORTED - codes[k]) & (2 * OFFLOAD - 1)]++;
     }
-    Py_buffer v[2];
-    if (get(args[0], &v[0], 0, 2) < 0)
-        return NULL;
-    if (get(args[1], &v[1], 0, 1) < 0) {
-        PyBuffer_Release(&v[0]);
-        return NULL;
-    }
-    PyObject *result = NULL, *walk = NULL, *counts = NULL;
-    Py_ssize_t n = v[1].len, fast = 0, left = 0;
-    const int16_t *out = v[0].buf;
-    const int8_t *todo = v[1].buf;
-    int64_t seen[2 * OFFLOAD] = {0};
-    if (v[0].len != n * SLOTS * 2) {
-        PyErr_SetString(PyExc_ValueError, "tally: inconsistent array sizes");
-        goto done;
-    }
-    for (Py_ssize_t i = 0; i < n; i++)
-        left += !todo[i] || (out[i * SLOTS] <= 0 && out[i * SLOTS] > REPORTED);
-    if ((walk = PyBytes_FromStringAndSize(NULL, left * 8)) == NULL || (counts = PyList_New(0)) == NULL)
-        goto done;
-    int64_t *to = (int64_t *)PyBytes_AS_STRING(walk);
-    for (Py_ssize_t i = 0; i < n; i++) {
-        const int16_t *codes = out + i * SLOTS;
-        if (!todo[i] || (codes[0] <= 0 && codes[0] > REPORTED)) {
-            *to++ = i;
-        } else if (codes[0] > 0) {  /* the codes are packed from the first slot on (emit, whole) */
-            fast++;
-            for (int k = 0; k < SLOTS && codes[k] > 0; k++)
-                seen[codes[k] & (2 * NONE - 1)]++;
-        } else {  /* a packet with a failing field: every field counted, its Results listed by fast_check */
-            for (int k = 0; k < SLOTS && codes[k] <= REPORTED; k++)
-                seen[(REPORTED - codes[k]) & (2 * OFFLOAD - 1)]++;
-        }
-    }
-    for (int code = 1; code < 2 * OFFLOAD; code++) {
-        PyObject *item = seen[code] ? Py_BuildValue("iL", code, (long long)seen[code]) : NULL;
-        if (seen[code] && (item == NULL || PyList_Append(counts, item) < 0)) {
-            Py_XDECREF(item);
-            goto done;
-        }
+}
+
+/* The (code, fields) pairs of the codes counted, in code order. */
+static PyObject *code_counts(const int64_t *seen)
+{
+    PyObject *counts = PyList_New(0);
+    for (int code = 1; counts != NULL && code < 2 * OFFLOAD; code++) {
+        if (!seen[code])
+            continue;
+        PyObject *item = Py_BuildValue("iL", code, (long long)seen[code]);
+        if (item == NULL || PyList_Append(counts, item) < 0)
+            Py_CLEAR(counts);
         Py_XDECREF(item);
     }
-    result = Py_BuildValue("OnO", counts, fast, walk);
+    return counts;
+}
+
+/* The chunk's packets left to the Python walker, in packet order, as int64 bytes: c->walk (the packets that are no
+ * fragment, counted as they were judged) merged with those of the fragments (counted after datagrams()). */
+static PyObject *walk_list(chunk_t *c)
+{
+    Py_ssize_t own = c->nwalk;
+    for (Py_ssize_t f = 0; f < c->nfrags; f++)
+        tally_packet(c, c->frags[f].i);
+    PyObject *walk = PyBytes_FromStringAndSize(NULL, c->nwalk * 8);
+    if (walk == NULL)
+        return NULL;
+    int64_t *to = (int64_t *)PyBytes_AS_STRING(walk);
+    const int64_t *a = c->walk, *b = c->walk + own, *a_end = c->walk + own, *b_end = c->walk + c->nwalk;
+    while (a < a_end || b < b_end)
+        *to++ = b == b_end || (a < a_end && *a < *b) ? *a++ : *b++;
+    return walk;
+}
+
+/* check_chunk's working arrays (the codes, the packets left to Python, the fragments kept), kept from one call to the
+ * next instead of allocated and freed for every chunk (a chunk's fragments alone took 500 KiB of copies as their
+ * array doubled, each time). A call takes them (the spare then empty: a call inside it, were there one, would
+ * allocate its own) and gives them back at its end. */
+enum { SPARE_OUT, SPARE_WALK, SPARE_FRAGS, SPARES };
+static struct {
+    void *p;
+    size_t size;
+} spare[SPARES];
+
+/* Spare k of at least `size` bytes (*size set to its size), taken; NULL when out of memory. */
+static void *take_spare(int k, size_t *size)
+{
+    void *p = spare[k].p;
+    if (p != NULL && spare[k].size >= *size) {
+        *size = spare[k].size;
+    } else {
+        PyMem_Free(p);
+        p = PyMem_Malloc(*size);
+    }
+    spare[k].p = NULL;
+    spare[k].size = 0;
+    return p;
+}
+
+/* Spare k given back (`p` of `size` bytes), or freed when a larger one is kept already. */
+static void give_spare(int k, void *p, size_t size)
+{
+    if (spare[k].p == NULL) {
+        spare[k].p = p;
+        spare[k].size = size;
+    } else {
+        PyMem_Free(p);
+    }
+}
+
+/* check_chunk(data, offsets, caplens, origlens, linktypes, front, first, budget, window)
+ *     -> (counts, fast, walk, reported, closed, peak, cut):
+ * a chunk judged as fast_check judges it (without rows) and its verdicts counted in the same pass, in one call: a
+ * packet is judged when captured whole (caplens[i] == origlens[i]); the numbers of the first len(front) packets
+ * (int64) are `front` (the fragments carried in front of the chunk), the next ones first, first + 1, ... counts,
+ * [(code, fields), ...]: the codes of the packets judged (passing or not), in code order; fast: how many passed;
+ * walk: the int64 numbers in the chunk (as bytes) of the packets left to the Python walker; reported, closed and
+ * peak: fast_check's; cut: the numbers in the capture (int64 as bytes) of the chunk's packets after `front` the snap
+ * length cut (caplens[i] < origlens[i]). */
+static PyObject *check_chunk(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 9) {
+        PyErr_SetString(PyExc_TypeError, "check_chunk takes 9 arguments");
+        return NULL;
+    }
+    if (result_type == NULL) {
+        PyErr_SetString(PyExc_TypeError, "_cwalk.bind() was not called");
+        return NULL;
+    }
+    long long first = PyLong_AsLongLong(args[6]);
+    Py_ssize_t budget = PyLong_AsSsize_t(args[7]), window = PyLong_AsSsize_t(args[8]);
+    if ((first == -1 || budget == -1 || window == -1) && PyErr_Occurred())
+        return NULL;
+    Py_buffer v[6];
+    const Py_ssize_t sizes[6] = {1, 8, 8, 8, 8, 8};
+    int got = 0;
+    for (; got < 6; got++)
+        if (get(args[got], &v[got], 0, sizes[got]) < 0)
+            break;
+    PyObject *result = NULL, *closed = NULL, *counts = NULL, *walk = NULL, *cut = NULL;
+    Py_ssize_t n = got == 6 ? v[1].len / 8 : 0, nfront = got == 6 ? v[5].len / 8 : 0, ncut = 0, peak = 0;
+    int64_t *seen = NULL;
+    chunk_t c = {0};
+    size_t out_size = 0, walk_size = 0, frags_size = 0;
+    if (got < 6)
+        goto done;
+    if (v[2].len != n * 8 || v[3].len != n * 8 || v[4].len != n * 8 || nfront > n) {
+        PyErr_SetString(PyExc_ValueError, "check_chunk: inconsistent array sizes");
+        goto done;
+    }
+    c = (chunk_t){.data = v[0].buf, .len = v[0].len, .n = n, .off = v[1].buf, .cap = v[2].buf, .link = v[4].buf,
+                  .orig = v[3].buf, .front = v[5].buf, .nfront = nfront, .first = first, .last_link = -1,
+                  .last_row = -1};
+    out_size = (size_t)(n ? n : 1) * SLOTS * sizeof *c.out;
+    walk_size = (size_t)(n ? n : 1) * sizeof *c.walk;
+    frags_size = ((size_t)n / 4 + 64) * sizeof *c.frags;  /* more when needed: keep_fragment */
+    c.out = take_spare(SPARE_OUT, &out_size);  /* each row set as its packet is walked */
+    c.walk = take_spare(SPARE_WALK, &walk_size);
+    c.frags = take_spare(SPARE_FRAGS, &frags_size);
+    c.room = c.frags == NULL ? 0 : (Py_ssize_t)(frags_size / sizeof *c.frags);
+    seen = c.seen = PyMem_Calloc(2 * OFFLOAD, sizeof *c.seen);
+    if (c.out == NULL || c.walk == NULL || c.frags == NULL || seen == NULL || (c.reported = PyList_New(0)) == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t i = 0;
+    for (; i < n; i++) {
+        Py_ssize_t kept = c.nfrags;
+        if (check_packet(&c, i) < 0)
+            break;
+        if (c.nfrags == kept)  /* a fragment is counted once datagrams() has decided it */
+            tally_packet(&c, i);
+    }
+    if (i < n)
+        goto done;
+    if (datagrams(&c, budget, window, &closed, &peak) < 0) {
+        if (!PyErr_Occurred())
+            PyErr_NoMemory();
+        goto done;
+    }
+    for (i = nfront; i < n; i++)
+        ncut += c.cap[i] < c.orig[i];
+    if ((walk = walk_list(&c)) == NULL || (counts = code_counts(seen)) == NULL ||
+        (cut = PyBytes_FromStringAndSize(NULL, ncut * 8)) == NULL)
+        goto done;
+    int64_t *cuts = (int64_t *)PyBytes_AS_STRING(cut);
+    for (i = nfront; i < n; i++)
+        if (c.cap[i] < c.orig[i])
+            *cuts++ = index_of(&c, i);
+    result = Py_BuildValue("OnOOOnO", counts, c.fast, walk, c.reported, closed, peak, cut);
 done:
-    Py_XDECREF(walk);
     Py_XDECREF(counts);
-    PyBuffer_Release(&v[0]);
-    PyBuffer_Release(&v[1]);
+    Py_XDECREF(walk);
+    Py_XDECREF(cut);
+    Py_XDECREF(closed);
+    Py_XDECREF(c.reported);
+    if (c.out != NULL)
+        give_spare(SPARE_OUT, c.out, out_size);
+    if (c.walk != NULL)
+        give_spare(SPARE_WALK, c.walk, walk_size);
+    if (c.frags != NULL)
+        give_spare(SPARE_FRAGS, c.frags, (size_t)c.room * sizeof *c.frags);
+    PyMem_Free(seen);
+    for (int k = 0; k < got; k++)
+        PyBuffer_Release(&v[k]);
     return result;
 }
 
@@ -1093,7 +1238,8 @@ static PyObject *pcap_records(PyObject *self, PyObject *args)
         p = size;
     /* the columns sized for records of 64 bytes, doubled when more come, cut to size at the end */
     Py_ssize_t room = (p < size ? (size - p) / (header + 64) : 0) + 16;
-    int plain = !big && !swap && header == 16 && !cut_hi && !fcs;
+    /* the common files: little-endian, nothing swapped or taken off, with a snap length (most do) or without */
+    int plain = !big && !swap && header == 16 && !fcs;
     PyObject *cols[3] = {NULL, NULL, NULL}, *result = NULL;
     for (int k = 0; k < 3; k++)
         if (!(cols[k] = PyBytes_FromStringAndSize(NULL, room * 8)))
@@ -1101,8 +1247,12 @@ static PyObject *pcap_records(PyObject *self, PyObject *args)
     for (;;) {
         int64_t *off = (int64_t *)PyBytes_AS_STRING(cols[0]) + n, *caps = (int64_t *)PyBytes_AS_STRING(cols[1]) + n;
         int64_t *wires = (int64_t *)PyBytes_AS_STRING(cols[2]) + n;
-        n += plain ? walk_records(b, size, &p, room - n, off, caps, wires, 0, 0, 16, most, 0, 0, 0)
-                   : walk_records(b, size, &p, room - n, off, caps, wires, big, swap, header, most, cut_lo, cut_hi, fcs);
+        if (plain && !cut_hi)
+            n += walk_records(b, size, &p, room - n, off, caps, wires, 0, 0, 16, most, 0, 0, 0);
+        else if (plain)
+            n += walk_records(b, size, &p, room - n, off, caps, wires, 0, 0, 16, most, cut_lo, cut_hi, 0);
+        else
+            n += walk_records(b, size, &p, room - n, off, caps, wires, big, swap, header, most, cut_lo, cut_hi, fcs);
         if (n < room)
             break;
         if (grow(cols, room *= 2) < 0)
@@ -1156,8 +1306,9 @@ static PyMethodDef methods[] = {
      "(see csum/engine/_cwalk.c)."},
     {"chunk_columns", chunk_columns, METH_VARARGS,
      "chunk_columns(offsets, caplens, origlens, first, base) -> (indices, bases, todo, cut) (see csum/engine/_cwalk.c)."},
-    {"tally", (PyCFunction)(void (*)(void))tally, METH_FASTCALL,
-     "tally(out, todo) -> (counts, fast, walk): fast_check's verdicts counted (see csum/engine/_cwalk.c)."},
+    {"check_chunk", (PyCFunction)(void (*)(void))check_chunk, METH_FASTCALL,
+     "check_chunk(data, offsets, caplens, origlens, linktypes, front, first, budget, window) -> (counts, fast, walk, "
+     "reported, closed, peak, cut) (see csum/engine/_cwalk.c)."},
     {"results", results, METH_O, "results(kept) -> [Result, ...] of a packet fast_check reported."},
     {"verify", (PyCFunction)(void (*)(void))verify, METH_FASTCALL,
      "verify(packet, linktype) -> [Result, ...] or None (see csum/engine/_cwalk.c)."},

@@ -29,9 +29,9 @@ def verify(packet: Buffer, linktype: int, /) -> list[Any] | None:
 def fast_check(data: Buffer, offsets: Buffer, caplens: Buffer, linktypes: Buffer, out: Buffer, todo: Buffer,
                indices: Buffer, budget: int, window: int, rows: Buffer = ..., count: Buffer = ...,
                /) -> tuple[list[tuple[int, Any, int, int]], bytes, int]:
-    """A chunk of a capture judged at once (csum/capture/fastpath.py c_fast): (packet, its records kept, its bad and
-    offload fields) of each packet with a failing field, the keys of the datagrams reassembled, their peak; with rows
-    and count, every field of every packet judged as a row (csum/capture/rows.py c_rows)."""
+    """A chunk of a capture judged at once: (packet, its records kept, its bad and offload fields) of each packet with
+    a failing field, the keys of the datagrams reassembled, their peak; with rows and count, every field of every
+    packet judged as a row (csum/capture/rows.py c_rows; without rows, check_chunk counts as it judges)."""
 
 def results(kept: Any, /) -> list[Any]:
     """The Results (csum.layers.check.Result) of a packet fast_check reported, from its records kept."""
@@ -40,9 +40,12 @@ def chunk_columns(offsets: Buffer, caplens: Buffer, origlens: Buffer, first: int
                   /) -> tuple[bytes, bytes, bytes, bytes]:
     """A chunk's packet numbers, file offsets, whole-packet flags (int8) and cut packets' numbers (int64 as bytes)."""
 
-def tally(out: Buffer, todo: Buffer, /) -> tuple[list[tuple[int, int]], int, bytes]:
-    """fast_check's verdicts: (code, fields) of the codes of the packets it judged (passing or not), how many passed,
-    the int64 numbers (as bytes) of the packets left to the Python walker."""
+def check_chunk(data: Buffer, offsets: Buffer, caplens: Buffer, origlens: Buffer, linktypes: Buffer, front: Buffer,
+                first: int, budget: int, window: int,
+                /) -> tuple[list[tuple[int, int]], int, bytes, list[tuple[int, Any, int, int]], bytes, int, bytes]:
+    """A chunk judged and counted in one call (csum/capture/fastpath.py c_fast): (code, fields) of the codes of the
+    packets judged, how many passed, the int64 numbers (as bytes) of the packets left to the Python walker, then
+    fast_check's reported, closed and peak, and the int64 numbers (as bytes) of the chunk's cut packets."""
 
 def finish_rows(slots: Buffer, count: Buffer, indices: Buffer, times: Buffer, layers: Buffer, reasons: Buffer,
                 statuses: Buffer, /) -> int:

@@ -16,7 +16,8 @@ import pytest
 from captures import epb, idb, other, pb, pcap_bytes, shb, spb
 from scapy.all import IP, TCP, UDP, Ether, IPv6, Raw, fragment
 
-from csum.capture import parallel, pcap
+from csum import engine
+from csum.capture import checker, parallel, pcap
 from csum.capture.checker import check
 from csum.capture.scan import merged, scan
 
@@ -227,6 +228,26 @@ def test_keep_makes_only_the_results_it_keeps(keep, chunk_bytes, tmp_path):
             assert getattr(got, name) == getattr(every, name)[:keep], name
             assert got.total(name) == every.total(name), name
         assert got.counts == every.counts and got.fast == every.fast
+
+
+@pytest.mark.skipif(engine.cwalk is None, reason="the C walker is not built")
+def test_keep_makes_no_result_past_k_over_many_chunks(monkeypatch, tmp_path):
+    """With keep=k, the C walker's chunks together make the Results of at most k packets with a bad field and k with an
+    offload one (a chunk counts what the chunks before it listed: csum/capture/checker.py Checker.listed), however
+    many chunks the capture has; the report is still the one with every item kept (keep None), cut to k."""
+    path = tmp_path / "c.pcap"
+    path.write_bytes(pcap_bytes(_mixed()))
+    monkeypatch.setattr(checker, "one_by_one", lambda packets: False)  # every chunk to C at once, numpy or not
+    every = scan(str(path), jobs=1, chunk_bytes=300).report
+    made = []
+    real = engine.cwalk
+    monkeypatch.setattr(engine, "cwalk", type("Counting", (), {
+        "__getattr__": lambda self, name: getattr(real, name),
+        "results": lambda self, kept: made.append(1) or real.results(kept)})())
+    got = scan(str(path), jobs=1, chunk_bytes=300, keep=2).report
+    assert every.total("bad") > 7 and 0 < len(made) <= 4
+    for name in ("bad", "offload"):
+        assert getattr(got, name) == getattr(every, name)[:2] and got.total(name) == every.total(name), name
 
 
 def test_a_file_changed_under_the_reader_is_an_error():

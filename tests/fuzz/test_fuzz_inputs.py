@@ -88,8 +88,8 @@ def test_admit_keeps_the_smallest_new_inputs_under_the_cap(tmp_path, monkeypatch
 
 class _Wrong:
     """The C walker with one answer made wrong: verify's first Result's ``computed`` off by one, pcap_records'
-    first record dropped, fast_check's first code for the first packet one level deeper, or the last Result of
-    each packet fast_check reports failing with ``computed`` off by one."""
+    first record dropped, check_chunk's first counted code one level deeper, or the last Result of each packet
+    check_chunk reports failing with ``computed`` off by one."""
 
     def __init__(self, real, what: str) -> None:
         self._real, self._what = real, what
@@ -107,12 +107,11 @@ class _Wrong:
         offs, caps, origs, end = self._real.pcap_records(data, pos, big, most, *variant)
         return (offs[8:], caps[8:], origs[8:], end) if self._what == "records" and offs else (offs, caps, origs, end)
 
-    def fast_check(self, *args):
-        reported, closed, peak = self._real.fast_check(*args)
-        out = args[4]
-        if self._what == "fast_check" and out[0, 0] > 0:
-            out[0, 0] += self._real.DEPTH  # one level deeper (code: layer + DEPTH * depth)
-        return reported, closed, peak
+    def check_chunk(self, *args):
+        counts, fast, walk, reported, closed, peak, cut = self._real.check_chunk(*args)
+        if self._what == "check_chunk" and counts:
+            counts[0] = (counts[0][0] + self._real.DEPTH, counts[0][1])  # one level deeper (layer + DEPTH * depth)
+        return counts, fast, walk, reported, closed, peak, cut
 
     def results(self, kept):
         results = self._real.results(kept)
@@ -122,7 +121,7 @@ class _Wrong:
 
 
 @pytest.mark.parametrize("target, what, seed", [("walker", "verify", "eth-ipv4-tcp"),
-                                                ("chunks", "fast_check", "stacks-0"),
+                                                ("chunks", "check_chunk", "stacks-0"),
                                                 ("records", "records", "pcap-le-us"),
                                                 ("fix", "reported", "bad-ipv4-tcp")])
 def test_targets_catch_a_wrong_c_answer(monkeypatch, target, what, seed):
