@@ -104,31 +104,11 @@ static void ipv6_noted(walk_t *w, Py_ssize_t l4start, Py_ssize_t stop, Py_ssize_
     ip->fragment = fragment;
 }
 
-/* The field at `field` of the header at `header`, recorded; without w->judge, found only (ok, as the rewriter reads
- * the stack: it checks nothing). */
-static int found(walk_t *w, int code, int depth, Py_ssize_t header, Py_ssize_t field, Py_ssize_t end, uint64_t path)
-{
-    rec_t *rec = w->recs + w->n;
-    rec->code = code;
-    rec->depth = depth;
-    rec->reason = RS_OK;
-    rec->ok = 1;
-    rec->header = header;
-    rec->field = field;
-    rec->end = end;
-    rec->stored = be16(w->b + field);
-    rec->computed = 0;
-    rec->path = path;
-    rec->ip = w->ip;
-    rec->ipv = w->ipv;
-    return emit(w, code, depth);
-}
-
-/* Field `code` recorded with its verdict (w->recs, where the walk keeps records) and its code emitted (`absent`: a
- * UDP checksum legitimately 0, counted none). */
+/* Field `code` recorded with its verdict (w->recs, where the walk keeps records; ok -1: not verifiable here) and its
+ * code emitted, plus `flag` (NONE: a UDP checksum legitimately 0; NA: a field counted n/a; else 0). */
 static inline __attribute__((always_inline)) int verdict(walk_t *w, int code, int depth, Py_ssize_t header,
                                                          Py_ssize_t field, Py_ssize_t end, unsigned stored,
-                                                         unsigned computed, int pass, int reason, int absent,
+                                                         unsigned computed, int pass, int reason, int flag,
                                                          uint64_t path)
 {
     if (w->recs != NULL) {
@@ -146,7 +126,14 @@ static inline __attribute__((always_inline)) int verdict(walk_t *w, int code, in
         rec->ipv = w->ipv;
         rec->end = end;
     }
-    return emit(w, code + (absent ? NONE : 0), depth);
+    return emit(w, code + flag, depth);
+}
+
+/* The field at `field` of the header at `header`, recorded; without w->judge, found only (ok, as the rewriter reads
+ * the stack: it checks nothing). */
+static int found(walk_t *w, int code, int depth, Py_ssize_t header, Py_ssize_t field, Py_ssize_t end, uint64_t path)
+{
+    return verdict(w, code, depth, header, field, end, be16(w->b + field), 0, 1, RS_OK, 0, path);
 }
 
 /* judge's verdict on a field that does not pass at once (a stored 0 or 0xffff, or a sum that is not the stored
@@ -185,7 +172,7 @@ static __attribute__((noinline, cold)) int judge_rest(walk_t *w, int code, int d
             return 0;
         w->bad = 1;
     }
-    return verdict(w, code, depth, header, field, end, stored, computed, pass, reason, absent, path);
+    return verdict(w, code, depth, header, field, end, stored, computed, pass, reason, absent ? NONE : 0, path);
 }
 
 /* The verdict on the field at `field` of the header at `header` (csum/layers/check.py evaluate for the
@@ -249,22 +236,9 @@ int walk_partial(walk_t *w, unsigned proto, int v4, Py_ssize_t at, Py_ssize_t st
     unsigned stored = here ? be16(w->b + at + field) : 0;
     if (here && w->judge && reason == RS_PARTIAL_QUOTE && proto == CT_UDP && stored == 0)
         return 0;  /* the start of a datagram sent without a checksum (RFC 768): the Python walker's verdict */
-    if (w->recs != NULL) {
-        rec_t *t = w->recs + w->n;
-        t->code = code;
-        t->depth = depth;
-        t->header = at;
-        t->path = path;
-        t->ok = -1;
-        t->field = here ? at + field : -1;
-        t->stored = stored;
-        t->computed = 0;  /* none: ok is -1 (set so that no reader meets an unset value) */
-        t->reason = reason;
-        t->ip = w->ip;
-        t->ipv = w->ipv;
-        t->end = -1;
-    }
-    return emit(w, code + (reason == RS_PARTIAL_QUOTE ? NA : 0), depth);
+    /* computed: none, ok is -1 (set so that no reader meets an unset value) */
+    return verdict(w, code, depth, at, here ? at + field : -1, -1, stored, 0, -1, reason,
+                   reason == RS_PARTIAL_QUOTE ? NA : 0, path);
 }
 
 static int mpls_layer(walk_t *w, Py_ssize_t at, Py_ssize_t stop, int depth, uint64_t path);
