@@ -122,8 +122,13 @@ static inline uint64_t csum_sum64(const unsigned char *p, uint64_t n, int big, u
     uint64_t s = 0, lo, hi;
     uint64_t whole = n & ~(uint64_t)7;
     if (whole < 8 * CSUM_INLINE_WORDS && whole <= block) {
-        for (uint64_t i = 0; i < whole; i += 8)
-            s = csum_add_ea64(s, big ? CSUM_AS_BE(csum_load64(p + i)) : CSUM_AS_LE(csum_load64(p + i)));
+#define CSUM_WORD(at) (big ? CSUM_AS_BE(csum_load64(p + (at))) : CSUM_AS_LE(csum_load64(p + (at))))
+        uint64_t i = 0;
+        for (; i + 16 <= whole; i += 16)  /* two words a turn: half the loop's own instructions */
+            s = csum_add_ea64(csum_add_ea64(s, CSUM_WORD(i)), CSUM_WORD(i + 8));
+        if (i < whole)
+            s = csum_add_ea64(s, CSUM_WORD(i));
+#undef CSUM_WORD
     } else {
         for (uint64_t done = 0; done < whole;) {
             uint64_t len = whole - done < block ? whole - done : block;

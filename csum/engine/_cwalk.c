@@ -87,6 +87,7 @@ typedef struct {
     Py_ssize_t first, last;  /* the open datagram's fragments: a list through `next`, in packet order */
     int used, declined;
     Py_ssize_t total;        /* end of the last fragment once seen, else -1 */
+    Py_ssize_t head, count;  /* its last fragment at offset 0 (-1: none yet), and how many it has */
 } dgram_t;
 
 /* A packet of the chunk whose outer IP header is a fragment: its number in the chunk, that header, and whether its
@@ -205,19 +206,14 @@ static int path_tokens(uint64_t path)
 }
 
 /* Whether the pieces of the open datagram of `k` tile [0, total) in offset order, each used once: 1 (yes, `*head`
- * the first piece's fragment), 0 (a hole: not whole yet), -1 (an overlap, a piece past the end, too long: Python). */
+ * the first piece's fragment), 0 (a hole, or the first or the last piece not here: not whole yet), -1 (an overlap, a
+ * piece past the end: Python; a piece too long was declined as place() put it in). */
 static int tiled(const reasm_t *r, const dgram_t *k, Py_ssize_t *head)
 {
     const frag_t *fr = r->c->frags;
     const Py_ssize_t *next = r->next;
-    Py_ssize_t count = 0;
-    *head = -1;
-    for (Py_ssize_t f = k->first; f >= 0; f = next[f], count++) {
-        if (fr[f].o.offset == 0)
-            *head = f;
-        if (fr[f].o.offset + fr[f].o.dlen > 65535)
-            return -1;  /* the Reassembler's "too long" */
-    }
+    Py_ssize_t count = k->count;
+    *head = k->head;
     if (*head < 0 || k->total < 0)
         return 0;
     Py_ssize_t reach = 0, done = 0;
@@ -338,7 +334,7 @@ static void key_rows(reasm_t *r)
         r->next[f] = -1;
     }
     for (Py_ssize_t h = 0; h <= r->mask; h++)
-        r->table[h].first = r->table[h].last = r->table[h].total = -1;
+        r->table[h].first = r->table[h].last = r->table[h].total = r->table[h].head = -1;  /* (count: 0, calloc's) */
 }
 
 /* Fragment `f` into its datagram (`window`: the Reassembler's expiry, in packets), which it may complete. */
@@ -359,16 +355,21 @@ static void place(reasm_t *r, Py_ssize_t f, Py_ssize_t window)
         r->next[k->last] = f;
     }
     k->last = f;
+    k->count++;
+    if (fr->o.offset == 0)
+        k->head = f;
     if (!fr->o.more)
         k->total = fr->o.offset + fr->o.dlen;
-    int got = whole(r, k);
+    /* a piece reaching past 65535 bytes: the Reassembler's "too long" (every piece is looked at once, here) */
+    int got = fr->o.offset + fr->o.dlen > 65535 ? -1 : whole(r, k);
     if (got < 0) {
         decline(r, k, f);
     } else if (got > 0) {
         for (Py_ssize_t j = k->first; j >= 0; j = r->next[j])
             c->frags[j].state = 0;
         memcpy(r->keys + r->judged++ * KEY, fr->o.key, KEY);
-        k->first = k->last = k->total = -1;
+        k->first = k->last = k->total = k->head = -1;
+        k->count = 0;
         r->open--;
     }
 }

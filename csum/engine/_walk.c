@@ -104,56 +104,56 @@ static void ipv6_noted(walk_t *w, Py_ssize_t l4start, Py_ssize_t stop, Py_ssize_
     ip->fragment = fragment;
 }
 
+/* Field `code` recorded with its verdict (w->recs, where the walk keeps records; ok -1: not verifiable here) and its
+ * code emitted, plus `flag` (NONE: a UDP checksum legitimately 0; NA: a field counted n/a; else 0). */
+static inline __attribute__((always_inline)) int verdict(walk_t *w, int code, int depth, Py_ssize_t header,
+                                                         Py_ssize_t field, Py_ssize_t end, unsigned stored,
+                                                         unsigned computed, int pass, int reason, int flag,
+                                                         uint64_t path)
+{
+    if (w->recs != NULL) {
+        rec_t *rec = w->recs + w->n;
+        rec->code = code;
+        rec->depth = depth;
+        rec->reason = reason;
+        rec->ok = pass;
+        rec->header = header;
+        rec->field = field;
+        rec->stored = stored;
+        rec->computed = computed;
+        rec->path = path;
+        rec->ip = w->ip;
+        rec->ipv = w->ipv;
+        rec->end = end;
+    }
+    return emit(w, code + flag, depth);
+}
+
 /* The field at `field` of the header at `header`, recorded; without w->judge, found only (ok, as the rewriter reads
  * the stack: it checks nothing). */
 static int found(walk_t *w, int code, int depth, Py_ssize_t header, Py_ssize_t field, Py_ssize_t end, uint64_t path)
 {
-    rec_t *rec = w->recs + w->n;
-    rec->code = code;
-    rec->depth = depth;
-    rec->reason = RS_OK;
-    rec->ok = 1;
-    rec->header = header;
-    rec->field = field;
-    rec->end = end;
-    rec->stored = be16(w->b + field);
-    rec->computed = 0;
-    rec->path = path;
-    rec->ip = w->ip;
-    rec->ipv = w->ipv;
-    return emit(w, code, depth);
+    return verdict(w, code, depth, header, field, end, be16(w->b + field), 0, 1, RS_OK, 0, path);
 }
 
-/* The verdict on the field at `field` of the header at `header` (csum/layers/check.py evaluate for the
- * protocols walked here): the checksum covers [header, end) (`field` even from `header`); the pseudo-header is
- * `addrs` (its two addresses' 64-bit end-around sum, csum_addr_sum64's), `proto` and `length` (what its length adds,
- * csum_pseudo_length's), all 0 for none: their sum with the length is csum_pseudo's, without it transmit offload's
- * other form, each reduced (csum_reduce) only for a field that does not pass at once; `udp`: how a stored 0 is read,
- * and a computed 0 is sent as 0xffff. A failing field ends the walk unless w->report. Returns 0 to hand the packet to
- * the Python walker. Inlined into its three callers (one per field: no call of 12 arguments). */
-static inline __attribute__((always_inline)) int judge(walk_t *w, int code, int depth, Py_ssize_t header,
-                                                       Py_ssize_t field, Py_ssize_t end, uint64_t addrs,
-                                                       uint64_t proto, uint64_t length, int offload, int udp,
-                                                       uint64_t path)
+/* judge's verdict on a field that does not pass at once (a stored 0 or 0xffff, or a sum that is not the stored
+ * value): out of line and cold, so that the common case inlined into judge's three callers stays small. */
+static __attribute__((noinline, cold)) int judge_rest(walk_t *w, int code, int depth, Py_ssize_t header,
+                                                      Py_ssize_t field, Py_ssize_t end, uint64_t addrs,
+                                                      uint64_t proto, uint64_t ps, int offload, int udp,
+                                                      unsigned stored, uint64_t path)
 {
-    if (w->n >= w->slots)
-        return 0;
-    if (!w->judge)
-        return found(w, code, depth, header, field, end, path);
-    const uint8_t *b = w->b;
-    unsigned stored = be16(b + field), computed;
     int pass, reason, absent = 0;
-    /* The common case first: a stored value other than 0 and 0xffff that passes is the computed one (the rest's
-     * canonical sum r is 0xffff - stored, the only value in 1..0xfffe congruent to it), an OK. */
-    uint64_t ps = csum_add_ea64(addrs, proto + length);  /* the pseudo-header's sum, csum_pseudo's (mod 0xffff) */
-    if (stored != 0 && stored != M16 && csum_ones16_with(b + header, (uint64_t)(end - header), ps) == M16) {
-        computed = stored, pass = 1, reason = RS_OK;
-        goto record;
-    }
-    uint64_t ps0 = csum_add_ea64(addrs, proto);  /* the same without the length */
+    /* A UDP checksum of 0 legitimately absent (RFC 768 over IPv4; RFC 6935 on a tunnel port over IPv6) passes
+     * whatever its datagram sums to, and a walk that keeps no records (the checker's first pass: only the codes)
+     * never reads the computed value: nothing to sum (VXLAN's and Geneve's outer datagrams, most of a tunnel's
+     * bytes). */
+    if (udp && stored == 0 && udp != UDP6 && w->recs == NULL)
+        return emit(w, code + NONE, depth);
+    const uint8_t *b = w->b;
+    uint64_t ps0 = csum_add_ea64(addrs, proto);  /* the pseudo-header's sum without the length */
     uint64_t rest = csum_ones16_without(b + header, (uint64_t)(end - header), (uint64_t)(field - header));
-    unsigned r = (unsigned)csum_reduce(csum_add_ea64(rest, ps), 16);
-    computed = r ^ M16;
+    unsigned r = (unsigned)csum_reduce(csum_add_ea64(rest, ps), 16), computed = r ^ M16;
     if (udp && computed == 0)
         computed = CSUM_MANGLED_0;
     pass = csum_fold_to((uint64_t)r + stored, 16) == M16;  /* two 16-bit values: two folds */
@@ -172,23 +172,34 @@ static inline __attribute__((always_inline)) int judge(walk_t *w, int code, int 
             return 0;
         w->bad = 1;
     }
-record:
-    if (w->recs != NULL) {
-        rec_t *rec = w->recs + w->n;
-        rec->code = code;
-        rec->depth = depth;
-        rec->reason = reason;
-        rec->ok = pass;
-        rec->header = header;
-        rec->field = field;
-        rec->stored = stored;
-        rec->computed = computed;
-        rec->path = path;
-        rec->ip = w->ip;
-        rec->ipv = w->ipv;
-        rec->end = end;
-    }
-    return emit(w, code + (absent ? NONE : 0), depth);
+    return verdict(w, code, depth, header, field, end, stored, computed, pass, reason, absent ? NONE : 0, path);
+}
+
+/* The verdict on the field at `field` of the header at `header` (csum/layers/check.py evaluate for the
+ * protocols walked here): the checksum covers [header, end) (`field` even from `header`); the pseudo-header is
+ * `addrs` (its two addresses' 64-bit end-around sum, csum_addr_sum64's), `proto` and `length` (what its length adds,
+ * csum_pseudo_length's), all 0 for none: their sum with the length is csum_pseudo's, without it transmit offload's
+ * other form, each reduced (csum_reduce) only for a field that does not pass at once; `udp`: how a stored 0 is read,
+ * and a computed 0 is sent as 0xffff. A failing field ends the walk unless w->report. Returns 0 to hand the packet to
+ * the Python walker. Inlined into its three callers (one per field: no call of 12 arguments), the common case only
+ * (judge_rest: the others). */
+static inline __attribute__((always_inline)) int judge(walk_t *w, int code, int depth, Py_ssize_t header,
+                                                       Py_ssize_t field, Py_ssize_t end, uint64_t addrs,
+                                                       uint64_t proto, uint64_t length, int offload, int udp,
+                                                       uint64_t path)
+{
+    if (w->n >= w->slots)
+        return 0;
+    if (!w->judge)
+        return found(w, code, depth, header, field, end, path);
+    unsigned stored = be16(w->b + field);
+    /* The common case first: a stored value other than 0 and 0xffff that passes is the computed one (the rest's
+     * canonical sum r is 0xffff - stored, the only value in 1..0xfffe congruent to it), an OK. */
+    uint64_t ps = csum_add_ea64(addrs, proto + length);  /* the pseudo-header's sum, csum_pseudo's (mod 0xffff) */
+    if (__builtin_expect(stored != 0 && stored != M16 &&
+                         csum_ones16_with(w->b + header, (uint64_t)(end - header), ps) == M16, 1))
+        return verdict(w, code, depth, header, field, end, stored, stored, 1, RS_OK, 0, path);
+    return judge_rest(w, code, depth, header, field, end, addrs, proto, ps, offload, udp, stored, path);
 }
 
 
@@ -225,22 +236,9 @@ int walk_partial(walk_t *w, unsigned proto, int v4, Py_ssize_t at, Py_ssize_t st
     unsigned stored = here ? be16(w->b + at + field) : 0;
     if (here && w->judge && reason == RS_PARTIAL_QUOTE && proto == CT_UDP && stored == 0)
         return 0;  /* the start of a datagram sent without a checksum (RFC 768): the Python walker's verdict */
-    if (w->recs != NULL) {
-        rec_t *t = w->recs + w->n;
-        t->code = code;
-        t->depth = depth;
-        t->header = at;
-        t->path = path;
-        t->ok = -1;
-        t->field = here ? at + field : -1;
-        t->stored = stored;
-        t->computed = 0;  /* none: ok is -1 (set so that no reader meets an unset value) */
-        t->reason = reason;
-        t->ip = w->ip;
-        t->ipv = w->ipv;
-        t->end = -1;
-    }
-    return emit(w, code + (reason == RS_PARTIAL_QUOTE ? NA : 0), depth);
+    /* computed: none, ok is -1 (set so that no reader meets an unset value) */
+    return verdict(w, code, depth, at, here ? at + field : -1, -1, stored, 0, -1, reason,
+                   reason == RS_PARTIAL_QUOTE ? NA : 0, path);
 }
 
 static int mpls_layer(walk_t *w, Py_ssize_t at, Py_ssize_t stop, int depth, uint64_t path);
