@@ -985,6 +985,22 @@ static void give_spare(int k, void *p, size_t size)
     }
 }
 
+/* The numbers in the capture (int64, as bytes) of the chunk's packets after its front that the snap length cut. */
+static PyObject *cut_list(const chunk_t *c)
+{
+    Py_ssize_t ncut = 0;
+    for (Py_ssize_t i = c->nfront; i < c->n; i++)
+        ncut += c->cap[i] < c->orig[i];
+    PyObject *cut = PyBytes_FromStringAndSize(NULL, ncut * 8);
+    if (cut == NULL)
+        return NULL;
+    int64_t *cuts = (int64_t *)PyBytes_AS_STRING(cut);
+    for (Py_ssize_t i = c->nfront; i < c->n; i++)
+        if (c->cap[i] < c->orig[i])
+            *cuts++ = index_of(c, i);
+    return cut;
+}
+
 /* check_chunk(data, offsets, caplens, origlens, linktypes, front, first, budget, window)
  *     -> (counts, fast, walk, reported, closed, peak, cut):
  * a chunk judged as fast_check judges it (without rows) and its verdicts counted in the same pass, in one call: a
@@ -1015,7 +1031,7 @@ static PyObject *check_chunk(PyObject *self, PyObject *const *args, Py_ssize_t n
         if (get(args[got], &v[got], 0, sizes[got]) < 0)
             break;
     PyObject *result = NULL, *closed = NULL, *counts = NULL, *walk = NULL, *cut = NULL;
-    Py_ssize_t n = got == 6 ? v[1].len / 8 : 0, nfront = got == 6 ? v[5].len / 8 : 0, ncut = 0, peak = 0;
+    Py_ssize_t n = got == 6 ? v[1].len / 8 : 0, nfront = got == 6 ? v[5].len / 8 : 0, peak = 0;
     int64_t *seen = NULL;
     chunk_t c = {0};
     size_t out_size = 0, walk_size = 0, frags_size = 0;
@@ -1056,15 +1072,8 @@ static PyObject *check_chunk(PyObject *self, PyObject *const *args, Py_ssize_t n
             PyErr_NoMemory();
         goto done;
     }
-    for (i = nfront; i < n; i++)
-        ncut += c.cap[i] < c.orig[i];
-    if ((walk = walk_list(&c)) == NULL || (counts = code_counts(seen)) == NULL ||
-        (cut = PyBytes_FromStringAndSize(NULL, ncut * 8)) == NULL)
+    if ((walk = walk_list(&c)) == NULL || (counts = code_counts(seen)) == NULL || (cut = cut_list(&c)) == NULL)
         goto done;
-    int64_t *cuts = (int64_t *)PyBytes_AS_STRING(cut);
-    for (i = nfront; i < n; i++)
-        if (c.cap[i] < c.orig[i])
-            *cuts++ = index_of(&c, i);
     result = Py_BuildValue("OnOOOnO", counts, c.fast, walk, c.reported, closed, peak, cut);
 done:
     Py_XDECREF(counts);
