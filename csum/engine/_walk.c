@@ -349,12 +349,12 @@ static int gtp(walk_t *w, Py_ssize_t at, Py_ssize_t stop, int depth, uint64_t pa
 }
 
 /* What a UDP datagram at `at` to `stop` carries, by its destination port (table "udp.port", csum/layers/transport.py
- * _udp): VXLAN, Geneve, GTP or GRE-in-UDP one level deeper; else nothing (1). */
+ * _udp): VXLAN, Geneve, GTP or GRE-in-UDP one level deeper; else, or when it is empty, nothing (1). */
 static int udp_payload(walk_t *w, unsigned port, Py_ssize_t at, Py_ssize_t stop, int depth, uint64_t path)
 {
     Py_ssize_t inner = at + CT_UDP_MIN;
     int layer = ct_next_udp_port(port);
-    if (layer == L_NONE)  /* a datagram that carries nothing further: judged at any depth */
+    if (layer == L_NONE || inner == stop)  /* a datagram that carries nothing further: judged at any depth */
         return 1;
     if (layer == L_GRE_UDP)  /* GRE stands at UDP's depth (RFC 8086) */
         return gre(w, inner, stop, depth, path);
@@ -421,12 +421,12 @@ typedef struct {
     Py_ssize_t qend;
 } l4_t;
 
-/* A TCP header of `len` bytes at `at`: 0 for a malformed one or OpenFlow's ports (the Python walker's). */
+/* A TCP header of `len` bytes at `at`: 0 for a malformed one or a payload on OpenFlow's ports (the Python walker's). */
 static int tcp_l4(const uint8_t *b, Py_ssize_t at, Py_ssize_t len, l4_t *l)
 {
-    if (len < CT_TCP_MIN || len <= CT_TCP_DOFF_AT || (b[at + CT_TCP_DOFF_AT] >> 4) * CT_TCP_DOFF_UNIT < CT_TCP_MIN ||
-        (b[at + CT_TCP_DOFF_AT] >> 4) * CT_TCP_DOFF_UNIT > len || CT_TCP_EMBEDDED(be16(b + at)) ||
-        CT_TCP_EMBEDDED(be16(b + at + CT_TUNNEL_DEMUX_AT)))
+    Py_ssize_t doff = len > CT_TCP_DOFF_AT ? (b[at + CT_TCP_DOFF_AT] >> 4) * CT_TCP_DOFF_UNIT : 0;
+    if (len < CT_TCP_MIN || doff < CT_TCP_MIN || doff > len ||
+        (doff < len && (CT_TCP_EMBEDDED(be16(b + at)) || CT_TCP_EMBEDDED(be16(b + at + CT_TUNNEL_DEMUX_AT)))))
         return 0;
     *l = (l4_t){C_TCP, T_TCP, CT_TCP_PSEUDO, CT_TCP_OFFLOAD, NOT_UDP, 0, CT_TCP_FIELD, 0, 0};
     return 1;

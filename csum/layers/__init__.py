@@ -20,7 +20,7 @@ from . import (
 )
 from .check import Result, corrections, evaluate, verify_stack
 from .reasons import Reason, Status
-from .walk import Field, Fragment, IPLayer, Link, Stack, walk
+from .walk import Field, Fragment, IPLayer, Link, Stack, walk, walk_outer_strict
 
 __all__ = ["Field", "Fragment", "IPLayer", "Layout", "Link", "Reason", "Result", "Stack", "Status", "corrections",
            "evaluate", "layout", "outer_layer", "protocol_name", "table", "verify_stack", "walk"]
@@ -44,11 +44,12 @@ _LINK_NAMES = {"eth": "ethernet", "raw": "ip"}
 
 
 def layout(buf: memoryview, link: Link = "auto") -> Layout:
-    """The outer IP layer of ``buf`` (see :class:`IPLayer`); raise CsumValueError if malformed or not IP.
+    """The outer IP layer of ``buf`` (see :class:`IPLayer`); raise CsumValueError if it is malformed or not IP (a
+    malformed layer inside a tunnel is not its concern).
 
     ``link`` on the result is "ethernet", "ip" or the link layer's name ("sll", "ppp" ...).
     """
-    return outer_layer(walk(buf, link, strict=True))
+    return outer_layer(walk_outer_strict(buf, link))
 
 
 def outer_layer(stack: Stack) -> Layout:

@@ -141,7 +141,7 @@ class Walker:
         except _Bad as exc:
             self.stack.notes.append(f"{path}: {exc}")
             if exc.code != Code.NOT_IP and self.stack.inner_malformed is None:  # not IP inside: nothing to judge
-                self.stack.inner_malformed = (exc.code, f"inside {path}: {str(exc).removeprefix('packet: ')}")
+                self.stack.inner_malformed = (exc.code, f"inside {path}: {str(exc).removeprefix('packet: ')}", at)
 
     def walk_embedded(self, kind: str, at: int, depth: int, path: str) -> None:
         """Walk an embedded packet (this walker's whole job, see csum.layers.embedded): a cut ends it quietly, a

@@ -182,23 +182,26 @@ def _cover(w: Walker, ip: IPLayer, entry: T.Protocol, proto: int, at: int,
 
 def _udp(w: Walker, entry: T.Protocol, at: int, end: int, stop: int, depth: int, path: str) -> None:
     """Table "udp.port": a tunnel by the destination port (or by the source port, the lower of the two, for
-    table.UDP_TUNNELS_BY_SOURCE) one encapsulation deeper, or an embedded packet's protocol."""
-    source, destination = w.u16(at), w.u16(at + 2)
+    table.UDP_TUNNELS_BY_SOURCE) one encapsulation deeper, or an embedded packet's protocol. An empty datagram
+    carries neither (tshark calls no port's dissector on it either)."""
+    source, destination, payload = w.u16(at), w.u16(at + 2), at + T.UDP_ENTRY.minimum
     tunnel = T.UDP_TUNNELS.get(destination)
     if tunnel is None and source < destination and source in T.UDP_TUNNELS_BY_SOURCE:
         tunnel = T.UDP_TUNNELS[source]
     if tunnel is not None:
         w.stack.fields[-1].tunnel = True
-        w.inner(tunnel, at + T.UDP_ENTRY.minimum, end, depth + 1, path)
-    elif destination in T.UDP_EMBEDDED:
-        w.inner(T.UDP_EMBEDDED[destination], at + T.UDP_ENTRY.minimum, end, depth, path)
+        if payload < end:
+            w.inner(tunnel, payload, end, depth + 1, path)
+    elif destination in T.UDP_EMBEDDED and payload < end:
+        w.inner(T.UDP_EMBEDDED[destination], payload, end, depth, path)
 
 
 def _tcp(w: Walker, entry: T.Protocol, at: int, end: int, stop: int, depth: int, path: str) -> None:
-    """Table "tcp.port": an embedded packet's protocol by either port."""
+    """Table "tcp.port": an embedded packet's protocol by either port, in a segment that has a payload."""
     name = T.TCP_EMBEDDED.get(w.u16(at + 2)) or T.TCP_EMBEDDED.get(w.u16(at))
-    if name is not None:
-        w.inner(name, at + (w.b[at + T.TCP_DOFF_AT] >> 4) * T.TCP_DOFF_UNIT, end, depth, path)
+    payload = at + (w.b[at + T.TCP_DOFF_AT] >> 4) * T.TCP_DOFF_UNIT
+    if name is not None and payload < end:
+        w.inner(name, payload, end, depth, path)
 
 
 def _pim(w: Walker, entry: T.Protocol, at: int, end: int, stop: int, depth: int, path: str) -> None:

@@ -38,7 +38,7 @@ from .dissect import Walker, _Bad, _Cut
 from .link import link as _link
 from .stack import Field, Fragment, IPLayer, Stack
 
-__all__ = ["Field", "Fragment", "IPLayer", "Link", "Stack", "resolve_link", "walk"]
+__all__ = ["Field", "Fragment", "IPLayer", "Link", "Stack", "raise_inner", "resolve_link", "walk", "walk_outer_strict"]
 
 Link = Union[Literal["auto", "ethernet", "ether", "ip"], int]
 
@@ -85,14 +85,8 @@ def resolve_link(buf: memoryview, link: Link) -> int:
     return check_int(link, 0, (1 << 31) - 1, "link")  # a numpy integer; else the error naming link
 
 
-def walk(buf: memoryview, link: Link = "auto", *, wire_len: int | None = None, strict: bool = False) -> Stack:
-    """The whole stack of one packet: its layers and every checksum field, outer to inner.
-
-    ``link``: "auto", "ethernet" (alias "ether"), "ip" or a capture link type number (see
-    :data:`csum.layers.table.LINKTYPES`). ``wire_len``: the packet's length on the wire when only
-    part was captured. ``strict``: raise :class:`CsumValueError` for a packet that is not IP or
-    has a malformed header (outer, or inside a tunnel) instead of recording it in the stack.
-    """
+def _walk(buf: memoryview, link: Link, wire_len: int | None, strict: bool) -> Stack:
+    """:func:`walk`, a malformed layer inside a tunnel left in the stack."""
     if type(buf) is not memoryview or buf.format != "B" or not buf.c_contiguous:
         buf = as_view(buf, "buf")
     linktype = resolve_link(buf, link)
@@ -117,10 +111,37 @@ def walk(buf: memoryview, link: Link = "auto", *, wire_len: int | None = None, s
             raise CsumValueError(str(exc), code=exc.code) from None
         else:
             stack.malformed = (exc.code, str(exc))
-    if strict and stack.inner_malformed is not None and stack.malformed is None:
-        raise CsumValueError(stack.inner_malformed[1], code=stack.inner_malformed[0])
     stack.fields.sort(key=_position)
     return stack
+
+
+def walk(buf: memoryview, link: Link = "auto", *, wire_len: int | None = None, strict: bool = False) -> Stack:
+    """The whole stack of one packet: its layers and every checksum field, outer to inner.
+
+    ``link``: "auto", "ethernet" (alias "ether"), "ip" or a capture link type number (see
+    :data:`csum.layers.table.LINKTYPES`). ``wire_len``: the packet's length on the wire when only
+    part was captured. ``strict``: raise :class:`CsumValueError` for a packet that is not IP or
+    has a malformed header (outer, or inside a tunnel) instead of recording it in the stack.
+    """
+    stack = _walk(buf, link, wire_len, strict)
+    if strict:
+        raise_inner(stack)
+    return stack
+
+
+def walk_outer_strict(buf: memoryview, link: Link) -> Stack:
+    """The strict walk, except that a malformed layer inside a tunnel stays in :attr:`Stack.inner_malformed`: for
+    what reads or edits the layers in front of it (csum.rewrite: their checksums' incremental updates hold whatever
+    the bytes behind them are; :func:`raise_inner` refuses an edit at or past it)."""
+    return _walk(buf, link, None, True)
+
+
+def raise_inner(stack: Stack, at: int | None = None) -> None:
+    """Raise the malformed layer inside a tunnel of ``stack`` as :class:`CsumValueError` (its code and path) when the
+    encapsulated part that holds it starts at ``at`` or before, so that it holds offset ``at`` (None: wherever)."""
+    bad = stack.inner_malformed
+    if bad is not None and stack.malformed is None and (at is None or bad[2] <= at):
+        raise CsumValueError(bad[1], code=bad[0])
 
 
 def _position(f: Field) -> int:

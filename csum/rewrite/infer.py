@@ -15,8 +15,8 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from ..errors import CsumValueError
-from ..layers import Stack, table, walk
-from ..layers.walk import IPLayer
+from ..layers import Stack, table
+from ..layers.walk import IPLayer, walk_outer_strict
 from .packet import FieldChange
 
 __all__ = ["Inferred", "infer"]
@@ -37,7 +37,7 @@ class Inferred(NamedTuple):
 
 def _stack(packet: bytes) -> Stack | None:
     try:
-        return walk(memoryview(packet), "ethernet", strict=True)
+        return walk_outer_strict(memoryview(packet), "ethernet")
     except CsumValueError:
         return None
 

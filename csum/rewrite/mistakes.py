@@ -39,11 +39,11 @@ from ..bpf.skb import DIFF, Skb
 from ..core.arith import M16, fold
 from ..core.partial import csum_partial
 from ..errors import CsumValueError
-from ..layers import inet, walk
+from ..layers import inet
 from ..layers.reasons import ABSENT
 from . import handwritten
 from .handwritten import CORRECT, FORMS, Form
-from ..layers.walk import IPLayer
+from ..layers.walk import IPLayer, walk_outer_strict
 from .infer import infer
 from .packet import Call, CsumDiffCall, CsumReplaceCall, StoreBytesCall, rewrite
 from .program import store_groups
@@ -533,7 +533,7 @@ def added_header(packet: bytes, l3: int) -> Finding:
     the header with one 16-bit word as it was before the program set it (0, as bpf_skb_adjust_room and
     bpf_xdp_adjust_head leave the room, or the inner header's word it was copied from), or not computed at all."""
     try:
-        stack = walk(memoryview(packet), "ethernet", strict=True)
+        stack = walk_outer_strict(memoryview(packet), "ethernet")
     except CsumValueError as exc:
         return Finding((), {}, f"the packet does not parse: {exc}")
     ip = next((i for i in stack.ips if i.l3 == l3 and i.ip_csum is not None), None)

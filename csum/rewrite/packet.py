@@ -52,8 +52,9 @@ from ..core.arith import M16, M32, add32, fold, ror32
 from ..core.inputs import as_view, check_address, check_bool, check_list, check_uint
 from ..core.partial import csum_partial as generic_csum_partial
 from ..errors import Code, CsumTypeError, CsumValueError
-from ..layers import UDP, UDPLITE, Field, IPLayer, Layout, Link, Stack, outer_layer, protocol_name, table, walk
+from ..layers import UDP, UDPLITE, Field, IPLayer, Layout, Link, Stack, outer_layer, protocol_name, table
 from ..layers import layout as parse
+from ..layers.walk import raise_inner, walk_outer_strict
 from ..types import Wsum
 from .calls import Call, CsumDiffCall, CsumReplaceCall, StoreBytesCall
 from ..layers.table import ADDR_SIZES
@@ -441,6 +442,7 @@ def _inner_layer(data: bytearray, stack: Stack, outer: Layout, name: str) -> tup
     else:
         found = [ip for ip in stack.ips if not is_error and ip.depth == depth and outer.l4_start <= ip.l3 < outer.end]
         missing = "inner: the packet carries no tunnelled IP packet (IP-in-IP, GRE, VXLAN, Geneve)"
+    raise_inner(stack, found[0].l3 if found else None)  # what it edits, or looks for, is not in a malformed part
     if not found:
         if depth > 1:
             missing = "inner " + missing.replace("the packet", "the tunnelled packet")
@@ -530,7 +532,7 @@ def rewrite(packet: Any, *, saddr: Address | None = None, daddr: Address | None 
             raise CsumTypeError(f"inplace=True needs a bytearray packet, not {type(packet).__name__}",
                                 code=Code.BAD_TYPE)
         data = bytearray(as_view(packet, "packet"))
-    stack = walk(memoryview(data), link, strict=True)  # the one walk: every layer below is read from it
+    stack = walk_outer_strict(memoryview(data), link)  # the one walk: every layer below is read from it
     lay = outer_layer(stack)
     original = bytes(data)
     editor = Editor(data, lay, as_profile(arch, "arch"))

@@ -233,10 +233,10 @@ def _guards(rewrite: Rewrite, end: int) -> list[tuple[int, int, tuple[int, ...]]
     protocol or next header (IPv6 extension headers byte for byte), an IPv4 fragment offset of 0 when the program
     reaches its transport header, and what made it a quote or a tunnel (an ICMP/ICMPv6 error type, the UDP
     destination port or GRE protocol). Any other packet is passed untouched."""
-    from ..layers import walk
+    from ..layers.walk import walk_outer_strict
 
     data = rewrite.original
-    stack = walk(memoryview(data), "ethernet", strict=True)
+    stack = walk_outer_strict(memoryview(data), "ethernet")
     guards: list[tuple[int, int, tuple[int, ...]]] = []
 
     def exact(at: int, n: int = 1) -> None:

@@ -128,6 +128,47 @@ def test_an_inner_datagram_longer_than_its_tunnel_is_malformed_not_passed(tmp_pa
             inet.verify(frame)
 
 
+_TUNNEL_PORTS = {"udp": (4789, 6081, 2152, 3386, 4754, 4790, 1701, 3544, 4341, 5072, 5247, 6343), "tcp": (6653, 6633)}
+
+
+def _on_port(l4: str, port: int, payload: bytes, v6: bool = False) -> bytes:
+    ip = IPv6(src="2001:db8::1", dst="2001:db8::2") if v6 else IP(src=A4, dst=B4)
+    layer = UDP(sport=40000, dport=port) if l4 == "udp" else TCP(sport=40000, dport=port, flags="A")
+    return raw(ETH / ip / layer / Raw(payload))
+
+
+@needs_tshark
+@pytest.mark.usefixtures("every_engine")
+def test_an_empty_datagram_on_a_tunnel_port_carries_nothing(tmp_path):
+    """A UDP datagram or TCP segment with no payload on a tunnel's or embedded protocol's port: tshark calls no
+    dissector of that port (no expert error, no malformed packet) and csum walks nothing into it: the packet is
+    judged ok, not malformed (it used to be "AYIYA header needs 50 bytes" ...). The start of a VXLAN, Geneve, AYIYA
+    or GTP header on their ports is malformed for tshark and for csum alike. Every engine (C walker or not)."""
+    empty = [_on_port(l4, port, b"") for l4, ports in _TUNNEL_PORTS.items() for port in ports]
+    short = [_on_port("udp", port, start) for port, start in ((4789, b"\x08"), (6081, b"\x00"), (5072, b"\x41"),
+                                                               (2152, b"\x30\xff\x00\x10"))]  # GTP: from 4 bytes
+    theirs = _tshark([(1, f) for f in empty + short], tmp_path, "_ws.malformed")
+    assert theirs[: len(empty)] == [[]] * len(empty) and all("_ws.malformed" in t for t in theirs[len(empty):])
+    for frame in empty:
+        ours, malformed, notes = _csum(1, frame)
+        assert ours == [("ipv4", "ok"), (ours[1][0], "ok")] and malformed is None and notes == [], (frame, ours)
+    for frame in short:
+        ours, malformed, notes = _csum(1, frame)
+        assert ours == [("ipv4", "ok"), ("udp", "ok")] and malformed.startswith("inside eth/ipv4/udp: truncated:")
+
+
+@pytest.mark.usefixtures("every_engine")
+def test_an_empty_ipv6_datagram_with_zero_checksum_on_a_tunnel_port_is_none():
+    """RFC 6935: a UDP checksum of 0 over IPv6 on a tunnel's port is allowed (status none), also when the datagram
+    is empty; on any other port it is bad (RFC 8200 8.1). Every engine: the C walker keeps VXLAN's port, the Python
+    walker AYIYA's."""
+    for port, status in ((4789, "none"), (5072, "none"), (40001, "bad")):
+        frame = bytearray(_on_port("udp", port, b"", v6=True))
+        frame[14 + 40 + 6:14 + 40 + 8] = b"\0\0"
+        ours, malformed, _ = _csum(1, bytes(frame))
+        assert ours == [("udp", status)] and malformed is None, (port, ours)
+
+
 # --- item 2: the encapsulations' details --------------------------------------------------------------------------
 
 def test_capwap_reads_the_frame_control_field_either_way():

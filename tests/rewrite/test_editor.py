@@ -37,8 +37,8 @@ VX = raw(Ether() / IP(src="192.0.2.1", dst="192.0.2.2") / UDP(sport=49152, dport
 def test_one_walk_per_rewrite(monkeypatch, frame, request_):
     """rewrite() walks the packet once, however many layers it edits (the outer one, a quote, a tunnel's)."""
     walks = []
-    real = packet.walk
-    monkeypatch.setattr(packet, "walk", lambda *a, **k: walks.append(1) or real(*a, **k))
+    real = packet.walk_outer_strict
+    monkeypatch.setattr(packet, "walk_outer_strict", lambda *a, **k: walks.append(1) or real(*a, **k))
     rewrite(frame, **request_)
     assert len(walks) == 1
 

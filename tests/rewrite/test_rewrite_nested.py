@@ -238,6 +238,40 @@ def test_tunnel_nat_equals_scapy_and_kernel(kind, record_property):
     record_property("kernel_checked", count)
 
 
+@pytest.mark.parametrize("kind", ["vxlan", "gre"])
+@pytest.mark.parametrize("port, payload", [(5072, b""), (4789, b""), (4789, b"\x08\x00\x00"), (5072, b"\x41" * 7)])
+def test_tunnel_nat_past_a_tunnel_port_inside(kind, port, payload):
+    """The inner datagram is UDP to a tunnel's port, empty or holding the start of a header only (tshark: a
+    malformed VXLAN / AYIYA three layers down): the outer and inner NAT is still made, equal to scapy's rebuild and
+    the kernel's replay (hypothesis found inner port 5072, empty, refused as "AYIYA header needs 110 bytes")."""
+    options = {"sport": 5000, "udp0": None, "id": 7, "teb": 1}
+
+    def build(outer, inner):
+        return raw(ETHER / IP(src=outer[0], dst=outer[1], ttl=outer[4])
+                   / _tunnel(kind, raw(_datagram(4, "udp", inner, payload)), options))
+
+    outer = (("192.0.2.1", "192.0.2.2", 0, 0, 64), ("192.0.2.9", "192.0.2.2", 0, 0, 64), {"saddr": "192.0.2.9"})
+    inner = (("10.0.0.1", "10.0.0.2", 40000, port, 9), ("10.0.0.7", "10.0.0.2", 40001, port, 9),
+             {"saddr": "10.0.0.7", "sport": 40001})
+    _compare(build, outer, inner, "inner")
+
+
+def test_nat_of_a_tunnel_whose_inner_datagram_is_cut():
+    """GRE whose outer IPv4 total length ends 3 bytes before the inner datagram's (tshark 4.0: "length exceeds"):
+    the outer NAT is made (scapy's rebuild with the new source: the outer header's checksum is all that covers it);
+    an inner NAT is refused with the walker's reason, not "carries no tunnelled IP packet"."""
+    inner = raw(IP(src="10.0.0.1", dst="10.0.0.2") / TCP(sport=1, dport=2) / b"abcdef")
+
+    def frame(src):
+        return raw(ETHER / IP(src=src, dst="192.0.2.2", proto=47, len=20 + 4 + len(inner) - 3) / GRE(proto=0x0800)
+                   / Raw(inner))
+
+    assert rewrite(frame("192.0.2.1"), saddr="192.0.2.9").packet == frame("192.0.2.9")
+    with pytest.raises(CsumValueError, match=r"^inside eth/ipv4/gre: truncated: IPv4 total length 46 ") as err:
+        rewrite(frame("192.0.2.1"), inner={"saddr": "10.0.0.9"})
+    assert err.value.code.value == "truncated"
+
+
 def test_vxlan_zero_udp_checksum_is_left_alone():
     """An outer UDP checksum of 0 (none computed, as Linux VXLAN sends by default) stays 0: its calls carry
     BPF_F_MARK_MANGLED_0 (so that a program printed from them fits packets with and without the checksum) and the
