@@ -71,11 +71,12 @@ class _Cut(Exception):
 class Walker:
     """One packet's walk: its bytes ``b`` (``n`` captured), its length on the wire, the :class:`Stack` it fills."""
 
-    __slots__ = ("b", "n", "wire", "stack", "strict", "embedded")
+    __slots__ = ("b", "n", "wire", "stack", "strict", "embedded", "ip_headers")
 
     def __init__(self, buf: memoryview, wire: int, strict: bool, embedded: bool = False) -> None:
         self.b, self.n, self.wire, self.strict, self.embedded = buf, len(buf), wire, strict, embedded
         self.stack = Stack()
+        self.ip_headers = 0  # IP headers the walk entered (ip.py): a port's guess failed before any, or not
 
     def u16(self, at: int) -> int:
         b = self.b
@@ -130,16 +131,21 @@ class Walker:
         if name is not None:
             CARRIED[name](self, ip, proto, at, stop, depth, path)
 
-    def inner(self, kind: str, at: int, end: int, depth: int, path: str) -> None:
+    def inner(self, kind: str, at: int, end: int, depth: int, path: str, guessed: bool = False) -> None:
         """Walk an encapsulated layer: its problems end this branch only; a malformed one (not merely not IP) is
-        :attr:`Stack.inner_malformed`: the checksums it holds are not judged, and that is said."""
+        :attr:`Stack.inner_malformed`: the checksums it holds are not judged, and that is said. ``guessed``: the
+        layer is known by a port only; a payload that fails before an IP header in it is not that protocol's (a
+        note: no checksum of it went unjudged)."""
         if depth > T.MAX_DEPTH:
             self.stack.notes.append(f"{path}: more than {T.MAX_DEPTH} encapsulations, not walked further")
             return
+        entered = self.ip_headers
         try:
             self.dispatch(kind, at, end, depth, path)
         except _Bad as exc:
             self.stack.notes.append(f"{path}: {exc}")
+            if guessed and self.ip_headers == entered:
+                return
             if exc.code != Code.NOT_IP and self.stack.inner_malformed is None:  # not IP inside: nothing to judge
                 self.stack.inner_malformed = (exc.code, f"inside {path}: {str(exc).removeprefix('packet: ')}", at)
 

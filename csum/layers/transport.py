@@ -191,9 +191,9 @@ def _udp(w: Walker, entry: T.Protocol, at: int, end: int, stop: int, depth: int,
     if tunnel is not None:
         w.stack.fields[-1].tunnel = True
         if payload < end:
-            w.inner(tunnel, payload, end, depth + 1, path)
+            w.inner(tunnel, payload, end, depth + 1, path, guessed=True)
     elif destination in T.UDP_EMBEDDED and payload < end:
-        w.inner(T.UDP_EMBEDDED[destination], payload, end, depth, path)
+        w.inner(T.UDP_EMBEDDED[destination], payload, end, depth, path, guessed=True)
 
 
 def _tcp(w: Walker, entry: T.Protocol, at: int, end: int, stop: int, depth: int, path: str) -> None:
@@ -201,7 +201,7 @@ def _tcp(w: Walker, entry: T.Protocol, at: int, end: int, stop: int, depth: int,
     name = T.TCP_EMBEDDED.get(w.u16(at + 2)) or T.TCP_EMBEDDED.get(w.u16(at))
     payload = at + (w.b[at + T.TCP_DOFF_AT] >> 4) * T.TCP_DOFF_UNIT
     if name is not None and payload < end:
-        w.inner(name, payload, end, depth, path)
+        w.inner(name, payload, end, depth, path, guessed=True)
 
 
 def _pim(w: Walker, entry: T.Protocol, at: int, end: int, stop: int, depth: int, path: str) -> None:

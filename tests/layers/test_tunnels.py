@@ -17,7 +17,7 @@ import pytest
 from captures import pcap_bytes, pcapng_bytes
 from encapsulations import capwap, ether, l2tp, packet_in, pppoe, sflow
 from packets import A4, B4, C4, D4, ETH
-from scapy.all import GRE, IP, LLC, SNAP, TCP, UDP, Dot11, IPv6, Raw, raw
+from scapy.all import GRE, IP, LLC, SNAP, TCP, UDP, Dot11, Ether, IPv6, Raw, raw
 from scapy.contrib.gtp import GTP_U_Header
 from scapy.layers.vxlan import VXLAN
 
@@ -139,22 +139,29 @@ def _on_port(l4: str, port: int, payload: bytes, v6: bool = False) -> bytes:
 
 @needs_tshark
 @pytest.mark.usefixtures("every_engine")
-def test_an_empty_datagram_on_a_tunnel_port_carries_nothing(tmp_path):
+def test_a_payload_on_a_tunnel_port_that_is_not_the_tunnel(tmp_path):
     """A UDP datagram or TCP segment with no payload on a tunnel's or embedded protocol's port: tshark calls no
-    dissector of that port (no expert error, no malformed packet) and csum walks nothing into it: the packet is
-    judged ok, not malformed (it used to be "AYIYA header needs 50 bytes" ...). The start of a VXLAN, Geneve, AYIYA
-    or GTP header on their ports is malformed for tshark and for csum alike. Every engine (C walker or not)."""
+    dissector of that port and csum walks nothing into it (it used to list "AYIYA header needs 50 bytes" as a
+    malformed packet). The start of a VXLAN, Geneve, AYIYA or GTP header on their ports: tshark flags a malformed
+    packet; csum, which knows the protocol by its port only, notes that the payload is not that protocol and judges
+    the datagram (no checksum inside went unjudged). A VXLAN whose inner IPv4 header is cut is malformed for both.
+    Every engine (C walker or not)."""
     empty = [_on_port(l4, port, b"") for l4, ports in _TUNNEL_PORTS.items() for port in ports]
     short = [_on_port("udp", port, start) for port, start in ((4789, b"\x08"), (6081, b"\x00"), (5072, b"\x41"),
                                                                (2152, b"\x30\xff\x00\x10"))]  # GTP: from 4 bytes
-    theirs = _tshark([(1, f) for f in empty + short], tmp_path, "_ws.malformed")
+    cut = _on_port("udp", 4789, raw(VXLAN(vni=1) / Ether(type=0x0800)) + raw(IP(src=C4, dst=D4))[:14])
+    theirs = _tshark([(1, f) for f in empty + short + [cut]], tmp_path, "_ws.malformed")
     assert theirs[: len(empty)] == [[]] * len(empty) and all("_ws.malformed" in t for t in theirs[len(empty):])
     for frame in empty:
         ours, malformed, notes = _csum(1, frame)
         assert ours == [("ipv4", "ok"), (ours[1][0], "ok")] and malformed is None and notes == [], (frame, ours)
     for frame in short:
         ours, malformed, notes = _csum(1, frame)
-        assert ours == [("ipv4", "ok"), ("udp", "ok")] and malformed.startswith("inside eth/ipv4/udp: truncated:")
+        assert ours == [("ipv4", "ok"), ("udp", "ok")] and malformed is None, (ours, malformed)
+        assert len(notes) == 1 and "truncated" in notes[0], notes
+    ours, malformed, _ = _csum(1, cut)
+    assert ours == [("ipv4", "ok"), ("udp", "ok")]
+    assert malformed == "inside eth/ipv4/udp: truncated: IPv4 header needs 84 bytes, packet has 78", malformed
 
 
 @pytest.mark.usefixtures("every_engine")
