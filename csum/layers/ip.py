@@ -29,7 +29,8 @@ def h_ip(w: Walker, at: int, end: int, depth: int, path: str) -> None:
 @handles("ipv4")
 def h_ipv4(w: Walker, at: int, end: int, depth: int, path: str, quote: bool = False) -> None:
     path += "/ipv4" if path else "ipv4"
-    w.ip_headers += 1
+    if at < w.n and w.b[at] >> 4 == 4:  # an IPv4 header, however it ends (Walker.inner: not a port's failed guess)
+        w.ip_headers += 1
     b, h = w.b, T.IPHDR
     if not quote:
         w.inside(at + h.size, end, "IPv4 header")
@@ -125,7 +126,8 @@ def ipv6_option(w: Walker, start: int, end: int, wanted: int) -> tuple[int, int]
 @handles("ipv6")
 def h_ipv6(w: Walker, at: int, end: int, depth: int, path: str, quote: bool = False) -> None:
     path += "/ipv6" if path else "ipv6"
-    w.ip_headers += 1
+    if at < w.n and w.b[at] >> 4 == 6:  # an IPv6 header, however it ends (Walker.inner: not a port's failed guess)
+        w.ip_headers += 1
     b, h = w.b, T.IPV6HDR
     if not quote:
         w.inside(at + h.size, end, "IPv6 header")

@@ -162,6 +162,12 @@ def test_a_payload_on_a_tunnel_port_that_is_not_the_tunnel(tmp_path):
     ours, malformed, _ = _csum(1, cut)
     assert ours == [("ipv4", "ok"), ("udp", "ok")]
     assert malformed == "inside eth/ipv4/udp: truncated: IPv4 header needs 84 bytes, packet has 78", malformed
+    # Teredo's payload is IPv6 itself: 30 bytes starting 0x45 are not (a note), starting 0x60 a cut IPv6 header
+    # (tshark: "[Malformed Packet: IPv6]"; on the first it flags "teredo:data" malformed, csum does not guess)
+    not_v6, cut_v6 = (_on_port("udp", 3544, first + bytes(29)) for first in (b"\x45", b"\x60"))
+    assert "[Malformed Packet: IPv6]" in _tshark([(1, cut_v6)], tmp_path, "_ws.malformed")[0]
+    assert _csum(1, not_v6)[1] is None
+    assert _csum(1, cut_v6)[1] == "inside eth/ipv4/udp: truncated: IPv6 header needs 82 bytes, packet has 72"
 
 
 @pytest.mark.usefixtures("every_engine")
