@@ -66,6 +66,8 @@ def add(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     cmd.add_argument("--follow-symlinks", action="store_true", help="OUT may be a symbolic link: replace its target; "
                      "with a directory IN, symbolic links in it are followed (not by default)")
     cmd.add_argument("--force", action="store_true", help="with a directory IN: replace files that exist under OUTDIR")
+    cmd.add_argument("--keep-going", action="store_true", help="write OUT even when IN cannot be read whole: every "
+                     "frame before the damage rewritten, the rest copied unchanged (exit code still 2)")
     cmd.set_defaults(func=run)
     return cmd
 
@@ -121,7 +123,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         result = rewrite_capture(args.file, args.out, rules, fix=args.fix, jobs=args.jobs,  # type: ignore[arg-type]
                                  chunk_bytes=args.chunk_bytes or pcap.CHUNK_BYTES,
-                                 follow_symlinks=args.follow_symlinks, progress=bar.update, explain=_explainer(args))
+                                 follow_symlinks=args.follow_symlinks, progress=bar.update, explain=_explainer(args),
+                                 keep_going=args.keep_going)
     except BrokenPipeError:
         raise
     except OSError as exc:
@@ -139,14 +142,18 @@ def run(args: argparse.Namespace) -> int:
 
 def _stopped(args: argparse.Namespace, name: str, out: str, result: RewriteResult) -> int:
     """The exit code of a capture rewritten whole or not (as verify's and fix's, docs/verify.md "Exit codes"): 2 with
-    one stderr line when it could not be read whole (a damaged record, compressed data cut or corrupt: OUT holds the
-    rest copied unchanged from there), a warning line and 0 for a truncated last record, else 0."""
+    one stderr line when it could not be read whole (a damaged record, compressed data cut or corrupt: OUT not
+    written, or with --keep-going the rest copied unchanged from there), a warning line and 0 for a truncated last
+    record, else 0."""
     stop = result.stop
     if stop is None or (stop.truncated and args.quiet):
         return 0
     verb = "warning for" if stop.truncated else "failed for"
-    print(f"csum: {NAME} {verb} {name}: {stop}; wrote {out} with every frame before it rewritten, the rest copied "
-          "unchanged", file=sys.stderr)
+    done = f"wrote {out} with every frame before it rewritten, the rest copied unchanged" if result.written \
+        else f"{out} not written (--keep-going writes it)"
+    if result.written and not stop.truncated and out != "-":
+        done = "--keep-going: " + done
+    print(f"csum: {NAME} {verb} {name}: {stop}; {done}", file=sys.stderr)
     return 0 if stop.truncated else 2
 
 
@@ -171,9 +178,11 @@ def _text(result: RewriteResult, rules: object) -> str:
              f"{alone}"]
     if result.explained is not None:
         lines += result.explained.as_text(SHOW)[1:]
-    if result.stop is not None:
+    if result.stop is not None and result.written:
         lines.append(f"{result.stop}: copied unchanged from there")
-    if result.out != "-":
+    if not result.written:
+        lines.append(f"{result.stop}: {result.out} not written")
+    elif result.out != "-":
         lines.append(f"wrote {result.out}")
     return "\n".join(lines)
 
@@ -181,7 +190,8 @@ def _text(result: RewriteResult, rules: object) -> str:
 def _run_tree(args: argparse.Namespace, rules: object) -> int:
     """``csum rewrite DIR OUTDIR``: every capture under DIR (csum.capture.tree) rewritten into the same relative path
     under OUTDIR, which gets new files only (csum.cli.trees.outputs). A capture that cannot be read is named on
-    stderr (exit 2) and the others are still rewritten; one read only in part is written and named too (exit 2)."""
+    stderr (exit 2) and the others are still rewritten; one read only in part is named too (exit 2), written with
+    --keep-going."""
     from ..capture import pcap
     from ..errors import CsumError
     from ..rewrite import rewrite_capture
@@ -192,7 +202,7 @@ def _run_tree(args: argparse.Namespace, rules: object) -> int:
     paths = outputs(args.file, found.files, args.out, force=args.force, follow_symlinks=args.follow_symlinks)
     bar = progress.Bar(sys.stderr, "rewrite", quiet=args.quiet)
     docs: list[dict[str, object]] = []
-    failed = damaged = 0  # not written; written but read only in part
+    failed = damaged = 0  # not written; read only in part
     try:
         for rel, name, path in zip(found.files, found.paths(), paths):
             bar.phase(f"rewriting {name} into {path}")
@@ -201,7 +211,8 @@ def _run_tree(args: argparse.Namespace, rules: object) -> int:
                 result = rewrite_capture(name, path, rules, fix=args.fix, jobs=args.jobs,  # type: ignore[arg-type]
                                          chunk_bytes=args.chunk_bytes or pcap.CHUNK_BYTES,
                                          follow_symlinks=args.follow_symlinks, progress=bar.update,
-                                         compression=found.compression[rel], explain=_explainer(args))
+                                         compression=found.compression[rel], explain=_explainer(args),
+                                         keep_going=args.keep_going)
             except (CsumError, OSError) as exc:
                 reason = str(exc) if isinstance(exc, CsumError) else f"cannot read {name} or write {path}: " \
                     f"{exc.strerror or exc}"
@@ -213,6 +224,7 @@ def _run_tree(args: argparse.Namespace, rules: object) -> int:
             if not args.quiet and not args.json:
                 print(_text(result, rules))
             damaged += _stopped(args, name, str(path), result) == 2
+            failed += not result.written
     finally:
         bar.close()
     if not args.quiet:

@@ -42,7 +42,8 @@ Progress = Callable[[int, "int | None"], None]
 class RewriteResult:
     """What :func:`rewrite_capture` did: the packets' :class:`~csum.rewrite.outcome.Outcome`, the capture's format and
     compression, where reading stopped early (a truncated or damaged record: the rest is copied unchanged), and with
-    ``fix`` the check of the rewritten capture (:class:`csum.scan.Scan`)."""
+    ``fix`` the check of the rewritten capture (:class:`csum.scan.Scan`). ``written``: whether ``out`` was written
+    (not for a damaged capture without ``keep_going``)."""
 
     name: str
     out: str
@@ -54,9 +55,10 @@ class RewriteResult:
     check: Scan | None = None
     #: With ``explain``: why each field ``fix`` corrected was wrong (csum.explain.capture.Explained), else None.
     explained: Any = None
+    written: bool = True
 
     def as_json(self, show: int = 10) -> dict[str, object]:
-        doc: dict[str, object] = {"file": self.name, "out": self.out, "format": self.format,
+        doc: dict[str, object] = {"file": self.name, "out": self.out if self.written else None, "format": self.format,
                                   "compression": self.compression, **self.outcome.as_json(), "fast_path": self.fast,
                                   "python_path": dict(sorted(self.outcome.declined.items()))}
         doc["stopped"] = None if self.stop is None else {
@@ -126,7 +128,7 @@ Explainer = Callable[[Callable[[pcap.Capture], pcap.Capture]], Any]
 def rewrite_capture(src: str | os.PathLike[str], dst: str | os.PathLike[str], rules: Rules, *, fix: bool = False,
                     jobs: int = 1, chunk_bytes: int = pcap.CHUNK_BYTES, follow_symlinks: bool = False,
                     progress: Progress | None = None, explain: Explainer | None = None,
-                    compression: str | None = BY_NAME) -> RewriteResult:
+                    compression: str | None = BY_NAME, keep_going: bool = False) -> RewriteResult:
     """Rewrite the capture ``src`` into ``dst`` (paths, or ``-``) by ``rules``; see the module docstring.
 
     ``dst`` is checked before anything is read (:func:`csum.capture.output.target`: CsumValueError ``unsafe-output``
@@ -137,10 +139,14 @@ def rewrite_capture(src: str | os.PathLike[str], dst: str | os.PathLike[str], ru
     capture, corrupt compression); for an argument of the wrong kind, CsumTypeError or CsumValueError naming it.
     ``compression``: gzip, bzip2, xz, zstd or None for ``dst`` instead of the one its name says
     (:class:`csum.capture.output.AtomicFile`; ``csum rewrite DIR OUTDIR`` writes each copy in its input's).
+    A capture that cannot be read whole (a damaged record, compressed data cut or corrupt: ``stop``, not a truncated
+    last record) leaves ``dst`` as it was (``written`` False: its rest, copied unchanged, would hold what the rules
+    did not touch, addresses ``anonymize`` was to hide among them), unless ``keep_going``; standard output has it all.
     """
     name, out_name = check_path(src, "src"), check_path(dst, "dst")
     check_instance(rules, Rules, "rules")
     fix, follow_symlinks = check_bool(fix, "fix"), check_bool(follow_symlinks, "follow_symlinks")
+    keep_going = check_bool(keep_going, "keep_going")
     if explain is not None:
         check_callable(explain, "explain")
         if not fix:
@@ -189,5 +195,7 @@ def rewrite_capture(src: str | os.PathLike[str], dst: str | os.PathLike[str], ru
                     writer.write(block)
                 result = RewriteResult(source.name, out_name, reader.format, source.compression, outcome,
                                        reader.stop, counts[0])
-        writer.commit()
+        result.written = to_stdout or keep_going or result.stop is None or result.stop.truncated
+        if result.written:
+            writer.commit()
     return result

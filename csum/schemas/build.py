@@ -130,7 +130,7 @@ def _fix() -> dict[str, Any]:
 def _rewrite() -> dict[str, Any]:
     statuses, _, _ = _enums()
     return {"title": "csum rewrite --json", **_obj({
-        "schema": {"const": name("rewrite")}, "file": _STR, "out": _STR, "format": _STR, "compression": _NULL_STR,
+        "schema": {"const": name("rewrite")}, "file": _STR, "out": _NULL_STR, "format": _STR, "compression": _NULL_STR,
         "packets": _NAT, "changed_packets": _NAT,
         "checksums": _obj({"kept": _NAT, "fixed": _NAT, "left_alone": _map(_NAT)}), "fast_path": _NAT,
         "python_path": _map(_NAT), "stopped": {"oneOf": [{"type": "null"}, _obj({"offset": _NAT, "packet": _NAT, "truncated": _BOOL,

@@ -485,3 +485,31 @@ def test_rewrite_fix_is_fix_then_rewrite(tmp_path, args):
                 del again.getlayer(layer, k).chksum  # the quote (IPerror, TCPerror) is kept as it is
                 k += 1
         assert raw(Ether(raw(again))) == raw(p)
+
+
+@pytest.mark.parametrize("fix", [False, True])
+def test_a_damaged_capture_is_not_written_without_keep_going(tmp_path, capsys, fix):
+    """Two packets, then a record whose caplen runs 4 GiB past the file (damaged, not a truncated last record) and
+    frame bytes after it: `csum rewrite --map-ip` exits 2 with one line and writes no OUT (it used to write the two
+    packets rewritten and the rest copied unchanged, the second frame's real addresses with them); --keep-going
+    writes that, as before: the two packets are scapy's rebuild with the new addresses, the rest IN's bytes.
+    rewrite_capture says the same (written False, dst absent)."""
+    frames = [E / IP(src="10.0.0.1", dst="10.0.0.2") / TCP(sport=1, dport=2) / b"one",
+              E / IP(src="10.0.0.1", dst="10.0.0.3") / UDP(sport=3, dport=4) / b"two"]
+    good = pcap.to_bytes([raw(f) for f in frames])
+    lying = (0).to_bytes(8, "little") + (0xFFFFFFFF).to_bytes(4, "little") + (60).to_bytes(4, "little")
+    src, out = tmp_path / "in.pcap", tmp_path / "out.pcap"
+    src.write_bytes(good + lying + raw(frames[1]))
+    rules = ["--map-ip", "10.0.0.0/8=192.168.0.0/16", *(["--fix"] if fix else [])]
+    assert main(["rewrite", str(src), str(out), *rules]) == 2
+    printed, err = capsys.readouterr()
+    assert printed.endswith(f": {out} not written\n") and "wrote" not in printed, printed
+    assert err.count("\n") == 1 and err.startswith(f"csum: rewrite failed for {src}: ")
+    assert err.endswith(f"; {out} not written (--keep-going writes it)\n") and not out.exists()
+    assert main(["rewrite", str(src), str(out), *rules, "-q", "--keep-going"]) == 2
+    assert "; --keep-going: wrote " in capsys.readouterr().err
+    expected = pcap.to_bytes([_rebuilt(f, Rules(map_ip=["10.0.0.0/8=192.168.0.0/16"])) for f in frames])
+    assert out.read_bytes() == expected + lying + raw(frames[1])
+    out.unlink()
+    result = rewrite_capture(str(src), str(out), Rules(map_ip=["10.0.0.0/8=192.168.0.0/16"]), fix=fix)
+    assert not result.written and result.as_json()["out"] is None and not out.exists()

@@ -108,6 +108,7 @@ complete -c csum -n '__fish_seen_subcommand_from rewrite' -l jobs -r -d 'rewrite
 complete -c csum -n '__fish_seen_subcommand_from rewrite' -l chunk-bytes -r -d 'bytes of records per chunk'
 complete -c csum -n '__fish_seen_subcommand_from rewrite' -l follow-symlinks -d 'OUT may be a symbolic link: replace its target'
 complete -c csum -n '__fish_seen_subcommand_from rewrite' -l force -d 'with a directory IN: replace files that exist under OUTDIR'
+complete -c csum -n '__fish_seen_subcommand_from rewrite' -l keep-going -d 'write OUT even when IN cannot be read whole: every frame...'
 complete -c csum -n '__fish_seen_subcommand_from rewrite' -l json -d 'machine-readable output'
 complete -c csum -n '__fish_seen_subcommand_from prog' -l help -s h -d 'show this help message and exit'
 complete -c csum -n '__fish_seen_subcommand_from prog' -l section -r -d 'the program\'s ELF section (e.g. tc, xdp)'
