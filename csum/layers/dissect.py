@@ -71,12 +71,12 @@ class _Cut(Exception):
 class Walker:
     """One packet's walk: its bytes ``b`` (``n`` captured), its length on the wire, the :class:`Stack` it fills."""
 
-    __slots__ = ("b", "n", "wire", "stack", "strict", "embedded", "ip_headers")
+    __slots__ = ("b", "n", "wire", "stack", "strict", "embedded", "known")
 
     def __init__(self, buf: memoryview, wire: int, strict: bool, embedded: bool = False) -> None:
         self.b, self.n, self.wire, self.strict, self.embedded = buf, len(buf), wire, strict, embedded
         self.stack = Stack()
-        self.ip_headers = 0  # IP headers the walk entered (ip.py): a port's guess failed before any, or not
+        self.known = 0  # layers recognised beyond a port's guess: an IP header (ip.py), a length read (bounded)
 
     def u16(self, at: int) -> int:
         b = self.b
@@ -104,8 +104,10 @@ class Walker:
         return f"packet has {end}" if end >= self.wire else f"its encapsulation ends at {end}"
 
     def bounded(self, what: str, stop: int, end: int) -> int:
-        """``stop``, the end a length field of ``what`` gives its payload, when the encapsulation holds it."""
+        """``stop``, the end a length field of ``what`` gives its payload, when the encapsulation holds it (one that
+        does not is malformed, also under a port's guess: the header was read as that protocol's)."""
         if stop > end:
+            self.known += 1
             raise _Bad(Code.TRUNCATED, f"packet: truncated: {what} needs {stop} bytes, its encapsulation ends at {end}")
         return stop
 
@@ -134,17 +136,17 @@ class Walker:
     def inner(self, kind: str, at: int, end: int, depth: int, path: str, guessed: bool = False) -> None:
         """Walk an encapsulated layer: its problems end this branch only; a malformed one (not merely not IP) is
         :attr:`Stack.inner_malformed`: the checksums it holds are not judged, and that is said. ``guessed``: the
-        layer is known by a port only; a payload that fails before an IP header in it is not that protocol's (a
-        note: no checksum of it went unjudged)."""
+        layer is known by a port only; a payload that fails before an IP header or a length field in it is not that
+        protocol's (a note: no checksum of it went unjudged)."""
         if depth > T.MAX_DEPTH:
             self.stack.notes.append(f"{path}: more than {T.MAX_DEPTH} encapsulations, not walked further")
             return
-        entered = self.ip_headers
+        entered = self.known
         try:
             self.dispatch(kind, at, end, depth, path)
         except _Bad as exc:
             self.stack.notes.append(f"{path}: {exc}")
-            if guessed and self.ip_headers == entered:
+            if guessed and self.known == entered:
                 return
             if exc.code != Code.NOT_IP and self.stack.inner_malformed is None:  # not IP inside: nothing to judge
                 self.stack.inner_malformed = (exc.code, f"inside {path}: {str(exc).removeprefix('packet: ')}", at)

@@ -30,7 +30,7 @@ def h_ip(w: Walker, at: int, end: int, depth: int, path: str) -> None:
 def h_ipv4(w: Walker, at: int, end: int, depth: int, path: str, quote: bool = False) -> None:
     path += "/ipv4" if path else "ipv4"
     if at < w.n and w.b[at] >> 4 == 4:  # an IPv4 header, however it ends (Walker.inner: not a port's failed guess)
-        w.ip_headers += 1
+        w.known += 1
     b, h = w.b, T.IPHDR
     if not quote:
         w.inside(at + h.size, end, "IPv4 header")
@@ -127,7 +127,7 @@ def ipv6_option(w: Walker, start: int, end: int, wanted: int) -> tuple[int, int]
 def h_ipv6(w: Walker, at: int, end: int, depth: int, path: str, quote: bool = False) -> None:
     path += "/ipv6" if path else "ipv6"
     if at < w.n and w.b[at] >> 4 == 6:  # an IPv6 header, however it ends (Walker.inner: not a port's failed guess)
-        w.ip_headers += 1
+        w.known += 1
     b, h = w.b, T.IPV6HDR
     if not quote:
         w.inside(at + h.size, end, "IPv6 header")

@@ -162,6 +162,17 @@ def test_a_payload_on_a_tunnel_port_that_is_not_the_tunnel(tmp_path):
     ours, malformed, _ = _csum(1, cut)
     assert ours == [("ipv4", "ok"), ("udp", "ok")]
     assert malformed == "inside eth/ipv4/udp: truncated: IPv4 header needs 84 bytes, packet has 78", malformed
+    # a GTP-U or L2TP Length one byte past the datagram (h43v's review): tshark judges the inner IPv4 checksum bad;
+    # csum calls the packet malformed, never a note over an unjudged inner header
+    bad = raw(IP(src=C4, dst=D4, chksum=0x1234) / UDP(sport=1, dport=2) / b"hello")
+    long_gtp = raw(ETH / IP(src=A4, dst=B4) / UDP(sport=2152, dport=2152)
+                   / GTP_U_Header(teid=1, gtp_type=255, length=len(bad) + 1) / Raw(bad))
+    long_l2tp = raw(ETH / IP(src=A4, dst=B4) / UDP(sport=1701, dport=1701)
+                    / Raw(l2tp(b"\xff\x03\x00\x21" + bad, claimed=8 + 4 + len(bad) + 1)))
+    assert all("0" in t for t in _tshark([(1, long_gtp), (1, long_l2tp)], tmp_path, "ip.checksum.status"))
+    for frame, what in ((long_gtp, "GTP"), (long_l2tp, "L2TP")):
+        malformed = _csum(1, frame)[1]
+        assert malformed is not None and malformed.startswith(f"inside eth/ipv4/udp: truncated: {what} Length "), malformed
     # Teredo's payload is IPv6 itself: 30 bytes starting 0x45 are not (a note), starting 0x60 a cut IPv6 header
     # (tshark: "[Malformed Packet: IPv6]"; on the first it flags "teredo:data" malformed, csum does not guess)
     not_v6, cut_v6 = (_on_port("udp", 3544, first + bytes(29)) for first in (b"\x45", b"\x60"))
