@@ -121,7 +121,7 @@ typedef struct {
     Py_ssize_t nfront;
     int64_t first;
     int64_t *seen;
-    Py_ssize_t fast, nwalk;
+    Py_ssize_t fast, nwalk, ncut;  /* ncut: the packets after the front the snap length cut (tally_packet) */
     int64_t *walk;
 } chunk_t;
 
@@ -939,6 +939,7 @@ static inline void tally_packet(chunk_t *c, Py_ssize_t i)
     const int16_t *codes = c->out + i * SLOTS;
     if (!todo_of(c, i) || (codes[0] <= 0 && codes[0] > REPORTED)) {
         c->walk[c->nwalk++] = i;
+        c->ncut += i >= c->nfront && c->cap[i] < c->orig[i];
     } else if (codes[0] > 0) {  /* the codes are packed from the first slot on (emit, whole) */
         c->fast++;
         for (int k = 0; k < SLOTS && codes[k] > 0; k++)
@@ -1017,17 +1018,15 @@ static void give_spare(int k, void *p, size_t size)
     }
 }
 
-/* The numbers in the capture (int64, as bytes) of the chunk's packets after its front that the snap length cut. */
+/* The numbers in the capture (int64, as bytes) of the chunk's packets after its front that the snap length cut:
+ * c->ncut of them, once tally_packet has counted every packet (walk_list: the fragments last). */
 static PyObject *cut_list(const chunk_t *c)
 {
-    Py_ssize_t ncut = 0;
-    for (Py_ssize_t i = c->nfront; i < c->n; i++)
-        ncut += c->cap[i] < c->orig[i];
-    PyObject *cut = PyBytes_FromStringAndSize(NULL, ncut * 8);
+    PyObject *cut = PyBytes_FromStringAndSize(NULL, c->ncut * 8);
     if (cut == NULL)
         return NULL;
     int64_t *cuts = (int64_t *)PyBytes_AS_STRING(cut);
-    for (Py_ssize_t i = c->nfront; i < c->n; i++)
+    for (Py_ssize_t i = c->nfront; c->ncut && i < c->n; i++)
         if (c->cap[i] < c->orig[i])
             *cuts++ = index_of(c, i);
     return cut;
