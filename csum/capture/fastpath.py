@@ -18,7 +18,7 @@ from array import array
 from itertools import accumulate
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .. import engine
 from ..layers import Reason, Result, Status, corrections, reassembly, walk
@@ -170,7 +170,7 @@ def c_fast(cap: Batch, report: Report, fixes: bool = True, keep: int | None = No
     report.cut = memoryview(cut).cast("q").tolist()
     tallied = report.counts
     for code, k in counts:
-        key, status = _COUNTED.get(code) or _counted(code)
+        key, status = _COUNTED.get(code) or _counted(cwalk, code)
         row = tallied.get(key)
         if row is None:
             row = tallied[key] = zero_counts()
@@ -199,10 +199,9 @@ def c_fast(cap: Batch, report: Report, fixes: bool = True, keep: int | None = No
 _COUNTED: dict[int, tuple[str, str]] = {}
 
 
-def _counted(code: int) -> tuple[str, str]:
+def _counted(cwalk: Any, code: int) -> tuple[str, str]:
     """The Report.counts key and status of a count code of csum/engine/_cwalk.c check_chunk (layer code + DEPTH *
-    depth, + a flag: NA, NONE, BAD, OFFLOAD; else ok), kept in _COUNTED."""
-    cwalk = engine.cwalk
+    depth, + a flag: NA, NONE, BAD, OFFLOAD; else ok; ``cwalk``: csum.engine.cwalk), kept in _COUNTED."""
     name, depth = cwalk.LAYERS[code % cwalk.DEPTH], (code % cwalk.NA) // cwalk.DEPTH
     status = "bad" if code & cwalk.BAD else "offload" if code & cwalk.OFFLOAD else "n/a" if code & cwalk.NA \
         else "none" if code & cwalk.NONE else "ok"
