@@ -18,13 +18,13 @@ from array import array
 from itertools import accumulate
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .. import engine
 from ..layers import Reason, Result, Status, corrections, reassembly, walk
 from .hosts import interesting, senders_of
 from .pcap import NO_TIME, Capture
-from .report import Report, zero_counts
+from .report import Report, depth_key, zero_counts
 
 if TYPE_CHECKING:
     from .pcap import Int64s
@@ -168,12 +168,13 @@ def c_fast(cap: Batch, report: Report, fixes: bool = True, keep: int | None = No
         cap.data, cap.offsets, cap.caplens, cap.origlens, cap.linktypes, front, cap.first, reassembly.MAX_DATAGRAMS,
         reassembly.WINDOW)
     report.cut = memoryview(cut).cast("q").tolist()
-    for code, k in counts:  # code: layer code + DEPTH * depth, + a flag: NA, NONE, BAD, OFFLOAD (else ok)
-        name, depth = cwalk.LAYERS[code % cwalk.DEPTH], (code % cwalk.NA) // cwalk.DEPTH
-        key = name if not depth else f"{name}@{depth}"
-        status = "bad" if code & cwalk.BAD else "offload" if code & cwalk.OFFLOAD else "n/a" if code & cwalk.NA \
-            else "none" if code & cwalk.NONE else "ok"
-        report.counts.setdefault(key, zero_counts())[status] += k
+    tallied = report.counts
+    for code, k in counts:
+        key, status = _COUNTED.get(code) or _counted(cwalk, code)
+        row = tallied.get(key)
+        if row is None:
+            row = tallied[key] = zero_counts()
+        row[status] += k
     hosts, bad, offload = report.hosts, report.bad, report.offload
     # the room left in the bad and offload lists, where their Results are not all needed
     room = None if keep is None or fixes or hosts is not None else (keep - listed[0], keep - listed[1])
@@ -192,6 +193,20 @@ def c_fast(cap: Batch, report: Report, fixes: bool = True, keep: int | None = No
         if fixes:
             report.patches += patches(results, cap.packet(i).base, functools.partial(cap.packet, i))
     return memoryview(walk).cast("q").tolist(), closed, peak
+
+
+#: check_chunk's count codes met so far, each with its Report.counts key and status (:func:`_counted`).
+_COUNTED: dict[int, tuple[str, str]] = {}
+
+
+def _counted(cwalk: Any, code: int) -> tuple[str, str]:
+    """The Report.counts key and status of a count code of csum/engine/_cwalk.c check_chunk (layer code + DEPTH *
+    depth, + a flag: NA, NONE, BAD, OFFLOAD; else ok; ``cwalk``: csum.engine.cwalk), kept in _COUNTED."""
+    name, depth = cwalk.LAYERS[code % cwalk.DEPTH], (code % cwalk.NA) // cwalk.DEPTH
+    status = "bad" if code & cwalk.BAD else "offload" if code & cwalk.OFFLOAD else "n/a" if code & cwalk.NA \
+        else "none" if code & cwalk.NONE else "ok"
+    _COUNTED[code] = (depth_key(name, depth), status)
+    return _COUNTED[code]
 
 
 _OFFLOAD = Reason.OFFLOAD

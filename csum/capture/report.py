@@ -109,8 +109,11 @@ class Report:
     def update(self, other: Report) -> None:
         """:meth:`merge` in place: ``other`` (the next chunk) added to this report."""
         self.packets += other.packets
+        counts = self.counts
         for key, row in other.counts.items():
-            mine = self.counts.setdefault(key, zero_counts())
+            mine = counts.get(key)
+            if mine is None:
+                mine = counts[key] = zero_counts()
             for status, n in row.items():
                 mine[status] = mine.get(status, 0) + n
         for counted, more in ((self.unsupported, other.unsupported), (self.no_checksum, other.no_checksum)):

@@ -121,7 +121,7 @@ typedef struct {
     Py_ssize_t nfront;
     int64_t first;
     int64_t *seen;
-    Py_ssize_t fast, nwalk;
+    Py_ssize_t fast, nwalk, ncut;  /* ncut: the packets after the front the snap length cut (tally_packet) */
     int64_t *walk;
 } chunk_t;
 
@@ -317,7 +317,8 @@ static void decline(reasm_t *r, dgram_t *k, Py_ssize_t f)
     hand_over(r->c, f, r->next);
 }
 
-/* One table row per key (open addressing): slot[f] for each fragment f, every row's datagram empty. */
+/* One table row per key (open addressing): slot[f] for each fragment f, every row of a key empty (the table comes
+ * zeroed: only the rows of this chunk's keys are set, and datagrams() zeroes them again at its end). */
 static void key_rows(reasm_t *r)
 {
     const chunk_t *c = r->c;
@@ -333,8 +334,10 @@ static void key_rows(reasm_t *r)
         r->slot[f] = h;
         r->next[f] = -1;
     }
-    for (Py_ssize_t h = 0; h <= r->mask; h++)
-        r->table[h].first = r->table[h].last = r->table[h].total = r->table[h].head = -1;  /* (count: 0, calloc's) */
+    for (Py_ssize_t f = 0; f < c->nfrags; f++) {
+        dgram_t *k = r->table + r->slot[f];
+        k->first = k->last = k->total = k->head = -1;  /* (count, declined: 0 as the table came) */
+    }
 }
 
 /* Fragment `f` into its datagram (`window`: the Reassembler's expiry, in packets), which it may complete. */
@@ -374,6 +377,14 @@ static void place(reasm_t *r, Py_ssize_t f, Py_ssize_t window)
     }
 }
 
+/* datagrams()'s table of keys, kept zeroed from one call to the next (each chunk's took a calloc of up to 300 KiB
+ * and two passes over every row): a call takes it and gives it back with the rows it set zeroed again (NULL and 0
+ * while taken: a call inside it, were there one, would allocate its own). */
+static struct {
+    dgram_t *rows;
+    Py_ssize_t size;
+} spare_table;
+
 static int datagrams(chunk_t *c, Py_ssize_t budget, Py_ssize_t window, PyObject **closed, Py_ssize_t *peak_out)
 {
     Py_ssize_t m = c->nfrags;
@@ -383,23 +394,37 @@ static int datagrams(chunk_t *c, Py_ssize_t budget, Py_ssize_t window, PyObject 
     Py_ssize_t size = 16;
     while (size < 2 * m)
         size <<= 1;
-    reasm_t r = {c, PyMem_Calloc(size, sizeof(dgram_t)), size - 1, PyMem_Malloc(m * sizeof(Py_ssize_t)),
-                 PyMem_Malloc(m * sizeof(Py_ssize_t)), PyMem_Malloc(65536 + 64), PyMem_Malloc(m * KEY), 0, 0, 0};
-    int rc = 0;
+    dgram_t *table = spare_table.rows;
+    Py_ssize_t held = spare_table.size;
+    spare_table.rows = NULL;
+    spare_table.size = 0;
+    if (held < size) {
+        PyMem_Free(table);
+        table = PyMem_Calloc(size, sizeof(dgram_t));
+        held = size;
+    }
+    reasm_t r = {c, table, size - 1, PyMem_Malloc(m * sizeof(Py_ssize_t)), PyMem_Malloc(m * sizeof(Py_ssize_t)),
+                 PyMem_Malloc(65536 + 64), PyMem_Malloc(m * KEY), 0, 0, 0};
+    int rc = 0, keys = 0;
     if (r.table == NULL || r.slot == NULL || r.next == NULL || r.scratch == NULL || r.keys == NULL) {
         rc = -1;
         goto done;
     }
     key_rows(&r);
+    keys = 1;
     Py_ssize_t peak = 0;
     for (Py_ssize_t f = 0; f < m; f++) {
         place(&r, f, window);
         if (r.open + r.declined + c->v6 > peak)
             peak = r.open + r.declined + c->v6;
     }
-    for (Py_ssize_t h = 0; h < size; h++)  /* datagrams the chunk ends inside */
-        if (r.table[h].used && !r.table[h].declined && r.table[h].first >= 0)
-            hand_over(c, r.table[h].first, r.next);
+    for (Py_ssize_t f = 0; f < m; f++) {  /* datagrams the chunk ends inside (each once: its row's first then -1) */
+        dgram_t *k = r.table + r.slot[f];
+        if (!k->declined && k->first >= 0) {
+            hand_over(c, k->first, r.next);
+            k->first = -1;
+        }
+    }
     if (peak > budget) {  /* the Reassembler could evict: every fragment to Python */
         for (Py_ssize_t f = 0; f < m; f++)
             c->out[c->frags[f].i * SLOTS] = -1;
@@ -409,7 +434,14 @@ static int datagrams(chunk_t *c, Py_ssize_t budget, Py_ssize_t window, PyObject 
     if ((*closed = PyBytes_FromStringAndSize((const char *)r.keys, r.judged * KEY)) == NULL)
         rc = -1;
 done:
-    PyMem_Free(r.table);
+    for (Py_ssize_t f = 0; keys && f < m; f++)  /* the table zeroed again for the next call */
+        memset(r.table + r.slot[f], 0, sizeof(dgram_t));
+    if (r.table != NULL && spare_table.rows == NULL) {  /* zero throughout when key_rows() was not reached */
+        spare_table.rows = r.table;
+        spare_table.size = held;
+    } else {
+        PyMem_Free(r.table);
+    }
     PyMem_Free(r.slot);
     PyMem_Free(r.next);
     PyMem_Free(r.scratch);
@@ -907,6 +939,7 @@ static inline void tally_packet(chunk_t *c, Py_ssize_t i)
     const int16_t *codes = c->out + i * SLOTS;
     if (!todo_of(c, i) || (codes[0] <= 0 && codes[0] > REPORTED)) {
         c->walk[c->nwalk++] = i;
+        c->ncut += i >= c->nfront && c->cap[i] < c->orig[i];
     } else if (codes[0] > 0) {  /* the codes are packed from the first slot on (emit, whole) */
         c->fast++;
         for (int k = 0; k < SLOTS && codes[k] > 0; k++)
@@ -985,17 +1018,15 @@ static void give_spare(int k, void *p, size_t size)
     }
 }
 
-/* The numbers in the capture (int64, as bytes) of the chunk's packets after its front that the snap length cut. */
+/* The numbers in the capture (int64, as bytes) of the chunk's packets after its front that the snap length cut:
+ * c->ncut of them, once tally_packet has counted every packet (walk_list: the fragments last). */
 static PyObject *cut_list(const chunk_t *c)
 {
-    Py_ssize_t ncut = 0;
-    for (Py_ssize_t i = c->nfront; i < c->n; i++)
-        ncut += c->cap[i] < c->orig[i];
-    PyObject *cut = PyBytes_FromStringAndSize(NULL, ncut * 8);
+    PyObject *cut = PyBytes_FromStringAndSize(NULL, c->ncut * 8);
     if (cut == NULL)
         return NULL;
     int64_t *cuts = (int64_t *)PyBytes_AS_STRING(cut);
-    for (Py_ssize_t i = c->nfront; i < c->n; i++)
+    for (Py_ssize_t i = c->nfront; c->ncut && i < c->n; i++)
         if (c->cap[i] < c->orig[i])
             *cuts++ = index_of(c, i);
     return cut;
