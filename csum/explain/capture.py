@@ -32,7 +32,7 @@ from ..capture.rows import Rows, wrong
 from ..capture.arrow import ParquetSink
 from ..capture.rowtext import TextSink, _csv_field, only, text
 from ..capture.source import open_source
-from ..layers import Result, Status
+from ..layers import Reason, Result
 from . import UNNAMED, Context, Explanation, explain, explain_result, fast
 from .flow import FlowKey
 
@@ -131,13 +131,15 @@ def _wrong(report: Report, limit: int) -> tuple[dict[int, list[Result]], int]:
     """Packet index -> its bad and offload Results (the first ``limit`` fields; the packets in their order), and how
     many fields are left."""
     items = sorted(report.bad + report.offload, key=itemgetter(0))
-    wanted: dict[int, list[Result]] = {}
-    for index, r in items[:limit]:
-        got = wanted.get(index)
-        if got is None:
-            wanted[index] = [r]
-        else:
-            got.append(r)
+    wanted: dict[int, list[Result]] = {index: [r] for index, r in items[:limit]}
+    if len(wanted) < min(len(items), limit):  # a packet with more than one: its fields in their order
+        wanted = {}
+        for index, r in items[:limit]:
+            got = wanted.get(index)
+            if got is None:
+                wanted[index] = [r]
+            else:
+                got.append(r)
     return wanted, report.total("bad") + report.total("offload") - min(len(items), limit)
 
 
@@ -192,8 +194,8 @@ class Collector:
             ks = np.asarray(ours, dtype=np.int64) - c.first
             links, origlens, caplens = c.links[ks].tolist(), c.origlens[ks].tolist(), c.caplens[ks].tolist()
             starts = c.capture.offsets[ks]
-            copies = map(bytes, map(memoryview(c.capture.data).__getitem__,
-                                    map(slice, starts.tolist(), (starts + c.caplens[ks]).tolist())))
+            view = memoryview(c.capture.data)
+            copies = [view[a:b].tobytes() for a, b in zip(starts.tolist(), (starts + c.caplens[ks]).tolist())]
             self.packets.update(zip(ours, zip(copies, links, origlens)))  # Capture.packet's bytes
             self.fields += sum(map(mine.__getitem__, ours))
             self.last = max(self.last, ours[-1])
@@ -402,9 +404,9 @@ def _count(out: Explained, hosts: Hosts | None, columns: _Columns, labels: list[
     for g, n in Counter(numbers).items():
         k = first[g]
         out.flows[labels[g]] = [n, indices[k], out.fields[(indices[k], ats[k])] if isinstance(es[k], tuple) else es[k]]
-    if hosts is not None:
-        bad = Status.BAD
-        for g, n in Counter(g for g, r in zip(numbers, results) if r.status is bad).items():
+    if hosts is not None:  # every row's Result is bad or offload (_wrong's): bad where its reason is not offload
+        offload = Reason.OFFLOAD
+        for g, n in Counter(g for g, r in zip(numbers, results) if r.reason is not offload).items():
             flow, _layer, cause = labels[g]
             if flow is not None and cause not in UNNAMED:
                 counts = hosts.causes.setdefault(flow.src, {})
