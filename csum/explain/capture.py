@@ -291,9 +291,10 @@ def _explain_capture(collected: Collector, report: Report, limit: int, hosts: Ho
         if index not in wanted:
             context.add(data, link, frame(index))
     by_c = _by_c(packets, wanted, collected.after)  # the packets the C walker's stack explains (csum.explain.fast)
-    for index, (data, link, _) in packets.items():
-        if index in wanted and index not in by_c:
-            context.add(data, link, frame(index))
+    if len(by_c) < len(packets):  # else every packet copied is on the fast path
+        for index, (data, link, _) in packets.items():
+            if index in wanted and index not in by_c:
+                context.add(data, link, frame(index))
     # a field the walked path explains (a right packet's segment pairs it) looks its flow key up by its place
     groups = fast.record_all(list(by_c.values()), context, places=bool(context.segments))
     out = Explained(skipped=skipped)
