@@ -310,11 +310,11 @@ def _explain_capture(collected: Collector, report: Report, limit: int, hosts: Ho
 
 
 #: A wrong field as :func:`_count` counts it: its packet's index, its offset (-1: none), its group of a flow, a layer
-#: and a cause (its number in ``labels``), its cause id, its Result, and its explanation (a fast path's field: what
-#: makes it when read, :class:`Fields`).
-_Row = tuple[int, int, int, str, Result, "Explanation | _Making"]
+#: and a cause (its number in ``labels``: the group names its cause), its Result, and its explanation (a fast path's
+#: field: what makes it when read, :class:`Fields`).
+_Row = tuple[int, int, int, Result, "Explanation | _Making"]
 #: Rows as columns (a list per item of :data:`_Row`).
-_Columns = tuple[list[int], list[int], list[int], list[str], list[Result], "list[Explanation | _Making]"]
+_Columns = tuple[list[int], list[int], list[int], list[Result], "list[Explanation | _Making]"]
 _INDEX = itemgetter(0)
 _AT = itemgetter(1)
 
@@ -340,18 +340,15 @@ def _fast_rows(wanted: dict[int, list[Result]], by_c: dict[int, fast.Wrong], gro
     rs = [wanted[index][0] for index in quick]
     firsts = dict(zip(reversed(of), range(len(of) - 1, -1, -1)))  # each group's first field here
     verdicts: dict[int, fast.Verdict] = {}
-    causes: dict[int, str] = {}
     numbers: dict[int, int] = {}
     for g in dict.fromkeys(of):  # in the order of their first field, as one by one
         w, r = ws[firsts[g]], rs[firsts[g]]
         verdicts[g] = fast.judge(w, r, context, memo)
-        causes[g] = fast.cause_of(verdicts[g])
         flow = flows.get(w.key, False)
         if flow is False:
             flow = flows[w.key] = _flow_of_key(w.key, r)
-        numbers[g] = _label(labels, flow, r.layer, causes[g])
-    return (quick, list(map(_AT, ws)), list(map(numbers.__getitem__, of)), list(map(causes.__getitem__, of)), rs,
-            list(zip(ws, rs, repeat(verdicts), of)))
+        numbers[g] = _label(labels, flow, r.layer, fast.cause_of(verdicts[g]))
+    return (quick, list(map(_AT, ws)), list(map(numbers.__getitem__, of)), rs, list(zip(ws, rs, repeat(verdicts), of)))
 
 
 def _walked_rows(collected: Collector, wanted: dict[int, list[Result]], by_c: dict[int, fast.Wrong],
@@ -388,8 +385,7 @@ def _walked_rows(collected: Collector, wanted: dict[int, list[Result]], by_c: di
                     walked = context.walked.get(data)
                     senders_ = senders(walked[0], data) if walked is not None else senders_of(data, link, origlen)
                 flow = flow_of(r, senders_)
-            out.append((index, -1 if r.field is None else r.field, _label(labels, flow, r.layer, e.cause), e.cause,
-                        r, e))
+            out.append((index, -1 if r.field is None else r.field, _label(labels, flow, r.layer, e.cause), r, e))
     return out
 
 
@@ -398,12 +394,13 @@ def _count(out: Explained, hosts: Hosts | None, columns: _Columns, labels: list[
     """The rows (``columns``, in packet order; ``labels``: their groups of a flow, a layer and a cause) in ``out``:
     each field's explanation, the fields per cause, per group (the first one's index and explanation), and, for a
     bad field whose explanation names a cause, per source host of its flow (:attr:`Hosts.causes`)."""
-    indices, ats, numbers, causes, results, es = columns
+    indices, ats, numbers, results, es = columns
     out.fields.update(zip(zip(indices, ats), es))
-    out.causes.update(causes)
     first = dict(zip(reversed(numbers), range(len(numbers) - 1, -1, -1)))
-    for g, n in Counter(numbers).items():
+    causes = out.causes
+    for g, n in Counter(numbers).items():  # in the order of each group's first row: the causes' too
         k = first[g]
+        causes[labels[g][2]] += n
         out.flows[labels[g]] = [n, indices[k], out.fields[(indices[k], ats[k])] if isinstance(es[k], tuple) else es[k]]
     if hosts is not None:  # every row's Result is bad or offload (_wrong's): bad where its reason is not offload
         offload = Reason.OFFLOAD
