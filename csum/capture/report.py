@@ -17,6 +17,7 @@ import heapq
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 from ..layers import Result, Status
@@ -49,6 +50,9 @@ def depth_key(layer: str, depth: int) -> str:
 
 #: The per-item lists of a :class:`Report` (bounded by ``Report.keep``), each in packet order.
 KEPT = ("bad", "offload", "malformed", "cut")
+
+
+_INDEX = itemgetter(0)  # the packet number of a bad, offload or malformed item: (index, Result or reason)
 
 
 def _number(item: int | tuple[int, object]) -> int:
@@ -143,8 +147,8 @@ class Report:
 
     def sort(self) -> None:
         """Put the lists in packet order (and the patches in file order)."""
-        for name in ("bad", "offload", "malformed"):
-            getattr(self, name).sort(key=_number)
+        for name in ("bad", "offload", "malformed"):  # (index, ...) items
+            getattr(self, name).sort(key=_INDEX)
         self.patches.sort()
 
     def tally(self, index: int, results: list[Result], time: int = NO_TIME,

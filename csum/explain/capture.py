@@ -32,7 +32,7 @@ from ..capture.rows import Rows, wrong
 from ..capture.arrow import ParquetSink
 from ..capture.rowtext import TextSink, _csv_field, only, text
 from ..capture.source import open_source
-from ..layers import Result, Status
+from ..layers import Reason, Result
 from . import UNNAMED, Context, Explanation, explain, explain_result, fast
 from .flow import FlowKey
 
@@ -131,13 +131,15 @@ def _wrong(report: Report, limit: int) -> tuple[dict[int, list[Result]], int]:
     """Packet index -> its bad and offload Results (the first ``limit`` fields; the packets in their order), and how
     many fields are left."""
     items = sorted(report.bad + report.offload, key=itemgetter(0))
-    wanted: dict[int, list[Result]] = {}
-    for index, r in items[:limit]:
-        got = wanted.get(index)
-        if got is None:
-            wanted[index] = [r]
-        else:
-            got.append(r)
+    wanted: dict[int, list[Result]] = {index: [r] for index, r in items[:limit]}
+    if len(wanted) < min(len(items), limit):  # a packet with more than one: its fields in their order
+        wanted = {}
+        for index, r in items[:limit]:
+            got = wanted.get(index)
+            if got is None:
+                wanted[index] = [r]
+            else:
+                got.append(r)
     return wanted, report.total("bad") + report.total("offload") - min(len(items), limit)
 
 
@@ -192,8 +194,8 @@ class Collector:
             ks = np.asarray(ours, dtype=np.int64) - c.first
             links, origlens, caplens = c.links[ks].tolist(), c.origlens[ks].tolist(), c.caplens[ks].tolist()
             starts = c.capture.offsets[ks]
-            copies = map(bytes, map(memoryview(c.capture.data).__getitem__,
-                                    map(slice, starts.tolist(), (starts + c.caplens[ks]).tolist())))
+            view = memoryview(c.capture.data)
+            copies = [view[a:b].tobytes() for a, b in zip(starts.tolist(), (starts + c.caplens[ks]).tolist())]
             self.packets.update(zip(ours, zip(copies, links, origlens)))  # Capture.packet's bytes
             self.fields += sum(map(mine.__getitem__, ours))
             self.last = max(self.last, ours[-1])
@@ -289,9 +291,10 @@ def _explain_capture(collected: Collector, report: Report, limit: int, hosts: Ho
         if index not in wanted:
             context.add(data, link, frame(index))
     by_c = _by_c(packets, wanted, collected.after)  # the packets the C walker's stack explains (csum.explain.fast)
-    for index, (data, link, _) in packets.items():
-        if index in wanted and index not in by_c:
-            context.add(data, link, frame(index))
+    if len(by_c) < len(packets):  # else every packet copied is on the fast path
+        for index, (data, link, _) in packets.items():
+            if index in wanted and index not in by_c:
+                context.add(data, link, frame(index))
     # a field the walked path explains (a right packet's segment pairs it) looks its flow key up by its place
     groups = fast.record_all(list(by_c.values()), context, places=bool(context.segments))
     out = Explained(skipped=skipped)
@@ -307,11 +310,11 @@ def _explain_capture(collected: Collector, report: Report, limit: int, hosts: Ho
 
 
 #: A wrong field as :func:`_count` counts it: its packet's index, its offset (-1: none), its group of a flow, a layer
-#: and a cause (its number in ``labels``), its cause id, its Result, and its explanation (a fast path's field: what
-#: makes it when read, :class:`Fields`).
-_Row = tuple[int, int, int, str, Result, "Explanation | _Making"]
+#: and a cause (its number in ``labels``: the group names its cause), its Result, and its explanation (a fast path's
+#: field: what makes it when read, :class:`Fields`).
+_Row = tuple[int, int, int, Result, "Explanation | _Making"]
 #: Rows as columns (a list per item of :data:`_Row`).
-_Columns = tuple[list[int], list[int], list[int], list[str], list[Result], "list[Explanation | _Making]"]
+_Columns = tuple[list[int], list[int], list[int], list[Result], "list[Explanation | _Making]"]
 _INDEX = itemgetter(0)
 _AT = itemgetter(1)
 
@@ -337,18 +340,15 @@ def _fast_rows(wanted: dict[int, list[Result]], by_c: dict[int, fast.Wrong], gro
     rs = [wanted[index][0] for index in quick]
     firsts = dict(zip(reversed(of), range(len(of) - 1, -1, -1)))  # each group's first field here
     verdicts: dict[int, fast.Verdict] = {}
-    causes: dict[int, str] = {}
     numbers: dict[int, int] = {}
     for g in dict.fromkeys(of):  # in the order of their first field, as one by one
         w, r = ws[firsts[g]], rs[firsts[g]]
         verdicts[g] = fast.judge(w, r, context, memo)
-        causes[g] = fast.cause_of(verdicts[g])
         flow = flows.get(w.key, False)
         if flow is False:
             flow = flows[w.key] = _flow_of_key(w.key, r)
-        numbers[g] = _label(labels, flow, r.layer, causes[g])
-    return (quick, list(map(_AT, ws)), list(map(numbers.__getitem__, of)), list(map(causes.__getitem__, of)), rs,
-            list(zip(ws, rs, repeat(verdicts), of)))
+        numbers[g] = _label(labels, flow, r.layer, fast.cause_of(verdicts[g]))
+    return (quick, list(map(_AT, ws)), list(map(numbers.__getitem__, of)), rs, list(zip(ws, rs, repeat(verdicts), of)))
 
 
 def _walked_rows(collected: Collector, wanted: dict[int, list[Result]], by_c: dict[int, fast.Wrong],
@@ -385,8 +385,7 @@ def _walked_rows(collected: Collector, wanted: dict[int, list[Result]], by_c: di
                     walked = context.walked.get(data)
                     senders_ = senders(walked[0], data) if walked is not None else senders_of(data, link, origlen)
                 flow = flow_of(r, senders_)
-            out.append((index, -1 if r.field is None else r.field, _label(labels, flow, r.layer, e.cause), e.cause,
-                        r, e))
+            out.append((index, -1 if r.field is None else r.field, _label(labels, flow, r.layer, e.cause), r, e))
     return out
 
 
@@ -395,16 +394,17 @@ def _count(out: Explained, hosts: Hosts | None, columns: _Columns, labels: list[
     """The rows (``columns``, in packet order; ``labels``: their groups of a flow, a layer and a cause) in ``out``:
     each field's explanation, the fields per cause, per group (the first one's index and explanation), and, for a
     bad field whose explanation names a cause, per source host of its flow (:attr:`Hosts.causes`)."""
-    indices, ats, numbers, causes, results, es = columns
+    indices, ats, numbers, results, es = columns
     out.fields.update(zip(zip(indices, ats), es))
-    out.causes.update(causes)
     first = dict(zip(reversed(numbers), range(len(numbers) - 1, -1, -1)))
-    for g, n in Counter(numbers).items():
+    causes = out.causes
+    for g, n in Counter(numbers).items():  # in the order of each group's first row: the causes' too
         k = first[g]
+        causes[labels[g][2]] += n
         out.flows[labels[g]] = [n, indices[k], out.fields[(indices[k], ats[k])] if isinstance(es[k], tuple) else es[k]]
-    if hosts is not None:
-        bad = Status.BAD
-        for g, n in Counter(g for g, r in zip(numbers, results) if r.status is bad).items():
+    if hosts is not None:  # every row's Result is bad or offload (_wrong's): bad where its reason is not offload
+        offload = Reason.OFFLOAD
+        for g, n in Counter(g for g, r in zip(numbers, results) if r.reason is not offload).items():
             flow, _layer, cause = labels[g]
             if flow is not None and cause not in UNNAMED:
                 counts = hosts.causes.setdefault(flow.src, {})

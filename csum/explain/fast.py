@@ -217,9 +217,8 @@ def record_all(ws: Sequence[Wrong], context: Context, places: bool = True) -> Gr
     numbers: dict[tuple[FlowKey, bytes, int], int] = {}
     of = [numbers.setdefault(g, len(numbers)) for g in map(_GROUP, ws)]
     groups = list(numbers)
-    first = [0] * len(groups)
-    for k, g in zip(range(len(of) - 1, -1, -1), reversed(of)):
-        first[g] = k
+    firsts = dict(zip(reversed(of), range(len(of) - 1, -1, -1)))  # each group's lowest position, last written
+    first = list(map(firsts.__getitem__, range(len(groups))))
     residuals, every = context.residuals, context.fits
     for g, n in Counter(of).items():  # in the order of each group's first field, as one by one
         key, variants, res = groups[g]
