@@ -116,9 +116,9 @@ class Stack:
     ``unsupported``: a link type csum does not know whose frames might hold a checksum; ``no_checksum``: the
     link type of a frame that holds none csum could reach (USB, Bluetooth, Netlink, 802.15.4 without 6LoWPAN ...:
     table.NO_CHECKSUM_LINKTYPES); ``malformed``: (code, message) of a bad outer header; ``cut``: the walk stopped
-    at the snap length; ``notes``: why inner layers were not walked; ``inner_malformed``: (code, message, start) of the first
-    malformed layer inside a tunnel (its path in the message; start: the offset where the encapsulated part that
-    holds it starts), whose checksums went unjudged.
+    at the snap length; ``notes``: why inner layers were not walked; ``inner_malformed``: (code, message, start) of
+    the first malformed layer inside a tunnel (its path in the message; start: the offset where the encapsulated part
+    that holds it starts), whose checksums went unjudged.
     """
 
     link: str = ""
